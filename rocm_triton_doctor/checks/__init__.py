@@ -1,0 +1,59 @@
+"""The ONE registry of checks (DESIGN §2), and the runner that turns a crash into an `internal-error` finding."""
+
+from __future__ import annotations
+
+import dataclasses
+import traceback
+from typing import Iterable, Sequence
+
+from rocm_triton_doctor.checks import access, driver, gpus, health, overrides, platform, rocm, torch, triton
+from rocm_triton_doctor.checks.base import Check
+from rocm_triton_doctor.facts import Facts
+from rocm_triton_doctor.findings import Finding, Severity
+
+REGISTRY: tuple[Check, ...] = (
+    *platform.CHECKS,
+    *driver.CHECKS,
+    *access.CHECKS,
+    *gpus.CHECKS,
+    *overrides.CHECKS,
+    *rocm.CHECKS,
+    *torch.CHECKS,
+    *triton.CHECKS,
+    *health.CHECKS,
+)
+INTERNAL_ERROR = "internal-error"
+
+_ids = [c.id for c in REGISTRY]
+assert len(_ids) == len(set(_ids)), "duplicate check id"
+
+
+def by_id() -> dict[str, Check]:
+    return {c.id: c for c in REGISTRY}
+
+
+def select(only: Sequence[str] = (), skip: Sequence[str] = ()) -> tuple[Check, ...]:
+    """Checks chosen by --only/--skip (ids or group names). Unknown names raise ValueError."""
+    known = set(_ids) | {c.group for c in REGISTRY}
+    bad = [n for n in (*only, *skip) if n not in known]
+    if bad:
+        raise ValueError(f"unknown check id or group: {', '.join(bad)} (see --list-checks)")
+    chosen = [c for c in REGISTRY if not only or c.id in only or c.group in only]
+    return tuple(c for c in chosen if c.id not in skip and c.group not in skip)
+
+
+def run_checks(facts: Facts, checks: Iterable[Check] = REGISTRY) -> list[Finding]:
+    out: list[Finding] = []
+    for c in checks:
+        try:
+            produced = list(c(facts))
+        except Exception as exc:  # noqa: BLE001 - a crashing check must show, never pass silently
+            tb = traceback.extract_tb(exc.__traceback__)[-1]
+            out.append(Finding(INTERNAL_ERROR, Severity.FAIL, f"check '{c.id}' crashed: {type(exc).__name__}: {exc}",
+                               f"at {tb.filename.rsplit('/', 1)[-1]}:{tb.lineno}. This is a bug in rocm-triton-doctor; "
+                               "please report it with `rocm-triton-doctor check --save-snapshot snap.json`.",
+                               group=c.group))
+            continue
+        for f in produced:
+            out.append(dataclasses.replace(f, id=c.id, group=c.group))
+    return out

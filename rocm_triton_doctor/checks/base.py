@@ -1,0 +1,115 @@
+"""What a check is, and the small helpers every check module uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from rocm_triton_doctor.facts import Facts
+from rocm_triton_doctor.findings import Finding, Fix, Severity
+
+CheckFn = Callable[[Facts], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str  # stable kebab-case; every finding this check yields carries it
+    group: str
+    what: str  # one line for the catalogue
+    why: str  # what breaks when it fails
+    fix: str  # the usual remedy, in words
+    fn: CheckFn
+
+    def __call__(self, facts: Facts) -> Iterable[Finding]:
+        return self.fn(facts)
+
+
+def check(id: str, group: str, what: str, why: str, fix: str) -> Callable[[CheckFn], Check]:
+    def wrap(fn: CheckFn) -> Check:
+        return Check(id, group, what, why, fix, fn)
+
+    return wrap
+
+
+def finding(severity: Severity, title: str, detail: str = "", *, evidence: Iterable[str] = (),
+            fix: Fix | None = None, links: Iterable[str] = ()) -> Finding:
+    """A finding without id/group: the registry runner stamps them from the check that yielded it."""
+    return Finding("", severity, title, detail, tuple(evidence), fix, tuple(links))
+
+
+def ok(title: str, detail: str = "", **kw: object) -> Finding:
+    return finding(Severity.OK, title, detail, **kw)  # type: ignore[arg-type]
+
+
+def info(title: str, detail: str = "", **kw: object) -> Finding:
+    return finding(Severity.INFO, title, detail, **kw)  # type: ignore[arg-type]
+
+
+def warn(title: str, detail: str = "", **kw: object) -> Finding:
+    return finding(Severity.WARN, title, detail, **kw)  # type: ignore[arg-type]
+
+
+def fail(title: str, detail: str = "", **kw: object) -> Finding:
+    return finding(Severity.FAIL, title, detail, **kw)  # type: ignore[arg-type]
+
+
+def skip(title: str, detail: str = "", **kw: object) -> Finding:
+    return finding(Severity.SKIP, title, detail, **kw)  # type: ignore[arg-type]
+
+
+def amd_host(f: Facts) -> bool | None:
+    """Is this an AMD GPU machine? True/False when we can tell, None when the snapshot does not say."""
+    if f.amd_gpus_present:
+        return True
+    if f.pci_amd_gpus:
+        return True
+    if f.amdgpu_initstate.found and f.amdgpu_initstate.value == "live":
+        return True
+    if f.dev_kfd.found:
+        return True
+    if f.amd_gpus_present is False or f.amdgpu_initstate.known:
+        return False
+    return None
+
+
+def rocm_torch(f: Facts) -> bool:
+    return torch_build(f) == "rocm"
+
+
+def torch_build(f: Facts) -> str:
+    """rocm | cuda | cpu | missing | unknown: from the runtime probe when it ran, else from wheel metadata."""
+    if f.runtime.found and f.runtime.value and f.runtime.value.torch_version:
+        return f.runtime.value.build
+    if f.python.found and f.python.value:
+        d = f.python.value.dist("torch")
+        if d is None:
+            return "missing"
+        local = d.local.lower()
+        if local.startswith("rocm"):
+            return "rocm"
+        if local.startswith("cu"):
+            return "cuda"
+        if local.startswith("cpu"):
+            return "cpu"
+        # No local tag: PyPI's Linux x86_64 torch is the CUDA build (it requires nvidia-* runtime wheels).
+        if any(r.lower().startswith(("nvidia-", "cuda-")) for r in d.requires):
+            return "cuda"
+        return "unknown"
+    if f.runtime.found and f.runtime.value and f.runtime.value.torch_import_failed:
+        return "missing"
+    return "unknown"
+
+
+def torch_version(f: Facts) -> str | None:
+    if f.runtime.found and f.runtime.value and f.runtime.value.torch_version:
+        return f.runtime.value.torch_version
+    if f.python.found and f.python.value:
+        d = f.python.value.dist("torch")
+        return d.version if d else None
+    return None
+
+
+def fmt_bytes(n: int | None) -> str:
+    if not n:
+        return "?"
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"

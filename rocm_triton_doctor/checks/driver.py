@@ -1,0 +1,88 @@
+"""The amdgpu kernel driver and its KFD compute interface."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from rocm_triton_doctor.checks.base import amd_host, check, fail, ok, skip, warn
+from rocm_triton_doctor.facts import Facts, Status
+from rocm_triton_doctor.findings import Finding, Fix
+
+
+@check("amdgpu-loaded", "driver", "The amdgpu kernel module is loaded and live.",
+       "Without amdgpu there is no GPU device at all for ROCm (rocminfo: 'ROCk module is NOT loaded').",
+       "Load the module (modprobe amdgpu); if it fails, read dmesg (Secure Boot, DKMS build, firmware).")
+def amdgpu_loaded(f: Facts) -> Iterable[Finding]:
+    st = f.amdgpu_initstate
+    if st.found and st.value == "live":
+        if f.amdgpu_version.found and f.amdgpu_version.value:
+            yield ok(f"amdgpu {f.amdgpu_version.value.strip()} loaded (DKMS driver)",
+                     "/sys/module/amdgpu/version exists only for AMD's out-of-tree amdgpu-dkms driver.")
+        else:
+            yield ok("amdgpu loaded (in-tree kernel driver)")
+        return
+    if f.wsl.found and f.wsl.value:
+        yield skip("not applicable under WSL (the Windows driver owns the GPU)")
+        return
+    host = amd_host(f)
+    if st.found:  # present but not live
+        yield fail(f"amdgpu module state is '{st.value}', not 'live'",
+                   "The module is loading or failed to initialise the GPU.",
+                   evidence=(st.source,), fix=Fix("Read the kernel log for amdgpu errors.",
+                                                  ("sudo dmesg | grep -iE 'amdgpu|kfd' | tail -n 40",), needs_sudo=True))
+        return
+    if st.status is Status.UNKNOWN:
+        yield skip("amdgpu state unknown", st.describe())
+        return
+    if f.pci_amd_gpus:
+        ids = ", ".join(f"{d.address} [1002:{d.device:04x}]" for d in f.pci_amd_gpus)
+        yield fail("amdgpu is not loaded, but an AMD GPU is installed",
+                   f"PCI display devices from AMD: {ids}. No driver is bound, so ROCm cannot see them.",
+                   evidence=("/sys/module/amdgpu/initstate", "/sys/bus/pci/devices"),
+                   fix=Fix("Load the driver and read why it failed if it does not come up (Secure Boot rejecting "
+                           "an unsigned DKMS module shows 'Key was rejected by service').",
+                           ("sudo modprobe amdgpu", "sudo dmesg | grep -iE 'amdgpu|kfd' | tail -n 40"),
+                           needs_sudo=True))
+        return
+    if host:
+        yield fail("amdgpu is not loaded", "/sys/module/amdgpu does not exist.",
+                   evidence=(st.source,),
+                   fix=Fix("Load the amdgpu driver.", ("sudo modprobe amdgpu",), needs_sudo=True))
+        return
+    yield skip("not applicable: no AMD GPU found")
+
+
+@check("kfd-present", "driver", "The KFD compute interface exists (/sys/class/kfd and /dev/kfd).",
+       "ROCm's runtime opens /dev/kfd first; without it hsa_init fails and no GPU is visible.",
+       "Use a kernel with CONFIG_HSA_AMD, a GPU the kernel's KFD supports, and pass /dev/kfd into containers.")
+def kfd_present(f: Facts) -> Iterable[Finding]:
+    if f.dev_kfd.found:
+        n = f.kfd_topology.value if f.kfd_topology.found else None
+        yield ok("/dev/kfd present" + (f", KFD topology has {n} node(s)" if n else ""))
+        return
+    if f.wsl.found and f.wsl.value:
+        yield skip("not applicable under WSL (no /dev/kfd; see finding 'wsl')")
+        return
+    if f.dev_kfd.status is Status.UNKNOWN:
+        yield skip("/dev/kfd not probed")
+        return
+    if f.container.found and amd_host(f) is not False:
+        yield skip("covered by 'container-passthrough'")
+        return
+    if f.amdgpu_initstate.found and f.amdgpu_initstate.value == "live":
+        yield fail("amdgpu is loaded but there is no /dev/kfd",
+                   "The kernel was built without CONFIG_HSA_AMD, or KFD rejected the GPU (kernel log: 'GC IP ... "
+                   "not supported in kfd' for a GPU newer than the kernel, or 'PCI rejects atomics' when PCIe "
+                   "atomics are missing, e.g. behind some risers or Thunderbolt enclosures).",
+                   evidence=("/dev/kfd", "/sys/module/amdgpu/initstate"),
+                   fix=Fix("Find the reason in the kernel log.",
+                           ("sudo dmesg | grep -iE 'kfd|atomics|GC IP'",), needs_sudo=True))
+        return
+    if amd_host(f):
+        yield fail("/dev/kfd does not exist", "No KFD: ROCm cannot run compute work.",
+                   evidence=("/dev/kfd",))
+        return
+    yield skip("not applicable: no AMD GPU found")
+
+
+CHECKS = (amdgpu_loaded, kfd_present)

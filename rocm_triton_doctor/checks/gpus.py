@@ -1,0 +1,201 @@
+"""Which AMD GPUs are there, and are their gfx targets supported by ROCm and by the installed torch?"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from packaging.version import Version
+
+from rocm_triton_doctor import knowledge
+from rocm_triton_doctor.checks.base import amd_host, check, fail, fmt_bytes, info, ok, rocm_torch, skip, torch_version, warn
+from rocm_triton_doctor.facts import Facts, Gpu
+from rocm_triton_doctor.findings import Finding, Fix
+
+
+def torch_arch_list(f: Facts) -> tuple[tuple[str, ...] | None, str]:
+    """The gfx targets compiled into the installed ROCm torch: measured if the runtime probe ran, else from the
+    knowledge base by the wheel's +rocmX.Y tag."""
+    if f.runtime.found and f.runtime.value and f.runtime.value.arch_list and f.runtime.value.hip_version:
+        return tuple(knowledge.base_gfx(a) for a in f.runtime.value.arch_list), "torch.cuda.get_arch_list()"
+    v = torch_version(f)
+    if v and "+rocm" in v:
+        tag = v.split("+rocm", 1)[1]
+        m = re.match(r"^(\d+\.\d+(?:\.\d+)?)", tag)
+        if m:
+            for index in (f"rocm{m.group(1)}", "rocm" + ".".join(m.group(1).split(".")[:2])):
+                arches = knowledge.index_arches(index)
+                if arches:
+                    return arches, f"knowledge base: download.pytorch.org/whl/{index} (as of {knowledge.as_of()})"
+    return None, ""
+
+
+def newest_wheel_for(gfx: str, python: str | None) -> tuple[str, str] | None:
+    """(torch version, index) of the newest release whose ROCm index carries `gfx` (and supports `python`)."""
+    for rel in sorted(knowledge.torch_releases(), key=lambda r: Version(r.torch), reverse=True):
+        if python and not rel.supports_python(python):
+            continue
+        for index in reversed(rel.rocm_indexes):
+            if gfx in (knowledge.index_arches(index) or ()):
+                return rel.torch, index
+    return None
+
+
+def _python_version(f: Facts) -> str | None:
+    return f.python.value.version if f.python.found and f.python.value else None
+
+
+def amd_gpus(f: Facts) -> tuple[Gpu, ...]:
+    return f.gpus.value if f.gpus.found and f.gpus.value else ()
+
+
+@check("gpus-detected", "gpus", "Lists the AMD GPUs ROCm can see: gfx target, name, VRAM, wave size, iGPU or dGPU.",
+       "Everything else depends on the real gfx target of each GPU.",
+       "If a GPU is missing, see the driver and access findings.")
+def gpus_detected(f: Facts) -> Iterable[Finding]:
+    gpus = amd_gpus(f)
+    for g in gpus:
+        kind = {True: "iGPU", False: "dGPU"}.get(g.integrated, "?")  # type: ignore[call-overload]
+        arch = f"{g.info.arch}, " if g.info else ""
+        extra = "" if g.info else " — gfx target not in the doctor's knowledge base"
+        ov = f"; runtime sees {g.effective_gfx} via {g.override_var}={g.override}" if g.override else ""
+        yield info(f"{g.label} — {kind}, {arch}wave{g.wave_size or '?'}, {fmt_bytes(g.vram_bytes)}",
+                   f"{g.compute_units or '?'} CUs, PCI device id "
+                   f"{'0x%04x' % g.device_id if g.device_id else '?'}; source {g.source}{ov}{extra}",
+                   evidence=(g.source,))
+    if gpus:
+        if len(f.pci_amd_gpus) > len(gpus):
+            yield warn(f"{len(f.pci_amd_gpus)} AMD display devices on PCI but only {len(gpus)} GPU node(s) in KFD",
+                       "A GPU without a KFD node is unsupported by this kernel's KFD or lacks PCIe atomics.",
+                       fix=Fix("Read the kernel log.", ("sudo dmesg | grep -iE 'kfd|atomics'",), needs_sudo=True))
+        return
+    if f.rocminfo.value is not None and f.rocminfo.value.errors:
+        yield fail("rocminfo could not enumerate GPUs", "; ".join(f.rocminfo.value.errors[:3]),
+                   evidence=(f.rocminfo.source,))
+        return
+    if f.dev_kfd.found and f.kfd_topology.found:
+        yield fail("KFD is present but has no GPU node",
+                   "Only CPU nodes in /sys/class/kfd/kfd/topology/nodes.",
+                   fix=Fix("Read the kernel log for the reason.", ("sudo dmesg | grep -iE 'kfd|amdgpu'",),
+                           needs_sudo=True))
+        return
+    if f.nvidia_gpus_present and f.nvidia.value:
+        names = ", ".join(g.name for g in f.nvidia.value.gpus)
+        yield info(f"no AMD GPU; NVIDIA GPU(s): {names}", "The NVIDIA/CUDA path is checked instead.")
+        return
+    if amd_host(f):
+        yield fail("no AMD GPU visible to ROCm", f"KFD topology: {f.gpus.describe()}")
+        return
+    if f.gpus.known or f.kfd_topology.known:
+        yield info("no GPU found (CPU-only machine)",
+                   "torch runs on the CPU; `rocm-triton-doctor smoke --device cpu` runs the Triton kernels in "
+                   "interpreter mode.")
+        return
+    yield skip("GPU list unknown", f.gpus.describe())
+
+
+@check("igpu-with-dgpu", "gpus", "An integrated GPU next to a discrete one is hidden from ROCm.",
+       "ROCm may pick the iGPU as device 0, load the wrong code object, or crash ('invalid device function', "
+       "hipErrorNoBinaryForGpu; ROCm 6.2.4 docs: disable the IGP in the BIOS).",
+       "Hide the iGPU with ROCR_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES, or disable it in the BIOS.")
+def igpu_with_dgpu(f: Facts) -> Iterable[Finding]:
+    gpus = amd_gpus(f)
+    igpus = [g for g in gpus if g.integrated]
+    dgpus = [g for g in gpus if g.integrated is False]
+    if not (igpus and dgpus):
+        yield skip("not applicable: not an iGPU + dGPU machine") if gpus else skip("not applicable: no AMD GPU")
+        return
+    hidden = f.env_var("ROCR_VISIBLE_DEVICES") or f.env_var("HIP_VISIBLE_DEVICES") or f.env_var("CUDA_VISIBLE_DEVICES")
+    names = ", ".join(g.label for g in igpus)
+    if hidden is not None:
+        yield ok(f"iGPU present ({names}); device visibility is restricted ({hidden!r})",
+                 "Make sure the listed indices select the discrete GPU(s): indices follow ROCm's enumeration order.")
+        return
+    order = [g for g in gpus]
+    dgpu_idx = ",".join(str(i) for i, g in enumerate(order) if g.integrated is False)
+    yield warn(f"integrated GPU next to a discrete GPU: {names}",
+               "Both are visible to ROCm. torch may select the iGPU, and a global HSA_OVERRIDE_GFX_VERSION applies "
+               "to it too (memory faults, hangs).",
+               evidence=tuple(g.source for g in igpus),
+               fix=Fix("Hide the iGPU from ROCm for GPU programs (indices follow KFD node order; check with "
+                       "rocminfo), or disable it in the BIOS.",
+                       (f"export ROCR_VISIBLE_DEVICES={dgpu_idx}",)),
+               links=("https://github.com/ROCm/rocm-systems/issues/11549",))
+
+
+@check("gfx-rocm-support", "gpus", "Each GPU's gfx target is in the installed system ROCm's official support list.",
+       "Libraries of the system ROCm (rocBLAS, MIOpen, hipBLASLt) ship kernels only for listed targets.",
+       "Use a listed GPU/ROCm pair, a newer ROCm, or the PyTorch wheel's own bundled ROCm.")
+def gfx_rocm_support(f: Facts) -> Iterable[Finding]:
+    gpus = amd_gpus(f)
+    if not gpus:
+        yield skip("not applicable: no AMD GPU")
+        return
+    if not f.rocm.found or not f.rocm.value or not f.rocm.value.version:
+        yield skip("no system ROCm installed (PyTorch wheels bundle their own)")
+        return
+    version = f.rocm.value.version
+    rel = knowledge.rocm_release(version)
+    if rel is None:
+        yield info(f"ROCm {version} is not in the doctor's knowledge (as of {knowledge.as_of()})")
+        return
+    for g in gpus:
+        if not g.gfx:
+            continue
+        tag = " (not confirmed: no AMD matrix for this release)" if not rel.verified else ""
+        if g.gfx in rel.gfx:
+            dep = " (deprecated)" if g.gfx in rel.gfx_deprecated else ""
+            yield ok(f"{g.gfx} is supported by ROCm {version}{dep}{tag}")
+        else:
+            yield warn(f"{g.gfx} ({g.name}) is not in ROCm {version}'s supported targets{tag}",
+                       f"ROCm {rel.version} lists: {', '.join(rel.gfx)}. ROCm libraries may lack kernels for it "
+                       f"(source: {rel.source}).",
+                       evidence=(g.source, f.rocm.source))
+
+
+@check("gfx-torch-arch", "gpus", "Each GPU's gfx target (after overrides) is compiled into the installed torch.",
+       "A torch wheel without code for the GPU fails at the first kernel with 'HIP error: invalid device function' "
+       "or aborts with hipErrorNoBinaryForGpu.",
+       "Install a torch wheel whose ROCm index carries the gfx, or use a same-family HSA override.")
+def gfx_torch_arch(f: Facts) -> Iterable[Finding]:
+    gpus = amd_gpus(f)
+    if not gpus:
+        yield skip("not applicable: no AMD GPU")
+        return
+    if not rocm_torch(f):
+        yield skip("no ROCm build of torch installed (see 'torch-build-mismatch')")
+        return
+    arches, source = torch_arch_list(f)
+    if not arches:
+        yield skip("torch's gfx list is unknown", "Run without --no-runtime to measure torch.cuda.get_arch_list().")
+        return
+    py = _python_version(f)
+    for g in gpus:
+        eff = g.effective_gfx or g.gfx
+        if not eff:
+            continue
+        if eff in arches:
+            via = f" (via {g.override_var}={g.override}, real {g.gfx})" if g.override and eff != g.gfx else ""
+            yield ok(f"{eff} is in torch's arch list{via}", f"source: {source}")
+            continue
+        better = newest_wheel_for(g.gfx or eff, py)
+        rules = [r for r in knowledge.override_rules(g.gfx or "") if r.target in arches]
+        cmds: list[str] = []
+        text = []
+        if better:
+            tv, index = better
+            text.append(f"torch {tv} from {index} carries {g.gfx}: `rocm-triton-doctor install` installs it.")
+            cmds.append(f"pip install --force-reinstall torch=={tv} --index-url {knowledge.index_url(index)}")
+        if rules:
+            text.append(f"Or run it as {rules[0].target} with HSA_OVERRIDE_GFX_VERSION={rules[0].value} "
+                        "(see 'hsa-override-needed').")
+        yield fail(f"{eff} ({g.name}) is not compiled into torch {torch_version(f)}",
+                   f"torch carries {', '.join(arches)} ({source}). Kernels will fail with 'invalid device "
+                   "function' or hipErrorNoBinaryForGpu.",
+                   evidence=(g.source, source),
+                   fix=Fix(" ".join(text) or "No published torch wheel carries this target; build torch from "
+                           "source with PYTORCH_ROCM_ARCH set, or use AMD's TheRock wheels.", tuple(cmds)),
+                   links=("https://github.com/pytorch/pytorch/issues/164346",))
+
+
+CHECKS = (gpus_detected, igpu_with_dgpu, gfx_rocm_support, gfx_torch_arch)

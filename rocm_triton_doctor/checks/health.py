@@ -1,0 +1,52 @@
+"""How the probing itself went (hung tools, broken probes), and the NVIDIA side."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from rocm_triton_doctor.checks.base import check, fail, info, ok, skip, warn
+from rocm_triton_doctor.facts import Facts
+from rocm_triton_doctor.findings import Finding, Fix
+
+
+@check("probe-timeout", "probes", "Every external tool (rocminfo, amd-smi, nvidia-smi, the Python probes) answered in time.",
+       "A tool that hangs usually means a wedged driver or GPU; the doctor stops waiting at its timeout.",
+       "Read the kernel log; a reboot or driver reload usually clears a wedged GPU.")
+def probe_timeout(f: Facts) -> Iterable[Finding]:
+    hung = [c for c in f.commands if c.timed_out]
+    broken = [c for c in f.commands if c.error]
+    for c in hung:
+        yield warn(f"{c.name} did not answer in time and was stopped",
+                   f"`{' '.join(c.argv)}` was killed at the doctor's timeout. A hanging ROCm tool often means a "
+                   "wedged KFD/driver; findings that need its output are skipped.",
+                   evidence=(c.name,),
+                   fix=Fix("Look for GPU resets or hangs in the kernel log; raise --timeout if the machine is just slow.",
+                           ("sudo dmesg | grep -iE 'amdgpu|kfd|hang|reset' | tail -n 40",), needs_sudo=True))
+    for c in broken:
+        yield warn(f"{c.name} could not be run: {c.error}", f"`{' '.join(c.argv)}`")
+    py = f.raw.get("python")
+    if isinstance(py, dict) and py.get("error"):
+        yield warn(f"the Python environment probe failed: {py['error']}")
+    if not hung and not broken:
+        if f.commands:
+            yield ok(f"{len(f.commands)} tool(s) answered: {', '.join(c.name for c in f.commands)}")
+        else:
+            yield ok("no external tools needed")
+
+
+@check("nvidia-driver", "nvidia", "NVIDIA GPUs and driver, for machines on the CUDA path.",
+       "On NVIDIA machines the doctor checks the CUDA torch and Triton instead of ROCm.",
+       "Install the NVIDIA driver and a CUDA build of torch.")
+def nvidia_driver(f: Facts) -> Iterable[Finding]:
+    if not f.nvidia.found or not f.nvidia.value:
+        yield skip("no NVIDIA GPU")
+        return
+    nv = f.nvidia.value
+    gpus = "; ".join(f"{g.name} ({g.memory}, sm {g.compute_cap})" for g in nv.gpus) or "no GPU listed by nvidia-smi"
+    if not nv.gpus:
+        yield warn(f"NVIDIA driver {nv.driver_version} loaded but nvidia-smi lists no GPU", gpus)
+        return
+    yield info(f"NVIDIA driver {nv.driver_version or '?'}: {len(nv.gpus)} GPU(s)", gpus)
+
+
+CHECKS = (probe_timeout, nvidia_driver)

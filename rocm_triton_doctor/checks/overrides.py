@@ -1,0 +1,187 @@
+"""HSA_OVERRIDE_GFX_VERSION[_<node>]: valid, needed, harmful? (rocm-facts §3, libhsakmt topology.c)"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from packaging.version import InvalidVersion, Version
+
+from rocm_triton_doctor import knowledge
+from rocm_triton_doctor.checks.base import check, fail, info, ok, rocm_torch, skip, torch_version, warn
+from rocm_triton_doctor.checks.gpus import amd_gpus, torch_arch_list
+from rocm_triton_doctor.facts import Facts
+from rocm_triton_doctor.findings import Finding, Fix
+
+VAR = "HSA_OVERRIDE_GFX_VERSION"
+PER_NODE_SINCE = Version("6.3")  # ROCR-Runtime commit 84567b64 "Allow overriding gfx version per-node" (ROCm 6.3)
+
+
+def _override_vars(f: Facts) -> dict[str, str]:
+    env = f.env.value if f.env.found and f.env.value else {}
+    return {k: v for k, v in env.items() if k == VAR or k.startswith(VAR + "_")}
+
+
+def _runtime_rocm(f: Facts) -> Version | None:
+    """The ROCm whose libhsakmt reads the variable: torch's bundled one, else the system's."""
+    v = torch_version(f)
+    if v and "+rocm" in v:
+        m = re.match(r"^(\d+\.\d+)", v.split("+rocm", 1)[1])
+        if m:
+            return Version(m.group(1))
+    if f.rocm.found and f.rocm.value and f.rocm.value.version:
+        try:
+            return Version(f.rocm.value.version)
+        except InvalidVersion:
+            return None
+    return None
+
+
+@check("hsa-override-format", "overrides", "Every HSA_OVERRIDE_GFX_VERSION[_N] value is well-formed.",
+       "libhsakmt parses it with sscanf('%u.%u.%u%c'); anything else makes HSA initialisation fail, silently unless "
+       "HSAKMT_DEBUG_LEVEL is set, so torch just sees no GPU.",
+       "Use three decimal numbers MAJOR.MINOR.STEPPING (10.3.0 for gfx1030, 11.0.0 for gfx1100), or unset it.")
+def override_format(f: Facts) -> Iterable[Finding]:
+    if not f.env.found:
+        yield skip("environment not recorded")
+        return
+    ovs = _override_vars(f)
+    if not ovs:
+        yield ok(f"{VAR} is not set")
+        return
+    nodes = {g.node for g in amd_gpus(f) if g.node is not None}
+    rocm = _runtime_rocm(f)
+    for name, value in sorted(ovs.items()):
+        if value == "":
+            yield fail(f"{name} is set to an empty string",
+                       "An empty value is still 'set': the runtime parses it and fails (seen in containers whose "
+                       "env files leave it blank).", fix=Fix("Unset it.", (f"unset {name}",)))
+            continue
+        gfx, why = knowledge.parse_override(value)
+        if gfx is None:
+            yield fail(f"{name}={value!r} is invalid: it {why}",
+                       "HSA initialisation fails on an invalid value and ROCm reports no GPU, without saying why "
+                       "(re-run with HSAKMT_DEBUG_LEVEL=7 to see 'HSA_OVERRIDE_GFX_VERSION ... is invalid').",
+                       evidence=("env",),
+                       fix=Fix("Set MAJOR.MINOR.STEPPING numbers, or unset it.",
+                               (f"unset {name}",)))
+            continue
+        if name != VAR:
+            suffix = name[len(VAR) + 1:]
+            if not suffix.isdigit():
+                yield fail(f"{name}: '{suffix}' is not a KFD node number", "The runtime only reads _<node id>.",
+                           fix=Fix("Rename it.", (f"unset {name}",)))
+                continue
+            if nodes and int(suffix) not in nodes:
+                yield warn(f"{name} names node {suffix}, which is not a GPU node",
+                           f"GPU nodes here: {', '.join(str(n) for n in sorted(nodes))} (node 0 is usually the CPU).",
+                           fix=Fix("Use the GPU's KFD node number (rocminfo 'Node:').", (f"unset {name}",)))
+                continue
+            if rocm is not None and rocm < PER_NODE_SINCE:
+                yield warn(f"{name} needs ROCm >= 6.3; this runtime is ROCm {rocm}",
+                           "Per-node overrides were added in ROCR-Runtime 84567b64 (ROCm 6.3); older runtimes "
+                           "ignore them.", fix=Fix(f"Upgrade, or use the global {VAR}."))
+                continue
+        yield ok(f"{name}={value} is well-formed (→ {gfx})")
+
+
+def _needed(f: Facts) -> tuple[list[tuple[object, knowledge.OverrideRule]], tuple[str, ...] | None, str]:
+    arches, source = torch_arch_list(f)
+    needs = []
+    if arches:
+        for g in amd_gpus(f):
+            if g.gfx and g.gfx not in arches:
+                rules = [r for r in knowledge.override_rules(g.gfx) if r.target in arches]
+                if rules:
+                    needs.append((g, rules[0]))
+    return needs, arches, source
+
+
+@check("hsa-override-needed", "overrides", "Says which override value (global or per node) a GPU needs when torch "
+       "lacks its gfx but carries a same-family target.",
+       "Without it, consumer GPUs such as gfx1031/gfx1032 (RX 6700/6600) abort with hipErrorNoBinaryForGpu.",
+       "Export the value the finding prints (per node on mixed machines); better, use a wheel that has the target.")
+def override_needed(f: Facts) -> Iterable[Finding]:
+    gpus = amd_gpus(f)
+    if not gpus:
+        yield skip("not applicable: no AMD GPU")
+        return
+    if not rocm_torch(f):
+        yield skip("no ROCm build of torch to compare against")
+        return
+    needs, arches, source = _needed(f)
+    if arches is None:
+        yield skip("torch's gfx list is unknown")
+        return
+    if not needs:
+        yield ok("no override needed: torch carries every GPU's own gfx target"
+                 if all((g.gfx in arches) for g in gpus if g.gfx) else "no same-family override can help here")
+        return
+    single = len(gpus) == 1 or len({r.value for _, r in needs}) == 1 and len(needs) == len(gpus)
+    for g, rule in needs:
+        node = g.node  # type: ignore[attr-defined]
+        var = VAR if single else f"{VAR}_{node}"
+        if g.effective_gfx in arches and g.override:  # type: ignore[attr-defined]
+            yield ok(f"{g.label}: override in effect ({g.override_var}={g.override} → {g.effective_gfx})")  # type: ignore[attr-defined]
+            continue
+        caveat = "" if rule.verified else " This pairing is a community report, not confirmed."
+        per_node = "" if single else (" On a machine with several GPUs the per-node variable (ROCm >= 6.3) keeps "
+                                      "the other GPUs on their own code.")
+        yield fail(f"{g.label} needs {var}={rule.value}",  # type: ignore[attr-defined]
+                   f"torch has no {g.gfx} code but carries {rule.target} ({source}); the ISA is close enough to "  # type: ignore[attr-defined]
+                   f"run it. AMD does not support this.{caveat}{per_node} Source: {rule.source}.",
+                   evidence=(g.source, source),  # type: ignore[attr-defined]
+                   fix=Fix("Set it in the environment of the process that runs torch (shell, systemd unit or "
+                           "container -e), or install a wheel that has the real target.",
+                           (f"export {var}={rule.value}",)))
+
+
+@check("hsa-override-harmful", "overrides", "An override that is set where it hurts: native support exists, "
+       "another GPU family, or a global value on a machine with mixed GPUs.",
+       "The runtime loads code built for another ISA: it loses tuned kernels at best and faults or hangs at worst.",
+       "Unset it, or use the per-node form for the GPU that needs it.")
+def override_harmful(f: Facts) -> Iterable[Finding]:
+    ovs = _override_vars(f)
+    if not ovs:
+        yield skip("no override set")
+        return
+    gpus = amd_gpus(f)
+    if not gpus:
+        yield info(f"{', '.join(sorted(ovs))} is set but there is no AMD GPU", "It has no effect here.")
+        return
+    harmful = False
+    distinct = {g.gfx for g in gpus if g.gfx}
+    if VAR in ovs and len(distinct) > 1:
+        harmful = True
+        yield fail(f"global {VAR}={ovs[VAR]} applies to every GPU, and these differ: {', '.join(sorted(distinct))}",
+                   "Every GPU node loads the same ISA; with an iGPU + dGPU this causes memory faults and hangs "
+                   "(ROCm/rocm-systems#11549).",
+                   evidence=("env",) + tuple(g.source for g in gpus),
+                   fix=Fix(f"Unset the global value and use {VAR}_<node> (ROCm >= 6.3) for the GPU that needs it, "
+                           "or hide the other GPU.", (f"unset {VAR}",)))
+    arches, _source = torch_arch_list(f)
+    for g in gpus:
+        if not g.override or not g.gfx or g.effective_gfx == g.gfx:
+            continue
+        real, forced = knowledge.gfx_info(g.gfx), knowledge.gfx_info(g.effective_gfx)
+        if real and forced and (real.family[:5] != forced.family[:5] and not _same_override_family(g.gfx, g.effective_gfx)):
+            harmful = True
+            yield fail(f"{g.override_var}={g.override} makes {g.label} run {g.effective_gfx} code (another GPU family)",
+                       f"{g.gfx} is {real.arch}; {g.effective_gfx} is {forced.arch}. Code for a different ISA family "
+                       "crashes or computes garbage; recent runtimes refuse cross-major overrides.",
+                       fix=Fix("Unset it.", (f"unset {g.override_var}",)))
+        elif arches and g.gfx in arches:
+            harmful = True
+            yield warn(f"{g.override_var}={g.override} is not needed: torch supports {g.gfx} natively",
+                       f"It forces {g.effective_gfx} code onto {g.label} and loses kernels tuned for {g.gfx}.",
+                       fix=Fix("Unset it (check ~/.bashrc, /etc/environment, systemd units and container env).",
+                               (f"unset {g.override_var}",)))
+    if not harmful:
+        yield ok("the override set here does no harm")
+
+
+def _same_override_family(real: str, forced: str | None) -> bool:
+    return any(r.target == forced for r in knowledge.override_rules(real))
+
+
+CHECKS = (override_format, override_needed, override_harmful)

@@ -1,0 +1,184 @@
+"""Operating system, kernel, WSL and containers."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from packaging.version import InvalidVersion, Version
+
+from rocm_triton_doctor import knowledge
+from rocm_triton_doctor.checks.base import amd_host, check, fail, info, ok, skip, warn, rocm_torch
+from rocm_triton_doctor.facts import Facts, Status
+from rocm_triton_doctor.findings import Finding, Fix
+
+MATRIX = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/reference/system-requirements.html"
+
+
+def _os_listed(distros: dict[str, tuple[str, ...]], os_id: str, version_id: str) -> bool | None:
+    """True listed, False family listed but not this version, None family not listed at all."""
+    versions = distros.get(os_id)
+    if versions is None:
+        return None
+    return any(version_id == v or version_id.startswith(v + ".") for v in versions)
+
+
+def _first_rocm_for(os_id: str, version_id: str) -> str | None:
+    from rocm_triton_doctor.knowledge import _load  # the raw rows: we scan releases in order
+
+    for r in sorted(_load("rocm_releases.json")["releases"], key=lambda r: Version(r["version"])):
+        d = r.get("distros")
+        if d and _os_listed({k: tuple(v) for k, v in d.items()}, os_id, version_id):
+            return str(r["version"])
+    return None
+
+
+@check("os-supported", "platform", "The Linux distribution and release are in the installed ROCm's support matrix.",
+       "ROCm packages and the amdgpu-dkms driver are built for specific distro releases; on others the driver "
+       "build or the user-space libraries fail (e.g. ROCm 5.7 predates Ubuntu 24.04).",
+       "Install a ROCm release that lists this OS, or rely on the ROCm bundled inside the PyTorch wheel.")
+def os_supported(f: Facts) -> Iterable[Finding]:
+    if not f.os.found or f.os.value is None:
+        yield skip("OS unknown", f"/etc/os-release: {f.os.describe()}")
+        return
+    osi = f.os.value
+    if not f.rocm.found or f.rocm.value is None or not f.rocm.value.version:
+        if amd_host(f):
+            first = _first_rocm_for(osi.id, osi.version_id)
+            text = (f"{osi.pretty_name}: no system ROCm installed. PyTorch's ROCm wheels bundle their own ROCm "
+                    "user space, so only the amdgpu kernel driver is needed.")
+            if first:
+                text += f" First ROCm release listing this OS: {first}."
+            yield info(f"{osi.pretty_name} (no system ROCm)", text)
+        else:
+            yield ok(osi.pretty_name or f"{osi.id} {osi.version_id}")
+        return
+    version = f.rocm.value.version
+    rel = knowledge.rocm_release(version)
+    if rel is None:
+        yield info(f"ROCm {version} is not in the doctor's knowledge (as of {knowledge.as_of()})",
+                   f"Cannot judge {osi.pretty_name} against ROCm {version}; see {MATRIX}")
+        return
+    if rel.distros is None:
+        yield info(f"{osi.pretty_name} with ROCm {version}: OS support not confirmed",
+                   f"No AMD support matrix for ROCm {rel.version} was available to the doctor (UNVERIFIED). "
+                   f"Source: {rel.source}.", links=(MATRIX,))
+        return
+    listed = _os_listed(rel.distros, osi.id, osi.version_id)
+    if listed:
+        yield ok(f"{osi.pretty_name} is supported by ROCm {version}")
+        return
+    first = _first_rocm_for(osi.id, osi.version_id)
+    supported = ", ".join(f"{k} {'/'.join(v)}" for k, v in rel.distros.items())
+    if listed is None:
+        yield warn(f"{osi.pretty_name} is not an AMD-supported distribution for ROCm {version}",
+                   f"ROCm {rel.version} supports: {supported}. Community packages may work but are untested by AMD.",
+                   evidence=(f.os.source, f.rocm.source), links=(MATRIX,))
+        return
+    yield fail(
+        f"ROCm {version} does not support {osi.pretty_name}",
+        f"ROCm {rel.version} supports {osi.id} {' / '.join(rel.distros[osi.id])} only"
+        + (f"; the first release that lists {osi.id} {osi.version_id} is ROCm {first}." if first else ".")
+        + " The DKMS driver and system libraries of this ROCm are not built for this OS.",
+        evidence=(f.os.source, f.rocm.source),
+        fix=Fix(f"Replace the system ROCm with {('ROCm ' + first + ' or newer') if first else 'a release that lists this OS'} "
+                "(amdgpu-install from AMD's repository for your distro), or remove it and use the ROCm bundled "
+                "in the PyTorch wheel (`rocm-triton-doctor install`), which needs only the in-tree amdgpu driver.",
+                (), needs_sudo=True, needs_reboot=True),
+        links=(MATRIX,))
+
+
+@check("wsl", "platform", "Whether this is WSL, which needs AMD's WSL-specific ROCm path.",
+       "Under WSL there is no /dev/kfd: ROCm reaches the GPU through /dev/dxg, which the download.pytorch.org "
+       "ROCm wheels do not support (ROCm/hip#3710).",
+       "Use AMD's 'ROCm on WSL' packages and the repo.radeon.com wheels, then point torch at the WSL runtime.")
+def wsl(f: Facts) -> Iterable[Finding]:
+    if not f.wsl.found:
+        yield skip("cannot tell whether this is WSL", f.wsl.describe())
+        return
+    if not f.wsl.value:
+        yield ok("not WSL")
+        return
+    dxg = "present" if f.dev_dxg.found else "absent"
+    detail = (f"WSL kernel detected (/proc/version); /dev/dxg is {dxg}, /dev/kfd is "
+              f"{'present' if f.dev_kfd.found else 'absent'}. ROCm under WSL talks to the Windows driver through "
+              "/dev/dxg; the download.pytorch.org ROCm wheels expect /dev/kfd and fail to see the GPU.")
+    fix = Fix("Install AMD's ROCm-on-WSL packages (amdgpu-install --usecase=wsl,rocm --no-dkms), install the "
+              "matching torch wheel from repo.radeon.com, and replace the wheel's bundled libhsa-runtime64.so with "
+              "the WSL one from /opt/rocm/lib (AMD's WSL guide).",
+              ("sudo amdgpu-install -y --usecase=wsl,rocm --no-dkms",
+               "location=$(python -c 'import torch,os;print(os.path.dirname(torch.__file__))'); "
+               "rm -f ${location}/lib/libhsa-runtime64.so*; cp /opt/rocm/lib/libhsa-runtime64.so.1 ${location}/lib/"),
+              needs_sudo=True)
+    links = ("https://rocm.docs.amd.com/projects/radeon-ryzen/en/latest/docs/install/installrad/wsl/howto_wsl.html",
+             "https://github.com/ROCm/hip/issues/3710")
+    sev = fail if (rocm_torch(f) and not f.dev_dxg.found) else warn
+    yield sev("WSL: ROCm needs AMD's WSL runtime, not the plain Linux stack", detail, fix=fix, links=links,
+              evidence=("/proc/version", "/dev/dxg"))
+
+
+@check("container-passthrough", "platform", "Inside a container, /dev/kfd and /dev/dri are passed through.",
+       "A container started without --device=/dev/kfd --device=/dev/dri sees no AMD GPU at all; torch then "
+       "reports no devices and Triton finds 0 active drivers.",
+       "Restart the container with the devices and the video/render groups.")
+def container(f: Facts) -> Iterable[Finding]:
+    if f.container.status is Status.UNKNOWN:
+        yield skip("cannot tell whether this is a container")
+        return
+    if not f.container.found:
+        yield ok("not in a container")
+        return
+    kind = f.container.value
+    kfd, dri = f.dev_kfd.found, f.render_nodes.found
+    if kfd and dri:
+        yield ok(f"{kind} container with /dev/kfd and /dev/dri passed through")
+        return
+    if amd_host(f) is False:
+        # sysfs (PCI devices, /sys/module/amdgpu) is the host's even inside a container, so "no AMD GPU" is reliable.
+        yield ok(f"{kind} container; the host shows no AMD GPU, so no AMD devices are expected")
+        return
+    missing = [p for p, present in (("/dev/kfd", kfd), ("/dev/dri/renderD*", dri)) if not present]
+    engine = "podman" if kind == "podman" else "docker"
+    yield fail(f"{kind} container without {' and '.join(missing)}",
+               "The GPU device nodes are not visible inside this container, so ROCm cannot see any AMD GPU.",
+               evidence=(f.container.source, "/dev/kfd", "/dev/dri"),
+               fix=Fix("Start the container with the AMD device nodes and groups (Kubernetes: use the AMD GPU "
+                       "device plugin and request amd.com/gpu).",
+                       (f"{engine} run --device=/dev/kfd --device=/dev/dri --group-add video --group-add render "
+                        "--security-opt seccomp=unconfined IMAGE",)),
+               links=("https://rocm.docs.amd.com/projects/install-on-linux/en/latest/how-to/docker.html",))
+
+
+@check("kernel-config-hsa", "platform", "The running kernel was built with CONFIG_HSA_AMD (the KFD compute interface).",
+       "Without CONFIG_HSA_AMD amdgpu drives the display but exposes no /dev/kfd, so no ROCm program can use the GPU.",
+       "Boot a distribution kernel (they enable it) or rebuild with CONFIG_HSA_AMD=y.")
+def kernel_config(f: Facts) -> Iterable[Finding]:
+    if f.kfd_topology.found or (f.dev_kfd.found and not f.wsl.value):
+        yield ok("kernel has KFD (CONFIG_HSA_AMD) — /dev/kfd and the KFD topology exist")
+        return
+    if not f.kernel_config.found or f.kernel_config.value is None:
+        if amd_host(f):
+            yield skip("kernel config not readable", f"{f.kernel_config.describe()}; cannot confirm CONFIG_HSA_AMD")
+        else:
+            yield skip("not applicable: no AMD GPU")
+        return
+    cfg = f.kernel_config.value
+    hsa = cfg.get("CONFIG_HSA_AMD", "n")
+    drm = cfg.get("CONFIG_DRM_AMDGPU", "n")
+    if hsa in ("y", "m"):
+        yield ok(f"CONFIG_HSA_AMD={hsa} in {f.kernel_config.source}")
+        return
+    if not amd_host(f) and drm == "n":
+        yield skip("not applicable: kernel without amdgpu and no AMD GPU")
+        return
+    yield fail(f"kernel {f.kernel_release.value} was built without CONFIG_HSA_AMD",
+               f"{f.kernel_config.source}: CONFIG_HSA_AMD={'not set' if hsa == 'n' else hsa}, "
+               f"CONFIG_DRM_AMDGPU={drm}. amdgpu can drive displays but there is no KFD (/dev/kfd), so ROCm "
+               "cannot run compute work.",
+               evidence=(f.kernel_config.source,),
+               fix=Fix("Boot your distribution's stock kernel, or rebuild this one with CONFIG_HSA_AMD=y "
+                       "(and CONFIG_HSA_AMD_SVM=y), then reboot.",
+                       ("grep -E 'CONFIG_HSA_AMD|CONFIG_DRM_AMDGPU' /boot/config-$(uname -r)",),
+                       needs_sudo=True, needs_reboot=True))
+
+
+CHECKS = (os_supported, wsl, container, kernel_config)

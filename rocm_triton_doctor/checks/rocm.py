@@ -1,0 +1,105 @@
+"""The system ROCm install, and how it interacts with the ROCm that PyTorch wheels bundle."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from rocm_triton_doctor import knowledge
+from rocm_triton_doctor.checks.base import amd_host, check, info, ok, rocm_torch, skip, torch_version, warn
+from rocm_triton_doctor.facts import Facts
+from rocm_triton_doctor.findings import Finding, Fix
+
+
+@check("rocm-install", "rocm", "Which system ROCm is installed (/opt/rocm, /opt/rocm-*, ROCM_PATH).",
+       "Tools such as rocminfo, and Triton's HIP lookup, use the system ROCm; PyTorch wheels do not need it.",
+       "Nothing to fix by itself; other findings say when the system ROCm matters.")
+def rocm_install(f: Facts) -> Iterable[Finding]:
+    if not f.rocm.found or not f.rocm.value:
+        if f.rocm.known:
+            yield (info if amd_host(f) else ok)(
+                "no system ROCm installed",
+                "Fine for PyTorch: ROCm wheels bundle HIP, rocBLAS, MIOpen; only the amdgpu kernel driver is needed.")
+        else:
+            yield skip("system ROCm unknown", f.rocm.describe())
+        return
+    r = f.rocm.value
+    rel = knowledge.rocm_release(r.version or "")
+    others = [f"{v} ({p})" for p, v in r.versions if p != r.path]
+    detail = f"{r.path} → ROCm {r.version}"
+    if r.link_target:
+        detail += f" (/opt/rocm points to {r.link_target})"
+    if others:
+        detail += "; also installed: " + ", ".join(others)
+    if rel is None:
+        yield info(f"ROCm {r.version} (newer than, or unknown to, the doctor's knowledge as of {knowledge.as_of()})",
+                   detail, evidence=(f.rocm.source,))
+    else:
+        yield ok(f"ROCm {r.version} at {r.path}", detail, evidence=(f.rocm.source,))
+
+
+def _torch_rocm(f: Facts) -> str | None:
+    v = torch_version(f)
+    if v and "+rocm" in v:
+        m = re.match(r"^(\d+\.\d+)", v.split("+rocm", 1)[1])
+        return m.group(1) if m else None
+    if f.runtime.found and f.runtime.value and f.runtime.value.hip_version:
+        m = re.match(r"^(\d+\.\d+)", f.runtime.value.hip_version)
+        return m.group(1) if m else None
+    return None
+
+
+@check("rocm-torch-hip-mismatch", "rocm", "The system ROCm and the ROCm bundled in torch are the same major.minor.",
+       "When both are present, a process can load libraries from both (via LD_LIBRARY_PATH or Triton's HIP "
+       "search), mixing two HIP runtimes (ROCm/triton#626).",
+       "Keep them aligned, or keep the system ROCm out of torch processes' library path.")
+def rocm_torch_mismatch(f: Facts) -> Iterable[Finding]:
+    if not rocm_torch(f):
+        yield skip("no ROCm build of torch")
+        return
+    tr = _torch_rocm(f)
+    if not f.rocm.found or not f.rocm.value or not f.rocm.value.version:
+        yield ok(f"torch bundles ROCm {tr or '?'}; no system ROCm to conflict with")
+        return
+    sys_v = ".".join(f.rocm.value.version.split(".")[:2])
+    if tr is None or tr == sys_v:
+        yield ok(f"system ROCm {f.rocm.value.version} matches torch's bundled ROCm {tr or '?'}")
+        return
+    yield warn(f"system ROCm {f.rocm.value.version} differs from torch's bundled ROCm {tr}",
+               "Usually harmless, since torch loads its own libraries from torch/lib; it breaks when the system "
+               "libraries get loaded into the same process (see 'ld-library-path-rocm'), and Triton may pick the "
+               "system libamdhip64 if TRITON_LIBHIP_PATH or the search order points there.",
+               evidence=(f.rocm.source, "torch version"),
+               fix=Fix(f"Install a torch built for ROCm {sys_v} (`rocm-triton-doctor install --rocm {sys_v}`), "
+                       "or make sure the system ROCm stays out of torch processes."))
+
+
+@check("ld-library-path-rocm", "rocm", "LD_LIBRARY_PATH does not pull system ROCm libraries into a ROCm torch.",
+       "Libraries found through LD_LIBRARY_PATH can replace the ones bundled in the wheel: two HIP runtimes or "
+       "mismatched rocBLAS in one process ('invalid device function', segfaults at init).",
+       "Remove /opt/rocm*/lib from LD_LIBRARY_PATH for processes that use the pip wheel.")
+def ld_library_path(f: Facts) -> Iterable[Finding]:
+    if not f.env.found:
+        yield skip("environment not recorded")
+        return
+    ldp = f.env_var("LD_LIBRARY_PATH") or ""
+    rocm_dirs = [d for d in ldp.split(":") if re.search(r"/rocm[^/]*(/|$)", d)]
+    if not rocm_dirs:
+        yield ok("LD_LIBRARY_PATH has no ROCm directories")
+        return
+    if not rocm_torch(f):
+        yield info(f"LD_LIBRARY_PATH contains {', '.join(rocm_dirs)}", "No ROCm torch installed; nothing to clash with.")
+        return
+    tr = _torch_rocm(f)
+    sys_v = f.rocm.value.version if f.rocm.found and f.rocm.value else None
+    same = sys_v is not None and tr is not None and sys_v.startswith(tr)
+    sev = info if same else warn
+    yield sev(f"LD_LIBRARY_PATH puts system ROCm ({', '.join(rocm_dirs)}) in front of torch's bundled ROCm {tr or '?'}",
+              "Libraries with the same soname can be taken from there instead of torch/lib."
+              + (" Versions match, so this is probably harmless." if same else ""),
+              evidence=("env: LD_LIBRARY_PATH",),
+              fix=Fix("Remove ROCm directories from LD_LIBRARY_PATH (check ~/.bashrc and module files).",
+                      ("export LD_LIBRARY_PATH=$(echo \"$LD_LIBRARY_PATH\" | tr ':' '\\n' | grep -v rocm | paste -sd:)",)))
+
+
+CHECKS = (rocm_install, rocm_torch_mismatch, ld_library_path)

@@ -1,0 +1,182 @@
+"""Triton: exactly one distribution, the version torch pins, an active backend for this GPU, and a toolchain."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from rocm_triton_doctor import knowledge
+from rocm_triton_doctor.checks.base import check, fail, ok, skip, torch_build, warn
+from rocm_triton_doctor.checks.gpus import amd_gpus
+from rocm_triton_doctor.checks.torch import platform
+from rocm_triton_doctor.facts import Facts
+from rocm_triton_doctor.findings import Finding, Fix
+
+TRITON_DISTS = {"triton", "pytorch-triton-rocm", "triton-rocm", "pytorch-triton", "triton-nightly"}
+
+
+def _installed(f: Facts) -> dict[str, str]:
+    if not f.python.found or not f.python.value:
+        return {}
+    return {n: d.version for n, d in f.python.value.distributions.items() if n in TRITON_DISTS}
+
+
+def _torch_pin(f: Facts) -> tuple[str, str] | None:
+    """(distribution, specifier) that the installed torch requires, from its own metadata."""
+    if not f.python.found or not f.python.value:
+        return None
+    torch = f.python.value.dist("torch")
+    return torch.pinned(TRITON_DISTS) if torch else None
+
+
+def _reinstall(f: Facts) -> str:
+    torch = f.python.value.dist("torch") if f.python.found and f.python.value else None
+    if torch and "+rocm" in torch.version:
+        index = knowledge.index_url("rocm" + torch.version.split("+rocm", 1)[1].split(".git")[0])
+        pin = _torch_pin(f)
+        target = f"{pin[0]}{pin[1]}" if pin else "pytorch-triton-rocm"
+        return f"pip install --force-reinstall --no-deps '{target}' --index-url {index}"
+    return "rocm-triton-doctor install"
+
+
+@check("triton-missing", "triton", "A Triton distribution is installed next to a GPU build of torch.",
+       "torch.compile and every Triton kernel need it; torch's ROCm wheels depend on the ROCm Triton.",
+       "Install the Triton that torch pins, from torch's index.")
+def triton_missing(f: Facts) -> Iterable[Finding]:
+    if not f.python.found:
+        yield skip("Python environment unknown")
+        return
+    inst = _installed(f)
+    if inst:
+        yield ok("Triton installed: " + ", ".join(f"{n} {v}" for n, v in sorted(inst.items())))
+        return
+    b = torch_build(f)
+    if b in ("rocm", "cuda"):
+        pin = _torch_pin(f)
+        yield fail("Triton is not installed", f"torch requires {pin[0]}{pin[1]}." if pin else "",
+                   fix=Fix("Install the one torch pins, from torch's own index.", (_reinstall(f),)))
+    else:
+        yield (warn if platform(f) == "amd" else ok)(
+            "Triton is not installed", "`smoke` needs it; install it with torch (`rocm-triton-doctor install`).")
+
+
+@check("triton-duplicate-dists", "triton", "Exactly one installed distribution owns the triton/ package.",
+       "Two distributions (e.g. pytorch-triton-rocm and PyPI triton, pulled in by another package) overwrite each "
+       "other's files in site-packages/triton; the last one installed wins, often the CUDA-only one "
+       "(state-spaces/mamba#595).",
+       "Uninstall all of them, then reinstall the one torch pins.")
+def triton_duplicates(f: Facts) -> Iterable[Finding]:
+    if not f.python.found or not f.python.value:
+        yield skip("Python environment unknown")
+        return
+    owners = f.python.value.triton_owners
+    inst = _installed(f)
+    if not owners and not inst:
+        yield ok("no Triton distribution installed")
+        return
+    if len(owners) <= 1 and len(inst) <= 1:
+        yield ok(f"one Triton distribution ({owners[0] if owners else next(iter(inst), 'none')})")
+        return
+    names = sorted(set(owners) | set(inst))
+    desc = ", ".join(f"{n} {inst.get(n, '?')}" for n in names)
+    yield fail(f"{len(names)} Triton distributions installed: {desc}",
+               "They share the triton/ directory: whichever was installed last decides what `import triton` "
+               "loads, and uninstalling one breaks the other.",
+               evidence=("python: distributions owning triton/__init__.py",),
+               fix=Fix("Remove them all, then reinstall only the one torch pins.",
+                       (f"pip uninstall -y {' '.join(names)}", _reinstall(f))),
+               links=("https://github.com/state-spaces/mamba/issues/595",))
+
+
+@check("triton-version-pin", "triton", "The installed Triton is the distribution and version torch pins.",
+       "torch is tested with one exact Triton; another version breaks torch.compile with import or codegen errors "
+       "(another package's triton requirement is the usual cause).",
+       "Reinstall the pinned Triton from torch's index.")
+def triton_pin(f: Facts) -> Iterable[Finding]:
+    pin = _torch_pin(f)
+    inst = _installed(f)
+    if pin is None:
+        yield skip("torch declares no Triton requirement here" if f.python.found else "Python environment unknown")
+        return
+    name, spec = pin
+    if name not in inst:
+        if inst:
+            other = ", ".join(f"{n} {v}" for n, v in inst.items())
+            yield fail(f"torch requires {name}{spec} but {other} is installed",
+                       "A Triton from another source (usually PyPI's CUDA-oriented `triton`) replaced the one built "
+                       "for this torch.", fix=Fix("Swap it for the pinned one.",
+                                                  (f"pip uninstall -y {' '.join(inst)}", _reinstall(f))))
+        else:
+            yield skip("Triton missing (see 'triton-missing')")
+        return
+    try:
+        good = Version(inst[name]) in SpecifierSet(spec) if spec else True
+    except (InvalidSpecifier, InvalidVersion):
+        good = False
+    if good:
+        yield ok(f"{name} {inst[name]} satisfies torch's pin {spec or '(any)'}")
+    else:
+        yield fail(f"{name} {inst[name]} does not satisfy torch's pin {name}{spec}",
+                   "torch.compile and Triton kernels can break in import or code generation.",
+                   fix=Fix("Reinstall the pinned version.", (_reinstall(f),)))
+
+
+@check("triton-backend", "triton", "Triton's active backend is HIP (AMD) or CUDA (NVIDIA) and targets the GPU's arch.",
+       "'0 active drivers' means Triton found no usable GPU backend (a CPU/CUDA torch on AMD, or no GPU access).",
+       "Fix torch first; then Triton picks the backend from torch.")
+def triton_backend(f: Facts) -> Iterable[Finding]:
+    if not f.runtime.found or not f.runtime.value:
+        yield skip("runtime probe not run")
+        return
+    r = f.runtime.value
+    plat = platform(f)
+    if plat == "cpu":
+        yield skip("no GPU: Triton runs only in interpreter mode (TRITON_INTERPRET=1) here")
+        return
+    if not r.is_available:
+        yield skip("torch sees no GPU (see 'torch-sees-gpu')")
+        return
+    if r.triton_error:
+        yield fail("Triton cannot start its GPU backend", r.triton_error, evidence=("runtime probe",),
+                   fix=Fix("Check the Triton findings above (duplicates, pin); the error is quoted verbatim."))
+        return
+    want = {"amd": "hip", "nvidia": "cuda"}.get(plat)
+    if want and r.triton_backend != want:
+        yield fail(f"Triton's active backend is {r.triton_backend!r}, expected {want!r}",
+                   fix=Fix("Reinstall the Triton that torch pins.", (_reinstall(f),)))
+        return
+    expect = {g.effective_gfx for g in amd_gpus(f)} if plat == "amd" else set()
+    arch = knowledge.base_gfx(r.triton_arch) if plat == "amd" else r.triton_arch
+    if expect and arch not in expect:
+        yield warn(f"Triton targets {r.triton_arch}, but the GPU(s) are {', '.join(sorted(e for e in expect if e))}",
+                   "Triton compiles for device 0; check device visibility and overrides.")
+        return
+    yield ok(f"Triton {r.triton_version} backend {r.triton_backend}, target {r.triton_arch}")
+
+
+@check("triton-build-toolchain", "triton", "A C compiler and Python.h are present (Triton builds its GPU driver stub on "
+       "first use).", "Without them the first Triton kernel fails: 'fatal error: Python.h: No such file or directory'.",
+       "Install gcc and the Python development headers.")
+def triton_toolchain(f: Facts) -> Iterable[Finding]:
+    which = f.which.value if f.which.found and f.which.value else None
+    if which is None or not f.python.found or not f.python.value:
+        yield skip("toolchain not probed")
+        return
+    cc = f.env_var("CC") or which.get("cc") or which.get("gcc") or which.get("clang")
+    has_h = f.python.value.python_h
+    if cc and has_h:
+        yield ok(f"C compiler ({cc}) and Python.h present")
+        return
+    missing = [w for w, present in (("a C compiler", bool(cc)), ("Python.h", bool(has_h))) if not present]
+    plat = platform(f)
+    sev = fail if plat in ("amd", "nvidia") else warn
+    v = ".".join(f.python.value.version.split(".")[:2])
+    yield sev(f"missing {' and '.join(missing)}: Triton cannot build its driver stub",
+              f"Python.h is looked for in {f.python.value.include_dir or '?'}.",
+              fix=Fix("Install the compiler and headers (Debian/Ubuntu shown; Fedora/RHEL: gcc python3-devel).",
+                      (f"sudo apt-get install -y gcc python{v}-dev",), needs_sudo=True))
+
+
+CHECKS = (triton_missing, triton_duplicates, triton_pin, triton_backend, triton_toolchain)

@@ -1,0 +1,175 @@
+"""Command line: parse options, call one function, render, exit (DESIGN §8: keep this thin)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, Sequence
+
+import click
+from rich.console import Console
+
+from rocm_triton_doctor import __version__
+from rocm_triton_doctor.exitcodes import ExitCode
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
+
+
+def _console(stderr: bool = False) -> Console:
+    no_color = bool(os.environ.get("NO_COLOR"))
+    return Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True)
+
+
+def _split(values: Sequence[str]) -> list[str]:
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def _fail(message: str, code: ExitCode, as_json: bool, command: str) -> None:
+    """One clear line (and the same exit code in JSON), never a traceback."""
+    if as_json:
+        click.echo(json.dumps({"schema": f"rocm-triton-doctor/{command}/1", "command": command,
+                               "tool_version": __version__, "status": "could-not-check" if code == 3 else "error",
+                               "exit_code": int(code), "error": message}, indent=2))
+    else:
+        click.echo(f"rocm-triton-doctor {command}: {message}", err=True)
+    sys.exit(int(code))
+
+
+@click.group(context_settings=CONTEXT)
+@click.version_option(__version__, "-V", "--version", prog_name="rocm-triton-doctor")
+def cli() -> None:
+    """Get PyTorch + Triton working on AMD GPUs under ROCm, and prove it.
+
+    \b
+    Use the commands in this order after a fresh setup:
+      check    what is wrong on THIS machine, and the command that fixes it
+      install  the matching torch + Triton wheels, safely, verified
+      smoke    fused Triton kernels: correct? how fast vs torch and the hardware?
+
+    Exit codes (every command): 0 healthy, 1 problems found, 2 usage error,
+    3 could not check, 4 the doctor crashed.
+    """
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Print the versioned JSON envelope (the API) instead of text.")
+@click.option("--markdown", is_flag=True, help="Print Markdown, e.g. for a GitHub issue.")
+@click.option("--save-snapshot", type=click.Path(dir_okay=False, writable=True), metavar="FILE",
+              help="Also write everything the probes saw to FILE (re-diagnose it anywhere with --snapshot).")
+@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Diagnose a saved snapshot instead of this machine (no GPU needed).")
+@click.option("--root", type=click.Path(exists=True, file_okay=False), default="/", show_default=True,
+              help="Read /sys, /dev, /etc, /opt under DIR instead of / (testing, chroots, mounted images).")
+@click.option("--no-runtime", is_flag=True, help="Do not import torch in a subprocess (faster; fewer checks).")
+@click.option("--python", "python", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Interpreter whose environment to inspect (default: the one running the doctor).")
+@click.option("--only", multiple=True, metavar="ID", help="Run only these check ids or groups (repeat or comma-separate).")
+@click.option("--skip", "skip_ids", multiple=True, metavar="ID", help="Skip these check ids or groups.")
+@click.option("--list-checks", is_flag=True, help="List every check id with what it verifies, then exit.")
+@click.option("--strict", is_flag=True, help="Warnings make the exit code 1.")
+@click.option("--redact", is_flag=True, help="Hide user and host names, home paths, serial numbers and UUIDs.")
+@click.option("-v", "--verbose", is_flag=True, help="Show passing details and not-applicable checks too.")
+@click.option("--timeout", default=10.0, show_default=True, type=click.FloatRange(0.1, 600),
+              help="Seconds to wait for each external tool (rocminfo, amd-smi, nvidia-smi).")
+@click.option("--runtime-timeout", default=120.0, show_default=True, type=click.FloatRange(1, 3600),
+              help="Seconds to wait for the torch runtime probe.")
+def check(as_json: bool, markdown: bool, save_snapshot: str | None, snapshot_path: str | None, root: str,
+          no_runtime: bool, python: str | None, only: tuple[str, ...], skip_ids: tuple[str, ...], list_checks: bool,
+          strict: bool, redact: bool, verbose: bool, timeout: float, runtime_timeout: float) -> None:
+    """Inspect this machine (or a saved snapshot) and say what is wrong for PyTorch + Triton.
+
+    Never imports torch into the doctor itself: torch is probed in a subprocess with a timeout.
+
+    \b
+    Examples:
+      rocm-triton-doctor check
+      rocm-triton-doctor check --no-runtime --only gpus,overrides
+      rocm-triton-doctor check --save-snapshot snap.json --redact
+      rocm-triton-doctor check --snapshot snap.json --json
+      rocm-triton-doctor check --python ~/rocm-env/bin/python --strict
+    """
+    from rocm_triton_doctor import checks, snapshot
+    from rocm_triton_doctor.redact import Redactor
+    from rocm_triton_doctor.report import diagnose
+
+    if as_json and markdown:
+        raise click.UsageError("--json and --markdown are mutually exclusive")
+    if list_checks:
+        _list_checks(as_json)
+        return
+    try:
+        selected = checks.select(_split(only), _split(skip_ids))
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if snapshot_path:
+        try:
+            snap = snapshot.load(snapshot_path)
+        except snapshot.SnapshotError as exc:
+            _fail(str(exc), ExitCode.COULD_NOT_CHECK, as_json, "check")
+        source = snapshot_path
+    else:
+        snap = _collect(root, python, not no_runtime, timeout, runtime_timeout, quiet=as_json or markdown)
+        source = "this machine" if root == "/" else f"root {root}"
+    red = Redactor(snap, enabled=redact)
+    if save_snapshot:
+        try:
+            snapshot.save(red.obj(snap), save_snapshot)
+        except OSError as exc:
+            _fail(f"cannot write snapshot {save_snapshot}: {exc.strerror or exc}", ExitCode.COULD_NOT_CHECK, as_json,
+                  "check")
+    report = diagnose(snap, selected, strict=strict, source=source)
+    if as_json:
+        click.echo(json.dumps(red.obj(report.to_dict()), indent=2))
+    elif markdown:
+        from rocm_triton_doctor.render import markdown as md
+
+        click.echo(md.render(report, verbose=verbose, redactor=red))
+    else:
+        from rocm_triton_doctor.render import human
+
+        human.render(report, _console(), verbose=verbose, redactor=red)
+        if save_snapshot:
+            click.echo(f"snapshot written to {save_snapshot}", err=True)
+    sys.exit(int(report.verdict.exit_code))
+
+
+def _collect(root: str, python: str | None, runtime: bool, timeout: float, runtime_timeout: float,
+             quiet: bool) -> dict[str, Any]:
+    from rocm_triton_doctor.probes.collect import Collector
+
+    err = _console(stderr=True)
+    if quiet or not err.is_terminal:
+        return Collector(root=root, python=python, runtime=runtime, timeout=timeout,
+                         runtime_timeout=runtime_timeout).collect()
+    with err.status("probing this machine…") as status:
+        return Collector(root=root, python=python, runtime=runtime, timeout=timeout, runtime_timeout=runtime_timeout,
+                         progress=lambda msg: status.update(msg + "…")).collect()
+
+
+def _list_checks(as_json: bool) -> None:
+    from rocm_triton_doctor.checks import REGISTRY
+
+    if as_json:
+        click.echo(json.dumps([{"id": c.id, "group": c.group, "what": c.what, "why": c.why, "fix": c.fix}
+                               for c in REGISTRY], indent=2))
+        return
+    width = max(len(c.id) for c in REGISTRY)
+    for c in REGISTRY:
+        click.echo(f"{c.id.ljust(width)}  [{c.group}] {c.what}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    try:
+        cli.main(args=list(argv) if argv is not None else None, prog_name="rocm-triton-doctor", standalone_mode=True)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        click.echo("rocm-triton-doctor: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, exit 4
+        if os.environ.get("RTD_DEBUG"):
+            raise
+        click.echo(f"rocm-triton-doctor: internal error: {type(exc).__name__}: {exc} "
+                   "(set RTD_DEBUG=1 for a traceback; please report it)", err=True)
+        sys.exit(int(ExitCode.CRASHED))

@@ -1,0 +1,91 @@
+"""Findings: what a check says about this machine, with evidence and a fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from rocm_triton_doctor.exitcodes import ExitCode
+
+
+class Severity(str, Enum):
+    OK = "ok"
+    INFO = "info"
+    SKIP = "skip"
+    WARN = "warn"
+    FAIL = "fail"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+
+_RANK = {Severity.OK: 0, Severity.INFO: 0, Severity.SKIP: 0, Severity.WARN: 1, Severity.FAIL: 2}
+
+
+@dataclass(frozen=True)
+class Fix:
+    """How to repair a finding: copy-pasteable commands plus the words around them."""
+
+    text: str
+    commands: tuple[str, ...] = ()
+    needs_sudo: bool = False
+    needs_relogin: bool = False
+    needs_reboot: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "text": self.text,
+            "commands": list(self.commands),
+            "needs_sudo": self.needs_sudo,
+            "needs_relogin": self.needs_relogin,
+            "needs_reboot": self.needs_reboot,
+        }
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    severity: Severity
+    title: str
+    detail: str = ""
+    evidence: tuple[str, ...] = ()
+    fix: Fix | None = None
+    links: tuple[str, ...] = ()
+    group: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "group": self.group,
+            "severity": self.severity.value,
+            "title": self.title,
+            "detail": self.detail,
+            "evidence": list(self.evidence),
+            "fix": self.fix.to_dict() if self.fix else None,
+            "links": list(self.links),
+        }
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str  # "healthy" | "warnings" | "problems" | "could-not-check"
+    exit_code: ExitCode
+    counts: dict[str, int] = field(default_factory=dict)
+    summary: str = ""
+
+
+def verdict_for(findings: list[Finding] | tuple[Finding, ...], strict: bool = False) -> Verdict:
+    counts = {s.value: 0 for s in Severity}
+    for f in findings:
+        counts[f.severity.value] += 1
+    if counts["fail"]:
+        status, code = "problems", ExitCode.PROBLEMS
+        summary = f"{counts['fail']} problem(s) found" + (f", {counts['warn']} warning(s)" if counts["warn"] else "")
+    elif counts["warn"]:
+        status = "warnings"
+        code = ExitCode.PROBLEMS if strict else ExitCode.HEALTHY
+        summary = f"no blocking problems, {counts['warn']} warning(s)" + (" (--strict: warnings fail)" if strict else "")
+    else:
+        status, code, summary = "healthy", ExitCode.HEALTHY, "no problems found"
+    return Verdict(status=status, exit_code=code, counts=counts, summary=summary)

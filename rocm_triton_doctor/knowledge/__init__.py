@@ -1,0 +1,248 @@
+"""Compatibility knowledge as data (DESIGN §4): ROCm releases, torch wheels, gfx targets, PCI ids, overrides.
+
+Every row in data/*.json carries its source; each file carries an `as_of` date. Code asks questions here and
+never hard-codes a version table.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+
+@lru_cache(maxsize=None)
+def _load(name: str) -> dict[str, Any]:
+    text = resources.files(__package__).joinpath("data", name).read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def as_of() -> str:
+    """The oldest `as_of` date among the data files: how old the doctor's knowledge is."""
+    return min(_load(n)["as_of"] for n in ("gfx.json", "rocm_releases.json", "torch_releases.json", "rocm_indexes.json"))
+
+
+# -- gfx targets ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GfxTarget:
+    gfx: str
+    gfx_target_version: int
+    family: str
+    arch: str
+    kind: str  # dgpu | igpu | dcgpu
+    wave_size: int
+    chip: str
+    products: tuple[str, ...]
+    pci_ids: tuple[str, ...]
+    source: str
+    verified: bool = True
+
+    @property
+    def integrated(self) -> bool:
+        return self.kind == "igpu"
+
+
+@dataclass(frozen=True)
+class OverrideRule:
+    gfx: tuple[str, ...]
+    target: str
+    value: str
+    verified: bool
+    source: str
+
+
+@lru_cache(maxsize=None)
+def _targets() -> dict[str, GfxTarget]:
+    out = {}
+    for r in _load("gfx.json")["targets"]:
+        out[r["gfx"]] = GfxTarget(
+            gfx=r["gfx"], gfx_target_version=r["gfx_target_version"], family=r["family"], arch=r["arch"],
+            kind=r["kind"], wave_size=r["wave_size"], chip=r["chip"], products=tuple(r["products"]),
+            pci_ids=tuple(r["pci_ids"]), source=r["source"], verified=r.get("verified", True))
+    return out
+
+
+def gfx_info(gfx: str | None) -> GfxTarget | None:
+    return _targets().get(base_gfx(gfx)) if gfx else None
+
+
+def all_gfx() -> tuple[str, ...]:
+    return tuple(_targets())
+
+
+def base_gfx(name: str | None) -> str:
+    """'gfx90a:sramecc+:xnack-' -> 'gfx90a'; 'amdgcn-amd-amdhsa--gfx1100' -> 'gfx1100'."""
+    if not name:
+        return ""
+    name = name.strip().rsplit("--", 1)[-1]
+    return name.split(":", 1)[0].lower()
+
+
+def gfx_from_target_version(value: int) -> str | None:
+    """KFD `gfx_target_version` (major*10000 + minor*100 + stepping) -> LLVM name (libhsakmt.h macros)."""
+    if value <= 0:
+        return None
+    major, rest = divmod(value, 10000)
+    minor, step = divmod(rest, 100)
+    if minor > 15 or step > 15:
+        return None
+    return f"gfx{major}{minor:x}{step:x}"
+
+
+_OVERRIDE_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+
+
+def parse_override(value: str) -> tuple[str | None, str | None]:
+    """Parse an HSA_OVERRIDE_GFX_VERSION value the way libhsakmt's sscanf("%u.%u.%u%c") does.
+
+    Returns (gfx name, None) or (None, reason). Source: ROCR-Runtime libhsakmt/src/topology.c (rocm-facts §3.1):
+    three decimal numbers, major <= 63, minor/stepping <= 255, nothing after them; the gfx name uses hex digits
+    for minor and stepping.
+    """
+    m = _OVERRIDE_RE.match(value)
+    if not m:
+        if value.strip() != value:
+            return None, "has leading/trailing whitespace"
+        if value.lower().startswith("gfx"):
+            return None, "is a gfx name; the variable wants MAJOR.MINOR.STEPPING numbers (e.g. 10.3.0)"
+        return None, "is not three dot-separated decimal numbers MAJOR.MINOR.STEPPING"
+    major, minor, step = (int(x) for x in m.groups())
+    if major > 63 or minor > 255 or step > 255:
+        return None, "is out of range (major <= 63, minor and stepping <= 255)"
+    if minor > 15 or step > 15:
+        return None, "names no existing gfx target (minor/stepping above 15)"
+    return f"gfx{major}{minor:x}{step:x}", None
+
+
+def override_value(gfx: str) -> str:
+    """gfx1030 -> '10.3.0', gfx90a -> '9.0.10' (inverse of parse_override)."""
+    info = gfx_info(gfx)
+    if info:
+        major, rest = divmod(info.gfx_target_version, 10000)
+        minor, step = divmod(rest, 100)
+        return f"{major}.{minor}.{step}"
+    m = re.match(r"^gfx(\d+)([0-9a-f])([0-9a-f])$", gfx)
+    if not m:
+        raise ValueError(f"not a gfx name: {gfx}")
+    return f"{int(m.group(1))}.{int(m.group(2), 16)}.{int(m.group(3), 16)}"
+
+
+def override_rules(gfx: str) -> tuple[OverrideRule, ...]:
+    """Same-family targets that can stand in for `gfx`, best first (rocm-facts §3.2)."""
+    out = []
+    for r in _load("gfx.json")["overrides"]:
+        if gfx in r["gfx"]:
+            out.append(OverrideRule(tuple(r["gfx"]), r["target"], r["value"], r["verified"], r["source"]))
+    return tuple(out)
+
+
+def pci_lookup(device_id: int | str) -> GfxTarget | None:
+    did = device_id if isinstance(device_id, str) else f"0x{device_id:04x}"
+    did = did.lower()
+    for t in _targets().values():
+        if did in t.pci_ids:
+            return t
+    return None
+
+
+# -- ROCm releases --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RocmRelease:
+    version: str
+    gfx: tuple[str, ...]
+    gfx_deprecated: tuple[str, ...]
+    distros: dict[str, tuple[str, ...]] | None
+    verified: bool
+    source: str
+    therock: bool = False
+
+
+def _v(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def rocm_release(version: str) -> RocmRelease | None:
+    """The knowledge row that describes installed ROCm `version`: newest row <= it within the same major.minor."""
+    v = _v(version)
+    if v is None:
+        return None
+    best = None
+    for r in _load("rocm_releases.json")["releases"]:
+        rv = Version(r["version"])
+        if (rv.major, rv.minor) == (v.major, v.minor) and rv <= v and (best is None or rv > Version(best["version"])):
+            best = r
+    if best is None:
+        return None
+    distros = None
+    if best.get("distros") is not None:
+        distros = {k: tuple(vs) for k, vs in best["distros"].items()}
+    return RocmRelease(best["version"], tuple(best["gfx"]), tuple(best.get("gfx_deprecated", ())), distros,
+                       best.get("verified", True), best["source"], best.get("therock", False))
+
+
+def newest_rocm() -> str:
+    return max((r["version"] for r in _load("rocm_releases.json")["releases"]), key=Version)
+
+
+# -- torch wheels ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TorchRelease:
+    torch: str
+    date: str
+    rocm_indexes: tuple[str, ...]
+    requires_python: str
+    triton: str
+    triton_rocm_package: str | None
+    source: str
+    unverified: str | None = None
+
+    def supports_python(self, version: str) -> bool:
+        try:
+            return Version(version) in SpecifierSet(self.requires_python)
+        except (InvalidSpecifier, InvalidVersion):
+            return False
+
+
+def torch_releases() -> tuple[TorchRelease, ...]:
+    rows = []
+    for r in _load("torch_releases.json")["releases"]:
+        rows.append(TorchRelease(r["torch"], r["date"], tuple(r["rocm_indexes"]), r["requires_python"], r["triton"],
+                                 r["triton_rocm_package"], r["source"], r.get("unverified")))
+    return tuple(rows)
+
+
+def torch_release(version: str) -> TorchRelease | None:
+    v = _v(version.split("+", 1)[0])
+    if v is None:
+        return None
+    for r in torch_releases():
+        rv = Version(r.torch)
+        if (rv.major, rv.minor) == (v.major, v.minor):
+            return r
+    return None
+
+
+def index_arches(index: str) -> tuple[str, ...] | None:
+    row = _load("rocm_indexes.json")["indexes"].get(index)
+    return tuple(row["gfx"]) if row else None
+
+
+def index_url(index: str) -> str:
+    return str(_load("rocm_indexes.json")["base_url"]) + index
+
+
+def rocm_indexes() -> tuple[str, ...]:
+    return tuple(_load("rocm_indexes.json")["indexes"])

@@ -1,0 +1,95 @@
+"""The one way the doctor runs an external command: argv list, never a shell, always a timeout.
+
+A hung tool (a wedged `rocminfo` on a broken KFD is a classic) must not hang the doctor, so the child gets its own
+process group and the whole group is killed when the timeout expires.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Mapping, Protocol, Sequence
+
+MAX_OUTPUT = 512 * 1024  # keep snapshots small; rocminfo on an 8-GPU node is ~60 KiB
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    argv: tuple[str, ...]
+    returncode: int | None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    missing: bool = False
+    error: str | None = None  # e.g. "permission denied" when exec itself failed
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        d: dict[str, object] = {
+            "argv": list(self.argv),
+            "returncode": self.returncode,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "timed_out": self.timed_out,
+            "missing": self.missing,
+        }
+        if self.error:
+            d["error"] = self.error
+        return d
+
+
+class Runner(Protocol):
+    def __call__(
+        self, argv: Sequence[str], timeout: float, env: Mapping[str, str] | None = None
+    ) -> CommandResult: ...
+
+
+def _clip(data: bytes) -> str:
+    text = data[:MAX_OUTPUT].decode("utf-8", errors="replace")
+    if len(data) > MAX_OUTPUT:
+        text += f"\n[... truncated {len(data) - MAX_OUTPUT} bytes]"
+    return text
+
+
+def run_command(argv: Sequence[str], timeout: float, env: Mapping[str, str] | None = None) -> CommandResult:
+    """Run argv with a hard timeout; never raises."""
+    argv = tuple(argv)
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env) if env is not None else None,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        return CommandResult(argv, None, missing=True, seconds=time.monotonic() - start)
+    except OSError as exc:  # permission denied, exec format error, ...
+        return CommandResult(argv, None, error=f"{type(exc).__name__}: {exc.strerror or exc}",
+                             seconds=time.monotonic() - start)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        try:
+            out, err = proc.communicate(timeout=1.0)
+        except subprocess.TimeoutExpired:  # a grandchild kept the pipes open; give up on its output
+            out, err = b"", b""
+        return CommandResult(argv, None, _clip(out or b""), _clip(err or b""), timed_out=True,
+                             seconds=time.monotonic() - start)
+    return CommandResult(argv, proc.returncode, _clip(out), _clip(err), seconds=time.monotonic() - start)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass

@@ -1,0 +1,1 @@
+"""Standalone scripts run by the TARGET interpreter (stdlib only, Python >= 3.8 syntax)."""
