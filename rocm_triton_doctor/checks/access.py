@@ -32,11 +32,35 @@ def _access(node: DeviceNode, user: User | None) -> tuple[bool | None, str]:
     return False, "derived from mode and groups"
 
 
+def _merged(findings: list[Finding]) -> list[Finding]:
+    """One finding per distinct problem: four render nodes with the same cause are one line, not four."""
+    import dataclasses
+
+    out: dict[tuple[object, ...], Finding] = {}
+    paths: dict[tuple[object, ...], list[str]] = {}
+    for f in findings:
+        path = f.title.split(" ", 1)[0].rstrip(":")
+        key = (f.severity, f.title.replace(path, "<node>"), f.fix)
+        paths.setdefault(key, []).append(path)
+        out.setdefault(key, f)
+    merged = []
+    for key, f in out.items():
+        ps = paths[key]
+        if len(ps) > 1:
+            f = dataclasses.replace(f, title=f.title.replace(ps[0], ", ".join(ps), 1), evidence=tuple(ps))
+        merged.append(f)
+    return merged
+
+
 def _node_findings(nodes: tuple[DeviceNode, ...], f: Facts, what: str) -> Iterable[Finding]:
+    return _merged(list(_each_node(nodes, f, what)))
+
+
+def _each_node(nodes: tuple[DeviceNode, ...], f: Facts, what: str) -> Iterable[Finding]:
     user = f.user.value if f.user.found else None
     for node in nodes:
         can, why = _access(node, user)
-        desc = f"{node.path} is {node.perms} {node.owner or '?'}:{node.group or '?'}"
+        desc = f"mode {node.perms}, owner {node.owner or '?'}:{node.group or '?'}"
         if can:
             yield ok(f"{node.path} accessible ({why})", desc)
             continue

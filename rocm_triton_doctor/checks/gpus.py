@@ -45,6 +45,14 @@ def _python_version(f: Facts) -> str | None:
     return f.python.value.version if f.python.found and f.python.value else None
 
 
+def _distinct(gpus: tuple[Gpu, ...]) -> list[Gpu]:
+    """One GPU per (real gfx, effective gfx): eight identical MI300X are one line in the support findings."""
+    seen: dict[tuple[str | None, str | None], Gpu] = {}
+    for g in gpus:
+        seen.setdefault((g.gfx, g.effective_gfx), g)
+    return list(seen.values())
+
+
 def amd_gpus(f: Facts) -> tuple[Gpu, ...]:
     return f.gpus.value if f.gpus.found and f.gpus.value else ()
 
@@ -68,6 +76,9 @@ def gpus_detected(f: Facts) -> Iterable[Finding]:
             yield warn(f"{len(f.pci_amd_gpus)} AMD display devices on PCI but only {len(gpus)} GPU node(s) in KFD",
                        "A GPU without a KFD node is unsupported by this kernel's KFD or lacks PCIe atomics.",
                        fix=Fix("Read the kernel log.", ("sudo dmesg | grep -iE 'kfd|atomics'",), needs_sudo=True))
+        return
+    if not f.dev_kfd.found and ((f.wsl.found and f.wsl.value) or f.container.found):
+        yield skip("no /dev/kfd here: see 'wsl' / 'container-passthrough'")
         return
     if f.rocminfo.value is not None and f.rocminfo.value.errors:
         yield fail("rocminfo could not enumerate GPUs", "; ".join(f.rocminfo.value.errors[:3]),
@@ -139,7 +150,7 @@ def gfx_rocm_support(f: Facts) -> Iterable[Finding]:
     if rel is None:
         yield info(f"ROCm {version} is not in the doctor's knowledge (as of {knowledge.as_of()})")
         return
-    for g in gpus:
+    for g in _distinct(gpus):
         if not g.gfx:
             continue
         tag = " (not confirmed: no AMD matrix for this release)" if not rel.verified else ""
@@ -170,7 +181,7 @@ def gfx_torch_arch(f: Facts) -> Iterable[Finding]:
         yield skip("torch's gfx list is unknown", "Run without --no-runtime to measure torch.cuda.get_arch_list().")
         return
     py = _python_version(f)
-    for g in gpus:
+    for g in _distinct(gpus):
         eff = g.effective_gfx or g.gfx
         if not eff:
             continue

@@ -157,8 +157,10 @@ def override_harmful(f: Facts) -> Iterable[Finding]:
                    "Every GPU node loads the same ISA; with an iGPU + dGPU this causes memory faults and hangs "
                    "(ROCm/rocm-systems#11549).",
                    evidence=("env",) + tuple(g.source for g in gpus),
-                   fix=Fix(f"Unset the global value and use {VAR}_<node> (ROCm >= 6.3) for the GPU that needs it, "
-                           "or hide the other GPU.", (f"unset {VAR}",)))
+                   fix=Fix(f"Unset the global value and set {VAR}_<node> (ROCm >= 6.3) only for the GPU that needs "
+                           "it, or hide the other GPU.",
+                           (f"unset {VAR}",) + tuple(f"export {VAR}_{g.node}={rule.value}"  # type: ignore[attr-defined]
+                                                     for g, rule in _needed(f)[0])))
     arches, _source = torch_arch_list(f)
     for g in gpus:
         if not g.override or not g.gfx or g.effective_gfx == g.gfx:

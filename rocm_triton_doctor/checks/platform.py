@@ -7,7 +7,7 @@ from typing import Iterable
 from packaging.version import InvalidVersion, Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.checks.base import amd_host, check, fail, info, ok, skip, warn, rocm_torch
+from rocm_triton_doctor.checks.base import amd_host, check, fail, info, ok, rocm_torch, skip, torch_version, warn
 from rocm_triton_doctor.facts import Facts, Status
 from rocm_triton_doctor.findings import Finding, Fix
 
@@ -111,7 +111,11 @@ def wsl(f: Facts) -> Iterable[Finding]:
               needs_sudo=True)
     links = ("https://rocm.docs.amd.com/projects/radeon-ryzen/en/latest/docs/install/installrad/wsl/howto_wsl.html",
              "https://github.com/ROCm/hip/issues/3710")
-    sev = fail if (rocm_torch(f) and not f.dev_dxg.found) else warn
+    # download.pytorch.org wheels carry a plain +rocmX.Y tag; AMD's repo.radeon.com builds (the ones AMD documents for
+    # WSL) add .git<hash>. The plain Linux wheel cannot reach the GPU through /dev/dxg (ROCm/hip#3710).
+    v = torch_version(f) or ""
+    pytorch_org_wheel = rocm_torch(f) and ".git" not in v
+    sev = fail if pytorch_org_wheel else warn
     yield sev("WSL: ROCm needs AMD's WSL runtime, not the plain Linux stack", detail, fix=fix, links=links,
               evidence=("/proc/version", "/dev/dxg"))
 

@@ -531,12 +531,13 @@ def _gpus(snap: Mapping[str, Any], env: Fact[dict[str, str]], rocminfo: Fact[par
                     mprops = parsers.parse_kfd_properties(mb.value or "")
                     vram = (vram or 0) + mprops.get("size_in_bytes", 0)
             ra = rocminfo_by_node.get(node)
-            name = (ra.marketing_name if ra and ra.marketing_name else "") or (info.products[0] if info and info.products else "")
+            name = (ra.marketing_name if ra and ra.marketing_name else "") or _generic_name(info, props.get("device_id"))
             simd_per_cu = props.get("simd_per_cu") or 0
             cus = props["simd_count"] // simd_per_cu if simd_per_cu else (ra.compute_units if ra else None)
             gpus.append(Gpu(node, real, eff, value, var, props.get("device_id"), name, vram, cus,
                             props.get("wave_front_size") or (info.wave_size if info else None),
                             props.get("drm_render_minor"), info.integrated if info else None, p, info))
+        gpus = _name_from_runtime(gpus, snap.get("runtime"), env)
         return found(tuple(gpus), "/sys/class/kfd/kfd/topology/nodes") if gpus else absent("/sys/class/kfd/kfd/topology/nodes")
     # No KFD in the snapshot: fall back to rocminfo (its gfx already includes any override, rocm-facts §5.5).
     if rocminfo.value is not None and rocminfo.value.gpus:
@@ -556,6 +557,29 @@ def _gpus(snap: Mapping[str, Any], env: Fact[dict[str, str]], rocminfo: Fact[par
     if kfd_dir.status is Status.ABSENT:
         return absent("/sys/class/kfd")
     return unknown("/sys/class/kfd/kfd/topology/nodes")
+
+
+def _generic_name(info: knowledge.GfxTarget | None, device_id: int | None) -> str:
+    """A name from the knowledge base when no tool reported a marketing name: chip + the products it covers."""
+    if info is None:
+        return f"AMD GPU 0x{device_id:04x}" if device_id else "AMD GPU"
+    products = ", ".join(info.products[:3]) + ("…" if len(info.products) > 3 else "")
+    return f"{info.chip}" + (f" ({products})" if products else "")
+
+
+def _name_from_runtime(gpus: list[Gpu], runtime: Any, env: Fact[dict[str, str]]) -> list[Gpu]:
+    """torch's device names, when torch saw exactly these GPUs in KFD order (no visibility filter)."""
+    import dataclasses
+
+    if not isinstance(runtime, dict) or not isinstance(runtime.get("devices"), list):
+        return gpus
+    names = [str(d.get("name") or "") for d in runtime["devices"] if isinstance(d, dict)]
+    hidden = env.found and env.value and any(env.value.get(v) for v in
+                                             ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"))
+    if hidden or len(names) != len(gpus) or not all(names):
+        return gpus
+    return [g if g.source == "rocminfo" or "(" not in g.name and g.name.startswith(("AMD", "Radeon"))
+            else dataclasses.replace(g, name=n) for g, n in zip(gpus, names)]
 
 
 def _kfd_topology(snap: Mapping[str, Any]) -> Fact[int]:
