@@ -90,8 +90,6 @@ def check(as_json: bool, markdown: bool, save_snapshot: str | None, snapshot_pat
       rocm-triton-doctor check --python ~/rocm-env/bin/python --strict
     """
     from rocm_triton_doctor import checks, snapshot
-    from rocm_triton_doctor.redact import Redactor
-    from rocm_triton_doctor.report import diagnose
 
     if as_json and markdown:
         raise click.UsageError("--json and --markdown are mutually exclusive")
@@ -102,6 +100,17 @@ def check(as_json: bool, markdown: bool, save_snapshot: str | None, snapshot_pat
         selected = checks.select(_split(only), _split(skip_ids))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    collector = None
+    if not snapshot_path:
+        from rocm_triton_doctor.probes.collect import Collector
+
+        # Start the torch subprocess first: it is the slow part and overlaps everything below (DESIGN §3).
+        collector = Collector(root=root, python=python, runtime=not no_runtime, timeout=timeout,
+                              runtime_timeout=runtime_timeout)
+        collector.start()
+    from rocm_triton_doctor.redact import Redactor
+    from rocm_triton_doctor.report import diagnose
+
     if snapshot_path:
         try:
             snap = snapshot.load(snapshot_path)
@@ -109,7 +118,8 @@ def check(as_json: bool, markdown: bool, save_snapshot: str | None, snapshot_pat
             _fail(str(exc), ExitCode.COULD_NOT_CHECK, as_json, "check")
         source = snapshot_path
     else:
-        snap = _collect(root, python, not no_runtime, timeout, runtime_timeout, quiet=as_json or markdown)
+        assert collector is not None
+        snap = _collect(collector, quiet=as_json or markdown)
         source = "this machine" if root == "/" else f"root {root}"
     red = Redactor(snap, enabled=redact)
     if save_snapshot:
@@ -134,17 +144,13 @@ def check(as_json: bool, markdown: bool, save_snapshot: str | None, snapshot_pat
     sys.exit(int(report.verdict.exit_code))
 
 
-def _collect(root: str, python: str | None, runtime: bool, timeout: float, runtime_timeout: float,
-             quiet: bool) -> dict[str, Any]:
-    from rocm_triton_doctor.probes.collect import Collector
-
+def _collect(collector: Any, quiet: bool) -> dict[str, Any]:
     err = _console(stderr=True)
     if quiet or not err.is_terminal:
-        return Collector(root=root, python=python, runtime=runtime, timeout=timeout,
-                         runtime_timeout=runtime_timeout).collect()
+        return collector.collect()  # type: ignore[no-any-return]
     with err.status("probing this machine…") as status:
-        return Collector(root=root, python=python, runtime=runtime, timeout=timeout, runtime_timeout=runtime_timeout,
-                         progress=lambda msg: status.update(msg + "…")).collect()
+        collector.progress = lambda msg: status.update(msg + "…")
+        return collector.collect()  # type: ignore[no-any-return]
 
 
 def _list_checks(as_json: bool) -> None:

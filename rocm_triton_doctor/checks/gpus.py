@@ -77,7 +77,8 @@ def gpus_detected(f: Facts) -> Iterable[Finding]:
                        "A GPU without a KFD node is unsupported by this kernel's KFD or lacks PCIe atomics.",
                        fix=Fix("Read the kernel log.", ("sudo dmesg | grep -iE 'kfd|atomics'",), needs_sudo=True))
         return
-    if not f.dev_kfd.found and ((f.wsl.found and f.wsl.value) or f.container.found):
+    wsl = bool(f.wsl.found and f.wsl.value)
+    if not f.dev_kfd.found and (wsl or (f.container.found and amd_host(f) is not False)):
         yield skip("no /dev/kfd here: see 'wsl' / 'container-passthrough'")
         return
     if f.rocminfo.value is not None and f.rocminfo.value.errors:

@@ -16,7 +16,7 @@ import pwd
 import shutil
 import stat
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -81,6 +81,9 @@ class Collector:
         self.runtime_timeout = runtime_timeout
         self.environ = dict(os.environ if environ is None else environ)
         self.progress = progress or (lambda _msg: None)
+        self._pool: ThreadPoolExecutor | None = None
+        self._runtime_fut: Future[dict[str, object]] | None = None
+        self._python_fut: Future[dict[str, object]] | None = None
 
     # -- paths under root -------------------------------------------------------------------------------------
     def _p(self, path: str) -> str:
@@ -218,16 +221,33 @@ class Collector:
         return _parse_json_result(res, marker=None)
 
     def runtime_probe(self) -> dict[str, object]:
-        res = self.runner([self.python, str(SCRIPTS / "runtime_probe.py")], self.runtime_timeout,
-                          _python_env(self.environ))
-        return _parse_json_result(res, marker=RUNTIME_MARKER)
+        """torch facts and Triton facts, from two subprocesses of the target interpreter running side by side."""
+        env = _python_env(self.environ)
+        script = str(SCRIPTS / "runtime_probe.py")
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            triton_fut = pool.submit(self.runner, [self.python, script, "triton"], self.runtime_timeout, env)
+            out = _parse_json_result(self.runner([self.python, script], self.runtime_timeout, env), RUNTIME_MARKER)
+            tri = _parse_json_result(triton_fut.result(), RUNTIME_MARKER)
+        if out.get("is_available"):
+            if "error" in tri and "triton_error" not in tri:
+                tri = {"triton_error": tri["error"]}
+            out.update({k: v for k, v in tri.items() if k.startswith("triton_")})
+        return out
 
     # -- the whole snapshot -----------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the slow subprocess probes now, so they overlap whatever the caller does next (imports, files)."""
+        if self._pool is not None:
+            return
+        self._pool = ThreadPoolExecutor(max_workers=2)
+        self._runtime_fut = self._pool.submit(self.runtime_probe) if (self.runtime and self.live) else None
+        self._python_fut = self._pool.submit(self.python_env) if self.live else None
+
     def collect(self) -> dict[str, object]:
         snap: dict[str, object] = {"schema": SCHEMA, "created": _now(), "tool_version": __version__}
-        with ThreadPoolExecutor(max_workers=3) as pool:
-            runtime_fut = pool.submit(self.runtime_probe) if (self.runtime and self.live) else None
-            python_fut = pool.submit(self.python_env) if self.live else None
+        self.start()
+        runtime_fut, python_fut = self._runtime_fut, self._python_fut
+        try:
             self.progress("reading system files")
             snap["files"] = self.files()
             snap["paths"] = self.paths()
@@ -245,6 +265,10 @@ class Collector:
             if runtime_fut is not None:
                 self.progress("importing torch in the target interpreter")
                 snap["runtime"] = runtime_fut.result()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
         return snap
 
 
