@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import click
 from rich.console import Console
@@ -173,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("rocm-triton-doctor: interrupted", err=True)
         sys.exit(130)
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, exit 4
+    except Exception as exc:
         if os.environ.get("RTD_DEBUG"):
             raise
         click.echo(f"rocm-triton-doctor: internal error: {type(exc).__name__}: {exc} "

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 # GPU/CPU UUIDs (rocminfo 'Uuid: GPU-8af705259683161c'), RFC 4122 UUIDs, and serial-number fields.
 _PATTERNS = [
@@ -20,8 +21,8 @@ class Redactor:
         self.enabled = enabled
         self.words: list[tuple[str, str]] = []
         snap = snapshot or {}
-        user = snap.get("user") if isinstance(snap.get("user"), dict) else {}
-        system = snap.get("system") if isinstance(snap.get("system"), dict) else {}
+        user: dict[str, Any] = snap.get("user") if isinstance(snap.get("user"), dict) else {}  # type: ignore[assignment]
+        system: dict[str, Any] = snap.get("system") if isinstance(snap.get("system"), dict) else {}  # type: ignore[assignment]
         name = str(user.get("name") or "")
         host = str(system.get("hostname") or "")
         # Whole words only, and never tiny or common names that would shred unrelated text.

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from rocm_triton_doctor import __version__, knowledge
 from rocm_triton_doctor.checks import INTERNAL_ERROR, REGISTRY, run_checks

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import traceback
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from rocm_triton_doctor.checks import access, driver, gpus, health, overrides, platform, rocm, torch, triton
 from rocm_triton_doctor.checks.base import Check

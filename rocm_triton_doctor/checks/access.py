@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from rocm_triton_doctor.checks.base import check, fail, ok, skip, warn
 from rocm_triton_doctor.facts import DeviceNode, Facts, User
@@ -40,7 +40,7 @@ def _merged(findings: list[Finding]) -> list[Finding]:
     paths: dict[tuple[object, ...], list[str]] = {}
     for f in findings:
         path = f.title.split(" ", 1)[0].rstrip(":")
-        key = (f.severity, f.title.replace(path, "<node>"), f.fix)
+        key: tuple[object, ...] = (f.severity, f.title.replace(path, "<node>"), f.fix)
         paths.setdefault(key, []).append(path)
         out.setdefault(key, f)
     merged = []

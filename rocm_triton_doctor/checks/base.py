@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from rocm_triton_doctor.facts import Facts
 from rocm_triton_doctor.findings import Finding, Fix, Severity

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
-from rocm_triton_doctor.checks.base import amd_host, check, fail, ok, skip, warn
+from rocm_triton_doctor.checks.base import amd_host, check, fail, ok, skip
 from rocm_triton_doctor.facts import Facts, Status
 from rocm_triton_doctor.findings import Finding, Fix
 

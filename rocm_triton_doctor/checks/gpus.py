@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.checks.base import amd_host, check, fail, fmt_bytes, info, ok, rocm_torch, skip, torch_version, warn
+from rocm_triton_doctor.checks.base import (
+    amd_host,
+    check,
+    fail,
+    fmt_bytes,
+    info,
+    ok,
+    rocm_torch,
+    skip,
+    torch_version,
+    warn,
+)
 from rocm_triton_doctor.facts import Facts, Gpu
 from rocm_triton_doctor.findings import Finding, Fix
 
@@ -63,13 +74,13 @@ def amd_gpus(f: Facts) -> tuple[Gpu, ...]:
 def gpus_detected(f: Facts) -> Iterable[Finding]:
     gpus = amd_gpus(f)
     for g in gpus:
-        kind = {True: "iGPU", False: "dGPU"}.get(g.integrated, "?")  # type: ignore[call-overload]
+        kind = "?" if g.integrated is None else ("iGPU" if g.integrated else "dGPU")
         arch = f"{g.info.arch}, " if g.info else ""
         extra = "" if g.info else " — gfx target not in the doctor's knowledge base"
         ov = f"; runtime sees {g.effective_gfx} via {g.override_var}={g.override}" if g.override else ""
         yield info(f"{g.label} — {kind}, {arch}wave{g.wave_size or '?'}, {fmt_bytes(g.vram_bytes)}",
                    f"{g.compute_units or '?'} CUs, PCI device id "
-                   f"{'0x%04x' % g.device_id if g.device_id else '?'}; source {g.source}{ov}{extra}",
+                   f"{f'0x{g.device_id:04x}' if g.device_id else '?'}; source {g.source}{ov}{extra}",
                    evidence=(g.source,))
     if gpus:
         if len(f.pci_amd_gpus) > len(gpus):

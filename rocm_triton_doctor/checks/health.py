@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
-from rocm_triton_doctor.checks.base import check, fail, info, ok, skip, warn
+from rocm_triton_doctor.checks.base import check, info, ok, skip, warn
 from rocm_triton_doctor.facts import Facts
 from rocm_triton_doctor.findings import Finding, Fix
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from packaging.version import InvalidVersion, Version
 
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.checks.base import check, fail, info, ok, rocm_torch, skip, torch_version, warn
 from rocm_triton_doctor.checks.gpus import amd_gpus, torch_arch_list
-from rocm_triton_doctor.facts import Facts
+from rocm_triton_doctor.facts import Facts, Gpu
 from rocm_triton_doctor.findings import Finding, Fix
 
 VAR = "HSA_OVERRIDE_GFX_VERSION"
@@ -85,7 +85,7 @@ def override_format(f: Facts) -> Iterable[Finding]:
         yield ok(f"{name}={value} is well-formed (→ {gfx})")
 
 
-def _needed(f: Facts) -> tuple[list[tuple[object, knowledge.OverrideRule]], tuple[str, ...] | None, str]:
+def _needed(f: Facts) -> tuple[list[tuple[Gpu, knowledge.OverrideRule]], tuple[str, ...] | None, str]:
     arches, source = torch_arch_list(f)
     needs = []
     if arches:
@@ -119,18 +119,18 @@ def override_needed(f: Facts) -> Iterable[Finding]:
         return
     single = len(gpus) == 1 or len({r.value for _, r in needs}) == 1 and len(needs) == len(gpus)
     for g, rule in needs:
-        node = g.node  # type: ignore[attr-defined]
+        node = g.node
         var = VAR if single else f"{VAR}_{node}"
-        if g.effective_gfx in arches and g.override:  # type: ignore[attr-defined]
-            yield ok(f"{g.label}: override in effect ({g.override_var}={g.override} → {g.effective_gfx})")  # type: ignore[attr-defined]
+        if g.effective_gfx in arches and g.override:
+            yield ok(f"{g.label}: override in effect ({g.override_var}={g.override} → {g.effective_gfx})")
             continue
         caveat = "" if rule.verified else " This pairing is a community report, not confirmed."
         per_node = "" if single else (" On a machine with several GPUs the per-node variable (ROCm >= 6.3) keeps "
                                       "the other GPUs on their own code.")
-        yield fail(f"{g.label} needs {var}={rule.value}",  # type: ignore[attr-defined]
-                   f"torch has no {g.gfx} code but carries {rule.target} ({source}); the ISA is close enough to "  # type: ignore[attr-defined]
+        yield fail(f"{g.label} needs {var}={rule.value}",
+                   f"torch has no {g.gfx} code but carries {rule.target} ({source}); the ISA is close enough to "
                    f"run it. AMD does not support this.{caveat}{per_node} Source: {rule.source}.",
-                   evidence=(g.source, source),  # type: ignore[attr-defined]
+                   evidence=(g.source, source),
                    fix=Fix("Set it in the environment of the process that runs torch (shell, systemd unit or "
                            "container -e), or install a wheel that has the real target.",
                            (f"export {var}={rule.value}",)))
@@ -159,7 +159,7 @@ def override_harmful(f: Facts) -> Iterable[Finding]:
                    evidence=("env",) + tuple(g.source for g in gpus),
                    fix=Fix(f"Unset the global value and set {VAR}_<node> (ROCm >= 6.3) only for the GPU that needs "
                            "it, or hide the other GPU.",
-                           (f"unset {VAR}",) + tuple(f"export {VAR}_{g.node}={rule.value}"  # type: ignore[attr-defined]
+                           (f"unset {VAR}",) + tuple(f"export {VAR}_{g.node}={rule.value}"
                                                      for g, rule in _needed(f)[0])))
     arches, _source = torch_arch_list(f)
     for g in gpus:

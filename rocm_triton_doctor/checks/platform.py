@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.checks.base import amd_host, check, fail, info, ok, rocm_torch, skip, torch_version, warn
 from rocm_triton_doctor.facts import Facts, Status
 from rocm_triton_doctor.findings import Finding, Fix
 
+# The device and group flags AMD's container docs use for every ROCm image.
+DOCKER_RUN = ("{engine} run --device=/dev/kfd --device=/dev/dri --group-add video --group-add render "
+              "--security-opt seccomp=unconfined IMAGE")
 MATRIX = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/reference/system-requirements.html"
 
 
@@ -106,8 +109,8 @@ def wsl(f: Facts) -> Iterable[Finding]:
               "matching torch wheel from repo.radeon.com, and replace the wheel's bundled libhsa-runtime64.so with "
               "the WSL one from /opt/rocm/lib (AMD's WSL guide).",
               ("sudo amdgpu-install -y --usecase=wsl,rocm --no-dkms",
-               "location=$(python -c 'import torch,os;print(os.path.dirname(torch.__file__))'); "
-               "rm -f ${location}/lib/libhsa-runtime64.so*; cp /opt/rocm/lib/libhsa-runtime64.so.1 ${location}/lib/"),
+               ("location=$(python -c 'import torch,os;print(os.path.dirname(torch.__file__))'); "
+                "rm -f ${location}/lib/libhsa-runtime64.so*; cp /opt/rocm/lib/libhsa-runtime64.so.1 ${location}/lib/")),
               needs_sudo=True)
     links = ("https://rocm.docs.amd.com/projects/radeon-ryzen/en/latest/docs/install/installrad/wsl/howto_wsl.html",
              "https://github.com/ROCm/hip/issues/3710")
@@ -147,8 +150,7 @@ def container(f: Facts) -> Iterable[Finding]:
                evidence=(f.container.source, "/dev/kfd", "/dev/dri"),
                fix=Fix("Start the container with the AMD device nodes and groups (Kubernetes: use the AMD GPU "
                        "device plugin and request amd.com/gpu).",
-                       (f"{engine} run --device=/dev/kfd --device=/dev/dri --group-add video --group-add render "
-                        "--security-opt seccomp=unconfined IMAGE",)),
+                       (DOCKER_RUN.format(engine=engine),)),
                links=("https://rocm.docs.amd.com/projects/install-on-linux/en/latest/how-to/docker.html",))
 
 

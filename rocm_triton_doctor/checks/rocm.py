@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.checks.base import amd_host, check, info, ok, rocm_torch, skip, torch_version, warn

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from packaging.version import Version
 
@@ -50,7 +50,7 @@ def python_version(f: Facts) -> Iterable[Finding]:
                    f"{lo.requires_python} (torch {lo.torch}).",
                    evidence=("python",),
                    fix=Fix("Use a virtual environment with a supported Python.",
-                           ("uv venv --python 3.12 ~/rocm-env", f"rocm-triton-doctor install --python ~/rocm-env/bin/python")))
+                           ("uv venv --python 3.12 ~/rocm-env", "rocm-triton-doctor install --python ~/rocm-env/bin/python")))
         return
     best = max(ok_rels, key=lambda r: Version(r.torch))
     if best.torch != newest.torch:

@@ -7,9 +7,10 @@ snapshot did not record it (a partial snapshot written from a forum post): check
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Generic, Mapping, TypeVar
+from typing import Any, Generic, TypeVar
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -551,10 +552,8 @@ def _gpus(snap: Mapping[str, Any], env: Fact[dict[str, str]], rocminfo: Fact[par
                             info.wave_size if info else None, None, info.integrated if info else None, "rocminfo", info))
         return found(tuple(gpus), "rocminfo")
     kfd_dir = _path(snap, "/sys/class/kfd")
-    if files is not None and "/sys/class/kfd/kfd/topology/system_properties" in files:
-        if files["/sys/class/kfd/kfd/topology/system_properties"] is None or kfd_dir.status is Status.ABSENT:
-            return absent("/sys/class/kfd")
-    if kfd_dir.status is Status.ABSENT:
+    sysprops_absent = files is not None and files.get("/sys/class/kfd/kfd/topology/system_properties", "") is None
+    if sysprops_absent or kfd_dir.status is Status.ABSENT:
         return absent("/sys/class/kfd")
     return unknown("/sys/class/kfd/kfd/topology/nodes")
 
@@ -674,7 +673,7 @@ def _runtime(snap: Mapping[str, Any]) -> Fact[Runtime]:
         return unknown("runtime")
     if not isinstance(r, dict):
         return error("runtime", "not an object")
-    devices = []
+    devices: list[RuntimeDevice] = []
     for d in r.get("devices") or []:
         if isinstance(d, dict):
             cap = d.get("capability") or ()

@@ -16,9 +16,9 @@ import pwd
 import shutil
 import stat
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 from rocm_triton_doctor import __version__
 from rocm_triton_doctor.probes.runner import CommandResult, Runner, run_command
@@ -338,4 +338,4 @@ def collect_snapshot(root: str = "/", **kwargs: object) -> dict[str, object]:
     return Collector(root=root, **kwargs).collect()  # type: ignore[arg-type]
 
 
-__all__: Sequence[str] = ("Collector", "collect_snapshot", "ENV_NAMES")
+__all__: Sequence[str] = ("ENV_NAMES", "Collector", "collect_snapshot")

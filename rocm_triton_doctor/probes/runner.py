@@ -10,8 +10,9 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Protocol, Sequence
+from typing import Protocol
 
 MAX_OUTPUT = 512 * 1024  # keep snapshots small; rocminfo on an 8-GPU node is ~60 KiB
 

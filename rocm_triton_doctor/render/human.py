@@ -35,8 +35,8 @@ def render(report: CheckReport, console: Console, verbose: bool = False, redacto
         console.print(Text(GROUP_TITLES.get(group, group), style="bold underline"))
         for f in shown:
             mark, style = MARK[f.severity]
-            line = Text.assemble((f" {mark} ", f"bold {style}"), (red.text(f.title), style if f.severity in (Severity.FAIL, Severity.WARN) else ""),
-                                 (f"  [{f.id}]", "dim"))
+            loud = style if f.severity in (Severity.FAIL, Severity.WARN) else ""
+            line = Text.assemble((f" {mark} ", f"bold {style}"), (red.text(f.title), loud), (f"  [{f.id}]", "dim"))
             console.print(line)
             show_detail = f.severity in (Severity.FAIL, Severity.WARN) or verbose
             if f.detail and (show_detail or f.severity is Severity.INFO):

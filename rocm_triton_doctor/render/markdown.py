@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rocm_triton_doctor.findings import Severity
 from rocm_triton_doctor.redact import Redactor
-from rocm_triton_doctor.report import CheckReport
 from rocm_triton_doctor.render.human import GROUP_TITLES
+from rocm_triton_doctor.report import CheckReport
 
 ICON = {Severity.OK: "✅", Severity.INFO: "ℹ️", Severity.WARN: "⚠️", Severity.FAIL: "❌", Severity.SKIP: "➖"}
 

@@ -11,7 +11,7 @@ import sysconfig
 try:
     from importlib import metadata as _md
 except ImportError:  # pragma: no cover - Python < 3.8
-    _md = None
+    _md = None  # type: ignore[assignment]
 
 # Distributions the checks reason about. Names are normalised (PEP 503) before comparison.
 WATCHED = {
