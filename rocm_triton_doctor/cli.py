@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import click
-from rich.console import Console
 
 from rocm_triton_doctor import __version__
 from rocm_triton_doctor.exitcodes import ExitCode
@@ -17,7 +16,9 @@ from rocm_triton_doctor.exitcodes import ExitCode
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
 
-def _console(stderr: bool = False) -> Console:
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console  # only human output needs rich: keep --json start-up lean
+
     no_color = bool(os.environ.get("NO_COLOR"))
     return Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True)
 

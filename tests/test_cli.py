@@ -141,3 +141,12 @@ def test_internal_crash_is_one_line_exit_4() -> None:
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert res.returncode == 4
     assert "internal error: ZeroDivisionError" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_findings_catalogue_is_generated_from_the_registry() -> None:
+    from rocm_triton_doctor.checks import REGISTRY
+    from rocm_triton_doctor.docs_gen import findings_catalogue
+
+    text = findings_catalogue()
+    assert all(f"### `{c.id}`" in text for c in REGISTRY)
+    assert (ROOT / "docs" / "findings.md").read_text() == text, "run: python -m rocm_triton_doctor.docs_gen"

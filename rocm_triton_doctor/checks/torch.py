@@ -141,7 +141,7 @@ def torch_sees_gpu(f: Facts) -> Iterable[Finding]:
         yield ok(f"torch {r.torch_version} runs on the CPU (no GPU here)")
         return
     if r.is_available:
-        names = "; ".join(f"{d.index}: {d.name}" + (f" ({d.gcn_arch})" if d.gcn_arch else "") for d in r.devices)
+        names = "; ".join(f"{d.index}: {d.name}" + (f" ({d.gcn_arch})" if d.gcn_arch and r.hip_version else "") for d in r.devices)
         expected = len(amd_gpus(f)) if plat == "amd" else (len(f.nvidia.value.gpus) if f.nvidia.value else 0)
         hidden = any(f.env_var(v) for v in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"))
         if expected and len(r.devices) < expected and not hidden:

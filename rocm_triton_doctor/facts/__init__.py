@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.facts import parsers
 
@@ -150,6 +148,8 @@ class Distribution:
 
     def pinned(self, names: set[str]) -> tuple[str, str] | None:
         """The (distribution, specifier) this one requires among `names`, ignoring extras-only requirements."""
+        from packaging.requirements import InvalidRequirement, Requirement
+
         for req_text in self.requires:
             try:
                 req = Requirement(req_text)

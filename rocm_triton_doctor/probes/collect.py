@@ -221,18 +221,13 @@ class Collector:
         return _parse_json_result(res, marker=None)
 
     def runtime_probe(self) -> dict[str, object]:
-        """torch facts and Triton facts, from two subprocesses of the target interpreter running side by side."""
-        env = _python_env(self.environ)
-        script = str(SCRIPTS / "runtime_probe.py")
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            triton_fut = pool.submit(self.runner, [self.python, script, "triton"], self.runtime_timeout, env)
-            out = _parse_json_result(self.runner([self.python, script], self.runtime_timeout, env), RUNTIME_MARKER)
-            tri = _parse_json_result(triton_fut.result(), RUNTIME_MARKER)
-        if out.get("is_available"):
-            if "error" in tri and "triton_error" not in tri:
-                tri = {"triton_error": tri["error"]}
-            out.update({k: v for k, v in tri.items() if k.startswith("triton_")})
-        return out
+        """torch (and, when a GPU is usable, Triton) facts from the target interpreter, in a subprocess.
+
+        One process on purpose: Triton's driver selection imports torch itself, so a second process would only
+        repeat the import (measured on the H200: no gain)."""
+        res = self.runner([self.python, str(SCRIPTS / "runtime_probe.py")], self.runtime_timeout,
+                          _python_env(self.environ))
+        return _parse_json_result(res, marker=RUNTIME_MARKER)
 
     # -- the whole snapshot -----------------------------------------------------------------------------------
     def start(self) -> None:

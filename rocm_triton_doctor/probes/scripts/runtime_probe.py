@@ -93,16 +93,13 @@ def probe():
             out["devices"].append(dev)
     except Exception as exc:
         out["error"] = "torch.cuda failed: " + _last_line(exc)
+    if out["is_available"]:
+        _probe_triton(out)
     return out
 
 
-def probe_triton():
-    """Triton's active backend and target. Runs in its own process, in parallel with probe(): importing Triton and
-    building its driver stub costs about a second that would otherwise add to torch's import time."""
-    out = {"triton_version": None, "triton_backend": None, "triton_arch": None, "triton_error": None}
-    static = _static_build()
-    if static is not None and static[1] is None and static[2] is None:
-        return out  # CPU-only torch: Triton has no GPU backend to activate
+def _probe_triton(out):
+    """Triton's active backend and target, as Triton itself selects them (triton/runtime/driver.py)."""
     try:
         import triton
         out["triton_version"] = getattr(triton, "__version__", None)
@@ -113,7 +110,6 @@ def probe_triton():
         out["triton_arch"] = ("sm_%d" % arch) if isinstance(arch, int) else arch
     except Exception as exc:
         out["triton_error"] = _last_line(exc)
-    return out
 
 
 def _torch_installed():
@@ -127,7 +123,7 @@ def _torch_installed():
 
 if __name__ == "__main__":
     try:
-        result = probe_triton() if sys.argv[1:] == ["triton"] else probe()
+        result = probe()
     except BaseException as exc:  # noqa: BLE001 - anything at all becomes data, not a traceback
         result = {"error": "runtime probe crashed: " + _last_line(exc), "trace": traceback.format_exc()[-2000:]}
     sys.stdout.write("\n@@RTD-RUNTIME@@" + json.dumps(result) + "\n")
