@@ -17,8 +17,8 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 def findings_catalogue() -> str:
     out = ["# Findings catalogue", "",
            "Generated from the check registry by `python -m rocm_triton_doctor.docs_gen`; do not edit by hand.",
-           "Every finding carries the id of the check that produced it. Severities: `ok`, `info`, `warn`, `fail`, "
-           "`skip` (not applicable, or the facts it needs are unknown).", ""]
+           ("Every finding carries the id of the check that produced it. Severities: `ok`, `info`, `warn`, `fail`, "
+            "`skip` (not applicable, or the facts it needs are unknown)."), ""]
     group = None
     for c in REGISTRY:
         if c.group != group:
