@@ -44,10 +44,10 @@ def cli() -> None:
     """Get PyTorch + Triton working on AMD GPUs under ROCm, and prove it.
 
     \b
-    Use the commands in this order after a fresh setup:
+    After a fresh setup:
       check    what is wrong on THIS machine, and the command that fixes it
-      install  the matching torch + Triton wheels, safely, verified
-      smoke    fused Triton kernels: correct? how fast vs torch and the hardware?
+    Planned (not in this version yet): install (the matching torch + Triton
+    wheels, verified) and smoke (fused Triton kernels vs torch and the hardware).
 
     Exit codes (every command): 0 healthy, 1 problems found, 2 usage error,
     3 could not check, 4 the doctor crashed.

@@ -111,8 +111,7 @@ def gpus_detected(f: Facts) -> Iterable[Finding]:
         return
     if f.gpus.known or f.kfd_topology.known:
         yield info("no GPU found (CPU-only machine)",
-                   "torch runs on the CPU; `rocm-triton-doctor smoke --device cpu` runs the Triton kernels in "
-                   "interpreter mode.")
+                   "torch runs on the CPU; Triton kernels run only in interpreter mode (TRITON_INTERPRET=1).")
         return
     yield skip("GPU list unknown", f.gpus.describe())
 
@@ -207,7 +206,7 @@ def gfx_torch_arch(f: Facts) -> Iterable[Finding]:
         text = []
         if better:
             tv, index = better
-            text.append(f"torch {tv} from {index} carries {g.gfx}: `rocm-triton-doctor install` installs it.")
+            text.append(f"torch {tv} from the {index} index carries {g.gfx}.")
             cmds.append(f"pip install --force-reinstall torch=={tv} --index-url {knowledge.index_url(index)}")
         if rules:
             text.append(f"Or run it as {rules[0].target} with HSA_OVERRIDE_GFX_VERSION={rules[0].value} "

@@ -85,7 +85,7 @@ def os_supported(f: Facts) -> Iterable[Finding]:
         evidence=(f.os.source, f.rocm.source),
         fix=Fix(f"Replace the system ROCm with {('ROCm ' + first + ' or newer') if first else 'a release that lists this OS'} "
                 "(amdgpu-install from AMD's repository for your distro), or remove it and use the ROCm bundled "
-                "in the PyTorch wheel (`rocm-triton-doctor install`), which needs only the in-tree amdgpu driver.",
+                "in the PyTorch wheel, which needs only the in-tree amdgpu driver.",
                 (), needs_sudo=True, needs_reboot=True),
         links=(MATRIX,))
 

@@ -70,8 +70,8 @@ def rocm_torch_mismatch(f: Facts) -> Iterable[Finding]:
                "libraries get loaded into the same process (see 'ld-library-path-rocm'), and Triton may pick the "
                "system libamdhip64 if TRITON_LIBHIP_PATH or the search order points there.",
                evidence=(f.rocm.source, "torch version"),
-               fix=Fix(f"Install a torch built for ROCm {sys_v} (`rocm-triton-doctor install --rocm {sys_v}`), "
-                       "or make sure the system ROCm stays out of torch processes."))
+               fix=Fix(f"Install a torch built for ROCm {sys_v} if PyTorch publishes one "
+                       f"({knowledge.index_url('rocm' + sys_v)}), or keep the system ROCm out of torch processes."))
 
 
 @check("ld-library-path-rocm", "rocm", "LD_LIBRARY_PATH does not pull system ROCm libraries into a ROCm torch.",

@@ -13,7 +13,29 @@ from rocm_triton_doctor.checks.gpus import amd_gpus
 from rocm_triton_doctor.facts import Facts
 from rocm_triton_doctor.findings import Finding, Fix
 
-INSTALL = "rocm-triton-doctor install --venv ~/rocm-env"
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def install_command(f: Facts) -> str:
+    """The pip command that installs the right torch for this machine, from the knowledge base.
+
+    AMD: the newest torch whose ROCm index carries every GPU's gfx and supports this Python; NVIDIA: PyPI's default
+    Linux build (CUDA); CPU-only: the CPU index."""
+    plat = platform(f)
+    py = f.python.value.version if f.python.found and f.python.value else None
+    if plat == "amd":
+        gfx = {g.gfx for g in amd_gpus(f) if g.gfx}
+        for rel in sorted(knowledge.torch_releases(), key=lambda r: Version(r.torch), reverse=True):
+            if py and not rel.supports_python(py):
+                continue
+            for index in reversed(rel.rocm_indexes):
+                if gfx <= set(knowledge.index_arches(index) or ()):
+                    return (f"pip install --force-reinstall torch=={rel.torch} torchvision torchaudio "
+                            f"--index-url {knowledge.index_url(index)}")
+        return "pip install --force-reinstall torch torchvision torchaudio --index-url " + knowledge.index_url("rocm7.2")
+    if plat == "nvidia":
+        return "pip install --force-reinstall torch torchvision torchaudio"
+    return f"pip install --force-reinstall torch torchvision torchaudio --index-url {CPU_INDEX}"
 
 
 def platform(f: Facts) -> str:
@@ -50,7 +72,7 @@ def python_version(f: Facts) -> Iterable[Finding]:
                    f"{lo.requires_python} (torch {lo.torch}).",
                    evidence=("python",),
                    fix=Fix("Use a virtual environment with a supported Python.",
-                           ("uv venv --python 3.12 ~/rocm-env", "rocm-triton-doctor install --python ~/rocm-env/bin/python")))
+                           ("python3.12 -m venv ~/rocm-env && . ~/rocm-env/bin/activate", install_command(f))))
         return
     best = max(ok_rels, key=lambda r: Version(r.torch))
     if best.torch != newest.torch:
@@ -63,7 +85,7 @@ def python_version(f: Facts) -> Iterable[Finding]:
 
 @check("torch-missing", "torch", "torch is installed in the target Python environment.",
        "Nothing GPU-related can run without it; `smoke` needs it.",
-       "rocm-triton-doctor install")
+       "Install the build for this machine from the index the finding names.")
 def torch_missing(f: Facts) -> Iterable[Finding]:
     b = torch_build(f)
     if b == "unknown" and not f.python.found:
@@ -77,13 +99,14 @@ def torch_missing(f: Facts) -> Iterable[Finding]:
     sev = fail if plat in ("amd", "nvidia") else warn
     yield sev(f"torch is not installed in {exe}",
               "The doctor never installs torch as its own dependency: a plain `pip install torch` would pull the "
-              "CUDA build.", fix=Fix("Let the doctor pick and verify the right wheel.", (INSTALL,)))
+              "CUDA build.", fix=Fix("Install the build that matches this machine (a virtual environment is "
+                                     "recommended).", (install_command(f),)))
 
 
 @check("torch-build-mismatch", "torch", "The torch build (ROCm / CUDA / CPU) matches this machine's GPU.",
        "`pip install torch` gives the CUDA build on Linux; on an AMD machine it reports no GPU "
        "(torch.version.hip is None) and Triton finds 0 active drivers.",
-       "Reinstall torch from the ROCm index for this GPU (rocm-triton-doctor install).")
+       "Reinstall torch from the ROCm index that carries this GPU's gfx target.")
 def torch_build_mismatch(f: Facts) -> Iterable[Finding]:
     b, plat, v = torch_build(f), platform(f), torch_version(f)
     if b in ("missing", "unknown"):
@@ -101,8 +124,8 @@ def torch_build_mismatch(f: Facts) -> Iterable[Finding]:
             yield ok(f"torch {v} is a {b.upper() if b != 'rocm' else 'ROCm'} build, matching this {plat.upper()} machine")
         return
     labels = {"rocm": "ROCm", "cuda": "CUDA", "cpu": "CPU-only"}
-    fix = Fix("Replace it with the matching build; `rocm-triton-doctor install` plans it, downloads first and "
-              "restores the old one if anything fails.", (INSTALL,))
+    fix = Fix("Replace it with the matching build (torch, torchvision and torchaudio together, from one index).",
+              (install_command(f),))
     if plat == "amd":
         detail = {"cuda": "This is what `pip install torch` gives on Linux. It cannot use AMD GPUs.",
                   "cpu": "pip may have fallen back to it because no ROCm wheel matched (Python version?)."}.get(b, "")

@@ -38,7 +38,9 @@ def _reinstall(f: Facts) -> str:
         pin = _torch_pin(f)
         target = f"{pin[0]}{pin[1]}" if pin else "pytorch-triton-rocm"
         return f"pip install --force-reinstall --no-deps '{target}' --index-url {index}"
-    return "rocm-triton-doctor install"
+    from rocm_triton_doctor.checks.torch import install_command
+
+    return install_command(f)
 
 
 @check("triton-missing", "triton", "A Triton distribution is installed next to a GPU build of torch.",
@@ -59,7 +61,7 @@ def triton_missing(f: Facts) -> Iterable[Finding]:
                    fix=Fix("Install the one torch pins, from torch's own index.", (_reinstall(f),)))
     else:
         yield (warn if platform(f) == "amd" else ok)(
-            "Triton is not installed", "`smoke` needs it; install it with torch (`rocm-triton-doctor install`).")
+            "Triton is not installed", "Triton kernels need it; a GPU build of torch installs the matching one.")
 
 
 @check("triton-duplicate-dists", "triton", "Exactly one installed distribution owns the triton/ package.",
