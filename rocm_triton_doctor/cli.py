@@ -20,7 +20,10 @@ def _console(stderr: bool = False) -> Any:
     from rich.console import Console  # only human output needs rich: keep --json start-up lean
 
     no_color = bool(os.environ.get("NO_COLOR"))
-    return Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True)
+    console = Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True)
+    if not console.is_terminal:  # piped or captured: do not squeeze tables into 80 columns
+        console = Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True, width=200)
+    return console
 
 
 def _split(values: Sequence[str]) -> list[str]:
@@ -46,8 +49,9 @@ def cli() -> None:
     \b
     After a fresh setup:
       check    what is wrong on THIS machine, and the command that fixes it
+      smoke    fused Triton kernels: correct? how fast vs torch and the hardware?
     Planned (not in this version yet): install (the matching torch + Triton
-    wheels, verified) and smoke (fused Triton kernels vs torch and the hardware).
+    wheels, verified).
 
     Exit codes (every command): 0 healthy, 1 problems found, 2 usage error,
     3 could not check, 4 the doctor crashed.
@@ -144,6 +148,131 @@ def check(as_json: bool, markdown: bool, save_snapshot: str | None, snapshot_pat
         if save_snapshot:
             click.echo(f"snapshot written to {save_snapshot}", err=True)
     sys.exit(int(report.verdict.exit_code))
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--device", type=click.Choice(["auto", "cpu", "gpu", "cuda"]), default="auto", show_default=True,
+              help="gpu/cuda: the GPU torch sees (ROCm GPUs are 'cuda' devices in torch); cpu: Triton interpreter.")
+@click.option("--preset", type=click.Choice(["quick", "seed", "full"]), default="quick", show_default=True,
+              help="quick: a minute on one GPU; seed: exactly the published seed shapes; full: large shapes.")
+@click.option("--only", multiple=True, metavar="KERNEL", help="Run only these kernels (repeat or comma-separate).")
+@click.option("--compile", "with_compile", is_flag=True, help="Also time torch.compile (default mode) of each baseline.")
+@click.option("--json", "as_json", is_flag=True, help="Print the versioned JSON result instead of the table.")
+@click.option("--junit", type=click.Path(dir_okay=False, writable=True), metavar="FILE",
+              help="Also write JUnit XML (one testcase per case) for CI systems.")
+@click.option("--plot", type=click.Path(dir_okay=False, writable=True), metavar="FILE.png",
+              help="Also plot speed-up over torch and %% of the device ceiling (needs the 'plot' extra).")
+@click.option("--compile-only", is_flag=True, help="Compile every kernel for --arch targets; no GPU needed.")
+@click.option("--arch", metavar="LIST", help="Targets for --compile-only: e.g. gfx942,gfx1100,sm_90; 'all' = every "
+              "target the knowledge base lists. Default: the GPUs `check` finds.")
+@click.option("--seed", default=0, show_default=True, help="Base seed for the random inputs.")
+@click.option("--broken", type=click.Choice(["wrong", "crash"]), hidden=True,
+              help="Add a deliberately broken case (tests the reporting path).")
+def smoke(device: str, preset: str, only: tuple[str, ...], with_compile: bool, as_json: bool, junit: str | None,
+          plot: str | None, compile_only: bool, arch: str | None, seed: int, broken: str | None) -> None:
+    """Run fused Triton kernels: correct on this device? how fast against torch and the hardware's own ceilings?
+
+    Kernels: GEMM (+bias, ReLU, GELU, dropout epilogues), fused add-multiply, bias+GELU+dropout+residual, RMSNorm,
+    LayerNorm, softmax, SwiGLU, attention forward. Each result is checked against an fp32/fp64 torch reference.
+
+    \b
+    Examples:
+      rocm-triton-doctor smoke                         # quick preset on the GPU (or the CPU interpreter)
+      rocm-triton-doctor smoke --device cpu --json     # correctness only, in Triton's interpreter
+      rocm-triton-doctor smoke --preset seed --compile # the published seed shapes, vs eager and torch.compile
+      rocm-triton-doctor smoke --compile-only --arch gfx942,gfx1100,sm_90
+    """
+    from rocm_triton_doctor.smoke import runner
+
+    device = "cuda" if device == "gpu" else device
+    if compile_only:
+        _smoke_compile_only(arch, as_json)
+        return
+    if arch:
+        raise click.UsageError("--arch is only meaningful with --compile-only")
+    err = _console(stderr=True)
+    progress = None
+    status = None
+    if not as_json and err.is_terminal:
+        status = err.status("starting…")
+        status.start()
+        progress = lambda msg, i, n: status.update(f"[{i + 1}/{n}] {msg}")  # noqa: E731
+    try:
+        report = runner.run_smoke(device, preset, tuple(_split(only)), with_compile, seed, progress, broken)
+    except runner.SmokeCannotStart as exc:
+        _fail(str(exc), ExitCode.COULD_NOT_CHECK, as_json, "smoke")
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    finally:
+        if status is not None:
+            status.stop()
+    from rocm_triton_doctor.smoke import render
+
+    try:
+        if junit:
+            render.junit(report, junit)
+        if plot:
+            render.plot(report, plot)
+    except (OSError, ValueError) as exc:
+        _fail(f"cannot write output: {exc}", ExitCode.COULD_NOT_CHECK, as_json, "smoke")
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        render.table(report, _console())
+    sys.exit(report.exit_code)
+
+
+def _smoke_compile_only(arch: str | None, as_json: bool) -> None:
+    from rocm_triton_doctor.smoke import aot, render
+
+    targets = _aot_targets(arch)
+    try:
+        import triton
+    except Exception as exc:  # noqa: BLE001
+        _fail(f"cannot import triton ({type(exc).__name__}: {exc}); run `rocm-triton-doctor check`",
+              ExitCode.COULD_NOT_CHECK, as_json, "smoke")
+    results = aot.audit(targets)
+    findings = aot.findings(results, triton.__version__)
+    code = 1 if any(f["severity"] == "fail" for f in findings) else 0
+    if as_json:
+        click.echo(json.dumps({"schema": "rocm-triton-doctor/smoke-aot/1", "command": "smoke --compile-only",
+                               "triton": triton.__version__, "targets": targets, "exit_code": code,
+                               "findings": findings, "results": [r.to_dict() for r in results]}, indent=2))
+    else:
+        console = _console()
+        render.aot_table(results, console)
+        for f in findings:
+            mark = {"fail": "[bold red]✗[/]", "warn": "[yellow]![/]", "ok": "[green]✓[/]"}[f["severity"]]
+            console.print(f"{mark} {f['title']}")
+    sys.exit(code)
+
+
+def _aot_targets(arch: str | None) -> list[str]:
+    from rocm_triton_doctor import knowledge
+
+    if arch == "all":
+        return list(knowledge.all_gfx()) + ["sm_80", "sm_90"]
+    if arch:
+        from rocm_triton_doctor.kernels.policy import target_from_name
+
+        names = _split([arch])
+        for n in names:
+            try:
+                target_from_name(n)
+            except ValueError as exc:
+                raise click.UsageError(str(exc)) from None
+        return names
+    # Default: the GPUs `check` finds here (static probes only, no torch import).
+    from rocm_triton_doctor.facts import build_facts
+    from rocm_triton_doctor.probes.collect import Collector
+
+    facts = build_facts(Collector(runtime=False).collect())
+    found = sorted({g.gfx for g in (facts.gpus.value or ()) if g.gfx}) if facts.gpus.found else []
+    if facts.nvidia.found and facts.nvidia.value:
+        found += sorted({"sm_" + g.compute_cap.replace(".", "") for g in facts.nvidia.value.gpus if g.compute_cap})
+    if not found:
+        raise click.UsageError("no GPU found to compile for: name targets with --arch (e.g. gfx942,gfx1100) or --arch all")
+    return found
 
 
 def _collect(collector: Any, quiet: bool) -> dict[str, Any]:

@@ -246,3 +246,12 @@ def index_url(index: str) -> str:
 
 def rocm_indexes() -> tuple[str, ...]:
     return tuple(_load("rocm_indexes.json")["indexes"])
+
+
+def triton_codegen_issue(triton_version: str, target: str) -> str | None:
+    """A known 'this Triton cannot compile for this target' fact, phrased for a finding, or None."""
+    for r in _load("triton_codegen.json")["issues"]:
+        if r["gfx"] == target and triton_version.split("+", 1)[0] == r["triton"]:
+            return (f"Known: Triton {r['triton']} fails for {target} ({r['symptom']}); Triton {r['works_with']} "
+                    f"compiles these kernels (source: {r['source']})")
+    return None

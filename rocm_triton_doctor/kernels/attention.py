@@ -1,0 +1,132 @@
+"""Attention forward (FlashAttention-2 style): O = softmax(Q·Kᵀ·scale [+ causal mask]) · V, for Q, K, V of shape
+(B, H, S, D), D in {64, 128}. Each program owns BLOCK_M query rows and streams K/V tiles, keeping the running max and
+sum (online softmax, base-2 exponentials) so the S×S score matrix is never written.
+FLOPs 4·B·H·S²·D (half that when causal); bytes e·4·B·H·S·D."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+from rocm_triton_doctor.kernels import policy
+from rocm_triton_doctor.kernels.base import Case, Inputs, check_device, check_dtype, prepare_out, randn, upcast_dots
+
+DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+HEAD_DIMS = (16, 32, 64, 128)
+
+
+@triton.jit
+def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, H, S, stride_b, stride_h, stride_s,
+                    HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0)
+    off_bh = tl.program_id(1)
+    base = (off_bh // H).to(tl.int64) * stride_b + (off_bh % H).to(tl.int64) * stride_h
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(q_ptr + base + offs_m[:, None] * stride_s + offs_d[None, :], mask=offs_m[:, None] < S, other=0.0)
+    if UPCAST:
+        q = q.to(tl.float32)
+    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    qk_scale = sm_scale * 1.4426950408889634  # fold log2(e) in: exp(x) == exp2(x * log2 e)
+    hi = S
+    if CAUSAL:
+        hi = tl.minimum(S, (start_m + 1) * BLOCK_M)
+    for start_n in range(0, hi, BLOCK_N):
+        cols = start_n + offs_n
+        k = tl.load(k_ptr + base + cols[None, :] * stride_s + offs_d[:, None], mask=cols[None, :] < S, other=0.0)
+        v = tl.load(v_ptr + base + cols[:, None] * stride_s + offs_d[None, :], mask=cols[:, None] < S, other=0.0)
+        if UPCAST:
+            k = k.to(tl.float32)
+            v = v.to(tl.float32)
+        qk = tl.dot(q, k) * qk_scale
+        valid = cols[None, :] < S
+        if CAUSAL:
+            valid = valid & (offs_m[:, None] >= cols[None, :])
+        qk = tl.where(valid, qk, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.exp2(qk - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+        m_i = m_new
+    acc = acc / l_i[:, None]
+    tl.store(o_ptr + base + offs_m[:, None] * stride_s + offs_d[None, :], acc.to(o_ptr.dtype.element_ty),
+             mask=offs_m[:, None] < S)
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False, sm_scale: float | None = None,
+              out: torch.Tensor | None = None) -> torch.Tensor:
+    check_device("attention", q, k, v)
+    dtype = check_dtype("attention", DTYPES, q, k, v)
+    if q.dim() != 4 or q.shape != k.shape or q.shape != v.shape:
+        raise ValueError(f"attention: q, k, v must all be (B, H, S, D), got {tuple(q.shape)}, {tuple(k.shape)}, "
+                         f"{tuple(v.shape)}")
+    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
+        raise ValueError("attention: q, k, v must be contiguous (B, H, S, D)")
+    B, H, S, D = q.shape
+    if D not in HEAD_DIMS:
+        raise ValueError(f"attention: head dim {D} not supported (use {', '.join(map(str, HEAD_DIMS))})")
+    o = prepare_out(out, (B, H, S, D), q)
+    target = policy.target_for_device(q.device.type)
+    cfg = policy.attention_config(target, D, q.element_size())
+    scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(D)
+    grid = (triton.cdiv(S, cfg["BLOCK_M"]), B * H)
+    attn_fwd_kernel[grid](q, k, v, o, scale, H, S, q.stride(0), q.stride(1), q.stride(2), HEAD_DIM=D, CAUSAL=causal,
+                          UPCAST=upcast_dots(target, dtype), **cfg)
+    return o
+
+
+def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
+    acc_t = torch.float64 if q.device.type == "cpu" else torch.float32
+    qd, kd, vd = q.to(acc_t), k.to(acc_t), v.to(acc_t)
+    s = (qd @ kd.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+    if causal:
+        S = q.shape[2]
+        s = s.masked_fill(torch.ones(S, S, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+    return torch.softmax(s, dim=-1) @ vd
+
+
+def make_case(B: int, H: int, S: int, D: int, dtype: torch.dtype, causal: bool, seed_shape: bool = False) -> Case:
+    def setup(dev: torch.device, gen: torch.Generator) -> Inputs:
+        return {n: randn((B, H, S, D), dtype, dev, gen) for n in ("q", "k", "v")}
+
+    elem = torch.empty((), dtype=dtype).element_size()
+    fl = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
+    return Case("attention", f"{str(dtype).replace('torch.', '')} B={B} H={H} S={S} D={D}" + (" causal" if causal else ""),
+                dtype, setup, run=lambda x, out: attention(x["q"], x["k"], x["v"], causal, out=out),
+                reference=lambda x: reference(x["q"], x["k"], x["v"], causal),
+                eager=lambda x: torch.nn.functional.scaled_dot_product_attention(x["q"], x["k"], x["v"], is_causal=causal),
+                flops=fl, bytes=float(elem * 4 * B * H * S * D), out_shape=lambda x: (B, H, S, D), seed_shape=seed_shape)
+
+
+def cases(preset: str, target: policy.Target) -> list[Case]:
+    if target.interpreter:
+        return [make_case(1, 2, 77, 64, torch.float32, False), make_case(1, 1, 100, 64, torch.float16, True),
+                make_case(1, 1, 65, 128, torch.bfloat16, True), make_case(1, 1, 50, 128, torch.bfloat16, False)]
+    seeds = [make_case(1, 32, 2048, 128, torch.float16, True, seed_shape=True)]  # a small Llama layer's attention
+    if preset == "seed":
+        return seeds
+    quick = [make_case(2, 16, 1024, 64, torch.float16, False), make_case(2, 16, 1000, 128, torch.bfloat16, True)]
+    if preset == "quick":
+        return seeds + quick
+    return seeds + quick + [make_case(4, 32, 4096, 128, torch.bfloat16, c) for c in (False, True)]
+
+
+def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
+    out = []
+    for d in (64, 128):
+        cfg = policy.attention_config(target, d, 2)
+        const = {"HEAD_DIM": d, "CAUSAL": True, "UPCAST": False, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
+        sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "sm_scale": "fp32", "H": "i32",
+               "S": "i32", "stride_b": "i32", "stride_h": "i32", "stride_s": "i32"}
+        out.append((f"attention bf16 causal D={d}", attn_fwd_kernel, sig, const,
+                    {k: v for k, v in cfg.items() if k not in const}))
+    return out

@@ -1,0 +1,101 @@
+"""What a smoke case is: inputs, the Triton launch, an fp32 reference, the torch eager baseline, and its cost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from collections.abc import Callable
+
+import torch
+
+from rocm_triton_doctor.kernels.policy import Target
+
+Inputs = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class DropoutCheck:
+    """How to see a case's dropout. `observed(inputs, out)`: the values after dropout (exactly 0 where dropped);
+    `undropped(inputs)`: the reference before dropout; `combine(inputs, dropped)`: the full expected output from the
+    expected dropped values (identity, or + residual). The mask is read off the output, then everything is checked."""
+
+    p: float
+    observed: Callable[[Inputs, torch.Tensor], torch.Tensor]
+    undropped: Callable[[Inputs], torch.Tensor]
+    combine: Callable[[Inputs, torch.Tensor], torch.Tensor] = lambda inputs, dropped: dropped
+
+
+@dataclass(frozen=True)
+class Case:
+    kernel: str
+    name: str
+    dtype: torch.dtype
+    setup: Callable[[torch.device, torch.Generator], Inputs]
+    run: Callable[[Inputs, torch.Tensor | None], torch.Tensor]  # (inputs, poisoned out or None) -> out
+    reference: Callable[[Inputs], torch.Tensor]  # fp32/fp64 math, same shape as out
+    eager: Callable[[Inputs], torch.Tensor] | None  # torch eager in the input dtype (the baseline to beat)
+    flops: float
+    bytes: float
+    out_shape: Callable[[Inputs], tuple[int, ...]]
+    tf32: bool = False
+    dropout: DropoutCheck | None = None
+    seed_shape: bool = False  # one of the published seed shapes
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def id(self) -> str:
+        return f"{self.kernel}[{self.name}]"
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def randn(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device, gen: torch.Generator,
+          scale: float = 1.0) -> torch.Tensor:
+    """Fresh random, never-zero inputs (timing and checking on zeros hides bugs and flatters speed)."""
+    x = torch.randn(shape, generator=gen, dtype=torch.float32, device=device) * scale
+    x = torch.where(x == 0, torch.full_like(x, 1e-3), x)
+    return x.to(dtype=dtype)
+
+
+def check_device(name: str, *tensors: torch.Tensor) -> torch.device:
+    dev = tensors[0].device
+    for t in tensors:
+        if t.device != dev:
+            raise ValueError(f"{name}: all tensors must be on one device, got {t.device} and {dev}")
+    if dev.type == "cpu":
+        from rocm_triton_doctor.kernels.policy import interpreter_active
+
+        if not interpreter_active():
+            raise ValueError(f"{name}: CPU tensors need TRITON_INTERPRET=1 (use a GPU tensor or the interpreter)")
+    return dev
+
+
+def check_dtype(name: str, allowed: tuple[torch.dtype, ...], *tensors: torch.Tensor) -> torch.dtype:
+    dt = tensors[0].dtype
+    for t in tensors:
+        if t.dtype != dt:
+            raise TypeError(f"{name}: mixed dtypes {t.dtype} and {dt}")
+    if dt not in allowed:
+        raise TypeError(f"{name}: dtype {dt} not supported (use {', '.join(dtype_name(a) for a in allowed)})")
+    return dt
+
+
+def check_p(p: float) -> float:
+    if not (0.0 <= float(p) < 1.0):
+        raise ValueError(f"dropout probability must be in [0, 1), got {p}")
+    return float(p)
+
+
+def prepare_out(out: torch.Tensor | None, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
+    if out is None:
+        return torch.empty(shape, dtype=like.dtype, device=like.device)
+    if tuple(out.shape) != tuple(shape) or out.dtype != like.dtype or not out.is_contiguous():
+        raise ValueError(f"out must be a contiguous {like.dtype} tensor of shape {shape}")
+    return out
+
+
+def upcast_dots(target: Target, dtype: torch.dtype) -> bool:
+    """bf16 tl.dot is wrong in the interpreter (triton#11584): compute in fp32 there."""
+    return target.interpreter and dtype == torch.bfloat16

@@ -1,0 +1,213 @@
+"""GEMM with a fused epilogue: C = epilogue(A @ B), epilogue in {none, +bias, +bias then ReLU, +bias then GELU(tanh)},
+optionally followed by dropout (seeded Philox, keep prob 1-p, scale 1/(1-p)).
+
+A is M×K, B is K×N (any strides), bias has N elements. The product accumulates in fp32 tiles; the epilogue runs on
+the fp32 accumulator before the single store, so the fused kernel reads A and B once and writes C once, where eager
+torch writes C, reads it back for the bias, writes again for the activation, and again for dropout.
+FLOPs 2·M·N·K (+ epilogue); bytes e·(M·K + K·N + M·N) + e·N.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+from rocm_triton_doctor.kernels import policy
+from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, check_device, check_dtype, check_p, prepare_out,
+                                             randn, upcast_dots)
+from rocm_triton_doctor.kernels.common import dropout, gelu_tanh
+
+EPILOGUES = {"none": 0, "bias": 1, "bias_relu": 2, "bias_gelu": 3}
+DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+
+
+@triton.jit
+def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                seed, p, EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr,
+                PRECISION: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    # Grouped ordering: GROUP_M row-tiles share B column-tiles while they are in L2 (tutorial 03).
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    mask_m = offs_m < M
+    mask_n = offs_n < N
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_left = K - k * BLOCK_K
+        a = tl.load(a_ptrs, mask=mask_m[:, None] & (offs_k[None, :] < k_left), other=0.0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & mask_n[None, :], other=0.0)
+        if UPCAST:
+            a = a.to(tl.float32)
+            b = b.to(tl.float32)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+
+    if EPILOGUE >= 1:
+        bias = tl.load(bias_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)
+        acc = acc + bias[None, :]
+    if EPILOGUE == 2:
+        acc = tl.maximum(acc, 0.0)
+    if EPILOGUE == 3:
+        acc = gelu_tanh(acc)
+    # Global element index row*N+col: the mask is independent of tiling (kernels.md §7.2).
+    offsets = offs_m[:, None] * N + offs_n[None, :]
+    acc = dropout(acc, offsets, seed, p, HAS_DROPOUT)
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
+
+
+def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epilogue: str = "none", p: float = 0.0,
+         seed: int = 0, out: torch.Tensor | None = None, precision: str = "ieee",
+         config: dict[str, Any] | None = None) -> torch.Tensor:
+    """epilogue(a @ b [+ bias]) with optional dropout. Raises ValueError/TypeError on bad inputs."""
+    if epilogue not in EPILOGUES:
+        raise ValueError(f"gemm: epilogue must be one of {', '.join(EPILOGUES)}, got {epilogue!r}")
+    if a.dim() != 2 or b.dim() != 2:
+        raise ValueError(f"gemm: a and b must be 2-D, got {tuple(a.shape)} and {tuple(b.shape)}")
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"gemm: inner dimensions differ: a is {tuple(a.shape)}, b is {tuple(b.shape)}")
+    tensors = [a, b] + ([bias] if bias is not None else [])
+    check_device("gemm", *tensors)
+    dtype = check_dtype("gemm", DTYPES, *tensors)
+    M, K = a.shape
+    N = b.shape[1]
+    if EPILOGUES[epilogue] >= 1:
+        if bias is None or bias.shape != (N,):
+            raise ValueError(f"gemm: epilogue {epilogue!r} needs a bias of shape ({N},)")
+        if not bias.is_contiguous():
+            raise ValueError("gemm: bias must be contiguous")
+    p = check_p(p)
+    if precision not in ("ieee", "tf32"):
+        raise ValueError("gemm: precision must be 'ieee' or 'tf32'")
+    c = prepare_out(out, (M, N), a)
+    target = policy.target_for_device(a.device.type)
+    cfg = dict(config or policy.gemm_config(target, M, N, K, a.element_size()))
+    grid = (triton.cdiv(M, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"]),)
+    gemm_kernel[grid](a, b, c, bias if bias is not None else c, M, N, K, a.stride(0), a.stride(1), b.stride(0),
+                      b.stride(1), c.stride(0), c.stride(1), seed, p, EPILOGUE=EPILOGUES[epilogue],
+                      HAS_DROPOUT=p > 0.0, UPCAST=upcast_dots(target, dtype),
+                      PRECISION=precision if dtype == torch.float32 else "ieee", **cfg)
+    return c
+
+
+def reference(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilogue: str) -> torch.Tensor:
+    """fp64 on CPU is exact enough to judge fp32; fp32 elsewhere (matmul in fp64 is slow on GPUs)."""
+    acc_t = torch.float64 if a.device.type == "cpu" else torch.float32
+    with _no_tf32():
+        y = a.to(acc_t) @ b.to(acc_t)
+    if EPILOGUES[epilogue] >= 1 and bias is not None:
+        y = y + bias.to(acc_t)
+    if epilogue == "bias_relu":
+        y = torch.relu(y)
+    if epilogue == "bias_gelu":
+        y = torch.nn.functional.gelu(y, approximate="tanh")
+    return y
+
+
+def eager(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilogue: str, p: float) -> torch.Tensor:
+    y = a @ b
+    if EPILOGUES[epilogue] >= 1 and bias is not None:
+        y = y + bias
+    if epilogue == "bias_relu":
+        y = torch.relu(y)
+    if epilogue == "bias_gelu":
+        y = torch.nn.functional.gelu(y, approximate="tanh")
+    if p > 0:
+        y = torch.nn.functional.dropout(y, p=p, training=True)
+    return y
+
+
+class _no_tf32:
+    def __enter__(self) -> None:
+        self.old = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = False
+
+    def __exit__(self, *exc: object) -> None:
+        torch.backends.cuda.matmul.allow_tf32 = self.old
+
+
+def flops(M: int, N: int, K: int) -> float:
+    return 2.0 * M * N * K
+
+
+def bytes_moved(M: int, N: int, K: int, elem: int, bias: bool) -> float:
+    return float(elem * (M * K + K * N + M * N + (N if bias else 0)))
+
+
+def make_case(M: int, K: int, N: int, dtype: torch.dtype, epilogue: str, p: float = 0.0, *,
+              transposed_b: bool = False, seed_shape: bool = False) -> Case:
+    def setup(dev: torch.device, gen: torch.Generator) -> Inputs:
+        scale = K ** -0.5  # keep outputs O(1) so fp16 does not overflow
+        a = randn((M, K), dtype, dev, gen)
+        b = randn((N, K), dtype, dev, gen, scale).t() if transposed_b else randn((K, N), dtype, dev, gen, scale)
+        return {"a": a, "b": b, "bias": randn((N,), dtype, dev, gen), "seed": 1234}
+
+    def run(x: Inputs, out: torch.Tensor | None) -> torch.Tensor:
+        return gemm(x["a"], x["b"], x["bias"], epilogue, p, x["seed"], out=out)
+
+    def ref(x: Inputs) -> torch.Tensor:
+        return reference(x["a"], x["b"], x["bias"], epilogue)
+
+    drop = None
+    if p > 0:
+        drop = DropoutCheck(p, observed=lambda x, out: out, undropped=ref)
+    name = f"{str(dtype).replace('torch.', '')} {M}x{K}x{N} {epilogue}" + (f"+dropout{p}" if p else "") + \
+        (" B^T" if transposed_b else "")
+    elem = torch.empty((), dtype=dtype).element_size()
+    return Case("gemm", name, dtype, setup, run, ref,
+                eager=lambda x: eager(x["a"], x["b"], x["bias"], epilogue, p),
+                flops=flops(M, N, K), bytes=bytes_moved(M, N, K, elem, epilogue != "none"),
+                out_shape=lambda x: (M, N), tf32=False, dropout=drop, seed_shape=seed_shape)
+
+
+def cases(preset: str, target: policy.Target) -> list[Case]:
+    if target.interpreter:
+        # Odd sizes (not multiples of any block), every dtype and epilogue, and a transposed B.
+        return [make_case(67, 45, 93, torch.float32, "none"), make_case(67, 45, 93, torch.float16, "bias"),
+                make_case(67, 45, 93, torch.bfloat16, "bias_relu"), make_case(50, 70, 65, torch.float32, "bias_gelu"),
+                make_case(64, 256, 128, torch.float16, "bias_relu", 0.1, seed_shape=True),
+                make_case(33, 40, 70, torch.float16, "bias_relu", transposed_b=True)]
+    seeds = [make_case(m, k, n, torch.float16, "bias_relu", seed_shape=True) for m, k, n in
+             ((64, 256, 128), (128, 256, 256), (1024, 1024, 1024))]
+    seeds += [make_case(m, k, n, torch.float16, "bias_relu", 0.1, seed_shape=True) for m, k, n in
+              ((64, 256, 128), (128, 256, 256), (1024, 1024, 1024))]
+    if preset == "seed":
+        return seeds
+    quick = [make_case(1023, 517, 769, torch.float32, "bias_gelu"), make_case(2048, 2048, 2048, torch.bfloat16, "none"),
+             make_case(2048, 2048, 2048, torch.float16, "bias_relu", 0.1)]
+    if preset == "quick":
+        return seeds[2:3] + seeds[5:6] + quick
+    big = []
+    for dt in (torch.float16, torch.bfloat16):
+        for n in (4096, 8192):
+            big += [make_case(n, n, n, dt, "none"), make_case(n, n, n, dt, "bias_relu"),
+                    make_case(n, n, n, dt, "bias_relu", 0.1)]
+    return seeds + quick + big
+
+
+def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
+    cfg = policy.gemm_config(target, 4096, 4096, 4096, 2)
+    constexprs = {"EPILOGUE": 2, "HAS_DROPOUT": True, "UPCAST": False, "PRECISION": "ieee",
+                  **{k: cfg[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")}}
+    options = {k: v for k, v in cfg.items() if k not in constexprs}
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "bias_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+           "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32",
+           "stride_cn": "i32", "seed": "i32", "p": "fp32"}
+    return [("gemm fp16 bias+relu+dropout", gemm_kernel, sig, constexprs, options)]

@@ -1,0 +1,147 @@
+"""Launch policy: block sizes, warps, stages and AMD-specific knobs, keyed on the active target (DESIGN §5).
+
+The ONE place that knows backends differ. Sources: triton python/tutorials (03 matmul CUDA/HIP config lists,
+02 softmax, 06 attention); ROCm "Optimizing Triton kernels" (num_stages 2 for GEMM, 1 for GEMM-free and fused
+two-GEMM kernels; waves_per_eu; matrix_instr_nonkdim=16 on MI300); Triton PR #6125 (num_warps <= 16 on wave64,
+1024 threads per workgroup); aiter configs (kpack=1; deprecated from gfx950). See ../shared/research/kernels.md §1.2, §5.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+CDNA = ("gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950")
+
+
+@dataclass(frozen=True)
+class Target:
+    backend: str  # "cuda" | "hip" | "interpreter"
+    arch: str  # "sm_90", "gfx942", "cpu"
+    warp_size: int
+
+    @property
+    def interpreter(self) -> bool:
+        return self.backend == "interpreter"
+
+    @property
+    def cdna(self) -> bool:
+        return self.backend == "hip" and self.arch.split(":")[0] in CDNA
+
+    @property
+    def label(self) -> str:
+        return "interpreter (CPU)" if self.interpreter else f"{self.backend}:{self.arch}"
+
+
+def interpreter_active() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+@cache
+def target_for_device(device: str) -> Target:
+    """The target Triton will compile for on `device` ("cpu" means interpreter mode)."""
+    if device == "cpu":
+        return Target("interpreter", "cpu", 1)
+    from triton.runtime import driver
+
+    t = driver.active.get_current_target()
+    arch = f"sm_{t.arch}" if isinstance(t.arch, int) else str(t.arch)
+    return Target(str(t.backend), arch, int(t.warp_size))
+
+
+def target_from_name(name: str) -> Target:
+    """'gfx942' -> hip wave64, 'gfx1100' -> hip wave32, 'sm_90' -> cuda (for --compile-only)."""
+    name = name.strip().lower()
+    if name.startswith("sm_"):
+        return Target("cuda", name, 32)
+    if name.startswith("gfx"):
+        from rocm_triton_doctor import knowledge
+
+        info = knowledge.gfx_info(name)
+        wave = info.wave_size if info else (64 if name.startswith("gfx9") else 32)
+        return Target("hip", name, wave)
+    raise ValueError(f"unknown target {name!r}: use gfxNNNN or sm_NN")
+
+
+def _max_warps(t: Target) -> int:
+    # 1024 threads per workgroup on AMD: 16 wave64 or 32 wave32 warps (Triton PR #6125).
+    return 1024 // t.warp_size if t.backend == "hip" else 32
+
+
+def _hip_extra(t: Target, *, gemm: bool, waves_per_eu: int = 0) -> dict[str, Any]:
+    if t.backend != "hip":
+        return {}
+    extra: dict[str, Any] = {"waves_per_eu": waves_per_eu}
+    if gemm and t.cdna:
+        extra["matrix_instr_nonkdim"] = 16  # MI300X GEMM: mfma_16x16 beats 32x32 (ROCm workload guide)
+        if t.arch.startswith("gfx942"):
+            extra["kpack"] = 1  # kpack deprecated from gfx950 (aiter README)
+    return extra
+
+
+def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int) -> dict[str, Any]:
+    """Tile shape and launch options for the GEMM family."""
+    if t.interpreter:
+        # The interpreter costs ~1 ms per program instance: few, large tiles (kernels.md §2.4).
+        return {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 1}
+    small = M * N <= 256 * 256
+    if t.backend == "cuda":
+        if small:
+            cfg = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3}
+        elif elem_size == 4:
+            cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
+        else:
+            cfg = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
+        return cfg
+    # HIP: tutorial-03 HIP list; num_stages=2 for single-GEMM kernels on current Triton.
+    if small:
+        cfg = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 1, "num_warps": 4, "num_stages": 2}
+        return {**cfg, **_hip_extra(t, gemm=True, waves_per_eu=0)}
+    if t.cdna:
+        # 256x256x32: 0 spills on gfx942 with Triton 3.9 (BLOCK_K 64 spills 280 VGPRs: measured with --compile-only).
+        cfg = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 32, "GROUP_M": 4, "num_warps": 8, "num_stages": 2}
+        return {**cfg, **_hip_extra(t, gemm=True, waves_per_eu=2)}
+    # RDNA (wave32, WMMA): smaller tiles, fewer registers per lane.
+    cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 8, "num_stages": 2}
+    return {**cfg, **_hip_extra(t, gemm=True, waves_per_eu=0)}
+
+
+def elementwise_config(t: Target, n: int) -> dict[str, Any]:
+    if t.interpreter:
+        return {"BLOCK": max(1024, min(1 << 16, _next_pow2(n))), "num_warps": 4}
+    return {"BLOCK": 1024, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
+
+
+def tile2d_config(t: Target, M: int, N: int) -> dict[str, Any]:
+    """2-D blocks for row-broadcast elementwise kernels (bias over the last dim)."""
+    if t.interpreter:
+        return {"BLOCK_M": 16, "BLOCK_N": max(64, min(4096, _next_pow2(N))), "num_warps": 4}
+    return {"BLOCK_M": 4, "BLOCK_N": 1024, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
+
+
+def row_config(t: Target, n_cols: int, elem_size: int) -> dict[str, Any]:
+    """One program per row, the whole row in one block when it fits (tutorials 02/05; Liger calculate_settings)."""
+    block = _next_pow2(n_cols)
+    if block * elem_size > 65536 * 4:
+        raise ValueError(f"rows of {n_cols} elements are too long for a single-block row kernel")
+    if t.interpreter:
+        return {"BLOCK": block, "num_warps": 4}
+    warps = 4 if block < 2048 else 8 if block < 8192 else 16
+    return {"BLOCK": block, "num_warps": min(warps, _max_warps(t)), "num_stages": 1, **_hip_extra(t, gemm=False)}
+
+
+def attention_config(t: Target, head_dim: int, elem_size: int) -> dict[str, Any]:
+    if t.interpreter:
+        return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 1}
+    if t.backend == "cuda":
+        return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8 if head_dim >= 128 else 4, "num_stages": 3}
+    # HIP: num_stages=1 for fused two-GEMM kernels (ROCm guide). 128x32 tiles with 8 warps compile with 0 VGPR spills
+    # on gfx942, gfx1100 and gfx1201 for D=64 and D=128 (Triton 3.9, measured with --compile-only); tutorial 06's
+    # waves_per_eu=2/3 hint with 4 warps spilled there.
+    return {"BLOCK_M": 128, "BLOCK_N": 32, "num_warps": 8, "num_stages": 1, **_hip_extra(t, gemm=True, waves_per_eu=0)}
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, (int(n) - 1).bit_length())

@@ -1,0 +1,25 @@
+"""Shared plumbing for the one-row-per-program kernels (RMSNorm, LayerNorm, softmax): shape/stride checks and cases."""
+
+from __future__ import annotations
+
+import torch
+
+from rocm_triton_doctor.kernels.base import check_device, check_dtype
+
+DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+
+
+def as_rows(name: str, x: torch.Tensor) -> torch.Tensor:
+    """View x as (rows, N). Rows may be strided (a slice of a bigger tensor); each row must be contiguous."""
+    check_device(name, x)
+    check_dtype(name, DTYPES, x)
+    if x.dim() < 1 or x.shape[-1] == 0:
+        raise ValueError(f"{name}: input must have a non-empty last dimension, got {tuple(x.shape)}")
+    if x.stride(-1) != 1:
+        raise ValueError(f"{name}: the last dimension must be contiguous (stride 1), got stride {x.stride(-1)}; "
+                         "call .contiguous() first")
+    if x.dim() == 2:
+        return x
+    if not x.is_contiguous():
+        raise ValueError(f"{name}: inputs with more than 2 dimensions must be contiguous")
+    return x.reshape(-1, x.shape[-1])

@@ -1,0 +1,135 @@
+"""Smoke output: a results table (rich), JUnit XML for CI systems, and an optional matplotlib plot."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from rocm_triton_doctor.smoke.aot import AotResult
+from rocm_triton_doctor.smoke.runner import SmokeReport
+
+STATUS_STYLE = {"pass": "green", "fail": "bold red", "error": "bold red", "oom": "yellow"}
+
+
+def _us(ms: float | None) -> str:
+    return f"{ms * 1e3:,.1f}" if ms is not None else "—"
+
+
+def table(report: SmokeReport, console: Any) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    gpu = report.ceilings is not None
+    t = Table(title=f"smoke {report.preset} — {report.device_name} ({report.target})", title_justify="left",
+              show_lines=False, pad_edge=False)
+    t.add_column("kernel")
+    t.add_column("case")
+    t.add_column("result")
+    t.add_column("max err / tol", justify="right")
+    if gpu:
+        for col in ("triton µs (p20–p80)", "eager µs", "× eager"):
+            t.add_column(col, justify="right")
+        if any(r.compile_ms for r in report.results):
+            t.add_column("× compile", justify="right")
+        t.add_column("achieved", justify="right")
+        t.add_column("% ceiling", justify="right")
+        t.add_column("graph µs T/E", justify="right")
+    for r in report.results:
+        status = Text(r.status.upper(), style=STATUS_STYLE.get(r.status, ""))
+        err = (f"{r.max_abs:.2g} / {r.atol:.0e}" if r.max_abs is not None and r.atol is not None else "")
+        if r.error:
+            err = r.error[:60]
+        row: list[Any] = [r.kernel, r.case + (" *" if r.seed_shape else ""), status, err]
+        if gpu:
+            tm = r.triton_ms
+            row += [f"{_us(tm['median_ms'])} ({_us(tm['p20_ms'])}–{_us(tm['p80_ms'])})" if tm else "—",
+                    _us(r.eager_ms["median_ms"]) if r.eager_ms else "—",
+                    f"{r.speedup_eager:.2f}" if r.speedup_eager else "—"]
+            if any(x.compile_ms for x in report.results):
+                row.append(f"{r.speedup_compile:.2f}" if r.speedup_compile else "—")
+            row += [f"{r.achieved:,} {r.achieved_unit}" if r.achieved is not None else "—",
+                    (f"{r.pct_ceiling:.0f}%" + (" (launch-bound)" if r.launch_bound else "")) if r.pct_ceiling else "—",
+                    (f"{r.triton_graph_us or '—'}/{r.eager_graph_us or '—'}" if (r.triton_graph_us or r.eager_graph_us)
+                     else "—")]
+        t.add_row(*row)
+    console.print(t)
+    for r in report.results:
+        for p in r.problems:
+            console.print(Text(f"  {r.id}: {p}", style="red"))
+        if r.dropout:
+            d = r.dropout
+            console.print(Text(f"  {r.id}: dropout p={d['p']} keep-rate {d['keep_rate']:.4f} (z={d['z']}), "
+                               f"other-seed mask agreement {d['other_seed_agreement']}", style="dim"))
+    if report.ceilings:
+        c = report.ceilings
+        mm = ", ".join(f"{k} {v} TFLOP/s" for k, v in c["matmul_tflops"].items())
+        console.print(Text(f"Ceilings measured in this run: copy {c['copy_gbps']} GB/s; torch.matmul {mm}", style="dim"))
+    if report.clocks:
+        console.print(Text(f"Clocks ({report.clocks['tool']}): {report.clocks['reading']}", style="dim"))
+    for n in report.notes:
+        console.print(Text(n, style="dim"))
+    if any(r.seed_shape for r in report.results):
+        console.print(Text("* a published seed shape", style="dim"))
+    counts: dict[str, int] = {}
+    for r in report.results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    summary = ", ".join(f"{v} {k}" for k, v in counts.items())
+    style = "bold green" if report.exit_code == 0 else "bold red"
+    console.print(Text(f"Smoke {report.status.upper()}: {summary} in {report.seconds:.1f} s "
+                       f"(exit {report.exit_code})", style=style))
+
+
+def junit(report: SmokeReport, path: str) -> None:
+    suite = ET.Element("testsuite", name=f"rocm-triton-doctor smoke {report.preset}", tests=str(len(report.results)),
+                       failures=str(sum(r.status == "fail" for r in report.results)),
+                       errors=str(sum(r.status in ("error", "oom") for r in report.results)),
+                       time=f"{report.seconds:.3f}")
+    ET.SubElement(ET.SubElement(suite, "properties"), "property", name="device", value=report.device_name)
+    for r in report.results:
+        tc = ET.SubElement(suite, "testcase", classname=f"smoke.{r.kernel}", name=r.case, time=f"{r.seconds:.3f}")
+        if r.status == "fail":
+            ET.SubElement(tc, "failure", message="; ".join(r.problems)[:1000]).text = "\n".join(r.problems)
+        elif r.status in ("error", "oom"):
+            ET.SubElement(tc, "error", message=r.error or r.status).text = r.error or ""
+    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def plot(report: SmokeReport, path: str) -> None:
+    """Per case: speed-up over torch eager and % of the device ceiling (needs the `plot` extra: matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ValueError("--plot needs matplotlib: pip install 'rocm-triton-doctor[plot]'") from None
+    rows = [r for r in report.results if r.speedup_eager is not None]
+    if not rows:
+        raise ValueError("--plot needs GPU timings (there are none on --device cpu)")
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, max(3, 0.35 * len(rows))), sharey=True)
+    labels = [f"{r.kernel} {r.case}" for r in rows]
+    ax1.barh(labels, [r.speedup_eager for r in rows], color="tab:blue")
+    ax1.axvline(1.0, color="k", lw=0.8)
+    ax1.set_xlabel("speed-up over torch eager (×)")
+    ax2.barh(labels, [r.pct_ceiling or 0 for r in rows], color="tab:green")
+    ax2.set_xlabel("% of the measured device ceiling")
+    ax1.invert_yaxis()
+    fig.suptitle(f"{report.device_name} — smoke {report.preset}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def aot_table(results: list[AotResult], console: Any) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table(title="compile-only audit (no GPU used)", title_justify="left")
+    for col in ("kernel", "target", "result", "VGPR/SGPR/AGPR or regs", "spills", "LDS/shared B", "occupancy"):
+        t.add_column(col)
+    for r in results:
+        regs = (f"{r.vgpr}/{r.sgpr}/{r.agpr or 0}" if r.vgpr is not None else
+                (str(r.registers) if r.registers is not None else "—"))
+        t.add_row(r.kernel, r.target, Text("compiled", style="green") if r.ok else Text(r.error or "failed", style="red"),
+                  regs, str(r.spills) if r.spills is not None else "—",
+                  str(r.shared_bytes) if r.shared_bytes is not None else "—", r.occupancy or "—")
+    console.print(t)

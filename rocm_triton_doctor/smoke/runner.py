@@ -1,0 +1,259 @@
+"""Run the smoke suite: every registered kernel's cases for a preset, on one device; each case's result is recorded
+and the rest still run when one fails to compile, crashes or runs out of memory."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+from collections.abc import Callable
+
+PRESETS = ("quick", "seed", "full")
+COMPUTE_BOUND = ("gemm", "attention")
+LAUNCH_BOUND_US = 10.0  # below this a GPU kernel's time is mostly launch overhead (kernels.md §6.3)
+
+
+class SmokeCannotStart(Exception):
+    """torch/Triton missing or broken, or the device is unusable: exit 3 with this one-line message."""
+
+
+@dataclass
+class CaseResult:
+    kernel: str
+    case: str
+    dtype: str
+    status: str  # pass | fail | error | oom
+    seed_shape: bool = False
+    error: str | None = None
+    max_abs: float | None = None
+    max_rel: float | None = None
+    atol: float | None = None
+    rtol: float | None = None
+    problems: list[str] = field(default_factory=list)
+    dropout: dict[str, Any] | None = None
+    triton_ms: dict[str, float] | None = None
+    eager_ms: dict[str, float] | None = None
+    compile_ms: dict[str, float] | None = None
+    triton_graph_us: float | None = None
+    eager_graph_us: float | None = None
+    flops: float = 0.0
+    bytes: float = 0.0
+    achieved: float | None = None  # GB/s or TFLOP/s
+    achieved_unit: str = ""
+    pct_ceiling: float | None = None
+    ceiling: str = ""
+    speedup_eager: float | None = None
+    speedup_compile: float | None = None
+    launch_bound: bool = False
+    seconds: float = 0.0
+
+    @property
+    def id(self) -> str:
+        return f"{self.kernel}[{self.case}]"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items()}
+
+
+@dataclass
+class SmokeReport:
+    device: str
+    device_name: str
+    target: str
+    preset: str
+    versions: dict[str, str]
+    results: list[CaseResult]
+    ceilings: dict[str, Any] | None
+    clocks: dict[str, str]
+    notes: list[str]
+    started: str
+    seconds: float
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.results and all(r.status == "pass" for r in self.results) else 1
+
+    @property
+    def status(self) -> str:
+        return "passed" if self.exit_code == 0 else "failed"
+
+    def to_dict(self) -> dict[str, Any]:
+        counts: dict[str, int] = {}
+        for r in self.results:
+            counts[r.status] = counts.get(r.status, 0) + 1
+        return {"schema": "rocm-triton-doctor/smoke/1", "command": "smoke", "status": self.status,
+                "exit_code": self.exit_code, "device": self.device, "device_name": self.device_name,
+                "target": self.target, "preset": self.preset, "versions": self.versions, "counts": counts,
+                "ceilings": self.ceilings, "clocks": self.clocks, "notes": self.notes, "started": self.started,
+                "seconds": round(self.seconds, 2), "results": [r.to_dict() for r in self.results]}
+
+
+def import_stack(device: str) -> tuple[Any, Any]:
+    """Import torch and triton for `device`; on failure raise SmokeCannotStart with one clear line."""
+    if device == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"  # must be set before any @triton.jit function is created
+    elif os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        raise SmokeCannotStart("TRITON_INTERPRET is set: unset it to run on the GPU, or use --device cpu")
+    try:
+        import torch
+    except Exception as exc:  # noqa: BLE001
+        raise SmokeCannotStart(f"cannot import torch ({type(exc).__name__}: {exc}); run `rocm-triton-doctor check`") from None
+    try:
+        import triton
+    except Exception as exc:  # noqa: BLE001
+        raise SmokeCannotStart(f"cannot import triton ({type(exc).__name__}: {exc}); run `rocm-triton-doctor check`") from None
+    return torch, triton
+
+
+def resolve_device(device: str, torch: Any) -> str:
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise SmokeCannotStart(f"torch {torch.__version__} sees no GPU (torch.cuda.is_available() is False); "
+                               "run `rocm-triton-doctor check`, or use --device cpu")
+    return device
+
+
+def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...] = (), with_compile: bool = False,
+              seed: int = 0, progress: Callable[[str, int, int], None] | None = None,
+              broken: str | None = None) -> SmokeReport:
+    torch, triton = import_stack(device if device != "auto" else "auto")
+    device = resolve_device(device, torch)
+    if device == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+    from rocm_triton_doctor import kernels
+    from rocm_triton_doctor.kernels.policy import target_for_device
+    from rocm_triton_doctor.smoke import correctness, timing
+
+    unknown = [o for o in only if o not in kernels.NAMES]
+    if unknown:
+        raise ValueError(f"unknown kernel(s): {', '.join(unknown)} (known: {', '.join(kernels.NAMES)})")
+    started = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    t0 = time.monotonic()
+    try:
+        target = target_for_device(device)
+    except Exception as exc:  # noqa: BLE001
+        raise SmokeCannotStart(f"Triton has no usable backend here ({_first_line(exc)}); run `rocm-triton-doctor check`") from None
+    dev = torch.device(device)
+    cases = [c for m in kernels.REGISTRY for c in m.cases(preset, target)
+             if not only or c.kernel in only]
+    if broken:
+        cases.append(_broken_case(broken))
+    notes = []
+    ceilings = None
+    clocks: dict[str, str] = {}
+    on_gpu = device != "cpu"
+    if on_gpu:
+        if progress:
+            progress("measuring the device's copy bandwidth and matmul rate", 0, len(cases))
+        ceilings = timing.measure_ceilings(dev)
+        clocks = timing.read_clocks(target.backend)
+        notes.append("Times are medians of triton.testing.do_bench (L2 flushed each iteration) with p20/p80; "
+                     "% of ceiling divides by the copy bandwidth / matmul rate measured in this run. On a shared GPU "
+                     "absolute times are noisy; compare ratios.")
+        notes.append("fp32 GEMM cases use IEEE fp32 products (input_precision='ieee'); the fp32 matmul ceiling is "
+                     "measured with TF32 off, so they compare like with like.")
+    else:
+        notes.append("Interpreter mode (TRITON_INTERPRET=1) on the CPU: correctness only. Times are omitted because "
+                     "they would measure the Python interpreter, not the kernel.")
+    results = []
+    for i, case in enumerate(cases):
+        if progress:
+            progress(case.id, i, len(cases))
+        results.append(_run_case(case, dev, on_gpu, with_compile, seed + i, ceilings, torch, correctness, timing))
+    name = torch.cuda.get_device_name(0) if on_gpu else "CPU (Triton interpreter)"
+    versions = {"torch": torch.__version__, "triton": triton.__version__,
+                "hip": str(getattr(torch.version, "hip", None)), "cuda": str(getattr(torch.version, "cuda", None))}
+    return SmokeReport(device, name, target.label, preset, versions, results,
+                       ceilings.to_dict() if ceilings else None, clocks, notes, started, time.monotonic() - t0)
+
+
+def _run_case(case: Any, dev: Any, on_gpu: bool, with_compile: bool, seed: int, ceilings: Any, torch: Any,
+              correctness: Any, timing: Any) -> CaseResult:
+    from rocm_triton_doctor.kernels.base import dtype_name
+
+    r = CaseResult(case.kernel, case.name, dtype_name(case.dtype), "pass", case.seed_shape, flops=case.flops,
+                   bytes=case.bytes)
+    t0 = time.monotonic()
+    try:
+        gen = torch.Generator(device=dev).manual_seed(seed)
+        inputs = case.setup(dev, gen)
+        v = correctness.check_case(case, inputs, dev, tf32=False)
+        r.max_abs, r.max_rel, r.atol, r.rtol, r.problems = v.max_abs, v.max_rel, v.atol, v.rtol, v.problems
+        r.dropout = v.details or None
+        r.status = "pass" if v.ok else "fail"
+        if on_gpu:
+            _time_case(case, inputs, r, with_compile, ceilings, torch, timing)
+    except torch.cuda.OutOfMemoryError as exc:
+        r.status, r.error = "oom", _first_line(exc)
+    except Exception as exc:  # noqa: BLE001 - a broken case is that case's result; the suite goes on
+        r.status, r.error = "error", _first_line(exc)
+        if os.environ.get("RTD_DEBUG"):
+            traceback.print_exc()
+    finally:
+        if on_gpu:
+            torch.cuda.empty_cache()
+    r.seconds = round(time.monotonic() - t0, 3)
+    return r
+
+
+def _time_case(case: Any, inputs: Any, r: CaseResult, with_compile: bool, ceilings: Any, torch: Any,
+               timing: Any) -> None:
+    out = torch.empty(case.out_shape(inputs), dtype=case.dtype, device=next(
+        v for v in inputs.values() if hasattr(v, "device")).device)
+    tt = timing.bench(lambda: case.run(inputs, out))
+    r.triton_ms = tt.to_dict()
+    if case.eager is not None:
+        r.eager_ms = timing.bench(lambda: case.eager(inputs)).to_dict()
+        r.speedup_eager = round(r.eager_ms["median_ms"] / tt.median_ms, 3)
+    if with_compile and case.eager is not None:
+        compiled = torch.compile(case.eager)
+        compiled(inputs)  # compile outside the timed region
+        r.compile_ms = timing.bench(lambda: compiled(inputs)).to_dict()
+        r.speedup_compile = round(r.compile_ms["median_ms"] / tt.median_ms, 3)
+    secs = tt.median_ms * 1e-3
+    r.launch_bound = tt.median_ms * 1e3 < LAUNCH_BOUND_US or case.bytes < 2**20 and case.kernel not in COMPUTE_BOUND
+    if r.launch_bound or case.seed_shape:
+        r.triton_graph_us = _us(timing.bench_graph(lambda: case.run(inputs, out)))
+        if case.eager is not None:
+            r.eager_graph_us = _us(timing.bench_graph(lambda: case.eager(inputs)))
+    if case.kernel in COMPUTE_BOUND:
+        r.achieved, r.achieved_unit = round(case.flops / secs / 1e12, 2), "TFLOP/s"
+        ceil = ceilings.matmul_tflops.get(r.dtype)
+        r.ceiling = f"torch.matmul {r.dtype}"
+    else:
+        r.achieved, r.achieved_unit = round(case.bytes / secs / 1e9, 1), "GB/s"
+        ceil = ceilings.copy_gbps
+        r.ceiling = "device copy"
+    if ceil:
+        r.pct_ceiling = round(100.0 * r.achieved / ceil, 1)
+
+
+def _us(ms: float | None) -> float | None:
+    return round(ms * 1e3, 2) if ms is not None else None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"[:300]
+
+
+def _broken_case(kind: str) -> Any:
+    """A deliberately broken case (for tests and for users checking their CI wiring): 'wrong' or 'crash'."""
+    import torch
+
+    from rocm_triton_doctor.kernels import add_mul
+
+    good = add_mul.make_case(1000, torch.float32)
+    if kind == "crash":
+        def run(x: Any, out: Any) -> Any:
+            raise RuntimeError("deliberately broken case")
+        return good.__class__(**{**good.__dict__, "kernel": "broken", "name": "crash", "run": run})
+    if kind == "wrong":
+        return good.__class__(**{**good.__dict__, "kernel": "broken", "name": "wrong result",
+                                 "reference": lambda x: (x["x"].double() + x["y"].double()) * x["z"].double() + 1.0})
+    raise ValueError(f"--broken must be 'wrong' or 'crash', got {kind!r}")

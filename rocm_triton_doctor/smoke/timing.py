@@ -1,0 +1,95 @@
+"""Timing on a GPU, and the device's own ceilings measured in the same run (kernels.md §6–§7.3).
+
+Medians of triton.testing.do_bench (per-iteration events, L2 flushed before each iteration) with p20/p80. Ceilings:
+device-to-device copy bandwidth (bytes read + written) and a large torch.matmul per dtype. Every %-of-ceiling figure
+divides by a ceiling measured in this run on this device, never by a datasheet number.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from dataclasses import dataclass
+from typing import Any
+from collections.abc import Callable
+
+import torch
+
+QUANTILES = [0.5, 0.2, 0.8]
+
+
+@dataclass
+class Timing:
+    median_ms: float
+    p20_ms: float
+    p80_ms: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {"median_ms": self.median_ms, "p20_ms": self.p20_ms, "p80_ms": self.p80_ms}
+
+
+def bench(fn: Callable[[], Any], rep_ms: int = 100) -> Timing:
+    from triton.testing import do_bench
+
+    med, p20, p80 = do_bench(fn, warmup=25, rep=rep_ms, quantiles=QUANTILES)
+    return Timing(float(med), float(p20), float(p80))
+
+
+def bench_graph(fn: Callable[[], Any]) -> float | None:
+    """Graph-replay time per call (CUDA graphs / hipGraph): launch overhead removed; None if capture fails."""
+    from triton.testing import do_bench_cudagraph
+
+    try:
+        return float(do_bench_cudagraph(fn, rep=20))
+    except Exception:  # noqa: BLE001 - some kernels/stacks cannot be captured; the report says n/a
+        return None
+
+
+@dataclass
+class Ceilings:
+    copy_gbps: float
+    matmul_tflops: dict[str, float]  # dtype name -> TFLOP/s ("float32" measured with TF32 off: IEEE)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"copy_gbps": round(self.copy_gbps, 1), "matmul_tflops": {k: round(v, 1) for k, v in self.matmul_tflops.items()}}
+
+
+def _copy_gbps(device: torch.device, size_mib: int) -> float:
+    """Device-to-device copy of size_mib MiB, counting bytes read + written."""
+    src = torch.empty(size_mib * 2**20 // 4, dtype=torch.float32, device=device).uniform_()
+    dst = torch.empty_like(src)
+    t = bench(functools.partial(dst.copy_, src))
+    return 2 * src.numel() * 4 / (t.median_ms * 1e-3) / 1e9
+
+
+def measure_ceilings(device: torch.device, size_mib: int = 512, n: int = 8192) -> Ceilings:
+    copy = _copy_gbps(device, size_mib)
+    tflops: dict[str, float] = {}
+    gen = torch.Generator(device=device).manual_seed(0)
+    for dtype, size in ((torch.bfloat16, n), (torch.float16, n), (torch.float32, n // 2)):
+        a = torch.randn(size, size, device=device, dtype=dtype, generator=gen)
+        b = torch.randn(size, size, device=device, dtype=dtype, generator=gen)
+        old = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = False
+        try:
+            tm = bench(functools.partial(torch.matmul, a, b))
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = old
+        tflops[str(dtype).replace("torch.", "")] = 2 * size**3 / (tm.median_ms * 1e-3) / 1e12
+        del a, b
+    torch.cuda.empty_cache()
+    return Ceilings(copy, tflops)
+
+
+def read_clocks(backend: str) -> dict[str, str]:
+    """Current clocks as the vendor tool reports them (informational: clocks move with load and temperature)."""
+    if backend == "cuda":
+        argv = ["nvidia-smi", "--query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw", "--format=csv,noheader"]
+    else:
+        argv = ["amd-smi", "metric", "--clock", "--csv"]
+    try:
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    line = res.stdout.strip().splitlines()[0] if res.returncode == 0 and res.stdout.strip() else ""
+    return {"tool": argv[0], "reading": line} if line else {}
