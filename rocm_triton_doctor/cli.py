@@ -162,6 +162,8 @@ def check(as_json: bool, markdown: bool, save_snapshot: str | None, snapshot_pat
               help="Also write JUnit XML (one testcase per case) for CI systems.")
 @click.option("--plot", type=click.Path(dir_okay=False, writable=True), metavar="FILE.png",
               help="Also plot speed-up over torch and %% of the device ceiling (needs the 'plot' extra).")
+@click.option("--save", type=click.Path(dir_okay=False, writable=True), metavar="FILE",
+              help="Also write the JSON result to FILE (while printing the table).")
 @click.option("--compile-only", is_flag=True, help="Compile every kernel for --arch targets; no GPU needed.")
 @click.option("--arch", metavar="LIST", help="Targets for --compile-only: e.g. gfx942,gfx1100,sm_90; 'all' = every "
               "target the knowledge base lists. Default: the GPUs `check` finds.")
@@ -169,7 +171,8 @@ def check(as_json: bool, markdown: bool, save_snapshot: str | None, snapshot_pat
 @click.option("--broken", type=click.Choice(["wrong", "crash"]), hidden=True,
               help="Add a deliberately broken case (tests the reporting path).")
 def smoke(device: str, preset: str, only: tuple[str, ...], with_compile: bool, as_json: bool, junit: str | None,
-          plot: str | None, compile_only: bool, arch: str | None, seed: int, broken: str | None) -> None:
+          plot: str | None, save: str | None, compile_only: bool, arch: str | None, seed: int,
+          broken: str | None) -> None:
     """Run fused Triton kernels: correct on this device? how fast against torch and the hardware's own ceilings?
 
     Kernels: GEMM (+bias, ReLU, GELU, dropout epilogues), fused add-multiply, bias+GELU+dropout+residual, RMSNorm,
@@ -209,6 +212,9 @@ def smoke(device: str, preset: str, only: tuple[str, ...], with_compile: bool, a
     from rocm_triton_doctor.smoke import render
 
     try:
+        if save:
+            with open(save, "w", encoding="utf-8") as fh:
+                json.dump(report.to_dict(), fh, indent=1)
         if junit:
             render.junit(report, junit)
         if plot:
