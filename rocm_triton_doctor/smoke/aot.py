@@ -169,7 +169,7 @@ def findings(results: list[AotResult], triton_version: str) -> list[dict[str, st
         if not bad:
             text = f"{target}: all {len(rs)} kernels compiled with Triton {triton_version}"
             if spills:
-                text += f"; {len(spills)} spill registers: {', '.join(f'{r.kernel} ({r.spills})' for r in spills)}"
+                text += f"; {len(spills)} kernel(s) spill registers: {', '.join(f'{r.kernel} ({r.spills})' for r in spills)}"
             out.append({"target": target, "severity": "warn" if spills else "ok", "title": text})
             continue
         first = bad[0].error or "failed"
