@@ -16,11 +16,11 @@ def fmt_us(ms: float | None) -> str:
 def render(d: dict) -> str:
     c = d["ceilings"] or {}
     mm = ", ".join(f"{k} {v}" for k, v in (c.get("matmul_tflops") or {}).items())
-    lines = [f"Device: {d['device_name']} ({d['target']}); torch {d['versions']['torch']}, Triton {d['versions']['triton']}; "
-             f"started {d['started']}; {d['counts']} in {d['seconds']} s.",
+    lines = [(f"Device: {d['device_name']} ({d['target']}); torch {d['versions']['torch']}, Triton {d['versions']['triton']}; "
+             f"started {d['started']}; {d['counts']} in {d['seconds']} s."),
              f"Ceilings measured in the same run: copy {c.get('copy_gbps')} GB/s; torch.matmul TFLOP/s: {mm}.", "",
-             "| kernel | case | result | max abs err (atol) | Triton µs p50 (p20–p80) | eager µs | × eager | × compile | "
-             "achieved | % ceiling | graph µs Triton / eager |",
+             ("| kernel | case | result | max abs err (atol) | Triton µs p50 (p20–p80) | eager µs | × eager | × compile | "
+             "achieved | % ceiling | graph µs Triton / eager |"),
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in d["results"]:
         t = r["triton_ms"]
@@ -53,5 +53,6 @@ def render_aot(d: dict) -> str:
 
 
 if __name__ == "__main__":
-    data = json.load(open(sys.argv[1]))
+    with open(sys.argv[1]) as fh:
+        data = json.load(fh)
     print(render_aot(data) if data.get("schema") == "rocm-triton-doctor/smoke-aot/1" else render(data))
