@@ -49,9 +49,8 @@ def cli() -> None:
     \b
     After a fresh setup:
       check    what is wrong on THIS machine, and the command that fixes it
+      install  the matching torch + Triton wheels, safely, verified
       smoke    fused Triton kernels: correct? how fast vs torch and the hardware?
-    Planned (not in this version yet): install (the matching torch + Triton
-    wheels, verified).
 
     Exit codes (every command): 0 healthy, 1 problems found, 2 usage error,
     3 could not check, 4 the doctor crashed.
@@ -168,11 +167,13 @@ def check(as_json: bool, markdown: bool, save_snapshot: str | None, snapshot_pat
 @click.option("--arch", metavar="LIST", help="Targets for --compile-only: e.g. gfx942,gfx1100,sm_90; 'all' = every "
               "target the knowledge base lists. Default: the GPUs `check` finds.")
 @click.option("--seed", default=0, show_default=True, help="Base seed for the random inputs.")
+@click.option("--python", "python", type=click.Path(dir_okay=False, exists=True), metavar="PATH",
+              help="Run the suite with another interpreter's torch and Triton (e.g. the venv `install` made).")
 @click.option("--broken", type=click.Choice(["wrong", "crash"]), hidden=True,
               help="Add a deliberately broken case (tests the reporting path).")
 def smoke(device: str, preset: str, only: tuple[str, ...], with_compile: bool, as_json: bool, junit: str | None,
           plot: str | None, save: str | None, compile_only: bool, arch: str | None, seed: int,
-          broken: str | None) -> None:
+          python: str | None, broken: str | None) -> None:
     """Run fused Triton kernels: correct on this device? how fast against torch and the hardware's own ceilings?
 
     Kernels: GEMM (+bias, ReLU, GELU, dropout epilogues), fused add-multiply, bias+GELU+dropout+residual, RMSNorm,
@@ -185,6 +186,8 @@ def smoke(device: str, preset: str, only: tuple[str, ...], with_compile: bool, a
       rocm-triton-doctor smoke --preset seed --compile # the published seed shapes, vs eager and torch.compile
       rocm-triton-doctor smoke --compile-only --arch gfx942,gfx1100,sm_90
     """
+    if python and os.path.abspath(python) != os.path.abspath(sys.executable):
+        _reexec_in(python)
     from rocm_triton_doctor.smoke import runner
 
     device = "cuda" if device == "gpu" else device
@@ -226,6 +229,95 @@ def smoke(device: str, preset: str, only: tuple[str, ...], with_compile: bool, a
     else:
         render.table(report, _console())
     sys.exit(report.exit_code)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--torch", "torch_version", metavar="VERSION", help="Install this torch release (e.g. 2.9.1).")
+@click.option("--rocm", metavar="X.Y", help="Use PyTorch's rocmX.Y index.")
+@click.option("--index-url", metavar="URL", help="A mirror of the chosen index (https, file, or http on loopback).")
+@click.option("--find-links", type=click.Path(exists=True, file_okay=False), metavar="DIR",
+              help="A local wheelhouse to install from (with --offline: nothing leaves the machine).")
+@click.option("--offline", is_flag=True, help="Use only --find-links; never contact an index.")
+@click.option("--venv", metavar="PATH", help="Install into a fresh virtual environment at PATH (recommended; the "
+              "default advice when this Python is externally managed).")
+@click.option("--python", type=click.Path(dir_okay=False), metavar="PATH",
+              help="The interpreter to install for (or to create --venv with). Default: the one running the doctor.")
+@click.option("--with", "with_", multiple=True, metavar="PKG", help="Also install torchvision / torchaudio (same "
+              "build and index); repeat or comma-separate.")
+@click.option("--installer", type=click.Choice(["pip", "uv"]), default="pip", show_default=True)
+@click.option("--dry-run", is_flag=True, help="Show the plan; change nothing.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask before changing anything.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable plan/result.")
+@click.option("--lock", "lock_path", type=click.Path(dir_okay=False, writable=True), metavar="FILE",
+              help="After a verified install, write the exact versions, index and the machine it was verified on.")
+@click.option("--from-lock", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Reproduce a locked install; refuses when this machine differs in a way that matters.")
+@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Plan for the machine a saved snapshot describes (needs --dry-run).")
+def install(torch_version: str | None, rocm: str | None, index_url: str | None, find_links: str | None, offline: bool,
+            venv: str | None, python: str | None, with_: tuple[str, ...], installer: str, dry_run: bool, yes: bool,
+            as_json: bool, lock_path: str | None, from_lock: str | None, snapshot_path: str | None) -> None:
+    """Install the torch + Triton wheels that match this machine, safely, then verify them.
+
+    Everything is downloaded before anything is removed; a failed install restores the environment exactly
+    (or removes a half-made --venv). Never uses sudo, never edits shell rc files.
+
+    \b
+    Examples:
+      rocm-triton-doctor install --venv ~/rocm-env            # the recommended path
+      rocm-triton-doctor install --dry-run --json             # just the plan
+      rocm-triton-doctor install --torch 2.9.1 --with torchvision --yes
+      rocm-triton-doctor install --find-links ./wheels --offline --venv ./env --yes
+      rocm-triton-doctor install --venv ./env --yes --lock stack.lock
+      rocm-triton-doctor install --venv ./env2 --from-lock stack.lock --yes
+    """
+    from rocm_triton_doctor.install import command
+    from rocm_triton_doctor.install.plan import BadOption, Options
+
+    opts = Options(torch=torch_version, rocm=rocm, index_url=index_url, find_links=find_links, offline=offline,
+                   venv=venv, python=python, with_=tuple(_split(with_)), installer=installer)
+    try:
+        code = command.run(opts, dry_run=dry_run, yes=yes, as_json=as_json, lock_path=lock_path, from_lock=from_lock,
+                           snapshot_path=snapshot_path, console=_console(), err=_console(stderr=True),
+                           confirm=lambda q: click.confirm(q, default=False))
+    except (BadOption, command.UsageProblem) as exc:
+        raise click.UsageError(str(exc)) from None
+    except Exception as exc:  # SnapshotError etc.: one line, exit 3
+        from rocm_triton_doctor.snapshot import SnapshotError
+
+        if isinstance(exc, SnapshotError):
+            _fail(str(exc), ExitCode.COULD_NOT_CHECK, as_json, "install")
+        raise
+    sys.exit(code)
+
+
+def _reexec_in(python: str) -> None:
+    """Run this same command in another interpreter. The doctor and its pure-Python dependencies are appended to the
+    END of that interpreter's sys.path, so its own torch/Triton (and anything else it has) always win."""
+    import importlib
+
+    paths = []
+    for name in ("rocm_triton_doctor", "click", "rich", "packaging", "markdown_it", "mdurl", "pygments"):
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            continue
+        paths.append(os.path.dirname(os.path.dirname(os.path.abspath(str(mod.__file__)))))
+    args, skip = [], False
+    for a in sys.argv[1:]:
+        if skip:
+            skip = False
+            continue
+        if a == "--python":
+            skip = True
+            continue
+        if a.startswith("--python="):
+            continue
+        args.append(a)
+    code = (f"import sys; sys.path.extend({list(dict.fromkeys(paths))!r}); "
+            "from rocm_triton_doctor.cli import main; main()")
+    sys.stdout.flush()
+    os.execv(python, [python, "-c", code, *args])
 
 
 def _smoke_compile_only(arch: str | None, as_json: bool) -> None:

@@ -88,3 +88,12 @@ def test_compile_only_turns_a_codegen_failure_into_a_fail_finding() -> None:
     assert f["severity"] == "fail" and "gfx1030" in f["title"] and triton.__version__ in f["title"]
     if triton.__version__ == "3.9.0":
         assert "Triton 3.6.0 compiles" in f["title"]
+
+
+def test_smoke_runs_in_another_interpreter(tmp_path: Path) -> None:
+    """--python re-executes the suite in that interpreter (here: the same one reached through another path)."""
+    other = tmp_path / "python"
+    other.symlink_to(sys.executable)
+    res = smoke("--python", str(other), "--device", "cpu", "--only", "softmax", "--json")
+    data = json.loads(res.stdout)
+    assert res.returncode == 0 and [r["status"] for r in data["results"]] == ["pass"] * 3

@@ -1,0 +1,1 @@
+"""`install`: the matching torch + Triton wheels, planned from what `check` knows, applied safely, then verified."""

@@ -1,0 +1,194 @@
+"""`install`, end to end: facts -> plan -> (confirm) -> apply -> verify -> lock. Returns the exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import replace
+from typing import Any
+from collections.abc import Callable
+
+from rocm_triton_doctor.checks import by_id
+from rocm_triton_doctor.exitcodes import ExitCode
+from rocm_triton_doctor.facts import Facts, build_facts
+from rocm_triton_doctor.install import env as envmod
+from rocm_triton_doctor.install import executor, lock
+from rocm_triton_doctor.install.plan import NoWheel, Options, Plan, make_plan
+
+VERIFY_CHECKS = ("torch-missing", "torch-build-mismatch", "torch-sees-gpu", "torch-family-mismatch", "gfx-torch-arch",
+                 "triton-missing", "triton-duplicate-dists", "triton-version-pin", "triton-backend",
+                 "triton-build-toolchain")
+
+
+class UsageProblem(Exception):
+    """Maps to exit 2 (bad option combination, or a confirmation that cannot be asked)."""
+
+
+def _facts(python: str, snapshot_path: str | None) -> Facts:
+    if snapshot_path:
+        from rocm_triton_doctor import snapshot
+
+        return build_facts(snapshot.load(snapshot_path))
+    from rocm_triton_doctor.probes.collect import Collector
+
+    return build_facts(Collector(python=python, runtime=False).collect())
+
+
+def plan_for(opts: Options, snapshot_path: str | None, from_lock: str | None) -> tuple[Plan, Facts, list[str]]:
+    python = opts.python or sys.executable
+    facts = _facts(python, snapshot_path)
+    extra_notes = []
+    if snapshot_path and facts.python.found and facts.python.value:
+        py_version = facts.python.value.version
+    else:
+        py_version, _, _ = envmod.interpreter_paths(python)
+        if snapshot_path:
+            extra_notes.append(f"The snapshot does not record its Python: planned for Python {py_version} "
+                               f"({python}); pass --python to plan for another.")
+    pyenv = facts.python.value if facts.python.found else None
+    if opts.venv and pyenv and not snapshot_path and not os.path.exists(os.path.expanduser(opts.venv)):
+        # A fresh venv starts empty: plan against that, not against the interpreter's own packages.
+        empty = replace(pyenv, distributions={}, triton_owners=(), externally_managed=False)
+        facts = replace(facts, python=replace(facts.python, value=empty))
+    notes: list[str] = []
+    if from_lock:
+        data = lock.read(from_lock)
+        plan = make_plan(facts, replace(opts, torch=data["packages"]["torch"], index_url=opts.index_url or
+                                        data.get("index_url")), py_version, python)
+        notes = lock.compatible(data, plan.platform, py_version, facts)
+        plan.installs = [f"{n}=={v}" for n, v in data["packages"].items()]
+        plan.env = {**plan.env, **(data.get("env") or {})}
+        plan.notes += [f"From lock {from_lock} (created {data.get('created')})"] + notes
+    else:
+        plan = make_plan(facts, opts, py_version, python)
+    plan.notes += extra_notes
+    return plan, facts, notes
+
+
+def show(plan: Plan, console: Any) -> None:
+    from rich.text import Text
+
+    where = f"new virtual environment {plan.venv}" if plan.venv else f"the environment of {plan.python}"
+    console.print(Text(f"Install plan ({plan.platform.upper()} machine, Python {plan.python_version}) into {where}:",
+                       style="bold"))
+    src = ("wheelhouse " + str(plan.find_links) + " (offline)") if plan.offline else (plan.index_url or "PyPI")
+    console.print(f"  install  {' '.join(plan.installs)}")
+    console.print(f"  from     {src}" + (f" + {plan.find_links}" if plan.find_links and not plan.offline else ""))
+    if plan.triton:
+        console.print(f"  Triton   {plan.triton} (torch's own pin, from the same index)")
+    for s in plan.removals:
+        console.print(f"  remove   {s.name}: {s.reason}")
+    for k, v in plan.env.items():
+        console.print(f"  set      export {k}={v}   (in the shell, systemd unit or container that runs torch)")
+    if plan.expected_gfx:
+        console.print(f"  expect   torch to see {', '.join(plan.expected_gfx)}")
+    for n in plan.notes:
+        console.print(Text(f"  note     {n}", style="dim"))
+
+
+def run(opts: Options, *, dry_run: bool, yes: bool, as_json: bool, lock_path: str | None, from_lock: str | None,
+        snapshot_path: str | None, console: Any, err: Any, confirm: Callable[[str], bool]) -> int:
+    if snapshot_path and not dry_run:
+        raise UsageProblem("--snapshot plans for another machine: it needs --dry-run")
+    try:
+        plan, facts, _ = plan_for(opts, snapshot_path, from_lock)
+    except (NoWheel, lock.LockError) as exc:
+        return _stop(str(exc), ExitCode.PROBLEMS, as_json, console)
+    except envmod.EnvError as exc:
+        return _stop(str(exc), ExitCode.COULD_NOT_CHECK, as_json, console)
+    if dry_run:
+        if as_json:
+            console.print_json(json.dumps({**plan.to_dict(), "dry_run": True, "exit_code": 0}))
+        else:
+            show(plan, console)
+            console.print("Dry run: nothing was changed.")
+        return 0
+    if not as_json:
+        show(plan, console)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageProblem("not asking for confirmation without a terminal: pass --yes to proceed")
+        if not confirm("Proceed?"):
+            console.print("Nothing was changed.")
+            return 0
+    status = err.status("installing…") if (err.is_terminal and not as_json) else None
+    if status:
+        status.start()
+    try:
+        outcome = executor.apply(plan, opts.installer,
+                                 progress=(lambda m: status.update(m[:120])) if status else None)
+    except executor.InstallFailed as exc:
+        if status:
+            status.stop()
+        return _stop(f"install failed: {exc}", ExitCode.PROBLEMS, as_json, console)
+    finally:
+        if status:
+            status.stop()
+    verified, report = verify(plan, outcome.python)
+    bad = [f for f in report.findings if f.severity.value == "fail"]
+    gfx_problem = _gfx_mismatch(plan, verified)
+    ok = not bad and not gfx_problem
+    lock_data = None
+    if lock_path and ok:
+        lock_data = lock.write(lock_path, plan, executor._freeze(outcome.python), verified)
+    code = 0 if ok else 1
+    result: dict[str, Any] = {"schema": "rocm-triton-doctor/install/1", "command": "install", "status": "installed" if ok else "problems",
+              "exit_code": code, "plan": plan.to_dict(), "python": outcome.python, "log": outcome.log,
+              "installed": outcome.installed, "removed": outcome.removed, "seconds": round(outcome.seconds, 1),
+              "verification": [f.to_dict() for f in report.findings], "gfx_problem": gfx_problem,
+              "lock": lock_path if lock_data else None,
+              "next": _next_command(plan, outcome.python)}
+    if as_json:
+        console.print_json(json.dumps(result))
+    else:
+        from rocm_triton_doctor.render import human
+
+        console.print(f"Installed in {outcome.seconds:.0f} s: " +
+                      (", ".join(f"{k} {v}" for k, v in sorted(outcome.installed.items())) or "nothing new") +
+                      f". Log: {outcome.log}")
+        human.render(report, console)
+        if gfx_problem:
+            console.print(f"[bold red]✗ {gfx_problem}[/]")
+        if lock_data:
+            console.print(f"Lock written to {lock_path}.")
+        console.print(f"Next: {result['next']}")
+    return code
+
+
+def verify(plan: Plan, python: str) -> tuple[Facts, Any]:
+    """The runtime probe in the target environment (with the plan's variables set) and the torch/Triton checks."""
+    from rocm_triton_doctor.probes.collect import Collector
+    from rocm_triton_doctor.report import diagnose
+
+    environ = {**os.environ, **plan.env}
+    snap = Collector(python=python, runtime=True, environ=environ).collect()
+    checks = [by_id()[c] for c in VERIFY_CHECKS]
+    report = diagnose(snap, checks, source=f"verification of {python}")
+    return report.facts, report
+
+
+def _gfx_mismatch(plan: Plan, facts: Facts) -> str | None:
+    if plan.platform != "amd" or not plan.expected_gfx or not facts.runtime.found or not facts.runtime.value:
+        return None
+    from rocm_triton_doctor import knowledge
+
+    seen = sorted({knowledge.base_gfx(d.gcn_arch) for d in facts.runtime.value.devices if d.gcn_arch})
+    if seen and not set(seen) <= set(plan.expected_gfx):
+        return f"torch sees {', '.join(seen)}, the plan expected {', '.join(plan.expected_gfx)}"
+    return None
+
+
+def _next_command(plan: Plan, python: str) -> str:
+    if os.path.abspath(python) == os.path.abspath(sys.executable):  # not realpath: a venv's python is a symlink
+        return "rocm-triton-doctor smoke"
+    return f"rocm-triton-doctor smoke --python {python}"
+
+
+def _stop(message: str, code: ExitCode, as_json: bool, console: Any) -> int:
+    if as_json:
+        console.print_json(json.dumps({"schema": "rocm-triton-doctor/install/1", "command": "install",
+                                       "status": "error", "exit_code": int(code), "error": message}))
+    else:
+        console.print(f"[bold red]rocm-triton-doctor install:[/] {message}", highlight=False)
+    return int(code)

@@ -1,0 +1,308 @@
+"""The install plan: a pure function of the machine's facts, the knowledge base and the options (no I/O).
+
+It says, before anything happens: which interpreter/environment, what gets removed and why, what gets installed
+(exact versions) from which index, and which environment variables the user should set. When no wheel can work it
+says why (NoWheel) and nothing is touched.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from packaging.version import Version
+
+from rocm_triton_doctor import knowledge
+from rocm_triton_doctor.checks.base import torch_build
+from rocm_triton_doctor.checks.torch import CPU_INDEX, build_tag
+from rocm_triton_doctor.checks.triton import TRITON_DISTS
+from rocm_triton_doctor.facts import Facts, Gpu
+
+PLAN_SCHEMA = "rocm-triton-doctor/install-plan/1"
+FAMILY = ("torchvision", "torchaudio")
+
+
+class NoWheel(Exception):
+    """No published wheel can work here; the message says why. Nothing was changed."""
+
+
+class BadOption(ValueError):
+    """An option value that cannot be used (e.g. a plain-http index on another host)."""
+
+
+@dataclass(frozen=True)
+class Options:
+    torch: str | None = None  # exact torch version, e.g. "2.9.1"
+    rocm: str | None = None  # ROCm index X.Y (rocmX.Y)
+    index_url: str | None = None  # a mirror of the chosen index
+    find_links: str | None = None  # a local wheelhouse
+    offline: bool = False
+    venv: str | None = None
+    python: str | None = None
+    with_: tuple[str, ...] = ()
+    installer: str = "pip"
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    reason: str
+
+
+@dataclass
+class Plan:
+    platform: str  # amd | nvidia | cpu
+    python: str  # target interpreter path (or the one that will create --venv)
+    python_version: str
+    venv: str | None  # create a fresh virtual environment here
+    torch_version: str  # exact, with local tag
+    index: str | None  # "rocm6.4", "cpu", None for PyPI
+    index_url: str | None
+    find_links: str | None
+    offline: bool
+    installs: list[str]  # requirement strings
+    removals: list[Step]
+    env: dict[str, str]  # variables the user should set (never written to shell rc files)
+    expected_gfx: list[str]
+    triton: str | None  # the distribution==version torch pins, when known
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": PLAN_SCHEMA, "platform": self.platform, "python": self.python,
+                "python_version": self.python_version, "venv": self.venv, "torch": self.torch_version,
+                "index": self.index, "index_url": self.index_url, "find_links": self.find_links,
+                "offline": self.offline, "install": self.installs,
+                "remove": [{"name": s.name, "reason": s.reason} for s in self.removals], "env": self.env,
+                "expected_gfx": self.expected_gfx, "triton": self.triton, "notes": self.notes}
+
+
+def check_url(url: str) -> str:
+    """Index URLs must be https, file, or http on a loopback address (a local mirror); nothing else."""
+    u = urlsplit(url)
+    if u.scheme in ("https", "file"):
+        return url
+    if u.scheme == "http" and u.hostname:
+        host = u.hostname
+        try:
+            if ipaddress.ip_address(host).is_loopback:
+                return url
+        except ValueError:
+            if host == "localhost":
+                return url
+    raise BadOption(f"index URL {url!r} refused: use https://, file://, or http:// on a loopback address")
+
+
+def _platform(f: Facts) -> str:
+    from rocm_triton_doctor.checks.torch import platform
+
+    p = platform(f)
+    if p == "unknown":
+        raise NoWheel("cannot tell whether this machine has an AMD or NVIDIA GPU (no driver, KFD or PCI facts): "
+                      "run install on the machine itself, not from a partial snapshot")
+    return p
+
+
+def _gpus(f: Facts) -> tuple[Gpu, ...]:
+    return f.gpus.value if f.gpus.found and f.gpus.value else ()
+
+
+def make_plan(f: Facts, opts: Options, python_version: str, python: str) -> Plan:
+    if opts.installer not in ("pip", "uv"):
+        raise BadOption(f"--installer must be pip or uv, got {opts.installer!r}")
+    if opts.offline and not opts.find_links:
+        raise BadOption("--offline needs --find-links DIR (a wheelhouse to install from)")
+    if opts.index_url:
+        check_url(opts.index_url)
+    bad = [w for w in opts.with_ if w not in FAMILY]
+    if bad:
+        raise BadOption(f"--with accepts {', '.join(FAMILY)}; got {', '.join(bad)}")
+    if f.wsl.found and f.wsl.value and f.dev_dxg.found:
+        raise NoWheel("this is WSL with an AMD GPU (/dev/dxg): the download.pytorch.org wheels do not work there. "
+                      "Follow AMD's ROCm-on-WSL guide (see the 'wsl' finding of `rocm-triton-doctor check`); "
+                      "install does not automate it")
+    plat = _platform(f)
+    notes: list[str] = _blockers(f) if plat == "amd" else []
+    env: dict[str, str] = {}
+    if plat == "amd":
+        torch_v, index, triton, expected, env, more = _amd_choice(f, opts, python_version)
+        notes += more
+    elif plat == "nvidia":
+        torch_v, index, triton, expected = _pinned_or_newest(opts, python_version), None, None, []
+        notes.append("NVIDIA: the default PyPI wheel is the CUDA build; the knowledge base has no driver table for "
+                     "CUDA wheels, so check `nvidia-smi` shows a driver new enough for the CUDA version torch reports.")
+    else:
+        torch_v, index, triton, expected = _pinned_or_newest(opts, python_version), "cpu", None, []
+        notes.append("No GPU found: installing the CPU build (Triton kernels then run only in interpreter mode).")
+    index_url = opts.index_url or (knowledge.index_url(index) if index and index != "cpu" else
+                                   (CPU_INDEX if index == "cpu" else None))
+    if opts.offline:
+        index_url = None
+    pin = f"torch=={torch_v}"
+    installs = [pin]
+    have = f.python.value.distributions if f.python.found and f.python.value else {}
+    family = list(dict.fromkeys([*opts.with_, *(n for n in FAMILY if n in have)]))
+    installs += family
+    removals = _removals(f, plat, triton, family)
+    for n in family:
+        if n in have and n not in opts.with_:
+            notes.append(f"{n} is installed: it is reinstalled from the same index so it matches torch.")
+    venv = opts.venv
+    if venv is None and f.python.found and f.python.value and f.python.value.externally_managed:
+        raise BadOption(f"{python} is externally managed (PEP 668): pass --venv PATH to install into a fresh "
+                        "virtual environment (recommended)")
+    return Plan(plat, python, python_version, venv, torch_v, index, index_url, opts.find_links, opts.offline,
+                installs, removals, env, expected, triton, notes)
+
+
+def _blockers(f: Facts) -> list[str]:
+    """System problems that no wheel fixes: torch will not see the GPU until they are solved."""
+    from rocm_triton_doctor.checks import run_checks, select
+
+    fails = [x for x in run_checks(f, select(["platform", "driver", "access"])) if x.severity.value == "fail"]
+    if not fails:
+        return []
+    return [f"Fix first (no wheel can): {x.title} [{x.id}]" for x in fails]
+
+
+def _pinned_or_newest(opts: Options, py: str) -> str:
+    rels = [r for r in knowledge.torch_releases() if r.supports_python(py)]
+    if opts.torch:
+        return opts.torch
+    if not rels:
+        raise NoWheel(f"no torch release in the knowledge base supports Python {py}")
+    return max(rels, key=lambda r: Version(r.torch)).torch
+
+
+def _python_range(rels: list[knowledge.TorchRelease]) -> str:
+    minors = sorted({m for r in rels for m in range(6, 20) if r.supports_python(f"3.{m}.0")})
+    return f"3.{minors[0]}–3.{minors[-1]}" if minors else "none"
+
+
+def _fit(gpus: tuple[Gpu, ...], arches: set[str]) -> dict[str, knowledge.OverrideRule] | None:
+    """None if some GPU cannot run from an index with `arches`; else the overrides needed (gfx -> rule)."""
+    needed: dict[str, knowledge.OverrideRule] = {}
+    for g in gpus:
+        if not g.gfx or g.gfx in arches:
+            continue
+        rule = next((r for r in knowledge.override_rules(g.gfx) if r.target in arches), None)
+        if rule is None:
+            return None
+        needed[g.gfx] = rule
+    return needed
+
+
+def _amd_choice(f: Facts, opts: Options, py: str) -> tuple[str, str, str | None, list[str], dict[str, str], list[str]]:
+    gpus = _gpus(f)
+    notes: list[str] = []
+    env: dict[str, str] = {}
+    rels = sorted(knowledge.torch_releases(), key=lambda r: Version(r.torch), reverse=True)
+    if opts.torch:
+        want = Version(opts.torch.split("+")[0]).release[:2]
+        rels = [r for r in rels if Version(r.torch).release[:2] == want]
+        if not rels:
+            raise NoWheel(f"torch {opts.torch} is not in the knowledge base (as of {knowledge.as_of()})")
+    with_rocm = [r for r in rels if r.rocm_indexes]
+    py_ok = [r for r in with_rocm if r.supports_python(py)]
+    if not py_ok:
+        raise NoWheel(f"no ROCm wheel for Python {py}" + (f" of torch {opts.torch}" if opts.torch else "") +
+                      f"; supported: Python {_python_range(with_rocm)}. Use --python with a supported interpreter "
+                      "(e.g. python3.12).")
+    system = None
+    if f.rocm.found and f.rocm.value and f.rocm.value.version:
+        system = "rocm" + ".".join(f.rocm.value.version.split(".")[:2])
+
+    def indexes(r: knowledge.TorchRelease) -> list[str]:
+        idxs = list(reversed(r.rocm_indexes))
+        if opts.rocm:
+            idxs = [i for i in idxs if i == f"rocm{opts.rocm}"]
+        if system in idxs:  # prefer the index that matches the system ROCm
+            idxs.remove(system)
+            idxs.insert(0, system)
+        return idxs
+
+    def search(targets: tuple[Gpu, ...], allow_override: bool) -> tuple[str, str, dict[str, knowledge.OverrideRule]] | None:
+        for r in py_ok:
+            for i in indexes(r):
+                fit = _fit(targets, set(knowledge.index_arches(i) or ()))
+                if fit is not None and (allow_override or not fit):
+                    return r.torch, i, fit
+        return None
+
+    dgpus = tuple(g for g in gpus if g.integrated is not True)
+    hidden_igpu = False
+    choice = search(gpus, allow_override=False)
+    if choice is None and len(dgpus) < len(gpus) and dgpus:
+        choice = search(dgpus, allow_override=False)
+        hidden_igpu = choice is not None
+    if choice is None:
+        choice = search(gpus, allow_override=True)
+    if choice is None and len(dgpus) < len(gpus) and dgpus:
+        choice = search(dgpus, allow_override=True)
+        hidden_igpu = choice is not None
+    if choice is None:
+        why = ", ".join(sorted({g.gfx for g in gpus if g.gfx})) or "this GPU"
+        raise NoWheel(f"no published ROCm wheel (known as of {knowledge.as_of()}) carries {why}" +
+                      (f" on the rocm{opts.rocm} index" if opts.rocm else "") +
+                      "; build torch from source with PYTORCH_ROCM_ARCH, or use AMD's TheRock wheels")
+    torch_short, index, overrides = choice
+    targets = dgpus if hidden_igpu else gpus
+    if hidden_igpu:
+        visible = ",".join(str(i) for i, g in enumerate(gpus) if g.integrated is not True)
+        env["HIP_VISIBLE_DEVICES"] = visible
+        notes.append(f"No wheel carries the iGPU ({', '.join(g.gfx or '?' for g in gpus if g.integrated)}): hide it with "
+                     f"HIP_VISIBLE_DEVICES={visible} (indices in ROCm's enumeration order; check with rocminfo).")
+    per_node = len(targets) > len([g for g in targets if g.gfx in overrides]) or len({r.value for r in overrides.values()}) > 1
+    for g in targets:
+        if g.gfx in overrides:
+            rule = overrides[g.gfx]
+            var = f"HSA_OVERRIDE_GFX_VERSION_{g.node}" if per_node else "HSA_OVERRIDE_GFX_VERSION"
+            env[var] = rule.value
+            caveat = "" if rule.verified else " (a community report, not confirmed)"
+            notes.append(f"No wheel carries {g.gfx}; {var}={rule.value} runs it as {rule.target}{caveat}. AMD does not "
+                         f"support this. Source: {rule.source}." + (" Per-node variables need ROCm >= 6.3." if per_node else ""))
+    if opts.torch:
+        torch_short = opts.torch.split("+")[0]
+    rel = knowledge.torch_release(torch_short)
+    triton = f"{rel.triton_rocm_package}=={rel.triton}" if rel and rel.triton_rocm_package else None
+    if rel and rel.unverified:
+        notes.append(f"Knowledge for torch {rel.torch} is partly unconfirmed: {rel.unverified}.")
+    if system and index != system:
+        notes.append(f"The system ROCm is {f.rocm.value.version if f.rocm.value else '?'}; torch bundles its own ROCm "
+                     f"({index}), which needs only the amdgpu kernel driver.")
+    expected = sorted({overrides[g.gfx].target if g.gfx in overrides else (g.gfx or "") for g in targets} - {""})
+    return f"{torch_short}+{index}", index, triton, expected, env, notes
+
+
+def _removals(f: Facts, plat: str, triton: str | None, family: list[str]) -> list[Step]:
+    if not f.python.found or not f.python.value:
+        return []
+    env = f.python.value
+    out = []
+    keep = triton.split("==")[0] if triton else None
+    installed_tritons = [n for n in env.distributions if n in TRITON_DISTS]
+    for n in installed_tritons:
+        if plat == "amd" and keep is None and n not in ("triton", "pytorch-triton"):
+            continue  # the new torch's ROCm Triton name is not confirmed: let pip replace the ROCm one itself
+        if plat == "amd" and n != keep:
+            why = ("a PyPI/CUDA Triton that shares the triton/ directory with the ROCm one" if n in ("triton", "pytorch-triton")
+                   else f"the ROCm Triton of another torch release (this torch pins {triton or '?'})")
+            out.append(Step(n, why))
+        elif plat != "amd" and n in ("pytorch-triton-rocm", "triton-rocm"):
+            out.append(Step(n, "a ROCm Triton on a machine without an AMD GPU"))
+    if len([n for n in installed_tritons if n not in [s.name for s in out]]) > 1:
+        for n in installed_tritons[1:]:
+            if n not in [s.name for s in out]:
+                out.append(Step(n, "more than one distribution owns triton/"))
+    torch = env.dist("torch")
+    if torch is not None:
+        b = torch_build(f)
+        want = {"amd": "rocm", "nvidia": "cuda", "cpu": "cpu"}[plat]
+        if b != want:
+            out.append(Step("torch", f"the installed torch {torch.version} is a {b} build; replaced by the {want} build"))
+    for n in FAMILY:
+        d = env.dist(n)
+        if d is not None and n not in family and torch is not None and build_tag(d.local) != build_tag(torch.local):
+            out.append(Step(n, f"{n} {d.version} is from another build than the torch being installed"))
+    return out
