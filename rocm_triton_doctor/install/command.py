@@ -133,7 +133,8 @@ def run(opts: Options, *, dry_run: bool, yes: bool, as_json: bool, lock_path: st
     if lock_path and ok:
         lock_data = lock.write(lock_path, plan, executor._freeze(outcome.python), verified)
     code = 0 if ok else 1
-    result: dict[str, Any] = {"schema": "rocm-triton-doctor/install/1", "command": "install", "status": "installed" if ok else "problems",
+    result: dict[str, Any] = {"schema": "rocm-triton-doctor/install/1", "command": "install",
+                              "status": "installed" if ok else "problems",
               "exit_code": code, "plan": plan.to_dict(), "python": outcome.python, "log": outcome.log,
               "installed": outcome.installed, "removed": outcome.removed, "seconds": round(outcome.seconds, 1),
               "verification": [f.to_dict() for f in report.findings], "gfx_problem": gfx_problem,
