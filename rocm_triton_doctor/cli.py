@@ -169,11 +169,20 @@ def check(as_json: bool, markdown: bool, save_snapshot: str | None, snapshot_pat
 @click.option("--seed", default=0, show_default=True, help="Base seed for the random inputs.")
 @click.option("--python", "python", type=click.Path(dir_okay=False, exists=True), metavar="PATH",
               help="Run the suite with another interpreter's torch and Triton (e.g. the venv `install` made).")
+@click.option("--distributed", is_flag=True, help="Run on every rank of a torchrun/srun job, check collectives, and "
+              "print one table on rank 0.")
+@click.option("--rank-timeout", default=300.0, show_default=True, type=click.FloatRange(5, 86400),
+              help="With --distributed: seconds rank 0 waits for each rank (and the collectives' timeout).")
+@click.option("--collective-max-mib", default=256.0, show_default=True, type=click.FloatRange(0.001, 65536),
+              help="With --distributed: largest collective message, MiB (sizes go from 1 KiB up by 8x).")
+@click.option("--fail-rank", type=int, hidden=True, help="Test hook: this rank adds a wrong-result case.")
+@click.option("--hang-rank", type=int, hidden=True, help="Test hook: this rank does not answer in time.")
 @click.option("--broken", type=click.Choice(["wrong", "crash"]), hidden=True,
               help="Add a deliberately broken case (tests the reporting path).")
 def smoke(device: str, preset: str, only: tuple[str, ...], with_compile: bool, as_json: bool, junit: str | None,
           plot: str | None, save: str | None, compile_only: bool, arch: str | None, seed: int,
-          python: str | None, broken: str | None) -> None:
+          python: str | None, distributed: bool, rank_timeout: float, collective_max_mib: float,
+          fail_rank: int | None, hang_rank: int | None, broken: str | None) -> None:
     """Run fused Triton kernels: correct on this device? how fast against torch and the hardware's own ceilings?
 
     Kernels: GEMM (+bias, ReLU, GELU, dropout epilogues), fused add-multiply, bias+GELU+dropout+residual, RMSNorm,
@@ -191,6 +200,10 @@ def smoke(device: str, preset: str, only: tuple[str, ...], with_compile: bool, a
     from rocm_triton_doctor.smoke import runner
 
     device = "cuda" if device == "gpu" else device
+    if distributed:
+        _smoke_distributed(device, preset, tuple(_split(only)), as_json, save, rank_timeout, collective_max_mib,
+                           fail_rank, hang_rank)
+        return
     if compile_only:
         _smoke_compile_only(arch, as_json)
         return
@@ -214,6 +227,7 @@ def smoke(device: str, preset: str, only: tuple[str, ...], with_compile: bool, a
             status.stop()
     from rocm_triton_doctor.smoke import render
 
+    runner.save_last(report)
     try:
         if save:
             with open(save, "w", encoding="utf-8") as fh:
@@ -291,6 +305,107 @@ def install(torch_version: str | None, rocm: str | None, index_url: str | None, 
     sys.exit(code)
 
 
+@cli.command(context_settings=CONTEXT)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), metavar="FILE",
+              help="Write the Markdown to FILE instead of printing it.")
+@click.option("--no-redact", is_flag=True, help="Keep user and host names, home paths, serials and UUIDs.")
+@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Report on a saved snapshot instead of this machine.")
+@click.option("--smoke", "smoke_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="A saved `smoke --save` result to include (default: the last smoke run on this machine).")
+@click.option("--no-smoke", is_flag=True, help="Do not include a smoke result.")
+@click.option("--no-runtime", is_flag=True, help="Do not import torch in a subprocess.")
+@click.option("--python", "python", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Interpreter whose environment to inspect.")
+def report(output: str | None, no_redact: bool, snapshot_path: str | None, smoke_path: str | None, no_smoke: bool,
+           no_runtime: bool, python: str | None) -> None:
+    """Write one paste-ready Markdown report for a GitHub issue (PyTorch, ROCm, Triton, vLLM, ComfyUI, ...).
+
+    Verdict and findings, key facts, the last smoke summary, and the snapshot in a collapsed JSON block.
+    Redacted by default. Works on exactly the broken machines: torch missing, ROCm broken, no GPU.
+    The exit code is `check`'s (0 healthy, 1 problems found).
+
+    \b
+    Examples:
+      rocm-triton-doctor report -o report.md
+      rocm-triton-doctor report --snapshot snap.json --no-smoke
+    """
+    import datetime as dt
+
+    from rocm_triton_doctor import issue_report, snapshot
+    from rocm_triton_doctor.redact import Redactor
+    from rocm_triton_doctor.report import diagnose
+    from rocm_triton_doctor.smoke.runner import last_result_path
+
+    if snapshot_path:
+        try:
+            snap = snapshot.load(snapshot_path)
+        except snapshot.SnapshotError as exc:
+            _fail(str(exc), ExitCode.COULD_NOT_CHECK, False, "report")
+    else:
+        from rocm_triton_doctor.probes.collect import Collector
+
+        snap = _collect(Collector(python=python, runtime=not no_runtime), quiet=True)
+    smoke_data = None
+    if not no_smoke:
+        path = smoke_path or last_result_path()
+        try:
+            with open(path, encoding="utf-8") as fh:
+                smoke_data = json.load(fh)
+        except FileNotFoundError:
+            if smoke_path:
+                _fail(f"smoke result not found: {smoke_path}", ExitCode.COULD_NOT_CHECK, False, "report")
+        except (OSError, ValueError) as exc:
+            _fail(f"cannot read smoke result {path}: {exc}", ExitCode.COULD_NOT_CHECK, False, "report")
+    red = Redactor(snap, enabled=not no_redact)
+    check_report = diagnose(snap, source=snapshot_path or "this machine")
+    check_report = check_report.__class__(red.obj(snap), check_report.facts, check_report.findings,
+                                          check_report.verdict, check_report.source)
+    created = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    text = issue_report.render(check_report, smoke_data, red, created)
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            _fail(f"cannot write {output}: {exc.strerror or exc}", ExitCode.COULD_NOT_CHECK, False, "report")
+        click.echo(f"report written to {output} ({len(text.splitlines())} lines)", err=True)
+    else:
+        click.echo(text)
+    sys.exit(int(check_report.verdict.exit_code))
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable drift report.")
+@click.option("--slow", "slow_ratio", default=0.8, show_default=True, type=click.FloatRange(0.01, 1.0),
+              help="A node is a slow outlier in a smoke case below this fraction of the fleet median.")
+@click.option("--strict", is_flag=True, help="Drift and slow outliers also make the exit code 1.")
+def fleet(paths: tuple[str, ...], as_json: bool, slow_ratio: float, strict: bool) -> None:
+    """Compare many machines: which drifted (ROCm, driver, kernel, torch, Triton, gfx), which fail, which are slow.
+
+    PATHS are `check --json`, `smoke --json` and `smoke --distributed --json` files, or directories of them.
+    Exit code by the worst node: 1 when a node fails (with --strict also on drift).
+
+    \b
+    Example:
+      for h in $(cat hosts); do ssh $h rocm-triton-doctor check --json > results/$h.json; done
+      rocm-triton-doctor fleet results/
+    """
+    from rocm_triton_doctor import fleet as fleetmod
+
+    try:
+        nodes = fleetmod.collect(list(paths), slow_ratio)
+    except fleetmod.FleetError as exc:
+        _fail(str(exc), ExitCode.COULD_NOT_CHECK, as_json, "fleet")
+    code = fleetmod.exit_code(nodes, strict)
+    if as_json:
+        click.echo(json.dumps(fleetmod.to_dict(nodes, strict), indent=2))
+    else:
+        fleetmod.table(nodes, _console())
+    sys.exit(code)
+
+
 def _reexec_in(python: str) -> None:
     """Run this same command in another interpreter. The doctor and its pure-Python dependencies are appended to the
     END of that interpreter's sys.path, so its own torch/Triton (and anything else it has) always win."""
@@ -318,6 +433,29 @@ def _reexec_in(python: str) -> None:
             "from rocm_triton_doctor.cli import main; main()")
     sys.stdout.flush()
     os.execv(python, [python, "-c", code, *args])
+
+
+def _smoke_distributed(device: str, preset: str, only: tuple[str, ...], as_json: bool, save: str | None,
+                       rank_timeout: float, max_mib: float, fail_rank: int | None, hang_rank: int | None) -> None:
+    from rocm_triton_doctor.smoke import distributed, runner
+
+    try:
+        result = distributed.run(device, preset, only, rank_timeout, max_mib, fail_rank, hang_rank)
+    except runner.SmokeCannotStart as exc:
+        _fail(str(exc), ExitCode.COULD_NOT_CHECK, as_json, "smoke")
+    except RuntimeError as exc:
+        _fail(str(exc), ExitCode.COULD_NOT_CHECK, as_json, "smoke")
+    if result is None:  # not rank 0: rank 0 reports for everyone
+        sys.exit(0)
+    if save:
+        with open(save, "w", encoding="utf-8") as fh:
+            json.dump(result, fh, indent=1)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        distributed.table(result, _console())
+    sys.stdout.flush()
+    os._exit(int(result["exit_code"]))  # do not wait for a hung rank's collectives to time out on teardown
 
 
 def _smoke_compile_only(arch: str | None, as_json: bool) -> None:

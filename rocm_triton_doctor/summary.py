@@ -20,7 +20,10 @@ def facts_summary(f: Facts) -> dict[str, Any]:
     triton = {}
     if py:
         triton = {n: d.version for n, d in py.distributions.items() if "triton" in n}
+    raw_system = f.raw.get("system")
+    system: dict[str, Any] = raw_system if isinstance(raw_system, dict) else {}
     return {
+        "host": system.get("hostname"),
         "os": f.os.value.pretty_name if f.os.found and f.os.value else None,
         "kernel": f.kernel_release.value,
         "wsl": f.wsl.value,

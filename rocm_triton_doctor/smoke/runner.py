@@ -84,11 +84,35 @@ class SmokeReport:
         counts: dict[str, int] = {}
         for r in self.results:
             counts[r.status] = counts.get(r.status, 0) + 1
+        import socket
+
         return {"schema": "rocm-triton-doctor/smoke/1", "command": "smoke", "status": self.status,
+                "host": socket.gethostname(),
                 "exit_code": self.exit_code, "device": self.device, "device_name": self.device_name,
                 "target": self.target, "preset": self.preset, "versions": self.versions, "counts": counts,
                 "ceilings": self.ceilings, "clocks": self.clocks, "notes": self.notes, "started": self.started,
                 "seconds": round(self.seconds, 2), "results": [r.to_dict() for r in self.results]}
+
+
+def last_result_path() -> str:
+    """Where `smoke` keeps its last result, for `report` (XDG cache; RTD_CACHE_DIR overrides)."""
+    base = os.environ.get("RTD_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "rocm-triton-doctor")
+    return os.path.join(base, "last-smoke.json")
+
+
+def save_last(report: SmokeReport) -> None:
+    import json
+
+    path = last_result_path()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(report.to_dict(), fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only home must not fail the smoke run
 
 
 def import_stack(device: str) -> tuple[Any, Any]:
