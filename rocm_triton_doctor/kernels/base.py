@@ -88,6 +88,11 @@ def check_p(p: float) -> float:
     return float(p)
 
 
+def dropout_args(p: float) -> tuple[int, float]:
+    """(uint32 threshold, scale) for common.dropout_tile: keep when word >= p·2^32, kept values times 1/(1-p)."""
+    return min(int(round(p * 2**32)), 2**32 - 1), 1.0 / (1.0 - p)
+
+
 def prepare_out(out: torch.Tensor | None, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
     if out is None:
         return torch.empty(shape, dtype=like.dtype, device=like.device)

@@ -14,15 +14,15 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, check_device, check_dtype, check_p, prepare_out,
-                                             randn)
-from rocm_triton_doctor.kernels.common import dropout, gelu_tanh
+from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, check_device, check_dtype, check_p, dropout_args,
+                                             prepare_out, randn)
+from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
 @triton.jit
-def bgdr_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, seed, p, HAS_DROPOUT: tl.constexpr,
+def bgdr_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, seed, threshold, scale, HAS_DROPOUT: tl.constexpr,
                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
@@ -33,7 +33,8 @@ def bgdr_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, seed, p, HAS_DROPOUT: t
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     b = tl.load(bias_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
     r = tl.load(res_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-    y = dropout(gelu_tanh(x + b[None, :]), offs, seed, p, HAS_DROPOUT)
+    y = dropout_tile(gelu_tanh(x + b[None, :]), rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT,
+                     BLOCK_M, BLOCK_N)
     tl.store(out_ptr + offs, (r + y).to(out_ptr.dtype.element_ty), mask=mask)
 
 
@@ -53,7 +54,8 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
     M = x.numel() // N
     cfg = policy.tile2d_config(policy.target_for_device(x.device.type), M, N)
     grid = (triton.cdiv(M, cfg["BLOCK_M"]), triton.cdiv(N, cfg["BLOCK_N"]))
-    bgdr_kernel[grid](x, bias, residual, o, M, N, seed, p, HAS_DROPOUT=p > 0.0, **cfg)
+    threshold, scale = dropout_args(p)
+    bgdr_kernel[grid](x, bias, residual, o, M, N, seed, threshold, scale, HAS_DROPOUT=p > 0.0, **cfg)
     return o
 
 
@@ -100,7 +102,7 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
     cfg = policy.tile2d_config(target, 32768, 8192)
     sig = {"x_ptr": "*bf16", "bias_ptr": "*bf16", "res_ptr": "*bf16", "out_ptr": "*bf16", "M": "i32", "N": "i32",
-           "seed": "i32", "p": "fp32"}
+           "seed": "i32", "threshold": "u32", "scale": "fp32"}
     const = {"HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
     return [("bias+gelu+dropout+residual bf16", bgdr_kernel, sig, const,
              {k: v for k, v in cfg.items() if k not in const})]

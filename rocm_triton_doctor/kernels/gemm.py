@@ -16,9 +16,9 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, check_device, check_dtype, check_p, prepare_out,
-                                             randn, upcast_dots)
-from rocm_triton_doctor.kernels.common import dropout, gelu_tanh
+from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, check_device, check_dtype, check_p, dropout_args,
+                                             prepare_out, randn, upcast_dots)
+from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
 
 EPILOGUES = {"none": 0, "bias": 1, "bias_relu": 2, "bias_gelu": 3}
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
@@ -26,7 +26,7 @@ DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 @triton.jit
 def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                seed, p, EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr,
+                seed, threshold, scale, EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr,
                 PRECISION: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                 GROUP_M: tl.constexpr):
     pid = tl.program_id(0)
@@ -66,9 +66,7 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
         acc = tl.maximum(acc, 0.0)
     if EPILOGUE == 3:
         acc = gelu_tanh(acc)
-    # Global element index row*N+col: the mask is independent of tiling (kernels.md §7.2).
-    offsets = offs_m[:, None] * N + offs_n[None, :]
-    acc = dropout(acc, offsets, seed, p, HAS_DROPOUT)
+    acc = dropout_tile(acc, offs_m, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N)
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
 
@@ -100,8 +98,9 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     target = policy.target_for_device(a.device.type)
     cfg = dict(config or policy.gemm_config(target, M, N, K, a.element_size()))
     grid = (triton.cdiv(M, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"]),)
+    threshold, scale = dropout_args(p)
     gemm_kernel[grid](a, b, c, bias if bias is not None else c, M, N, K, a.stride(0), a.stride(1), b.stride(0),
-                      b.stride(1), c.stride(0), c.stride(1), seed, p, EPILOGUE=EPILOGUES[epilogue],
+                      b.stride(1), c.stride(0), c.stride(1), seed, threshold, scale, EPILOGUE=EPILOGUES[epilogue],
                       HAS_DROPOUT=p > 0.0, UPCAST=upcast_dots(target, dtype),
                       PRECISION=precision if dtype == torch.float32 else "ieee", **cfg)
     return c
@@ -209,5 +208,5 @@ def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dic
     options = {k: v for k, v in cfg.items() if k not in constexprs}
     sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "bias_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
            "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32",
-           "stride_cn": "i32", "seed": "i32", "p": "fp32"}
+           "stride_cn": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
     return [("gemm fp16 bias+relu+dropout", gemm_kernel, sig, constexprs, options)]
