@@ -152,8 +152,9 @@ def check(as_json: bool, markdown: bool, save_snapshot: str | None, snapshot_pat
 @cli.command(context_settings=CONTEXT)
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu", "cuda"]), default="auto", show_default=True,
               help="gpu/cuda: the GPU torch sees (ROCm GPUs are 'cuda' devices in torch); cpu: Triton interpreter.")
-@click.option("--preset", type=click.Choice(["quick", "seed", "full"]), default="quick", show_default=True,
-              help="quick: a minute on one GPU; seed: exactly the published seed shapes; full: large shapes.")
+@click.option("--preset", type=click.Choice(["quick", "seed", "full", "bench"]), default="quick", show_default=True,
+              help="quick: a minute on one GPU; seed: exactly the published seed shapes; full: large shapes; "
+              "bench: the performance targets' cases (>= 256 MiB memory-bound, GEMM 4096^3/8192^3, attention S=4096).")
 @click.option("--only", multiple=True, metavar="KERNEL", help="Run only these kernels (repeat or comma-separate).")
 @click.option("--compile", "with_compile", is_flag=True, help="Also time torch.compile (default mode) of each baseline.")
 @click.option("--json", "as_json", is_flag=True, help="Print the versioned JSON result instead of the table.")

@@ -67,6 +67,8 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     sweep = [make_case(1 << 24, torch.float32, block=b, seed_shape=True) for b in (128, 256, 512, 1024)]
     if preset == "seed":
         return sweep
+    if preset == "bench":
+        return [make_case(1 << 26, dt) for dt in (torch.float32, torch.bfloat16)]
     if preset == "quick":
         return [make_case((1 << 24) + 7, torch.float32), make_case(1 << 24, torch.bfloat16)]
     return sweep + [make_case(1 << 26, dt) for dt in (torch.float32, torch.bfloat16)]

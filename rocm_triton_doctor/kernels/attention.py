@@ -20,6 +20,34 @@ HEAD_DIMS = (16, 32, 64, 128)
 
 
 @triton.jit
+def _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, base, start_n, offs_m, offs_n, offs_d, S, stride_s, qk_scale,
+                MASKED: tl.constexpr, UPCAST: tl.constexpr, CAUSAL: tl.constexpr = False):
+    """One key/value block of the online softmax: update the running max m_i, sum l_i and the output accumulator."""
+    cols = start_n + offs_n
+    if MASKED:
+        k = tl.load(k_ptr + base + cols[None, :] * stride_s + offs_d[:, None], mask=cols[None, :] < S, other=0.0)
+        v = tl.load(v_ptr + base + cols[:, None] * stride_s + offs_d[None, :], mask=cols[:, None] < S, other=0.0)
+    else:
+        k = tl.load(k_ptr + base + cols[None, :] * stride_s + offs_d[:, None])
+        v = tl.load(v_ptr + base + cols[:, None] * stride_s + offs_d[None, :])
+    if UPCAST:
+        k = k.to(tl.float32)
+        v = v.to(tl.float32)
+    qk = tl.dot(q, k) * qk_scale
+    if MASKED:
+        valid = cols[None, :] < S
+        if CAUSAL:
+            valid = valid & (offs_m[:, None] >= cols[None, :])
+        qk = tl.where(valid, qk, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(qk, 1))
+    p = tl.exp2(qk - m_new[:, None])
+    alpha = tl.exp2(m_i - m_new)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    return acc, l_i, m_new
+
+
+@triton.jit
 def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, H, S, stride_b, stride_h, stride_s,
                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr,
                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
@@ -36,27 +64,20 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, H, S, stride_b, stride
     l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
     qk_scale = sm_scale * 1.4426950408889634  # fold log2(e) in: exp(x) == exp2(x * log2 e)
-    hi = S
+    # Causal: the key blocks wholly below the diagonal need no mask (and no bounds check: they end before the first
+    # query row, which is < S); only the blocks that touch the diagonal are masked (tutorial 06's two stages).
+    lo_masked = 0
     if CAUSAL:
+        lo_masked = (start_m * BLOCK_M) // BLOCK_N * BLOCK_N
+        for start_n in range(0, lo_masked, BLOCK_N):
+            acc, l_i, m_i = _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, base, start_n, offs_m, offs_n, offs_d, S,
+                                        stride_s, qk_scale, False, UPCAST)
         hi = tl.minimum(S, (start_m + 1) * BLOCK_M)
-    for start_n in range(0, hi, BLOCK_N):
-        cols = start_n + offs_n
-        k = tl.load(k_ptr + base + cols[None, :] * stride_s + offs_d[:, None], mask=cols[None, :] < S, other=0.0)
-        v = tl.load(v_ptr + base + cols[:, None] * stride_s + offs_d[None, :], mask=cols[:, None] < S, other=0.0)
-        if UPCAST:
-            k = k.to(tl.float32)
-            v = v.to(tl.float32)
-        qk = tl.dot(q, k) * qk_scale
-        valid = cols[None, :] < S
-        if CAUSAL:
-            valid = valid & (offs_m[:, None] >= cols[None, :])
-        qk = tl.where(valid, qk, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(qk, 1))
-        p = tl.exp2(qk - m_new[:, None])
-        alpha = tl.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
-        m_i = m_new
+    else:
+        hi = S
+    for start_n in range(lo_masked, hi, BLOCK_N):
+        acc, l_i, m_i = _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, base, start_n, offs_m, offs_n, offs_d, S,
+                                    stride_s, qk_scale, True, UPCAST, CAUSAL)
     acc = acc / l_i[:, None]
     tl.store(o_ptr + base + offs_m[:, None] * stride_s + offs_d[None, :], acc.to(o_ptr.dtype.element_ty),
              mask=offs_m[:, None] < S)
@@ -76,7 +97,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         raise ValueError(f"attention: head dim {D} not supported (use {', '.join(map(str, HEAD_DIMS))})")
     o = prepare_out(out, (B, H, S, D), q)
     target = policy.target_for_device(q.device.type)
-    cfg = policy.attention_config(target, D, q.element_size())
+    cfg = policy.attention_config(target, D, q.element_size(), causal)
     scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(D)
     grid = (triton.cdiv(S, cfg["BLOCK_M"]), B * H)
     attn_fwd_kernel[grid](q, k, v, o, scale, H, S, q.stride(0), q.stride(1), q.stride(2), HEAD_DIM=D, CAUSAL=causal,
@@ -115,6 +136,8 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     if preset == "seed":
         return seeds
     quick = [make_case(2, 16, 1024, 64, torch.float16, False), make_case(2, 16, 1000, 128, torch.bfloat16, True)]
+    if preset == "bench":
+        return [make_case(4, 32, 4096, 128, torch.bfloat16, c) for c in (False, True)]
     if preset == "quick":
         return seeds + quick
     return seeds + quick + [make_case(4, 32, 4096, 128, torch.bfloat16, c) for c in (False, True)]
@@ -123,7 +146,7 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
     out = []
     for d in (64, 128):
-        cfg = policy.attention_config(target, d, 2)
+        cfg = policy.attention_config(target, d, 2, causal=True)
         const = {"HEAD_DIM": d, "CAUSAL": True, "UPCAST": False, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
         sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "sm_scale": "fp32", "H": "i32",
                "S": "i32", "stride_b": "i32", "stride_h": "i32", "stride_s": "i32"}

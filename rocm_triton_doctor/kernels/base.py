@@ -89,8 +89,10 @@ def check_p(p: float) -> float:
 
 
 def dropout_args(p: float) -> tuple[int, float]:
-    """(uint32 threshold, scale) for common.dropout_tile: keep when word >= p·2^32, kept values times 1/(1-p)."""
-    return min(int(round(p * 2**32)), 2**32 - 1), 1.0 / (1.0 - p)
+    """(16-bit threshold, scale) for common.dropout_tile: keep when 16 random bits >= round(p·65536); kept values are
+    multiplied by 1/(1-p_effective), p_effective = threshold/65536, so the expectation is preserved exactly."""
+    t = min(int(round(p * 65536)), 65535)
+    return t, 1.0 / (1.0 - t / 65536)
 
 
 def prepare_out(out: torch.Tensor | None, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:

@@ -94,6 +94,8 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
              ((1, 128, 1024), (4, 512, 4096), (16, 2048, 8192))]
     if preset == "seed":
         return seeds
+    if preset == "bench":
+        return [make_case(16, 2048, 8192, dt, 0.1) for dt in (torch.float32, torch.bfloat16)]
     if preset == "quick":
         return [seeds[1], make_case(8, 1024, 4096, torch.bfloat16, 0.1)]
     return seeds + [make_case(16, 2048, 8192, dt, 0.1) for dt in (torch.float32, torch.bfloat16)]

@@ -19,23 +19,27 @@ def gelu_tanh(x):
 @triton.jit
 def dropout_tile(x, rows, col0, n_cols, seed, threshold, scale, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
                  BLOCK_N: tl.constexpr):
-    """Dropout for a [BLOCK_M, BLOCK_N] tile whose rows are `rows` and whose first column is `col0` (a multiple of 4):
-    keep with probability 1-p, scale kept values.
+    """Dropout for a [BLOCK_M, BLOCK_N] tile whose rows are `rows` and whose first column is `col0` (a multiple of 8):
+    keep with probability 1-p, multiply kept values by `scale` = 1/(1-p).
 
-    One Philox-4x32-10 (tl.randint4x) per quad of columns, all four 32-bit words used: counter = row·ceil(N/4) + col/4,
-    word = col mod 4. Calling tl.rand per element instead runs one Philox per element and throws three of its four
-    words away, which made the epilogue integer-bound (measured on an H200: GEMM+dropout at 0.27x eager; kernels.md
-    perf notes). An element is kept when its word >= threshold = p·2^32 (P = 1-p, resolution 2^-32). The mask depends
-    only on (seed, row, col): the same on every backend, tile size and grid. Needs BLOCK_N % 4 == 0 and tiles that
-    start at multiples of 4 columns.
+    One Philox-4x32-10 (tl.randint4x) serves 8 elements: counter = row·ceil(N/8) + col/8, and element col mod 8 = j
+    uses the low (j < 4) or high (j >= 4) 16 bits of word j mod 4. It is kept when those 16 bits >= threshold =
+    round(p·65536), so the keep probability is quantised to 1/65536 (p = 0.1 becomes 0.100006). Calling tl.rand per
+    element runs one Philox per element and throws three of its four words away: measured on an H200 that made the
+    GEMM epilogue 0.27x eager and the bias+GELU+dropout+residual kernel ~30% of copy bandwidth (docs/performance.md).
+    The mask depends only on (seed, row, col): the same on every backend, tile size and grid.
     """
     if HAS_DROPOUT:
-        quads = tl.cdiv(n_cols, 4)
-        qcols = col0 // 4 + tl.arange(0, BLOCK_N // 4)
-        counter = rows[:, None].to(tl.int64) * quads + qcols[None, :]
+        octets = tl.cdiv(n_cols, 8)
+        ocols = col0 // 8 + tl.arange(0, BLOCK_N // 8)
+        counter = rows[:, None].to(tl.int64) * octets + ocols[None, :]
         r0, r1, r2, r3 = tl.randint4x(seed, counter)
-        # interleave so that column 4q+j gets word j: join(join(r0,r2), join(r1,r3)) -> [[r0,r1],[r2,r3]] per quad
-        words = tl.join(tl.join(r0, r2), tl.join(r1, r3))
-        words = tl.reshape(words, (BLOCK_M, BLOCK_N))
-        x = tl.where(words >= threshold, x * scale, 0.0)
+        # join(join(w0, w2), join(w1, w3)) orders words 0,1,2,3 along the new trailing dims (see tl.join); the lows
+        # then the highs give columns 0..7 of the octet.
+        lo = tl.join(tl.join(r0 & 0xFFFF, r2 & 0xFFFF), tl.join(r1 & 0xFFFF, r3 & 0xFFFF))
+        hi = tl.join(tl.join(r0 >> 16, r2 >> 16), tl.join(r1 >> 16, r3 >> 16))
+        halves = tl.reshape(tl.join(lo.reshape(BLOCK_M, BLOCK_N // 8, 4), hi.reshape(BLOCK_M, BLOCK_N // 8, 4)),
+                            (BLOCK_M, BLOCK_N // 8, 4, 2))
+        halves = tl.reshape(tl.permute(halves, (0, 1, 3, 2)), (BLOCK_M, BLOCK_N))
+        x = tl.where(halves >= threshold, x * scale, 0.0)
     return x

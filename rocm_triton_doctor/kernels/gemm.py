@@ -194,6 +194,12 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     if preset == "quick":
         return seeds[2:3] + seeds[5:6] + quick
     big = []
+    if preset == "bench":
+        for dt in (torch.float16, torch.bfloat16):
+            for n in (4096, 8192):
+                big += [make_case(n, n, n, dt, "none"), make_case(n, n, n, dt, "bias_relu"),
+                        make_case(n, n, n, dt, "bias_relu", 0.1)]
+        return seeds + big
     for dt in (torch.float16, torch.bfloat16):
         for n in (4096, 8192):
             big += [make_case(n, n, n, dt, "none"), make_case(n, n, n, dt, "bias_relu"),

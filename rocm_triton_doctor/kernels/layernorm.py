@@ -65,6 +65,8 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
                 make_case(4, 256, torch.bfloat16)]
     if preset == "seed":
         return []
+    if preset == "bench":
+        return [make_case(65536, 8192, dt) for dt in (torch.float32, torch.bfloat16)]
     quick = [make_case(8192, 4096, torch.bfloat16), make_case(4097, 1000, torch.float32)]
     if preset == "quick":
         return quick

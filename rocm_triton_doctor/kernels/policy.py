@@ -93,7 +93,9 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int) -> dict[str, 
         elif elem_size == 4:
             cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
         else:
-            cfg = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
+            # Measured on an H200 (benchmarks/tune.py, docs/measurements/2026-11-21-h200-tune-1.json): 4 stages beat 3
+            # for every epilogue (fp16 4096^3: 673 vs 607 TF/s plain, 604 vs 593 with dropout); 128x128 tiles lose.
+            cfg = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 4}
         return cfg
     # HIP: tutorial-03 HIP list; num_stages=2 for single-GEMM kernels on current Triton.
     if small:
@@ -132,10 +134,13 @@ def row_config(t: Target, n_cols: int, elem_size: int) -> dict[str, Any]:
     return {"BLOCK": block, "num_warps": min(warps, _max_warps(t)), "num_stages": 1, **_hip_extra(t, gemm=False)}
 
 
-def attention_config(t: Target, head_dim: int, elem_size: int) -> dict[str, Any]:
+def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = False) -> dict[str, Any]:
     if t.interpreter:
         return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 1}
     if t.backend == "cuda":
+        # H200 sweep (tune-1): non-causal best 128x64 w8 s3 (453 TF/s, 0.75x SDPA); causal best 64x64 w4 s3 (0.68x).
+        if causal:
+            return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3}
         return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8 if head_dim >= 128 else 4, "num_stages": 3}
     # HIP: num_stages=1 for fused two-GEMM kernels (ROCm guide). 128x32 tiles with 8 warps compile with 0 VGPR spills
     # on gfx942, gfx1100 and gfx1201 for D=64 and D=128 (Triton 3.9, measured with --compile-only); tutorial 06's

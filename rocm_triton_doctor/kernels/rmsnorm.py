@@ -71,6 +71,8 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     seeds = [make_case(2048, 4096, torch.float16, seed_shape=True)]  # a small Llama layer: 2048 tokens, hidden 4096
     if preset == "seed":
         return seeds
+    if preset == "bench":
+        return [make_case(65536, 8192, dt) for dt in (torch.float32, torch.bfloat16)]
     if preset == "quick":
         return seeds + [make_case(8192, 4096, torch.bfloat16), make_case(4097, 1000, torch.float32, strided=True)]
     return seeds + [make_case(65536, 8192, dt) for dt in (torch.float32, torch.bfloat16)]

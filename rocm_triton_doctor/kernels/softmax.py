@@ -53,6 +53,8 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
                 make_case(4, 700, torch.bfloat16)]
     if preset == "seed":
         return []
+    if preset == "bench":
+        return [make_case(32768, 8192, dt) for dt in (torch.float32, torch.bfloat16)]
     quick = [make_case(8192, 4096, torch.float16), make_case(4097, 1000, torch.float32)]
     if preset == "quick":
         return quick

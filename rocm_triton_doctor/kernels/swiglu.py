@@ -56,6 +56,8 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
         return [make_case(7, 301, dt) for dt in DTYPES]
     if preset == "seed":
         return []
+    if preset == "bench":
+        return [make_case(16384, 14336, dt) for dt in (torch.float32, torch.bfloat16)]
     quick = [make_case(8192, 11008, torch.bfloat16), make_case(4097, 1000, torch.float32)]
     if preset == "quick":
         return quick

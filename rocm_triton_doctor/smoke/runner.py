@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable
 
-PRESETS = ("quick", "seed", "full")
+PRESETS = ("quick", "seed", "full", "bench")
 COMPUTE_BOUND = ("gemm", "attention")
 LAUNCH_BOUND_US = 10.0  # below this a GPU kernel's time is mostly launch overhead (kernels.md §6.3)
 
