@@ -17,6 +17,7 @@ import torch
 from triton.testing import do_bench
 
 from rocm_triton_doctor.kernels import attention, bias_gelu_dropout_residual, gemm
+from rocm_triton_doctor.kernels.base import dropout_args
 from rocm_triton_doctor.smoke.timing import measure_ceilings
 
 
@@ -28,6 +29,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
+    ap.add_argument("--parts", default="gemm,bgdr,attention", help="comma list of gemm, bgdr, attention")
     a = ap.parse_args()
     dev = torch.device("cuda")
     ceil = measure_ceilings(dev)
@@ -35,13 +37,12 @@ def main() -> None:
     print(f"device {torch.cuda.get_device_name(0)}; copy {ceil.copy_gbps:.0f} GB/s; matmul {ceil.matmul_tflops}", flush=True)
 
     gemm_cfgs = [
-        {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3},
-        {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3},
-        {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 4},
         {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 4},
+        {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3},
     ]
     sizes = (4096,) if a.quick else (4096, 8192)
-    for dtype in (torch.float16, torch.bfloat16):
+    parts = set(a.parts.split(","))
+    for dtype in ((torch.float16, torch.bfloat16) if "gemm" in parts else ()):
         for n in sizes:
             A = torch.randn(n, n, device=dev, dtype=dtype)
             B = torch.randn(n, n, device=dev, dtype=dtype) / n**0.5
@@ -72,7 +73,7 @@ def main() -> None:
     bgdr_cfgs = [{"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": w} for bm, bn, w in
                  ((4, 1024, 4), (8, 1024, 8), (16, 512, 8), (2, 2048, 8), (32, 256, 8), (8, 512, 4))]
     B_, S_, H_ = (16, 2048, 8192)
-    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+    for dtype in ((torch.float16, torch.bfloat16, torch.float32) if "bgdr" in parts else ()):
         x = torch.randn(B_, S_, H_, device=dev, dtype=dtype)
         r = torch.randn_like(x)
         b = torch.randn(H_, device=dev, dtype=dtype)
@@ -81,7 +82,7 @@ def main() -> None:
         for cfg in bgdr_cfgs:
             grid = (triton_cdiv(B_ * S_, cfg["BLOCK_M"]), triton_cdiv(H_, cfg["BLOCK_N"]))
             o = torch.empty_like(x)
-            thr, sc = 429496730, 1 / 0.9
+            thr, sc = dropout_args(0.1)
 
             def run(cfg=cfg, grid=grid, o=o, thr=thr, sc=sc):  # type: ignore[no-untyped-def]
                 bias_gelu_dropout_residual.bgdr_kernel[grid](x, b, r, o, B_ * S_, H_, 7, thr, sc, HAS_DROPOUT=True, **cfg)
@@ -98,7 +99,7 @@ def main() -> None:
     att_cfgs = [{"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": w, "num_stages": s} for bm, bn, w, s in
                 ((128, 64, 8, 3), (128, 128, 8, 3), (128, 64, 4, 3), (64, 64, 4, 3), (128, 64, 8, 2), (128, 128, 8, 2))]
     q, k, v = (torch.randn(4, 32, 4096, 128, device=dev, dtype=torch.bfloat16) for _ in range(3))
-    for causal in (False, True):
+    for causal in ((False, True) if "attention" in parts else ()):
         ts = ms(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
         fl = 4 * 4 * 32 * 4096 * 4096 * 128 * (0.5 if causal else 1.0)
         for cfg in att_cfgs:
