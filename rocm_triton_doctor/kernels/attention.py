@@ -145,11 +145,11 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 
 def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
     out = []
-    for d in (64, 128):
-        cfg = policy.attention_config(target, d, 2, causal=True)
-        const = {"HEAD_DIM": d, "CAUSAL": True, "UPCAST": False, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
+    for d, causal in ((64, True), (128, True), (128, False)):
+        cfg = policy.attention_config(target, d, 2, causal=causal)
+        const = {"HEAD_DIM": d, "CAUSAL": causal, "UPCAST": False, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
         sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "sm_scale": "fp32", "H": "i32",
                "S": "i32", "stride_b": "i32", "stride_h": "i32", "stride_s": "i32"}
-        out.append((f"attention bf16 causal D={d}", attn_fwd_kernel, sig, const,
+        out.append((f"attention bf16{' causal' if causal else ''} D={d}", attn_fwd_kernel, sig, const,
                     {k: v for k, v in cfg.items() if k not in const}))
     return out

@@ -102,8 +102,9 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int) -> dict[str, 
         cfg = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 1, "num_warps": 4, "num_stages": 2}
         return {**cfg, **_hip_extra(t, gemm=True, waves_per_eu=0)}
     if t.cdna:
-        # 256x256x32: 0 spills on gfx942 with Triton 3.9 (BLOCK_K 64 spills 280 VGPRs: measured with --compile-only).
-        cfg = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 32, "GROUP_M": 4, "num_warps": 8, "num_stages": 2}
+        # 256x128x32: 0 VGPR spills on gfx90a, gfx942 and gfx950 with the dropout epilogue (Triton 3.9, --compile-only);
+        # 256x256x32 spills 146-187 there, BLOCK_K 64 spills too. Not timed: no AMD GPU was available.
+        cfg = {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 4, "num_warps": 8, "num_stages": 2}
         return {**cfg, **_hip_extra(t, gemm=True, waves_per_eu=2)}
     # RDNA (wave32, WMMA): smaller tiles, fewer registers per lane.
     cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 8, "num_stages": 2}
@@ -144,10 +145,11 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
         if causal:
             return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3}
         return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8 if head_dim >= 128 else 4, "num_stages": 3}
-    # HIP: num_stages=1 for fused two-GEMM kernels (ROCm guide). 128x32 tiles with 8 warps compile with 0 VGPR spills
-    # on gfx942, gfx1100 and gfx1201 for D=64 and D=128 (Triton 3.9, measured with --compile-only); tutorial 06's
-    # waves_per_eu=2/3 hint with 4 warps spilled there.
-    return {"BLOCK_M": 128, "BLOCK_N": 32, "num_warps": 8, "num_stages": 1, **_hip_extra(t, gemm=True, waves_per_eu=0)}
+    # HIP: num_stages=1 for fused two-GEMM kernels (ROCm guide). Tiles with 0 VGPR spills for D=64/128, causal or not
+    # (Triton 3.9, --compile-only sweep): CDNA (gfx90a/gfx942/gfx950) 64x32 with 8 warps; RDNA3/3.5/4 (gfx1100/
+    # gfx1151/gfx1201) 64x16 with 8 warps — 128-row tiles and tutorial 06's waves_per_eu hints spilled. Not timed.
+    bn = 32 if t.cdna else 16
+    return {"BLOCK_M": 64, "BLOCK_N": bn, "num_warps": 8, "num_stages": 1, **_hip_extra(t, gemm=True, waves_per_eu=0)}
 
 
 def _next_pow2(n: int) -> int:
