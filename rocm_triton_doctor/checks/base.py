@@ -109,6 +109,18 @@ def torch_version(f: Facts) -> str | None:
     return None
 
 
+def torch_rocm(f: Facts) -> str | None:
+    """The ROCm major.minor bundled in the installed torch: from its +rocmX.Y tag, else from torch.version.hip."""
+    import re
+
+    v = torch_version(f)
+    text = v.split("+rocm", 1)[1] if v and "+rocm" in v else None
+    if text is None and f.runtime.found and f.runtime.value and f.runtime.value.hip_version:
+        text = f.runtime.value.hip_version
+    m = re.match(r"^(\d+\.\d+)", text or "")
+    return m.group(1) if m else None
+
+
 def fmt_bytes(n: int | None) -> str:
     if not n:
         return "?"

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from packaging.version import InvalidVersion, Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.checks.base import check, fail, info, ok, rocm_torch, skip, torch_version, warn
+from rocm_triton_doctor.checks.base import check, fail, info, ok, rocm_torch, skip, torch_rocm, torch_version, warn
 from rocm_triton_doctor.checks.gpus import amd_gpus, torch_arch_list
 from rocm_triton_doctor.facts import Facts, Gpu
 from rocm_triton_doctor.findings import Finding, Fix
@@ -24,11 +23,9 @@ def _override_vars(f: Facts) -> dict[str, str]:
 
 def _runtime_rocm(f: Facts) -> Version | None:
     """The ROCm whose libhsakmt reads the variable: torch's bundled one, else the system's."""
-    v = torch_version(f)
-    if v and "+rocm" in v:
-        m = re.match(r"^(\d+\.\d+)", v.split("+rocm", 1)[1])
-        if m:
-            return Version(m.group(1))
+    bundled = torch_rocm(f)
+    if bundled and torch_version(f) and "+rocm" in (torch_version(f) or ""):
+        return Version(bundled)
     if f.rocm.found and f.rocm.value and f.rocm.value.version:
         try:
             return Version(f.rocm.value.version)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.checks.base import amd_host, check, info, ok, rocm_torch, skip, torch_version, warn
+from rocm_triton_doctor.checks.base import amd_host, check, info, ok, rocm_torch, skip, torch_rocm, warn
 from rocm_triton_doctor.facts import Facts
 from rocm_triton_doctor.findings import Finding, Fix
 
@@ -38,17 +38,6 @@ def rocm_install(f: Facts) -> Iterable[Finding]:
         yield ok(f"ROCm {r.version} at {r.path}", detail, evidence=(f.rocm.source,))
 
 
-def _torch_rocm(f: Facts) -> str | None:
-    v = torch_version(f)
-    if v and "+rocm" in v:
-        m = re.match(r"^(\d+\.\d+)", v.split("+rocm", 1)[1])
-        return m.group(1) if m else None
-    if f.runtime.found and f.runtime.value and f.runtime.value.hip_version:
-        m = re.match(r"^(\d+\.\d+)", f.runtime.value.hip_version)
-        return m.group(1) if m else None
-    return None
-
-
 @check("rocm-torch-hip-mismatch", "rocm", "The system ROCm and the ROCm bundled in torch are the same major.minor.",
        "When both are present, a process can load libraries from both (via LD_LIBRARY_PATH or Triton's HIP "
        "search), mixing two HIP runtimes (ROCm/triton#626).",
@@ -57,7 +46,7 @@ def rocm_torch_mismatch(f: Facts) -> Iterable[Finding]:
     if not rocm_torch(f):
         yield skip("no ROCm build of torch")
         return
-    tr = _torch_rocm(f)
+    tr = torch_rocm(f)
     if not f.rocm.found or not f.rocm.value or not f.rocm.value.version:
         yield ok(f"torch bundles ROCm {tr or '?'}; no system ROCm to conflict with")
         return
@@ -90,7 +79,7 @@ def ld_library_path(f: Facts) -> Iterable[Finding]:
     if not rocm_torch(f):
         yield info(f"LD_LIBRARY_PATH contains {', '.join(rocm_dirs)}", "No ROCm torch installed; nothing to clash with.")
         return
-    tr = _torch_rocm(f)
+    tr = torch_rocm(f)
     sys_v = f.rocm.value.version if f.rocm.found and f.rocm.value else None
     same = sys_v is not None and tr is not None and sys_v.startswith(tr)
     sev = info if same else warn
