@@ -97,7 +97,8 @@ def main() -> None:
 
 
     att_cfgs = [{"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": w, "num_stages": s} for bm, bn, w, s in
-                ((128, 64, 8, 3), (128, 128, 8, 3), (128, 64, 4, 3), (64, 64, 4, 3), (128, 64, 8, 2), (128, 128, 8, 2))]
+                ((128, 64, 8, 3), (128, 64, 8, 4), (128, 128, 8, 3), (128, 128, 8, 4), (64, 64, 4, 3), (64, 64, 4, 4),
+                 (64, 128, 4, 3), (128, 32, 8, 3))]
     q, k, v = (torch.randn(4, 32, 4096, 128, device=dev, dtype=torch.bfloat16) for _ in range(3))
     for causal in ((False, True) if "attention" in parts else ()):
         ts = ms(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
