@@ -10,8 +10,8 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import Case, Inputs, check_device, check_dtype, prepare_out, randn
-from rocm_triton_doctor.kernels.rows import DTYPES, as_rows
+from rocm_triton_doctor.kernels.base import Case, Inputs, randn
+from rocm_triton_doctor.kernels.rows import prepare
 
 
 @triton.jit
@@ -30,17 +30,10 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, stride_x, stride_o, N, eps, B
 
 def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5,
               out: torch.Tensor | None = None) -> torch.Tensor:
-    rows = as_rows("layernorm", x)
-    check_device("layernorm", x, weight, bias)
-    check_dtype("layernorm", DTYPES, x, weight, bias)
-    N = rows.shape[1]
-    if weight.shape != (N,) or bias.shape != (N,):
-        raise ValueError(f"layernorm: weight and bias must have shape ({N},)")
     if not eps > 0:
         raise ValueError("layernorm: eps must be > 0")
-    o = prepare_out(out, tuple(x.shape), x)
-    o2 = o.view(-1, N)
-    cfg = policy.row_config(policy.target_for_device(x.device.type), N, x.element_size())
+    rows, o, o2, cfg = prepare("layernorm", x, {"weight": weight, "bias": bias}, out)
+    N = rows.shape[1]
     layernorm_kernel[(rows.shape[0],)](rows, weight, bias, o2, rows.stride(0), o2.stride(0), N, eps, **cfg)
     return o
 
@@ -77,5 +70,4 @@ def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dic
     cfg = policy.row_config(target, 8192, 2)
     sig = {"x_ptr": "*bf16", "w_ptr": "*bf16", "b_ptr": "*bf16", "out_ptr": "*bf16", "stride_x": "i32",
            "stride_o": "i32", "N": "i32", "eps": "fp32"}
-    return [("layernorm bf16 N=8192", layernorm_kernel, sig, {"BLOCK": cfg["BLOCK"]},
-             {k: v for k, v in cfg.items() if k != "BLOCK"})]
+    return [("layernorm bf16 N=8192", layernorm_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg)]

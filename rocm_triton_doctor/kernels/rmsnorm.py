@@ -10,8 +10,8 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import Case, Inputs, check_device, check_dtype, prepare_out, randn
-from rocm_triton_doctor.kernels.rows import DTYPES, as_rows
+from rocm_triton_doctor.kernels.base import Case, Inputs, randn
+from rocm_triton_doctor.kernels.rows import prepare
 
 
 @triton.jit
@@ -26,17 +26,10 @@ def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, stride_x, stride_o, N, eps, BLOCK: tl.
 
 
 def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, out: torch.Tensor | None = None) -> torch.Tensor:
-    rows = as_rows("rmsnorm", x)
-    check_device("rmsnorm", x, weight)
-    check_dtype("rmsnorm", DTYPES, x, weight)
-    N = rows.shape[1]
-    if weight.shape != (N,):
-        raise ValueError(f"rmsnorm: weight must have shape ({N},), got {tuple(weight.shape)}")
     if not eps > 0:
         raise ValueError("rmsnorm: eps must be > 0")
-    o = prepare_out(out, tuple(x.shape), x)
-    o2 = o.view(-1, N)
-    cfg = policy.row_config(policy.target_for_device(x.device.type), N, x.element_size())
+    rows, o, o2, cfg = prepare("rmsnorm", x, {"weight": weight}, out)
+    N = rows.shape[1]
     rmsnorm_kernel[(rows.shape[0],)](rows, weight, o2, rows.stride(0), o2.stride(0), N, eps, **cfg)
     return o
 
@@ -82,5 +75,4 @@ def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dic
     cfg = policy.row_config(target, 8192, 2)
     sig = {"x_ptr": "*bf16", "w_ptr": "*bf16", "out_ptr": "*bf16", "stride_x": "i32", "stride_o": "i32", "N": "i32",
            "eps": "fp32"}
-    return [("rmsnorm bf16 N=8192", rmsnorm_kernel, sig, {"BLOCK": cfg["BLOCK"]},
-             {k: v for k, v in cfg.items() if k != "BLOCK"})]
+    return [("rmsnorm bf16 N=8192", rmsnorm_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg)]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
-from rocm_triton_doctor.kernels.base import check_device, check_dtype
+from rocm_triton_doctor.kernels import policy
+from rocm_triton_doctor.kernels.base import check_device, check_dtype, prepare_out
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
@@ -23,3 +26,20 @@ def as_rows(name: str, x: torch.Tensor) -> torch.Tensor:
     if not x.is_contiguous():
         raise ValueError(f"{name}: inputs with more than 2 dimensions must be contiguous")
     return x.reshape(-1, x.shape[-1])
+
+
+def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: torch.Tensor | None
+            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+    """Validate a row kernel's input and its per-column parameters (each of shape (N,)); return (rows view, out,
+    out as rows, launch config)."""
+    rows = as_rows(name, x)
+    check_device(name, x, *params.values())
+    check_dtype(name, DTYPES, x, *params.values())
+    n = rows.shape[1]
+    bad = {p: tuple(t.shape) for p, t in params.items() if t.shape != (n,)}
+    if bad:
+        got = ", ".join(f"{p} {shape}" for p, shape in bad.items())
+        raise ValueError(f"{name}: {' and '.join(bad)} must have shape ({n},), got {got}")
+    o = prepare_out(out, tuple(x.shape), x)
+    cfg = policy.row_config(policy.target_for_device(x.device.type), n, x.element_size())
+    return rows, o, o.view(-1, n), cfg

@@ -9,8 +9,8 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import Case, Inputs, prepare_out, randn
-from rocm_triton_doctor.kernels.rows import as_rows
+from rocm_triton_doctor.kernels.base import Case, Inputs, randn
+from rocm_triton_doctor.kernels.rows import prepare
 
 
 @triton.jit
@@ -25,11 +25,8 @@ def softmax_kernel(x_ptr, out_ptr, stride_x, stride_o, N, BLOCK: tl.constexpr):
 
 
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
-    rows = as_rows("softmax", x)
+    rows, o, o2, cfg = prepare("softmax", x, {}, out)
     N = rows.shape[1]
-    o = prepare_out(out, tuple(x.shape), x)
-    o2 = o.view(-1, N)
-    cfg = policy.row_config(policy.target_for_device(x.device.type), N, x.element_size())
     softmax_kernel[(rows.shape[0],)](rows, o2, rows.stride(0), o2.stride(0), N, **cfg)
     return o
 
@@ -64,5 +61,4 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
     cfg = policy.row_config(target, 4096, 2)
     sig = {"x_ptr": "*fp16", "out_ptr": "*fp16", "stride_x": "i32", "stride_o": "i32", "N": "i32"}
-    return [("softmax fp16 N=4096", softmax_kernel, sig, {"BLOCK": cfg["BLOCK"]},
-             {k: v for k, v in cfg.items() if k != "BLOCK"})]
+    return [("softmax fp16 N=4096", softmax_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg)]
