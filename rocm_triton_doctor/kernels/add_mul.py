@@ -77,5 +77,4 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
     cfg = policy.elementwise_config(target, 1 << 24)
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "z_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
-    return [("add_mul fp32", add_mul_kernel, sig, {"BLOCK": cfg["BLOCK"]},
-             {k: v for k, v in cfg.items() if k != "BLOCK"})]
+    return [("add_mul fp32", add_mul_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg)]

@@ -151,6 +151,5 @@ def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dic
         const = {"HEAD_DIM": d, "CAUSAL": causal, "UPCAST": False, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
         sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "sm_scale": "fp32", "H": "i32",
                "S": "i32", "stride_b": "i32", "stride_h": "i32", "stride_s": "i32"}
-        out.append((f"attention bf16{' causal' if causal else ''} D={d}", attn_fwd_kernel, sig, const,
-                    {k: v for k, v in cfg.items() if k not in const}))
+        out.append((f"attention bf16{' causal' if causal else ''} D={d}", attn_fwd_kernel, sig, const, cfg))
     return out

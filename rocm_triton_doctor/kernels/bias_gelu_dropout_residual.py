@@ -106,5 +106,4 @@ def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dic
     sig = {"x_ptr": "*bf16", "bias_ptr": "*bf16", "res_ptr": "*bf16", "out_ptr": "*bf16", "M": "i32", "N": "i32",
            "seed": "i32", "threshold": "u32", "scale": "fp32"}
     const = {"HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
-    return [("bias+gelu+dropout+residual bf16", bgdr_kernel, sig, const,
-             {k: v for k, v in cfg.items() if k not in const})]
+    return [("bias+gelu+dropout+residual bf16", bgdr_kernel, sig, const, cfg)]

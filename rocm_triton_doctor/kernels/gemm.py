@@ -210,10 +210,9 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
     cfg = policy.gemm_config(target, 4096, 4096, 4096, 2)
     tiles = {k: cfg[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")}
-    options = {k: v for k, v in cfg.items() if k not in tiles}
     sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "bias_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
            "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32",
            "stride_cn": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
     common = {"UPCAST": False, "PRECISION": "ieee", **tiles}
-    return [("gemm fp16", gemm_kernel, sig, {"EPILOGUE": 0, "HAS_DROPOUT": False, **common}, options),
-            ("gemm fp16 bias+relu+dropout", gemm_kernel, sig, {"EPILOGUE": 2, "HAS_DROPOUT": True, **common}, options)]
+    return [("gemm fp16", gemm_kernel, sig, {"EPILOGUE": 0, "HAS_DROPOUT": False, **common}, cfg),
+            ("gemm fp16 bias+relu+dropout", gemm_kernel, sig, {"EPILOGUE": 2, "HAS_DROPOUT": True, **common}, cfg)]

@@ -67,4 +67,4 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
     cfg = policy.elementwise_config(target, 1 << 24)
     sig = {"a_ptr": "*bf16", "b_ptr": "*bf16", "out_ptr": "*bf16", "n": "i32"}
-    return [("swiglu bf16", swiglu_kernel, sig, {"BLOCK": cfg["BLOCK"]}, {k: v for k, v in cfg.items() if k != "BLOCK"})]
+    return [("swiglu bf16", swiglu_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg)]
