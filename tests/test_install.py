@@ -61,7 +61,7 @@ def venv_with(path: Path, index: str, *reqs: str) -> str:
 
 
 def freeze(py: str) -> dict[str, str]:
-    return executor._freeze(py)
+    return executor.freeze(py)
 
 
 def facts_for(scenario: str, python: str | None) -> Facts:

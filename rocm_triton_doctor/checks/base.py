@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.facts import Facts
 from rocm_triton_doctor.findings import Finding, Fix, Severity
 
@@ -119,6 +120,14 @@ def torch_rocm(f: Facts) -> str | None:
         text = f.runtime.value.hip_version
     m = re.match(r"^(\d+\.\d+)", text or "")
     return m.group(1) if m else None
+
+
+def torch_index_url(version: str) -> str | None:
+    """The download.pytorch.org index a ROCm torch came from: '2.9.1+rocm6.4' -> .../whl/rocm6.4. AMD's builds carry
+    '.git<hash>' after the ROCm version ('+rocm6.4.1.git1ded221d'); it is not part of the index name."""
+    if "+rocm" not in version:
+        return None
+    return knowledge.index_url("rocm" + version.split("+rocm", 1)[1].split(".git")[0])
 
 
 def fmt_bytes(n: int | None) -> str:

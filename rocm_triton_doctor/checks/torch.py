@@ -8,7 +8,18 @@ from collections.abc import Iterable
 from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.checks.base import amd_host, check, fail, info, ok, skip, torch_build, torch_version, warn
+from rocm_triton_doctor.checks.base import (
+    amd_host,
+    check,
+    fail,
+    info,
+    ok,
+    skip,
+    torch_build,
+    torch_index_url,
+    torch_version,
+    warn,
+)
 from rocm_triton_doctor.checks.gpus import amd_gpus
 from rocm_triton_doctor.facts import Facts
 from rocm_triton_doctor.findings import Finding, Fix
@@ -208,9 +219,8 @@ def torch_family(f: Facts) -> Iterable[Finding]:
     if not bad:
         yield ok("torch family consistent")
         return
-    index = ""
-    if "+rocm" in torch.version:
-        index = " --index-url " + knowledge.index_url("rocm" + torch.version.split("+rocm", 1)[1])
+    url = torch_index_url(torch.version)
+    index = f" --index-url {url}" if url else ""
     yield fail("torch family packages from different builds", "; ".join(bad), evidence=("python",),
                fix=Fix("Reinstall them together from torch's index.",
                        (f"pip install --force-reinstall torch=={torch.version} torchvision torchaudio{index}",)))

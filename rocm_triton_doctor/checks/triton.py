@@ -8,7 +8,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.checks.base import check, fail, ok, skip, torch_build, warn
+from rocm_triton_doctor.checks.base import check, fail, ok, skip, torch_build, torch_index_url, warn
 from rocm_triton_doctor.checks.gpus import amd_gpus
 from rocm_triton_doctor.checks.torch import platform
 from rocm_triton_doctor.facts import Facts
@@ -33,8 +33,8 @@ def _torch_pin(f: Facts) -> tuple[str, str] | None:
 
 def _reinstall(f: Facts) -> str:
     torch = f.python.value.dist("torch") if f.python.found and f.python.value else None
-    if torch and "+rocm" in torch.version:
-        index = knowledge.index_url("rocm" + torch.version.split("+rocm", 1)[1].split(".git")[0])
+    index = torch_index_url(torch.version) if torch else None
+    if index:
         pin = _torch_pin(f)
         target = f"{pin[0]}{pin[1]}" if pin else "pytorch-triton-rocm"
         return f"pip install --force-reinstall --no-deps '{target}' --index-url {index}"

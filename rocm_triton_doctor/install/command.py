@@ -131,7 +131,7 @@ def run(opts: Options, *, dry_run: bool, yes: bool, as_json: bool, lock_path: st
     ok = not bad and not gfx_problem
     lock_data = None
     if lock_path and ok:
-        lock_data = lock.write(lock_path, plan, executor._freeze(outcome.python), verified)
+        lock_data = lock.write(lock_path, plan, executor.freeze(outcome.python), verified)
     code = 0 if ok else 1
     result: dict[str, Any] = {"schema": "rocm-triton-doctor/install/1", "command": "install",
                               "status": "installed" if ok else "problems",

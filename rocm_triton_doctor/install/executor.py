@@ -84,7 +84,7 @@ def _run(argv: list[str], log: str, progress: Progress | None, what: str) -> int
             raise
 
 
-def _freeze(python: str) -> dict[str, str]:
+def freeze(python: str) -> dict[str, str]:
     code = ("import json, importlib.metadata as m; "
             "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions() if d.metadata['Name']}))")
     import json
@@ -122,7 +122,7 @@ def apply(plan: Plan, installer: str = "pip", progress: Progress | None = None, 
         if _run(dl, log, progress, "download") != 0:
             raise InstallFailed(f"could not download the wheels ({_last_error(log)}); nothing was changed. "
                                 f"Full log: {log}")
-        before = _freeze(target.python)
+        before = freeze(target.python)
         # 2. snapshot (an environment we just created needs none: on failure it is removed)
         if not target.created:
             if progress:
@@ -142,7 +142,7 @@ def apply(plan: Plan, installer: str = "pip", progress: Progress | None = None, 
         if rc != 0:
             why = f"killed by signal {-rc}" if rc < 0 else _last_error(log)
             raise _Rollback(f"pip install failed ({why})")
-        after = _freeze(target.python)
+        after = freeze(target.python)
         out.installed = {k: v for k, v in after.items() if before.get(k) != v}
         if snapshot:
             snapshot.discard()

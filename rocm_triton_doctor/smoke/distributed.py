@@ -104,7 +104,7 @@ def run(device: str, preset: str, only: tuple[str, ...], rank_timeout: float, ma
     rank, world, local = rank_env()
     from rocm_triton_doctor.smoke.runner import import_stack, resolve_device, run_smoke
 
-    torch, _ = import_stack(device if device != "auto" else "auto")
+    torch, _ = import_stack(device)
     import torch.distributed as dist
 
     device = resolve_device(device, torch)

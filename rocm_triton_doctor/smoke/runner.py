@@ -144,7 +144,7 @@ def resolve_device(device: str, torch: Any) -> str:
 def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...] = (), with_compile: bool = False,
               seed: int = 0, progress: Callable[[str, int, int], None] | None = None,
               broken: str | None = None) -> SmokeReport:
-    torch, triton = import_stack(device if device != "auto" else "auto")
+    torch, triton = import_stack(device)
     device = resolve_device(device, torch)
     if device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
