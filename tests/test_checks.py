@@ -141,3 +141,12 @@ def test_strict_turns_warnings_into_exit_1() -> None:
     snap = minimal_snapshot(env={"LD_LIBRARY_PATH": "/opt/rocm/lib"}, python=rocm_python("2.8.0+rocm6.4"))
     assert int(diagnose(snap, [by_id()["ld-library-path-rocm"]]).verdict.exit_code) == 0
     assert int(diagnose(snap, [by_id()["ld-library-path-rocm"]], strict=True).verdict.exit_code) == 1
+
+
+def test_torch_index_url_drops_amd_git_suffix() -> None:
+    from rocm_triton_doctor.checks.base import torch_index_url
+
+    assert torch_index_url("2.9.1+rocm6.4") == "https://download.pytorch.org/whl/rocm6.4"
+    # AMD's repo.radeon.com builds carry '.git<hash>' after the ROCm version; the index has no such suffix.
+    assert torch_index_url("2.6.0+rocm6.4.1.git1ded221d") == "https://download.pytorch.org/whl/rocm6.4.1"
+    assert torch_index_url("2.9.1+cu128") is None
