@@ -27,8 +27,8 @@ DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 @triton.jit
 def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                 seed, threshold, scale, EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr,
-                PRECISION: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                GROUP_M: tl.constexpr):
+                PRECISION: tl.constexpr, EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, DROPOUT_ROUNDS: tl.constexpr = 10):
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -43,15 +43,19 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
-    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
-    mask_m = offs_m < M
-    mask_n = offs_n < N
+    # Rows/columns past M/N wrap around (tutorial 03): their loads stay in bounds, their results are never stored, and
+    # the K loop's loads need no M/N mask; when K is a multiple of BLOCK_K (EVEN_K) they need none at all.
+    a_ptrs = a_ptr + (offs_m % M)[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + (offs_n % N)[None, :] * stride_bn
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
-        k_left = K - k * BLOCK_K
-        a = tl.load(a_ptrs, mask=mask_m[:, None] & (offs_k[None, :] < k_left), other=0.0)
-        b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & mask_n[None, :], other=0.0)
+        if EVEN_K:
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs)
+        else:
+            k_left = K - k * BLOCK_K
+            a = tl.load(a_ptrs, mask=offs_k[None, :] < k_left, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < k_left, other=0.0)
         if UPCAST:
             a = a.to(tl.float32)
             b = b.to(tl.float32)
@@ -59,6 +63,8 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
 
+    mask_m = offs_m < M
+    mask_n = offs_n < N
     if EPILOGUE >= 1:
         bias = tl.load(bias_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)
         acc = acc + bias[None, :]
@@ -66,7 +72,8 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
         acc = tl.maximum(acc, 0.0)
     if EPILOGUE == 3:
         acc = gelu_tanh(acc)
-    acc = dropout_tile(acc, offs_m, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N)
+    acc = dropout_tile(acc, offs_m, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N,
+                       DROPOUT_ROUNDS)
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
 
@@ -102,7 +109,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     gemm_kernel[grid](a, b, c, bias if bias is not None else c, M, N, K, a.stride(0), a.stride(1), b.stride(0),
                       b.stride(1), c.stride(0), c.stride(1), seed, threshold, scale, EPILOGUE=EPILOGUES[epilogue],
                       HAS_DROPOUT=p > 0.0, UPCAST=upcast_dots(target, dtype),
-                      PRECISION=precision if dtype == torch.float32 else "ieee", **cfg)
+                      PRECISION=precision if dtype == torch.float32 else "ieee", EVEN_K=K % cfg["BLOCK_K"] == 0, **cfg)
     return c
 
 
@@ -213,6 +220,6 @@ def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dic
     sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "bias_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
            "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32",
            "stride_cn": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
-    common = {"UPCAST": False, "PRECISION": "ieee", **tiles}
+    common = {"UPCAST": False, "PRECISION": "ieee", "EVEN_K": True, "DROPOUT_ROUNDS": 10, **tiles}
     return [("gemm fp16", gemm_kernel, sig, {"EPILOGUE": 0, "HAS_DROPOUT": False, **common}, cfg),
             ("gemm fp16 bias+relu+dropout", gemm_kernel, sig, {"EPILOGUE": 2, "HAS_DROPOUT": True, **common}, cfg)]
