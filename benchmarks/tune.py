@@ -21,6 +21,7 @@ from triton.testing import do_bench, do_bench_cudagraph
 
 from rocm_triton_doctor.kernels import attention, bias_gelu_dropout_residual, gemm
 from rocm_triton_doctor.kernels.base import dropout_args
+from rocm_triton_doctor.kernels.common import dropout_tile
 from rocm_triton_doctor.smoke.timing import measure_ceilings
 
 
@@ -132,6 +133,8 @@ def main() -> None:
         tune_rows(dev, ceil, rows)
     if "rows2" in parts:
         tune_rows_looped(dev, ceil, rows)
+    if "tma" in parts:
+        tune_tma_gemm(dev, ceil, rows)
     if a.json:
         with open(a.json, "w") as fh:
             json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
@@ -336,6 +339,94 @@ def tune_rows_looped(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
                 print(f"  chunk={chunk} warps={wp:2d}: rms {nbytes / t / 1e6:6.0f} GB/s x compile {tc / t:.3f} "
                       f"(err {err:.1e}); ln {nbytes / tl_ / 1e6:6.0f} GB/s x compile {tlc / tl_:.3f} (err {lerr:.1e})",
                       flush=True)
+
+
+@triton.jit
+def _gemm_tma_persistent(a_desc, b_desc, c_ptr, bias_ptr, M, N, K, stride_cm, seed, threshold, scale,
+                         EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
+                         BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr,
+                         FLATTEN: tl.constexpr, WS: tl.constexpr):
+    """Persistent GEMM, A and B tiles by TMA (tensor descriptors; out-of-bounds reads are zero-filled)."""
+    start_pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    k_tiles = tl.cdiv(K, BLOCK_K)
+    num_tiles = num_pid_m * num_pid_n
+    num_pid_in_group = GROUP_M * num_pid_n
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=FLATTEN, warp_specialize=WS):
+        group_id = tile_id // num_pid_in_group
+        first_pid_m = group_id * GROUP_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + (tile_id % group_size_m)
+        pid_n = (tile_id % num_pid_in_group) // group_size_m
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            a = a_desc.load([pid_m * BLOCK_M, ki * BLOCK_K])
+            b = b_desc.load([ki * BLOCK_K, pid_n * BLOCK_N])
+            acc = tl.dot(a, b, acc)
+        offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        mask_n = offs_n < N
+        if EPILOGUE >= 1:
+            acc = acc + tl.load(bias_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)[None, :]
+        if EPILOGUE == 2:
+            acc = tl.maximum(acc, 0.0)
+        acc = dropout_tile(acc, offs_m, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N)
+        tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc.to(c_ptr.dtype.element_ty),
+                 mask=(offs_m < M)[:, None] & mask_n[None, :])
+
+
+def tune_tma_gemm(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
+    """A persistent TMA GEMM (Hopper) against the production kernel and cuBLAS, same epilogues."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    from rocm_triton_doctor.kernels.base import dropout_args
+
+    nsm = torch.cuda.get_device_properties(dev).multi_processor_count
+    cfgs = [(128, 256, 64, 3, 8, False, False), (128, 256, 64, 4, 8, False, False), (128, 256, 64, 3, 8, True, False),
+            (128, 128, 64, 4, 8, True, False), (128, 128, 64, 4, 4, False, False), (128, 256, 64, 3, 8, False, True),
+            (128, 128, 64, 3, 8, False, True)]
+    for dtype in (torch.float16, torch.bfloat16):
+        for n in (4096, 8192):
+            A = torch.randn(n, n, device=dev, dtype=dtype)
+            B = torch.randn(n, n, device=dev, dtype=dtype) / n**0.5
+            bias = torch.randn(n, device=dev, dtype=dtype)
+            C = torch.empty(n, n, device=dev, dtype=dtype)
+            fns = {"none": lambda: A @ B, "bias_relu": lambda: torch.relu(A @ B + bias),
+                   "bias_relu+dropout": lambda: torch.nn.functional.dropout(torch.relu(A @ B + bias), 0.1, True)}
+            eager = {k: ms(f) for k, f in fns.items()}
+            for epi, p in (("none", 0.0), ("bias_relu", 0.0), ("bias_relu+dropout", 0.1)):
+                kind = "bias_relu" if epi != "none" else "none"
+                tp = ms(lambda kind=kind, p=p: gemm.gemm(A, B, bias, kind, p=p, seed=1, out=C))
+                ref = gemm.gemm(A, B, bias, kind, p=p, seed=1).float()
+                print(f"tma {str(dtype)[6:]} {n} {epi:18s} production {2 * n**3 / tp / 1e9:5.0f} TF/s x eager "
+                      f"{eager[epi] / tp:.3f}", flush=True)
+                thr, sc = dropout_args(p)
+                for bm, bn, bk, st, wp, fl, ws in cfgs:
+                    a_d = TensorDescriptor.from_tensor(A, [bm, bk])
+                    b_d = TensorDescriptor.from_tensor(B, [bk, bn])
+                    grid = (min(nsm, triton_cdiv(n, bm) * triton_cdiv(n, bn)),)
+
+                    def run(a_d=a_d, b_d=b_d, grid=grid, bm=bm, bn=bn, bk=bk, st=st, wp=wp, fl=fl, ws=ws,  # type: ignore[no-untyped-def]
+                            thr=thr, sc=sc, epi=epi, p=p):
+                        _gemm_tma_persistent[grid](a_d, b_d, C, bias, n, n, n, C.stride(0), 1, thr, sc,
+                                                   EPILOGUE=gemm.EPILOGUES["bias_relu" if epi != "none" else "none"],
+                                                   HAS_DROPOUT=p > 0, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
+                                                   NUM_SMS=nsm, FLATTEN=fl, WS=ws, num_stages=st, num_warps=wp)
+
+                    try:
+                        t = ms(run)
+                        run()
+                        err = (C.float() - ref).abs().max().item()
+                    except Exception as exc:  # noqa: BLE001
+                        print(f"  tma fail {bm}x{bn}x{bk} s{st} w{wp} flat={fl} ws={ws}: {str(exc).splitlines()[0][:150]}",
+                              flush=True)
+                        continue
+                    rows.append({"kernel": "gemm_tma", "dtype": str(dtype)[6:], "n": n, "epilogue": epi,
+                                 "config": [bm, bn, bk, st, wp, fl, ws], "ms": t, "production_ms": tp,
+                                 "eager_ms": eager[epi], "matmul_ms": eager["none"], "err_vs_production": err})
+                    print(f"  {bm}x{bn}x{bk} s{st} w{wp} flat={fl!s:5s} ws={ws!s:5s}: {2 * n**3 / t / 1e9:5.0f} TF/s "
+                          f"x eager {eager[epi] / t:.3f}  x production {tp / t:.3f}  (max diff {err:.1e})", flush=True)
 
 
 def triton_cdiv(a: int, b: int) -> int:

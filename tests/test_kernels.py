@@ -53,6 +53,34 @@ def test_dropout_same_seed_same_mask_and_tile_independent() -> None:
     assert not torch.equal(one != 0, other != 0)
 
 
+@pytest.mark.parametrize("epilogue,p", [("none", 0.0), ("bias_gelu", 0.0), ("bias_relu", 0.3)])
+def test_tma_gemm_matches_the_pointer_kernel(epilogue: str, p: float) -> None:
+    # The Hopper kernel (tensor descriptors, persistent grid) in the interpreter: edge tiles rely on the descriptors'
+    # zero fill (67 rows, 72 columns, K 40 are no multiples of the 32-wide tiles) and the dropout mask is the same.
+    g = torch.Generator().manual_seed(1)
+    a = torch.randn(67, 40, generator=g, dtype=torch.float16)
+    b = (torch.randn(40, 72, generator=g) / 6).to(torch.float16)
+    bias = torch.randn(72, generator=g, dtype=torch.float16)
+    cfg = {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 2, "num_warps": 4}
+    tma = gemm.gemm(a, b, bias, epilogue, p=p, seed=9, config=cfg, kernel="tma")
+    ptr = gemm.gemm(a, b, bias, epilogue, p=p, seed=9, config=cfg, kernel="pointer")
+    assert torch.equal(tma != 0, ptr != 0)
+    torch.testing.assert_close(tma, ptr, rtol=1e-3, atol=1e-3)
+    ref = gemm.reference(a, b, bias, epilogue).to(torch.float16)
+    if p == 0.0:
+        torch.testing.assert_close(tma, ref, rtol=1e-2, atol=1e-2)
+
+
+def test_tma_gemm_refuses_layouts_a_descriptor_cannot_describe() -> None:
+    a = torch.randn(16, 45, dtype=torch.float16)  # 90-byte rows: not a multiple of 16 bytes
+    with pytest.raises(ValueError, match="TMA"):
+        gemm.gemm(a, torch.randn(45, 32, dtype=torch.float16), kernel="tma")
+    with pytest.raises(ValueError, match="TMA"):
+        gemm.gemm(torch.randn(16, 32), torch.randn(32, 32), kernel="tma")  # fp32
+    with pytest.raises(ValueError, match="kernel must be"):
+        gemm.gemm(torch.randn(16, 32), torch.randn(32, 32), kernel="cutlass")
+
+
 def test_dropout_p0_is_the_identity_and_kept_values_are_scaled() -> None:
     a, b, bias = _gemm_inputs()
     plain = gemm.gemm(a, b, bias, "bias")

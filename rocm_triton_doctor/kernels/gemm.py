@@ -9,6 +9,7 @@ FLOPs 2·M·N·K (+ epilogue); bytes e·(M·K + K·N + M·N) + e·N.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import torch
@@ -63,6 +64,15 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
 
+    _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, pid_n * BLOCK_N, M, N, stride_cm, stride_cn, seed, threshold,
+                    scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N, DROPOUT_ROUNDS)
+
+
+@triton.jit
+def _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, col0, M, N, stride_cm, stride_cn, seed, threshold, scale,
+                    EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                    DROPOUT_ROUNDS: tl.constexpr):
+    """bias, activation and dropout on the fp32 accumulator, then the one store of C (both GEMM kernels)."""
     mask_m = offs_m < M
     mask_n = offs_n < N
     if EPILOGUE >= 1:
@@ -72,18 +82,51 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
         acc = tl.maximum(acc, 0.0)
     if EPILOGUE == 3:
         acc = gelu_tanh(acc)
-    acc = dropout_tile(acc, offs_m, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N,
-                       DROPOUT_ROUNDS)
+    acc = dropout_tile(acc, offs_m, col0, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N, DROPOUT_ROUNDS)
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
 
 
+@triton.jit
+def gemm_tma_kernel(a_desc, b_desc, c_ptr, bias_ptr, M, N, K, stride_cm, stride_cn, seed, threshold, scale,
+                    EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                    BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr,
+                    DROPOUT_ROUNDS: tl.constexpr = 10):
+    """Hopper: a persistent grid (one program per SM walks the tiles in grouped order), A and B tiles fetched by the
+    tensor-memory accelerator through tensor descriptors (out-of-range rows, columns and K are zero-filled, so no
+    masks), and the tile loop warp-specialised so loads, tensor-core work and the epilogue of different tiles overlap.
+    Same epilogue, same dropout mask as gemm_kernel."""
+    start_pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    for tile_id in tl.range(start_pid, num_pid_m * num_pid_n, NUM_SMS, warp_specialize=True):
+        group_id = tile_id // num_pid_in_group
+        first_pid_m = group_id * GROUP_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + (tile_id % group_size_m)
+        pid_n = (tile_id % num_pid_in_group) // group_size_m
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BLOCK_K)):
+            a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+            b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
+            acc = tl.dot(a, b, acc)
+        offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, pid_n * BLOCK_N, M, N, stride_cm, stride_cn, seed,
+                        threshold, scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N, DROPOUT_ROUNDS)
+
 def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epilogue: str = "none", p: float = 0.0,
          seed: int = 0, out: torch.Tensor | None = None, precision: str = "ieee",
-         config: dict[str, Any] | None = None) -> torch.Tensor:
-    """epilogue(a @ b [+ bias]) with optional dropout. Raises ValueError/TypeError on bad inputs."""
+         config: dict[str, Any] | None = None, kernel: str = "auto") -> torch.Tensor:
+    """epilogue(a @ b [+ bias]) with optional dropout. Raises ValueError/TypeError on bad inputs.
+
+    kernel: "auto" (the policy's choice), "pointer" (gemm_kernel) or "tma" (gemm_tma_kernel; 16-bit, Triton with
+    tensor descriptors, and TMA-compatible layouts only)."""
     if epilogue not in EPILOGUES:
         raise ValueError(f"gemm: epilogue must be one of {', '.join(EPILOGUES)}, got {epilogue!r}")
+    if kernel not in ("auto", "pointer", "tma"):
+        raise ValueError(f"gemm: kernel must be auto, pointer or tma, got {kernel!r}")
     if a.dim() != 2 or b.dim() != 2:
         raise ValueError(f"gemm: a and b must be 2-D, got {tuple(a.shape)} and {tuple(b.shape)}")
     if a.shape[1] != b.shape[0]:
@@ -103,14 +146,43 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
         raise ValueError("gemm: precision must be 'ieee' or 'tf32'")
     c = prepare_out(out, (M, N), a)
     target = policy.target_for_device(a.device.type)
-    cfg = dict(config or policy.gemm_config(target, M, N, K, a.element_size()))
-    grid = (triton.cdiv(M, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"]),)
+    tma_ok = a.element_size() == 2 and tma_layout_ok(a, b) and policy.tma_supported(target)
+    if kernel == "tma" and not tma_ok:
+        raise ValueError("gemm: the TMA kernel needs fp16/bf16 inputs with contiguous rows and 16-byte aligned rows "
+                         "and base pointers, on a target and Triton with tensor descriptors")
+    use_tma = kernel == "tma" or (kernel == "auto" and tma_ok and policy.gemm_use_tma(target, M, N, K))
+    cfg = dict(config or policy.gemm_config(target, M, N, K, a.element_size(), tma=use_tma))
     threshold, scale = dropout_args(p)
-    gemm_kernel[grid](a, b, c, bias if bias is not None else c, M, N, K, a.stride(0), a.stride(1), b.stride(0),
-                      b.stride(1), c.stride(0), c.stride(1), seed, threshold, scale, EPILOGUE=EPILOGUES[epilogue],
-                      HAS_DROPOUT=p > 0.0, UPCAST=upcast_dots(target, dtype),
-                      PRECISION=precision if dtype == torch.float32 else "ieee", EVEN_K=K % cfg["BLOCK_K"] == 0, **cfg)
+    epi = {"EPILOGUE": EPILOGUES[epilogue], "HAS_DROPOUT": p > 0.0}
+    bias_arg = bias if bias is not None else c
+    if use_tma:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        a_desc = TensorDescriptor.from_tensor(a, [cfg["BLOCK_M"], cfg["BLOCK_K"]])
+        b_desc = TensorDescriptor.from_tensor(b, [cfg["BLOCK_K"], cfg["BLOCK_N"]])
+        sms = _sm_count(a.device) if a.device.type == "cuda" else 4
+        grid = (min(sms, triton.cdiv(M, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"])),)
+        gemm_tma_kernel[grid](a_desc, b_desc, c, bias_arg, M, N, K, c.stride(0), c.stride(1), seed, threshold, scale,
+                              NUM_SMS=sms, **epi, **cfg)
+        return c
+    grid = (triton.cdiv(M, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"]),)
+    gemm_kernel[grid](a, b, c, bias_arg, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                      c.stride(1), seed, threshold, scale, UPCAST=upcast_dots(target, dtype),
+                      PRECISION=precision if dtype == torch.float32 else "ieee", EVEN_K=K % cfg["BLOCK_K"] == 0,
+                      **epi, **cfg)
     return c
+
+
+def tma_layout_ok(*ts: torch.Tensor) -> bool:
+    """A tensor descriptor needs a contiguous last dimension, 16-byte aligned base and row strides (CUDA's
+    cuTensorMapEncodeTiled rules)."""
+    return all(t.stride(-1) == 1 and t.data_ptr() % 16 == 0 and (t.stride(0) * t.element_size()) % 16 == 0
+               for t in ts)
+
+
+@functools.cache
+def _sm_count(device: torch.device) -> int:
+    return int(torch.cuda.get_device_properties(device).multi_processor_count)
 
 
 def reference(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilogue: str) -> torch.Tensor:
@@ -221,5 +293,16 @@ def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dic
            "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32",
            "stride_cn": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
     common = {"UPCAST": False, "PRECISION": "ieee", "EVEN_K": True, "DROPOUT_ROUNDS": 10, **tiles}
-    return [("gemm fp16", gemm_kernel, sig, {"EPILOGUE": 0, "HAS_DROPOUT": False, **common}, cfg),
-            ("gemm fp16 bias+relu+dropout", gemm_kernel, sig, {"EPILOGUE": 2, "HAS_DROPOUT": True, **common}, cfg)]
+    specs = [("gemm fp16", gemm_kernel, sig, {"EPILOGUE": 0, "HAS_DROPOUT": False, **common}, cfg),
+             ("gemm fp16 bias+relu+dropout", gemm_kernel, sig, {"EPILOGUE": 2, "HAS_DROPOUT": True, **common}, cfg)]
+    if policy.gemm_use_tma(target, 4096, 4096, 4096):
+        # What actually runs there at this size: the persistent TMA kernel (132 SMs: an H100/H200 SXM).
+        tcfg = policy.gemm_config(target, 4096, 4096, 4096, 2, tma=True)
+        bm, bn, bk = tcfg["BLOCK_M"], tcfg["BLOCK_N"], tcfg["BLOCK_K"]
+        tsig = {"a_desc": f"tensordesc<fp16[{bm}, {bk}]>", "b_desc": f"tensordesc<fp16[{bk}, {bn}]>", "c_ptr": "*fp16",
+                "bias_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32", "stride_cm": "i32", "stride_cn": "i32",
+                "seed": "i32", "threshold": "u32", "scale": "fp32"}
+        tconst = {"EPILOGUE": 2, "HAS_DROPOUT": True, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
+                  "GROUP_M": tcfg["GROUP_M"], "NUM_SMS": 132, "DROPOUT_ROUNDS": 10}
+        specs.append(("gemm fp16 bias+relu+dropout (TMA, persistent)", gemm_tma_kernel, tsig, tconst, tcfg))
+    return specs

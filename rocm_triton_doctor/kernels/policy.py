@@ -81,11 +81,38 @@ def _hip_extra(t: Target, *, gemm: bool, waves_per_eu: int = 0) -> dict[str, Any
     return extra
 
 
-def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int) -> dict[str, Any]:
-    """Tile shape and launch options for the GEMM family."""
+@cache
+def tma_supported(t: Target) -> bool:
+    """The persistent TMA GEMM (gemm_tma_kernel) runs on Hopper (sm_90) with a Triton that has host tensor
+    descriptors and warp-specialised loops (3.4 and later; measured with 3.6). Other NVIDIA GPUs are not enabled
+    because it was not measured there. The interpreter runs it too (for the tests)."""
+    if not (t.interpreter or (t.backend == "cuda" and t.arch == "sm_90")):
+        return False
+    try:
+        import inspect
+
+        import triton.language as tl
+        from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: F401
+    except ImportError:
+        return False
+    return "warp_specialize" in inspect.signature(tl.range.__init__).parameters
+
+
+def gemm_use_tma(t: Target, M: int, N: int, K: int) -> bool:
+    """The TMA kernel only where its 128x256 tiles fill the GPU (the same cut as gemm_config's)."""
+    return tma_supported(t) and _cdiv(M, 128) * _cdiv(N, 256) >= 64
+
+
+def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = False) -> dict[str, Any]:
+    """Tile shape and launch options for the GEMM family (tma: for gemm_tma_kernel)."""
     if t.interpreter:
         # The interpreter costs ~1 ms per program instance: few, large tiles (kernels.md §2.4).
         return {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 1}
+    if tma:
+        # H200, fp16/bf16 4096^3 and 8192^3 (docs/measurements/2026-11-21-h200-tune-6.json): 128x256x64, 8 warps,
+        # 3 stages, warp-specialised: 1.01-1.04x the pointer kernel plain, 1.01-1.03x with bias+ReLU, 1.01-1.11x with
+        # dropout; 128x128 tiles 0.77-0.93x; 4 stages lost at 8192^3 (0.80-0.90x).
+        return {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
     small = M * N <= 256 * 256
     if t.backend == "cuda":
         if small:
@@ -138,7 +165,9 @@ def row_config(t: Target, n_cols: int, elem_size: int) -> dict[str, Any]:
         raise ValueError(f"rows of {n_cols} elements are too long for a single-block row kernel")
     if t.interpreter:
         return {"BLOCK": block, "num_warps": 4}
-    warps = 4 if block < 2048 else 8 if block < 8192 else 16
+    # 16 warps only for rows of 32 KiB and more: a bf16 row of 8192 (16 KiB) ran LayerNorm at 1.11x torch.compile with
+    # 8 warps and 1.04x with 16, fp32 rows of 8192 best with 16 (H200, docs/measurements/2026-11-21-h200-tune-4.json).
+    warps = 4 if block < 2048 else 8 if block * elem_size < 32768 else 16
     return {"BLOCK": block, "num_warps": min(warps, _max_warps(t)), "num_stages": 1, **_hip_extra(t, gemm=False)}
 
 
