@@ -97,3 +97,23 @@ def test_smoke_runs_in_another_interpreter(tmp_path: Path) -> None:
     res = smoke("--python", str(other), "--device", "cpu", "--only", "softmax", "--json")
     data = json.loads(res.stdout)
     assert res.returncode == 0 and [r["status"] for r in data["results"]] == ["pass"] * 3
+
+
+def test_launch_bound_uses_the_roofline_time_not_the_noisy_median() -> None:
+    from types import SimpleNamespace
+
+    from rocm_triton_doctor.smoke.runner import launch_bound
+    from rocm_triton_doctor.smoke.timing import Ceilings
+
+    h200 = Ceilings(copy_gbps=4150.0, matmul_tflops={"float16": 660.0})
+    tiny_gemm = SimpleNamespace(kernel="gemm", flops=2.0 * 64 * 256 * 128, bytes=115e3)
+    big_gemm = SimpleNamespace(kernel="gemm", flops=2.0 * 4096**3, bytes=100e6)
+    big_norm = SimpleNamespace(kernel="rmsnorm", flops=4.0 * 65536 * 8192, bytes=4.3e9)
+    small_norm = SimpleNamespace(kernel="rmsnorm", flops=4.0 * 2048 * 4096, bytes=33.6e6)
+    # A launch-bound GEMM whose event-timed median came out at 21 us is still launch-bound (0.01 us of work).
+    assert launch_bound(tiny_gemm, 0.021, h200, "float16")
+    assert not launch_bound(big_gemm, 0.2, h200, "float16")
+    assert not launch_bound(big_norm, 1.03, h200, "float32")
+    assert launch_bound(small_norm, 0.015, h200, "float16")  # 8 us of traffic at the copy ceiling
+    assert launch_bound(big_gemm, 0.005, h200, "float16")  # measured under 10 us: launch-bound whatever the roofline
+    assert not launch_bound(big_gemm, 0.2, Ceilings(0.0, {}), "float16")  # no ceilings measured: median only
