@@ -23,7 +23,7 @@ DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 @triton.jit
 def bgdr_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, seed, threshold, scale, HAS_DROPOUT: tl.constexpr,
-                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, FAST_TANH: tl.constexpr = False):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rows = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
@@ -33,7 +33,7 @@ def bgdr_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, seed, threshold, scale,
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     b = tl.load(bias_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
     r = tl.load(res_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-    y = dropout_tile(gelu_tanh(x + b[None, :]), rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT,
+    y = dropout_tile(gelu_tanh(x + b[None, :], FAST_TANH), rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT,
                      BLOCK_M, BLOCK_N)
     tl.store(out_ptr + offs, (r + y).to(out_ptr.dtype.element_ty), mask=mask)
 
@@ -52,10 +52,12 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
     o = prepare_out(out, tuple(x.shape), x)
     N = x.shape[-1]
     M = x.numel() // N
-    cfg = policy.tile2d_config(policy.target_for_device(x.device.type), M, N)
+    target = policy.target_for_device(x.device.type)
+    cfg = policy.tile2d_config(target, M, N)
     grid = (triton.cdiv(M, cfg["BLOCK_M"]), triton.cdiv(N, cfg["BLOCK_N"]))
     threshold, scale = dropout_args(p)
-    bgdr_kernel[grid](x, bias, residual, o, M, N, seed, threshold, scale, HAS_DROPOUT=p > 0.0, **cfg)
+    bgdr_kernel[grid](x, bias, residual, o, M, N, seed, threshold, scale, HAS_DROPOUT=p > 0.0,
+                      FAST_TANH=policy.fast_tanh(target, x.element_size()), **cfg)
     return o
 
 
@@ -105,5 +107,6 @@ def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dic
     cfg = policy.tile2d_config(target, 32768, 8192)
     sig = {"x_ptr": "*bf16", "bias_ptr": "*bf16", "res_ptr": "*bf16", "out_ptr": "*bf16", "M": "i32", "N": "i32",
            "seed": "i32", "threshold": "u32", "scale": "fp32"}
-    const = {"HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
+    const = {"HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"],
+             "FAST_TANH": policy.fast_tanh(target, 2)}
     return [("bias+gelu+dropout+residual bf16", bgdr_kernel, sig, const, cfg)]

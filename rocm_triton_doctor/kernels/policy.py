@@ -158,6 +158,12 @@ def tile2d_config(t: Target, M: int, N: int) -> dict[str, Any]:
     return {"BLOCK_M": 8, "BLOCK_N": 512, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
 
 
+def fast_tanh(t: Target, elem_size: int) -> bool:
+    """The hardware tanh for GELU (common.gelu_tanh): NVIDIA, 16-bit outputs. The bias+GELU+dropout+residual kernel
+    runs out of ALU before bandwidth at 16 bits (Philox, GELU and conversions are ~45 instructions per element)."""
+    return t.backend == "cuda" and elem_size == 2
+
+
 def row_config(t: Target, n_cols: int, elem_size: int) -> dict[str, Any]:
     """One program per row, the whole row in one block when it fits (tutorials 02/05; Liger calculate_settings)."""
     block = _next_pow2(n_cols)
