@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 import sys
 
+from rocm_triton_doctor.smoke import targets
+from rocm_triton_doctor.smoke.render import target_range
+
 
 def fmt_us(ms: float | None) -> str:
     return f"{ms * 1e3:,.1f}" if ms is not None else "—"
@@ -34,6 +37,15 @@ def render(d: dict) -> str:
             f"{r['achieved']:,} {r['achieved_unit']} | {r['pct_ceiling']}%{' launch-bound' if r['launch_bound'] else ''} | "
             f"{r['triton_graph_us'] if r['triton_graph_us'] is not None else '—'} / "
             f"{r['eager_graph_us'] if r['eager_graph_us'] is not None else '—'} |")
+    rows = d.get("targets")
+    if rows is None:  # saved before the targets were part of the JSON
+        rows = targets.evaluate(d["results"]) if d.get("ceilings") else []
+    if rows:
+        lines += ["", "Performance targets (issue #5) over this run, evaluated by `rocm_triton_doctor/smoke/targets.py`:", "",
+                  "| target | cases | measured (lowest–highest) | bound | status |", "|---|---|---|---|---|"]
+        for row in rows:
+            lines.append(f"| {row['target']} | {len(row['cases'])} | {target_range(row)} | {row['bound']:g}{row['unit']} | "
+                         f"{row['status']} |")
     return "\n".join(lines)
 
 

@@ -117,3 +117,68 @@ def test_launch_bound_uses_the_roofline_time_not_the_noisy_median() -> None:
     assert launch_bound(small_norm, 0.015, h200, "float16")  # 8 us of traffic at the copy ceiling
     assert launch_bound(big_gemm, 0.005, h200, "float16")  # measured under 10 us: launch-bound whatever the roofline
     assert not launch_bound(big_gemm, 0.2, Ceilings(0.0, {}), "float16")  # no ceilings measured: median only
+
+
+def _result(kernel: str, dtype: str, **kw: object) -> dict:
+    base = {"kernel": kernel, "case": kw.pop("case", "c"), "dtype": dtype, "status": "pass", "bytes": 0.0,
+            "seed_shape": False, "params": {}}
+    base.update(kw)
+    return base
+
+
+def test_performance_targets_are_judged_per_case() -> None:
+    from rocm_triton_doctor.smoke import targets
+
+    big = 512 * 2**20
+    results = [
+        _result("rmsnorm", "float32", bytes=big, pct_ceiling=99.6, speedup_compile=0.96, speedup_eager=4.5),
+        _result("softmax", "bfloat16", bytes=big, pct_ceiling=97.9, speedup_compile=2.3, speedup_eager=3.8),
+        _result("softmax", "float16", bytes=big, pct_ceiling=50.0),  # fp16 is not covered by the memory targets
+        _result("add_mul", "float32", bytes=2**20, pct_ceiling=40.0),  # too small to be covered
+        _result("gemm", "float16", params={"M": 4096, "N": 4096, "K": 4096, "epilogue": "bias_relu", "p": 0.1},
+                speedup_eager=1.327, speedup_compile=1.36),
+        _result("gemm", "bfloat16", params={"M": 8192, "N": 8192, "K": 8192, "epilogue": "bias_relu", "p": 0.1},
+                speedup_eager=1.156, speedup_compile=1.15),
+        _result("gemm", "float16", params={"M": 1024, "N": 1024, "K": 1024, "epilogue": "bias_relu", "p": 0.0},
+                seed_shape=True, triton_graph_us=6.4, eager_graph_us=11.6, speedup_eager=0.6),
+        _result("attention", "bfloat16", params={"S": 4096, "D": 128, "causal": True}, status="fail"),
+    ]
+    rows = {r["id"]: r for r in targets.evaluate(results)}
+    assert rows["mem-copy"]["status"] == "met" and len(rows["mem-copy"]["cases"]) == 2
+    assert rows["mem-compile"]["status"] == "not met" and rows["mem-compile"]["min"] == 0.96
+    assert rows["mem-eager"]["status"] == "met" and len(rows["mem-eager"]["cases"]) == 1  # softmax: one eager kernel
+    assert rows["gemm-dropout"]["status"] == "not met"  # 8192^3 at 1.156 < 1.25
+    assert [c["ok"] for c in rows["gemm-dropout"]["cases"]] == [True, False]
+    assert rows["gemm-compile"]["status"] == "met"
+    assert rows["seed-graph"]["status"] == "met"  # judged by graph replay, not the launch-bound event time
+    assert rows["attention"]["status"] == "not measured"  # a failed case has no ratio
+    assert "gemm-plain" not in rows and "gemm-bias-relu" not in rows  # no case covered
+
+
+def test_timed_report_json_carries_targets_and_cpu_report_does_not() -> None:
+    from rocm_triton_doctor.smoke.runner import CaseResult, SmokeReport
+
+    r = CaseResult("rmsnorm", "float32 65536x8192", "float32", "pass", bytes=4.3e9, pct_ceiling=99.0,
+                   speedup_eager=4.4, speedup_compile=1.01)
+    timed = SmokeReport("cuda", "GPU", "cuda:sm_90", "bench", {}, [r], {"copy_gbps": 4000.0, "matmul_tflops": {}}, {},
+                        [], "2026-11-21T00:00:00Z", 1.0)
+    assert [t["status"] for t in timed.to_dict()["targets"]] == ["met", "met", "met"]
+    cpu = SmokeReport("cpu", "CPU", "interpreter", "quick", {}, [r], None, {}, [], "2026-11-21T00:00:00Z", 1.0)
+    assert cpu.to_dict()["targets"] == []
+
+
+def test_timed_table_prints_the_targets() -> None:
+    from rich.console import Console
+
+    from rocm_triton_doctor.smoke import render
+    from rocm_triton_doctor.smoke.runner import CaseResult, SmokeReport
+
+    r = CaseResult("rmsnorm", "float32 65536x8192", "float32", "pass", bytes=4.3e9, pct_ceiling=99.0,
+                   speedup_eager=4.4, speedup_compile=0.96, triton_ms={"median_ms": 1.0, "p20_ms": 1.0, "p80_ms": 1.0},
+                   achieved=4150.0, achieved_unit="GB/s")
+    report = SmokeReport("cuda", "GPU", "cuda:sm_90", "bench", {}, [r], {"copy_gbps": 4000.0, "matmul_tflops": {}}, {},
+                         [], "2026-11-21T00:00:00Z", 1.0)
+    console = Console(record=True, width=200)
+    render.table(report, console)
+    text = console.export_text()
+    assert "performance targets" in text and "not met" in text and "0.96x" in text

@@ -128,7 +128,8 @@ def make_case(B: int, H: int, S: int, D: int, dtype: torch.dtype, causal: bool, 
                 dtype, setup, run=lambda x, out: attention(x["q"], x["k"], x["v"], causal, out=out),
                 reference=lambda x: reference(x["q"], x["k"], x["v"], causal),
                 eager=lambda x: torch.nn.functional.scaled_dot_product_attention(x["q"], x["k"], x["v"], is_causal=causal),
-                flops=fl, bytes=float(elem * 4 * B * H * S * D), out_shape=lambda x: (B, H, S, D), seed_shape=seed_shape)
+                flops=fl, bytes=float(elem * 4 * B * H * S * D), out_shape=lambda x: (B, H, S, D), seed_shape=seed_shape,
+                params={"B": B, "H": H, "S": S, "D": D, "causal": causal})
 
 
 def cases(preset: str, target: policy.Target) -> list[Case]:

@@ -40,7 +40,7 @@ class Case:
     tf32: bool = False
     dropout: DropoutCheck | None = None
     seed_shape: bool = False  # one of the published seed shapes
-    tags: tuple[str, ...] = field(default_factory=tuple)
+    params: dict[str, Any] = field(default_factory=dict)  # the case's shape/epilogue, for the targets (smoke/targets.py)
 
     @property
     def id(self) -> str:

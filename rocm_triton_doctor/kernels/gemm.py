@@ -255,7 +255,8 @@ def make_case(M: int, K: int, N: int, dtype: torch.dtype, epilogue: str, p: floa
     return Case("gemm", name, dtype, setup, run, ref,
                 eager=lambda x: eager(x["a"], x["b"], x["bias"], epilogue, p),
                 flops=flops(M, N, K), bytes=bytes_moved(M, N, K, elem, epilogue != "none"),
-                out_shape=lambda x: (M, N), tf32=False, dropout=drop, seed_shape=seed_shape)
+                out_shape=lambda x: (M, N), tf32=False, dropout=drop, seed_shape=seed_shape,
+                params={"M": M, "N": N, "K": K, "epilogue": epilogue, "p": p})
 
 
 def cases(preset: str, target: policy.Target) -> list[Case]:

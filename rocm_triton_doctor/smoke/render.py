@@ -11,6 +11,17 @@ from rocm_triton_doctor.smoke.runner import SmokeReport
 STATUS_STYLE = {"pass": "green", "fail": "bold red", "error": "bold red", "oom": "yellow"}
 
 
+TARGET_STYLE = {"met": "green", "not met": "bold red", "not measured": "yellow"}
+
+
+def target_range(row: dict[str, Any]) -> str:
+    """'0.96–1.36x' (lowest–highest over the target's cases) or '—'."""
+    lo, hi, unit = row["min"], row["max"], row["unit"]
+    if lo is None:
+        return "—"
+    return f"{lo:.3g}{unit}" if lo == hi else f"{lo:.3g}–{hi:.3g}{unit}"
+
+
 def _us(ms: float | None) -> str:
     return f"{ms * 1e3:,.1f}" if ms is not None else "—"
 
@@ -70,6 +81,15 @@ def table(report: SmokeReport, console: Any) -> None:
         console.print(Text(n, style="dim"))
     if any(r.seed_shape for r in report.results):
         console.print(Text("* a published seed shape", style="dim"))
+    target_rows = report.targets()
+    if target_rows:
+        tt = Table(title="performance targets (issue #5) over this run", title_justify="left", pad_edge=False)
+        for col in ("target", "cases", "measured", "bound", "status"):
+            tt.add_column(col, justify="right" if col in ("cases", "measured", "bound") else "left")
+        for tr in target_rows:
+            tt.add_row(tr["target"], str(len(tr["cases"])), target_range(tr), f"{tr['bound']:g}{tr['unit']}",
+                       Text(tr["status"], style=TARGET_STYLE[tr["status"]]))
+        console.print(tt)
     counts: dict[str, int] = {}
     for r in report.results:
         counts[r.status] = counts.get(r.status, 0) + 1

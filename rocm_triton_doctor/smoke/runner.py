@@ -49,6 +49,7 @@ class CaseResult:
     speedup_compile: float | None = None
     launch_bound: bool = False
     seconds: float = 0.0
+    params: dict[str, Any] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -91,7 +92,14 @@ class SmokeReport:
                 "exit_code": self.exit_code, "device": self.device, "device_name": self.device_name,
                 "target": self.target, "preset": self.preset, "versions": self.versions, "counts": counts,
                 "ceilings": self.ceilings, "clocks": self.clocks, "notes": self.notes, "started": self.started,
-                "seconds": round(self.seconds, 2), "results": [r.to_dict() for r in self.results]}
+                "seconds": round(self.seconds, 2), "results": [r.to_dict() for r in self.results],
+                "targets": self.targets()}
+
+    def targets(self) -> list[dict[str, Any]]:
+        """Issue #5's performance targets over this run (timed runs only; see smoke/targets.py)."""
+        from rocm_triton_doctor.smoke import targets
+
+        return targets.evaluate([r.to_dict() for r in self.results]) if self.ceilings else []
 
 
 def last_result_path() -> str:
@@ -200,7 +208,7 @@ def _run_case(case: Any, dev: Any, on_gpu: bool, with_compile: bool, seed: int, 
     from rocm_triton_doctor.kernels.base import dtype_name
 
     r = CaseResult(case.kernel, case.name, dtype_name(case.dtype), "pass", case.seed_shape, flops=case.flops,
-                   bytes=case.bytes)
+                   bytes=case.bytes, params=dict(case.params))
     t0 = time.monotonic()
     try:
         gen = torch.Generator(device=dev).manual_seed(seed)
