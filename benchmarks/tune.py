@@ -136,6 +136,8 @@ def main() -> None:
         tune_rows_looped(dev, ceil, rows)
     if "tma" in parts:
         tune_tma_gemm(dev, ceil, rows)
+    if "attn_tma" in parts:
+        tune_attention_tma(dev, ceil, rows)
     if a.json:
         with open(a.json, "w") as fh:
             json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
@@ -428,6 +430,94 @@ def tune_tma_gemm(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
                                  "eager_ms": eager[epi], "matmul_ms": eager["none"], "err_vs_production": err})
                     print(f"  {bm}x{bn}x{bk} s{st} w{wp} flat={fl!s:5s} ws={ws!s:5s}: {2 * n**3 / t / 1e9:5.0f} TF/s "
                           f"x eager {eager[epi] / t:.3f}  x production {tp / t:.3f}  (max diff {err:.1e})", flush=True)
+
+
+@triton.jit
+def _attn_tma_block(acc, l_i, m_i, q, desc_k, desc_v, off_bh, start_n, offs_m, offs_n, S, qk_scale,
+                    BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr):
+    k = desc_k.load([off_bh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+    v = desc_v.load([off_bh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+    qk = tl.dot(q, k.T)
+    if MASKED:
+        cols = start_n + offs_n
+        valid = cols[None, :] < S
+        if CAUSAL:
+            valid = valid & (offs_m[:, None] >= cols[None, :])
+        qk = tl.where(valid, qk, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+    p = tl.exp2(qk * qk_scale - m_new[:, None])
+    alpha = tl.exp2(m_i - m_new)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    return acc, l_i, m_new
+
+
+@triton.jit
+def _attn_tma(desc_q, desc_k, desc_v, desc_o, sm_scale, S, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr,
+              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, WS: tl.constexpr):
+    """Attention forward with Q/K/V tiles through 3-D tensor descriptors over (B*H, S, D): rows past S are zero-filled
+    per head, and the output store drops them."""
+    start_m = tl.program_id(0)
+    off_bh = tl.program_id(1)
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    q = desc_q.load([off_bh, start_m * BLOCK_M, 0]).reshape(BLOCK_M, HEAD_DIM)
+    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    qk_scale = sm_scale * 1.4426950408889634
+    if CAUSAL:
+        lo_masked = (start_m * BLOCK_M) // BLOCK_N * BLOCK_N
+        hi = tl.minimum(S, (start_m + 1) * BLOCK_M)
+    else:
+        lo_masked = S // BLOCK_N * BLOCK_N
+        hi = S
+    for start_n in tl.range(0, lo_masked, BLOCK_N, warp_specialize=WS):
+        acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, desc_k, desc_v, off_bh, start_n, offs_m, offs_n, S,
+                                        qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL)
+    for start_n in range(lo_masked, hi, BLOCK_N):
+        acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, desc_k, desc_v, off_bh, start_n, offs_m, offs_n, S,
+                                        qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL)
+    acc = acc / l_i[:, None]
+    desc_o.store([off_bh, start_m * BLOCK_M, 0], acc.to(desc_o.dtype).reshape(1, BLOCK_M, HEAD_DIM))
+
+
+def tune_attention_tma(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
+    """Attention with TMA tensor descriptors (and a warp-specialised key loop) against the production kernel."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    B, H, S, D = 4, 32, 4096, 128
+    q, k, v = (torch.randn(B, H, S, D, device=dev, dtype=torch.bfloat16) for _ in range(3))
+    cfgs = [(128, 64, 3, 8, False), (128, 64, 3, 8, True), (128, 64, 2, 8, True), (128, 128, 2, 8, False),
+            (128, 128, 2, 8, True), (128, 128, 3, 8, True), (128, 64, 4, 8, True), (64, 64, 3, 4, True)]
+    for causal in (False, True):
+        ts = ms(lambda causal=causal: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
+        ref = attention.attention(q, k, v, causal)
+        tp = ms(lambda causal=causal: attention.attention(q, k, v, causal))
+        fl = 4 * B * H * S * S * D * (0.5 if causal else 1.0)
+        print(f"attn_tma causal={causal}: production {fl / tp / 1e9:.0f} TF/s x SDPA {ts / tp:.3f}", flush=True)
+        for bm, bn, st, wp, ws in cfgs:
+            o = torch.empty_like(q)
+            dq = TensorDescriptor.from_tensor(q.view(B * H, S, D), [1, bm, D])
+            dk = TensorDescriptor.from_tensor(k.view(B * H, S, D), [1, bn, D])
+            dv = TensorDescriptor.from_tensor(v.view(B * H, S, D), [1, bn, D])
+            do = TensorDescriptor.from_tensor(o.view(B * H, S, D), [1, bm, D])
+
+            def run(dq=dq, dk=dk, dv=dv, do=do, bm=bm, bn=bn, st=st, wp=wp, ws=ws, causal=causal):  # type: ignore[no-untyped-def]
+                _attn_tma[(triton_cdiv(S, bm), B * H)](dq, dk, dv, do, D ** -0.5, S, HEAD_DIM=D, CAUSAL=causal,
+                                                       BLOCK_M=bm, BLOCK_N=bn, WS=ws, num_stages=st, num_warps=wp)
+
+            try:
+                t = ms(run)
+                run()
+                err = (o.float() - ref.float()).abs().max().item()
+            except Exception as exc:  # noqa: BLE001
+                print(f"  fail {bm}x{bn} s{st} w{wp} ws={ws}: {str(exc).splitlines()[0][:150]}", flush=True)
+                continue
+            rows.append({"kernel": "attention_tma", "causal": causal, "config": [bm, bn, st, wp, ws], "ms": t,
+                         "sdpa_ms": ts, "production_ms": tp, "err_vs_production": err})
+            print(f"  {bm}x{bn} s{st} w{wp} ws={ws!s:5s}: {fl / t / 1e9:4.0f} TF/s x SDPA {ts / t:.3f} "
+                  f"x production {tp / t:.3f} (max diff {err:.1e})", flush=True)
 
 
 def triton_cdiv(a: int, b: int) -> int:

@@ -13,7 +13,8 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import Case, Inputs, check_device, check_dtype, prepare_out, randn, upcast_dots
+from rocm_triton_doctor.kernels.base import (Case, Inputs, check_device, check_dtype, prepare_out, randn, tma_layout_ok,
+                                             upcast_dots)
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 HEAD_DIMS = (16, 32, 64, 128)
@@ -86,10 +87,66 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, H, S, stride_b, stride
              mask=offs_m[:, None] < S)
 
 
+@triton.jit
+def _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, off_bh, start_n, offs_m, offs_n, S, qk_scale,
+                    BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr):
+    """_attn_block with K and V tiles fetched by TMA (rows past S come back as zeros)."""
+    k = k_desc.load([off_bh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+    v = v_desc.load([off_bh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+    qk = tl.dot(q, k.T)
+    if MASKED:
+        cols = start_n + offs_n
+        valid = cols[None, :] < S
+        if CAUSAL:
+            valid = valid & (offs_m[:, None] >= cols[None, :])
+        qk = tl.where(valid, qk, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+    p = tl.exp2(qk * qk_scale - m_new[:, None])
+    alpha = tl.exp2(m_i - m_new)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    return acc, l_i, m_new
+
+
+@triton.jit
+def attn_fwd_tma_kernel(q_desc, k_desc, v_desc, o_desc, sm_scale, S, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Hopper: the same algorithm as attn_fwd_kernel, with Q, K, V and O tiles moved by the tensor-memory accelerator
+    through 3-D descriptors over (B·H, S, D) — reads past S are zero-filled per head, the store drops rows past S —
+    and the unmasked key loop warp-specialised (producer warps issue the loads, consumer warps do the math)."""
+    start_m = tl.program_id(0)
+    off_bh = tl.program_id(1)
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    q = q_desc.load([off_bh, start_m * BLOCK_M, 0]).reshape(BLOCK_M, HEAD_DIM)
+    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    qk_scale = sm_scale * 1.4426950408889634
+    if CAUSAL:
+        lo_masked = (start_m * BLOCK_M) // BLOCK_N * BLOCK_N
+        hi = tl.minimum(S, (start_m + 1) * BLOCK_M)
+    else:
+        lo_masked = S // BLOCK_N * BLOCK_N
+        hi = S
+    for start_n in tl.range(0, lo_masked, BLOCK_N, warp_specialize=True):
+        acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, off_bh, start_n, offs_m, offs_n, S,
+                                        qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL)
+    for start_n in range(lo_masked, hi, BLOCK_N):
+        acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, off_bh, start_n, offs_m, offs_n, S,
+                                        qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL)
+    acc = acc / l_i[:, None]
+    o_desc.store([off_bh, start_m * BLOCK_M, 0], acc.to(o_desc.dtype).reshape(1, BLOCK_M, HEAD_DIM))
+
+
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False, sm_scale: float | None = None,
-              out: torch.Tensor | None = None) -> torch.Tensor:
+              out: torch.Tensor | None = None, kernel: str = "auto") -> torch.Tensor:
+    """kernel: "auto" (the policy's choice), "pointer" (attn_fwd_kernel) or "tma" (attn_fwd_tma_kernel: fp16/bf16,
+    a Triton with tensor descriptors, Hopper or the interpreter)."""
     check_device("attention", q, k, v)
     dtype = check_dtype("attention", DTYPES, q, k, v)
+    if kernel not in ("auto", "pointer", "tma"):
+        raise ValueError(f"attention: kernel must be auto, pointer or tma, got {kernel!r}")
     if q.dim() != 4 or q.shape != k.shape or q.shape != v.shape:
         raise ValueError(f"attention: q, k, v must all be (B, H, S, D), got {tuple(q.shape)}, {tuple(k.shape)}, "
                          f"{tuple(v.shape)}")
@@ -100,8 +157,21 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         raise ValueError(f"attention: head dim {D} not supported (use {', '.join(map(str, HEAD_DIMS))})")
     o = prepare_out(out, (B, H, S, D), q)
     target = policy.target_for_device(q.device.type)
-    cfg = policy.attention_config(target, D, q.element_size(), causal)
     scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(D)
+    tma_ok = q.element_size() == 2 and policy.tma_supported(target) and tma_layout_ok(q, k, v, o)
+    if kernel == "tma" and not tma_ok:
+        raise ValueError("attention: the TMA kernel needs fp16/bf16 tensors with 16-byte aligned rows, on a target "
+                         "and Triton with tensor descriptors")
+    if kernel == "tma" or (kernel == "auto" and tma_ok and policy.attention_use_tma(target, D)):
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        cfg = policy.attention_config(target, D, q.element_size(), causal, tma=True)
+        bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
+        descs = [TensorDescriptor.from_tensor(t.view(B * H, S, D), [1, blk, D])
+                 for t, blk in ((q, bm), (k, bn), (v, bn), (o, bm))]
+        attn_fwd_tma_kernel[(triton.cdiv(S, bm), B * H)](*descs, scale, S, HEAD_DIM=D, CAUSAL=causal, **cfg)
+        return o
+    cfg = policy.attention_config(target, D, q.element_size(), causal)
     grid = (triton.cdiv(S, cfg["BLOCK_M"]), B * H)
     attn_fwd_kernel[grid](q, k, v, o, scale, H, S, q.stride(0), q.stride(1), q.stride(2), HEAD_DIM=D, CAUSAL=causal,
                           UPCAST=upcast_dots(target, dtype), **cfg)
@@ -155,4 +225,15 @@ def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dic
         sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "sm_scale": "fp32", "H": "i32",
                "S": "i32", "stride_b": "i32", "stride_h": "i32", "stride_s": "i32"}
         out.append((f"attention bf16{' causal' if causal else ''} D={d}", attn_fwd_kernel, sig, const, cfg))
+    if policy.attention_use_tma(target, 128):
+        # What runs on Hopper: the TMA kernel (descriptor block shapes are part of its signature).
+        for causal in (True, False):
+            cfg = policy.attention_config(target, 128, 2, causal=causal, tma=True)
+            bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
+            sig = {"q_desc": f"tensordesc<bf16[1, {bm}, 128]>", "k_desc": f"tensordesc<bf16[1, {bn}, 128]>",
+                   "v_desc": f"tensordesc<bf16[1, {bn}, 128]>", "o_desc": f"tensordesc<bf16[1, {bm}, 128]>",
+                   "sm_scale": "fp32", "S": "i32"}
+            const = {"HEAD_DIM": 128, "CAUSAL": causal, "BLOCK_M": bm, "BLOCK_N": bn}
+            out.append((f"attention bf16{' causal' if causal else ''} D=128 (TMA)", attn_fwd_tma_kernel, sig, const,
+                         cfg))
     return out

@@ -103,6 +103,13 @@ def prepare_out(out: torch.Tensor | None, shape: tuple[int, ...], like: torch.Te
     return out
 
 
+def tma_layout_ok(*ts: torch.Tensor) -> bool:
+    """A tensor descriptor needs a contiguous last dimension and 16-byte aligned base and strides (CUDA's
+    cuTensorMapEncodeTiled rules)."""
+    return all(t.stride(-1) == 1 and t.data_ptr() % 16 == 0
+               and all((st * t.element_size()) % 16 == 0 for st in t.stride()[:-1]) for t in ts)
+
+
 def upcast_dots(target: Target, dtype: torch.dtype) -> bool:
     """bf16 tl.dot is wrong in the interpreter (triton#11584): compute in fp32 there."""
     return target.interpreter and dtype == torch.bfloat16

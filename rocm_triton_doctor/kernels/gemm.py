@@ -18,7 +18,7 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, check_device, check_dtype, check_p, dropout_args,
-                                             prepare_out, randn, upcast_dots)
+                                             prepare_out, randn, tma_layout_ok, upcast_dots)
 from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
 
 EPILOGUES = {"none": 0, "bias": 1, "bias_relu": 2, "bias_gelu": 3}
@@ -174,13 +174,6 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
                       PRECISION=precision if dtype == torch.float32 else "ieee", EVEN_K=K % cfg["BLOCK_K"] == 0,
                       **epi, **cfg)
     return c
-
-
-def tma_layout_ok(*ts: torch.Tensor) -> bool:
-    """A tensor descriptor needs a contiguous last dimension, 16-byte aligned base and row strides (CUDA's
-    cuTensorMapEncodeTiled rules)."""
-    return all(t.stride(-1) == 1 and t.data_ptr() % 16 == 0 and (t.stride(0) * t.element_size()) % 16 == 0
-               for t in ts)
 
 
 @functools.cache

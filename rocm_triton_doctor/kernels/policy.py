@@ -178,9 +178,20 @@ def row_config(t: Target, n_cols: int, elem_size: int) -> dict[str, Any]:
     return {"BLOCK": block, "num_warps": min(warps, _max_warps(t)), "num_stages": 1, **_hip_extra(t, gemm=False)}
 
 
-def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = False) -> dict[str, Any]:
+def attention_use_tma(t: Target, head_dim: int) -> bool:
+    """attn_fwd_tma_kernel on Hopper for head dims 64 and 128 (16 and 32 keep the pointer kernel)."""
+    return tma_supported(t) and not t.interpreter and head_dim in (64, 128)
+
+
+def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = False,
+                     tma: bool = False) -> dict[str, Any]:
     if t.interpreter:
         return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 1}
+    if tma:
+        # H200, bf16 B4 H32 S4096 D128 (docs/measurements/2026-11-21-h200-tune-8.json): 128x128, 3 stages, 8 warps,
+        # warp-specialised key loop: 561 TF/s non-causal (0.91x SDPA), 482 causal (0.89x), 1.14x / 1.08x the pointer
+        # kernel; 128x64 tiles 1.03x, 2 stages 0.77-1.0x.
+        return {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3}
     if t.backend == "cuda":
         # H200 sweep with the scale folded into exp2 (docs/measurements/2026-11-21-h200-tune-3.json): 128x64, 8 warps,
         # 3 stages is best for both: 442 TF/s non-causal (0.74x SDPA), 437 TF/s causal (0.82x); 64x64 w4 0.73/0.77x.
