@@ -73,8 +73,8 @@ TARGETS = (
     PerfTarget("gemm-dropout", "GEMM+bias+ReLU+dropout: x eager", _gemm("bias_relu", True),
                lambda r: r.get("speedup_eager"), 1.25),
     PerfTarget("gemm-compile", "each GEMM above: x torch.compile", _any_gemm, lambda r: r.get("speedup_compile"), 1.0),
-    PerfTarget("seed-graph", "seed shapes: eager / Triton, CUDA/HIP-graph replay (launch-bound)",
-               lambda r: bool(r.get("seed_shape")), _graph_ratio, 1.0),
+    PerfTarget("seed-graph", "GEMM seed shapes: eager / Triton, CUDA/HIP-graph replay (launch-bound)",
+               lambda r: bool(r.get("seed_shape")) and r["kernel"] == "gemm", _graph_ratio, 1.0),
     PerfTarget("attention", "attention bf16 S=4096 D=128, causal and not: x scaled_dot_product_attention", _attention,
                lambda r: r.get("speedup_eager"), 0.80),
 )
