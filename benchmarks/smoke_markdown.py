@@ -38,7 +38,7 @@ def render(d: dict) -> str:
             f"{r['triton_graph_us'] if r['triton_graph_us'] is not None else '—'} / "
             f"{r['eager_graph_us'] if r['eager_graph_us'] is not None else '—'} |")
     # Re-evaluated with the current definitions (smoke/targets.py), whatever the run saved.
-    rows = targets.evaluate(d["results"]) if d.get("ceilings") else []
+    rows = targets.evaluate(d["results"]) if d.get("ceilings") and d.get("preset") == "bench" else []
     if rows:
         lines += ["", "Performance targets (issue #5) over this run, evaluated by `rocm_triton_doctor/smoke/targets.py`:", "",
                   "| target | cases | measured (lowest–highest) | bound | status |", "|---|---|---|---|---|"]

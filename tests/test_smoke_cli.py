@@ -172,6 +172,9 @@ def test_timed_report_json_carries_targets_and_cpu_report_does_not() -> None:
     assert [t["status"] for t in timed.to_dict()["targets"]] == ["met", "met", "met"]
     cpu = SmokeReport("cpu", "CPU", "interpreter", "quick", {}, [r], None, {}, [], "2026-11-21T00:00:00Z", 1.0)
     assert cpu.to_dict()["targets"] == []
+    quick = SmokeReport("cuda", "GPU", "cuda:sm_90", "quick", {}, [r], {"copy_gbps": 4000.0, "matmul_tflops": {}}, {},
+                        [], "2026-11-21T00:00:00Z", 1.0)
+    assert quick.to_dict()["targets"] == []  # the targets are defined on the bench preset's cases
 
 
 def test_timed_table_prints_the_targets() -> None:

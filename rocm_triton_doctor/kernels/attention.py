@@ -162,7 +162,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     if kernel == "tma" and not tma_ok:
         raise ValueError("attention: the TMA kernel needs fp16/bf16 tensors with 16-byte aligned rows, on a target "
                          "and Triton with tensor descriptors")
-    if kernel == "tma" or (kernel == "auto" and tma_ok and policy.attention_use_tma(target, D)):
+    flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
+    if kernel == "tma" or (kernel == "auto" and tma_ok and policy.attention_use_tma(target, D, flops)):
         from triton.tools.tensor_descriptor import TensorDescriptor
 
         cfg = policy.attention_config(target, D, q.element_size(), causal, tma=True)
@@ -225,7 +226,7 @@ def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dic
         sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "sm_scale": "fp32", "H": "i32",
                "S": "i32", "stride_b": "i32", "stride_h": "i32", "stride_s": "i32"}
         out.append((f"attention bf16{' causal' if causal else ''} D={d}", attn_fwd_kernel, sig, const, cfg))
-    if policy.attention_use_tma(target, 128):
+    if policy.attention_use_tma(target, 128, policy.TMA_ATTENTION_MIN_FLOPS):
         # What runs on Hopper: the TMA kernel (descriptor block shapes are part of its signature).
         for causal in (True, False):
             cfg = policy.attention_config(target, 128, 2, causal=causal, tma=True)

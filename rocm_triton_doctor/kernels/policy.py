@@ -178,9 +178,16 @@ def row_config(t: Target, n_cols: int, elem_size: int) -> dict[str, Any]:
     return {"BLOCK": block, "num_warps": min(warps, _max_warps(t)), "num_stages": 1, **_hip_extra(t, gemm=False)}
 
 
-def attention_use_tma(t: Target, head_dim: int) -> bool:
-    """attn_fwd_tma_kernel on Hopper for head dims 64 and 128 (16 and 32 keep the pointer kernel)."""
-    return tma_supported(t) and not t.interpreter and head_dim in (64, 128)
+TMA_ATTENTION_MIN_FLOPS = 16e9
+
+
+def attention_use_tma(t: Target, head_dim: int, flops: float) -> bool:
+    """attn_fwd_tma_kernel on Hopper for head dim 128 and problems of at least TMA_ATTENTION_MIN_FLOPS. Measured on
+    an H200 (docs/measurements/2026-11-21-h200-attention-d64-ab.log): at D=64 it is slower (1,414 vs 1,342 us at
+    B4 H32 S4096), and each launch costs ~75 us of host time (building four tensor descriptors), which small problems
+    cannot hide: B2 H16 S1000 D128 causal took 112 us event-timed against 48 for the pointer kernel, though 37 vs
+    41 us in graph replay. 16 GFLOP is ~35 us of work at 500 TFLOP/s."""
+    return tma_supported(t) and not t.interpreter and head_dim == 128 and flops >= TMA_ATTENTION_MIN_FLOPS
 
 
 def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = False,

@@ -40,7 +40,7 @@ def bench_graph(fn: Callable[[], Any]) -> float | None:
     from triton.testing import do_bench_cudagraph
 
     try:
-        return float(do_bench_cudagraph(fn, rep=20))
+        return float(do_bench_cudagraph(fn, rep=10))
     except Exception:  # noqa: BLE001 - some kernels/stacks cannot be captured; the report says n/a
         return None
 
