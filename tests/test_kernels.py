@@ -71,6 +71,14 @@ def test_tma_gemm_matches_the_pointer_kernel(epilogue: str, p: float) -> None:
         torch.testing.assert_close(tma, ref, rtol=1e-2, atol=1e-2)
 
 
+def test_gemm_refuses_operands_past_32_bit_offsets() -> None:
+    # Stride-0 views: 2^31 logical elements without the memory.
+    a = torch.zeros(1, 1, dtype=torch.float16).expand(2**16, 2**15)
+    b = torch.zeros(1, 1, dtype=torch.float16).expand(2**15, 8)
+    with pytest.raises(ValueError, match="2\\^31"):
+        gemm.gemm(a, b)
+
+
 def test_tma_gemm_refuses_layouts_a_descriptor_cannot_describe() -> None:
     a = torch.randn(16, 45, dtype=torch.float16)  # 90-byte rows: not a multiple of 16 bytes
     with pytest.raises(ValueError, match="TMA"):

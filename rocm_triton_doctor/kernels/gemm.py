@@ -145,6 +145,10 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
         if not bias.is_contiguous():
             raise ValueError("gemm: bias must be contiguous")
     p = check_p(p)
+    if max(M * K, K * N, M * N) >= 2**31:
+        # Row/column offsets are 32-bit in both kernels (the K loop advances 64-bit pointers, but the tile origins
+        # and the epilogue's offsets are computed in int32).
+        raise ValueError(f"gemm: operands of 2^31 elements or more are not supported (got {M}x{K} @ {K}x{N})")
     if precision not in ("ieee", "tf32"):
         raise ValueError("gemm: precision must be 'ieee' or 'tf32'")
     c = prepare_out(out, (M, N), a)
