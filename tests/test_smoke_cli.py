@@ -70,6 +70,8 @@ def test_compile_only_audit_amd_and_nvidia() -> None:
         rows = [r for (t, _), r in by.items() if t == target]
         assert rows and all(r["vgpr"] and r["vgpr"] > 0 and r["sgpr"] > 0 and r["spills"] is not None for r in rows)
     assert all(r["occupancy"] for (t, _), r in by.items() if t == "gfx942")
+    # RDNA: the occupancy LLVM itself computed, read off the assembly
+    assert all(r["occupancy"] and "(LLVM)" in r["occupancy"] for (t, _), r in by.items() if t == "gfx1100")
     nv = [r for (t, _), r in by.items() if t == "sm_90"]
     assert nv and all(r["registers"] and r["registers"] > 0 and r["spills"] is not None for r in nv)
     assert {f["target"] for f in data["findings"]} == {"gfx942", "gfx1100", "sm_90"}

@@ -40,8 +40,8 @@ class AotResult:
 
 def _amd_occupancy(arch: str, vgpr_total: int, lds: int, num_warps: int) -> str | None:
     """CDNA only: 512 VGPRs per lane per SIMD (allocated in granules of 8), at most 8 waves per SIMD on gfx90a/gfx942
-    /gfx950, 64 KiB LDS per CU shared by 4 SIMDs (ROCm MI300 workload guide; kernels.md §5.2). RDNA's register file
-    differs per chip and is not in the sourced research, so no figure is claimed there."""
+    /gfx950, 64 KiB LDS per CU shared by 4 SIMDs (ROCm MI300 workload guide; kernels.md §5.2). For RDNA the
+    compiler's own figure is used (see _amd_stats)."""
     if not arch.startswith(("gfx90a", "gfx94", "gfx95")):
         return None
     alloc = max(8, -(-vgpr_total // 8) * 8)
@@ -112,7 +112,14 @@ def _amd_stats(asm: str, r: AotResult, arch: str) -> None:
     r.spills = vs + ss
     lds = field("group_segment_fixed_size")
     r.shared_bytes = max(r.shared_bytes or 0, lds or 0)  # Triton's LDS may be dynamic (metadata.shared)
-    r.occupancy = _amd_occupancy(arch, (r.vgpr or 0) + (r.agpr or 0), r.shared_bytes or 0, r.num_warps or 4)
+    ours = _amd_occupancy(arch, (r.vgpr or 0) + (r.agpr or 0), r.shared_bytes or 0, r.num_warps or 4)
+    # LLVM's AMDGPU backend prints the occupancy it computed ("; Occupancy: N", waves per SIMD) for every target,
+    # RDNA included; it honours the kernel's waves_per_eu hint, so on CDNA it can sit below the VGPR bound.
+    llvm = re.search(r";\s*Occupancy:\s*(\d+)", asm)
+    if llvm:
+        r.occupancy = f"{llvm.group(1)} waves/SIMD (LLVM)" + (f"; {ours}" if ours else "")
+    else:
+        r.occupancy = ours
 
 
 def _nv_stats(ptx: str, arch: str, r: AotResult) -> None:
