@@ -34,7 +34,13 @@ def _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, base, start_n, offs_m, offs_n, o
     if UPCAST:
         k = k.to(tl.float32)
         v = v.to(tl.float32)
-    qk = tl.dot(q, k)
+    return _softmax_update(acc, l_i, m_i, tl.dot(q, k), v, offs_m, cols, S, qk_scale, MASKED, CAUSAL)
+
+
+@triton.jit
+def _softmax_update(acc, l_i, m_i, qk, v, offs_m, cols, S, qk_scale, MASKED: tl.constexpr, CAUSAL: tl.constexpr):
+    """Mask the score tile if asked (keys past S; above the diagonal when causal), then the online-softmax step:
+    new running max and sum, the accumulator rescaled and P·V added (both attention kernels)."""
     if MASKED:
         valid = cols[None, :] < S
         if CAUSAL:
@@ -93,19 +99,7 @@ def _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, off_bh, start_n, offs_m, o
     """_attn_block with K and V tiles fetched by TMA (rows past S come back as zeros)."""
     k = k_desc.load([off_bh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
     v = v_desc.load([off_bh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
-    qk = tl.dot(q, k.T)
-    if MASKED:
-        cols = start_n + offs_n
-        valid = cols[None, :] < S
-        if CAUSAL:
-            valid = valid & (offs_m[:, None] >= cols[None, :])
-        qk = tl.where(valid, qk, float("-inf"))
-    m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-    p = tl.exp2(qk * qk_scale - m_new[:, None])
-    alpha = tl.exp2(m_i - m_new)
-    l_i = l_i * alpha + tl.sum(p, 1)
-    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
-    return acc, l_i, m_new
+    return _softmax_update(acc, l_i, m_i, tl.dot(q, k.T), v, offs_m, start_n + offs_n, S, qk_scale, MASKED, CAUSAL)
 
 
 @triton.jit
