@@ -21,7 +21,6 @@ from triton.testing import do_bench, do_bench_cudagraph
 
 from rocm_triton_doctor.kernels import attention, bias_gelu_dropout_residual, gemm
 from rocm_triton_doctor.kernels.base import dropout_args
-from rocm_triton_doctor.kernels.common import dropout_tile
 from rocm_triton_doctor.smoke.timing import measure_ceilings
 
 
@@ -34,7 +33,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--parts", default="gemm,bgdr,attention",
-                    help="comma list of gemm, bgdr, attention, gemm_small, rounds, rows")
+                    help="comma list of gemm, bgdr, attention, gemm_small, rounds, rows, rows2, tma, attn_tma")
     a = ap.parse_args()
     dev = torch.device("cuda")
     ceil = measure_ceilings(dev)
@@ -126,18 +125,11 @@ def main() -> None:
                    "sdpa_ms": ts, "x_sdpa": ts / t}
             rows.append(row)
             print(f"attn causal={causal!s:5s} {cfg}: {row['tflops']:5.0f} TF/s  x SDPA {row['x_sdpa']:.2f}", flush=True)
-    if "gemm_small" in parts:
-        tune_gemm_small(dev, ceil, rows)
-    if "rounds" in parts:
-        tune_dropout_rounds(dev, ceil, rows)
-    if "rows" in parts:
-        tune_rows(dev, ceil, rows)
-    if "rows2" in parts:
-        tune_rows_looped(dev, ceil, rows)
-    if "tma" in parts:
-        tune_tma_gemm(dev, ceil, rows)
-    if "attn_tma" in parts:
-        tune_attention_tma(dev, ceil, rows)
+    sweeps = {"gemm_small": tune_gemm_small, "rounds": tune_dropout_rounds, "rows": tune_rows,
+              "rows2": tune_rows_looped, "tma": tune_tma_gemm, "attn_tma": tune_attention_tma}
+    for name, sweep in sweeps.items():
+        if name in parts:
+            sweep(dev, ceil, rows)
     if a.json:
         with open(a.json, "w") as fh:
             json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
@@ -206,6 +198,18 @@ def _rms_rows(x_ptr, w_ptr, o_ptr, M, N, eps, ROWS: tl.constexpr, BLOCK: tl.cons
     tl.store(o_ptr + offs, (x * rstd[:, None] * w[None, :]).to(o_ptr.dtype.element_ty), mask=mask)
 
 
+def _norm_setup(dev, dtype, M: int, N: int):  # type: ignore[no-untyped-def]
+    """Inputs for the norm sweeps, their byte count, and torch.compile's RMSNorm time on them."""
+    from rocm_triton_doctor.kernels import rmsnorm
+
+    x = torch.randn(M, N, device=dev, dtype=dtype)
+    w = torch.randn(N, device=dev, dtype=dtype)
+    b = torch.randn(N, device=dev, dtype=dtype)
+    comp = torch.compile(rmsnorm.eager)
+    comp(x, w)
+    return x, w, b, torch.empty_like(x), (2 * M * N + N) * x.element_size(), ms(lambda: comp(x, w))
+
+
 def tune_rows(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
     """RMSNorm/LayerNorm (65536x8192) and add-mul against torch.compile: warps, rows per program, eviction hints."""
     import glob
@@ -215,14 +219,7 @@ def tune_rows(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
 
     M, N = 65536, 8192
     for dtype in (torch.float32, torch.bfloat16):
-        x = torch.randn(M, N, device=dev, dtype=dtype)
-        w = torch.randn(N, device=dev, dtype=dtype)
-        b = torch.randn(N, device=dev, dtype=dtype)
-        o = torch.empty_like(x)
-        nbytes = (2 * M * N + N) * x.element_size()
-        comp = torch.compile(rmsnorm.eager)
-        comp(x, w)
-        tc = ms(lambda: comp(x, w))
+        x, w, b, o, nbytes, tc = _norm_setup(dev, dtype, M, N)
         tp = ms(lambda: rmsnorm.rmsnorm(x, w, out=o))
         print(f"rms {str(dtype)[6:]}: compile {nbytes / tc / 1e6:.0f} GB/s, production {nbytes / tp / 1e6:.0f} GB/s "
               f"(x compile {tc / tp:.3f})", flush=True)
@@ -313,14 +310,7 @@ def tune_rows_looped(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
 
     M, N = 65536, 8192
     for dtype in (torch.float32, torch.bfloat16):
-        x = torch.randn(M, N, device=dev, dtype=dtype)
-        w = torch.randn(N, device=dev, dtype=dtype)
-        b = torch.randn(N, device=dev, dtype=dtype)
-        o = torch.empty_like(x)
-        nbytes = (2 * M * N + N) * x.element_size()
-        comp = torch.compile(rmsnorm.eager)
-        comp(x, w)
-        tc = ms(lambda: comp(x, w))
+        x, w, b, o, nbytes, tc = _norm_setup(dev, dtype, M, N)
         lcomp = torch.compile(lambda x, w, b: torch.nn.functional.layer_norm(x, (N,), w, b, 1e-5))
         lcomp(x, w, b)
         tlc = ms(lambda: lcomp(x, w, b))
@@ -344,51 +334,13 @@ def tune_rows_looped(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
                       flush=True)
 
 
-@triton.jit
-def _gemm_tma_persistent(a_desc, b_desc, c_ptr, bias_ptr, M, N, K, stride_cm, seed, threshold, scale,
-                         EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
-                         BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr,
-                         FLATTEN: tl.constexpr, WS: tl.constexpr):
-    """Persistent GEMM, A and B tiles by TMA (tensor descriptors; out-of-bounds reads are zero-filled)."""
-    start_pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    k_tiles = tl.cdiv(K, BLOCK_K)
-    num_tiles = num_pid_m * num_pid_n
-    num_pid_in_group = GROUP_M * num_pid_n
-    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=FLATTEN, warp_specialize=WS):
-        group_id = tile_id // num_pid_in_group
-        first_pid_m = group_id * GROUP_M
-        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-        pid_m = first_pid_m + (tile_id % group_size_m)
-        pid_n = (tile_id % num_pid_in_group) // group_size_m
-        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for ki in range(k_tiles):
-            a = a_desc.load([pid_m * BLOCK_M, ki * BLOCK_K])
-            b = b_desc.load([ki * BLOCK_K, pid_n * BLOCK_N])
-            acc = tl.dot(a, b, acc)
-        offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-        mask_n = offs_n < N
-        if EPILOGUE >= 1:
-            acc = acc + tl.load(bias_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)[None, :]
-        if EPILOGUE == 2:
-            acc = tl.maximum(acc, 0.0)
-        acc = dropout_tile(acc, offs_m, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N)
-        tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc.to(c_ptr.dtype.element_ty),
-                 mask=(offs_m < M)[:, None] & mask_n[None, :])
-
-
 def tune_tma_gemm(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
-    """A persistent TMA GEMM (Hopper) against the production kernel and cuBLAS, same epilogues."""
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
-    from rocm_triton_doctor.kernels.base import dropout_args
-
-    nsm = torch.cuda.get_device_properties(dev).multi_processor_count
-    cfgs = [(128, 256, 64, 3, 8, False, False), (128, 256, 64, 4, 8, False, False), (128, 256, 64, 3, 8, True, False),
-            (128, 128, 64, 4, 8, True, False), (128, 128, 64, 4, 4, False, False), (128, 256, 64, 3, 8, False, True),
-            (128, 128, 64, 3, 8, False, True)]
+    """The persistent TMA GEMM (gemm.gemm_tma_kernel) at several tiles and stage counts against the pointer kernel and
+    cuBLAS, same epilogues. (The sweep that chose it, with and without warp specialisation and loop flattening, is
+    docs/measurements/2026-11-21-h200-tune-6.json.)"""
+    cfgs = [{"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "num_warps": w, "num_stages": st}
+            for bm, bn, bk, st, w in ((128, 256, 64, 3, 8), (128, 256, 64, 4, 8), (128, 128, 64, 3, 8),
+                                      (128, 128, 64, 4, 4))]
     for dtype in (torch.float16, torch.bfloat16):
         for n in (4096, 8192):
             A = torch.randn(n, n, device=dev, dtype=dtype)
@@ -400,124 +352,64 @@ def tune_tma_gemm(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
             eager = {k: ms(f) for k, f in fns.items()}
             for epi, p in (("none", 0.0), ("bias_relu", 0.0), ("bias_relu+dropout", 0.1)):
                 kind = "bias_relu" if epi != "none" else "none"
-                tp = ms(lambda kind=kind, p=p: gemm.gemm(A, B, bias, kind, p=p, seed=1, out=C))
-                ref = gemm.gemm(A, B, bias, kind, p=p, seed=1).float()
-                print(f"tma {str(dtype)[6:]} {n} {epi:18s} production {2 * n**3 / tp / 1e9:5.0f} TF/s x eager "
+                tp = ms(lambda kind=kind, p=p: gemm.gemm(A, B, bias, kind, p=p, seed=1, out=C, kernel="pointer"))
+                ref = gemm.gemm(A, B, bias, kind, p=p, seed=1, kernel="pointer").float()
+                print(f"tma {str(dtype)[6:]} {n} {epi:18s} pointer {2 * n**3 / tp / 1e9:5.0f} TF/s x eager "
                       f"{eager[epi] / tp:.3f}", flush=True)
-                thr, sc = dropout_args(p)
-                for bm, bn, bk, st, wp, fl, ws in cfgs:
-                    a_d = TensorDescriptor.from_tensor(A, [bm, bk])
-                    b_d = TensorDescriptor.from_tensor(B, [bk, bn])
-                    grid = (min(nsm, triton_cdiv(n, bm) * triton_cdiv(n, bn)),)
-
-                    def run(a_d=a_d, b_d=b_d, grid=grid, bm=bm, bn=bn, bk=bk, st=st, wp=wp, fl=fl, ws=ws,  # type: ignore[no-untyped-def]
-                            thr=thr, sc=sc, epi=epi, p=p):
-                        _gemm_tma_persistent[grid](a_d, b_d, C, bias, n, n, n, C.stride(0), 1, thr, sc,
-                                                   EPILOGUE=gemm.EPILOGUES["bias_relu" if epi != "none" else "none"],
-                                                   HAS_DROPOUT=p > 0, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
-                                                   NUM_SMS=nsm, FLATTEN=fl, WS=ws, num_stages=st, num_warps=wp)
+                for cfg in cfgs:
+                    def run(cfg=cfg, kind=kind, p=p):  # type: ignore[no-untyped-def]
+                        gemm.gemm(A, B, bias, kind, p=p, seed=1, out=C, config=cfg, kernel="tma")
 
                     try:
                         t = ms(run)
                         run()
                         err = (C.float() - ref).abs().max().item()
                     except Exception as exc:  # noqa: BLE001
-                        print(f"  tma fail {bm}x{bn}x{bk} s{st} w{wp} flat={fl} ws={ws}: {str(exc).splitlines()[0][:150]}",
-                              flush=True)
+                        print(f"  tma fail {cfg}: {str(exc).splitlines()[0][:150]}", flush=True)
                         continue
-                    rows.append({"kernel": "gemm_tma", "dtype": str(dtype)[6:], "n": n, "epilogue": epi,
-                                 "config": [bm, bn, bk, st, wp, fl, ws], "ms": t, "production_ms": tp,
-                                 "eager_ms": eager[epi], "matmul_ms": eager["none"], "err_vs_production": err})
-                    print(f"  {bm}x{bn}x{bk} s{st} w{wp} flat={fl!s:5s} ws={ws!s:5s}: {2 * n**3 / t / 1e9:5.0f} TF/s "
-                          f"x eager {eager[epi] / t:.3f}  x production {tp / t:.3f}  (max diff {err:.1e})", flush=True)
-
-
-@triton.jit
-def _attn_tma_block(acc, l_i, m_i, q, desc_k, desc_v, off_bh, start_n, offs_m, offs_n, S, qk_scale,
-                    BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr):
-    k = desc_k.load([off_bh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
-    v = desc_v.load([off_bh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
-    qk = tl.dot(q, k.T)
-    if MASKED:
-        cols = start_n + offs_n
-        valid = cols[None, :] < S
-        if CAUSAL:
-            valid = valid & (offs_m[:, None] >= cols[None, :])
-        qk = tl.where(valid, qk, float("-inf"))
-    m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-    p = tl.exp2(qk * qk_scale - m_new[:, None])
-    alpha = tl.exp2(m_i - m_new)
-    l_i = l_i * alpha + tl.sum(p, 1)
-    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
-    return acc, l_i, m_new
-
-
-@triton.jit
-def _attn_tma(desc_q, desc_k, desc_v, desc_o, sm_scale, S, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr,
-              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, WS: tl.constexpr):
-    """Attention forward with Q/K/V tiles through 3-D tensor descriptors over (B*H, S, D): rows past S are zero-filled
-    per head, and the output store drops them."""
-    start_m = tl.program_id(0)
-    off_bh = tl.program_id(1)
-    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = tl.arange(0, BLOCK_N)
-    q = desc_q.load([off_bh, start_m * BLOCK_M, 0]).reshape(BLOCK_M, HEAD_DIM)
-    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
-    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
-    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
-    qk_scale = sm_scale * 1.4426950408889634
-    if CAUSAL:
-        lo_masked = (start_m * BLOCK_M) // BLOCK_N * BLOCK_N
-        hi = tl.minimum(S, (start_m + 1) * BLOCK_M)
-    else:
-        lo_masked = S // BLOCK_N * BLOCK_N
-        hi = S
-    for start_n in tl.range(0, lo_masked, BLOCK_N, warp_specialize=WS):
-        acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, desc_k, desc_v, off_bh, start_n, offs_m, offs_n, S,
-                                        qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL)
-    for start_n in range(lo_masked, hi, BLOCK_N):
-        acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, desc_k, desc_v, off_bh, start_n, offs_m, offs_n, S,
-                                        qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL)
-    acc = acc / l_i[:, None]
-    desc_o.store([off_bh, start_m * BLOCK_M, 0], acc.to(desc_o.dtype).reshape(1, BLOCK_M, HEAD_DIM))
+                    rows.append({"kernel": "gemm_tma", "dtype": str(dtype)[6:], "n": n, "epilogue": epi, "config": cfg,
+                                 "ms": t, "pointer_ms": tp, "eager_ms": eager[epi], "matmul_ms": eager["none"],
+                                 "err_vs_pointer": err})
+                    print(f"  {cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']} s{cfg['num_stages']} w{cfg['num_warps']}: "
+                          f"{2 * n**3 / t / 1e9:5.0f} TF/s x eager {eager[epi] / t:.3f}  x pointer {tp / t:.3f}  "
+                          f"(max diff {err:.1e})", flush=True)
 
 
 def tune_attention_tma(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
-    """Attention with TMA tensor descriptors (and a warp-specialised key loop) against the production kernel."""
+    """The TMA attention kernel (attention.attn_fwd_tma_kernel) at several tiles and stage counts against the pointer
+    kernel and SDPA (the sweep that chose it is docs/measurements/2026-11-21-h200-tune-8.json)."""
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     B, H, S, D = 4, 32, 4096, 128
     q, k, v = (torch.randn(B, H, S, D, device=dev, dtype=torch.bfloat16) for _ in range(3))
-    cfgs = [(128, 64, 3, 8, False), (128, 64, 3, 8, True), (128, 64, 2, 8, True), (128, 128, 2, 8, False),
-            (128, 128, 2, 8, True), (128, 128, 3, 8, True), (128, 64, 4, 8, True), (64, 64, 3, 4, True)]
+    cfgs = [(128, 64, 3, 8), (128, 128, 2, 8), (128, 128, 3, 8), (128, 64, 4, 8)]
     for causal in (False, True):
         ts = ms(lambda causal=causal: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
-        ref = attention.attention(q, k, v, causal)
-        tp = ms(lambda causal=causal: attention.attention(q, k, v, causal))
+        ref = attention.attention(q, k, v, causal, kernel="pointer")
+        tp = ms(lambda causal=causal: attention.attention(q, k, v, causal, kernel="pointer"))
         fl = 4 * B * H * S * S * D * (0.5 if causal else 1.0)
-        print(f"attn_tma causal={causal}: production {fl / tp / 1e9:.0f} TF/s x SDPA {ts / tp:.3f}", flush=True)
-        for bm, bn, st, wp, ws in cfgs:
+        print(f"attn_tma causal={causal}: pointer {fl / tp / 1e9:.0f} TF/s x SDPA {ts / tp:.3f}", flush=True)
+        for bm, bn, st, wp in cfgs:
             o = torch.empty_like(q)
-            dq = TensorDescriptor.from_tensor(q.view(B * H, S, D), [1, bm, D])
-            dk = TensorDescriptor.from_tensor(k.view(B * H, S, D), [1, bn, D])
-            dv = TensorDescriptor.from_tensor(v.view(B * H, S, D), [1, bn, D])
-            do = TensorDescriptor.from_tensor(o.view(B * H, S, D), [1, bm, D])
+            descs = [TensorDescriptor.from_tensor(t.view(B * H, S, D), [1, blk, D])
+                     for t, blk in ((q, bm), (k, bn), (v, bn), (o, bm))]
 
-            def run(dq=dq, dk=dk, dv=dv, do=do, bm=bm, bn=bn, st=st, wp=wp, ws=ws, causal=causal):  # type: ignore[no-untyped-def]
-                _attn_tma[(triton_cdiv(S, bm), B * H)](dq, dk, dv, do, D ** -0.5, S, HEAD_DIM=D, CAUSAL=causal,
-                                                       BLOCK_M=bm, BLOCK_N=bn, WS=ws, num_stages=st, num_warps=wp)
+            def run(descs=descs, bm=bm, bn=bn, st=st, wp=wp, causal=causal):  # type: ignore[no-untyped-def]
+                attention.attn_fwd_tma_kernel[(triton_cdiv(S, bm), B * H)](
+                    *descs, D ** -0.5, S, HEAD_DIM=D, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, num_stages=st,
+                    num_warps=wp)
 
             try:
                 t = ms(run)
                 run()
                 err = (o.float() - ref.float()).abs().max().item()
             except Exception as exc:  # noqa: BLE001
-                print(f"  fail {bm}x{bn} s{st} w{wp} ws={ws}: {str(exc).splitlines()[0][:150]}", flush=True)
+                print(f"  fail {bm}x{bn} s{st} w{wp}: {str(exc).splitlines()[0][:150]}", flush=True)
                 continue
-            rows.append({"kernel": "attention_tma", "causal": causal, "config": [bm, bn, st, wp, ws], "ms": t,
-                         "sdpa_ms": ts, "production_ms": tp, "err_vs_production": err})
-            print(f"  {bm}x{bn} s{st} w{wp} ws={ws!s:5s}: {fl / t / 1e9:4.0f} TF/s x SDPA {ts / t:.3f} "
-                  f"x production {tp / t:.3f} (max diff {err:.1e})", flush=True)
+            rows.append({"kernel": "attention_tma", "causal": causal, "config": [bm, bn, st, wp], "ms": t,
+                         "sdpa_ms": ts, "pointer_ms": tp, "err_vs_pointer": err})
+            print(f"  {bm}x{bn} s{st} w{wp}: {fl / t / 1e9:4.0f} TF/s x SDPA {ts / t:.3f} x pointer {tp / t:.3f} "
+                  f"(max diff {err:.1e})", flush=True)
 
 
 def triton_cdiv(a: int, b: int) -> int:
