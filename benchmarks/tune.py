@@ -33,7 +33,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--parts", default="gemm,bgdr,attention",
-                    help="comma list of gemm, bgdr, attention, gemm_small, rounds, rows, rows2, tma, attn_tma")
+                    help="comma list of gemm, bgdr, attention, gemm_small, rows, rows2, tma, attn_tma")
     a = ap.parse_args()
     dev = torch.device("cuda")
     ceil = measure_ceilings(dev)
@@ -125,7 +125,7 @@ def main() -> None:
                    "sdpa_ms": ts, "x_sdpa": ts / t}
             rows.append(row)
             print(f"attn causal={causal!s:5s} {cfg}: {row['tflops']:5.0f} TF/s  x SDPA {row['x_sdpa']:.2f}", flush=True)
-    sweeps = {"gemm_small": tune_gemm_small, "rounds": tune_dropout_rounds, "rows": tune_rows,
+    sweeps = {"gemm_small": tune_gemm_small, "rows": tune_rows,
               "rows2": tune_rows_looped, "tma": tune_tma_gemm, "attn_tma": tune_attention_tma}
     for name, sweep in sweeps.items():
         if name in parts:
@@ -159,27 +159,6 @@ def tune_gemm_small(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
                 rows.append(row)
                 print(f"gemm_small {n} {epi:18s} {cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']} w{cfg['num_warps']} "
                       f"s{cfg['num_stages']}: {t * 1e3:7.1f} us  x eager {row['x_eager']:.2f}", flush=True)
-
-
-def tune_dropout_rounds(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
-    """Philox rounds in the GEMM dropout epilogue: 10 (Random123's default) against 7."""
-    base = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 4}
-    for dtype in (torch.float16, torch.bfloat16):
-        for n in (4096, 8192):
-            A = torch.randn(n, n, device=dev, dtype=dtype)
-            B = torch.randn(n, n, device=dev, dtype=dtype) / n**0.5
-            bias = torch.randn(n, device=dev, dtype=dtype)
-            te = ms(lambda: torch.nn.functional.dropout(torch.relu(A @ B + bias), 0.1, True))
-            tm = ms(lambda: A @ B)
-            t0 = ms(lambda: gemm.gemm(A, B, bias, "bias_relu", config=base))
-            for rounds in (10, 7):
-                cfg = {**base, "DROPOUT_ROUNDS": rounds}
-                t = ms(lambda cfg=cfg: gemm.gemm(A, B, bias, "bias_relu", p=0.1, seed=1, config=cfg))
-                row = {"kernel": "gemm_dropout_rounds", "dtype": str(dtype)[6:], "n": n, "rounds": rounds, "ms": t,
-                       "eager_ms": te, "x_eager": te / t, "matmul_ms": tm, "no_dropout_ms": t0}
-                rows.append(row)
-                print(f"rounds {row['dtype']} {n} R={rounds:2d}: {t * 1e3:8.1f} us  (no dropout {t0 * 1e3:.1f}, "
-                      f"matmul {tm * 1e3:.1f}, eager {te * 1e3:.1f})  x eager {te / t:.3f}", flush=True)
 
 
 @triton.jit

@@ -104,7 +104,7 @@ def test_smoke_runs_in_another_interpreter(tmp_path: Path) -> None:
 def test_launch_bound_uses_the_roofline_time_not_the_noisy_median() -> None:
     from types import SimpleNamespace
 
-    from rocm_triton_doctor.smoke.runner import launch_bound
+    from rocm_triton_doctor.smoke.runner import launch_bound, roofline_us
     from rocm_triton_doctor.smoke.timing import Ceilings
 
     h200 = Ceilings(copy_gbps=4150.0, matmul_tflops={"float16": 660.0})
@@ -113,15 +113,17 @@ def test_launch_bound_uses_the_roofline_time_not_the_noisy_median() -> None:
     big_norm = SimpleNamespace(kernel="rmsnorm", flops=4.0 * 65536 * 8192, bytes=4.3e9)
     small_norm = SimpleNamespace(kernel="rmsnorm", flops=4.0 * 2048 * 4096, bytes=33.6e6)
     # A launch-bound GEMM whose event-timed median came out at 21 us is still launch-bound (0.01 us of work).
-    assert launch_bound(tiny_gemm, 0.021, h200, "float16")
-    assert not launch_bound(big_gemm, 0.2, h200, "float16")
-    assert not launch_bound(big_norm, 1.03, h200, "float32")
-    assert launch_bound(small_norm, 0.015, h200, "float16")  # 8 us of traffic at the copy ceiling
-    assert launch_bound(big_gemm, 0.005, h200, "float16")  # measured under 10 us: launch-bound whatever the roofline
-    assert not launch_bound(big_gemm, 0.2, Ceilings(0.0, {}), "float16")  # no ceilings measured: median only
+    assert launch_bound(0.021, roofline_us(tiny_gemm, h200, "float16"))
+    assert not launch_bound(0.2, roofline_us(big_gemm, h200, "float16"))
+    assert not launch_bound(1.03, roofline_us(big_norm, h200, "float32"))
+    assert launch_bound(0.015, roofline_us(small_norm, h200, "float16"))  # 8 us of traffic at the copy ceiling
+    # measured under 10 us: launch-bound whatever the roofline
+    assert launch_bound(0.005, roofline_us(big_gemm, h200, "float16"))
+    assert not launch_bound(0.2, roofline_us(big_gemm, Ceilings(0.0, {}), "float16"))  # no ceilings: median only
     mid_gemm = SimpleNamespace(kernel="gemm", flops=2.0 * 2048**3, bytes=25e6)  # 26 us of tensor-core time
-    assert launch_bound(mid_gemm, 0.054, h200, "float16", graph_us=26.4)  # 54 us event-timed, 26 us in a graph
-    assert not launch_bound(mid_gemm, 0.028, h200, "float16", graph_us=26.4)
+    # 54 us event-timed, 26 us in a graph
+    assert launch_bound(0.054, roofline_us(mid_gemm, h200, "float16"), graph_us=26.4)
+    assert not launch_bound(0.028, roofline_us(mid_gemm, h200, "float16"), graph_us=26.4)
 
 
 def _result(kernel: str, dtype: str, **kw: object) -> dict:

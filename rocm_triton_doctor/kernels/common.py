@@ -24,7 +24,7 @@ def gelu_tanh(x, FAST_TANH: tl.constexpr = False):
 
 @triton.jit
 def dropout_tile(x, rows, col0, n_cols, seed, threshold, scale, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
-                 BLOCK_N: tl.constexpr, ROUNDS: tl.constexpr = 10):
+                 BLOCK_N: tl.constexpr):
     """Dropout for a [BLOCK_M, BLOCK_N] tile whose rows are `rows` and whose first column is `col0` (a multiple of 8):
     keep with probability 1-p, multiply kept values by `scale` = 1/(1-p).
 
@@ -39,7 +39,7 @@ def dropout_tile(x, rows, col0, n_cols, seed, threshold, scale, HAS_DROPOUT: tl.
         octets = tl.cdiv(n_cols, 8)
         ocols = col0 // 8 + tl.arange(0, BLOCK_N // 8)
         counter = rows[:, None].to(tl.int64) * octets + ocols[None, :]
-        r0, r1, r2, r3 = tl.randint4x(seed, counter, ROUNDS)
+        r0, r1, r2, r3 = tl.randint4x(seed, counter)
         # tl.join appends a trailing dim, so the LAST join picks the innermost index bit. Column j = 4·half + word of
         # the octet is built as join(join(join(l0, h0), join(l2, h2)), join(join(l1, h1), join(l3, h3))): bit 0 of
         # j <- outer join (word parity), bit 1 <- middle (word // 2), bit 2 <- inner (low/high half). No permute: a

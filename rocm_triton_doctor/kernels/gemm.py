@@ -26,20 +26,23 @@ DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
 @triton.jit
+def _grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
+    """Tile `tile_id` -> (pid_m, pid_n) in grouped order: GROUP_M row-tiles share B column-tiles while they are in L2
+    (tutorial 03). Both GEMM kernels."""
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = tile_id // num_pid_in_group * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + (tile_id % num_pid_in_group) % group_size_m
+    pid_n = (tile_id % num_pid_in_group) // group_size_m
+    return pid_m, pid_n
+
+
+@triton.jit
 def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                 seed, threshold, scale, EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr,
                 PRECISION: tl.constexpr, EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, DROPOUT_ROUNDS: tl.constexpr = 10):
-    pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    # Grouped ordering: GROUP_M row-tiles share B column-tiles while they are in L2 (tutorial 03).
-    num_pid_in_group = GROUP_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
+                BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid_m, pid_n = _grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
 
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -68,13 +71,12 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
         b_ptrs += BLOCK_K * stride_bk
 
     _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, pid_n * BLOCK_N, M, N, stride_cm, stride_cn, seed, threshold,
-                    scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N, DROPOUT_ROUNDS)
+                    scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N)
 
 
 @triton.jit
 def _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, col0, M, N, stride_cm, stride_cn, seed, threshold, scale,
-                    EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                    DROPOUT_ROUNDS: tl.constexpr):
+                    EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """bias, activation and dropout on the fp32 accumulator, then the one store of C (both GEMM kernels)."""
     mask_m = offs_m < M
     mask_n = offs_n < N
@@ -85,7 +87,7 @@ def _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, col0, M, N, stride_cm,
         acc = tl.maximum(acc, 0.0)
     if EPILOGUE == 3:
         acc = gelu_tanh(acc)
-    acc = dropout_tile(acc, offs_m, col0, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N, DROPOUT_ROUNDS)
+    acc = dropout_tile(acc, offs_m, col0, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N)
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
 
@@ -93,22 +95,15 @@ def _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, col0, M, N, stride_cm,
 @triton.jit
 def gemm_tma_kernel(a_desc, b_desc, c_ptr, bias_ptr, M, N, K, stride_cm, stride_cn, seed, threshold, scale,
                     EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                    BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr,
-                    DROPOUT_ROUNDS: tl.constexpr = 10):
+                    BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr):
     """Hopper: a persistent grid (one program per SM walks the tiles in grouped order), A and B tiles fetched by the
     tensor-memory accelerator through tensor descriptors (out-of-range rows, columns and K are zero-filled, so no
     masks), and the tile loop warp-specialised so loads, tensor-core work and the epilogue of different tiles overlap.
     Same epilogue, same dropout mask as gemm_kernel."""
-    start_pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_pid_n
-    for tile_id in tl.range(start_pid, num_pid_m * num_pid_n, NUM_SMS, warp_specialize=True):
-        group_id = tile_id // num_pid_in_group
-        first_pid_m = group_id * GROUP_M
-        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-        pid_m = first_pid_m + (tile_id % group_size_m)
-        pid_n = (tile_id % num_pid_in_group) // group_size_m
+    for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS, warp_specialize=True):
+        pid_m, pid_n = _grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k in range(0, tl.cdiv(K, BLOCK_K)):
             a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
@@ -117,7 +112,7 @@ def gemm_tma_kernel(a_desc, b_desc, c_ptr, bias_ptr, M, N, K, stride_cm, stride_
         offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
         offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
         _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, pid_n * BLOCK_N, M, N, stride_cm, stride_cn, seed,
-                        threshold, scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N, DROPOUT_ROUNDS)
+                        threshold, scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N)
 
 def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epilogue: str = "none", p: float = 0.0,
          seed: int = 0, out: torch.Tensor | None = None, precision: str = "ieee",
@@ -293,7 +288,7 @@ def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dic
     sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "bias_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
            "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32",
            "stride_cn": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
-    common = {"UPCAST": False, "PRECISION": "ieee", "EVEN_K": True, "DROPOUT_ROUNDS": 10, **tiles}
+    common = {"UPCAST": False, "PRECISION": "ieee", "EVEN_K": True, **tiles}
     specs = [("gemm fp16", gemm_kernel, sig, {"EPILOGUE": 0, "HAS_DROPOUT": False, **common}, cfg),
              ("gemm fp16 bias+relu+dropout", gemm_kernel, sig, {"EPILOGUE": 2, "HAS_DROPOUT": True, **common}, cfg)]
     if policy.gemm_use_tma(target, 4096, 4096, 4096):
@@ -304,6 +299,6 @@ def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dic
                 "bias_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32", "stride_cm": "i32", "stride_cn": "i32",
                 "seed": "i32", "threshold": "u32", "scale": "fp32"}
         tconst = {"EPILOGUE": 2, "HAS_DROPOUT": True, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
-                  "GROUP_M": tcfg["GROUP_M"], "NUM_SMS": 132, "DROPOUT_ROUNDS": 10}
+                  "GROUP_M": tcfg["GROUP_M"], "NUM_SMS": 132}
         specs.append(("gemm fp16 bias+relu+dropout (TMA, persistent)", gemm_tma_kernel, tsig, tconst, tcfg))
     return specs

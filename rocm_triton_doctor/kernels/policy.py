@@ -101,7 +101,7 @@ def tma_supported(t: Target) -> bool:
 def gemm_use_tma(t: Target, M: int, N: int, K: int) -> bool:
     """The TMA kernel where there are at least two 128x256 tiles per SM to walk (4096x4096 makes 512). At 2048^3
     (128 tiles, one per program) it lost to the pointer kernel on an H200: 35.7 against 28.4 us for bf16."""
-    return tma_supported(t) and _cdiv(M, 128) * _cdiv(N, 256) >= 256
+    return tma_supported(t) and _wide_tiles(M, N) >= 256
 
 
 def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = False) -> dict[str, Any]:
@@ -120,7 +120,7 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
             cfg = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3}
         elif elem_size == 4:
             cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
-        elif _cdiv(M, 128) * _cdiv(N, 256) < 64:
+        elif _wide_tiles(M, N) < 64:
             # Too few 128x256 tiles to fill the GPU (1024x1024 makes 32 for an H200's 132 SMs): 64x128 tiles, 4 warps.
             # Graph-replay times on an H200, 1024^3 fp16 (docs/measurements/2026-11-21-h200-tune-5.json): bias+ReLU
             # 13.9 -> 6.3 us (0.81x -> 1.80x eager), +dropout 19.8 -> 7.7 us; at 2048^3 128x256 stays the best.
@@ -210,8 +210,9 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
     return {"BLOCK_M": 64, "BLOCK_N": bn, "num_warps": 8, "num_stages": 1, **_hip_extra(t, gemm=True, waves_per_eu=0)}
 
 
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
+def _wide_tiles(M: int, N: int) -> int:
+    """How many 128x256 output tiles an MxN product makes (the Hopper GEMM tile; its count picks the kernel)."""
+    return -(-M // 128) * -(-N // 256)
 
 
 def _next_pow2(n: int) -> int:

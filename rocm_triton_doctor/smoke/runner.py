@@ -257,7 +257,7 @@ def _time_case(case: Any, inputs: Any, r: CaseResult, with_compile: bool, ceilin
         r.triton_graph_us = _us(timing.bench_graph(lambda: case.run(inputs, out)))
         if case.eager is not None:
             r.eager_graph_us = _us(timing.bench_graph(lambda: case.eager(inputs)))
-    r.launch_bound = launch_bound(case, tt.median_ms, ceilings, r.dtype, r.triton_graph_us)
+    r.launch_bound = launch_bound(tt.median_ms, roof, r.triton_graph_us)
     if case.kernel in COMPUTE_BOUND:
         r.achieved, r.achieved_unit = round(case.flops / secs / 1e12, 2), "TFLOP/s"
         ceil = ceilings.matmul_tflops.get(r.dtype)
@@ -270,18 +270,16 @@ def _time_case(case: Any, inputs: Any, r: CaseResult, with_compile: bool, ceilin
         r.pct_ceiling = round(100.0 * r.achieved / ceil, 1)
 
 
-def launch_bound(case: Any, median_ms: float, ceilings: Any, dtype: str, graph_us: float | None = None) -> bool:
-    """Launch-bound: the kernel measured under LAUNCH_BOUND_US; or its roofline time (FLOPs at the measured matmul
-    rate, bytes at the measured copy bandwidth, whichever is longer) is under it; or graph replay (no launch
-    overhead) ran it in under 2/3 of the event-timed median. A 64x256x128 GEMM needs ~0.01 us of tensor-core time on
-    an H200, so whatever its event-timed median says (launches dominate, and vary run to run), only graph replay
-    compares it fairly."""
+def launch_bound(median_ms: float, roof_us: float | None, graph_us: float | None = None) -> bool:
+    """Launch-bound: the kernel measured under LAUNCH_BOUND_US; or its roofline time (roofline_us) is under it; or
+    graph replay (no launch overhead) ran it in under 2/3 of the event-timed median. A 64x256x128 GEMM needs ~0.01 us
+    of tensor-core time on an H200, so whatever its event-timed median says (launches dominate, and vary run to
+    run), only graph replay compares it fairly."""
     if median_ms * 1e3 < LAUNCH_BOUND_US:
         return True
     if graph_us is not None and graph_us < median_ms * 1e3 * 2 / 3:
         return True
-    roof = roofline_us(case, ceilings, dtype)
-    return roof is not None and roof < LAUNCH_BOUND_US
+    return roof_us is not None and roof_us < LAUNCH_BOUND_US
 
 
 def roofline_us(case: Any, ceilings: Any, dtype: str) -> float | None:
