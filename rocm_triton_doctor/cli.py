@@ -94,7 +94,7 @@ def check(as_json: bool, markdown: bool, save_snapshot: str | None, snapshot_pat
       rocm-triton-doctor check --snapshot snap.json --json
       rocm-triton-doctor check --python ~/rocm-env/bin/python --strict
     """
-    from rocm_triton_doctor import checks, snapshot
+    from rocm_triton_doctor.check import checks, snapshot
 
     if as_json and markdown:
         raise click.UsageError("--json and --markdown are mutually exclusive")
@@ -107,14 +107,14 @@ def check(as_json: bool, markdown: bool, save_snapshot: str | None, snapshot_pat
         raise click.UsageError(str(exc)) from None
     collector = None
     if not snapshot_path:
-        from rocm_triton_doctor.probes.collect import Collector
+        from rocm_triton_doctor.check.probes.collect import Collector
 
         # Start the torch subprocess first: it is the slow part and overlaps everything below (DESIGN §3).
         collector = Collector(root=root, python=python, runtime=not no_runtime, timeout=timeout,
                               runtime_timeout=runtime_timeout)
         collector.start()
-    from rocm_triton_doctor.redact import Redactor
-    from rocm_triton_doctor.report import diagnose
+    from rocm_triton_doctor.check.redact import Redactor
+    from rocm_triton_doctor.check import diagnose
 
     if snapshot_path:
         try:
@@ -137,11 +137,11 @@ def check(as_json: bool, markdown: bool, save_snapshot: str | None, snapshot_pat
     if as_json:
         click.echo(json.dumps(red.obj(report.to_dict()), indent=2))
     elif markdown:
-        from rocm_triton_doctor.render import markdown as md
+        from rocm_triton_doctor.check.render import markdown as md
 
         click.echo(md.render(report, verbose=verbose, redactor=red))
     else:
-        from rocm_triton_doctor.render import human
+        from rocm_triton_doctor.check.render import human
 
         human.render(report, _console(), verbose=verbose, redactor=red)
         if save_snapshot:
@@ -298,7 +298,7 @@ def install(torch_version: str | None, rocm: str | None, index_url: str | None, 
     except (BadOption, command.UsageProblem) as exc:
         raise click.UsageError(str(exc)) from None
     except Exception as exc:  # SnapshotError etc.: one line, exit 3
-        from rocm_triton_doctor.snapshot import SnapshotError
+        from rocm_triton_doctor.check.snapshot import SnapshotError
 
         if isinstance(exc, SnapshotError):
             _fail(str(exc), ExitCode.COULD_NOT_CHECK, as_json, "install")
@@ -333,9 +333,10 @@ def report(output: str | None, no_redact: bool, snapshot_path: str | None, smoke
     """
     import datetime as dt
 
-    from rocm_triton_doctor import issue_report, snapshot
-    from rocm_triton_doctor.redact import Redactor
-    from rocm_triton_doctor.report import diagnose
+    from rocm_triton_doctor.check import snapshot
+    from rocm_triton_doctor.check.render import issue as issue_report
+    from rocm_triton_doctor.check.redact import Redactor
+    from rocm_triton_doctor.check import diagnose
     from rocm_triton_doctor.smoke.runner import last_result_path
 
     if snapshot_path:
@@ -344,7 +345,7 @@ def report(output: str | None, no_redact: bool, snapshot_path: str | None, smoke
         except snapshot.SnapshotError as exc:
             _fail(str(exc), ExitCode.COULD_NOT_CHECK, False, "report")
     else:
-        from rocm_triton_doctor.probes.collect import Collector
+        from rocm_triton_doctor.check.probes.collect import Collector
 
         snap = _collect(Collector(python=python, runtime=not no_runtime), quiet=True)
     smoke_data = None
@@ -500,8 +501,8 @@ def _aot_targets(arch: str | None) -> list[str]:
                 raise click.UsageError(str(exc)) from None
         return names
     # Default: the GPUs `check` finds here (static probes only, no torch import).
-    from rocm_triton_doctor.facts import build_facts
-    from rocm_triton_doctor.probes.collect import Collector
+    from rocm_triton_doctor.check.facts import build_facts
+    from rocm_triton_doctor.check.probes.collect import Collector
 
     facts = build_facts(Collector(runtime=False).collect())
     found = sorted({g.gfx for g in (facts.gpus.value or ()) if g.gfx}) if facts.gpus.found else []
@@ -522,7 +523,7 @@ def _collect(collector: Any, quiet: bool) -> dict[str, Any]:
 
 
 def _list_checks(as_json: bool) -> None:
-    from rocm_triton_doctor.checks import REGISTRY
+    from rocm_triton_doctor.check.checks import REGISTRY
 
     if as_json:
         click.echo(json.dumps([{"id": c.id, "group": c.group, "what": c.what, "why": c.why, "fix": c.fix}

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rocm_triton_doctor.checks import INTERNAL_ERROR, by_id, run_checks, select
-from rocm_triton_doctor.checks.base import Check
-from rocm_triton_doctor.facts import build_facts
-from rocm_triton_doctor.findings import Severity
-from rocm_triton_doctor.report import diagnose
+from rocm_triton_doctor.check.checks import INTERNAL_ERROR, by_id, run_checks, select
+from rocm_triton_doctor.check.checks.base import Check
+from rocm_triton_doctor.check.facts import build_facts
+from rocm_triton_doctor.check.findings import Severity
+from rocm_triton_doctor.check import diagnose
 
 from .conftest import minimal_snapshot
 
@@ -144,7 +144,7 @@ def test_strict_turns_warnings_into_exit_1() -> None:
 
 
 def test_torch_index_url_drops_amd_git_suffix() -> None:
-    from rocm_triton_doctor.checks.base import torch_index_url
+    from rocm_triton_doctor.check.checks.base import torch_index_url
 
     assert torch_index_url("2.9.1+rocm6.4") == "https://download.pytorch.org/whl/rocm6.4"
     # AMD's repo.radeon.com builds carry '.git<hash>' after the ROCm version; the index has no such suffix.

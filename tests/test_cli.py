@@ -65,7 +65,7 @@ def test_usage_errors_exit_2() -> None:
 
 
 def test_list_checks_json_is_the_registry() -> None:
-    from rocm_triton_doctor.checks import REGISTRY
+    from rocm_triton_doctor.check.checks import REGISTRY
 
     code, out = invoke("check", "--list-checks", "--json")
     assert code == 0 and [c["id"] for c in json.loads(out)] == [c.id for c in REGISTRY]
@@ -136,7 +136,7 @@ def test_hanging_rocminfo_is_stopped_at_the_timeout(tmp_path: Path) -> None:
 
 
 def test_internal_crash_is_one_line_exit_4() -> None:
-    code = ("import rocm_triton_doctor.report as r, sys; r.diagnose = lambda *a, **k: 1/0; "
+    code = ("import rocm_triton_doctor.check as r, sys; r.diagnose = lambda *a, **k: 1/0; "
             "from rocm_triton_doctor.cli import main; sys.argv = ['x', 'check', '--no-runtime']; main()")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert res.returncode == 4
@@ -144,9 +144,9 @@ def test_internal_crash_is_one_line_exit_4() -> None:
 
 
 def test_findings_catalogue_is_generated_from_the_registry() -> None:
-    from rocm_triton_doctor.checks import REGISTRY
-    from rocm_triton_doctor.docs_gen import findings_catalogue
+    from rocm_triton_doctor.check.checks import REGISTRY
+    from rocm_triton_doctor.check.docs_gen import findings_catalogue
 
     text = findings_catalogue()
     assert all(f"### `{c.id}`" in text for c in REGISTRY)
-    assert (ROOT / "docs" / "findings.md").read_text() == text, "run: python -m rocm_triton_doctor.docs_gen"
+    assert (ROOT / "docs" / "findings.md").read_text() == text, "run: python -m rocm_triton_doctor.check.docs_gen"

@@ -17,10 +17,10 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from rocm_triton_doctor.facts import Facts, build_facts
+from rocm_triton_doctor.check.facts import Facts, build_facts
 from rocm_triton_doctor.install import executor, lock
 from rocm_triton_doctor.install.plan import BadOption, NoWheel, Options, make_plan
-from rocm_triton_doctor.probes.collect import Collector
+from rocm_triton_doctor.check.probes.collect import Collector
 
 from . import wheelhouse
 from .conftest import SCENARIOS, load_scenario

@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rocm_triton_doctor.facts import build_facts, parsers
+from rocm_triton_doctor.check.facts import build_facts, parsers
 
 TEXT = Path(__file__).parent / "fixtures" / "text"
 
@@ -111,7 +111,7 @@ PATHS = ["/etc/os-release", "/proc/version", "/proc/sys/kernel/osrelease", "/sys
 def test_facts_and_checks_survive_garbage_snapshots(files: dict, paths: dict, env: object, python: object,
                                                      runtime: object, commands: object, user: object) -> None:
     """Garbage anywhere in a snapshot gives findings (possibly `error` facts), never a traceback."""
-    from rocm_triton_doctor.checks import INTERNAL_ERROR, run_checks
+    from rocm_triton_doctor.check.checks import INTERNAL_ERROR, run_checks
 
     snap = {"schema": "rocm-triton-doctor/snapshot/1", "files": files, "paths": paths, "env": env, "python": python,
             "runtime": runtime, "commands": commands, "user": user}

@@ -6,8 +6,8 @@ import sys
 import time
 from pathlib import Path
 
-from rocm_triton_doctor.probes.collect import Collector, _strip_credentials
-from rocm_triton_doctor.probes.runner import run_command
+from rocm_triton_doctor.check.probes.collect import Collector, _strip_credentials
+from rocm_triton_doctor.check.probes.runner import run_command
 
 
 def test_runner_kills_the_whole_process_group() -> None:

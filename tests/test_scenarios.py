@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rocm_triton_doctor.report import diagnose
+from rocm_triton_doctor.check import diagnose
 
 from .conftest import SCENARIOS, load_scenario
 

@@ -9,9 +9,9 @@ from dataclasses import replace
 from typing import Any
 from collections.abc import Callable
 
-from rocm_triton_doctor.checks import by_id
+from rocm_triton_doctor.check.checks import by_id
 from rocm_triton_doctor.exitcodes import ExitCode
-from rocm_triton_doctor.facts import Facts, build_facts
+from rocm_triton_doctor.check.facts import Facts, build_facts
 from rocm_triton_doctor.install import env as envmod
 from rocm_triton_doctor.install import executor, lock
 from rocm_triton_doctor.install.plan import NoWheel, Options, Plan, make_plan
@@ -27,10 +27,10 @@ class UsageProblem(Exception):
 
 def _facts(python: str, snapshot_path: str | None) -> Facts:
     if snapshot_path:
-        from rocm_triton_doctor import snapshot
+        from rocm_triton_doctor.check import snapshot
 
         return build_facts(snapshot.load(snapshot_path))
-    from rocm_triton_doctor.probes.collect import Collector
+    from rocm_triton_doctor.check.probes.collect import Collector
 
     return build_facts(Collector(python=python, runtime=False).collect())
 
@@ -143,7 +143,7 @@ def run(opts: Options, *, dry_run: bool, yes: bool, as_json: bool, lock_path: st
     if as_json:
         console.print_json(json.dumps(result))
     else:
-        from rocm_triton_doctor.render import human
+        from rocm_triton_doctor.check.render import human
 
         console.print(f"Installed in {outcome.seconds:.0f} s: " +
                       (", ".join(f"{k} {v}" for k, v in sorted(outcome.installed.items())) or "nothing new") +
@@ -159,8 +159,8 @@ def run(opts: Options, *, dry_run: bool, yes: bool, as_json: bool, lock_path: st
 
 def verify(plan: Plan, python: str) -> tuple[Facts, Any]:
     """The runtime probe in the target environment (with the plan's variables set) and the torch/Triton checks."""
-    from rocm_triton_doctor.probes.collect import Collector
-    from rocm_triton_doctor.report import diagnose
+    from rocm_triton_doctor.check.probes.collect import Collector
+    from rocm_triton_doctor.check import diagnose
 
     environ = {**os.environ, **plan.env}
     snap = Collector(python=python, runtime=True, environ=environ).collect()

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from rocm_triton_doctor import __version__, knowledge
-from rocm_triton_doctor.facts import Facts
+from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.install.plan import Plan, check_url
-from rocm_triton_doctor.summary import facts_summary
+from rocm_triton_doctor.check.summary import facts_summary
 
 LOCK_SCHEMA = "rocm-triton-doctor/lock/1"
 LOCKED = ("torch", "torchvision", "torchaudio", "triton", "pytorch-triton-rocm", "triton-rocm", "pytorch-triton")

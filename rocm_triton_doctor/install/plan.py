@@ -15,10 +15,10 @@ from urllib.parse import urlsplit
 from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.checks.base import torch_build
-from rocm_triton_doctor.checks.torch import CPU_INDEX, build_tag
-from rocm_triton_doctor.checks.triton import TRITON_DISTS
-from rocm_triton_doctor.facts import Facts, Gpu
+from rocm_triton_doctor.check.checks.base import torch_build
+from rocm_triton_doctor.check.checks.torch import CPU_INDEX, build_tag
+from rocm_triton_doctor.check.checks.triton import TRITON_DISTS
+from rocm_triton_doctor.check.facts import Facts, Gpu
 
 PLAN_SCHEMA = "rocm-triton-doctor/install-plan/1"
 FAMILY = ("torchvision", "torchaudio")
@@ -95,7 +95,7 @@ def check_url(url: str) -> str:
 
 
 def _platform(f: Facts) -> str:
-    from rocm_triton_doctor.checks.torch import platform
+    from rocm_triton_doctor.check.checks.torch import platform
 
     p = platform(f)
     if p == "unknown":
@@ -158,7 +158,7 @@ def make_plan(f: Facts, opts: Options, python_version: str, python: str) -> Plan
 
 def _blockers(f: Facts) -> list[str]:
     """System problems that no wheel fixes: torch will not see the GPU until they are solved."""
-    from rocm_triton_doctor.checks import run_checks, select
+    from rocm_triton_doctor.check.checks import run_checks, select
 
     fails = [x for x in run_checks(f, select(["platform", "driver", "access"])) if x.severity.value == "fail"]
     if not fails:

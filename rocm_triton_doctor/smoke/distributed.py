@@ -118,9 +118,9 @@ def run(device: str, preset: str, only: tuple[str, ...], rank_timeout: float, ma
     result: dict[str, Any] = {"rank": rank, "local_rank": local, "host": socket.gethostname(), "status": "pass",
                               "error": None}
     try:
-        from rocm_triton_doctor.facts import build_facts
-        from rocm_triton_doctor.probes.collect import Collector
-        from rocm_triton_doctor.summary import facts_summary
+        from rocm_triton_doctor.check.facts import build_facts
+        from rocm_triton_doctor.check.probes.collect import Collector
+        from rocm_triton_doctor.check.summary import facts_summary
 
         result["facts"] = facts_summary(build_facts(Collector(runtime=False).collect()))
         if hang_rank == rank:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.checks.base import (
+from rocm_triton_doctor.check.checks.base import (
     amd_host,
     check,
     fail,
@@ -20,8 +20,8 @@ from rocm_triton_doctor.checks.base import (
     torch_version,
     warn,
 )
-from rocm_triton_doctor.facts import Facts, Gpu
-from rocm_triton_doctor.findings import Finding, Fix
+from rocm_triton_doctor.check.facts import Facts, Gpu
+from rocm_triton_doctor.check.findings import Finding, Fix
 
 
 def torch_arch_list(f: Facts) -> tuple[tuple[str, ...] | None, str]:

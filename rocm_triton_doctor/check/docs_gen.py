@@ -1,4 +1,4 @@
-"""Docs generated from the code, so they cannot drift: `python -m rocm_triton_doctor.docs_gen [--check]`.
+"""Docs generated from the code, so they cannot drift: `python -m rocm_triton_doctor.check.docs_gen [--check]`.
 
 Writes docs/findings.md (the findings catalogue) from the ONE check registry.
 """
@@ -8,15 +8,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from rocm_triton_doctor.checks import INTERNAL_ERROR, REGISTRY
-from rocm_triton_doctor.render.human import GROUP_TITLES
+from rocm_triton_doctor.check.checks import INTERNAL_ERROR, REGISTRY
+from rocm_triton_doctor.check.render.human import GROUP_TITLES
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def findings_catalogue() -> str:
     out = ["# Findings catalogue", "",
-           "Generated from the check registry by `python -m rocm_triton_doctor.docs_gen`; do not edit by hand.",
+           "Generated from the check registry by `python -m rocm_triton_doctor.check.docs_gen`; do not edit by hand.",
            ("Every finding carries the id of the check that produced it. Severities: `ok`, `info`, `warn`, `fail`, "
             "`skip` (not applicable, or the facts it needs are unknown)."), ""]
     group = None
@@ -38,7 +38,7 @@ def main(argv: list[str]) -> int:
     text = findings_catalogue()
     if "--check" in argv:
         if not target.exists() or target.read_text() != text:
-            print(f"{target} is out of date: run python -m rocm_triton_doctor.docs_gen", file=sys.stderr)
+            print(f"{target} is out of date: run python -m rocm_triton_doctor.check.docs_gen", file=sys.stderr)
             return 1
         return 0
     target.write_text(text)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from rocm_triton_doctor.findings import Severity
-from rocm_triton_doctor.redact import Redactor
-from rocm_triton_doctor.render.human import GROUP_TITLES
-from rocm_triton_doctor.report import CheckReport
+from rocm_triton_doctor.check.findings import Severity
+from rocm_triton_doctor.check.redact import Redactor
+from rocm_triton_doctor.check.render.human import GROUP_TITLES
+from rocm_triton_doctor.check import CheckReport
 
 ICON = {Severity.OK: "✅", Severity.INFO: "ℹ️", Severity.WARN: "⚠️", Severity.FAIL: "❌", Severity.SKIP: "➖"}
 

@@ -8,11 +8,11 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.checks.base import check, fail, ok, skip, torch_build, torch_index_url, warn
-from rocm_triton_doctor.checks.gpus import amd_gpus
-from rocm_triton_doctor.checks.torch import platform
-from rocm_triton_doctor.facts import Facts
-from rocm_triton_doctor.findings import Finding, Fix
+from rocm_triton_doctor.check.checks.base import check, fail, ok, skip, torch_build, torch_index_url, warn
+from rocm_triton_doctor.check.checks.gpus import amd_gpus
+from rocm_triton_doctor.check.checks.torch import platform
+from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.findings import Finding, Fix
 
 TRITON_DISTS = {"triton", "pytorch-triton-rocm", "triton-rocm", "pytorch-triton", "triton-nightly"}
 
@@ -38,7 +38,7 @@ def _reinstall(f: Facts) -> str:
         pin = _torch_pin(f)
         target = f"{pin[0]}{pin[1]}" if pin else "pytorch-triton-rocm"
         return f"pip install --force-reinstall --no-deps '{target}' --index-url {index}"
-    from rocm_triton_doctor.checks.torch import install_command
+    from rocm_triton_doctor.check.checks.torch import install_command
 
     return install_command(f)
 

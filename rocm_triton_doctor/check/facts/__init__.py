@@ -13,7 +13,7 @@ from enum import Enum
 from typing import Any, Generic, TypeVar
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.facts import parsers
+from rocm_triton_doctor.check.facts import parsers
 
 T = TypeVar("T")
 

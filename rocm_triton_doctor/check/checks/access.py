@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rocm_triton_doctor.checks.base import check, fail, ok, skip, warn
-from rocm_triton_doctor.facts import DeviceNode, Facts, User
-from rocm_triton_doctor.findings import Finding, Fix
+from rocm_triton_doctor.check.checks.base import check, fail, ok, skip, warn
+from rocm_triton_doctor.check.facts import DeviceNode, Facts, User
+from rocm_triton_doctor.check.findings import Finding, Fix
 
 DOCS = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/prerequisites.html"
 

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocm_triton_doctor import __version__, knowledge
-from rocm_triton_doctor.checks import INTERNAL_ERROR, REGISTRY, run_checks
-from rocm_triton_doctor.checks.base import Check
+from rocm_triton_doctor.check.checks import INTERNAL_ERROR, REGISTRY, run_checks
+from rocm_triton_doctor.check.checks.base import Check
 from rocm_triton_doctor.exitcodes import ExitCode
-from rocm_triton_doctor.facts import Facts, build_facts
-from rocm_triton_doctor.findings import Finding, Severity, Verdict, verdict_for
-from rocm_triton_doctor.summary import facts_summary
+from rocm_triton_doctor.check.facts import Facts, build_facts
+from rocm_triton_doctor.check.findings import Finding, Severity, Verdict, verdict_for
+from rocm_triton_doctor.check.summary import facts_summary
 
 JSON_SCHEMA = "rocm-triton-doctor/check/1"
 

@@ -6,9 +6,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from rocm_triton_doctor.findings import Finding, Severity
-from rocm_triton_doctor.redact import Redactor
-from rocm_triton_doctor.report import CheckReport
+from rocm_triton_doctor.check.findings import Finding, Severity
+from rocm_triton_doctor.check.redact import Redactor
+from rocm_triton_doctor.check import CheckReport
 
 GROUP_TITLES = {
     "platform": "Platform", "driver": "Kernel driver", "access": "Device access", "gpus": "GPUs",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rocm_triton_doctor.checks.base import check, info, ok, skip, warn
-from rocm_triton_doctor.facts import Facts
-from rocm_triton_doctor.findings import Finding, Fix
+from rocm_triton_doctor.check.checks.base import check, info, ok, skip, warn
+from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.findings import Finding, Fix
 
 
 @check("probe-timeout", "probes", "Every external tool (rocminfo, amd-smi, nvidia-smi, the Python probes) answered in time.",

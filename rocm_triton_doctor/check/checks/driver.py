@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rocm_triton_doctor.checks.base import amd_host, check, fail, ok, skip
-from rocm_triton_doctor.facts import Facts, Status
-from rocm_triton_doctor.findings import Finding, Fix
+from rocm_triton_doctor.check.checks.base import amd_host, check, fail, ok, skip
+from rocm_triton_doctor.check.facts import Facts, Status
+from rocm_triton_doctor.check.findings import Finding, Fix
 
 
 @check("amdgpu-loaded", "driver", "The amdgpu kernel module is loaded and live.",

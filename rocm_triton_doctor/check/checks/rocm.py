@@ -6,9 +6,9 @@ import re
 from collections.abc import Iterable
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.checks.base import amd_host, check, info, ok, rocm_torch, skip, torch_rocm, warn
-from rocm_triton_doctor.facts import Facts
-from rocm_triton_doctor.findings import Finding, Fix
+from rocm_triton_doctor.check.checks.base import amd_host, check, info, ok, rocm_torch, skip, torch_rocm, warn
+from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.findings import Finding, Fix
 
 
 @check("rocm-install", "rocm", "Which system ROCm is installed (/opt/rocm, /opt/rocm-*, ROCM_PATH).",

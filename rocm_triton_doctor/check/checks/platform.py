@@ -7,9 +7,9 @@ from collections.abc import Iterable
 from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.checks.base import amd_host, check, fail, info, ok, rocm_torch, skip, torch_version, warn
-from rocm_triton_doctor.facts import Facts, Status
-from rocm_triton_doctor.findings import Finding, Fix
+from rocm_triton_doctor.check.checks.base import amd_host, check, fail, info, ok, rocm_torch, skip, torch_version, warn
+from rocm_triton_doctor.check.facts import Facts, Status
+from rocm_triton_doctor.check.findings import Finding, Fix
 
 # The device and group flags AMD's container docs use for every ROCm image.
 DOCKER_RUN = ("{engine} run --device=/dev/kfd --device=/dev/dri --group-add video --group-add render "

@@ -7,10 +7,10 @@ import json
 from typing import Any
 
 from rocm_triton_doctor import __version__
-from rocm_triton_doctor.findings import Severity
-from rocm_triton_doctor.redact import Redactor
-from rocm_triton_doctor.render.human import GROUP_TITLES
-from rocm_triton_doctor.report import CheckReport
+from rocm_triton_doctor.check.findings import Severity
+from rocm_triton_doctor.check.redact import Redactor
+from rocm_triton_doctor.check.render.human import GROUP_TITLES
+from rocm_triton_doctor.check import CheckReport
 
 ORDER = {Severity.FAIL: 0, Severity.WARN: 1, Severity.INFO: 2, Severity.OK: 3, Severity.SKIP: 4}
 

@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.facts import Facts
-from rocm_triton_doctor.findings import Finding, Fix, Severity
+from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.findings import Finding, Fix, Severity
 
 CheckFn = Callable[[Facts], Iterable[Finding]]
 

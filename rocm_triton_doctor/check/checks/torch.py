@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.checks.base import (
+from rocm_triton_doctor.check.checks.base import (
     amd_host,
     check,
     fail,
@@ -20,9 +20,9 @@ from rocm_triton_doctor.checks.base import (
     torch_version,
     warn,
 )
-from rocm_triton_doctor.checks.gpus import amd_gpus
-from rocm_triton_doctor.facts import Facts
-from rocm_triton_doctor.findings import Finding, Fix
+from rocm_triton_doctor.check.checks.gpus import amd_gpus
+from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.findings import Finding, Fix
 
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 

@@ -21,8 +21,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from rocm_triton_doctor import __version__
-from rocm_triton_doctor.probes.runner import CommandResult, Runner, run_command
-from rocm_triton_doctor.snapshot import SCHEMA
+from rocm_triton_doctor.check.probes.runner import CommandResult, Runner, run_command
+from rocm_triton_doctor.check.snapshot import SCHEMA
 
 SCRIPTS = Path(__file__).with_name("scripts")
 RUNTIME_MARKER = "@@RTD-RUNTIME@@"

@@ -6,10 +6,10 @@ import dataclasses
 import traceback
 from collections.abc import Iterable, Sequence
 
-from rocm_triton_doctor.checks import access, driver, gpus, health, overrides, platform, rocm, torch, triton
-from rocm_triton_doctor.checks.base import Check
-from rocm_triton_doctor.facts import Facts
-from rocm_triton_doctor.findings import Finding, Severity
+from rocm_triton_doctor.check.checks import access, driver, gpus, health, overrides, platform, rocm, torch, triton
+from rocm_triton_doctor.check.checks.base import Check
+from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.findings import Finding, Severity
 
 REGISTRY: tuple[Check, ...] = (
     *platform.CHECKS,
