@@ -144,7 +144,7 @@ def test_strict_turns_warnings_into_exit_1() -> None:
 
 
 def test_torch_index_url_drops_amd_git_suffix() -> None:
-    from rocm_triton_doctor.check.checks.base import torch_index_url
+    from rocm_triton_doctor.check.facts.python import torch_index_url
 
     assert torch_index_url("2.9.1+rocm6.4") == "https://download.pytorch.org/whl/rocm6.4"
     # AMD's repo.radeon.com builds carry '.git<hash>' after the ROCm version; the index has no such suffix.

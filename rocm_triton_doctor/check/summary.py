@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rocm_triton_doctor.check.checks.base import torch_build, torch_version
 from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.facts.python import torch_build, torch_version
 
 
 def facts_summary(f: Facts) -> dict[str, Any]:

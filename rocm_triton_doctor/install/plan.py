@@ -15,10 +15,10 @@ from urllib.parse import urlsplit
 from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.check.checks.base import torch_build
-from rocm_triton_doctor.check.checks.torch import CPU_INDEX, build_tag
+from rocm_triton_doctor.check.checks.torch import CPU_INDEX
 from rocm_triton_doctor.check.checks.triton import TRITON_DISTS
 from rocm_triton_doctor.check.facts import Facts, Gpu
+from rocm_triton_doctor.check.facts.python import build_tag, torch_build
 
 PLAN_SCHEMA = "rocm-triton-doctor/install-plan/1"
 FAMILY = ("torchvision", "torchaudio")
@@ -95,7 +95,7 @@ def check_url(url: str) -> str:
 
 
 def _platform(f: Facts) -> str:
-    from rocm_triton_doctor.check.checks.torch import platform
+    from rocm_triton_doctor.check.facts.platform import accelerator as platform
 
     p = platform(f)
     if p == "unknown":

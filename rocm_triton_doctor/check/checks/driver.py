@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rocm_triton_doctor.check.checks.base import amd_host, check, fail, ok, skip
+from rocm_triton_doctor.check.checks.base import check, fail, ok, skip
 from rocm_triton_doctor.check.facts import Facts, Status
+from rocm_triton_doctor.check.facts.platform import amd_host
 from rocm_triton_doctor.check.findings import Finding, Fix
 
 

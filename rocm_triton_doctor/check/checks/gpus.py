@@ -8,19 +8,10 @@ from collections.abc import Iterable
 from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.check.checks.base import (
-    amd_host,
-    check,
-    fail,
-    fmt_bytes,
-    info,
-    ok,
-    rocm_torch,
-    skip,
-    torch_version,
-    warn,
-)
+from rocm_triton_doctor.check.checks.base import check, fail, fmt_bytes, info, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts, Gpu
+from rocm_triton_doctor.check.facts.platform import amd_host
+from rocm_triton_doctor.check.facts.python import rocm_torch, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
 
 

@@ -7,9 +7,10 @@ from collections.abc import Iterable
 from packaging.version import InvalidVersion, Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.check.checks.base import check, fail, info, ok, rocm_torch, skip, torch_rocm, torch_version, warn
+from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, warn
 from rocm_triton_doctor.check.checks.gpus import amd_gpus, torch_arch_list
 from rocm_triton_doctor.check.facts import Facts, Gpu
+from rocm_triton_doctor.check.facts.python import rocm_torch, torch_rocm, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
 
 VAR = "HSA_OVERRIDE_GFX_VERSION"

@@ -6,8 +6,10 @@ import re
 from collections.abc import Iterable
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.check.checks.base import amd_host, check, info, ok, rocm_torch, skip, torch_rocm, warn
+from rocm_triton_doctor.check.checks.base import check, info, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.facts.platform import amd_host
+from rocm_triton_doctor.check.facts.python import rocm_torch, torch_rocm
 from rocm_triton_doctor.check.findings import Finding, Fix
 
 

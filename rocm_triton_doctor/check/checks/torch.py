@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.check.checks.base import (
-    amd_host,
-    check,
-    fail,
-    info,
-    ok,
-    skip,
-    torch_build,
-    torch_index_url,
-    torch_version,
-    warn,
-)
+from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, warn
 from rocm_triton_doctor.check.checks.gpus import amd_gpus
 from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.facts.platform import accelerator
+from rocm_triton_doctor.check.facts.python import build_tag, torch_build, torch_index_url, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
 
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -32,7 +22,7 @@ def install_command(f: Facts) -> str:
 
     AMD: the newest torch whose ROCm index carries every GPU's gfx and supports this Python; NVIDIA: PyPI's default
     Linux build (CUDA); CPU-only: the CPU index."""
-    plat = platform(f)
+    plat = accelerator(f)
     py = f.python.value.version if f.python.found and f.python.value else None
     if plat == "amd":
         gfx = {g.gfx for g in amd_gpus(f) if g.gfx}
@@ -49,17 +39,6 @@ def install_command(f: Facts) -> str:
     return f"pip install --force-reinstall torch torchvision torchaudio --index-url {CPU_INDEX}"
 
 
-def platform(f: Facts) -> str:
-    """amd | nvidia | cpu | unknown — what kind of accelerator this machine has."""
-    if amd_host(f):
-        return "amd"
-    if f.nvidia_gpus_present:
-        return "nvidia"
-    if amd_host(f) is False or f.nvidia.known:
-        return "cpu"
-    return "unknown"
-
-
 @check("python-version-wheels", "python", "PyTorch publishes ROCm wheels for this Python version.",
        "pip falls back to an old or CPU-only torch, or finds none ('from versions: none'), when the Python is too "
        "new or too old for the ROCm index.",
@@ -69,7 +48,7 @@ def python_version(f: Facts) -> Iterable[Finding]:
         yield skip("Python environment unknown", f.python.describe())
         return
     py = f.python.value.version
-    plat = platform(f)
+    plat = accelerator(f)
     rels = [r for r in knowledge.torch_releases() if r.rocm_indexes]
     ok_rels = [r for r in rels if r.supports_python(py)]
     newest = max(rels, key=lambda r: Version(r.torch))
@@ -105,7 +84,7 @@ def torch_missing(f: Facts) -> Iterable[Finding]:
     if b != "missing":
         yield ok(f"torch {torch_version(f) or '?'} installed")
         return
-    plat = platform(f)
+    plat = accelerator(f)
     exe = f.python.value.executable if f.python.found and f.python.value else "this Python"
     sev = fail if plat in ("amd", "nvidia") else warn
     yield sev(f"torch is not installed in {exe}",
@@ -119,7 +98,7 @@ def torch_missing(f: Facts) -> Iterable[Finding]:
        "(torch.version.hip is None) and Triton finds 0 active drivers.",
        "Reinstall torch from the ROCm index that carries this GPU's gfx target.")
 def torch_build_mismatch(f: Facts) -> Iterable[Finding]:
-    b, plat, v = torch_build(f), platform(f), torch_version(f)
+    b, plat, v = torch_build(f), accelerator(f), torch_version(f)
     if b in ("missing", "unknown"):
         yield skip("torch build unknown" if b == "unknown" else "torch not installed")
         return
@@ -170,7 +149,7 @@ def torch_sees_gpu(f: Facts) -> Iterable[Finding]:
     if r.torch_version is None:
         yield fail("torch could not be inspected", r.error or "", evidence=("runtime probe",))
         return
-    plat = platform(f)
+    plat = accelerator(f)
     if plat == "cpu":
         yield ok(f"torch {r.torch_version} runs on the CPU (no GPU here)")
         return
@@ -224,12 +203,6 @@ def torch_family(f: Facts) -> Iterable[Finding]:
     yield fail("torch family packages from different builds", "; ".join(bad), evidence=("python",),
                fix=Fix("Reinstall them together from torch's index.",
                        (f"pip install --force-reinstall torch=={torch.version} torchvision torchaudio{index}",)))
-
-
-def build_tag(local: str) -> str:
-    """'rocm6.4.1.git1ded221d' -> 'rocm6.4.1'; '' (PyPI default build) stays ''."""
-    m = re.match(r"^(rocm\d+(?:\.\d+)*|cu\d+|cpu|xpu)", local)
-    return m.group(1) if m else local
 
 
 def _spec(text: str):  # type: ignore[no-untyped-def]

@@ -8,10 +8,11 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.check.checks.base import check, fail, ok, skip, torch_build, torch_index_url, warn
+from rocm_triton_doctor.check.checks.base import check, fail, ok, skip, warn
 from rocm_triton_doctor.check.checks.gpus import amd_gpus
-from rocm_triton_doctor.check.checks.torch import platform
 from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.facts.platform import accelerator
+from rocm_triton_doctor.check.facts.python import torch_build, torch_index_url
 from rocm_triton_doctor.check.findings import Finding, Fix
 
 TRITON_DISTS = {"triton", "pytorch-triton-rocm", "triton-rocm", "pytorch-triton", "triton-nightly"}
@@ -60,7 +61,7 @@ def triton_missing(f: Facts) -> Iterable[Finding]:
         yield fail("Triton is not installed", f"torch requires {pin[0]}{pin[1]}." if pin else "",
                    fix=Fix("Install the one torch pins, from torch's own index.", (_reinstall(f),)))
     else:
-        yield (warn if platform(f) == "amd" else ok)(
+        yield (warn if accelerator(f) == "amd" else ok)(
             "Triton is not installed", "Triton kernels need it; a GPU build of torch installs the matching one.")
 
 
@@ -133,7 +134,7 @@ def triton_backend(f: Facts) -> Iterable[Finding]:
         yield skip("runtime probe not run")
         return
     r = f.runtime.value
-    plat = platform(f)
+    plat = accelerator(f)
     if plat == "cpu":
         yield skip("no GPU: Triton runs only in interpreter mode (TRITON_INTERPRET=1) here")
         return
@@ -172,7 +173,7 @@ def triton_toolchain(f: Facts) -> Iterable[Finding]:
         yield ok(f"C compiler ({cc}) and Python.h present")
         return
     missing = [w for w, present in (("a C compiler", bool(cc)), ("Python.h", bool(has_h))) if not present]
-    plat = platform(f)
+    plat = accelerator(f)
     sev = fail if plat in ("amd", "nvidia") else warn
     v = ".".join(f.python.value.version.split(".")[:2])
     yield sev(f"missing {' and '.join(missing)}: Triton cannot build its driver stub",

@@ -1,0 +1,187 @@
+"""The AMD GPUs as ROCm sees them: KFD topology nodes (real gfx), HSA overrides (effective gfx), names.
+
+KFD is the source of truth; rocminfo is the fallback when the snapshot has no KFD files (its gfx already includes
+any override, rocm-facts §5.5).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from rocm_triton_doctor import knowledge
+from rocm_triton_doctor.check import snapshot
+from rocm_triton_doctor.check.facts.base import Fact, Status, absent, found, safe, unknown
+from rocm_triton_doctor.check.facts.rocminfo import RocminfoReport
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One AMD GPU as ROCm sees it. `gfx` is the REAL target (KFD); `effective_gfx` applies HSA overrides."""
+
+    node: int | None
+    gfx: str | None
+    effective_gfx: str | None
+    override: str | None  # the override value that applies to this node, verbatim
+    override_var: str | None  # which variable set it
+    device_id: int | None
+    name: str
+    vram_bytes: int | None
+    compute_units: int | None
+    wave_size: int | None
+    render_minor: int | None
+    integrated: bool | None
+    source: str
+    info: knowledge.GfxTarget | None = None
+
+    @property
+    def label(self) -> str:
+        where = f"node {self.node}" if self.node is not None else "GPU"
+        return f"{where}: {self.name or 'unknown GPU'} ({self.gfx or 'gfx?'})"
+
+
+# -- parsers ----------------------------------------------------------------------------------------------------
+
+def parse_kfd_properties(text: str) -> dict[str, int]:
+    """KFD `nodes/N/properties`: one `key value` pair per line, decimal integers (kfd_topology.c)."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) != 2:
+            continue
+        try:
+            out[parts[0]] = int(parts[1])
+        except ValueError:
+            continue
+    return out
+
+
+def parse_amd_smi_static(text: str) -> list[dict[str, str]]:
+    """`amd-smi static --asic --json`: a list (or {"gpu_data": [...]}) of {"gpu": n, "asic": {...}}."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        return []
+    if isinstance(data, dict):
+        data = data.get("gpu_data", [data])
+    out = []
+    if isinstance(data, list):
+        for item in data:
+            asic = item.get("asic") if isinstance(item, dict) else None
+            if isinstance(asic, dict):
+                out.append({k: str(v) for k, v in asic.items()})
+    return out
+
+
+# -- builders ---------------------------------------------------------------------------------------------------
+
+class GpuFacts(TypedDict):
+    gpus: Fact[tuple[Gpu, ...]]
+
+
+def build(snap: Mapping[str, Any], env: Fact[dict[str, str]], rocminfo: Fact[RocminfoReport]) -> GpuFacts:
+    return GpuFacts(gpus=safe("/sys/class/kfd", lambda: _gpus(snap, env, rocminfo)))
+
+
+def _overrides(env: Fact[dict[str, str]]) -> dict[str, str]:
+    if not env.found or not env.value:
+        return {}
+    return {k: v for k, v in env.value.items() if k == "HSA_OVERRIDE_GFX_VERSION"
+            or k.startswith("HSA_OVERRIDE_GFX_VERSION_")}
+
+
+def _apply_override(node: int | None, real: str | None, env: Fact[dict[str, str]]) -> tuple[str | None, str | None, str | None]:
+    """(effective gfx, value, variable) for a KFD node. Per-node beats global (libhsakmt topology.c)."""
+    ov = _overrides(env)
+    var = None
+    if node is not None and f"HSA_OVERRIDE_GFX_VERSION_{node}" in ov:
+        var = f"HSA_OVERRIDE_GFX_VERSION_{node}"
+    elif "HSA_OVERRIDE_GFX_VERSION" in ov:
+        var = "HSA_OVERRIDE_GFX_VERSION"
+    if var is None:
+        return real, None, None
+    value = ov[var]
+    gfx, _why = knowledge.parse_override(value)
+    return (gfx or real), value, var
+
+
+def _gpus(snap: Mapping[str, Any], env: Fact[dict[str, str]], rocminfo: Fact[RocminfoReport]) -> Fact[tuple[Gpu, ...]]:
+    files = snap.get("files") if isinstance(snap.get("files"), dict) else None
+    prop_paths = sorted((p for p in (files or {}) if re.match(r"^/sys/class/kfd/kfd/topology/nodes/\d+/properties$", p)),
+                        key=lambda p: int(p.split("/")[-2]))
+    rocminfo_by_node = {}
+    if rocminfo.value is not None:
+        rocminfo_by_node = {a.node: a for a in rocminfo.value.gpus if a.node is not None}
+    if prop_paths:
+        gpus = []
+        for p in prop_paths:
+            f = snapshot.file(snap, p)
+            if not f.found:
+                continue
+            props = parse_kfd_properties(f.value or "")
+            if props.get("simd_count", 0) <= 0:
+                continue  # CPU node (kfd_topology.c: GPU nodes have SIMDs)
+            node = int(p.split("/")[-2])
+            gtv = props.get("gfx_target_version")
+            real = knowledge.gfx_from_target_version(gtv) if gtv else None
+            info = knowledge.gfx_info(real) or (knowledge.pci_lookup(props["device_id"]) if props.get("device_id") else None)
+            if real is None and info is not None:
+                real = info.gfx
+            eff, value, var = _apply_override(node, real, env)
+            vram = None
+            base = p.rsplit("/", 1)[0]
+            for mp in sorted(k for k in (files or {}) if k.startswith(base + "/mem_banks/") and k.endswith("/properties")):
+                mb = snapshot.file(snap, mp)
+                if mb.found:
+                    mprops = parse_kfd_properties(mb.value or "")
+                    vram = (vram or 0) + mprops.get("size_in_bytes", 0)
+            ra = rocminfo_by_node.get(node)
+            name = (ra.marketing_name if ra and ra.marketing_name else "") or _generic_name(info, props.get("device_id"))
+            simd_per_cu = props.get("simd_per_cu") or 0
+            cus = props["simd_count"] // simd_per_cu if simd_per_cu else (ra.compute_units if ra else None)
+            gpus.append(Gpu(node, real, eff, value, var, props.get("device_id"), name, vram, cus,
+                            props.get("wave_front_size") or (info.wave_size if info else None),
+                            props.get("drm_render_minor"), info.integrated if info else None, p, info))
+        gpus = _name_from_runtime(gpus, snap.get("runtime"), env)
+        return found(tuple(gpus), "/sys/class/kfd/kfd/topology/nodes") if gpus else absent("/sys/class/kfd/kfd/topology/nodes")
+    # No KFD in the snapshot: fall back to rocminfo (its gfx already includes any override, rocm-facts §5.5).
+    if rocminfo.value is not None and rocminfo.value.gpus:
+        gpus = []
+        for a in rocminfo.value.gpus:
+            shown = knowledge.base_gfx(a.name)
+            info = (knowledge.pci_lookup(a.chip_id) if a.chip_id else None) or knowledge.gfx_info(shown)
+            eff, value, var = _apply_override(a.node, shown, env)
+            real = info.gfx if (value is not None and info is not None) else shown
+            gpus.append(Gpu(a.node, real, shown, value, var, a.chip_id, a.marketing_name, None, a.compute_units,
+                            info.wave_size if info else None, None, info.integrated if info else None, "rocminfo", info))
+        return found(tuple(gpus), "rocminfo")
+    kfd_dir = snapshot.path(snap, "/sys/class/kfd")
+    sysprops_absent = files is not None and files.get("/sys/class/kfd/kfd/topology/system_properties", "") is None
+    if sysprops_absent or kfd_dir.status is Status.ABSENT:
+        return absent("/sys/class/kfd")
+    return unknown("/sys/class/kfd/kfd/topology/nodes")
+
+
+def _generic_name(info: knowledge.GfxTarget | None, device_id: int | None) -> str:
+    """A name from the knowledge base when no tool reported a marketing name: chip + the products it covers."""
+    if info is None:
+        return f"AMD GPU 0x{device_id:04x}" if device_id else "AMD GPU"
+    products = ", ".join(info.products[:3]) + ("…" if len(info.products) > 3 else "")
+    return f"{info.chip}" + (f" ({products})" if products else "")
+
+
+def _name_from_runtime(gpus: list[Gpu], runtime: Any, env: Fact[dict[str, str]]) -> list[Gpu]:
+    """torch's device names, when torch saw exactly these GPUs in KFD order (no visibility filter)."""
+    if not isinstance(runtime, dict) or not isinstance(runtime.get("devices"), list):
+        return gpus
+    names = [str(d.get("name") or "") for d in runtime["devices"] if isinstance(d, dict)]
+    hidden = env.found and env.value and any(env.value.get(v) for v in
+                                             ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"))
+    if hidden or len(names) != len(gpus) or not all(names):
+        return gpus
+    return [g if g.source == "rocminfo" or "(" not in g.name and g.name.startswith(("AMD", "Radeon"))
+            else dataclasses.replace(g, name=n) for g, n in zip(gpus, names)]

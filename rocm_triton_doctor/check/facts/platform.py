@@ -1,0 +1,188 @@
+"""The operating system, kernel, WSL, containers and the process environment; and what kind of machine this is
+(AMD, NVIDIA or CPU-only), derived from the other topics."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from rocm_triton_doctor.check import snapshot
+from rocm_triton_doctor.check.facts.base import Fact, Status, absent, error, found, safe, unknown
+
+if TYPE_CHECKING:
+    from rocm_triton_doctor.check.facts import Facts
+
+
+@dataclass(frozen=True)
+class OsInfo:
+    id: str
+    version_id: str
+    pretty_name: str
+    id_like: tuple[str, ...] = ()
+
+
+# -- parsers ----------------------------------------------------------------------------------------------------
+
+def parse_key_value(text: str, sep: str = "=") -> dict[str, str]:
+    """os-release style: KEY=value or KEY="value" per line."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or sep not in line:
+            continue
+        key, _, value = line.partition(sep)
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        out[key.strip()] = value
+    return out
+
+
+def parse_kernel_config(text: str) -> dict[str, str]:
+    """Kernel .config lines: CONFIG_X=y|m|value, or '# CONFIG_X is not set' (recorded as 'n')."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        m = re.match(r"^# (CONFIG_\w+) is not set$", line)
+        if m:
+            out[m.group(1)] = "n"
+            continue
+        if line.startswith("CONFIG_") and "=" in line:
+            k, _, v = line.partition("=")
+            out[k] = v.strip().strip('"')
+    return out
+
+
+def container_from(cgroup: str | None, dockerenv: bool, containerenv: str | None) -> str | None:
+    if containerenv is not None:
+        return "podman"
+    if dockerenv:
+        return "docker"
+    if cgroup:
+        for marker, kind in (("docker", "docker"), ("kubepods", "kubernetes"), ("containerd", "containerd"),
+                             ("libpod", "podman"), ("lxc", "lxc")):
+            if marker in cgroup:
+                return kind
+    return None
+
+
+def is_wsl(proc_version: str | None, osrelease: str | None) -> bool:
+    text = f"{proc_version or ''} {osrelease or ''}".lower()
+    return "microsoft" in text or "wsl" in text
+
+
+# -- builders ---------------------------------------------------------------------------------------------------
+
+class PlatformFacts(TypedDict):
+    os: Fact[OsInfo]
+    kernel_release: Fact[str]
+    kernel_config: Fact[dict[str, str]]
+    wsl: Fact[bool]
+    container: Fact[str]
+    env: Fact[dict[str, str]]
+    which: Fact[dict[str, str | None]]
+
+
+def build(snap: Mapping[str, Any]) -> PlatformFacts:
+    release = safe("/proc/sys/kernel/osrelease", lambda: _kernel_release(snap))
+    which = snap.get("which")
+    return PlatformFacts(
+        os=safe("/etc/os-release", lambda: _os(snap)),
+        kernel_release=release,
+        kernel_config=safe("/boot/config", lambda: _kernel_config(snap, release)),
+        wsl=safe("/proc/version", lambda: _wsl(snap)),
+        container=safe("/proc/1/cgroup", lambda: _container(snap)),
+        env=safe("env", lambda: _env(snap)),
+        which=found(dict(which), "which") if isinstance(which, dict) else unknown("which"),
+    )
+
+
+def _os(snap: Mapping[str, Any]) -> Fact[OsInfo]:
+    f = snapshot.file(snap, "/etc/os-release")
+    if not f.found:
+        alt = snapshot.file(snap, "/usr/lib/os-release")
+        if alt.found:
+            f = alt
+    if not f.found:
+        return Fact(f.status, None, f.source, f.error)
+    kv = parse_key_value(f.value or "")
+    if "ID" not in kv:
+        return error(f.source, "no ID= line")
+    return found(OsInfo(kv.get("ID", "").lower(), kv.get("VERSION_ID", ""), kv.get("PRETTY_NAME", kv.get("NAME", "")),
+                        tuple(kv.get("ID_LIKE", "").split())), f.source)
+
+
+def _kernel_release(snap: Mapping[str, Any]) -> Fact[str]:
+    f = snapshot.file(snap, "/proc/sys/kernel/osrelease")
+    if f.found and (f.value or "").strip():
+        return found((f.value or "").strip(), f.source)
+    pv = snapshot.file(snap, "/proc/version")
+    if pv.found:
+        m = re.search(r"Linux version (\S+)", pv.value or "")
+        if m:
+            return found(m.group(1), pv.source)
+        return error(pv.source, "no 'Linux version' in /proc/version")
+    return Fact(f.status if f.status is not Status.FOUND else Status.UNKNOWN, None, f.source, f.error)
+
+
+def _kernel_config(snap: Mapping[str, Any], release: Fact[str]) -> Fact[dict[str, str]]:
+    if not release.found:
+        return unknown("/boot/config-<release>")
+    f = snapshot.file(snap, f"/boot/config-{release.value}")
+    if not f.found:
+        return Fact(f.status, None, f.source, f.error)
+    return found(parse_kernel_config(f.value or ""), f.source)
+
+
+def _wsl(snap: Mapping[str, Any]) -> Fact[bool]:
+    pv, rel = snapshot.file(snap, "/proc/version"), snapshot.file(snap, "/proc/sys/kernel/osrelease")
+    if not (pv.found or rel.found):
+        return unknown("/proc/version")
+    dxg = snapshot.path(snap, "/dev/dxg")
+    return found(is_wsl(pv.value, rel.value) or dxg.found, "/proc/version")
+
+
+def _container(snap: Mapping[str, Any]) -> Fact[str]:
+    cg = snapshot.file(snap, "/proc/1/cgroup")
+    denv, cenv = snapshot.path(snap, "/.dockerenv"), snapshot.file(snap, "/run/.containerenv")
+    if not (cg.known or denv.known or cenv.known):
+        return unknown("/proc/1/cgroup")
+    kind = container_from(cg.value, denv.found, cenv.value if cenv.found else None)
+    return found(kind, "/proc/1/cgroup, /.dockerenv, /run/.containerenv") if kind else absent("/proc/1/cgroup")
+
+
+def _env(snap: Mapping[str, Any]) -> Fact[dict[str, str]]:
+    e = snap.get("env")
+    if not isinstance(e, dict):
+        return unknown("env")
+    return found({str(k): str(v) for k, v in e.items() if v is not None}, "env")
+
+
+# -- what kind of machine, from the facts of every topic -------------------------------------------------------
+
+def amd_host(f: Facts) -> bool | None:
+    """Is this an AMD GPU machine? True/False when we can tell, None when the snapshot does not say."""
+    if f.amd_gpus_present:
+        return True
+    if f.pci_amd_gpus:
+        return True
+    if f.amdgpu_initstate.found and f.amdgpu_initstate.value == "live":
+        return True
+    if f.dev_kfd.found:
+        return True
+    if f.amd_gpus_present is False or f.amdgpu_initstate.known:
+        return False
+    return None
+
+
+def accelerator(f: Facts) -> str:
+    """amd | nvidia | cpu | unknown — what kind of accelerator this machine has."""
+    if amd_host(f):
+        return "amd"
+    if f.nvidia_gpus_present:
+        return "nvidia"
+    if amd_host(f) is False or f.nvidia.known:
+        return "cpu"
+    return "unknown"

@@ -1,0 +1,164 @@
+"""The target Python environment (version, venv, installed distributions) and what follows from it about torch:
+its build (ROCm / CUDA / CPU), version, bundled ROCm and download index."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from rocm_triton_doctor import knowledge
+from rocm_triton_doctor.check.facts.base import Fact, error, found, safe, unknown
+
+if TYPE_CHECKING:
+    from rocm_triton_doctor.check.facts import Facts
+
+
+def norm_name(name: str) -> str:
+    """PEP 503 name normalisation: 'PyTorch_Triton.ROCm' -> 'pytorch-triton-rocm'."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass(frozen=True)
+class Distribution:
+    name: str
+    version: str
+    requires: tuple[str, ...]
+    location: str = ""
+
+    @property
+    def local(self) -> str:
+        return self.version.split("+", 1)[1] if "+" in self.version else ""
+
+    def pinned(self, names: set[str]) -> tuple[str, str] | None:
+        """The (distribution, specifier) this one requires among `names`, ignoring extras-only requirements."""
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        for req_text in self.requires:
+            try:
+                req = Requirement(req_text)
+            except InvalidRequirement:
+                continue
+            if req.marker is not None and "extra" in str(req.marker):
+                continue
+            if req.marker is not None:
+                try:
+                    if not req.marker.evaluate():
+                        continue
+                except Exception:  # noqa: BLE001 - a marker we cannot evaluate: keep the requirement
+                    pass
+            key = norm_name(req.name)
+            if key in names:
+                return key, str(req.specifier)
+        return None
+
+
+@dataclass(frozen=True)
+class PythonEnv:
+    executable: str
+    version: str
+    virtualenv: bool | None
+    conda: bool | None
+    externally_managed: bool | None
+    python_h: bool | None
+    include_dir: str
+    distributions: Mapping[str, Distribution]
+    triton_owners: tuple[str, ...]
+
+    def dist(self, name: str) -> Distribution | None:
+        return self.distributions.get(norm_name(name))
+
+
+# -- builder ----------------------------------------------------------------------------------------------------
+
+class PythonFacts(TypedDict):
+    python: Fact[PythonEnv]
+
+
+def build(snap: Mapping[str, Any]) -> PythonFacts:
+    return PythonFacts(python=safe("python", lambda: _python(snap)))
+
+
+def _python(snap: Mapping[str, Any]) -> Fact[PythonEnv]:
+    p = snap.get("python")
+    if not isinstance(p, dict):
+        return unknown("python")
+    if p.get("error") and "version" not in p:
+        return error("python", str(p["error"]))
+    dists = {}
+    for name, d in (p.get("distributions") or {}).items():
+        if isinstance(d, dict):
+            dists[norm_name(name)] = Distribution(norm_name(name), str(d.get("version", "")),
+                                                  tuple(str(r) for r in d.get("requires") or ()),
+                                                  str(d.get("location") or ""))
+        elif isinstance(d, str):  # hand-written: {"torch": "2.7.1+rocm6.3"}
+            dists[norm_name(name)] = Distribution(norm_name(name), d, ())
+    owners = p.get("triton_owners")
+    return found(PythonEnv(str(p.get("executable", "")), str(p.get("version", "")), p.get("virtualenv"),
+                           p.get("conda"), p.get("externally_managed"), p.get("python_h"),
+                           str(p.get("include_dir") or ""), dists,
+                           tuple(norm_name(o) for o in owners) if isinstance(owners, list) else ()), "python")
+
+
+# -- the installed torch, from the runtime probe when it ran, else from wheel metadata ---------------------------
+
+def torch_build(f: Facts) -> str:
+    """rocm | cuda | cpu | missing | unknown: from the runtime probe when it ran, else from wheel metadata."""
+    if f.runtime.found and f.runtime.value and f.runtime.value.torch_version:
+        return f.runtime.value.build
+    if f.python.found and f.python.value:
+        d = f.python.value.dist("torch")
+        if d is None:
+            return "missing"
+        local = d.local.lower()
+        if local.startswith("rocm"):
+            return "rocm"
+        if local.startswith("cu"):
+            return "cuda"
+        if local.startswith("cpu"):
+            return "cpu"
+        # No local tag: PyPI's Linux x86_64 torch is the CUDA build (it requires nvidia-* runtime wheels).
+        if any(r.lower().startswith(("nvidia-", "cuda-")) for r in d.requires):
+            return "cuda"
+        return "unknown"
+    if f.runtime.found and f.runtime.value and f.runtime.value.torch_import_failed:
+        return "missing"
+    return "unknown"
+
+
+def rocm_torch(f: Facts) -> bool:
+    return torch_build(f) == "rocm"
+
+
+def torch_version(f: Facts) -> str | None:
+    if f.runtime.found and f.runtime.value and f.runtime.value.torch_version:
+        return f.runtime.value.torch_version
+    if f.python.found and f.python.value:
+        d = f.python.value.dist("torch")
+        return d.version if d else None
+    return None
+
+
+def torch_rocm(f: Facts) -> str | None:
+    """The ROCm major.minor bundled in the installed torch: from its +rocmX.Y tag, else from torch.version.hip."""
+    v = torch_version(f)
+    text = v.split("+rocm", 1)[1] if v and "+rocm" in v else None
+    if text is None and f.runtime.found and f.runtime.value and f.runtime.value.hip_version:
+        text = f.runtime.value.hip_version
+    m = re.match(r"^(\d+\.\d+)", text or "")
+    return m.group(1) if m else None
+
+
+def torch_index_url(version: str) -> str | None:
+    """The download.pytorch.org index a ROCm torch came from: '2.9.1+rocm6.4' -> .../whl/rocm6.4. AMD's builds carry
+    '.git<hash>' after the ROCm version ('+rocm6.4.1.git1ded221d'); it is not part of the index name."""
+    if "+rocm" not in version:
+        return None
+    return knowledge.index_url("rocm" + version.split("+rocm", 1)[1].split(".git")[0])
+
+
+def build_tag(local: str) -> str:
+    """'rocm6.4.1.git1ded221d' -> 'rocm6.4.1'; '' (PyPI default build) stays ''."""
+    m = re.match(r"^(rocm\d+(?:\.\d+)*|cu\d+|cpu|xpu)", local)
+    return m.group(1) if m else local

@@ -1,0 +1,129 @@
+"""What ROCm's own tools report: rocminfo's HSA agents and rocm_agent_enumerator's gfx list."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+from rocm_triton_doctor.check import snapshot
+from rocm_triton_doctor.check.facts.base import Fact, Status, error, found, safe
+
+
+@dataclass
+class RocminfoAgent:
+    name: str = ""
+    marketing_name: str = ""
+    device_type: str = ""
+    node: int | None = None
+    uuid: str = ""
+    chip_id: int | None = None
+    compute_units: int | None = None
+    isas: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RocminfoReport:
+    agents: list[RocminfoAgent] = field(default_factory=list)
+    rock_loaded: bool | None = None
+    errors: list[str] = field(default_factory=list)  # lines that say what went wrong (permission, HSA errors)
+
+    @property
+    def gpus(self) -> list[RocminfoAgent]:
+        return [a for a in self.agents if a.device_type.upper() == "GPU"]
+
+
+# -- parsers (formats checked against the captures in tests/fixtures/text) ------------------------------------
+
+_ERROR_PATTERNS = ("Unable to open /dev/kfd", "is not member of", "hsa api call failure", "HSA_STATUS_ERROR",
+                   "ROCk module is NOT", "Failed to get user name")
+
+
+def _int_prefix(value: str) -> int | None:
+    m = re.match(r"^\s*(\d+)", value)
+    return int(m.group(1)) if m else None
+
+
+def parse_rocminfo(text: str) -> RocminfoReport:
+    """rocminfo's agent blocks: '  Name:   gfx1100', '  Node:  1', '  Device Type: GPU', ISA 'Name:' lines."""
+    rep = RocminfoReport()
+    cur: RocminfoAgent | None = None
+    in_isa = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("ROCk module") and "is loaded" in line:
+            rep.rock_loaded = True
+        if any(p in line for p in _ERROR_PATTERNS):
+            rep.errors.append(line[:300])
+            if line.startswith("ROCk module is NOT"):
+                rep.rock_loaded = False
+        if re.match(r"^Agent \d+$", line):
+            cur = RocminfoAgent()
+            rep.agents.append(cur)
+            in_isa = False
+            continue
+        if cur is None or ":" not in line:
+            continue
+        if line.startswith("ISA Info"):
+            in_isa = True
+            continue
+        key, _, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if in_isa:
+            if key == "Name" and value.startswith("amdgcn"):
+                cur.isas.append(value)
+            continue
+        if key == "Name" and not cur.name:
+            cur.name = value
+        elif key == "Marketing Name":
+            cur.marketing_name = value
+        elif key == "Device Type":
+            cur.device_type = value
+        elif key == "Node":
+            cur.node = _int_prefix(value)
+        elif key == "Uuid":
+            cur.uuid = value
+        elif key == "Chip ID":
+            cur.chip_id = _int_prefix(value)
+        elif key == "Compute Unit":
+            cur.compute_units = _int_prefix(value)
+    return rep
+
+
+def parse_agent_enumerator(text: str) -> list[str]:
+    return [ln.strip() for ln in text.splitlines() if re.match(r"^gfx[0-9a-f]+$", ln.strip())]
+
+
+# -- builders ---------------------------------------------------------------------------------------------------
+
+class RocminfoFacts(TypedDict):
+    rocminfo: Fact[RocminfoReport]
+    agent_enumerator: Fact[tuple[str, ...]]
+
+
+def build(snap: Mapping[str, Any]) -> RocminfoFacts:
+    enum = snapshot.command(snap, "rocm_agent_enumerator")
+    return RocminfoFacts(
+        rocminfo=safe("rocminfo", lambda: _rocminfo(snap)),
+        agent_enumerator=(found(tuple(parse_agent_enumerator(enum.value.stdout)), enum.source)
+                          if enum.found and enum.value is not None else Fact(enum.status, None, enum.source)),
+    )
+
+
+def _rocminfo(snap: Mapping[str, Any]) -> Fact[RocminfoReport]:
+    c = snapshot.command(snap, "rocminfo")
+    if not c.found or c.value is None:
+        return Fact(c.status, None, c.source, c.error)
+    run = c.value
+    if run.timed_out:
+        return error(c.source, "timed out")
+    rep = parse_rocminfo(run.stdout + "\n" + run.stderr)
+    if not rep.agents and (run.returncode not in (0, None) or rep.errors):
+        msg = rep.errors[0] if rep.errors else f"exit code {run.returncode}"
+        return Fact(Status.ERROR, rep, c.source, msg)
+    if not rep.agents:
+        return error(c.source, "no HSA agents in output")
+    return found(rep, c.source)

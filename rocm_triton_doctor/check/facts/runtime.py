@@ -1,0 +1,78 @@
+"""What torch and Triton said when the runtime probe imported them in the target Python (DESIGN §2)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from rocm_triton_doctor.check.facts.base import Fact, Status, error, found, safe, unknown
+
+
+@dataclass(frozen=True)
+class RuntimeDevice:
+    index: int
+    name: str
+    gcn_arch: str | None
+    capability: tuple[int, ...]
+    total_memory: int | None
+
+
+@dataclass(frozen=True)
+class Runtime:
+    torch_version: str | None
+    hip_version: str | None
+    cuda_version: str | None
+    is_available: bool | None
+    devices: tuple[RuntimeDevice, ...]
+    arch_list: tuple[str, ...] | None
+    triton_version: str | None
+    triton_backend: str | None
+    triton_arch: str | None
+    triton_error: str | None
+    error: str | None
+    torch_import_failed: bool = False
+    timed_out: bool = False
+
+    @property
+    def build(self) -> str:
+        """rocm | cuda | cpu | unknown, from torch.version.{hip,cuda}."""
+        if self.torch_version is None:
+            return "unknown"
+        if self.hip_version:
+            return "rocm"
+        if self.cuda_version:
+            return "cuda"
+        return "cpu"
+
+
+class RuntimeFacts(TypedDict):
+    runtime: Fact[Runtime]
+
+
+def build(snap: Mapping[str, Any]) -> RuntimeFacts:
+    return RuntimeFacts(runtime=safe("runtime", lambda: _runtime(snap)))
+
+
+def _runtime(snap: Mapping[str, Any]) -> Fact[Runtime]:
+    r = snap.get("runtime")
+    if r is None:
+        return unknown("runtime")
+    if not isinstance(r, dict):
+        return error("runtime", "not an object")
+    devices: list[RuntimeDevice] = []
+    for d in r.get("devices") or []:
+        if isinstance(d, dict):
+            cap = d.get("capability") or ()
+            devices.append(RuntimeDevice(int(d.get("index", len(devices))), str(d.get("name", "")),
+                                         d.get("gcnArchName"), tuple(int(x) for x in cap), d.get("total_memory")))
+    arch = r.get("arch_list")
+    rt = Runtime(r.get("torch_version"), r.get("hip_version"), r.get("cuda_version"), r.get("is_available"),
+                 tuple(devices), tuple(arch) if isinstance(arch, list) else None, r.get("triton_version"),
+                 r.get("triton_backend"), r.get("triton_arch"), r.get("triton_error"), r.get("error"),
+                 bool(r.get("torch_import_failed")), bool(r.get("timed_out")))
+    if rt.timed_out:
+        return Fact(Status.ERROR, rt, "runtime probe", str(r.get("error") or "timed out"))
+    if rt.torch_version is None and rt.error and not rt.torch_import_failed:
+        return Fact(Status.ERROR, rt, "runtime probe", rt.error)
+    return found(rt, "runtime probe")
