@@ -6,7 +6,19 @@ import dataclasses
 import traceback
 from collections.abc import Iterable, Sequence
 
-from rocm_triton_doctor.check.checks import access, driver, gpus, health, overrides, platform, rocm, torch, triton
+from rocm_triton_doctor.check.checks import (
+    access,
+    driver,
+    gpus,
+    nvidia,
+    overrides,
+    platform,
+    probes,
+    python,
+    rocm,
+    torch,
+    triton,
+)
 from rocm_triton_doctor.check.checks.base import Check
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.findings import Finding, Severity
@@ -18,9 +30,11 @@ REGISTRY: tuple[Check, ...] = (
     *gpus.CHECKS,
     *overrides.CHECKS,
     *rocm.CHECKS,
+    *python.CHECKS,
     *torch.CHECKS,
     *triton.CHECKS,
-    *health.CHECKS,
+    *probes.CHECKS,
+    *nvidia.CHECKS,
 )
 INTERNAL_ERROR = "internal-error"
 

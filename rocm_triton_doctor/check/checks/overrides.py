@@ -39,7 +39,7 @@ def _runtime_rocm(f: Facts) -> Version | None:
        "libhsakmt parses it with sscanf('%u.%u.%u%c'); anything else makes HSA initialisation fail, silently unless "
        "HSAKMT_DEBUG_LEVEL is set, so torch just sees no GPU.",
        "Use three decimal numbers MAJOR.MINOR.STEPPING (10.3.0 for gfx1030, 11.0.0 for gfx1100), or unset it.")
-def override_format(f: Facts) -> Iterable[Finding]:
+def hsa_override_format(f: Facts) -> Iterable[Finding]:
     if not f.env.found:
         yield skip("environment not recorded")
         return
@@ -99,7 +99,7 @@ def _needed(f: Facts) -> tuple[list[tuple[Gpu, knowledge.OverrideRule]], tuple[s
        "lacks its gfx but carries a same-family target.",
        "Without it, consumer GPUs such as gfx1031/gfx1032 (RX 6700/6600) abort with hipErrorNoBinaryForGpu.",
        "Export the value the finding prints (per node on mixed machines); better, use a wheel that has the target.")
-def override_needed(f: Facts) -> Iterable[Finding]:
+def hsa_override_needed(f: Facts) -> Iterable[Finding]:
     gpus = amd_gpus(f)
     if not gpus:
         yield skip("not applicable: no AMD GPU")
@@ -138,7 +138,7 @@ def override_needed(f: Facts) -> Iterable[Finding]:
        "another GPU family, or a global value on a machine with mixed GPUs.",
        "The runtime loads code built for another ISA: it loses tuned kernels at best and faults or hangs at worst.",
        "Unset it, or use the per-node form for the GPU that needs it.")
-def override_harmful(f: Facts) -> Iterable[Finding]:
+def hsa_override_harmful(f: Facts) -> Iterable[Finding]:
     ovs = _override_vars(f)
     if not ovs:
         yield skip("no override set")
@@ -184,4 +184,4 @@ def _same_override_family(real: str, forced: str | None) -> bool:
     return any(r.target == forced for r in knowledge.override_rules(real))
 
 
-CHECKS = (override_format, override_needed, override_harmful)
+CHECKS = (hsa_override_format, hsa_override_needed, hsa_override_harmful)

@@ -129,7 +129,7 @@ def wsl(f: Facts) -> Iterable[Finding]:
        "A container started without --device=/dev/kfd --device=/dev/dri sees no AMD GPU at all; torch then "
        "reports no devices and Triton finds 0 active drivers.",
        "Restart the container with the devices and the video/render groups.")
-def container(f: Facts) -> Iterable[Finding]:
+def container_passthrough(f: Facts) -> Iterable[Finding]:
     if f.container.status is Status.UNKNOWN:
         yield skip("cannot tell whether this is a container")
         return
@@ -159,7 +159,7 @@ def container(f: Facts) -> Iterable[Finding]:
 @check("kernel-config-hsa", "platform", "The running kernel was built with CONFIG_HSA_AMD (the KFD compute interface).",
        "Without CONFIG_HSA_AMD amdgpu drives the display but exposes no /dev/kfd, so no ROCm program can use the GPU.",
        "Boot a distribution kernel (they enable it) or rebuild with CONFIG_HSA_AMD=y.")
-def kernel_config(f: Facts) -> Iterable[Finding]:
+def kernel_config_hsa(f: Facts) -> Iterable[Finding]:
     if f.kfd_topology.found or (f.dev_kfd.found and not f.wsl.value):
         yield ok("kernel has KFD (CONFIG_HSA_AMD) — /dev/kfd and the KFD topology exist")
         return
@@ -189,4 +189,4 @@ def kernel_config(f: Facts) -> Iterable[Finding]:
                        needs_sudo=True, needs_reboot=True))
 
 
-CHECKS = (os_supported, wsl, container, kernel_config)
+CHECKS = (os_supported, wsl, container_passthrough, kernel_config_hsa)

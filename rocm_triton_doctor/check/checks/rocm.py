@@ -44,7 +44,7 @@ def rocm_install(f: Facts) -> Iterable[Finding]:
        "When both are present, a process can load libraries from both (via LD_LIBRARY_PATH or Triton's HIP "
        "search), mixing two HIP runtimes (ROCm/triton#626).",
        "Keep them aligned, or keep the system ROCm out of torch processes' library path.")
-def rocm_torch_mismatch(f: Facts) -> Iterable[Finding]:
+def rocm_torch_hip_mismatch(f: Facts) -> Iterable[Finding]:
     if not rocm_torch(f):
         yield skip("no ROCm build of torch")
         return
@@ -69,7 +69,7 @@ def rocm_torch_mismatch(f: Facts) -> Iterable[Finding]:
        "Libraries found through LD_LIBRARY_PATH can replace the ones bundled in the wheel: two HIP runtimes or "
        "mismatched rocBLAS in one process ('invalid device function', segfaults at init).",
        "Remove /opt/rocm*/lib from LD_LIBRARY_PATH for processes that use the pip wheel.")
-def ld_library_path(f: Facts) -> Iterable[Finding]:
+def ld_library_path_rocm(f: Facts) -> Iterable[Finding]:
     if not f.env.found:
         yield skip("environment not recorded")
         return
@@ -93,4 +93,4 @@ def ld_library_path(f: Facts) -> Iterable[Finding]:
                       ("export LD_LIBRARY_PATH=$(echo \"$LD_LIBRARY_PATH\" | tr ':' '\\n' | grep -v rocm | paste -sd:)",)))
 
 
-CHECKS = (rocm_install, rocm_torch_mismatch, ld_library_path)
+CHECKS = (rocm_install, rocm_torch_hip_mismatch, ld_library_path_rocm)

@@ -39,40 +39,6 @@ def install_command(f: Facts) -> str:
     return f"pip install --force-reinstall torch torchvision torchaudio --index-url {CPU_INDEX}"
 
 
-@check("python-version-wheels", "python", "PyTorch publishes ROCm wheels for this Python version.",
-       "pip falls back to an old or CPU-only torch, or finds none ('from versions: none'), when the Python is too "
-       "new or too old for the ROCm index.",
-       "Create a virtual environment with a supported Python (uv venv --python 3.12, or pyenv).")
-def python_version(f: Facts) -> Iterable[Finding]:
-    if not f.python.found or not f.python.value:
-        yield skip("Python environment unknown", f.python.describe())
-        return
-    py = f.python.value.version
-    plat = accelerator(f)
-    rels = [r for r in knowledge.torch_releases() if r.rocm_indexes]
-    ok_rels = [r for r in rels if r.supports_python(py)]
-    newest = max(rels, key=lambda r: Version(r.torch))
-    if plat != "amd":
-        yield ok(f"Python {py}")
-        return
-    if not ok_rels:
-        lo = min(rels, key=lambda r: Version(r.torch))
-        yield fail(f"no ROCm torch wheel for Python {py}",
-                   f"ROCm wheels known to the doctor need Python {newest.requires_python} (torch {newest.torch}) … "
-                   f"{lo.requires_python} (torch {lo.torch}).",
-                   evidence=("python",),
-                   fix=Fix("Use a virtual environment with a supported Python.",
-                           ("python3.12 -m venv ~/rocm-env && . ~/rocm-env/bin/activate", install_command(f))))
-        return
-    best = max(ok_rels, key=lambda r: Version(r.torch))
-    if best.torch != newest.torch:
-        yield warn(f"Python {py} limits you to torch {best.torch} on ROCm",
-                   f"The newest ROCm wheels (torch {newest.torch}) need Python {newest.requires_python}.",
-                   fix=Fix("Use Python 3.12 in a virtual environment for the newest wheels."))
-        return
-    yield ok(f"Python {py} has ROCm wheels up to torch {best.torch}")
-
-
 @check("torch-missing", "torch", "torch is installed in the target Python environment.",
        "Nothing GPU-related can run without it; `smoke` needs it.",
        "Install the build for this machine from the index the finding names.")
@@ -176,7 +142,7 @@ def torch_sees_gpu(f: Facts) -> Iterable[Finding]:
        "A PyPI torchvision next to a ROCm torch pulls a CUDA torch back in, or fails with "
        "'operator torchvision::nms does not exist'.",
        "Install torch, torchvision and torchaudio together from one index.")
-def torch_family(f: Facts) -> Iterable[Finding]:
+def torch_family_mismatch(f: Facts) -> Iterable[Finding]:
     if not f.python.found or not f.python.value:
         yield skip("Python environment unknown")
         return
@@ -215,7 +181,7 @@ def _spec(text: str):  # type: ignore[no-untyped-def]
        "Libraries that detect the GPU vendor by importing NVML can take an AMD machine for an NVIDIA one, and "
        "pynvml calls fail with 'NVML Shared Library Not Found'.",
        "Uninstall it if nothing on this AMD machine needs it.")
-def nvml(f: Facts) -> Iterable[Finding]:
+def nvml_with_rocm_torch(f: Facts) -> Iterable[Finding]:
     if not f.python.found or not f.python.value:
         yield skip("Python environment unknown")
         return
@@ -228,4 +194,4 @@ def nvml(f: Facts) -> Iterable[Finding]:
                fix=Fix("Remove it unless a tool you use requires it.", (f"pip uninstall -y {' '.join(present)}",)))
 
 
-CHECKS = (python_version, torch_missing, torch_build_mismatch, torch_sees_gpu, torch_family, nvml)
+CHECKS = (torch_missing, torch_build_mismatch, torch_sees_gpu, torch_family_mismatch, nvml_with_rocm_torch)

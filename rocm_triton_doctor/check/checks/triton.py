@@ -70,7 +70,7 @@ def triton_missing(f: Facts) -> Iterable[Finding]:
        "other's files in site-packages/triton; the last one installed wins, often the CUDA-only one "
        "(state-spaces/mamba#595).",
        "Uninstall all of them, then reinstall the one torch pins.")
-def triton_duplicates(f: Facts) -> Iterable[Finding]:
+def triton_duplicate_dists(f: Facts) -> Iterable[Finding]:
     if not f.python.found or not f.python.value:
         yield skip("Python environment unknown")
         return
@@ -97,7 +97,7 @@ def triton_duplicates(f: Facts) -> Iterable[Finding]:
        "torch is tested with one exact Triton; another version breaks torch.compile with import or codegen errors "
        "(another package's triton requirement is the usual cause).",
        "Reinstall the pinned Triton from torch's index.")
-def triton_pin(f: Facts) -> Iterable[Finding]:
+def triton_version_pin(f: Facts) -> Iterable[Finding]:
     pin = _torch_pin(f)
     inst = _installed(f)
     if pin is None:
@@ -162,7 +162,7 @@ def triton_backend(f: Facts) -> Iterable[Finding]:
 @check("triton-build-toolchain", "triton", "A C compiler and Python.h are present (Triton builds its GPU driver stub on "
        "first use).", "Without them the first Triton kernel fails: 'fatal error: Python.h: No such file or directory'.",
        "Install gcc and the Python development headers.")
-def triton_toolchain(f: Facts) -> Iterable[Finding]:
+def triton_build_toolchain(f: Facts) -> Iterable[Finding]:
     which = f.which.value if f.which.found and f.which.value else None
     if which is None or not f.python.found or not f.python.value:
         yield skip("toolchain not probed")
@@ -182,4 +182,4 @@ def triton_toolchain(f: Facts) -> Iterable[Finding]:
                       (f"sudo apt-get install -y gcc python{v}-dev",), needs_sudo=True))
 
 
-CHECKS = (triton_missing, triton_duplicates, triton_pin, triton_backend, triton_toolchain)
+CHECKS = (triton_missing, triton_duplicate_dists, triton_version_pin, triton_backend, triton_build_toolchain)

@@ -1,0 +1,51 @@
+"""The target Python: does PyTorch publish ROCm wheels for its version?"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from packaging.version import Version
+
+from rocm_triton_doctor import knowledge
+from rocm_triton_doctor.check.checks.base import check, fail, ok, skip, warn
+from rocm_triton_doctor.check.checks.torch import install_command
+from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.facts.platform import accelerator
+from rocm_triton_doctor.check.findings import Finding, Fix
+
+
+@check("python-version-wheels", "python", "PyTorch publishes ROCm wheels for this Python version.",
+       "pip falls back to an old or CPU-only torch, or finds none ('from versions: none'), when the Python is too "
+       "new or too old for the ROCm index.",
+       "Create a virtual environment with a supported Python (uv venv --python 3.12, or pyenv).")
+def python_version_wheels(f: Facts) -> Iterable[Finding]:
+    if not f.python.found or not f.python.value:
+        yield skip("Python environment unknown", f.python.describe())
+        return
+    py = f.python.value.version
+    plat = accelerator(f)
+    rels = [r for r in knowledge.torch_releases() if r.rocm_indexes]
+    ok_rels = [r for r in rels if r.supports_python(py)]
+    newest = max(rels, key=lambda r: Version(r.torch))
+    if plat != "amd":
+        yield ok(f"Python {py}")
+        return
+    if not ok_rels:
+        lo = min(rels, key=lambda r: Version(r.torch))
+        yield fail(f"no ROCm torch wheel for Python {py}",
+                   f"ROCm wheels known to the doctor need Python {newest.requires_python} (torch {newest.torch}) … "
+                   f"{lo.requires_python} (torch {lo.torch}).",
+                   evidence=("python",),
+                   fix=Fix("Use a virtual environment with a supported Python.",
+                           ("python3.12 -m venv ~/rocm-env && . ~/rocm-env/bin/activate", install_command(f))))
+        return
+    best = max(ok_rels, key=lambda r: Version(r.torch))
+    if best.torch != newest.torch:
+        yield warn(f"Python {py} limits you to torch {best.torch} on ROCm",
+                   f"The newest ROCm wheels (torch {newest.torch}) need Python {newest.requires_python}.",
+                   fix=Fix("Use Python 3.12 in a virtual environment for the newest wheels."))
+        return
+    yield ok(f"Python {py} has ROCm wheels up to torch {best.torch}")
+
+
+CHECKS = (python_version_wheels,)
