@@ -9,16 +9,14 @@ from dataclasses import replace
 from typing import Any
 from collections.abc import Callable
 
-from rocm_triton_doctor.check.checks import by_id
+from rocm_triton_doctor.check.checks import SETS, by_id
 from rocm_triton_doctor.exitcodes import ExitCode
 from rocm_triton_doctor.check.facts import Facts, build_facts
 from rocm_triton_doctor.install import env as envmod
 from rocm_triton_doctor.install import executor, lock
 from rocm_triton_doctor.install.plan import NoWheel, Options, Plan, make_plan
 
-VERIFY_CHECKS = ("torch-missing", "torch-build-mismatch", "torch-sees-gpu", "torch-family-mismatch", "gfx-torch-arch",
-                 "triton-missing", "triton-duplicate-dists", "triton-version-pin", "triton-backend",
-                 "triton-build-toolchain")
+VERIFY_CHECKS = SETS["after-install"]
 
 
 class UsageProblem(Exception):

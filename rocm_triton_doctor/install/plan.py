@@ -158,9 +158,9 @@ def make_plan(f: Facts, opts: Options, python_version: str, python: str) -> Plan
 
 def _blockers(f: Facts) -> list[str]:
     """System problems that no wheel fixes: torch will not see the GPU until they are solved."""
-    from rocm_triton_doctor.check.checks import run_checks, select
+    from rocm_triton_doctor.check.checks import SETS, run_checks, select
 
-    fails = [x for x in run_checks(f, select(["platform", "driver", "access"])) if x.severity.value == "fail"]
+    fails = [x for x in run_checks(f, select(SETS["install-blockers"])) if x.severity.value == "fail"]
     if not fails:
         return []
     return [f"Fix first (no wheel can): {x.title} [{x.id}]" for x in fails]

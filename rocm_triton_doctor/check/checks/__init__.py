@@ -38,8 +38,20 @@ REGISTRY: tuple[Check, ...] = (
 )
 INTERNAL_ERROR = "internal-error"
 
+# Named subsets that other commands run (like Homebrew's fatal_preinstall_checks): `install` refuses to promise a
+# working torch while an "install-blockers" check fails (no wheel fixes those), and verifies its work with
+# "after-install" in the new environment.
+SETS: dict[str, tuple[str, ...]] = {
+    "install-blockers": ("os-supported", "wsl", "container-passthrough", "kernel-config-hsa", "amdgpu-loaded",
+                         "kfd-present", "kfd-access", "render-access"),
+    "after-install": ("torch-missing", "torch-build-mismatch", "torch-sees-gpu", "torch-family-mismatch",
+                      "gfx-torch-arch", "triton-missing", "triton-duplicate-dists", "triton-version-pin",
+                      "triton-backend", "triton-build-toolchain"),
+}
+
 _ids = [c.id for c in REGISTRY]
 assert len(_ids) == len(set(_ids)), "duplicate check id"
+assert all(i in _ids for ids in SETS.values() for i in ids), "a named check set lists an unknown id"
 
 
 def by_id() -> dict[str, Check]:

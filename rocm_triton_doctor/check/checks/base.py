@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
-from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.facts import Fact, Facts
 from rocm_triton_doctor.check.findings import Finding, Fix, Severity
 
 CheckFn = Callable[[Facts], Iterable[Finding]]
+T = TypeVar("T")
+
+# Facts a check can declare with `needs=`: when the snapshot does not hold one (a partial snapshot, --no-runtime), the
+# check is not run and says `skip` with this title: never guess from missing facts (DESIGN §2).
+NEEDS: dict[str, str] = {
+    "python": "Python environment unknown",
+    "runtime": "runtime probe not run",
+    "env": "environment not recorded",
+}
 
 
 @dataclass(frozen=True)
@@ -19,16 +29,32 @@ class Check:
     why: str  # what breaks when it fails
     fix: str  # the usual remedy, in words
     fn: CheckFn
+    needs: tuple[str, ...] = ()  # Facts fields (keys of NEEDS) without which the check skips
 
     def __call__(self, facts: Facts) -> Iterable[Finding]:
+        for name in self.needs:
+            fact = getattr(facts, name)
+            if not fact.found or fact.value is None:
+                return [skip(NEEDS[name])]
         return self.fn(facts)
 
 
-def check(id: str, group: str, what: str, why: str, fix: str) -> Callable[[CheckFn], Check]:
+def check(id: str, group: str, what: str, why: str, fix: str, needs: tuple[str, ...] = ()) -> Callable[[CheckFn], Check]:
+    unknown = [n for n in needs if n not in NEEDS]
+    if unknown:
+        raise ValueError(f"check {id!r} needs {unknown}, which NEEDS does not know")
+
     def wrap(fn: CheckFn) -> Check:
-        return Check(id, group, what, why, fix, fn)
+        return Check(id, group, what, why, fix, fn, needs)
 
     return wrap
+
+
+def needed(fact: Fact[T]) -> T:
+    """The value of a fact the check declared in `needs=` (the check is not called without it)."""
+    if fact.value is None:
+        raise LookupError(f"a check read {fact.source or 'a fact'} without declaring it in needs=")
+    return fact.value
 
 
 def finding(severity: Severity, title: str, detail: str = "", *, evidence: Iterable[str] = (),

@@ -38,11 +38,8 @@ def _runtime_rocm(f: Facts) -> Version | None:
 @check("hsa-override-format", "overrides", "Every HSA_OVERRIDE_GFX_VERSION[_N] value is well-formed.",
        "libhsakmt parses it with sscanf('%u.%u.%u%c'); anything else makes HSA initialisation fail, silently unless "
        "HSAKMT_DEBUG_LEVEL is set, so torch just sees no GPU.",
-       "Use three decimal numbers MAJOR.MINOR.STEPPING (10.3.0 for gfx1030, 11.0.0 for gfx1100), or unset it.")
+       "Use three decimal numbers MAJOR.MINOR.STEPPING (10.3.0 for gfx1030, 11.0.0 for gfx1100), or unset it.", needs=("env",))
 def hsa_override_format(f: Facts) -> Iterable[Finding]:
-    if not f.env.found:
-        yield skip("environment not recorded")
-        return
     ovs = _override_vars(f)
     if not ovs:
         yield ok(f"{VAR} is not set")

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.check.checks.base import check, fail, ok, skip, warn
+from rocm_triton_doctor.check.checks.base import check, fail, needed, ok, warn
 from rocm_triton_doctor.check.checks.torch import install_command
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.facts.platform import accelerator
@@ -17,12 +17,9 @@ from rocm_triton_doctor.check.findings import Finding, Fix
 @check("python-version-wheels", "python", "PyTorch publishes ROCm wheels for this Python version.",
        "pip falls back to an old or CPU-only torch, or finds none ('from versions: none'), when the Python is too "
        "new or too old for the ROCm index.",
-       "Create a virtual environment with a supported Python (uv venv --python 3.12, or pyenv).")
+       "Create a virtual environment with a supported Python (uv venv --python 3.12, or pyenv).", needs=("python",))
 def python_version_wheels(f: Facts) -> Iterable[Finding]:
-    if not f.python.found or not f.python.value:
-        yield skip("Python environment unknown", f.python.describe())
-        return
-    py = f.python.value.version
+    py = needed(f.python).version
     plat = accelerator(f)
     rels = [r for r in knowledge.torch_releases() if r.rocm_indexes]
     ok_rels = [r for r in rels if r.supports_python(py)]

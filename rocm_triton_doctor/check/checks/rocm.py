@@ -68,11 +68,8 @@ def rocm_torch_hip_mismatch(f: Facts) -> Iterable[Finding]:
 @check("ld-library-path-rocm", "rocm", "LD_LIBRARY_PATH does not pull system ROCm libraries into a ROCm torch.",
        "Libraries found through LD_LIBRARY_PATH can replace the ones bundled in the wheel: two HIP runtimes or "
        "mismatched rocBLAS in one process ('invalid device function', segfaults at init).",
-       "Remove /opt/rocm*/lib from LD_LIBRARY_PATH for processes that use the pip wheel.")
+       "Remove /opt/rocm*/lib from LD_LIBRARY_PATH for processes that use the pip wheel.", needs=("env",))
 def ld_library_path_rocm(f: Facts) -> Iterable[Finding]:
-    if not f.env.found:
-        yield skip("environment not recorded")
-        return
     ldp = f.env_var("LD_LIBRARY_PATH") or ""
     rocm_dirs = [d for d in ldp.split(":") if re.search(r"/rocm[^/]*(/|$)", d)]
     if not rocm_dirs:

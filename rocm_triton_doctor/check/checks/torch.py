@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, warn
+from rocm_triton_doctor.check.checks.base import check, fail, info, needed, ok, skip, warn
 from rocm_triton_doctor.check.checks.gpus import amd_gpus
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.facts.platform import accelerator
@@ -141,12 +141,9 @@ def torch_sees_gpu(f: Facts) -> Iterable[Finding]:
 @check("torch-family-mismatch", "torch", "torchvision/torchaudio come from the same build and release as torch.",
        "A PyPI torchvision next to a ROCm torch pulls a CUDA torch back in, or fails with "
        "'operator torchvision::nms does not exist'.",
-       "Install torch, torchvision and torchaudio together from one index.")
+       "Install torch, torchvision and torchaudio together from one index.", needs=("python",))
 def torch_family_mismatch(f: Facts) -> Iterable[Finding]:
-    if not f.python.found or not f.python.value:
-        yield skip("Python environment unknown")
-        return
-    env = f.python.value
+    env = needed(f.python)
     torch = env.dist("torch")
     if torch is None:
         yield skip("torch not installed")
@@ -180,12 +177,9 @@ def _spec(text: str):  # type: ignore[no-untyped-def]
 @check("nvml-with-rocm-torch", "torch", "No NVIDIA management library (pynvml / nvidia-ml-py) next to a ROCm torch.",
        "Libraries that detect the GPU vendor by importing NVML can take an AMD machine for an NVIDIA one, and "
        "pynvml calls fail with 'NVML Shared Library Not Found'.",
-       "Uninstall it if nothing on this AMD machine needs it.")
+       "Uninstall it if nothing on this AMD machine needs it.", needs=("python",))
 def nvml_with_rocm_torch(f: Facts) -> Iterable[Finding]:
-    if not f.python.found or not f.python.value:
-        yield skip("Python environment unknown")
-        return
-    present = [n for n in ("pynvml", "nvidia-ml-py") if f.python.value.dist(n)]
+    present = [n for n in ("pynvml", "nvidia-ml-py") if needed(f.python).dist(n)]
     if not present or torch_build(f) != "rocm":
         yield ok("no NVML bindings next to a ROCm torch")
         return

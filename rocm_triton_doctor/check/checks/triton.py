@@ -8,7 +8,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.check.checks.base import check, fail, ok, skip, warn
+from rocm_triton_doctor.check.checks.base import check, fail, needed, ok, skip, warn
 from rocm_triton_doctor.check.checks.gpus import amd_gpus
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.facts.platform import accelerator
@@ -46,11 +46,8 @@ def _reinstall(f: Facts) -> str:
 
 @check("triton-missing", "triton", "A Triton distribution is installed next to a GPU build of torch.",
        "torch.compile and every Triton kernel need it; torch's ROCm wheels depend on the ROCm Triton.",
-       "Install the Triton that torch pins, from torch's index.")
+       "Install the Triton that torch pins, from torch's index.", needs=("python",))
 def triton_missing(f: Facts) -> Iterable[Finding]:
-    if not f.python.found:
-        yield skip("Python environment unknown")
-        return
     inst = _installed(f)
     if inst:
         yield ok("Triton installed: " + ", ".join(f"{n} {v}" for n, v in sorted(inst.items())))
@@ -69,12 +66,9 @@ def triton_missing(f: Facts) -> Iterable[Finding]:
        "Two distributions (e.g. pytorch-triton-rocm and PyPI triton, pulled in by another package) overwrite each "
        "other's files in site-packages/triton; the last one installed wins, often the CUDA-only one "
        "(state-spaces/mamba#595).",
-       "Uninstall all of them, then reinstall the one torch pins.")
+       "Uninstall all of them, then reinstall the one torch pins.", needs=("python",))
 def triton_duplicate_dists(f: Facts) -> Iterable[Finding]:
-    if not f.python.found or not f.python.value:
-        yield skip("Python environment unknown")
-        return
-    owners = f.python.value.triton_owners
+    owners = needed(f.python).triton_owners
     inst = _installed(f)
     if not owners and not inst:
         yield ok("no Triton distribution installed")
@@ -96,12 +90,12 @@ def triton_duplicate_dists(f: Facts) -> Iterable[Finding]:
 @check("triton-version-pin", "triton", "The installed Triton is the distribution and version torch pins.",
        "torch is tested with one exact Triton; another version breaks torch.compile with import or codegen errors "
        "(another package's triton requirement is the usual cause).",
-       "Reinstall the pinned Triton from torch's index.")
+       "Reinstall the pinned Triton from torch's index.", needs=("python",))
 def triton_version_pin(f: Facts) -> Iterable[Finding]:
     pin = _torch_pin(f)
     inst = _installed(f)
     if pin is None:
-        yield skip("torch declares no Triton requirement here" if f.python.found else "Python environment unknown")
+        yield skip("torch declares no Triton requirement here")
         return
     name, spec = pin
     if name not in inst:
@@ -128,12 +122,9 @@ def triton_version_pin(f: Facts) -> Iterable[Finding]:
 
 @check("triton-backend", "triton", "Triton's active backend is HIP (AMD) or CUDA (NVIDIA) and targets the GPU's arch.",
        "'0 active drivers' means Triton found no usable GPU backend (a CPU/CUDA torch on AMD, or no GPU access).",
-       "Fix torch first; then Triton picks the backend from torch.")
+       "Fix torch first; then Triton picks the backend from torch.", needs=("runtime",))
 def triton_backend(f: Facts) -> Iterable[Finding]:
-    if not f.runtime.found or not f.runtime.value:
-        yield skip("runtime probe not run")
-        return
-    r = f.runtime.value
+    r = needed(f.runtime)
     plat = accelerator(f)
     if plat == "cpu":
         yield skip("no GPU: Triton runs only in interpreter mode (TRITON_INTERPRET=1) here")
