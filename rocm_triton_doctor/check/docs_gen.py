@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from rocm_triton_doctor.check.checks import INTERNAL_ERROR, REGISTRY
-from rocm_triton_doctor.check.render.human import GROUP_TITLES
+from rocm_triton_doctor.check.findings import GROUP_TITLES
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 

@@ -22,6 +22,13 @@ class Severity(str, Enum):
 
 _RANK = {Severity.OK: 0, Severity.INFO: 0, Severity.SKIP: 0, Severity.WARN: 1, Severity.FAIL: 2}
 
+# The heading of each check group (a group is a module of checks/), in every renderer and in docs/findings.md.
+GROUP_TITLES = {
+    "platform": "Platform", "driver": "Kernel driver", "access": "Device access", "gpus": "GPUs",
+    "overrides": "HSA overrides", "rocm": "System ROCm", "python": "Python", "torch": "PyTorch",
+    "triton": "Triton", "probes": "Probes", "nvidia": "NVIDIA",
+}
+
 
 @dataclass(frozen=True)
 class Fix:

@@ -6,15 +6,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from rocm_triton_doctor.check.findings import Finding, Severity
+from rocm_triton_doctor.check.findings import GROUP_TITLES, Finding, Severity
 from rocm_triton_doctor.check.redact import Redactor
 from rocm_triton_doctor.check import CheckReport
 
-GROUP_TITLES = {
-    "platform": "Platform", "driver": "Kernel driver", "access": "Device access", "gpus": "GPUs",
-    "overrides": "HSA overrides", "rocm": "System ROCm", "python": "Python", "torch": "PyTorch",
-    "triton": "Triton", "probes": "Probes", "nvidia": "NVIDIA",
-}
 MARK = {Severity.OK: ("✓", "green"), Severity.INFO: ("•", "cyan"), Severity.WARN: ("!", "yellow"),
         Severity.FAIL: ("✗", "red"), Severity.SKIP: ("-", "dim")}
 

@@ -7,9 +7,8 @@ import json
 from typing import Any
 
 from rocm_triton_doctor import __version__
-from rocm_triton_doctor.check.findings import Severity
+from rocm_triton_doctor.check.findings import GROUP_TITLES, Severity
 from rocm_triton_doctor.check.redact import Redactor
-from rocm_triton_doctor.check.render.human import GROUP_TITLES
 from rocm_triton_doctor.check import CheckReport
 
 ORDER = {Severity.FAIL: 0, Severity.WARN: 1, Severity.INFO: 2, Severity.OK: 3, Severity.SKIP: 4}

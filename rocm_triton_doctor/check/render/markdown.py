@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from rocm_triton_doctor.check.findings import Severity
+from rocm_triton_doctor.check.findings import GROUP_TITLES, Severity
 from rocm_triton_doctor.check.redact import Redactor
-from rocm_triton_doctor.check.render.human import GROUP_TITLES
 from rocm_triton_doctor.check import CheckReport
 
 ICON = {Severity.OK: "✅", Severity.INFO: "ℹ️", Severity.WARN: "⚠️", Severity.FAIL: "❌", Severity.SKIP: "➖"}
