@@ -23,9 +23,3 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 def load_scenario(name: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((SCENARIOS / f"{name}.json").read_text())
     return data
-
-
-def minimal_snapshot(**sections: Any) -> dict[str, Any]:
-    snap: dict[str, Any] = {"schema": "rocm-triton-doctor/snapshot/1"}
-    snap.update(sections)
-    return snap

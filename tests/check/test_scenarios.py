@@ -7,15 +7,14 @@ diff. The table below states the intent of each scenario independently of the go
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from rocm_triton_doctor.check import diagnose
 
-from .conftest import SCENARIOS, load_scenario
+from ..conftest import FIXTURES, SCENARIOS, load_scenario
 
-GOLDEN = Path(__file__).parent / "fixtures" / "golden"
+GOLDEN = FIXTURES / "golden"
 
 # scenario -> (exit code, {finding id: severity that MUST appear})
 EXPECT: dict[str, tuple[int, dict[str, str]]] = {

@@ -1,0 +1,54 @@
+"""checks/access.py: one test per severity each check can give (and the three ways kfd-access fails)."""
+
+from __future__ import annotations
+
+from rocm_triton_doctor.check.findings import Severity
+
+from ..conftest import bob, node, one
+
+
+def test_kfd_access_skip_when_not_probed() -> None:
+    assert one("kfd-access").title == "/dev/kfd not probed"
+
+
+def test_kfd_access_ok_world_read_write() -> None:
+    f = one("kfd-access", paths={"/dev/kfd": node("0o20666")}, user=bob())
+    assert (f.severity.value, f.title) == ("ok", "/dev/kfd accessible (world read-write)")
+
+
+def test_kfd_root_only_needs_udev_rule_not_usermod() -> None:
+    f = one("kfd-access", paths={"/dev/kfd": node("0o20600", group="root")}, user=bob("render"))
+    assert f.severity is Severity.FAIL and f.fix is not None
+    assert any("udev" in c for c in f.fix.commands)
+
+
+def test_kfd_group_added_but_session_old_needs_relogin() -> None:
+    f = one("kfd-access", paths={"/dev/kfd": node("0o20660")}, user=bob(configured=["bob", "render"]))
+    assert f.severity is Severity.FAIL and f.fix is not None and f.fix.needs_relogin and not f.fix.needs_sudo
+
+
+def test_measured_access_wins_over_mode() -> None:
+    f = one("kfd-access", paths={"/dev/kfd": node("0o20666", readable=False, writable=False)}, user=bob())
+    assert f.severity is Severity.FAIL
+
+
+def test_render_access_warn_kfd_without_render_nodes() -> None:
+    f = one("render-access", paths={"/dev/kfd": node(), "/dev/dri": {"exists": True, "mode": "0o40755"}})
+    assert (f.severity.value, f.title) == ("warn", "/dev/kfd exists but no /dev/dri/renderD* node was found")
+
+
+def test_render_access_skip_without_nodes() -> None:
+    assert one("render-access").title == "no render nodes to check"
+
+
+def test_render_access_ok() -> None:
+    f = one("render-access", paths={"/dev/dri/renderD128": node("0o20660")}, user=bob("render"))
+    assert (f.severity.value, f.title) == ("ok", "/dev/dri/renderD128 accessible (member of render)")
+
+
+def test_render_access_fail_merges_nodes_with_one_cause() -> None:
+    paths = {"/dev/dri/renderD128": node("0o20660"), "/dev/dri/renderD129": node("0o20660")}
+    f = one("render-access", paths=paths, user=bob())
+    assert f.severity is Severity.FAIL
+    assert f.title == "/dev/dri/renderD128, /dev/dri/renderD129: bob is not in the 'render' group"
+    assert f.evidence == ("/dev/dri/renderD128", "/dev/dri/renderD129")

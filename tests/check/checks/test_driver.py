@@ -1,0 +1,31 @@
+"""checks/driver.py: one test per severity each check can give."""
+
+from __future__ import annotations
+
+from ..conftest import AMD_LIVE, node, one
+
+
+def test_amdgpu_loaded_ok_when_live() -> None:
+    assert one("amdgpu-loaded", files=AMD_LIVE).title == "amdgpu loaded (in-tree kernel driver)"
+
+
+def test_amdgpu_loaded_skip_when_unknown() -> None:
+    assert one("amdgpu-loaded").title == "amdgpu state unknown"
+
+
+def test_amdgpu_loaded_fail_when_not_live() -> None:
+    f = one("amdgpu-loaded", files={"/sys/module/amdgpu/initstate": "coming\n"})
+    assert (f.severity.value, f.title) == ("fail", "amdgpu module state is 'coming', not 'live'")
+
+
+def test_kfd_present_ok() -> None:
+    assert one("kfd-present", paths={"/dev/kfd": node()}).severity.value == "ok"
+
+
+def test_kfd_present_skip_when_not_probed() -> None:
+    assert one("kfd-present").title == "/dev/kfd not probed"
+
+
+def test_kfd_present_fail_when_amdgpu_live_without_kfd() -> None:
+    f = one("kfd-present", files=AMD_LIVE, paths={"/dev/kfd": None})
+    assert (f.severity.value, f.title) == ("fail", "amdgpu is loaded but there is no /dev/kfd")

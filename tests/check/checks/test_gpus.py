@@ -1,0 +1,86 @@
+"""checks/gpus.py: one test per severity each check can give."""
+
+from __future__ import annotations
+
+from ..conftest import AMD_LIVE, gpu, one, rocm_python, run, minimal_snapshot
+
+MI300X = gpu(1, 90402, 0x74A1)  # gfx942
+PCI = "/sys/bus/pci/devices"
+
+
+def pci_amd(address: str, device: str) -> dict[str, str]:
+    return {f"{PCI}/{address}/class": "0x030000\n", f"{PCI}/{address}/vendor": "0x1002\n",
+            f"{PCI}/{address}/device": f"{device}\n"}
+
+
+def test_gpus_detected_info_per_gpu() -> None:
+    f = one("gpus-detected", files=MI300X)
+    assert f.severity.value == "info" and f.title.startswith("node 1: ") and "(gfx942)" in f.title
+
+
+def test_gpus_detected_warn_when_pci_shows_more_gpus_than_kfd() -> None:
+    files = {**MI300X, **pci_amd("0000:03:00.0", "0x74a1"), **pci_amd("0000:83:00.0", "0x74a1")}
+    out = run("gpus-detected", minimal_snapshot(files=files))
+    assert [f.severity.value for f in out] == ["info", "warn"]
+    assert out[1].title == "2 AMD display devices on PCI but only 1 GPU node(s) in KFD"
+
+
+def test_gpus_detected_skip_when_unknown() -> None:
+    assert one("gpus-detected").title == "GPU list unknown"
+
+
+def test_gpus_detected_fail_on_amd_machine_without_gpu_nodes() -> None:
+    f = one("gpus-detected", files=AMD_LIVE)
+    assert (f.severity.value, f.title) == ("fail", "no AMD GPU visible to ROCm")
+
+
+IGPU_DGPU = {**gpu(1, 100306), **gpu(2, 110000)}  # gfx1036 (Raphael iGPU) + gfx1100 (Navi 31)
+
+
+def test_igpu_with_dgpu_skip_with_one_gpu() -> None:
+    assert one("igpu-with-dgpu", files=MI300X).title == "not applicable: not an iGPU + dGPU machine"
+
+
+def test_igpu_with_dgpu_ok_when_visibility_restricted() -> None:
+    assert one("igpu-with-dgpu", files=IGPU_DGPU, env={"ROCR_VISIBLE_DEVICES": "1"}).severity.value == "ok"
+
+
+def test_igpu_with_dgpu_warn_tells_which_indices_to_keep() -> None:
+    f = one("igpu-with-dgpu", files=IGPU_DGPU, env={})
+    assert f.severity.value == "warn" and f.fix is not None
+    assert f.fix.commands == ("export ROCR_VISIBLE_DEVICES=1",)
+
+
+def test_gfx_rocm_support_skip_without_system_rocm() -> None:
+    f = one("gfx-rocm-support", files={**MI300X, "/opt/rocm/.info/version": None})
+    assert f.title == "no system ROCm installed (PyTorch wheels bundle their own)"
+
+
+def test_gfx_rocm_support_info_for_unknown_rocm() -> None:
+    f = one("gfx-rocm-support", files={**MI300X, "/opt/rocm/.info/version": "99.0.0\n"})
+    assert f.severity.value == "info" and f.title.startswith("ROCm 99.0.0 is not in the doctor's knowledge")
+
+
+def test_gfx_rocm_support_ok() -> None:
+    f = one("gfx-rocm-support", files={**MI300X, "/opt/rocm/.info/version": "6.4.0\n"})
+    assert (f.severity.value, f.title) == ("ok", "gfx942 is supported by ROCm 6.4.0")
+
+
+def test_gfx_rocm_support_warn_for_unlisted_target() -> None:
+    f = one("gfx-rocm-support", files={**gpu(1, 100301), "/opt/rocm/.info/version": "6.4.0\n"})
+    assert f.severity.value == "warn" and f.title.startswith("gfx1031 (")
+
+
+def test_gfx_torch_arch_skip_without_rocm_torch() -> None:
+    assert one("gfx-torch-arch", files=MI300X, python=rocm_python("2.9.1+cu128")).severity.value == "skip"
+
+
+def test_gfx_torch_arch_ok() -> None:
+    f = one("gfx-torch-arch", files=MI300X, python=rocm_python("2.9.1+rocm6.4"))
+    assert (f.severity.value, f.title) == ("ok", "gfx942 is in torch's arch list")
+
+
+def test_gfx_torch_arch_fail_names_a_wheel_that_has_the_target() -> None:
+    f = one("gfx-torch-arch", files=gpu(1, 100301), python=rocm_python("2.5.1+rocm6.2"))
+    assert f.severity.value == "fail" and f.title.startswith("gfx1031 (")
+    assert f.fix is not None and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in f.fix.text

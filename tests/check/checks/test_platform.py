@@ -1,0 +1,87 @@
+"""checks/platform.py: one test per severity each check can give."""
+
+from __future__ import annotations
+
+from ..conftest import AMD_LIVE, node, one, rocm_python
+
+UBUNTU_2404 = 'ID=ubuntu\nVERSION_ID="24.04"\nPRETTY_NAME="Ubuntu 24.04.1 LTS"\n'
+UBUNTU_2204 = 'ID=ubuntu\nVERSION_ID="22.04"\nPRETTY_NAME="Ubuntu 22.04.5 LTS"\n'
+ARCH = 'ID=arch\nPRETTY_NAME="Arch Linux"\n'
+WSL_VERSION = "Linux version 5.15.167.4-microsoft-standard-WSL2 (root@f9c826d3017f) (gcc (GCC) 11.2.0) #1 SMP\n"
+
+
+def rocm(version: str) -> dict[str, str]:
+    return {"/opt/rocm/.info/version": version + "\n"}
+
+
+def test_os_supported_skip_without_os_release() -> None:
+    assert one("os-supported").severity.value == "skip"
+
+
+def test_os_supported_ok_when_listed() -> None:
+    f = one("os-supported", files={"/etc/os-release": UBUNTU_2204, **rocm("6.4.0")})
+    assert (f.severity.value, f.title) == ("ok", "Ubuntu 22.04.5 LTS is supported by ROCm 6.4.0")
+
+
+def test_os_supported_info_without_system_rocm_on_amd() -> None:
+    f = one("os-supported", files={"/etc/os-release": UBUNTU_2404, "/opt/rocm/.info/version": None, **AMD_LIVE})
+    assert f.severity.value == "info" and "no system ROCm" in f.title
+
+
+def test_os_supported_warn_for_unlisted_distribution() -> None:
+    f = one("os-supported", files={"/etc/os-release": ARCH, **rocm("6.4.0")})
+    assert f.severity.value == "warn" and "not an AMD-supported distribution" in f.title
+
+
+def test_os_supported_fail_for_release_too_new_for_rocm() -> None:
+    f = one("os-supported", files={"/etc/os-release": UBUNTU_2404, **rocm("5.7.0")})
+    assert (f.severity.value, f.title) == ("fail", "ROCm 5.7.0 does not support Ubuntu 24.04.1 LTS")
+    assert f.fix is not None and f.fix.needs_reboot
+
+
+def test_wsl_skip_without_proc_version() -> None:
+    assert one("wsl").severity.value == "skip"
+
+
+def test_wsl_ok_on_plain_linux() -> None:
+    assert one("wsl", files={"/proc/version": "Linux version 6.8.0-45-generic (buildd@lcy02)\n"}).title == "not WSL"
+
+
+def test_wsl_fail_with_a_download_pytorch_org_wheel() -> None:
+    f = one("wsl", files={"/proc/version": WSL_VERSION}, python=rocm_python("2.9.1+rocm6.4"))
+    assert f.severity.value == "fail" and f.fix is not None
+
+
+def test_wsl_warn_with_amds_wsl_wheel() -> None:
+    # repo.radeon.com builds carry .git<hash>: AMD documents them for WSL, so only a warning remains.
+    f = one("wsl", files={"/proc/version": WSL_VERSION}, python=rocm_python("2.6.0+rocm6.4.1.git1ded221d"))
+    assert f.severity.value == "warn"
+
+
+def test_container_passthrough_skip_when_unknown() -> None:
+    assert one("container-passthrough").severity.value == "skip"
+
+
+def test_container_passthrough_ok_outside_containers() -> None:
+    f = one("container-passthrough", files={"/proc/1/cgroup": "0::/init.scope\n"})
+    assert (f.severity.value, f.title) == ("ok", "not in a container")
+
+
+def test_container_passthrough_fail_without_devices() -> None:
+    f = one("container-passthrough", paths={"/.dockerenv": {"exists": True}, "/dev/kfd": None})
+    assert f.severity.value == "fail" and f.title.startswith("docker container without /dev/kfd")
+    assert f.fix is not None and "--device=/dev/kfd" in f.fix.commands[0]
+
+
+def test_kernel_config_hsa_ok_with_kfd() -> None:
+    assert one("kernel-config-hsa", paths={"/dev/kfd": node()}).severity.value == "ok"
+
+
+def test_kernel_config_hsa_skip_without_amd_gpu() -> None:
+    assert one("kernel-config-hsa").title == "not applicable: no AMD GPU"
+
+
+def test_kernel_config_hsa_fail_without_config_hsa_amd() -> None:
+    f = one("kernel-config-hsa", files={**AMD_LIVE, "/proc/sys/kernel/osrelease": "6.8.0\n",
+                                        "/boot/config-6.8.0": "# CONFIG_HSA_AMD is not set\nCONFIG_DRM_AMDGPU=m\n"})
+    assert (f.severity.value, f.title) == ("fail", "kernel 6.8.0 was built without CONFIG_HSA_AMD")

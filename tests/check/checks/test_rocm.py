@@ -1,0 +1,51 @@
+"""checks/rocm.py: one test per severity each check can give."""
+
+from __future__ import annotations
+
+from ..conftest import AMD_LIVE, one, rocm_python
+
+
+def test_rocm_install_info_without_system_rocm_on_amd() -> None:
+    f = one("rocm-install", files={**AMD_LIVE, "/opt/rocm/.info/version": None})
+    assert (f.severity.value, f.title) == ("info", "no system ROCm installed")
+
+
+def test_rocm_install_ok() -> None:
+    f = one("rocm-install", files={"/opt/rocm/.info/version": "6.4.0-15396\n"})
+    assert (f.severity.value, f.title) == ("ok", "ROCm 6.4.0 at /opt/rocm")
+
+
+def test_rocm_install_skip_when_unknown() -> None:
+    assert one("rocm-install").title == "system ROCm unknown"
+
+
+def test_rocm_torch_hip_mismatch_skip_without_rocm_torch() -> None:
+    assert one("rocm-torch-hip-mismatch", python=rocm_python("2.9.1+cu128")).title == "no ROCm build of torch"
+
+
+def test_rocm_torch_hip_mismatch_ok_when_aligned() -> None:
+    f = one("rocm-torch-hip-mismatch", files={"/opt/rocm/.info/version": "6.4.0\n"}, python=rocm_python("2.9.1+rocm6.4"))
+    assert (f.severity.value, f.title) == ("ok", "system ROCm 6.4.0 matches torch's bundled ROCm 6.4")
+
+
+def test_rocm_torch_hip_mismatch_warn() -> None:
+    f = one("rocm-torch-hip-mismatch", files={"/opt/rocm/.info/version": "6.2.0\n"}, python=rocm_python("2.9.1+rocm6.4"))
+    assert (f.severity.value, f.title) == ("warn", "system ROCm 6.2.0 differs from torch's bundled ROCm 6.4")
+
+
+def test_ld_library_path_rocm_skip_without_env() -> None:
+    assert one("ld-library-path-rocm").title == "environment not recorded"
+
+
+def test_ld_library_path_rocm_ok() -> None:
+    assert one("ld-library-path-rocm", env={"LD_LIBRARY_PATH": "/usr/local/lib"}).severity.value == "ok"
+
+
+def test_ld_library_path_rocm_info_without_rocm_torch() -> None:
+    assert one("ld-library-path-rocm", env={"LD_LIBRARY_PATH": "/opt/rocm/lib"}).severity.value == "info"
+
+
+def test_ld_library_path_pulls_system_rocm() -> None:
+    f = one("ld-library-path-rocm", env={"LD_LIBRARY_PATH": "/opt/rocm-6.1.0/lib:/usr/local/lib"},
+            python=rocm_python("2.8.0+rocm6.4"))
+    assert f.severity.value == "warn"

@@ -1,0 +1,108 @@
+"""checks/torch.py: one test per severity each check can give."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..conftest import AMD_LIVE, gpu, one, rocm_python
+
+NO_AMD = {"/sys/module/amdgpu/initstate": None}  # amdgpu probed and absent: not an AMD machine
+NVIDIA_SMI = {"nvidia-smi": {"argv": ["nvidia-smi"], "returncode": 0,
+                             "stdout": "NVIDIA H200, 580.159.03, 143771 MiB, 9.0, 00000000:19:00.0\n"}}
+MI300X = "AMD Instinct MI300X"
+
+
+def no_torch() -> dict[str, Any]:
+    py = rocm_python("2.9.1+rocm6.4")
+    del py["distributions"]["torch"]
+    return py
+
+
+def runtime(available: bool, *names: str) -> dict[str, Any]:
+    return {"torch_version": "2.9.1+rocm6.4", "hip_version": "6.4.43482", "is_available": available,
+            "devices": [{"index": i, "name": n, "gcnArchName": "gfx942:sramecc+:xnack-"} for i, n in enumerate(names)]}
+
+
+def test_torch_missing_skip_without_python() -> None:
+    assert one("torch-missing").title == "Python environment unknown"
+
+
+def test_torch_missing_ok() -> None:
+    assert one("torch-missing", python=rocm_python("2.9.1+rocm6.4")).title == "torch 2.9.1+rocm6.4 installed"
+
+
+def test_torch_missing_fail_on_a_gpu_machine() -> None:
+    f = one("torch-missing", files=AMD_LIVE, python=no_torch())
+    assert f.severity.value == "fail" and f.fix is not None and "--index-url" in f.fix.commands[0]
+
+
+def test_torch_missing_warn_on_a_cpu_machine() -> None:
+    f = one("torch-missing", files=NO_AMD, python=no_torch())
+    assert f.severity.value == "warn" and f.fix is not None and f.fix.commands[0].endswith("/whl/cpu")
+
+
+def test_torch_build_mismatch_skip_when_torch_unknown() -> None:
+    assert one("torch-build-mismatch").title == "torch build unknown"
+
+
+def test_torch_build_mismatch_info_gpu_build_on_cpu_machine() -> None:
+    f = one("torch-build-mismatch", files=NO_AMD, python=rocm_python("2.9.1+rocm6.4"))
+    assert (f.severity.value, f.title) == ("info", "torch 2.9.1+rocm6.4 is a ROCM build on a machine without that GPU")
+
+
+def test_torch_build_mismatch_ok() -> None:
+    f = one("torch-build-mismatch", files=AMD_LIVE, python=rocm_python("2.9.1+rocm6.4"))
+    assert (f.severity.value, f.title) == ("ok", "torch 2.9.1+rocm6.4 is a ROCm build, matching this AMD machine")
+
+
+def test_torch_build_mismatch_fail_cuda_torch_on_amd() -> None:
+    f = one("torch-build-mismatch", files=AMD_LIVE, python=rocm_python("2.9.1+cu128"))
+    assert (f.severity.value, f.title) == ("fail", "torch 2.9.1+cu128 is a CUDA build on an AMD GPU machine")
+
+
+def test_torch_build_mismatch_warn_cpu_torch_on_nvidia() -> None:
+    f = one("torch-build-mismatch", commands=NVIDIA_SMI, python=rocm_python("2.9.1+cpu"))
+    assert (f.severity.value, f.title) == ("warn", "torch 2.9.1+cpu is a CPU-only build on an NVIDIA GPU machine")
+
+
+def test_torch_sees_gpu_skip_without_runtime_probe() -> None:
+    assert one("torch-sees-gpu").title.startswith("runtime probe not run")
+
+
+def test_torch_sees_gpu_fail_when_rocm_torch_sees_nothing() -> None:
+    f = one("torch-sees-gpu", files={**AMD_LIVE, **gpu(1, 90402)}, runtime=runtime(False))
+    assert (f.severity.value, f.title) == ("fail", "torch 2.9.1+rocm6.4 does not see any GPU")
+
+
+def test_torch_sees_gpu_ok() -> None:
+    f = one("torch-sees-gpu", files=gpu(1, 90402), runtime=runtime(True, MI300X))
+    assert (f.severity.value, f.title) == ("ok", "torch sees 1 GPU(s): 0: AMD Instinct MI300X (gfx942:sramecc+:xnack-)")
+
+
+def test_torch_sees_gpu_warn_when_a_gpu_is_missing() -> None:
+    f = one("torch-sees-gpu", files={**gpu(1, 90402), **gpu(2, 90402)}, env={}, runtime=runtime(True, MI300X))
+    assert (f.severity.value, f.title) == ("warn", "torch sees 1 of 2 GPUs")
+
+
+def test_torch_family_mismatch_skip_without_python() -> None:
+    assert one("torch-family-mismatch").title == "Python environment unknown"
+
+
+def test_torch_family_mismatch_detects_pypi_torchvision() -> None:
+    py = rocm_python("2.7.1+rocm6.3", extra={"torchvision": "0.22.1"})
+    assert one("torch-family-mismatch", python=py).severity.value == "fail"
+    py = rocm_python("2.6.0+rocm6.4.1.git1ded221d", extra={"torchvision": "0.21.0+rocm6.4.1.git4040d51f"})
+    assert one("torch-family-mismatch", python=py).severity.value == "ok"
+
+
+def test_nvml_with_rocm_torch_skip_without_python() -> None:
+    assert one("nvml-with-rocm-torch").title == "Python environment unknown"
+
+
+def test_nvml_with_rocm_torch_ok() -> None:
+    assert one("nvml-with-rocm-torch", python=rocm_python("2.9.1+rocm6.4")).severity.value == "ok"
+
+
+def test_nvml_with_rocm_torch_warn() -> None:
+    f = one("nvml-with-rocm-torch", python=rocm_python("2.9.1+rocm6.4", extra={"pynvml": "12.0.0"}))
+    assert (f.severity.value, f.title) == ("warn", "pynvml installed next to a ROCm torch")

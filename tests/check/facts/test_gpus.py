@@ -1,0 +1,55 @@
+"""facts/gpus.py: KFD node properties -> Gpu (real gfx, overrides, name, VRAM), and the rocminfo fallback."""
+
+from __future__ import annotations
+
+from rocm_triton_doctor.check.facts import Status
+from rocm_triton_doctor.check.facts.gpus import parse_amd_smi_static, parse_kfd_properties
+
+from ..conftest import KFD, facts, gpu
+
+
+def test_kfd_properties_ignores_junk_lines() -> None:
+    props = parse_kfd_properties("simd_count 80\ngfx_target_version 110501\njunk\nx y z\nbad value\n")
+    assert props == {"simd_count": 80, "gfx_target_version": 110501}
+
+
+def test_amd_smi_static_json_shapes() -> None:
+    text = '[{"gpu": 0, "asic": {"market_name": "MI325X", "device_id": "0x74a5", "target_graphics_version": "gfx942"}}]'
+    assert parse_amd_smi_static(text)[0]["target_graphics_version"] == "gfx942"
+    assert parse_amd_smi_static('{"gpu_data": ' + text + "}")[0]["device_id"] == "0x74a5"
+    assert parse_amd_smi_static("not json") == []
+
+
+def test_gpu_from_kfd_skips_cpu_nodes_and_sums_vram() -> None:
+    files = {f"{KFD}/0/properties": "simd_count 0\n", **gpu(2, 90402, 0x74A1),
+             f"{KFD}/2/mem_banks/0/properties": "heap_type 1\nsize_in_bytes 206141652992\n"}
+    (g,) = facts(files=files).gpus.value or ()
+    assert (g.node, g.gfx, g.effective_gfx, g.compute_units, g.vram_bytes) == (2, "gfx942", "gfx942", 40, 206141652992)
+    assert g.integrated is False and g.label.endswith("(gfx942)")
+
+
+def test_per_node_override_beats_global() -> None:
+    env = {"HSA_OVERRIDE_GFX_VERSION": "11.0.0", "HSA_OVERRIDE_GFX_VERSION_2": "10.3.0"}
+    g1, g2 = facts(files={**gpu(1, 110000), **gpu(2, 100302)}, env=env).gpus.value or ()
+    assert (g1.effective_gfx, g1.override_var) == ("gfx1100", "HSA_OVERRIDE_GFX_VERSION")
+    assert (g2.gfx, g2.effective_gfx, g2.override, g2.override_var) == ("gfx1032", "gfx1030", "10.3.0",
+                                                                        "HSA_OVERRIDE_GFX_VERSION_2")
+
+
+def test_torch_device_name_replaces_the_generic_one() -> None:
+    runtime = {"devices": [{"index": 0, "name": "AMD Radeon RX 6600"}]}
+    assert [g.name for g in facts(files=gpu(1, 100302), runtime=runtime).gpus.value or ()] == ["AMD Radeon RX 6600"]
+    hidden = facts(files=gpu(1, 100302), runtime=runtime, env={"HIP_VISIBLE_DEVICES": "0"}).gpus.value or ()
+    assert hidden[0].name.startswith("Navi 23")
+
+
+def test_rocminfo_fallback_reports_real_gfx_under_override() -> None:
+    text = "Agent 2\n  Name: gfx1030\n  Marketing Name: AMD Radeon RX 6600\n  Node: 1\n  Device Type: GPU\n  Chip ID: 29695(0x73ff)\n"
+    (g,) = facts(commands={"rocminfo": text}, env={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}).gpus.value or ()
+    assert (g.gfx, g.effective_gfx, g.source) == ("gfx1032", "gfx1030", "rocminfo")
+
+
+def test_gpus_absent_or_unknown() -> None:
+    assert facts(files={f"{KFD}/0/properties": "simd_count 0\n"}).gpus.status is Status.ABSENT
+    assert facts(paths={"/sys/class/kfd": None}).gpus.status is Status.ABSENT
+    assert facts().gpus.status is Status.UNKNOWN
