@@ -58,7 +58,7 @@ def strip_ansi(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
 
 
-_GFX = re.compile(r"\bgfx(\d{3,4}[a-z]?)\b", re.IGNORECASE)
+_GFX = re.compile(r"\bgfx(\d{2,4}[a-z]?)\b", re.IGNORECASE)
 
 
 def gfx_names(text: str) -> list[str]:

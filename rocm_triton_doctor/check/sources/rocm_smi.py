@@ -17,7 +17,7 @@ _AMDSMI = re.compile(r"^\s*(TARGET_GRAPHICS_VERSION|MARKET_NAME|ASIC:|GPU: \d+|B
 
 
 def detect_rocm_smi(text: str) -> bool:
-    return bool(_SMI.search(text))
+    return bool(_SMI.search(text) or re.search(r"^GPU\[\d+\]\s*:\s*(Card|GFX|Device|Unique)", text, re.M))
 
 
 def detect_amd_smi(text: str) -> bool:
@@ -27,13 +27,21 @@ def detect_amd_smi(text: str) -> bool:
 def parse_rocm_smi(text: str, cmd: str | None = None) -> Fragment:
     frag = command("rocm-smi", text)
     lines = text.splitlines()
-    header = next((i for i, ln in enumerate(lines) if re.search(r"\bGFX VER\b", ln)), None)
-    if header is not None:  # --showhw: one row per GPU, gfx in its own column
+    header = next((i for i, ln in enumerate(lines) if re.match(r"^\s*GPU\s+(NODE\s+)?DID\b", ln)), None)
+    if header is not None:  # --showhw: one row per GPU; newer versions add NODE, GUID and a GFX VER column
+        cols = re.sub(r"\b(GFX|SDMA|UMC) (VER|RAS)\b|\bPARTITION ID\b", lambda m: m.group(0).replace(" ", "_"),
+                      lines[header]).split()
         for ln in lines[header + 1:]:
-            gs = gfx_names(ln)
-            m = re.match(r"^\s*(\d+)\s", ln)
-            if m and gs:
-                merge(frag, gpu_seen("rocm-smi", gs[0], None, index=int(m.group(1))))
+            cells = ln.split()
+            if not cells or not cells[0].isdigit() or len(cells) < len(cols) - 1:
+                continue
+            row = dict(zip(cols, cells))
+            gs = gfx_names(row.get("GFX_VER", ""))
+            did = row.get("DID", "").lower().removeprefix("0x")
+            merge(frag, gpu_seen("rocm-smi", gs[0] if gs else None, None, index=int(cells[0]),
+                                 node=int(row["NODE"]) if row.get("NODE", "").isdigit() else None,
+                                 pci_id=f"1002:{did}" if re.match(r"^[0-9a-f]{4}$", did) else None,
+                                 bus=row.get("BUS")))
     for m in re.finditer(r"^GPU\[(\d+)\]\s*:\s*GFX Version:\s*(\S+)", text, re.M):
         g = gfx_names(m.group(2))
         if g:
@@ -63,4 +71,10 @@ def parse_amd_smi(text: str, cmd: str | None = None) -> Fragment:
         m = re.match(r"^\s*MARKET_NAME:\s*(.+?)\s*$", ln)
         if m and m.group(1) not in ("N/A", ""):
             merge(frag, gpu_seen("amd-smi", None, m.group(1), index=gpu))
+        m = re.match(r"^\s*DEVICE_ID:\s*0x([0-9a-fA-F]{4})\s*$", ln)
+        if m:
+            merge(frag, gpu_seen("amd-smi", None, None, index=gpu, pci_id="1002:" + m.group(1).lower()))
+        m = re.match(r"^\s*BDF:\s*(\S+)\s*$", ln)
+        if m:
+            merge(frag, gpu_seen("amd-smi", None, None, index=gpu, bus=m.group(1)))
     return frag

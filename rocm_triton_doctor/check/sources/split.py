@@ -22,7 +22,7 @@ KNOWN = frozenset({
 })
 
 _PROMPT = re.compile(
-    r"^(?P<prefix>.{0,80}?)(?:(?<=\s)|^)(?P<sigil>[$#>%λ❯➜])\s+(?P<cmd>\S.*?)\s*$")
+    r"^(?P<prefix>.{0,80}?)(?:(?<=[\s~/\]):)\w])|^)(?P<sigil>[$#>%λ❯➜])\s+(?P<cmd>\S.*?)\s*$")
 _IPY = re.compile(r"^\s*(?:In \[\d+\]:|>>>)\s*(?P<cmd>.*)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HTML = re.compile(r"^\s*</?(details|summary|pre|code)\b[^>]*>\s*$", re.IGNORECASE)
