@@ -15,7 +15,7 @@ CAPTURES = all_captures()
 
 # The share of captures the CURRENT checks get fully right (verdict + fix + no harm). Issue #10's target is 95 %;
 # raise this constant whenever the checks improve, never lower it.
-SCORE_THRESHOLD = 0.060
+SCORE_THRESHOLD = 0.048
 
 # Captures on which today's checks propose a fix that the capture forbids. Issue #10 requires this set to be EMPTY;
 # it exists only so that the hard assertion below catches every NEW harmful fix while the checks are being fixed.
@@ -78,6 +78,13 @@ def test_corpus_is_large_and_well_formed() -> None:
             assert not c.tokens("fix-must"), f"{c.name}: a healthy control expects no fix"
         if c.verdict == "unknown":
             assert not c.tokens("fix-must"), f"{c.name}: verdict unknown names no fix"
+
+
+def test_readme_lists_every_capture() -> None:
+    readme = (CAPTURES[0].path.parent / "README.md").read_text(encoding="utf-8")
+    rows = {ln.split("|")[1].strip(" `"): ln for ln in readme.splitlines() if ln.startswith("| `")}
+    for c in CAPTURES:
+        assert c.name in rows and rows[c.name].endswith(f"| {c.cause} | {c.verdict} |"), c.name
 
 
 @pytest.mark.parametrize("capture", CAPTURES, ids=[c.name for c in CAPTURES])
