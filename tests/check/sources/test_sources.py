@@ -265,3 +265,37 @@ def test_every_capture_diagnoses_without_a_crashing_check() -> None:
         report = diagnose_text(list(c.blocks))
         assert not [f for f in report.findings if f.id == "internal-error"], c.name
         assert report.source == "pasted text"
+
+
+# -- file-shaped texts -----------------------------------------------------------------------------------------
+
+def test_kfd_properties_dumps_keep_their_node_number() -> None:
+    # "key value" lines as drivers/gpu/drm/amd/amdkfd/kfd_topology.c node_show() prints them
+    cpu = "cpu_cores_count 8\nsimd_count 0\nmem_banks_count 1\ngfx_target_version 0\nvendor_id 0\ndevice_id 0\n"
+    gpu = ("cpu_cores_count 0\nsimd_count 80\nmem_banks_count 1\nwave_front_size 32\nsimd_per_cu 2\n"
+           "gfx_target_version 100301\nvendor_id 4098\ndevice_id 29663\ndrm_render_minor 128\n")
+    one = snapshot_from_text([f"$ cat /sys/class/kfd/kfd/topology/nodes/2/properties\n{gpu}"])
+    assert one["files"] == {"/sys/class/kfd/kfd/topology/nodes/2/properties": gpu}
+    both = snapshot_from_text([cpu + gpu])
+    assert set(both["files"]) == {f"/sys/class/kfd/kfd/topology/nodes/{n}/properties" for n in (0, 1)}
+    assert both["notes"]  # the numbers were inferred from paste order, and the snapshot says so
+
+
+def test_os_release_uname_and_proc_version() -> None:
+    snap = snapshot_from_text([('$ cat /etc/os-release\nPRETTY_NAME="Ubuntu 24.04.1 LTS"\nNAME="Ubuntu"\n'
+                               'VERSION_ID="24.04"\nID=ubuntu\nID_LIKE=debian\n'),
+                               ("$ uname -a\nLinux box 6.8.0-45-generic #45-Ubuntu SMP PREEMPT_DYNAMIC Fri Aug 30 12:02:04 UTC "
+                               "2024 x86_64 x86_64 x86_64 GNU/Linux"),
+                               "Linux version 5.15.167.4-microsoft-standard-WSL2 (root@f9c826d3017f) (gcc (GCC) 11.2.0) #1 SMP"])
+    assert snap["files"]["/etc/os-release"].splitlines()[3] == "ID=ubuntu"
+    assert snap["files"]["/proc/sys/kernel/osrelease"] == "6.8.0-45-generic\n"
+    assert snap["system"] == {"hostname": "box", "machine": "x86_64"}
+    assert snap["files"]["/proc/version"].startswith("Linux version 5.15.167.4-microsoft-standard-WSL2")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_CORPUS_TEXTS + ["$ id\nuid=0(root) gid=0(root) groups=0(root)", "garbage ~~~ $ # >>>"]),
+                max_size=3))
+def test_diagnosing_any_mix_of_pastes_never_raises(texts: list[str]) -> None:
+    report = diagnose_text(texts)
+    assert int(report.verdict.exit_code) in (0, 1, 3, 4)
