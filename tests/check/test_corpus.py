@@ -22,6 +22,7 @@ SCORE_THRESHOLD = 0.048
 # Remove a name as soon as its capture stops being harmful (the test fails on stale names).
 KNOWN_HARMFUL = frozenset({
     "comfyui-amd-win-script-1-python314-no-rocm-wheel",
+    "comfyui-docker-126-rocm-image-cuda-torch",
     "comfyui-installer-15-extra-index-url-pulls-pypi-cuda-torch",
     "healthy-pytorch-152941-mi100-collect-env",
     "healthy-pytorch-pr44106-gfx906-collect-env",
@@ -33,6 +34,9 @@ KNOWN_HARMFUL = frozenset({
     "healthy-vllm-27307-gfx1201-rocm71-collect-env",
     "healthy-xformers-1265-rx7900xtx-wsl-rocm63",
     "legacy-1743-gfx90c-docker-override-9-0-0",
+    "miopen-1878-slurm-mi50-db-malformed",
+    "pytorch-140398-rocr-visible-devices-ignored-device-count",
+    "pytorch-96964-torch200-rocm542-wheel-no-gfx1100",
     "rocm-4864-wsl2-nightly-torch-no-hip",
     "rocm-install-430-python38-nightly-rocm624-no-wheel",
     "vllm-9319-deprecated-pynvml-beside-rocm-torch-mi60",

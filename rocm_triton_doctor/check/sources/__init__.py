@@ -70,7 +70,8 @@ SNIFFERS: tuple[tuple[Callable[[str], bool], Parser], ...] = (
 # Run on every segment: inline variables, container command lines, device open errors, GPU names, Windows hints,
 # error text.
 ALWAYS: tuple[Parser, ...] = (env.parse, host.parse_container_run, ls.parse_open_errors, gpu_names.parse,
-                              host.parse_windows, repl.parse_banner, errtext.parse)
+                              host.parse_windows, repl.parse_banner,
+                              repl.parse_site_packages, errtext.parse)
 
 
 def _route(seg: Segment) -> list[Parser]:
@@ -170,6 +171,9 @@ def _finish(merged: Fragment) -> dict[str, Any]:
         complete = bool(py.pop("distributions_complete", False))
         if "distributions" in py and not complete:
             partial.append("python.distributions")
+    from_path = merged.pop("_py_from_path", [])
+    if len(from_path) == 1 and not (isinstance(merged.get("python"), dict) and "version" in merged["python"]):
+        merge(merged, {"python": {"version": from_path[0]}})  # one interpreter in every path shown
     if isinstance(merged.get("runtime"), dict):
         repl.finish(merged["runtime"])
         if not merged["runtime"]:

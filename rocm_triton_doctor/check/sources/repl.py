@@ -65,6 +65,16 @@ def parse_banner(text: str, cmd: str | None = None) -> Fragment:
     return {"python": {"version": m.group(1)}} if m else {}
 
 
+_SITE = re.compile(r"/lib(?:64)?/python(\d\.\d+)/(?:site|dist)-packages\b")
+
+
+def parse_site_packages(text: str, cmd: str | None = None) -> Fragment:
+    """`…/lib/python3.12/site-packages/…` in a traceback or pip log names the interpreter's minor version. Kept
+    aside (`_py_from_path`) and used only when no text states python.version itself."""
+    found = sorted(set(_SITE.findall(text)))
+    return {"_py_from_path": found} if found else {}
+
+
 def finish(runtime: dict[str, Any]) -> None:
     """A device name from get_device_name becomes devices[0] when the session showed exactly one device."""
     name = runtime.pop("_device_name", None)

@@ -299,3 +299,13 @@ def test_os_release_uname_and_proc_version() -> None:
 def test_diagnosing_any_mix_of_pastes_never_raises(texts: list[str]) -> None:
     report = diagnose_text(texts)
     assert int(report.verdict.exit_code) in (0, 1, 3, 4)
+
+
+def test_python_version_from_site_packages_paths_only_when_not_stated() -> None:
+    assert snap_of("rocm-install-430-python38-nightly-rocm624-no-wheel")["python"]["version"] == "3.8"
+    assert snap_of("comfyui-docker-126-rocm-image-cuda-torch")["python"] == {"version": "3.12"}
+    stated = snapshot_from_text([("Python version: 3.10.12 (main) [GCC 11.4.0] (64-bit runtime)\nPyTorch version: 2.5.1+rocm6.2\n"
+                                 "ROCM used to build PyTorch: 6.2.41133-dd7f95766"),
+                                 '  File "/venv/lib/python3.11/site-packages/torch/cuda/__init__.py", line 1, in x'])
+    assert stated["python"]["version"] == "3.10.12"
+    assert "_py_from_path" not in stated
