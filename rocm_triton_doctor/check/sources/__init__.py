@@ -107,6 +107,8 @@ def _route(seg: Segment) -> list[Parser]:
         return [kfd.parse_dmesg]
     if word in ("env", "printenv"):
         return [env.parse_dump]
+    if word == "cat" and system.cat_path(cmd):
+        return [system.parse_cat]
     if word in ("cat", "zgrep", "grep", "zcat", "head", "tail", "less", "more"):
         if "os-release" in cmd:
             return [system.parse_os_release]

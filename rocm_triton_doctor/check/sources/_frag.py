@@ -50,7 +50,8 @@ def command(name: str, text: str) -> Fragment:
     return {"commands": {name: text}}
 
 
-def file(path: str, text: str) -> Fragment:
+def file(path: str, text: str | None) -> Fragment:
+    """A file's content; None records a file the text shows is absent ("No such file or directory")."""
     return {"files": {path: text}}
 
 

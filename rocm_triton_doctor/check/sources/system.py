@@ -62,6 +62,30 @@ def parse_proc_version(text: str, cmd: str | None = None) -> Fragment:
     return {}
 
 
+# Files the fact builders read, whose whole content a `cat PATH` shows (DESIGN §2: files under their real paths).
+_CAT_FILES = re.compile(r"^(/etc/os-release|/usr/lib/os-release|/proc/version|/proc/sys/kernel/osrelease|"
+                        r"/opt/rocm[^/\s]*/\.info/version(?:-\w+)?|/sys/module/amdgpu/(?:initstate|version)|"
+                        r"/proc/driver/nvidia/version|/proc/1/cgroup|/run/\.containerenv|"
+                        r"/sys/class/kfd/kfd/topology/(?:system_properties|nodes/\d+/(?:properties|mem_banks/\d+/properties))|"
+                        r"/sys/bus/pci/devices/[^/\s]+/(?:class|vendor|device))$")
+
+
+def cat_path(cmd: str | None) -> str | None:
+    """The one file a `cat PATH` command prints, when it is a file the facts read."""
+    args = [a for a in (cmd or "").split()[1:] if not a.startswith("-")]
+    return args[0] if len(args) == 1 and _CAT_FILES.match(args[0]) else None
+
+
+def parse_cat(text: str, cmd: str | None = None) -> Fragment:
+    path = cat_path(cmd)
+    if path is None or "No such file or directory" in text or "Permission denied" in text:
+        if path and "No such file or directory" in text:
+            return file(path, None)  # probed: absent
+        return {}
+    body = "\n".join(ln.rstrip() for ln in text.splitlines()).strip("\n")
+    return file(path, body + "\n") if body else {}
+
+
 def parse_kernel_config(text: str, cmd: str | None = None) -> Fragment:
     lines = [ln.strip() for ln in text.splitlines() if _CONFIG.match(ln.strip())]
     if not lines:

@@ -309,3 +309,13 @@ def test_python_version_from_site_packages_paths_only_when_not_stated() -> None:
                                  '  File "/venv/lib/python3.11/site-packages/torch/cuda/__init__.py", line 1, in x'])
     assert stated["python"]["version"] == "3.10.12"
     assert "_py_from_path" not in stated
+
+
+def test_cat_of_a_known_file_and_rocminfo_excerpts() -> None:
+    snap = snapshot_from_text([("$ cat /opt/rocm/.info/version\n6.4.1-83\n$ cat /sys/module/amdgpu/initstate\nlive\n"
+                               "$ cat /proc/driver/nvidia/version\ncat: /proc/driver/nvidia/version: No such file or directory")])
+    assert snap["files"] == {"/opt/rocm/.info/version": "6.4.1-83\n", "/sys/module/amdgpu/initstate": "live\n",
+                             "/proc/driver/nvidia/version": None}
+    assert "files" not in snapshot_from_text(["$ cat notes.txt\nlive"])
+    seen = snap_of("healthy-rocm-docker-pr93-gfx90a-container")["gpus_seen"]
+    assert [(g["tool"], g["gfx"], g["index"]) for g in seen] == [("rocminfo", "gfx90a", 0), ("rocminfo", "gfx90a", 1)]
