@@ -1,0 +1,75 @@
+"""Environment variables as pasted text shows them -> `env`.
+
+Sources: an `env`/`printenv` dump (complete: every variable not listed is unset), `export X=Y` lines,
+`X=Y command …` prefixes (also in the command line of a prompt), `docker run -e X=Y`, Python
+`os.environ["X"] = "Y"`. Only names that matter to a GPU stack are kept (the probes keep an allow-list too).
+Values that are shell templates (`${X:-}`) are not values and are skipped. Everything but a full dump leaves
+`env` partial: a variable the text does not show is unknown, not unset.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocm_triton_doctor.check.sources._frag import Fragment
+
+RELEVANT = re.compile(r"^(HSA_\w+|HIP_\w+|ROCR_\w+|ROCM_\w+|ROCM_PATH|CUDA_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL|"
+                      r"LD_LIBRARY_PATH|LD_PRELOAD|PYTORCH_\w+|MIOPEN_\w+|AMD_\w+|TORCH_\w+|TRITON_\w+|HCC_\w+|"
+                      r"OLLAMA_\w+|GGML_\w+|PATH|PYTHONPATH|VIRTUAL_ENV|CONDA_PREFIX|HOME|XDG_CACHE_HOME)$")
+_ASSIGN = r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|[^\s\"';|&]*)"
+_EXPORT = re.compile(r"^\s*(?:export|set -x|declare -x|ENV)\s+" + _ASSIGN.replace("=", "[= ]", 1))
+_PREFIX = re.compile(r"^\s*(?:sudo\s+(?:-E\s+)?)?((?:[A-Za-z_][A-Za-z0-9_]*=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)+)(?=\S|$)")
+_DOCKER_E = re.compile(r"(?:^|\s)(?:-e|--env)[ =]" + _ASSIGN)
+_PYENV = re.compile(r"os\.environ\[['\"](?P<name>\w+)['\"]\]\s*=\s*['\"](?P<value>[^'\"]*)['\"]")
+_DUMP_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=.*$")
+
+
+def _value(raw: str) -> str:
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
+        return raw[1:-1]
+    return raw
+
+
+def _keep(name: str, value: str) -> bool:
+    return bool(RELEVANT.match(name)) and "${" not in value and "$(" not in value
+
+
+def parse(text: str, cmd: str | None = None) -> Fragment:
+    """Inline assignments anywhere in the segment, including its command line."""
+    env: dict[str, str] = {}
+    for line in ([cmd] if cmd else []) + text.splitlines():
+        s = line.strip().strip("`")
+        m = _EXPORT.match(s)
+        if m and _keep(m.group("name"), m.group("value")):
+            env.setdefault(m.group("name"), _value(m.group("value")))
+            continue
+        m = _PREFIX.match(s + " ")
+        if m:
+            for a in re.finditer(_ASSIGN, m.group(1)):
+                if _keep(a.group("name"), a.group("value")):
+                    env.setdefault(a.group("name"), _value(a.group("value")))
+        if re.match(r"^\s*(?:sudo\s+)?(docker|podman)\s+(run|create|exec)\b", s):
+            for a in _DOCKER_E.finditer(s):
+                if _keep(a.group("name"), a.group("value")):
+                    env.setdefault(a.group("name"), _value(a.group("value")))
+        for a in _PYENV.finditer(s):
+            if _keep(a.group("name"), a.group("value")):
+                env.setdefault(a.group("name"), a.group("value"))
+    return {"env": env} if env else {}
+
+
+def parse_dump(text: str, cmd: str | None = None) -> Fragment:
+    """`env` / `printenv` output: one NAME=value per line. Complete unless the command filtered it."""
+    env: dict[str, str] = {}
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        if _DUMP_LINE.match(ln):
+            name, _, value = ln.partition("=")
+            if RELEVANT.match(name):
+                env[name] = value
+    filtered = bool(cmd and re.search(r"\|", cmd)) or bool(cmd and len(cmd.split()) > 1 and cmd.split()[0] == "printenv")
+    complete = not filtered and len(lines) >= 5 and sum(1 for ln in lines if _DUMP_LINE.match(ln)) >= 0.8 * len(lines)
+    frag: Fragment = {"env": env} if env or complete else {}
+    if complete:
+        frag["_env_complete"] = True
+    return frag

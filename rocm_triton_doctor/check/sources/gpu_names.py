@@ -1,0 +1,93 @@
+"""GPU names and gfx targets in the forms other tools print them -> `gpus_seen` (tool, gfx, name, index, pci_id).
+
+* ollama server log: `detected amdgpu versions [gfx1103]`, `amdgpu [0] gfx1103 is not supported by … [list]`,
+  `amdgpu is not supported (supported types:[…])" gpu_type=gfx1031`, `inference compute … compute=gfx1030`; the
+  list of SUPPORTED types is not a GPU. Its `skipping rocm gfx compatibility check" HSA_OVERRIDE_GFX_VERSION="…"`
+  line shows the server's own override (Go-quoted) -> `env`.
+* llama.cpp: `Device 0: AMD Radeon Graphics, gfx1152 (0x1152), VMM: no`; HIP runtime: `No compatible code objects
+  found for: gfx1152`; AMD_LOG_LEVEL: `Gfx Major/Minor/Stepping: 11/0/2`.
+* clinfo / rocm-clinfo (`Board name:` + `Name: gfx…`), vulkaninfo (`(RADV GFX1151)`), tensorflow-rocm
+  (`with AMDGPU version : gfx1031`), lspci (`[AMD/ATI] Navi 22 [Radeon RX 6700 …]`, `1002:1638`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from rocm_triton_doctor.check.sources._frag import Fragment, gfx_names, gpu_seen, merge
+
+
+def parse(text: str, cmd: str | None = None) -> Fragment:
+    frag: Fragment = {}
+    for ln in text.splitlines():
+        s = ln.strip()
+        _ollama(s, frag)
+        m = re.search(r"Device (\d+): (?P<name>[^,]+), (?P<gfx>gfx\w+)(?::[\w+-:]+)? \(0x[0-9a-f]+\)", s)
+        if m:
+            merge(frag, gpu_seen("llama.cpp", m.group("gfx").lower(), m.group("name").strip(), index=int(m.group(1))))
+        m = re.search(r"Device (\d+): (?P<name>[^,]+), compute capability", s)
+        if m:
+            merge(frag, gpu_seen("llama.cpp", None, m.group("name").strip(), index=int(m.group(1))))
+        m = re.search(r"No compatible code objects found for: (gfx\w+)", s)
+        if m:
+            merge(frag, gpu_seen("hip", m.group(1).lower()))
+        m = re.search(r"Gfx Major/Minor/Stepping: (\d+)/(\d+)/(\d+)", s)
+        if m:
+            merge(frag, gpu_seen("hip", f"gfx{int(m.group(1))}{int(m.group(2))}{int(m.group(3)):x}"))
+        m = re.search(r"GPU id = (\d+) \((?P<name>.+) \(RADV (?P<gfx>GFX\w+)\)\)", s)
+        if m:
+            merge(frag, gpu_seen("vulkaninfo", m.group("gfx").lower(), m.group("name"), index=int(m.group(1))))
+        m = re.search(r"with AMDGPU version\s*:\s*(gfx\w+)", s)
+        if m:
+            merge(frag, gpu_seen("tensorflow", m.group(1).lower()))
+        m = re.search(r"(?:VGA compatible controller|Display controller|Class 03\d\d): (?P<desc>.*)$", s)
+        if m and ("AMD" in m.group("desc") or "1002:" in m.group("desc")):
+            pid = re.search(r"\b1002:([0-9a-fA-F]{4})\b", m.group("desc"))
+            name = re.sub(r"\s*\[1002:[0-9a-fA-F]{4}\]|\s*\(rev \w+\)", "", m.group("desc")).strip()
+            merge(frag, gpu_seen("lspci", None, name if "Advanced Micro Devices" in name else None,
+                                 pci_id=("1002:" + pid.group(1).lower()) if pid else None))
+        m = re.match(r"^Device:\s+(?P<name>(?:AMD|Radeon)\b.*)$", s)
+        if m:
+            merge(frag, gpu_seen("torch", None, m.group("name")))
+    _clinfo(text, frag)
+    return frag
+
+
+def _ollama(s: str, frag: Fragment) -> None:
+    m = re.search(r"detected amdgpu versions \[(?P<list>[^\]]*)\]", s)
+    if m:
+        for g in gfx_names(m.group("list")):
+            merge(frag, gpu_seen("ollama", g))
+    m = re.search(r"amdgpu \[(\d+)\] (gfx\w+) is not supported", s)
+    if m:
+        merge(frag, gpu_seen("ollama", m.group(2).lower(), None, index=int(m.group(1))))
+    m = re.search(r"\bgpu_type=(gfx\w+)(?:.*?\bgpu=(\d+))?", s)
+    if m:
+        merge(frag, gpu_seen("ollama", m.group(1).lower(), None, index=int(m.group(2)) if m.group(2) else None))
+    if "inference compute" in s and "library=rocm" in s:
+        gm = re.search(r"\bcompute=(gfx\w+)", s)
+        nm = re.search(r'\bname=(?:"(?P<q>[^"]*)"|(?P<p>\S+))', s)
+        name = (nm.group("q") or nm.group("p")) if nm else None
+        merge(frag, gpu_seen("ollama", gm.group(1).lower() if gm else None, name or None))
+    m = re.search(r'skipping rocm gfx compatibility check"?\s+HSA_OVERRIDE_GFX_VERSION=(?P<v>"(?:[^"\\]|\\.)*"|\S+)', s)
+    if m:
+        raw = m.group("v")
+        try:
+            value = json.loads(raw) if raw.startswith('"') else raw
+        except ValueError:
+            value = raw
+        merge(frag, {"env": {"HSA_OVERRIDE_GFX_VERSION": str(value)}})
+
+
+def _clinfo(text: str, frag: Fragment) -> None:
+    board: str | None = None
+    for ln in text.splitlines():
+        m = re.match(r"^\s*Board name:\s*(.+?)\s*$", ln)
+        if m:
+            board = m.group(1)
+            continue
+        m = re.match(r"^\s*Name:\s*(gfx\w+)(?::\S*)?\s*$", ln)
+        if m and board is not None:
+            merge(frag, gpu_seen("clinfo", m.group(1).lower(), board))
+            board = None

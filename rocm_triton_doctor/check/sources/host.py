@@ -1,0 +1,101 @@
+"""Host-level hints that no single tool prints as a file: installed OS packages, loaded modules, the container
+command line, and Windows.
+
+* `apt show X` / `dpkg -l` / `dnf list` / `rpm -qa` -> `packages` {name: version} (an excerpt: partial by nature;
+  a package not listed is unknown). `apt show rocm-libs` tells the system ROCm version.
+* `lsmod` -> `commands.lsmod` verbatim.
+* `docker run` / `podman run` / `singularity exec` -> `container_run`: runtime, devices passed (`--device`),
+  groups added (`--group-add`), `--privileged`, user (`-u`), image. The environment it sets goes to `env`
+  (env.py).
+* A Windows prompt or path (`C:\\Users\\…>`, `e:\\ai\\…\\site-packages`) -> `system.os_family` "windows".
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from rocm_triton_doctor.check.sources._frag import Fragment, command, merge
+
+_LSMOD = re.compile(r"^(Module\s+Size\s+Used by|[a-z0-9_]+\s+\d{4,}\s+\d+(\s+\S+)?)\s*$")
+_DPKG = re.compile(r"^ii\s+(?P<name>\S+?)(?::\w+)?\s+(?P<ver>\S+)\s")
+_DNF = re.compile(r"^(?P<name>[A-Za-z0-9_.+-]+)\.(?:x86_64|noarch|aarch64|i686)\s+(?:\d+:)?(?P<ver>\d\S*)\s+\S+\s*$")
+_WINDOWS = re.compile(r"(?:^|[\s(\"'])[A-Za-z]:\\(?:Users|ai|Program Files|ProgramData|Windows|[\w .-]+\\[\w .-]+)", re.M)
+
+
+def detect_lsmod(text: str) -> bool:
+    return sum(1 for ln in text.splitlines() if _LSMOD.match(ln.strip())) >= 3
+
+
+def parse_lsmod(text: str, cmd: str | None = None) -> Fragment:
+    lines = [ln.rstrip() for ln in text.splitlines() if _LSMOD.match(ln.strip())]
+    return command("lsmod", "\n".join(lines)) if lines else {}
+
+
+def parse_packages(text: str, cmd: str | None = None) -> Fragment:
+    pkgs: dict[str, str] = {}
+    name: str | None = None
+    for ln in text.splitlines():
+        s = ln.rstrip()
+        m = re.match(r"^Package:\s*(\S+)", s)
+        if m:
+            name = m.group(1)
+            continue
+        m = re.match(r"^Version:\s*(\S+)", s)
+        if m and name:
+            pkgs.setdefault(name, m.group(1))
+            name = None
+            continue
+        m = _DPKG.match(s) or _DNF.match(s.strip())
+        if m:
+            pkgs.setdefault(m.group("name"), m.group("ver"))
+    return {"packages": pkgs} if pkgs else {}
+
+
+def detect_packages(text: str) -> bool:
+    return bool(re.search(r"^Package:\s*\S+\s*\n(?:.*\n)*?Version:\s*\S+", text, re.M)
+                or any(_DPKG.match(ln) or _DNF.match(ln.strip()) for ln in text.splitlines()))
+
+
+def parse_container_run(text: str, cmd: str | None = None) -> Fragment:
+    frag: Fragment = {}
+    for line in ([cmd] if cmd else []) + text.splitlines():
+        s = line.strip().strip("`")
+        m = re.search(r"\b(docker|podman|singularity|apptainer)\s+(run|exec|create)\b(.*)$", s)
+        if not m:
+            continue
+        try:
+            args = shlex.split(m.group(3))
+        except ValueError:
+            args = m.group(3).split()
+        run: dict[str, Any] = {"runtime": m.group(1), "devices": [], "group_add": []}
+        i = 0
+        while i < len(args):
+            a = args[i]
+            val = args[i + 1] if i + 1 < len(args) else ""
+            for flag, key in (("--device", "devices"), ("--group-add", "group_add")):
+                if a == flag:
+                    run[key].append(val)
+                    i += 1
+                elif a.startswith(flag + "="):
+                    run[key].append(a.split("=", 1)[1])
+            if a in ("-u", "--user"):
+                run["user"] = val
+            elif a.startswith("--user="):
+                run["user"] = a.split("=", 1)[1]
+            elif a == "--privileged":
+                run["privileged"] = True
+            elif a == "--rocm":
+                run["rocm_flag"] = True
+            i += 1
+        if m.group(1) in ("docker", "podman"):
+            run.setdefault("privileged", False)
+        merge(frag, {"container_run": [run]})
+    return frag
+
+
+def parse_windows(text: str, cmd: str | None = None) -> Fragment:
+    if _WINDOWS.search(text) or (cmd and _WINDOWS.search(cmd)):
+        return {"system": {"os_family": "windows"}}
+    return {}

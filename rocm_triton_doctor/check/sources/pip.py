@@ -1,0 +1,115 @@
+"""pip text: `pip list`, `pip freeze`, `pip show`, and what `pip install` prints.
+
+* `pip list` (the "Package  Version" table) and `pip freeze` (name==version, name @ url) give
+  `python.distributions`. Only an unfiltered list proves that a package is NOT installed: the list counts as
+  complete when it has the table header (list) or ≥ 10 lines (freeze), no `| grep` in its command line, and it
+  shows pip's own packaging tools (pip, setuptools or wheel) — otherwise `python.distributions` is marked partial.
+* `pip show X` gives X's version, `Requires` (-> `requires`) and `Location`; never completeness.
+* `pip install` logs give "Requirement already satisfied: X==v in <dir>" and "Successfully installed a-1 b-2"
+  (partial), the indexes pip searched (`python.pip_indexes`) and wheels it downloaded (`python.pip_downloads`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rocm_triton_doctor.check.sources._frag import Fragment, merge
+
+_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+_LIST_ROW = re.compile(rf"^(?P<name>{_NAME})\s+(?P<ver>\d[^\s]*)(?:\s+(?P<loc>/\S*|[A-Za-z]:\\\S*))?(?:\s+\S+)?\s*$")
+_FREEZE_ROW = re.compile(rf"^(?P<name>{_NAME})\s*(?:==\s*(?P<ver>[^\s;]+)|\s@\s(?P<url>\S+))")
+
+
+def detect(text: str) -> bool:
+    return bool(re.search(r"^Package\s+Version\s*$|^Package\s+Version\s+", text, re.M)
+                or re.search(r"^Name:\s+\S+\s*\n-?Version:\s+\S+", text, re.M)
+                or re.search(r"Requirement already satisfied:|Successfully installed |Looking in indexes:|"
+                             r"Could not find a version that satisfies the requirement", text)
+                or len(re.findall(rf"^{_NAME}==\d\S*\s*$", text, re.M)) >= 3)
+
+
+def parse(text: str, cmd: str | None = None) -> Fragment:
+    filtered = bool(cmd and re.search(r"\|\s*(grep|rg|findstr|head|tail|awk|sed)\b", cmd))
+    frag: Fragment = {}
+    sub = (cmd or "").split()
+    if "show" in sub or re.search(r"^Name:\s+\S+\s*$", text, re.M):
+        merge(frag, _show(text))
+    dists, complete = _list_or_freeze(text, filtered)
+    if dists:
+        merge(frag, {"python": {"distributions": dists}})
+        if complete:
+            merge(frag, {"python": {"distributions_complete": True}})
+    merge(frag, _install_log(text))
+    return frag
+
+
+def _show(text: str) -> Fragment:
+    frag: Fragment = {}
+    for block in re.split(r"^---\s*$", text, flags=re.M):
+        kv: dict[str, str] = {}
+        for ln in block.splitlines():
+            m = re.match(r"^-?(?P<k>[A-Za-z-]+):\s?(?P<v>.*)$", ln.strip())
+            if m:
+                kv.setdefault(m.group("k").lower(), m.group("v").strip())
+        name, ver = kv.get("name"), kv.get("version")
+        if not name or not ver or not re.match(r"^\d", ver):
+            continue
+        d: dict[str, Any] = {"version": ver}
+        if "requires" in kv:
+            d["requires"] = [r.strip() for r in kv["requires"].split(",") if r.strip()]
+        if kv.get("location"):
+            d["location"] = kv["location"]
+        if "required-by" in kv:
+            d["required_by"] = [r.strip() for r in kv["required-by"].split(",") if r.strip()]
+        merge(frag, {"python": {"distributions": {name.lower(): d}}})
+    return frag
+
+
+def _list_or_freeze(text: str, filtered: bool) -> tuple[dict[str, dict[str, Any]], bool]:
+    out: dict[str, dict[str, Any]] = {}
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    header = any(re.match(r"^Package\s+Version\b", ln) for ln in lines)
+    rows = 0
+    for ln in lines:
+        s = ln.strip()
+        if not s or s.startswith(("Package ", "-----", "#", "WARNING", "DEPRECATION", "[notice]")):
+            continue
+        m = _FREEZE_ROW.match(s)
+        if m and (m.group("ver") or m.group("url")):
+            rows += 1
+            if m.group("ver"):  # `name @ url` rows carry no version: the name alone is still evidence
+                out.setdefault(m.group("name").lower(), {"version": m.group("ver")})
+            continue
+        m = _LIST_ROW.match(s)
+        if m and (header or len(s.split()) <= 3):
+            rows += 1
+            d: dict[str, Any] = {"version": m.group("ver")}
+            if m.group("loc"):
+                d["location"] = m.group("loc")
+            out.setdefault(m.group("name").lower(), d)
+    tools = {"pip", "setuptools", "wheel"} & set(out)
+    complete = bool(out) and not filtered and bool(tools) and (header or rows >= 10)
+    return out, complete
+
+
+def _install_log(text: str) -> Fragment:
+    frag: Fragment = {}
+    for m in re.finditer(rf"Requirement already satisfied:\s*(?P<name>{_NAME})==(?P<ver>[^\s]+)\s+in\s+(?P<loc>\S+)", text):
+        merge(frag, {"python": {"distributions": {m.group("name").lower(): {"version": m.group("ver"),
+                                                                             "location": m.group("loc")}}}})
+    for m in re.finditer(r"Successfully installed (?P<list>.+)$", text, re.M):
+        for item in m.group("list").split():
+            mm = re.match(rf"^(?P<name>{_NAME})-(?P<ver>\d[^\s-]*)$", item)
+            if mm:
+                merge(frag, {"python": {"distributions": {mm.group("name").lower(): {"version": mm.group("ver")}}}})
+    idx = [u.strip().rstrip(",") for m in re.finditer(r"Looking in indexes:\s*(.+)$", text, re.M) for u in m.group(1).split(",")]
+    if idx:
+        merge(frag, {"python": {"pip_indexes": [u for u in idx if u]}})
+    downloads = list(dict.fromkeys(re.findall(r"(?:Downloading|Collecting|Using cached)\s+(\S+\.whl)", text)))
+    if downloads:
+        merge(frag, {"python": {"pip_downloads": downloads}})
+    if re.search(r"Could not find a version that satisfies the requirement", text):
+        merge(frag, {"python": {"pip_errors": re.findall(r"^.*(?:Could not find a version that satisfies the requirement|"
+                                                          r"No matching distribution found for).*$", text, re.M)}})
+    return frag

@@ -1,0 +1,82 @@
+"""Interactive Python sessions (`>>> expr` / IPython `In [n]: expr` followed by the printed value) -> `runtime`.
+
+Only expressions whose value is unambiguous are read: `torch.__version__`, `torch.version.hip`,
+`torch.version.cuda`, `torch.cuda.is_available()`, `torch.cuda.device_count()`, and
+`torch.cuda.get_device_name(…)` (recorded as device 0 only when the same session says there is one device).
+The interpreter banner gives python.version.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rocm_triton_doctor.check.sources._frag import Fragment
+
+_EXPR = {
+    "torch.__version__": "torch_version",
+    "torch.version.hip": "hip_version",
+    "torch.version.cuda": "cuda_version",
+    "torch.cuda.is_available()": "is_available",
+    "torch.cuda.device_count()": "device_count",
+}
+
+
+def is_torch_expr(cmd: str | None) -> bool:
+    return bool(cmd and re.match(r"^(print\()?\s*torch\.", cmd.strip()))
+
+
+def _value(body: str) -> str | None:
+    for ln in body.splitlines():
+        s = ln.strip()
+        if not s:
+            continue
+        s = re.sub(r"^Out\[\d+\]:\s*", "", s)
+        return s
+    return None
+
+
+def parse(text: str, cmd: str | None = None) -> Fragment:
+    if not cmd:
+        return {}
+    expr = re.sub(r"^print\((.*)\)$", r"\1", cmd.strip()).replace(" ", "")
+    raw = _value(text)
+    if raw is None:
+        return {}
+    rt: dict[str, Any] = {}
+    key = _EXPR.get(expr)
+    if key in ("torch_version", "hip_version", "cuda_version"):
+        if raw == "None":
+            rt[key] = None
+        elif re.match(r"^['\"]?\d[\w.+-]*['\"]?$", raw):
+            rt[key] = raw.strip("'\"")
+    elif key == "is_available" and raw in ("True", "False"):
+        rt[key] = raw == "True"
+    elif key == "device_count" and raw.isdigit():
+        rt[key] = int(raw)
+    elif re.match(r"^torch\.cuda\.get_device_name\(", expr) and re.match(r"^['\"].+['\"]$", raw):
+        rt["_device_name"] = raw.strip("'\"")
+    return {"runtime": rt} if rt else {}
+
+
+def parse_banner(text: str, cmd: str | None = None) -> Fragment:
+    """The interpreter's banner: `Python 3.7.13 (default, Mar 29 2022, 02:18:16)` -> python.version."""
+    m = re.search(r"^Python (\d+\.\d+\.\d+)\s+\(", text, re.M)
+    return {"python": {"version": m.group(1)}} if m else {}
+
+
+_SITE = re.compile(r"/lib(?:64)?/python(\d\.\d+)/(?:site|dist)-packages\b")
+
+
+def parse_site_packages(text: str, cmd: str | None = None) -> Fragment:
+    """`…/lib/python3.12/site-packages/…` in a traceback or pip log names the interpreter's minor version. Kept
+    aside (`_py_from_path`) and used only when no text states python.version itself."""
+    found = sorted(set(_SITE.findall(text)))
+    return {"_py_from_path": found} if found else {}
+
+
+def finish(runtime: dict[str, Any]) -> None:
+    """A device name from get_device_name becomes devices[0] when the session showed exactly one device."""
+    name = runtime.pop("_device_name", None)
+    if name and runtime.get("device_count") == 1 and "devices" not in runtime:
+        runtime["devices"] = [{"index": 0, "name": name}]

@@ -1,0 +1,48 @@
+"""rocminfo output (full or an excerpt), and the lines it prints before it fails.
+
+The text goes to `commands.rocminfo` unchanged (GPU agent names also to `gpus_seen`, so that excerpts such as
+`rocminfo | grep gfx` still name the GPUs): the fact builder parses agents from it exactly as from a probe's
+stdout. What rocminfo says about /dev/kfd ("Unable to open /dev/kfd read-write: <strerror>",
+rocminfo.cc CheckInitialState) becomes `paths./dev/kfd`: `exists: false` for ENOENT, else `exists: true` plus
+`open_error` (the strerror text) — the mode and owner stay unknown.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocm_triton_doctor.check.sources._frag import Fragment, command, gpu_seen, merge
+
+_MARKERS = (
+    re.compile(r"^\s*ROCk module (is|is NOT) loaded", re.M),
+    re.compile(r"^\s*HSA System Attributes\s*$", re.M),
+    re.compile(r"^\s*HSA Agents\s*$", re.M),
+    re.compile(r"^\s*Agent \d+\s*$", re.M),
+    re.compile(r"^\s*Marketing Name:\s+\S", re.M),
+    re.compile(r"^\s*Name:\s+amdgcn-amd-amdhsa--gfx", re.M),
+    re.compile(r"hsa api call failure at", re.M),
+    re.compile(r"^\s*WSL environment detected\.", re.M),
+    re.compile(r"^\s*Compute Unit:\s+\d+", re.M),
+    re.compile(r"^\s*Device Type:\s+(GPU|CPU)\s*$", re.M),
+    re.compile(r"Unable to open /dev/kfd read-write", re.M),
+)
+_KFD_OPEN = re.compile(r"Unable to open /dev/kfd read-write:\s*(?P<err>[^\n`]+)")
+
+
+def detect(text: str) -> bool:
+    return sum(1 for m in _MARKERS if m.search(text)) >= 1
+
+
+def parse(text: str) -> Fragment:
+    frag: Fragment = command("rocminfo", text)
+    # agent names, also from excerpts such as `rocminfo | grep gfx` that lack the Agent headers
+    for k, n in enumerate(re.finditer(r"^\s*Name:\s+(gfx[0-9a-f]+)\s*$", text, re.M)):
+        merge(frag, gpu_seen("rocminfo", n.group(1), None, index=k))  # k: order among the GPU agents shown
+    m = _KFD_OPEN.search(text)
+    if m:
+        err = m.group("err").strip()
+        if "No such file" in err:
+            merge(frag, {"paths": {"/dev/kfd": {"exists": False}}})
+        else:
+            merge(frag, {"paths": {"/dev/kfd": {"exists": True, "open_error": err}}})
+    return frag

@@ -1,0 +1,97 @@
+"""`uname -a` / `uname -r`, `/etc/os-release` (and `lsb_release -a`), `/proc/version`, kernel config lines.
+
+Only texts that ARE a file's content are stored under that file's path: the os-release lines, the /proc/version
+line, `uname -r` (which is /proc/sys/kernel/osrelease). `uname -a` also gives system.hostname/machine. Kernel
+config lines (`zgrep CONFIG_HSA_AMD /proc/config.gz`, `grep … /boot/config-$(uname -r)`) go to the file the
+command read; they are an excerpt, so a key they do not show stays unknown.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rocm_triton_doctor.check.sources._frag import Fragment, file, merge
+
+_UNAME_A = re.compile(r"^Linux\s+(?P<host>\S+)\s+(?P<rel>\d+\.\d+\S*)\s+#.*?\s(?P<mach>x86_64|aarch64|ppc64le|s390x)\b")
+_PROC_VERSION = re.compile(r"^Linux version \d+\.\d+\S*\s+\(.*$")
+_OS_KEYS = re.compile(r"^(NAME|ID|ID_LIKE|VERSION_ID|VERSION|PRETTY_NAME|VERSION_CODENAME|UBUNTU_CODENAME)=.+$")
+_CONFIG = re.compile(r"^(?:CONFIG_\w+=\S+|# CONFIG_\w+ is not set)\s*$")
+
+
+def detect_uname(text: str) -> bool:
+    return any(_UNAME_A.match(ln.strip()) for ln in text.splitlines())
+
+
+def detect_os_release(text: str) -> bool:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return sum(1 for ln in lines if _OS_KEYS.match(ln)) >= 2
+
+
+def detect_proc_version(text: str) -> bool:
+    return any(_PROC_VERSION.match(ln.strip()) for ln in text.splitlines())
+
+
+def detect_kernel_config(text: str) -> bool:
+    return any(_CONFIG.match(ln.strip()) for ln in text.splitlines())
+
+
+def parse_uname(text: str, cmd: str | None = None) -> Fragment:
+    frag: Fragment = {}
+    for ln in text.splitlines():
+        m = _UNAME_A.match(ln.strip())
+        if m:
+            merge(frag, file("/proc/sys/kernel/osrelease", m.group("rel") + "\n"))
+            merge(frag, {"system": {"hostname": m.group("host"), "machine": m.group("mach")}})
+            return frag
+    if cmd and re.search(r"uname\s+-r\b", cmd):
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        if lines and re.match(r"^\d+\.\d+\S*$", lines[0]):
+            merge(frag, file("/proc/sys/kernel/osrelease", lines[0] + "\n"))
+    return frag
+
+
+def parse_os_release(text: str, cmd: str | None = None) -> Fragment:
+    lines = [ln.strip() for ln in text.splitlines() if _OS_KEYS.match(ln.strip())]
+    return file("/etc/os-release", "\n".join(lines) + "\n") if lines else {}
+
+
+def parse_proc_version(text: str, cmd: str | None = None) -> Fragment:
+    for ln in text.splitlines():
+        if _PROC_VERSION.match(ln.strip()):
+            return file("/proc/version", ln.strip() + "\n")
+    return {}
+
+
+# Files the fact builders read, whose whole content a `cat PATH` shows (DESIGN §2: files under their real paths).
+_CAT_FILES = re.compile(r"^(/etc/os-release|/usr/lib/os-release|/proc/version|/proc/sys/kernel/osrelease|"
+                        r"/opt/rocm[^/\s]*/\.info/version(?:-\w+)?|/sys/module/amdgpu/(?:initstate|version)|"
+                        r"/proc/driver/nvidia/version|/proc/1/cgroup|/run/\.containerenv|"
+                        r"/sys/class/kfd/kfd/topology/(?:system_properties|nodes/\d+/(?:properties|mem_banks/\d+/properties))|"
+                        r"/sys/bus/pci/devices/[^/\s]+/(?:class|vendor|device))$")
+
+
+def cat_path(cmd: str | None) -> str | None:
+    """The one file a `cat PATH` command prints, when it is a file the facts read."""
+    args = [a for a in (cmd or "").split()[1:] if not a.startswith("-")]
+    return args[0] if len(args) == 1 and _CAT_FILES.match(args[0]) else None
+
+
+def parse_cat(text: str, cmd: str | None = None) -> Fragment:
+    path = cat_path(cmd)
+    if path is None or "No such file or directory" in text or "Permission denied" in text:
+        if path and "No such file or directory" in text:
+            return file(path, None)  # probed: absent
+        return {}
+    body = "\n".join(ln.rstrip() for ln in text.splitlines()).strip("\n")
+    return file(path, body + "\n") if body else {}
+
+
+def parse_kernel_config(text: str, cmd: str | None = None) -> Fragment:
+    lines = [ln.strip() for ln in text.splitlines() if _CONFIG.match(ln.strip())]
+    if not lines:
+        return {}
+    path = "/proc/config.gz"
+    m = re.search(r"(/boot/config-\S+|/proc/config\.gz)", cmd or "")
+    if m and "$(" not in m.group(1):
+        path = m.group(1)
+    return file(path, "\n".join(lines) + "\n")

@@ -1,0 +1,321 @@
+"""Paste-in sources: text -> the snapshot contract (DESIGN §2). Inputs are real pastes: corpus captures
+(tests/fixtures/captures, named) or public outputs cited in place. Property tests: nothing raises on any text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rocm_triton_doctor.check.sources import diagnose_text, snapshot_from_text
+from rocm_triton_doctor.check.sources.split import command_word, segments
+from tests.check.corpus import all_captures, load
+
+CAPTURES = Path(__file__).resolve().parents[2] / "fixtures" / "captures"
+
+
+def snap_of(name: str) -> dict:  # type: ignore[type-arg]
+    return snapshot_from_text(list(load(CAPTURES / f"{name}.txt").blocks))
+
+
+# -- the contract: only what the text shows; missing stays missing -------------------------------------------
+
+def test_empty_and_unrelated_text_give_an_empty_snapshot() -> None:
+    for texts in ([], [""], ["hello, I have a problem with my GPU, please help"]):
+        snap = snapshot_from_text(texts)
+        assert set(snap) == {"schema", "source", "origin"}, snap
+
+
+def test_sections_the_text_does_not_show_stay_missing() -> None:
+    snap = snapshot_from_text(["$ ls -l /dev/kfd\ncrw-rw---- 1 root render 509, 0 Aug 22 21:34 /dev/kfd"])
+    assert snap["paths"] == {"/dev/kfd": {"exists": True, "mode": "0o20660", "owner": "root", "group": "render"}}
+    for section in ("user", "python", "runtime", "env", "files", "commands"):
+        assert section not in snap
+    assert snap["origin"] == {"paths./dev/kfd": "text"}
+
+
+def test_pip_show_of_one_package_is_partial_but_full_pip_list_is_complete() -> None:
+    show = snap_of("sd-rocm-3-pip-show-torch-no-rocm-suffix")
+    assert show["python"]["distributions"]["torch"]["version"] == "2.5.1"
+    assert "python.distributions" in show["partial"]  # triton is NOT shown absent
+    full = snapshot_from_text([("$ pip list\nPackage    Version\n---------- -------\npip        24.0\nsetuptools 69.5.1\n"
+                               "torch      2.7.1+rocm6.3\n")])
+    assert "partial" not in full and set(full["python"]["distributions"]) == {"pip", "setuptools", "torch"}
+    grep = snapshot_from_text(["$ pip list | grep torch\ntorch      2.7.1+rocm6.3\npip  24.0"])
+    assert grep["partial"] == ["python.distributions"]
+
+
+def test_collect_env_fills_runtime_and_python_only_partially() -> None:
+    snap = snap_of("healthy-pytorch-152941-mi100-collect-env")
+    assert snap["runtime"] == {"torch_version": "2.7.0+rocm6.3", "hip_version": "6.3.42131-fa1d09cbd", "cuda_version": None,
+                               "is_available": True, "hip_runtime_version": "6.3.42131", "miopen_version": "3.3.0",
+                               "devices": [{"index": 0, "name": "AMD Instinct MI100", "gcnArchName": "gfx908:sramecc+:xnack-"}],
+                               "device_count": 1}
+    assert snap["python"] == {"version": "3.12.3"}  # no distributions key: unknown, not "none installed"
+    assert snap["files"]["/proc/sys/kernel/osrelease"] == "5.19.0-46-generic\n"
+    nv = snap_of("healthy-vllm-10147-nvidia-v100s-cu118")
+    assert nv["runtime"]["hip_version"] is None and nv["runtime"]["cuda_version"] == "11.8"
+    assert [d["name"] for d in nv["runtime"]["devices"]] == ["Tesla V100S-PCIE-32GB"] * 3
+    wsl = snap_of("rocm-4864-wsl2-nightly-torch-no-hip")
+    assert "microsoft-standard-WSL2" in wsl["files"]["/proc/sys/kernel/osrelease"]
+    assert wsl["runtime"]["is_available"] is False and "devices" not in wsl["runtime"]
+
+
+def test_collect_env_library_lines_are_partial() -> None:
+    snap = snap_of("pytorch-164346-gfx1151-torch-rocm70-invalid-device-function")
+    d = snap["python"]["distributions"]
+    assert d["torch"] == "2.10.0.dev20250929+rocm7.0" and d["pytorch-triton-rocm"] == "3.5.0+gitbbb06c03"
+    assert "python.distributions" in snap["partial"]
+
+
+# -- device nodes, users, rocminfo ----------------------------------------------------------------------------
+
+def test_ls_in_a_container_with_relative_names_and_numeric_groups() -> None:
+    snap = snap_of("healthy-rocm-docker-pr93-gfx90a-container")
+    assert snap["paths"]["/dev/dri/renderD128"]["group"] == "render"
+    assert snap["paths"]["/dev/kfd"]["mode"] == "0o20660"
+    assert snap["container_run"][0]["group_add"] == ["video", "render"]
+    k8s = snap_of("k8s-device-plugin-39-render-gid-nobody")
+    assert k8s["paths"]["/dev/kfd"]["group"] == "106"
+
+
+def test_ls_cannot_access_is_probed_absent() -> None:
+    snap = snap_of("cachyos-643-kfd-sched-policy-invalid")
+    assert snap["paths"]["/dev/kfd"] == {"exists": False}
+    assert snap["files"]["/proc/config.gz"] == "CONFIG_HSA_AMD=y\nCONFIG_HSA_AMD_SVM=y\n"
+    assert "sched_policy has invalid value" in snap["commands"]["dmesg"]
+
+
+def test_rocminfo_kfd_open_errors() -> None:
+    assert snap_of("rocm-docker-116-rocm-terminal-render-group")["paths"]["/dev/kfd"] == {
+        "exists": True, "open_error": "Permission denied"}
+    assert snap_of("rocm-1361-wsl2-rx580-no-kfd")["paths"]["/dev/kfd"] == {"exists": False}
+    assert snap_of("rocm-2232-pitcairn-not-supported-kfd")["paths"]["/dev/kfd"]["open_error"] == "Cannot allocate memory"
+    assert snap_of("k8s-device-plugin-65-amdgpu-get-auth-eperm")["paths"]["/dev/dri/renderD128"]["open_error"] == \
+        "Operation not permitted"
+
+
+def test_id_and_groups() -> None:
+    snap = snapshot_from_text(["$ id\nuid=1000(alice) gid=1000(alice) groups=1000(alice),44(video),992(render)"])
+    assert snap["user"] == {"uid": 1000, "name": "alice", "groups": ["alice", "video", "render"]}
+    assert snap_of("rocm-docker-116-rocm-terminal-render-group")["user"] == {"groups": ["rocm-user", "sudo", "video"]}
+
+
+def test_rocminfo_text_goes_to_commands_verbatim() -> None:
+    snap = snap_of("legacy-1797-gfx1032-w6600-docker-nobinary")
+    assert "gfx1032" in snap["commands"]["rocminfo"] and "AMD Radeon PRO W6600" in snap["commands"]["rocminfo"]
+
+
+# -- gfx names in other tools' forms --------------------------------------------------------------------------
+
+def test_rocm_smi_showhw() -> None:
+    # https://github.com/ROCm/ROCm/issues/6031 (2 x MI210), verbatim but for trailing blanks
+    text = """$ rocm-smi --showhw
+===================================== ROCm System Management Interface =====================================
+========================================== Concise Hardware Info ===========================================
+GPU  NODE  DID     GUID   GFX VER  GFX RAS  SDMA RAS  UMC RAS  VBIOS            BUS           PARTITION ID
+0    1     0x740f  20068  gfx90a   ENABLED  ENABLED   ENABLED  113-D67301V-075  0000:01:00.0  0
+1    2     0x740f  48932  gfx90a   ENABLED  ENABLED   ENABLED  113-D67301V-075  0000:02:00.0  0
+============================================================================================================
+=========================================== End of ROCm SMI Log ============================================"""
+    seen = snapshot_from_text([text])["gpus_seen"]
+    assert [(g["index"], g["node"], g["gfx"], g["pci_id"]) for g in seen] == [(0, 1, "gfx90a", "1002:740f"),
+                                                                               (1, 2, "gfx90a", "1002:740f")]
+
+
+def test_amd_smi_static() -> None:
+    # amd-smi static on a Ryzen AI (gfx1150) as published in a public write-up, excerpt
+    text = """GPU: 0
+    ASIC:
+        MARKET_NAME: AMD Radeon Graphics
+        VENDOR_ID: 0x1002
+        DEVICE_ID: 0x150e
+        NUM_COMPUTE_UNITS: 16
+        TARGET_GRAPHICS_VERSION: gfx1150
+    BUS:
+        BDF: 0000:c5:00.0"""
+    assert snapshot_from_text([text])["gpus_seen"] == [
+        {"tool": "amd-smi", "name": "AMD Radeon Graphics", "index": 0, "pci_id": "1002:150e", "gfx": "gfx1150",
+         "bus": "0000:c5:00.0"}]
+
+
+def test_ollama_log_gfx_and_the_servers_override() -> None:
+    assert {g["gfx"] for g in snap_of("ollama-8772-systemd-override-not-reaching-server")["gpus_seen"]} == {"gfx1031"}
+    assert {g["gfx"] for g in snap_of("ollama-4099-gfx1103-780m-docker-not-supported")["gpus_seen"]} == {"gfx1103"}
+    quoted = snap_of("ollama-5090-override-value-with-literal-quotes")
+    assert quoted["env"] == {"HSA_OVERRIDE_GFX_VERSION": '"10.3.0"'}  # the quotes ARE part of the value
+    assert quoted["partial"] == ["env"]
+
+
+def test_llama_cpp_vulkaninfo_clinfo_tensorflow_and_hip_log_names() -> None:
+    assert snap_of("llamacpp-19949-gfx1152-no-code-objects-override-11-5-0")["gpus_seen"][0]["gfx"] == "gfx1152"
+    seen = snap_of("legacy-5696-override-12-0-1-8060s-reports-gfx1201")["gpus_seen"]
+    assert {(g["tool"], g["gfx"], g["name"]) for g in seen} >= {("vulkaninfo", "gfx1151", "Radeon 8060S Graphics"),
+                                                              ("clinfo", "gfx1201", "Radeon 8060S Graphics")}
+    assert snap_of("legacy-2353-rx6800m-gfx1031-tf-ignoring-device")["gpus_seen"] == [{"tool": "tensorflow", "gfx": "gfx1031"}]
+    assert {"tool": "hip", "gfx": "gfx1102"} in snap_of("rocm-pytorch-2730-rx7600-gfx1102-docker-invalid-device-function")["gpus_seen"]
+
+
+# -- environment, REPL sessions, errors ------------------------------------------------------------------------
+
+def test_env_from_exports_prefixes_and_dumps() -> None:
+    assert snap_of("swarmui-565-rocr-and-hip-visible-both-set")["env"] == {"ROCR_VISIBLE_DEVICES": "1", "HIP_VISIBLE_DEVICES": "1"}
+    assert snap_of("legacy-5824-gfx1151-rocm631-override-11-0-0-memory-fault")["env"]["HSA_OVERRIDE_GFX_VERSION"] == "11.0.0"
+    assert "env" not in snap_of("ods-1779-empty-override-no-rocm-devices")  # ${VAR:-} is a template, not a value
+    dump = snapshot_from_text([("$ env\nHOME=/home/a\nPATH=/usr/bin\nSHELL=/bin/bash\nLANG=C.UTF-8\nTERM=xterm\n"
+                               "HSA_OVERRIDE_GFX_VERSION=10.3.0")])
+    assert dump["env"] == {"HOME": "/home/a", "PATH": "/usr/bin", "HSA_OVERRIDE_GFX_VERSION": "10.3.0"}
+    assert "partial" not in dump  # a full dump: every other variable is unset
+
+
+def test_python_session_values() -> None:
+    snap = snap_of("comfyui-1712-rx6700xt-rocm57-invalid-device-function")
+    assert snap["runtime"] == {"torch_version": "2.2.0.dev20231010+rocm5.7", "is_available": True, "device_count": 1,
+                               "devices": [{"index": 0, "name": "AMD Radeon RX 6700 XT"}]}
+    assert snap_of("swarmui-565-rocr-and-hip-visible-both-set")["runtime"] == {"is_available": False}
+    assert snap_of("legacy-1743-gfx90c-docker-override-9-0-0")["python"] == {"version": "3.7.13"}
+
+
+def test_error_text_is_kept_verbatim_with_its_signatures() -> None:
+    snap = snap_of("hip-337-rx580-video-group-sudo-works")
+    assert snap["errors"] == [{"text": "      error: 'hipErrorInvalidDevice'(1010) at square.cpp:60", "from": "text",
+                               "signatures": ["hip-invalid-device"]}]
+    sigs = {s for e in snap_of("rocminfo-27-polaris12-kfd-not-supported-asic")["errors"] for s in e.get("signatures", [])}
+    assert sigs == {"hsa-out-of-resources", "kfd-open-no-memory", "kfd-asic-not-supported"}
+
+
+def test_packages_windows_and_container_hints() -> None:
+    assert snap_of("flash-attention-1652-ext-built-vs-rocm64-torch-rocm60")["packages"] == {"rocm-libs": "6.4.0.60400-47~22.04"}
+    assert snap_of("rocm-1893-docker-windows-no-kfd")["system"] == {"os_family": "windows"}
+    run = snap_of("gfx803-docker-4-podman-kfd-permission")["container_run"][0]
+    assert run["runtime"] == "podman" and run["group_add"] == ["video"] and run["devices"] == ["/dev/kfd", "/dev/dri"]
+
+
+# -- the dispatcher ---------------------------------------------------------------------------------------------
+
+def test_a_whole_issue_body_with_fences_and_prompts() -> None:
+    body = """### Problem Description
+torch does not see my GPU.
+
+```
+$ ls -l /dev/kfd
+crw-rw---- 1 root render 235, 0 Jan  5 10:00 /dev/kfd
+$ groups
+alice adm sudo
+```
+
+<details><summary>pip list</summary>
+
+```
+(venv) alice@box:~$ pip list | grep -i torch
+torch                    2.7.1+rocm6.3
+```
+</details>
+
+Traceback (most recent call last):
+  File "<string>", line 1, in <module>
+RuntimeError: No HIP GPUs are available
+"""
+    snap = snapshot_from_text([body])
+    assert snap["paths"]["/dev/kfd"]["group"] == "render"
+    assert snap["user"] == {"groups": ["alice", "adm", "sudo"]}
+    assert snap["python"]["distributions"] == {"torch": {"version": "2.7.1+rocm6.3"}}
+    assert snap["partial"] == ["python.distributions"]
+    assert snap["errors"][-1]["signatures"] == ["no-hip-gpus"]
+
+
+def test_prompt_forms() -> None:
+    assert [s.cmd for s in segments("root@c:/# rocminfo\nx\n# CONFIG_HSA_AMD is not set\n$ uname -r\n6.8.0")] == \
+        ["rocminfo", "uname -r"]
+    assert segments("(.venv) sage@beaker ~/g/nm-vllm (main)> pip list | grep triton\ntriton 3.2.0")[0].cmd == \
+        "pip list | grep triton"
+    assert command_word("sudo HSA_OVERRIDE_GFX_VERSION=10.3.0 /opt/rocm/bin/rocminfo --support") == "rocminfo"
+    assert command_word("python3 -m torch.utils.collect_env") == "collect_env"
+    assert command_word("python -m pip freeze") == "pip"
+
+
+# -- never raise; every capture diagnoses without a crashing check -------------------------------------------
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.text(max_size=400), max_size=4))
+def test_random_text_never_raises(texts: list[str]) -> None:
+    snap = snapshot_from_text(texts)
+    assert snap["schema"] == "rocm-triton-doctor/snapshot/1"
+
+
+_CORPUS_TEXTS = ["\n".join(c.blocks) for c in all_captures()]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(_CORPUS_TEXTS), st.integers(min_value=0, max_value=10_000), st.integers(min_value=0, max_value=10_000))
+def test_truncated_real_captures_never_raise(text: str, start: int, length: int) -> None:
+    piece = text[start % max(len(text), 1):][:length]
+    snapshot_from_text([piece, text[:length]])
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(_CORPUS_TEXTS), st.text(alphabet="$#>`~\n |:=()[]\"'-/\\", max_size=60))
+def test_real_captures_with_noise_never_raise(text: str, noise: str) -> None:
+    snapshot_from_text([noise + text + noise, text.replace("\n", noise, 3)])
+
+
+def test_every_capture_diagnoses_without_a_crashing_check() -> None:
+    for c in all_captures():
+        report = diagnose_text(list(c.blocks))
+        assert not [f for f in report.findings if f.id == "internal-error"], c.name
+        assert report.source == "pasted text"
+
+
+# -- file-shaped texts -----------------------------------------------------------------------------------------
+
+def test_kfd_properties_dumps_keep_their_node_number() -> None:
+    # "key value" lines as drivers/gpu/drm/amd/amdkfd/kfd_topology.c node_show() prints them
+    cpu = "cpu_cores_count 8\nsimd_count 0\nmem_banks_count 1\ngfx_target_version 0\nvendor_id 0\ndevice_id 0\n"
+    gpu = ("cpu_cores_count 0\nsimd_count 80\nmem_banks_count 1\nwave_front_size 32\nsimd_per_cu 2\n"
+           "gfx_target_version 100301\nvendor_id 4098\ndevice_id 29663\ndrm_render_minor 128\n")
+    one = snapshot_from_text([f"$ cat /sys/class/kfd/kfd/topology/nodes/2/properties\n{gpu}"])
+    assert one["files"] == {"/sys/class/kfd/kfd/topology/nodes/2/properties": gpu}
+    both = snapshot_from_text([cpu + gpu])
+    assert set(both["files"]) == {f"/sys/class/kfd/kfd/topology/nodes/{n}/properties" for n in (0, 1)}
+    assert both["notes"]  # the numbers were inferred from paste order, and the snapshot says so
+
+
+def test_os_release_uname_and_proc_version() -> None:
+    snap = snapshot_from_text([('$ cat /etc/os-release\nPRETTY_NAME="Ubuntu 24.04.1 LTS"\nNAME="Ubuntu"\n'
+                               'VERSION_ID="24.04"\nID=ubuntu\nID_LIKE=debian\n'),
+                               ("$ uname -a\nLinux box 6.8.0-45-generic #45-Ubuntu SMP PREEMPT_DYNAMIC Fri Aug 30 12:02:04 UTC "
+                               "2024 x86_64 x86_64 x86_64 GNU/Linux"),
+                               "Linux version 5.15.167.4-microsoft-standard-WSL2 (root@f9c826d3017f) (gcc (GCC) 11.2.0) #1 SMP"])
+    assert snap["files"]["/etc/os-release"].splitlines()[3] == "ID=ubuntu"
+    assert snap["files"]["/proc/sys/kernel/osrelease"] == "6.8.0-45-generic\n"
+    assert snap["system"] == {"hostname": "box", "machine": "x86_64"}
+    assert snap["files"]["/proc/version"].startswith("Linux version 5.15.167.4-microsoft-standard-WSL2")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_CORPUS_TEXTS + ["$ id\nuid=0(root) gid=0(root) groups=0(root)", "garbage ~~~ $ # >>>"]),
+                max_size=3))
+def test_diagnosing_any_mix_of_pastes_never_raises(texts: list[str]) -> None:
+    report = diagnose_text(texts)
+    assert int(report.verdict.exit_code) in (0, 1, 3, 4)
+
+
+def test_python_version_from_site_packages_paths_only_when_not_stated() -> None:
+    assert snap_of("rocm-install-430-python38-nightly-rocm624-no-wheel")["python"]["version"] == "3.8"
+    assert snap_of("comfyui-docker-126-rocm-image-cuda-torch")["python"] == {"version": "3.12"}
+    stated = snapshot_from_text([("Python version: 3.10.12 (main) [GCC 11.4.0] (64-bit runtime)\nPyTorch version: 2.5.1+rocm6.2\n"
+                                 "ROCM used to build PyTorch: 6.2.41133-dd7f95766"),
+                                 '  File "/venv/lib/python3.11/site-packages/torch/cuda/__init__.py", line 1, in x'])
+    assert stated["python"]["version"] == "3.10.12"
+    assert "_py_from_path" not in stated
+
+
+def test_cat_of_a_known_file_and_rocminfo_excerpts() -> None:
+    snap = snapshot_from_text([("$ cat /opt/rocm/.info/version\n6.4.1-83\n$ cat /sys/module/amdgpu/initstate\nlive\n"
+                               "$ cat /proc/driver/nvidia/version\ncat: /proc/driver/nvidia/version: No such file or directory")])
+    assert snap["files"] == {"/opt/rocm/.info/version": "6.4.1-83\n", "/sys/module/amdgpu/initstate": "live\n",
+                             "/proc/driver/nvidia/version": None}
+    assert "files" not in snapshot_from_text(["$ cat notes.txt\nlive"])
+    seen = snap_of("healthy-rocm-docker-pr93-gfx90a-container")["gpus_seen"]
+    assert [(g["tool"], g["gfx"], g["index"]) for g in seen] == [("rocminfo", "gfx90a", 0), ("rocminfo", "gfx90a", 1)]
