@@ -111,7 +111,9 @@ def junit(report: SmokeReport, path: str) -> None:
             ET.SubElement(tc, "failure", message="; ".join(r.problems)[:1000]).text = "\n".join(r.problems)
         elif r.status in ("error", "oom"):
             ET.SubElement(tc, "error", message=r.error or r.status).text = r.error or ""
-    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+    from rocm_triton_doctor import outputs
+
+    outputs.write_bytes(path, ET.tostring(suite, encoding="utf-8", xml_declaration=True))
 
 
 def plot(report: SmokeReport, path: str) -> None:
@@ -136,7 +138,14 @@ def plot(report: SmokeReport, path: str) -> None:
     ax1.invert_yaxis()
     fig.suptitle(f"{report.device_name} — smoke {report.preset}")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    import io
+
+    from rocm_triton_doctor import outputs
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    outputs.write_bytes(path, buf.getvalue())
 
 
 def aot_table(results: list[AotResult], console: Any) -> None:
