@@ -50,7 +50,13 @@ def safe_streams() -> None:
 
 
 def console(stderr: bool = False) -> Any:
-    from rich.console import Console  # only human output needs rich: keep --json start-up lean
+    from rich.console import Console as RichConsole  # only human output needs rich: keep --json start-up lean
+
+    class Console(RichConsole):
+        def on_broken_pipe(self) -> None:
+            # rich's own handler exits 1, which reads as "problems found"; ours is the documented 141 (result.py).
+            self.quiet = True
+            raise BrokenPipeError
 
     no_color = bool(os.environ.get("NO_COLOR"))
     con = Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True)

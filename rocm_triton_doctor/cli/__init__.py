@@ -8,6 +8,7 @@ Ctrl-C -> one line, exit 130; stdout closed by the reader (`| head -1`) -> quiet
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 from collections.abc import Sequence
@@ -18,6 +19,24 @@ import click
 from rocm_triton_doctor import __version__, render
 from rocm_triton_doctor.cli._shared import CONTEXT
 from rocm_triton_doctor.result import ExitCode
+
+
+def _interrupted() -> None:
+    click.echo("rocm-triton-doctor: interrupted", err=True)
+    # Once a KeyboardInterrupt has passed through C-level evaluation (torch, Triton), CPython ends the process with
+    # SIGINT after finalisation whatever sys.exit said (Py_RunMain: _Py_UnhandledKeyboardInterrupt). An atexit hook
+    # runs after the worker threads are joined (so a probe's child is still stopped at its timeout) and pins 130.
+    atexit.register(_exit_now, int(ExitCode.INTERRUPTED))
+    sys.exit(int(ExitCode.INTERRUPTED))
+
+
+def _exit_now(code: int) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed stream has nothing left to flush
+            pass
+    os._exit(code)
 
 
 def _broken_pipe() -> None:
@@ -39,8 +58,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
-            click.echo("rocm-triton-doctor: interrupted", err=True)
-            sys.exit(int(ExitCode.INTERRUPTED))
+            _interrupted()
         except BrokenPipeError:
             _broken_pipe()
 
@@ -77,8 +95,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except SystemExit:
         raise
     except KeyboardInterrupt:
-        click.echo("rocm-triton-doctor: interrupted", err=True)
-        sys.exit(int(ExitCode.INTERRUPTED))
+        _interrupted()
     except BrokenPipeError:
         _broken_pipe()
     except Exception as exc:
