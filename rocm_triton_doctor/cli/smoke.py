@@ -89,7 +89,9 @@ def command(ctx: click.Context, device: str, preset: str, only: tuple[str, ...],
             result = aot.run(targets, kernels)
         except ValueError as exc:  # an unknown --only kernel
             raise Usage(str(exc), ctx) from None
-        finish(result, as_json=as_json)
+        from rocm_triton_doctor.smoke import render as smoke_render
+
+        finish(result, as_json=as_json, human=lambda con: smoke_render.aot_report(result, con))
     from rocm_triton_doctor.smoke import command as suite
 
     try:

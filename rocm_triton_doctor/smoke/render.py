@@ -5,6 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from rocm_triton_doctor.result import Result
 from rocm_triton_doctor.smoke.aot import AotResult
 from rocm_triton_doctor.smoke.runner import SmokeReport
 
@@ -162,3 +163,11 @@ def aot_table(results: list[AotResult], console: Any) -> None:
                   regs, str(r.spills) if r.spills is not None else "—",
                   str(r.shared_bytes) if r.shared_bytes is not None else "—", r.occupancy or "—")
     console.print(t)
+
+
+def aot_report(result: Result, console: Any) -> None:
+    """`smoke --compile-only` in human form: the per kernel × target table, then one line per target finding."""
+    from rocm_triton_doctor import render
+
+    aot_table([AotResult(**d) for d in result.data.get("results", [])], console)
+    render.print_findings(console, result.findings)
