@@ -100,16 +100,17 @@ def mixed(nodes: list[Node]) -> dict[str, list[str]]:
 def collect(paths: list[str], slow_ratio: float = 0.8) -> list[Node]:
     nodes: dict[str, Node] = {}
     for path, d in _load(paths):
-        schema = d["schema"]
-        if schema.startswith("rocm-triton-doctor/check/"):
+        parsed = Result.from_dict(d)
+        kind = parsed.schema.split("/")[0]
+        if kind == "check":
             facts = d.get("facts") or {}
             n = _node(nodes, facts.get("host") or Path(path).stem)
             _from_facts(n, facts)
-            n.failing += [f"check {f.id}: {f.title}" for f in Result.from_dict(d).findings if f.severity.value == "fail"]
-        elif schema.startswith("rocm-triton-doctor/smoke/"):
+            n.failing += [f"check {f.id}: {f.title}" for f in parsed.findings if f.severity.value == "fail"]
+        elif kind == "smoke":
             n = _node(nodes, d.get("host") or Path(path).stem)
             _from_smoke(n, d)
-        elif schema.startswith("rocm-triton-doctor/distributed/"):
+        elif kind == "distributed":
             for rank in d.get("ranks") or []:
                 host = rank.get("host") or "?"
                 n = _node(nodes, f"{host}:gpu{rank.get('local_rank')}")
