@@ -25,7 +25,8 @@ class Usage(click.UsageError):
 
     def show(self, file: Any = None) -> None:
         cmd = self.ctx.info_name if self.ctx is not None else ""
-        click.echo(f"rocm-triton-doctor {cmd}: {self.format_message()} (see --help)", err=True)
+        msg = self.format_message()
+        click.echo(f"rocm-triton-doctor {cmd}: {msg}" + ("" if "(see " in msg else " (see --help)"), err=True)
 
 
 @contextlib.contextmanager
