@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rocm_triton_doctor.result import ExitCode, Result
+
 ATTRS = ("os", "kernel", "amdgpu", "rocm", "gfx", "python", "torch", "triton")
 
 
@@ -98,16 +100,17 @@ def mixed(nodes: list[Node]) -> dict[str, list[str]]:
 def collect(paths: list[str], slow_ratio: float = 0.8) -> list[Node]:
     nodes: dict[str, Node] = {}
     for path, d in _load(paths):
-        schema = d["schema"]
-        if schema.startswith("rocm-triton-doctor/check/"):
+        parsed = Result.from_dict(d)
+        kind = parsed.schema.split("/")[0]
+        if kind == "check":
             facts = d.get("facts") or {}
             n = _node(nodes, facts.get("host") or Path(path).stem)
             _from_facts(n, facts)
-            n.failing += [f"check {f['id']}: {f['title']}" for f in d.get("findings", []) if f.get("severity") == "fail"]
-        elif schema.startswith("rocm-triton-doctor/smoke/"):
+            n.failing += [f"check {f.id}: {f.title}" for f in parsed.findings if f.severity.value == "fail"]
+        elif kind == "smoke":
             n = _node(nodes, d.get("host") or Path(path).stem)
             _from_smoke(n, d)
-        elif schema.startswith("rocm-triton-doctor/distributed/"):
+        elif kind == "distributed":
             for rank in d.get("ranks") or []:
                 host = rank.get("host") or "?"
                 n = _node(nodes, f"{host}:gpu{rank.get('local_rank')}")
@@ -150,11 +153,26 @@ def exit_code(nodes: list[Node], strict: bool) -> int:
     return 0
 
 
+def run(paths: list[str], slow_ratio: float = 0.8, strict: bool = False) -> tuple[Result, list[Node]]:
+    """`fleet`: the Result (and the nodes, for the table). Unusable input is an error Result (exit 3)."""
+    try:
+        nodes = collect(paths, slow_ratio)
+    except FleetError as exc:
+        return Result.error("fleet", str(exc), ExitCode.COULD_NOT_CHECK), []
+    return to_result(nodes, strict), nodes
+
+
+def to_result(nodes: list[Node], strict: bool) -> Result:
+    statuses = {n.status for n in nodes}
+    status = "fail" if "fail" in statuses else ("drift" if "drift" in statuses else "ok")
+    return Result("fleet/1", "fleet", status, exit_code(nodes, strict),
+                  {"mixed": mixed(nodes),
+                   "nodes": [{"name": n.name, "status": n.status, "attrs": n.attrs, "drift": n.drift,
+                              "failing": n.failing, "slow": n.slow, "sources": n.sources} for n in nodes]})
+
+
 def to_dict(nodes: list[Node], strict: bool) -> dict[str, Any]:
-    return {"schema": "rocm-triton-doctor/fleet/1", "command": "fleet", "exit_code": exit_code(nodes, strict),
-            "mixed": mixed(nodes),
-            "nodes": [{"name": n.name, "status": n.status, "attrs": n.attrs, "drift": n.drift, "failing": n.failing,
-                       "slow": n.slow, "sources": n.sources} for n in nodes]}
+    return to_result(nodes, strict).to_dict()
 
 
 def table(nodes: list[Node], console: Any) -> None:

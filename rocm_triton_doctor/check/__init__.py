@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocm_triton_doctor import __version__, knowledge
+from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks import INTERNAL_ERROR, REGISTRY, run_checks
 from rocm_triton_doctor.check.checks.base import Check
-from rocm_triton_doctor.exitcodes import ExitCode
+from rocm_triton_doctor.result import ExitCode, Result
 from rocm_triton_doctor.check.facts import Facts, build_facts
 from rocm_triton_doctor.check.findings import Finding, Severity, Verdict, verdict_for
 from rocm_triton_doctor.check.summary import facts_summary
 
-JSON_SCHEMA = "rocm-triton-doctor/check/1"
+JSON_SCHEMA = "check/1"
 
 
 @dataclass(frozen=True)
@@ -26,20 +26,16 @@ class CheckReport:
     source: str  # "this machine" or the snapshot path
     knowledge_as_of: str = field(default_factory=knowledge.as_of)
 
+    def to_result(self) -> Result:
+        """The `check --json` envelope (docs/check.md): the verdict, then summary, counts, source, knowledge date
+        and the facts summary, then the findings."""
+        v = self.verdict
+        return Result(JSON_SCHEMA, "check", v.status, int(v.exit_code),
+                      {"summary": v.summary, "counts": v.counts, "source": self.source,
+                       "knowledge_as_of": self.knowledge_as_of, "facts": facts_summary(self.facts)}, self.findings)
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": JSON_SCHEMA,
-            "command": "check",
-            "tool_version": __version__,
-            "status": self.verdict.status,
-            "exit_code": int(self.verdict.exit_code),
-            "summary": self.verdict.summary,
-            "counts": self.verdict.counts,
-            "source": self.source,
-            "knowledge_as_of": self.knowledge_as_of,
-            "findings": [f.to_dict() for f in self.findings],
-            "facts": facts_summary(self.facts),
-        }
+        return self.to_result().to_dict()
 
 
 def diagnose(snapshot: dict[str, Any], checks: Sequence[Check] = REGISTRY, strict: bool = False,
@@ -54,3 +50,21 @@ def diagnose(snapshot: dict[str, Any], checks: Sequence[Check] = REGISTRY, stric
         verdict = Verdict("could-not-check", ExitCode.COULD_NOT_CHECK, verdict.counts,
                           "nothing could be checked: the snapshot holds no usable facts")
     return CheckReport(snapshot, facts, findings, verdict, source)
+
+
+def load_or_collect(snapshot_path: str | None, *, root: str = "/", python: str | None = None, runtime: bool = True,
+                    timeout: float = 10.0, runtime_timeout: float = 120.0,
+                    progress: Callable[[Any], dict[str, Any]] | None = None) -> tuple[dict[str, Any], str]:
+    """The snapshot to diagnose and where it came from: a saved file (SnapshotError on a bad one) or this machine.
+    `progress(collector)` may run the collection itself (the CLI's spinner); by default it simply collects."""
+    from rocm_triton_doctor.check import snapshot
+
+    if snapshot_path:
+        return snapshot.load(snapshot_path), snapshot_path
+    from rocm_triton_doctor.check.probes.collect import Collector
+
+    # Start the torch subprocess first: it is the slow part and overlaps everything else (DESIGN §3).
+    collector = Collector(root=root, python=python, runtime=runtime, timeout=timeout, runtime_timeout=runtime_timeout)
+    collector.start()
+    snap = progress(collector) if progress else collector.collect()
+    return snap, "this machine" if root == "/" else f"root {root}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from rocm_triton_doctor.exitcodes import ExitCode
+from rocm_triton_doctor.result import ExitCode
 
 
 class Severity(str, Enum):

@@ -59,11 +59,10 @@ def load(path: str | Path) -> dict[str, Any]:
 
 
 def save(data: dict[str, Any], path: str | Path) -> None:
-    """Write atomically: a half-written snapshot must never replace a good one."""
-    p = Path(path)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-    tmp.replace(p)
+    """Atomically for a new or regular file, through a device node, FIFO or symlink (outputs.py)."""
+    from rocm_triton_doctor import outputs
+
+    outputs.write_text(str(path), json.dumps(data, indent=2, sort_keys=False) + "\n")
 
 
 # -- evidence accessors: one snapshot entry -> a Fact -----------------------------------------------------------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import replace
@@ -10,7 +9,7 @@ from typing import Any
 from collections.abc import Callable
 
 from rocm_triton_doctor.check.checks import SETS, by_id
-from rocm_triton_doctor.exitcodes import ExitCode
+from rocm_triton_doctor.result import ExitCode, Result
 from rocm_triton_doctor.check.facts import Facts, build_facts
 from rocm_triton_doctor.install import env as envmod
 from rocm_triton_doctor.install import executor, lock
@@ -86,22 +85,23 @@ def show(plan: Plan, console: Any) -> None:
 
 
 def run(opts: Options, *, dry_run: bool, yes: bool, as_json: bool, lock_path: str | None, from_lock: str | None,
-        snapshot_path: str | None, console: Any, err: Any, confirm: Callable[[str], bool]) -> int:
+        snapshot_path: str | None, console: Any, err: Any, confirm: Callable[[str], bool]) -> Result:
+    """Plan, confirm, apply, verify, lock. install is interactive, so its human text (the plan, the question, the
+    outcome) is printed on the way; the returned Result is what `render.emit` prints for --json, or an error line."""
     if snapshot_path and not dry_run:
         raise UsageProblem("--snapshot plans for another machine: it needs --dry-run")
     try:
         plan, facts, _ = plan_for(opts, snapshot_path, from_lock)
     except (NoWheel, lock.LockError) as exc:
-        return _stop(str(exc), ExitCode.PROBLEMS, as_json, console)
+        return _stop(str(exc), ExitCode.PROBLEMS)
     except envmod.EnvError as exc:
-        return _stop(str(exc), ExitCode.COULD_NOT_CHECK, as_json, console)
+        return _stop(str(exc), ExitCode.COULD_NOT_CHECK)
     if dry_run:
-        if as_json:
-            console.print_json(json.dumps({**plan.to_dict(), "dry_run": True, "exit_code": 0}))
-        else:
+        if not as_json:
             show(plan, console)
             console.print("Dry run: nothing was changed.")
-        return 0
+        data = {k: v for k, v in plan.to_dict().items() if k != "schema"}
+        return Result(PLAN_SCHEMA, "install", "planned", 0, {**data, "dry_run": True})
     if not as_json:
         show(plan, console)
     if not yes:
@@ -109,7 +109,7 @@ def run(opts: Options, *, dry_run: bool, yes: bool, as_json: bool, lock_path: st
             raise UsageProblem("not asking for confirmation without a terminal: pass --yes to proceed")
         if not confirm("Proceed?"):
             console.print("Nothing was changed.")
-            return 0
+            return Result(SCHEMA, "install", "cancelled", 0, {"plan": plan.to_dict()})
     status = err.status("installing…") if (err.is_terminal and not as_json) else None
     if status:
         status.start()
@@ -117,9 +117,7 @@ def run(opts: Options, *, dry_run: bool, yes: bool, as_json: bool, lock_path: st
         outcome = executor.apply(plan, opts.installer,
                                  progress=(lambda m: status.update(m[:120])) if status else None)
     except executor.InstallFailed as exc:
-        if status:
-            status.stop()
-        return _stop(f"install failed: {exc}", ExitCode.PROBLEMS, as_json, console)
+        return _stop(f"install failed: {exc}", ExitCode.PROBLEMS)
     finally:
         if status:
             status.stop()
@@ -130,29 +128,30 @@ def run(opts: Options, *, dry_run: bool, yes: bool, as_json: bool, lock_path: st
     lock_data = None
     if lock_path and ok:
         lock_data = lock.write(lock_path, plan, executor.freeze(outcome.python), verified)
-    code = 0 if ok else 1
-    result: dict[str, Any] = {"schema": "rocm-triton-doctor/install/1", "command": "install",
-                              "status": "installed" if ok else "problems",
-              "exit_code": code, "plan": plan.to_dict(), "python": outcome.python, "log": outcome.log,
-              "installed": outcome.installed, "removed": outcome.removed, "seconds": round(outcome.seconds, 1),
-              "verification": [f.to_dict() for f in report.findings], "gfx_problem": gfx_problem,
-              "lock": lock_path if lock_data else None,
-              "next": _next_command(plan, outcome.python)}
-    if as_json:
-        console.print_json(json.dumps(result))
-    else:
-        from rocm_triton_doctor.check.render import human
+    result = Result(SCHEMA, "install", "installed" if ok else "problems", 0 if ok else 1,
+                    {"plan": plan.to_dict(), "python": outcome.python, "log": outcome.log,
+                     "installed": outcome.installed, "removed": outcome.removed, "seconds": round(outcome.seconds, 1),
+                     "verification": [f.to_dict() for f in report.findings], "gfx_problem": gfx_problem,
+                     "lock": lock_path if lock_data else None, "next": _next_command(plan, outcome.python)},
+                    report.findings)
+    if not as_json:
+        _show_outcome(result, report, console)
+    return result
 
-        console.print(f"Installed in {outcome.seconds:.0f} s: " +
-                      (", ".join(f"{k} {v}" for k, v in sorted(outcome.installed.items())) or "nothing new") +
-                      f". Log: {outcome.log}")
-        human.render(report, console)
-        if gfx_problem:
-            console.print(f"[bold red]✗ {gfx_problem}[/]")
-        if lock_data:
-            console.print(f"Lock written to {lock_path}.")
-        console.print(f"Next: {result['next']}")
-    return code
+
+def _show_outcome(result: Result, report: Any, console: Any) -> None:
+    d = result.data
+    from rocm_triton_doctor.check.render import human
+
+    console.print(f"Installed in {d['seconds']:.0f} s: " +
+                  (", ".join(f"{k} {v}" for k, v in sorted(d["installed"].items())) or "nothing new") +
+                  f". Log: {d['log']}")
+    human.render(report, console)
+    if d["gfx_problem"]:
+        console.print(f"[bold red]✗ {d['gfx_problem']}[/]")
+    if d["lock"]:
+        console.print(f"Lock written to {d['lock']}.")
+    console.print(f"Next: {d['next']}")
 
 
 def verify(plan: Plan, python: str) -> tuple[Facts, Any]:
@@ -184,10 +183,9 @@ def _next_command(plan: Plan, python: str) -> str:
     return f"rocm-triton-doctor smoke --python {python}"
 
 
-def _stop(message: str, code: ExitCode, as_json: bool, console: Any) -> int:
-    if as_json:
-        console.print_json(json.dumps({"schema": "rocm-triton-doctor/install/1", "command": "install",
-                                       "status": "error", "exit_code": int(code), "error": message}))
-    else:
-        console.print(f"[bold red]rocm-triton-doctor install:[/] {message}", highlight=False)
-    return int(code)
+SCHEMA = "install/1"
+PLAN_SCHEMA = "install-plan/1"
+
+
+def _stop(message: str, code: ExitCode) -> Result:
+    return Result.error("install", message, code, schema=SCHEMA)

@@ -21,7 +21,7 @@ class EnvError(Exception):
 
 
 @dataclass(frozen=True)
-class Target:
+class InstallTarget:
     python: str
     dirs: tuple[str, ...]  # purelib, platlib, scripts (deduplicated, existing)
     created: bool  # a venv this run created (removed again on failure)
@@ -47,26 +47,26 @@ def venv_python(path: str) -> str:
     return str(Path(path) / "bin" / "python")
 
 
-def prepare(python: str, venv: str | None) -> Target:
+def prepare(python: str, venv: str | None) -> InstallTarget:
     if venv:
         root = os.path.abspath(os.path.expanduser(venv))
         if os.path.exists(root):
             if not os.path.exists(os.path.join(root, "pyvenv.cfg")):
                 raise EnvError(f"{root} exists and is not a virtual environment; choose another --venv path")
             _, dirs, _ = interpreter_paths(venv_python(root))
-            return Target(venv_python(root), dirs, False, root)
+            return InstallTarget(venv_python(root), dirs, False, root)
         res = subprocess.run([python, "-m", "venv", root], capture_output=True, text=True, timeout=300)
         if res.returncode != 0:
             shutil.rmtree(root, ignore_errors=True)
             raise EnvError(f"cannot create a virtual environment at {root}: "
                            f"{(res.stderr.strip().splitlines() or ['?'])[-1]}")
         _, dirs, _ = interpreter_paths(venv_python(root))
-        return Target(venv_python(root), dirs, True, root)
+        return InstallTarget(venv_python(root), dirs, True, root)
     _, dirs, _ = interpreter_paths(python)
-    return Target(python, dirs, False, None)
+    return InstallTarget(python, dirs, False, None)
 
 
-class Snapshot:
+class EnvBackup:
     """Hard-link copies of the target's directories, swapped back in by restore()."""
 
     def __init__(self, dirs: tuple[str, ...]):

@@ -112,7 +112,7 @@ def apply(plan: Plan, installer: str = "pip", progress: Progress | None = None, 
     out = Outcome(target.python, log)
     py_flag = ["--python", target.python] if installer == "uv" else []
     wheelhouse = tempfile.mkdtemp(prefix="rtd-wheels-")
-    snapshot: envmod.Snapshot | None = None
+    snapshot: envmod.EnvBackup | None = None
     try:
         # 1. download everything first
         if progress:
@@ -127,7 +127,7 @@ def apply(plan: Plan, installer: str = "pip", progress: Progress | None = None, 
         if not target.created:
             if progress:
                 progress("snapshotting the environment")
-            snapshot = envmod.Snapshot(target.dirs)
+            snapshot = envmod.EnvBackup(target.dirs)
         # 3. change
         removals = [s.name for s in plan.removals if s.name in before]
         if removals:
@@ -167,7 +167,7 @@ class _Rollback(Exception):
     pass
 
 
-def _undo(target: envmod.Target, snapshot: envmod.Snapshot | None) -> None:
+def _undo(target: envmod.InstallTarget, snapshot: envmod.EnvBackup | None) -> None:
     if target.created and target.root:
         shutil.rmtree(target.root, ignore_errors=True)
     elif snapshot is not None:

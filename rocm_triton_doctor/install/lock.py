@@ -35,7 +35,9 @@ def write(path: str, plan: Plan, installed_env: dict[str, str], verified: Facts)
                         "torch_arch_list": s["torch_arch_list"], "hip_version": s["hip_version"],
                         "cuda_version": s["cuda_version"]},
     }
-    Path(path).write_text(json.dumps(lock, indent=1) + "\n", encoding="utf-8")
+    from rocm_triton_doctor import outputs
+
+    outputs.write_text(path, json.dumps(lock, indent=1) + "\n")
     return lock
 
 

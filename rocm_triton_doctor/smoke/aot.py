@@ -14,7 +14,13 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from rocm_triton_doctor.result import ExitCode, Result
+
+if TYPE_CHECKING:
+    from rocm_triton_doctor.check.facts import Facts
+    from rocm_triton_doctor.check.findings import Finding
 
 DEFAULT_TARGETS = ("gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1151", "gfx1201", "sm_80", "sm_90")
 
@@ -67,7 +73,7 @@ def _nv_occupancy(regs: int, shared: int, num_warps: int) -> str:
     return f"{blocks * num_warps} warps/SM ({limit})"
 
 
-def _compile_target(target_name: str) -> list[dict[str, Any]]:
+def _compile_target(target_name: str, only: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """Runs inside the child process."""
     import triton
     from triton.backends.compiler import GPUTarget
@@ -81,6 +87,8 @@ def _compile_target(target_name: str) -> list[dict[str, Any]]:
     gpu = GPUTarget(t.backend, arch, t.warp_size)
     out = []
     for module in kernels.REGISTRY:
+        if only and module.__name__.rsplit(".", 1)[1] not in only:
+            continue
         # Each spec: (label, kernel, signature, constexpr values, launch config). The launch config is the same dict
         # the kernel's launcher splats into its launch; what is not a constexpr is a compiler option.
         for name, fn, sig, const, cfg in module.aot_specs(t):
@@ -145,13 +153,13 @@ def _nv_stats(ptx: str, arch: str, r: AotResult) -> None:
         r.occupancy = _nv_occupancy(r.registers, r.shared_bytes or 0, r.num_warps or 4)
 
 
-def audit(targets: list[str], timeout: float = 600.0) -> list[AotResult]:
+def audit(targets: list[str], timeout: float = 600.0, only: tuple[str, ...] = ()) -> list[AotResult]:
     """Compile for each target in a child process; a child that dies is reported per target, not raised."""
     results: list[AotResult] = []
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     for tname in targets:
         code = ("import json, sys; from rocm_triton_doctor.smoke.aot import _compile_target; "
-                f"print('@@AOT@@' + json.dumps(_compile_target({tname!r})))")
+                f"print('@@AOT@@' + json.dumps(_compile_target({tname!r}, {tuple(only)!r})))")
         try:
             res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
@@ -166,10 +174,12 @@ def audit(targets: list[str], timeout: float = 600.0) -> list[AotResult]:
     return results
 
 
-def findings(results: list[AotResult], triton_version: str) -> list[dict[str, str]]:
-    """One finding per target: every kernel compiled (ok), some failed (fail), or none did (fail, with what is
-    known to work from the knowledge base)."""
+def findings(results: list[AotResult], triton_version: str) -> tuple[Finding, ...]:
+    """One finding per target: every kernel compiled (`aot-compile`, ok), compiled but some spill registers
+    (`aot-spills`, warn), some or all failed (`aot-compile`, fail, with what is known to work from the knowledge
+    base). The target is the finding's first evidence item."""
     from rocm_triton_doctor import knowledge
+    from rocm_triton_doctor.check.findings import Finding, Severity
 
     out = []
     for target in dict.fromkeys(r.target for r in results):
@@ -180,7 +190,8 @@ def findings(results: list[AotResult], triton_version: str) -> list[dict[str, st
             text = f"{target}: all {len(rs)} kernels compiled with Triton {triton_version}"
             if spills:
                 text += f"; {len(spills)} kernel(s) spill registers: {', '.join(f'{r.kernel} ({r.spills})' for r in spills)}"
-            out.append({"target": target, "severity": "warn" if spills else "ok", "title": text})
+            out.append(Finding("aot-spills" if spills else "aot-compile", Severity.WARN if spills else Severity.OK, text,
+                               evidence=(target,), group="aot"))
             continue
         first = bad[0].error or "failed"
         known = knowledge.triton_codegen_issue(triton_version, target)
@@ -190,5 +201,64 @@ def findings(results: list[AotResult], triton_version: str) -> list[dict[str, st
             text = f"{target}: {len(bad)} of {len(rs)} kernels fail to compile with Triton {triton_version}: {first}"
         if known:
             text += f". {known}"
-        out.append({"target": target, "severity": "fail", "title": text})
-    return out
+        out.append(Finding("aot-compile", Severity.FAIL, text, evidence=(target,), group="aot"))
+    return tuple(out)
+
+
+def parse_arch(arch: str) -> list[str]:
+    """`--arch`: 'all' (every gfx the knowledge base lists, plus sm_80 and sm_90) or a comma list of known gfx names
+    and sm_NN. Anything else is a ValueError (a usage error, before any compiling: newcomer-walk.md defect 14)."""
+    from rocm_triton_doctor import knowledge
+
+    if arch.strip() == "all":
+        return list(knowledge.all_gfx()) + ["sm_80", "sm_90"]
+    names = [n.strip().lower() for n in arch.split(",") if n.strip()]
+    known = set(knowledge.all_gfx())
+    for n in names:
+        if not (n in known or re.fullmatch(r"sm_[0-9]{2,3}", n)):
+            raise ValueError(f"unknown --arch target {n!r}: use a gfx name the knowledge base lists "
+                             f"({', '.join(sorted(known))}), sm_NN, or 'all'")
+    if not names:
+        raise ValueError("--arch is empty")
+    return names
+
+
+def default_targets(facts: Facts) -> list[str]:
+    """Without --arch: the GPUs `check` finds here (AMD gfx, then NVIDIA sm_NN)."""
+    found = sorted({g.gfx for g in (facts.gpus.value or ()) if g.gfx}) if facts.gpus.found else []
+    if facts.nvidia.found and facts.nvidia.value:
+        found += sorted({"sm_" + g.compute_cap.replace(".", "") for g in facts.nvidia.value.gpus if g.compute_cap})
+    return found
+
+
+def local_targets() -> list[str]:
+    """default_targets() of this machine (static probes only, no torch import)."""
+    from rocm_triton_doctor.check.facts import build_facts
+    from rocm_triton_doctor.check.probes.collect import Collector
+
+    return default_targets(build_facts(Collector(runtime=False).collect()))
+
+
+def run(targets: list[str], only: tuple[str, ...] = ()) -> Result:
+    """`smoke --compile-only`: audit every kernel for `targets`; exit 1 when a target fails to compile.
+    An unknown kernel in `only` is a ValueError (a usage error)."""
+    try:
+        import triton
+
+        from rocm_triton_doctor.kernels import NAMES
+    except Exception as exc:  # noqa: BLE001 - a broken Triton is a one-line "could not check"
+        return Result.error("smoke --compile-only", f"cannot import triton ({type(exc).__name__}: {exc}); run "
+                            "`rocm-triton-doctor check`", ExitCode.COULD_NOT_CHECK, schema=SCHEMA)
+    unknown = [n for n in only if n not in NAMES]
+    if unknown:
+        raise ValueError(f"unknown kernel(s): {', '.join(unknown)} (known: {', '.join(NAMES)})")
+    results = audit(targets, only=only)
+    found = findings(results, triton.__version__)
+    code = ExitCode.PROBLEMS if any(f.severity.value == "fail" for f in found) else ExitCode.HEALTHY
+    return Result(SCHEMA, "smoke --compile-only", "passed" if code == 0 else "failed", int(code),
+                  {"triton": triton.__version__, "targets": targets, "results": [r.to_dict() for r in results]}, found)
+
+
+# smoke-aot/2: `findings` are the common finding objects (id aot-compile / aot-spills, the target is evidence[0]);
+# smoke-aot/1 had {target, severity, title} dicts. `status` and `tool_version` are new.
+SCHEMA = "smoke-aot/2"

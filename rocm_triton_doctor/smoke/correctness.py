@@ -15,7 +15,7 @@ Z_BOUND = 5.0  # |z| < 5 for the keep-rate: a false alarm about once in 1.7 mill
 
 
 @dataclass
-class Verdict:
+class CaseVerdict:
     ok: bool
     max_abs: float
     max_rel: float
@@ -51,18 +51,18 @@ def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> t
     return not problems, max_abs, max_rel, problems
 
 
-def check_case(case: Case, inputs: Inputs, device: torch.device, tf32: bool) -> Verdict:
+def check_case(case: Case, inputs: Inputs, device: torch.device, tf32: bool) -> CaseVerdict:
     tol = tolerance(dtype_name(case.dtype), tf32=tf32 and case.tf32)
     shape = case.out_shape(inputs)
     out = case.run(inputs, torch.full(shape, float("nan"), dtype=case.dtype, device=device))
     if case.dropout is None:
         ok, mabs, mrel, problems = compare(out, case.reference(inputs), tol.atol, tol.rtol)
-        return Verdict(ok, mabs, mrel, tol.atol, tol.rtol, problems)
+        return CaseVerdict(ok, mabs, mrel, tol.atol, tol.rtol, problems)
     return _check_dropout(case, inputs, out, device, tol.atol, tol.rtol)
 
 
 def _check_dropout(case: Case, inputs: Inputs, out: torch.Tensor, device: torch.device, atol: float,
-                   rtol: float) -> Verdict:
+                   rtol: float) -> CaseVerdict:
     d = case.dropout
     assert d is not None
     q = 1.0 - d.p
@@ -89,4 +89,4 @@ def _check_dropout(case: Case, inputs: Inputs, out: torch.Tensor, device: torch.
     details["other_seed_agreement"] = round(agree, 4)
     if n and agree > 0.999:
         problems.append("a different seed gave the same mask")
-    return Verdict(not problems, mabs, mrel, atol, rtol, problems, details)
+    return CaseVerdict(not problems, mabs, mrel, atol, rtol, problems, details)

@@ -17,6 +17,8 @@ import socket
 import time
 from typing import Any
 
+from rocm_triton_doctor.result import Result
+
 KIB = 1024
 
 
@@ -99,7 +101,7 @@ def collectives(torch: Any, dist: Any, device: Any, world: int, rank: int, max_m
 
 
 def run(device: str, preset: str, only: tuple[str, ...], rank_timeout: float, max_mib: float,
-        fail_rank: int | None = None, hang_rank: int | None = None) -> dict[str, Any] | None:
+        fail_rank: int | None = None, hang_rank: int | None = None) -> Result | None:
     """Run this rank's part. Returns the fleet-wide result on rank 0, None on the other ranks."""
     rank, world, local = rank_env()
     from rocm_triton_doctor.smoke.runner import import_stack, resolve_device, run_smoke
@@ -163,7 +165,7 @@ def run(device: str, preset: str, only: tuple[str, ...], rank_timeout: float, ma
     return summarize(ranks, world, preset, device)
 
 
-def summarize(ranks: list[dict[str, Any]], world: int, preset: str, device: str) -> dict[str, Any]:
+def summarize(ranks: list[dict[str, Any]], world: int, preset: str, device: str) -> Result:
     import statistics
 
     pct = {}
@@ -176,9 +178,8 @@ def summarize(ranks: list[dict[str, Any]], world: int, preset: str, device: str)
         r["mean_pct_ceiling"] = round(pct[r["rank"]], 1) if r["rank"] in pct else None
         r["outlier"] = bool(med and r["rank"] in pct and pct[r["rank"]] < 0.8 * med)
     ok = all(r["status"] == "pass" for r in ranks)
-    return {"schema": "rocm-triton-doctor/distributed/1", "command": "smoke --distributed", "world_size": world,
-            "preset": preset, "device": device, "status": "passed" if ok else "failed", "exit_code": 0 if ok else 1,
-            "ranks": sorted(ranks, key=lambda r: r["rank"])}
+    return Result("distributed/1", "smoke --distributed", "passed" if ok else "failed", 0 if ok else 1,
+                  {"world_size": world, "preset": preset, "device": device, "ranks": sorted(ranks, key=lambda r: r["rank"])})
 
 
 def table(d: dict[str, Any], console: Any) -> None:
@@ -223,3 +224,24 @@ def table(d: dict[str, Any], console: Any) -> None:
                                    f"{c.get('error') or 'wrong result'}", style="red"))
     console.print(Text(f"Distributed smoke {d['status'].upper()} (exit {d['exit_code']})",
                        style="bold green" if d["exit_code"] == 0 else "bold red"))
+
+
+def run_rank(device: str, preset: str, only: tuple[str, ...], rank_timeout: float, max_mib: float,
+             fail_rank: int | None = None, hang_rank: int | None = None, save: str | None = None) -> Result | None:
+    """`smoke --distributed`: this rank's part; on rank 0 the fleet-wide Result (also written to `save`), or an
+    error Result when the job cannot start; None on the other ranks."""
+    from rocm_triton_doctor import outputs
+    from rocm_triton_doctor.result import ExitCode
+    from rocm_triton_doctor.smoke.runner import SmokeCannotStart
+
+    try:
+        result = run(device, preset, only, rank_timeout, max_mib, fail_rank, hang_rank)
+    except (SmokeCannotStart, RuntimeError) as exc:
+        return Result.error("smoke --distributed", str(exc), ExitCode.COULD_NOT_CHECK, schema="distributed/1")
+    if result is not None and save:
+        try:
+            outputs.write_text(save, json.dumps(result.to_dict(), indent=1))
+        except OSError as exc:
+            return Result.error("smoke --distributed", f"cannot write output: {exc.strerror or exc}",
+                                ExitCode.COULD_NOT_CHECK, schema="distributed/1")
+    return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from rocm_triton_doctor.result import Result
 from rocm_triton_doctor.smoke.aot import AotResult
 from rocm_triton_doctor.smoke.runner import SmokeReport
 
@@ -111,7 +112,9 @@ def junit(report: SmokeReport, path: str) -> None:
             ET.SubElement(tc, "failure", message="; ".join(r.problems)[:1000]).text = "\n".join(r.problems)
         elif r.status in ("error", "oom"):
             ET.SubElement(tc, "error", message=r.error or r.status).text = r.error or ""
-    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+    from rocm_triton_doctor import outputs
+
+    outputs.write_bytes(path, ET.tostring(suite, encoding="utf-8", xml_declaration=True))
 
 
 def plot(report: SmokeReport, path: str) -> None:
@@ -136,7 +139,14 @@ def plot(report: SmokeReport, path: str) -> None:
     ax1.invert_yaxis()
     fig.suptitle(f"{report.device_name} — smoke {report.preset}")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    import io
+
+    from rocm_triton_doctor import outputs
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    outputs.write_bytes(path, buf.getvalue())
 
 
 def aot_table(results: list[AotResult], console: Any) -> None:
@@ -153,3 +163,11 @@ def aot_table(results: list[AotResult], console: Any) -> None:
                   regs, str(r.spills) if r.spills is not None else "—",
                   str(r.shared_bytes) if r.shared_bytes is not None else "—", r.occupancy or "—")
     console.print(t)
+
+
+def aot_report(result: Result, console: Any) -> None:
+    """`smoke --compile-only` in human form: the per kernel × target table, then one line per target finding."""
+    from rocm_triton_doctor import render
+
+    aot_table([AotResult(**d) for d in result.data.get("results", [])], console)
+    render.print_findings(console, result.findings)

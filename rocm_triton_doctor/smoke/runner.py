@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable
 
+from rocm_triton_doctor.result import Result
+
 PRESETS = ("quick", "seed", "full", "bench")
 COMPUTE_BOUND = ("gemm", "attention")
 LAUNCH_BOUND_US = 10.0  # below this a GPU kernel's time is mostly launch overhead (kernels.md §6.3)
@@ -82,19 +84,25 @@ class SmokeReport:
     def status(self) -> str:
         return "passed" if self.exit_code == 0 else "failed"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_result(self) -> Result:
+        """The `smoke --json` envelope (docs/smoke.md); the performance targets' verdicts are also findings."""
+        import socket
+
+        from rocm_triton_doctor.smoke import targets
+
         counts: dict[str, int] = {}
         for r in self.results:
             counts[r.status] = counts.get(r.status, 0) + 1
-        import socket
+        rows = self.targets()
+        return Result("smoke/1", "smoke", self.status, self.exit_code,
+                      {"host": socket.gethostname(), "device": self.device, "device_name": self.device_name,
+                       "target": self.target, "preset": self.preset, "versions": self.versions, "counts": counts,
+                       "ceilings": self.ceilings, "clocks": self.clocks, "notes": self.notes, "started": self.started,
+                       "seconds": round(self.seconds, 2), "results": [r.to_dict() for r in self.results],
+                       "targets": rows}, targets.findings(rows))
 
-        return {"schema": "rocm-triton-doctor/smoke/1", "command": "smoke", "status": self.status,
-                "host": socket.gethostname(),
-                "exit_code": self.exit_code, "device": self.device, "device_name": self.device_name,
-                "target": self.target, "preset": self.preset, "versions": self.versions, "counts": counts,
-                "ceilings": self.ceilings, "clocks": self.clocks, "notes": self.notes, "started": self.started,
-                "seconds": round(self.seconds, 2), "results": [r.to_dict() for r in self.results],
-                "targets": self.targets()}
+    def to_dict(self) -> dict[str, Any]:
+        return self.to_result().to_dict()
 
     def targets(self) -> list[dict[str, Any]]:
         """Issue #5's performance targets over this run (timed runs only; see smoke/targets.py)."""

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rocm_triton_doctor.check.findings import Finding
 
 Result = dict[str, Any]
 
@@ -99,3 +102,20 @@ def evaluate(results: list[Result]) -> list[dict[str, Any]]:
         rows.append({"id": t.id, "target": t.text, "bound": t.bound, "unit": t.unit, "status": status,
                      "min": min(values) if values else None, "max": max(values) if values else None, "cases": cases})
     return rows
+
+
+def findings(rows: list[dict[str, Any]]) -> tuple[Finding, ...]:
+    """Each evaluated target as a finding `perf-target-<id>`: met = ok, not met = warn (a performance target is not a
+    wrong result: the exit code stays the correctness verdict), not measured = info."""
+    from rocm_triton_doctor.check.findings import Finding, Severity
+
+    sev = {"met": Severity.OK, "not met": Severity.WARN}
+    out = []
+    for row in rows:
+        span = "" if row["min"] is None else (f" (min {row['min']:.3g}{row['unit']}" +
+                                             ("" if row["max"] == row["min"] else f", max {row['max']:.3g}{row['unit']}")
+                                             + f"; bound {row['bound']:g}{row['unit']})")
+        out.append(Finding(f"perf-target-{row['id']}", sev.get(row["status"], Severity.INFO),
+                           f"{row['target']}: {row['status']}{span}", group="performance",
+                           evidence=tuple(c["case"] for c in row["cases"])))
+    return tuple(out)

@@ -3,15 +3,46 @@ summary, and the (redacted) snapshot in a collapsed block."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+from dataclasses import replace
 from typing import Any
 
 from rocm_triton_doctor import __version__
 from rocm_triton_doctor.check.findings import GROUP_TITLES, Severity
 from rocm_triton_doctor.check.redact import Redactor
-from rocm_triton_doctor.check import CheckReport
+from rocm_triton_doctor.check import CheckReport, diagnose
 
 ORDER = {Severity.FAIL: 0, Severity.WARN: 1, Severity.INFO: 2, Severity.OK: 3, Severity.SKIP: 4}
+
+
+class SmokeFileError(Exception):
+    """The smoke result to include cannot be read (exit 3)."""
+
+
+def read_smoke(path: str, explicit: bool) -> dict[str, Any] | None:
+    """The smoke result to include: None when the default (last-run) file does not exist."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data: dict[str, Any] = json.load(fh)
+            return data
+    except FileNotFoundError:
+        if explicit:
+            raise SmokeFileError(f"smoke result not found: {path}") from None
+        return None
+    except (OSError, ValueError) as exc:
+        raise SmokeFileError(f"cannot read smoke result {path}: {exc}") from None
+
+
+def build(snap: dict[str, Any], smoke: dict[str, Any] | None, *, redact: bool = True, source: str = "this machine",
+          created: str | None = None) -> tuple[str, CheckReport]:
+    """`report`: diagnose `snap`, then the Markdown with the (redacted) snapshot; returns it and the check report
+    (whose verdict gives the exit code)."""
+    red = Redactor(snap, enabled=redact)
+    check = diagnose(snap, source=source)
+    check = replace(check, snapshot=red.obj(snap))
+    created = created or dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return render(check, smoke, red, created), check
 
 
 def _row(k: str, v: Any) -> str:

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 from rocm_triton_doctor.cli import cli
 
-from .conftest import SCENARIOS
+from ..conftest import SCENARIOS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def invoke(*args: str) -> tuple[int, str]:

@@ -1,0 +1,53 @@
+"""`report`: parse, build the issue report (check/render/issue.build), write or print it, exit with check's code."""
+
+from __future__ import annotations
+
+import click
+
+from rocm_triton_doctor.cli._shared import CONTEXT, ExitCode, fail, finish, output_option, python_option
+
+
+@click.command("report", context_settings=CONTEXT)
+@output_option("--output", "-o", help="Write the Markdown to FILE instead of printing it.")
+@click.option("--no-redact", is_flag=True, help="Keep user and host names, home paths, serials and UUIDs.")
+@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Report on a saved snapshot instead of this machine.")
+@click.option("--smoke", "smoke_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="A saved `smoke --save` result to include (default: the last smoke run on this machine).")
+@click.option("--no-smoke", is_flag=True, help="Do not include a smoke result.")
+@click.option("--no-runtime", is_flag=True, help="Do not import torch in a subprocess.")
+@python_option("Interpreter whose environment to inspect.")
+def command(output: str | None, no_redact: bool, snapshot_path: str | None, smoke_path: str | None, no_smoke: bool,
+            no_runtime: bool, python: str | None) -> None:
+    """Write one paste-ready Markdown report for a GitHub issue (PyTorch, ROCm, Triton, vLLM, ComfyUI, ...).
+
+    Verdict and findings, key facts, the last smoke summary, and the snapshot in a collapsed JSON block.
+    Redacted by default. Works on exactly the broken machines: torch missing, ROCm broken, no GPU.
+    The exit code is `check`'s (0 healthy, 1 problems found).
+
+    \b
+    Examples:
+      rocm-triton-doctor report -o report.md
+      rocm-triton-doctor report --snapshot snap.json --no-smoke
+    """
+    from rocm_triton_doctor import check as pipeline
+    from rocm_triton_doctor import outputs
+    from rocm_triton_doctor.check import snapshot
+    from rocm_triton_doctor.check.render import issue
+    from rocm_triton_doctor.smoke.runner import last_result_path
+
+    try:
+        snap, _ = pipeline.load_or_collect(snapshot_path, python=python, runtime=not no_runtime)
+        smoke = None if no_smoke else issue.read_smoke(smoke_path or last_result_path(), explicit=bool(smoke_path))
+    except (snapshot.SnapshotError, issue.SmokeFileError) as exc:
+        fail(str(exc), ExitCode.COULD_NOT_CHECK, False, "report")
+    text, check = issue.build(snap, smoke, redact=not no_redact, source=snapshot_path or "this machine")
+    result = check.to_result()
+    if output:
+        try:
+            outputs.write_text(output, text)
+        except OSError as exc:
+            fail(f"cannot write {output}: {exc.strerror or exc}", ExitCode.COULD_NOT_CHECK, False, "report")
+        click.echo(f"report written to {output} ({len(text.splitlines())} lines)", err=True)
+        finish(result, human=lambda _con: None)
+    finish(result, markdown=text)
