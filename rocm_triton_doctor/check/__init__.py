@@ -54,11 +54,15 @@ def diagnose(snapshot: dict[str, Any], checks: Sequence[Check] = REGISTRY, stric
 
 def load_or_collect(snapshot_path: str | None, *, root: str = "/", python: str | None = None, runtime: bool = True,
                     timeout: float = 10.0, runtime_timeout: float = 120.0,
-                    progress: Callable[[Any], dict[str, Any]] | None = None) -> tuple[dict[str, Any], str]:
-    """The snapshot to diagnose and where it came from: a saved file (SnapshotError on a bad one) or this machine.
-    `progress(collector)` may run the collection itself (the CLI's spinner); by default it simply collects."""
+                    progress: Callable[[Any], dict[str, Any]] | None = None,
+                    from_text: Sequence[str] = ()) -> tuple[dict[str, Any], str]:
+    """The snapshot to diagnose and where it came from: pasted text files (`-` = stdin; check/sources), a saved file
+    (SnapshotError on a bad one) or this machine. `progress(collector)` may run the collection itself (the CLI's
+    spinner); by default it simply collects."""
     from rocm_triton_doctor.check import snapshot
 
+    if from_text:
+        return _from_text(from_text)
     if snapshot_path:
         return snapshot.load(snapshot_path), snapshot_path
     from rocm_triton_doctor.check.probes.collect import Collector
@@ -68,3 +72,26 @@ def load_or_collect(snapshot_path: str | None, *, root: str = "/", python: str |
     collector.start()
     snap = progress(collector) if progress else collector.collect()
     return snap, "this machine" if root == "/" else f"root {root}"
+
+
+def _from_text(paths: Sequence[str]) -> tuple[dict[str, Any], str]:
+    """Pasted text -> the same snapshot the probes make. Unreadable input is a SnapshotError (exit 3)."""
+    import sys
+
+    from rocm_triton_doctor.check.snapshot import SnapshotError
+    from rocm_triton_doctor.check.sources import snapshot_from_text
+
+    texts = []
+    for p in paths:
+        try:
+            if p == "-":
+                texts.append(sys.stdin.read())
+            else:
+                with open(p, encoding="utf-8", errors="replace") as fh:
+                    texts.append(fh.read())
+        except OSError as exc:
+            raise SnapshotError(f"cannot read pasted text {p}: {exc.strerror or exc}") from None
+    if not any(t.strip() for t in texts):
+        raise SnapshotError("the pasted text is empty")
+    names = ", ".join("stdin" if p == "-" else p for p in paths)
+    return snapshot_from_text(texts), f"pasted text ({names})"

@@ -18,6 +18,9 @@ from rocm_triton_doctor.cli._shared import (CONTEXT, ExitCode, Usage, fail, fini
                "--snapshot).")
 @click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), metavar="FILE",
               help="Diagnose a saved snapshot instead of this machine (no GPU needed).")
+@click.option("--from-text", "from_text", multiple=True, type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
+              help="Diagnose text pasted from an issue (rocminfo, collect_env, pip list, ls -l /dev/kfd, errors...); "
+              "'-' reads stdin. Repeatable.")
 @click.option("--root", type=click.Path(exists=True, file_okay=False), default="/", show_default=True,
               help="Read /sys, /dev, /etc, /opt under DIR instead of / (testing, chroots, mounted images).")
 @click.option("--no-runtime", is_flag=True, help="Do not import torch in a subprocess (faster; fewer checks).")
@@ -34,7 +37,8 @@ from rocm_triton_doctor.cli._shared import (CONTEXT, ExitCode, Usage, fail, fini
               help="Seconds to wait for the torch runtime probe.")
 @click.pass_context
 def command(ctx: click.Context, as_json: bool, markdown: bool, save_snapshot: str | None, snapshot_path: str | None,
-            root: str, no_runtime: bool, python: str | None, only: tuple[str, ...], skip_ids: tuple[str, ...],
+            from_text: tuple[str, ...], root: str,
+            no_runtime: bool, python: str | None, only: tuple[str, ...], skip_ids: tuple[str, ...],
             list_checks: bool, strict: bool, redact: bool, verbose: bool, timeout: float, runtime_timeout: float) -> None:
     """Inspect this machine (or a saved snapshot) and say what is wrong for PyTorch + Triton.
 
@@ -46,6 +50,7 @@ def command(ctx: click.Context, as_json: bool, markdown: bool, save_snapshot: st
       rocm-triton-doctor check --no-runtime --only gpus,overrides
       rocm-triton-doctor check --save-snapshot snap.json --redact
       rocm-triton-doctor check --snapshot snap.json --json
+      rocm-triton-doctor check --from-text issue-paste.txt
       rocm-triton-doctor check --python ~/rocm-env/bin/python --strict
     """
     from rocm_triton_doctor import check as pipeline
@@ -53,6 +58,7 @@ def command(ctx: click.Context, as_json: bool, markdown: bool, save_snapshot: st
     from rocm_triton_doctor.check.redact import Redactor
 
     usage_check(ctx, not (as_json and markdown), "--json and --markdown are mutually exclusive")
+    usage_check(ctx, not (from_text and snapshot_path), "--from-text and --snapshot are mutually exclusive")
     if list_checks:
         return _list_checks(as_json)
     only_ids, skip = split(only), split(skip_ids)
@@ -65,7 +71,7 @@ def command(ctx: click.Context, as_json: bool, markdown: bool, save_snapshot: st
     usage_check(ctx, bool(selected), "--only/--skip leave no check to run")
     try:
         snap, source = pipeline.load_or_collect(snapshot_path, root=root, python=python, runtime=not no_runtime,
-                                                timeout=timeout, runtime_timeout=runtime_timeout,
+                                                timeout=timeout, runtime_timeout=runtime_timeout, from_text=from_text,
                                                 progress=None if (as_json or markdown) else _spinner)
     except snapshot.SnapshotError as exc:
         fail(str(exc), ExitCode.COULD_NOT_CHECK, as_json, "check")
@@ -101,12 +107,14 @@ def _spinner(collector: Any) -> dict[str, Any]:
 
 
 def _list_checks(as_json: bool) -> None:
-    from rocm_triton_doctor.check.checks import REGISTRY
+    from rocm_triton_doctor.check.checks import REGISTRY, SETS
 
     if as_json:
-        click.echo(json.dumps([{"id": c.id, "group": c.group, "what": c.what, "why": c.why, "fix": c.fix}
-                               for c in REGISTRY], indent=2))
+        click.echo(json.dumps([{"id": c.id, "group": c.group, "what": c.what, "why": c.why, "fix": c.fix,
+                                "sets": [n for n, ids in SETS.items() if c.id in ids]} for c in REGISTRY], indent=2))
         return
     width = max(len(c.id) for c in REGISTRY)
     for c in REGISTRY:
         click.echo(f"{c.id.ljust(width)}  [{c.group}] {c.what}")
+    for name, ids in SETS.items():
+        click.echo(f"set {name}: {', '.join(ids)}")

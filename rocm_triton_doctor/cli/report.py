@@ -12,12 +12,15 @@ from rocm_triton_doctor.cli._shared import CONTEXT, ExitCode, fail, finish, outp
 @click.option("--no-redact", is_flag=True, help="Keep user and host names, home paths, serials and UUIDs.")
 @click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), metavar="FILE",
               help="Report on a saved snapshot instead of this machine.")
+@click.option("--from-text", "from_text", multiple=True, type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
+              help="Report on text pasted from an issue instead of this machine ('-' reads stdin).")
 @click.option("--smoke", "smoke_path", type=click.Path(dir_okay=False), metavar="FILE",
               help="A saved `smoke --save` result to include (default: the last smoke run on this machine).")
 @click.option("--no-smoke", is_flag=True, help="Do not include a smoke result.")
 @click.option("--no-runtime", is_flag=True, help="Do not import torch in a subprocess.")
 @python_option("Interpreter whose environment to inspect.")
-def command(output: str | None, no_redact: bool, snapshot_path: str | None, smoke_path: str | None, no_smoke: bool,
+def command(output: str | None, no_redact: bool, snapshot_path: str | None,
+            from_text: tuple[str, ...], smoke_path: str | None, no_smoke: bool,
             no_runtime: bool, python: str | None) -> None:
     """Write one paste-ready Markdown report for a GitHub issue (PyTorch, ROCm, Triton, vLLM, ComfyUI, ...).
 
@@ -29,6 +32,7 @@ def command(output: str | None, no_redact: bool, snapshot_path: str | None, smok
     Examples:
       rocm-triton-doctor report -o report.md
       rocm-triton-doctor report --snapshot snap.json --no-smoke
+      rocm-triton-doctor report --from-text issue-paste.txt --no-smoke
     """
     from rocm_triton_doctor import check as pipeline
     from rocm_triton_doctor import outputs
@@ -37,11 +41,11 @@ def command(output: str | None, no_redact: bool, snapshot_path: str | None, smok
     from rocm_triton_doctor.smoke.runner import last_result_path
 
     try:
-        snap, _ = pipeline.load_or_collect(snapshot_path, python=python, runtime=not no_runtime)
+        snap, source = pipeline.load_or_collect(snapshot_path, python=python, runtime=not no_runtime, from_text=from_text)
         smoke = None if no_smoke else issue.read_smoke(smoke_path or last_result_path(), explicit=bool(smoke_path))
     except (snapshot.SnapshotError, issue.SmokeFileError) as exc:
         fail(str(exc), ExitCode.COULD_NOT_CHECK, False, "report")
-    text, check = issue.build(snap, smoke, redact=not no_redact, source=snapshot_path or "this machine")
+    text, check = issue.build(snap, smoke, redact=not no_redact, source=source)
     result = check.to_result()
     if output:
         try:

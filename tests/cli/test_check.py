@@ -150,3 +150,31 @@ def test_findings_catalogue_is_generated_from_the_registry() -> None:
     text = findings_catalogue()
     assert all(f"### `{c.id}`" in text for c in REGISTRY)
     assert (ROOT / "docs" / "findings.md").read_text() == text, "run: python -m rocm_triton_doctor.check.docs_gen"
+
+
+# -- check --from-text: pasted text -> snapshot -> the same pipeline (issue #10) -----------------------------------
+
+def test_from_text_diagnoses_a_pasted_capture_and_reads_stdin(tmp_path):
+    from click.testing import CliRunner
+
+    from rocm_triton_doctor.cli import cli
+
+    capture = ROOT / "tests" / "fixtures" / "captures" / "rocm-docker-116-rocm-terminal-render-group.txt"
+    r = CliRunner().invoke(cli, ["check", "--from-text", str(capture), "--json"])
+    data = json.loads(r.output)
+    assert data["source"].startswith("pasted text") and r.exit_code == data["exit_code"] != 4
+    assert any(f["id"] == "gpus-detected" for f in data["findings"])
+    r2 = CliRunner().invoke(cli, ["check", "--from-text", "-", "--json"], input=capture.read_text())
+    assert json.loads(r2.output)["findings"] == data["findings"]
+
+
+def test_from_text_refuses_an_empty_paste_and_a_snapshot_beside_it(tmp_path):
+    from click.testing import CliRunner
+
+    from rocm_triton_doctor.cli import cli
+
+    empty = tmp_path / "empty.txt"
+    empty.write_text("  \n")
+    assert CliRunner().invoke(cli, ["check", "--from-text", str(empty)]).exit_code == 3
+    r = CliRunner().invoke(cli, ["check", "--from-text", str(empty), "--snapshot", str(empty)])
+    assert r.exit_code == 2 and "mutually exclusive" in r.output
