@@ -6,14 +6,13 @@ One pass reads three tensors and writes one (4·e·n bytes, 2n FLOPs); eager tor
 
 from __future__ import annotations
 
-from typing import Any
 
 import torch
 import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import Case, Inputs, check_device, check_dtype, prepare_out, randn
+from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_device, check_dtype, prepare_out, randn
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
@@ -74,7 +73,10 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     return sweep + [make_case(1 << 26, dt) for dt in (torch.float32, torch.bfloat16)]
 
 
-def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
+def aot_specs(target: policy.Target) -> list[AotSpec]:
     cfg = policy.elementwise_config(target, 1 << 24)
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "z_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
-    return [("add_mul fp32", add_mul_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg)]
+    return [AotSpec("add_mul fp32", add_mul_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg)]
+
+
+KERNEL = KernelSpec("add_mul", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, NamedTuple
 from collections.abc import Callable
 
 import torch
@@ -45,6 +45,35 @@ class Case:
     @property
     def id(self) -> str:
         return f"{self.kernel}[{self.name}]"
+
+
+class AotSpec(NamedTuple):
+    """One ahead-of-time compile of a kernel for the audit (smoke/aot.py): `label` names the row (it starts with the
+    kernel's name), `fn` is the @triton.jit function, `signature` maps each runtime argument to a Triton type string,
+    `constexprs` the compile-time values, and `options` the launch config the launcher splats into its launch (what is
+    not a constexpr in it is a compiler option: num_warps, num_stages, waves_per_eu, ...)."""
+
+    label: str
+    fn: Any
+    signature: dict[str, str]
+    constexprs: dict[str, Any]
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What a kernel says about itself (each kernel module ends in `KERNEL = KernelSpec(...)`).
+
+    name: the module's name, the cases' `kernel`, the `smoke --only` name and the AOT labels' prefix — one name.
+    bound: what its speed is judged against — "memory" (copy bandwidth, GB/s) or "compute" (the matmul rate).
+    cases(preset, target): its smoke cases; aot(target): its compile-only audit configs.
+    perf_targets: the ids of issue #5's performance targets (smoke/targets.py TARGETS) its cases may be covered by."""
+
+    name: str
+    bound: Literal["memory", "compute"]
+    cases: Callable[[str, Target], list[Case]]
+    aot: Callable[[Target], list[AotSpec]]
+    perf_targets: tuple[str, ...] = ()
 
 
 def dtype_name(dtype: torch.dtype) -> str:

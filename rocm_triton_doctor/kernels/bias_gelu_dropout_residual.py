@@ -7,22 +7,21 @@ stored. Eager torch runs four kernels (add, gelu, dropout, add) and moves ~3x th
 
 from __future__ import annotations
 
-from typing import Any
 
 import torch
 import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, check_device, check_dtype, check_p, dropout_args,
-                                             prepare_out, randn)
+from rocm_triton_doctor.kernels.base import (AotSpec, Case, DropoutCheck, Inputs, KernelSpec, check_device, check_dtype,
+                                             check_p, dropout_args, prepare_out, randn)
 from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
 @triton.jit
-def bgdr_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, seed, threshold, scale, HAS_DROPOUT: tl.constexpr,
+def bias_gelu_dropout_residual_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, seed, threshold, scale, HAS_DROPOUT: tl.constexpr,
                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, FAST_TANH: tl.constexpr = False):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
@@ -56,7 +55,7 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
     cfg = policy.tile2d_config(target, M, N)
     grid = (triton.cdiv(M, cfg["BLOCK_M"]), triton.cdiv(N, cfg["BLOCK_N"]))
     threshold, scale = dropout_args(p)
-    bgdr_kernel[grid](x, bias, residual, o, M, N, seed, threshold, scale, HAS_DROPOUT=p > 0.0,
+    bias_gelu_dropout_residual_kernel[grid](x, bias, residual, o, M, N, seed, threshold, scale, HAS_DROPOUT=p > 0.0,
                       FAST_TANH=policy.fast_tanh(target, x.element_size()), **cfg)
     return o
 
@@ -103,10 +102,14 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     return seeds + [make_case(16, 2048, 8192, dt, 0.1) for dt in (torch.float32, torch.bfloat16)]
 
 
-def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
+def aot_specs(target: policy.Target) -> list[AotSpec]:
     cfg = policy.tile2d_config(target, 32768, 8192)
     sig = {"x_ptr": "*bf16", "bias_ptr": "*bf16", "res_ptr": "*bf16", "out_ptr": "*bf16", "M": "i32", "N": "i32",
            "seed": "i32", "threshold": "u32", "scale": "fp32"}
     const = {"HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"],
              "FAST_TANH": policy.fast_tanh(target, 2)}
-    return [("bias+gelu+dropout+residual bf16", bgdr_kernel, sig, const, cfg)]
+    return [AotSpec("bias_gelu_dropout_residual bf16", bias_gelu_dropout_residual_kernel, sig, const, cfg)]
+
+
+KERNEL = KernelSpec("bias_gelu_dropout_residual", "memory", cases, aot_specs,
+                    perf_targets=("mem-copy", "mem-compile", "mem-eager"))

@@ -3,14 +3,13 @@ bytes e·(2·M·N + N), ~4·M·N FLOPs; memory-bound. Eager torch needs several 
 
 from __future__ import annotations
 
-from typing import Any
 
 import torch
 import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import Case, Inputs, randn
+from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, randn
 from rocm_triton_doctor.kernels.rows import prepare
 
 
@@ -71,8 +70,11 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     return seeds + [make_case(65536, 8192, dt) for dt in (torch.float32, torch.bfloat16)]
 
 
-def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
+def aot_specs(target: policy.Target) -> list[AotSpec]:
     cfg = policy.row_config(target, 8192, 2)
     sig = {"x_ptr": "*bf16", "w_ptr": "*bf16", "out_ptr": "*bf16", "stride_x": "i32", "stride_o": "i32", "N": "i32",
            "eps": "fp32"}
-    return [("rmsnorm bf16 N=8192", rmsnorm_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg)]
+    return [AotSpec("rmsnorm bf16 N=8192", rmsnorm_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg)]
+
+
+KERNEL = KernelSpec("rmsnorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile", "mem-eager"))

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 import torch
 import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import Case, Inputs, randn
+from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, randn
 from rocm_triton_doctor.kernels.rows import prepare
 
 
@@ -58,7 +57,10 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     return quick + [make_case(32768, 8192, dt) for dt in (torch.float32, torch.bfloat16)]
 
 
-def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
+def aot_specs(target: policy.Target) -> list[AotSpec]:
     cfg = policy.row_config(target, 4096, 2)
     sig = {"x_ptr": "*fp16", "out_ptr": "*fp16", "stride_x": "i32", "stride_o": "i32", "N": "i32"}
-    return [("softmax fp16 N=4096", softmax_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg)]
+    return [AotSpec("softmax fp16 N=4096", softmax_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg)]
+
+
+KERNEL = KernelSpec("softmax", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

@@ -3,14 +3,13 @@ two kernels (silu, mul) and moves 5·e·n."""
 
 from __future__ import annotations
 
-from typing import Any
 
 import torch
 import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import Case, Inputs, check_device, check_dtype, prepare_out, randn
+from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_device, check_dtype, prepare_out, randn
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
@@ -64,7 +63,10 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     return quick + [make_case(16384, 14336, dt) for dt in (torch.float32, torch.bfloat16)]
 
 
-def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
+def aot_specs(target: policy.Target) -> list[AotSpec]:
     cfg = policy.elementwise_config(target, 1 << 24)
     sig = {"a_ptr": "*bf16", "b_ptr": "*bf16", "out_ptr": "*bf16", "n": "i32"}
-    return [("swiglu bf16", swiglu_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg)]
+    return [AotSpec("swiglu bf16", swiglu_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg)]
+
+
+KERNEL = KernelSpec("swiglu", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))
