@@ -20,6 +20,9 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, sb,
     rows, xrow, rmask = row_offsets(tl.program_id(0), M, D1, s0, s1, ROWS)
     orow = rows * N  # the output is contiguous
     cols = tl.arange(0, BLOCK)
+    # Statistics of x - (the row's first element): rows like 1000 + 0.01·randn keep their digits in fp32 sums
+    # (kernel-edge-cases.md #25; without the shift a looped fp32 row of 70000 was 7x eager torch's error).
+    shift = tl.load(x_ptr + xrow, mask=rmask, other=0.0).to(tl.float32)
     if LOOPED:
         # Pass 1: mean and sum of squared deviations chunk by chunk, each chunk's own (mean, M2) merged into the
         # running ones (Chan et al.'s parallel update: no E[x²] - E[x]² cancellation); pass 2: normalise and store.
@@ -29,6 +32,7 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, sb,
             c = start + cols
             m = rmask[:, None] & (c[None, :] < N)
             x = tl.load(x_ptr + xrow[:, None] + c[None, :].to(tl.int64) * sn, mask=m, other=0.0).to(tl.float32)
+            x = tl.where(m, x - shift[:, None], 0.0)
             nb = tl.minimum(N - start, BLOCK).to(tl.float32)
             bmean = tl.sum(x, axis=1) / nb
             d = tl.where(m, x - bmean[:, None], 0.0)
@@ -38,6 +42,7 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, sb,
             mean = mean + delta * (nb / total)
             m2 = m2 + tl.sum(d * d, axis=1) + delta * delta * (seen * nb / total)
         rstd = 1.0 / tl.sqrt(m2 / N + eps)
+        mean = mean + shift
         for start in range(0, N, BLOCK):
             c = start + cols
             m = rmask[:, None] & (c[None, :] < N)
@@ -50,6 +55,7 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, sb,
         # The row held in registers: two-pass mean and variance.
         m = rmask[:, None] & (cols[None, :] < N)
         x = tl.load(x_ptr + xrow[:, None] + cols[None, :].to(tl.int64) * sn, mask=m, other=0.0).to(tl.float32)
+        x = tl.where(m, x - shift[:, None], 0.0)
         mean = tl.sum(x, axis=1) / N
         d = tl.where(m, x - mean[:, None], 0.0)
         rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=1) / N + eps)
