@@ -14,7 +14,7 @@ import triton.language as tl
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.base import (AotSpec, Case, Inputs, KernelSpec, check_alias, check_block, check_device,
                                              check_dtype, prepare_out, randn)
-from rocm_triton_doctor.kernels.elementwise import strided_grid, strided_layout, tile_offsets
+from rocm_triton_doctor.kernels.elementwise import strided_grid, strided_layout, tile_of, tile_offsets
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
@@ -34,8 +34,7 @@ def add_mul_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def add_mul_strided_kernel(x_ptr, y_ptr, z_ptr, out_ptr, M, N, D1, sx0, sx1, sxn, sy0, sy1, syn, sz0, sz1, szn,
                            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """add_mul on inputs of any layout (elementwise.strided_layout); the output is contiguous."""
-    rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
-    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rows, cols = tile_of(tl.program_id(0), N, BLOCK_M, BLOCK_N)
     mask = (rows[:, None] < M) & (cols[None, :] < N)
     x = tl.load(x_ptr + tile_offsets(rows, cols, D1, sx0, sx1, sxn), mask=mask).to(tl.float32)
     y = tl.load(y_ptr + tile_offsets(rows, cols, D1, sy0, sy1, syn), mask=mask).to(tl.float32)

@@ -50,5 +50,15 @@ def tile_offsets(rows, cols, D1, s0, s1, sn):
     return ((rows // D1) * s0 + (rows % D1) * s1)[:, None] + cols[None, :].to(tl.int64) * sn
 
 
-def strided_grid(L: Strided, cfg: dict[str, int]) -> tuple[int, int]:
-    return (triton.cdiv(L.M, cfg["BLOCK_M"]), triton.cdiv(L.N, cfg["BLOCK_N"]))
+@triton.jit
+def tile_of(pid, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Program pid's rows and columns, tiles numbered row-major over a 1-D grid (a second grid dimension is capped at
+    65535 on CUDA: a strided 1-D view of 10^8 elements folds to one row of 10^8 columns)."""
+    n_col_tiles = tl.cdiv(N, BLOCK_N)
+    pid_m = pid.to(tl.int64) // n_col_tiles
+    pid_n = pid % n_col_tiles
+    return pid_m * BLOCK_M + tl.arange(0, BLOCK_M), pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+
+
+def strided_grid(L: Strided, cfg: dict[str, int]) -> tuple[int]:
+    return (triton.cdiv(L.M, cfg["BLOCK_M"]) * triton.cdiv(L.N, cfg["BLOCK_N"]),)

@@ -10,7 +10,7 @@ import triton.language as tl
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.base import (AotSpec, Case, Inputs, KernelSpec, check_alias, check_device, check_dtype,
                                              prepare_out, randn)
-from rocm_triton_doctor.kernels.elementwise import strided_grid, strided_layout, tile_offsets
+from rocm_triton_doctor.kernels.elementwise import strided_grid, strided_layout, tile_of, tile_offsets
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
@@ -29,8 +29,7 @@ def swiglu_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def swiglu_strided_kernel(a_ptr, b_ptr, out_ptr, M, N, D1, sa0, sa1, san, sb0, sb1, sbn, BLOCK_M: tl.constexpr,
                           BLOCK_N: tl.constexpr):
     """swiglu on inputs of any layout (h.chunk(2, -1) halves, transposed views; elementwise.strided_layout)."""
-    rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
-    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rows, cols = tile_of(tl.program_id(0), N, BLOCK_M, BLOCK_N)
     mask = (rows[:, None] < M) & (cols[None, :] < N)
     a = tl.load(a_ptr + tile_offsets(rows, cols, D1, sa0, sa1, san), mask=mask).to(tl.float32)
     b = tl.load(b_ptr + tile_offsets(rows, cols, D1, sb0, sb1, sbn), mask=mask).to(tl.float32)
