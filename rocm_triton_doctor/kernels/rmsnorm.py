@@ -82,15 +82,17 @@ def make_case(M: int, N: int, dtype: torch.dtype, strided: bool = False, seed_sh
 def cases(preset: str, target: policy.Target) -> list[Case]:
     if target.interpreter:
         return [make_case(9, 1000, torch.float32), make_case(5, 777, torch.float16, strided=True),
-                make_case(7, 512, torch.bfloat16)]
+                make_case(7, 512, torch.bfloat16), make_case(2, 70000, torch.float32)]  # the last: looped chunks
     seeds = [make_case(2048, 4096, torch.float16, seed_shape=True)]  # a small Llama layer: 2048 tokens, hidden 4096
     if preset == "seed":
         return seeds
     if preset == "bench":
         return [make_case(65536, 8192, dt) for dt in (torch.float32, torch.bfloat16)]
+    # Narrow rows packed several to a program (rows.py): 128-wide rows, as small heads or per-head norms have.
+    narrow = [make_case(65536, 128, torch.bfloat16)]
     if preset == "quick":
-        return seeds + [make_case(8192, 4096, torch.bfloat16), make_case(4097, 1000, torch.float32, strided=True)]
-    return seeds + [make_case(65536, 8192, dt) for dt in (torch.float32, torch.bfloat16)]
+        return seeds + [make_case(8192, 4096, torch.bfloat16), make_case(4097, 1000, torch.float32, strided=True)] + narrow
+    return seeds + [make_case(65536, 8192, dt) for dt in (torch.float32, torch.bfloat16)] + narrow
 
 
 def aot_specs(target: policy.Target) -> list[AotSpec]:

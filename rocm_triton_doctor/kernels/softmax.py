@@ -92,7 +92,8 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
         return []
     if preset == "bench":
         return [make_case(32768, 8192, dt) for dt in (torch.float32, torch.bfloat16)]
-    quick = [make_case(8192, 4096, torch.float16), make_case(4097, 1000, torch.float32)]
+    # The last: LLM vocabulary rows (Qwen's 152064) in fp32, looped chunks (refused before the loop).
+    quick = [make_case(8192, 4096, torch.float16), make_case(4097, 1000, torch.float32), make_case(64, 152064, torch.float32)]
     if preset == "quick":
         return quick
     return quick + [make_case(32768, 8192, dt) for dt in (torch.float32, torch.bfloat16)]
