@@ -32,8 +32,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
-    ap.add_argument("--parts", default="gemm,bgdr,attention",
-                    help="comma list of gemm, bgdr, attention, gemm_small, rows, rows2, tma, attn_tma")
+    ap.add_argument("--parts", default="gemm,bias_gelu_dropout_residual,attention",
+                    help="comma list of gemm, bias_gelu_dropout_residual, attention, gemm_small, rows, rows2, tma, "
+                         "attn_tma")
     a = ap.parse_args()
     dev = torch.device("cuda")
     ceil = measure_ceilings(dev)
@@ -74,31 +75,32 @@ def main() -> None:
                           f"{row['x_eager']:.2f}  {row['pct_matmul']:.0f}% of matmul", flush=True)
 
 
-    bgdr_cfgs = [{"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": w} for bm, bn, w in
+    fused_cfgs = [{"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": w} for bm, bn, w in
                  ((4, 1024, 4), (8, 1024, 8), (16, 512, 8), (2, 2048, 8), (32, 256, 8), (8, 512, 4))]
     B_, S_, H_ = (16, 2048, 8192)
-    for dtype in ((torch.float16, torch.bfloat16, torch.float32) if "bgdr" in parts else ()):
+    for dtype in ((torch.float16, torch.bfloat16, torch.float32) if "bias_gelu_dropout_residual" in parts else ()):
         x = torch.randn(B_, S_, H_, device=dev, dtype=dtype)
         r = torch.randn_like(x)
         b = torch.randn(H_, device=dev, dtype=dtype)
         nbytes = (3 * x.numel() + H_) * x.element_size()
         te = ms(lambda: r + torch.nn.functional.dropout(torch.nn.functional.gelu(x + b, approximate="tanh"), 0.1, True))
-        for cfg in bgdr_cfgs:
+        for cfg in fused_cfgs:
             grid = (triton_cdiv(B_ * S_, cfg["BLOCK_M"]), triton_cdiv(H_, cfg["BLOCK_N"]))
             o = torch.empty_like(x)
             thr, sc = dropout_args(0.1)
 
             def run(cfg=cfg, grid=grid, o=o, thr=thr, sc=sc):  # type: ignore[no-untyped-def]
-                bias_gelu_dropout_residual.bgdr_kernel[grid](x, b, r, o, B_ * S_, H_, 7, thr, sc, HAS_DROPOUT=True,
-                                                             FAST_TANH=x.element_size() == 2, **cfg)
+                bias_gelu_dropout_residual.bias_gelu_dropout_residual_kernel[grid](
+                    x, b, r, o, B_ * S_, H_, 1, H_, 0, 1, H_, 0, 1, 1, 7, thr, sc, HAS_DROPOUT=True,
+                    FAST_TANH=x.element_size() == 2, **cfg)
 
             t = ms(run)
             gbps = nbytes / t / 1e6
             row = {"kernel": "bias_gelu_dropout_residual", "dtype": str(dtype)[6:], "config": cfg, "ms": t, "gbps": gbps,
                    "pct_copy": 100 * gbps / ceil.copy_gbps, "eager_ms": te, "x_eager": te / t}
             rows.append(row)
-            print(f"bgdr {row['dtype']:8s} {cfg}: {gbps:7.0f} GB/s {row['pct_copy']:5.1f}% of copy  x eager {row['x_eager']:.2f}",
-                  flush=True)
+            print(f"bias_gelu_dropout_residual {row['dtype']:8s} {cfg}: {gbps:7.0f} GB/s {row['pct_copy']:5.1f}% of copy  "
+                  f"x eager {row['x_eager']:.2f}", flush=True)
 
 
     att_cfgs = [{"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": w, "num_stages": s} for bm, bn, w, s in
@@ -215,7 +217,8 @@ def tune_rows(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
         lcomp(x, w, b)
         tlc = ms(lambda: lcomp(x, w, b))
         for wp in (4, 8, 16, 32):
-            t = ms(lambda wp=wp: layernorm.layernorm_kernel[(M,)](x, w, b, o, N, N, N, 1e-5, BLOCK=N, num_warps=wp))
+            t = ms(lambda wp=wp: layernorm.layernorm_kernel[(M,)](x, w, b, o, M, N, 1, N, 0, 1, 1, 1, 1e-5, BLOCK=N, ROWS=1,
+                                                                  LOOPED=False, num_warps=wp))
             rows.append({"kernel": "layernorm", "dtype": str(dtype)[6:], "variant": {"warps": wp}, "ms": t,
                          "compile_ms": tlc})
             print(f"  ln warps={wp:2d}: {nbytes / t / 1e6:6.0f} GB/s  x compile {tlc / t:.3f}", flush=True)

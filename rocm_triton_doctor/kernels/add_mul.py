@@ -1,19 +1,20 @@
 """Fused add-multiply: out = (x + y) * z, elementwise.
 
-One pass reads three tensors and writes one (4·e·n bytes, 2n FLOPs); eager torch runs two kernels and moves
+Any layout (strided inputs run a 2-D tiled kernel, elementwise.py). One pass reads three tensors and writes one
+(4·e·n bytes, 2n FLOPs); eager torch runs two kernels and moves
 6·e·n bytes (x+y is written and read back). Memory-bound: the ceiling is the device's copy bandwidth.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import torch
 import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import Case, Inputs, check_device, check_dtype, prepare_out, randn
+from rocm_triton_doctor.kernels.base import (AotSpec, Case, Inputs, KernelSpec, check_alias, check_block, check_device,
+                                             check_dtype, prepare_out, randn)
+from rocm_triton_doctor.kernels.elementwise import strided_grid, strided_layout, tile_of, tile_offsets
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
@@ -29,20 +30,40 @@ def add_mul_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, ((x + y) * z).to(out_ptr.dtype.element_ty), mask=mask)
 
 
+@triton.jit
+def add_mul_strided_kernel(x_ptr, y_ptr, z_ptr, out_ptr, M, N, D1, sx0, sx1, sxn, sy0, sy1, syn, sz0, sz1, szn,
+                           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """add_mul on inputs of any layout (elementwise.strided_layout); the output is contiguous."""
+    rows, cols = tile_of(tl.program_id(0), N, BLOCK_M, BLOCK_N)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    x = tl.load(x_ptr + tile_offsets(rows, cols, D1, sx0, sx1, sxn), mask=mask).to(tl.float32)
+    y = tl.load(y_ptr + tile_offsets(rows, cols, D1, sy0, sy1, syn), mask=mask).to(tl.float32)
+    z = tl.load(z_ptr + tile_offsets(rows, cols, D1, sz0, sz1, szn), mask=mask).to(tl.float32)
+    tl.store(out_ptr + rows[:, None] * N + cols[None, :], ((x + y) * z).to(out_ptr.dtype.element_ty), mask=mask)
+
+
 def add_mul(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, out: torch.Tensor | None = None,
             block: int | None = None) -> torch.Tensor:
+    """(x + y) * z for same-shaped, same-dtype tensors of any layout; `block` (a power of two) sets the flat kernel's
+    block size."""
     check_device("add_mul", x, y, z)
     check_dtype("add_mul", DTYPES, x, y, z)
+    block = check_block("add_mul", block)
     if not (x.shape == y.shape == z.shape):
         raise ValueError(f"add_mul: shapes differ: {tuple(x.shape)}, {tuple(y.shape)}, {tuple(z.shape)}")
-    if not (x.is_contiguous() and y.is_contiguous() and z.is_contiguous()):
-        raise ValueError("add_mul: inputs must be contiguous (call .contiguous() first)")
     o = prepare_out(out, tuple(x.shape), x)
+    check_alias("add_mul", o, {"x": x, "y": y, "z": z}, in_place=("x", "y", "z"))
     n = x.numel()
-    cfg = policy.elementwise_config(policy.target_for_device(x.device.type), n)
+    if n == 0:
+        return o
+    target = policy.target_for_device(x.device.type)
+    L = strided_layout("add_mul", o, x, y, z)
+    if L is not None:
+        cfg = policy.strided_config(target, L.N)
+        add_mul_strided_kernel[strided_grid(L, cfg)](x, y, z, o, L.M, L.N, L.D1, *L.args(), **cfg)
+        return o
+    cfg = policy.elementwise_config(target, n)
     if block is not None:
-        if block & (block - 1):
-            raise ValueError(f"add_mul: block must be a power of two, got {block}")
         cfg["BLOCK"] = block
     add_mul_kernel[(triton.cdiv(n, cfg["BLOCK"]),)](x, y, z, o, n, **cfg)
     return o
@@ -74,7 +95,15 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     return sweep + [make_case(1 << 26, dt) for dt in (torch.float32, torch.bfloat16)]
 
 
-def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
+def aot_specs(target: policy.Target) -> list[AotSpec]:
     cfg = policy.elementwise_config(target, 1 << 24)
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "z_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
-    return [("add_mul fp32", add_mul_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg)]
+    scfg = policy.strided_config(target, 4096)
+    ssig = {"x_ptr": "*bf16", "y_ptr": "*bf16", "z_ptr": "*bf16", "out_ptr": "*bf16", "M": "i32", "N": "i32", "D1": "i32",
+            **{f"s{t}{d}": "i32" for t in "xyz" for d in ("0", "1", "n")}}
+    return [AotSpec("add_mul fp32", add_mul_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg),
+            AotSpec("add_mul bf16 strided", add_mul_strided_kernel, ssig,
+                    {"BLOCK_M": scfg["BLOCK_M"], "BLOCK_N": scfg["BLOCK_N"]}, scfg)]
+
+
+KERNEL = KernelSpec("add_mul", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

@@ -6,7 +6,6 @@ FLOPs 4·B·H·S²·D (half that when causal); bytes e·4·B·H·S·D."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import torch
 import triton
@@ -213,7 +212,7 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     return seeds + quick + [make_case(4, 32, 4096, 128, torch.bfloat16, c) for c in (False, True)]
 
 
-def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
+def aot_specs(target: policy.Target) -> list[AotSpec]:
     out = []
     for d, causal in ((64, True), (128, True), (128, False)):
         cfg = policy.attention_config(target, d, 2, causal=causal)
@@ -232,4 +231,8 @@ def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dic
             const = {"HEAD_DIM": 128, "CAUSAL": causal, "BLOCK_M": bm, "BLOCK_N": bn}
             out.append((f"attention bf16{' causal' if causal else ''} D=128 (TMA)", attn_fwd_tma_kernel, sig, const,
                          cfg))
-    return out
+    return [AotSpec(*s) for s in out]
+
+
+from rocm_triton_doctor.kernels.base import AotSpec, KernelSpec  # noqa: E402 (appended so KERN-B's rewrite merges)
+KERNEL = KernelSpec("attention", "compute", cases, aot_specs, perf_targets=("attention",))

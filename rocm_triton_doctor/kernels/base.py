@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, NamedTuple
 from collections.abc import Callable
 
 import torch
@@ -47,6 +48,35 @@ class Case:
         return f"{self.kernel}[{self.name}]"
 
 
+class AotSpec(NamedTuple):
+    """One ahead-of-time compile of a kernel for the audit (smoke/aot.py): `label` names the row (it starts with the
+    kernel's name), `fn` is the @triton.jit function, `signature` maps each runtime argument to a Triton type string,
+    `constexprs` the compile-time values, and `options` the launch config the launcher splats into its launch (what is
+    not a constexpr in it is a compiler option: num_warps, num_stages, waves_per_eu, ...)."""
+
+    label: str
+    fn: Any
+    signature: dict[str, str]
+    constexprs: dict[str, Any]
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What a kernel says about itself (each kernel module ends in `KERNEL = KernelSpec(...)`).
+
+    name: the module's name, the cases' `kernel`, the `smoke --only` name and the AOT labels' prefix — one name.
+    bound: what its speed is judged against — "memory" (copy bandwidth, GB/s) or "compute" (the matmul rate).
+    cases(preset, target): its smoke cases; aot(target): its compile-only audit configs.
+    perf_targets: the ids of issue #5's performance targets (smoke/targets.py TARGETS) its cases may be covered by."""
+
+    name: str
+    bound: Literal["memory", "compute"]
+    cases: Callable[[str, Target], list[Case]]
+    aot: Callable[[Target], list[AotSpec]]
+    perf_targets: tuple[str, ...] = ()
+
+
 def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).replace("torch.", "")
 
@@ -60,10 +90,25 @@ def randn(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device, gen:
 
 
 def check_device(name: str, *tensors: torch.Tensor) -> torch.device:
+    """All inputs are tensors with data, on one device the kernels can run on, and none needs autograd.
+
+    Refused: non-tensors (TypeError), tensors on `meta` (no data: Triton would fail with "0 active drivers"), and,
+    while autograd is recording, inputs that require grad — these kernels have no backward, so the output would come
+    back silently detached (kernel-edge-cases.md #9, #18, #20). Under torch.no_grad()/inference_mode() a parameter
+    that requires grad is fine: nothing would be recorded anyway."""
+    for t in tensors:
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name}: expected torch.Tensor inputs, got {type(t).__name__}")
     dev = tensors[0].device
     for t in tensors:
         if t.device != dev:
             raise ValueError(f"{name}: all tensors must be on one device, got {t.device} and {dev}")
+    if dev.type == "meta":
+        raise ValueError(f"{name}: tensors on the meta device have no data to compute on (use a GPU or CPU tensor)")
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        raise ValueError(f"{name}: an input requires grad, but these kernels have no backward (the output would be "
+                         "silently detached); call it under torch.no_grad() or torch.inference_mode(), or pass "
+                         ".detach()ed tensors")
     if dev.type == "cpu":
         from rocm_triton_doctor.kernels.policy import interpreter_active
 
@@ -83,9 +128,51 @@ def check_dtype(name: str, allowed: tuple[torch.dtype, ...], *tensors: torch.Ten
 
 
 def check_p(p: float) -> float:
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise TypeError(f"dropout probability must be a number, got {type(p).__name__}")
     if not (0.0 <= float(p) < 1.0):
         raise ValueError(f"dropout probability must be in [0, 1), got {p}")
     return float(p)
+
+
+def check_eps(name: str, eps: float) -> float:
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
+        raise TypeError(f"{name}: eps must be a number, got {type(eps).__name__}")
+    if not eps > 0:
+        raise ValueError(f"{name}: eps must be > 0, got {eps}")
+    return float(eps)
+
+
+def resolve_seed(name: str, seed: int | None) -> int:
+    """The dropout seed for one call. None draws a fresh one from torch's default CPU generator, so every call gets a
+    new mask (as F.dropout does) and torch.manual_seed still makes a run reproducible; a given seed must be an
+    integer that fits in 64 bits (kernel-edge-cases.md #10, #19)."""
+    if seed is None:
+        return int(torch.randint(0, 2**31 - 1, (), dtype=torch.int64).item())
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"{name}: seed must be an int or None, got {type(seed).__name__}")
+    if not -(2**63) <= int(seed) < 2**63:
+        raise ValueError(f"{name}: seed must fit in 64 bits, got {seed}")
+    return int(seed)
+
+
+def stream_seed(seed: int, stream: int) -> int:
+    """A 31-bit Philox key for (seed, stream): kernels that share common.dropout_tile pass their own stream number, so
+    the same seed gives them different masks; distinct 64-bit seeds stay distinct keys (2^31 - 1 is prime and the
+    multiplier is not a multiple of it)."""
+    return (seed * 0x9E3779B1 + stream * 0x85EBCA77 + 1) % (2**31 - 1)
+
+
+def check_block(name: str, block: int | None) -> int | None:
+    """A user-chosen block size: a power of two from 1 to 65536 (a Triton block holds at most 2^20 elements; the
+    interpreter's default tops out at 2^16), kernel-edge-cases.md #16."""
+    if block is None:
+        return None
+    if isinstance(block, bool) or not isinstance(block, numbers.Integral):
+        raise TypeError(f"{name}: block must be an int, got {type(block).__name__}")
+    if block < 1 or block > 65536 or block & (block - 1):
+        raise ValueError(f"{name}: block must be a power of two from 1 to 65536, got {block}")
+    return int(block)
 
 
 def dropout_args(p: float) -> tuple[int, float]:
@@ -98,9 +185,81 @@ def dropout_args(p: float) -> tuple[int, float]:
 def prepare_out(out: torch.Tensor | None, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
     if out is None:
         return torch.empty(shape, dtype=like.dtype, device=like.device)
-    if tuple(out.shape) != tuple(shape) or out.dtype != like.dtype or not out.is_contiguous():
-        raise ValueError(f"out must be a contiguous {like.dtype} tensor of shape {shape}")
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"out must be a torch.Tensor, got {type(out).__name__}")
+    if tuple(out.shape) != tuple(shape) or out.dtype != like.dtype or not out.is_contiguous() or out.device != like.device:
+        raise ValueError(f"out must be a contiguous {like.dtype} tensor of shape {shape} on {like.device}")
+    if torch.is_grad_enabled() and out.requires_grad:
+        raise ValueError("out requires grad: these kernels have no backward; pass a tensor that does not")
     return out
+
+
+def _extent(t: torch.Tensor) -> tuple[int, int] | None:
+    """The byte range [lo, hi) a tensor's elements occupy (None when it has none)."""
+    if t.numel() == 0:
+        return None
+    lo = hi = t.data_ptr()
+    for size, st in zip(t.shape, t.stride()):
+        if st > 0:
+            hi += (size - 1) * st * t.element_size()
+        elif st < 0:
+            lo += (size - 1) * st * t.element_size()
+    return lo, hi + t.element_size()
+
+
+def check_alias(name: str, out: torch.Tensor, inputs: dict[str, torch.Tensor], in_place: tuple[str, ...] = ()) -> None:
+    """Refuse an output that overlaps an input's memory (programs would read values other programs already wrote,
+    kernel-edge-cases.md #11-#13), except an exact in-place call (out IS the input's view: same start, shape and
+    strides) for inputs named in `in_place`, which every program reads before writing the same elements. The test is
+    on byte ranges, so interleaved views that do not really overlap are refused too (conservative, like torch)."""
+    eo = _extent(out)
+    if eo is None:
+        return
+    for arg, t in inputs.items():
+        et = _extent(t)
+        if et is None or et[1] <= eo[0] or eo[1] <= et[0]:
+            continue
+        same = (t.data_ptr() == out.data_ptr() and t.shape == out.shape and t.stride() == out.stride()
+                and t.dtype == out.dtype)
+        if same and arg in in_place:
+            continue
+        how = f"only out={arg} itself (in place) is supported" if arg in in_place else "use a separate output"
+        raise ValueError(f"{name}: out overlaps {arg} in memory ({how})")
+
+
+def collapse(shape: tuple[int, ...], *strides: tuple[int, ...]) -> list[tuple[int, list[int]]]:
+    """Merge adjacent dimensions that are one dimension in every tensor's layout (outer stride == inner stride ·
+    inner size), dropping size-1 dimensions: [(size, [stride of each tensor]), ...], outermost first. A contiguous
+    tensor becomes one dimension, a row-sliced or transposed matrix two, h.chunk(2, -1) of (B, S, 2F) two."""
+    merged: list[tuple[int, list[int]]] = []
+    for i, size in enumerate(shape):
+        if size == 1:
+            continue
+        sts = [st[i] for st in strides]
+        if merged and all(prev == st * size for prev, st in zip(merged[-1][1], sts)):
+            merged[-1] = (merged[-1][0] * size, sts)
+        else:
+            merged.append((size, sts))
+    return merged
+
+
+def row_layout(name: str, shape: tuple[int, ...], *strides: tuple[int, ...]) -> tuple[int, int, list[tuple[int, int]]]:
+    """The leading dimensions (all but the last) of same-shaped tensors as rows: (M rows, D1, [(s0, s1) per tensor]),
+    row r at offset (r // D1)·s0 + (r % D1)·s1. Up to two leading dimensions that do not merge are taken by strides;
+    more are refused (call .contiguous())."""
+    lead = collapse(shape[:-1], *(st[:-1] for st in strides))
+    if len(lead) > 2:
+        raise ValueError(f"{name}: the leading dimensions of a {tuple(shape)} input with strides {strides[0]} do not "
+                         "fold into two; call .contiguous() first")
+    M = 1
+    for size, _ in lead:
+        M *= size
+    if not lead:
+        return M, 1, [(0, 0) for _ in strides]
+    if len(lead) == 1:
+        return M, 1, [(st, 0) for st in lead[0][1]]
+    (d0, s_outer), (d1, s_inner) = lead
+    return M, d1, list(zip(s_outer, s_inner))
 
 
 def tma_layout_ok(*ts: torch.Tensor) -> bool:

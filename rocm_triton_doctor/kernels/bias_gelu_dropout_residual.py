@@ -2,62 +2,78 @@
 
 The transformer MLP tail in one pass: reads x and residual (2·e·B·S·H) and bias (e·H), writes out (e·B·S·H), no mask
 stored. Eager torch runs four kernels (add, gelu, dropout, add) and moves ~3x the bytes. The dropout mask is Philox of
-(seed, global element index), so it is reproducible on any backend and tiling.
+(seed, row, column), so it is reproducible on any backend, tiling and layout; without a seed each call draws a fresh
+one. x and residual may be any layout (read through strides), the bias fp32 under 16-bit activations.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import torch
 import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, check_device, check_dtype, check_p, dropout_args,
-                                             prepare_out, randn)
+from rocm_triton_doctor.kernels.base import (AotSpec, Case, DropoutCheck, Inputs, KernelSpec, check_alias, check_device,
+                                             check_dtype, check_p, dropout_args, prepare_out, randn, resolve_seed,
+                                             row_layout, stream_seed)
+from rocm_triton_doctor.kernels.elementwise import tile_offsets
 from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
+STREAM = 1  # this kernel's Philox stream (base.stream_seed): the same seed gives it a mask other than the GEMM's
+
+
 @triton.jit
-def bgdr_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, seed, threshold, scale, HAS_DROPOUT: tl.constexpr,
-                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, FAST_TANH: tl.constexpr = False):
+def bias_gelu_dropout_residual_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, D1, sx0, sx1, sxn, sr0, sr1, srn, sb,
+                                      seed, threshold, scale, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
+                                      BLOCK_N: tl.constexpr, FAST_TANH: tl.constexpr = False):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rows = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
     cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     mask = (rows[:, None] < M) & (cols[None, :] < N)
-    offs = rows[:, None] * N + cols[None, :]
-    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-    b = tl.load(bias_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
-    r = tl.load(res_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    x = tl.load(x_ptr + tile_offsets(rows, cols, D1, sx0, sx1, sxn), mask=mask, other=0.0).to(tl.float32)
+    b = tl.load(bias_ptr + cols.to(tl.int64) * sb, mask=cols < N, other=0.0).to(tl.float32)
+    r = tl.load(res_ptr + tile_offsets(rows, cols, D1, sr0, sr1, srn), mask=mask, other=0.0).to(tl.float32)
+    # The mask is a function of the logical (row, col), not of the layout: the same for any strides.
     y = dropout_tile(gelu_tanh(x + b[None, :], FAST_TANH), rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT,
                      BLOCK_M, BLOCK_N)
-    tl.store(out_ptr + offs, (r + y).to(out_ptr.dtype.element_ty), mask=mask)
+    tl.store(out_ptr + rows[:, None] * N + cols[None, :], (r + y).to(out_ptr.dtype.element_ty), mask=mask)
 
 
 def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor, p: float = 0.0,
-                               seed: int = 0, out: torch.Tensor | None = None) -> torch.Tensor:
-    check_device("bias_gelu_dropout_residual", x, bias, residual)
-    check_dtype("bias_gelu_dropout_residual", DTYPES, x, bias, residual)
+                               seed: int | None = None, out: torch.Tensor | None = None) -> torch.Tensor:
+    """residual + dropout(gelu_tanh(x + bias)) over the last dimension. x and residual: same shape and dtype, any
+    layout; bias (H,) of any stride, in x's dtype or fp32; out contiguous in x's dtype. seed=None draws a fresh seed
+    per call (a new mask each time, as F.dropout); a given seed gives the same mask for the same logical shape."""
+    name = "bias_gelu_dropout_residual"
+    check_device(name, x, bias, residual)
+    check_dtype(name, DTYPES, x, residual)
+    check_dtype(f"{name} bias", DTYPES, bias)
+    if x.dim() < 1:
+        raise ValueError(f"{name}: x must have at least one dimension (the last is H), got a 0-dim tensor")
     if x.shape != residual.shape:
-        raise ValueError(f"bias_gelu_dropout_residual: x {tuple(x.shape)} and residual {tuple(residual.shape)} differ")
+        raise ValueError(f"{name}: x {tuple(x.shape)} and residual {tuple(residual.shape)} differ")
     if bias.dim() != 1 or bias.shape[0] != x.shape[-1]:
-        raise ValueError(f"bias_gelu_dropout_residual: bias must have shape ({x.shape[-1]},), got {tuple(bias.shape)}")
-    if not (x.is_contiguous() and residual.is_contiguous() and bias.is_contiguous()):
-        raise ValueError("bias_gelu_dropout_residual: inputs must be contiguous")
+        raise ValueError(f"{name}: bias must have shape ({x.shape[-1]},), got {tuple(bias.shape)}")
     p = check_p(p)
+    seed = resolve_seed(name, seed) if p > 0 or seed is not None else 0
     o = prepare_out(out, tuple(x.shape), x)
+    check_alias(name, o, {"x": x, "residual": residual, "bias": bias}, in_place=("x", "residual"))
     N = x.shape[-1]
-    M = x.numel() // N
+    M, D1, [(sx0, sx1), (sr0, sr1)] = row_layout(name, tuple(x.shape), x.stride(), residual.stride())
+    if M == 0 or N == 0:
+        return o
     target = policy.target_for_device(x.device.type)
     cfg = policy.tile2d_config(target, M, N)
     grid = (triton.cdiv(M, cfg["BLOCK_M"]), triton.cdiv(N, cfg["BLOCK_N"]))
     threshold, scale = dropout_args(p)
-    bgdr_kernel[grid](x, bias, residual, o, M, N, seed, threshold, scale, HAS_DROPOUT=p > 0.0,
-                      FAST_TANH=policy.fast_tanh(target, x.element_size()), **cfg)
+    bias_gelu_dropout_residual_kernel[grid](x, bias, residual, o, M, N, D1, sx0, sx1, x.stride(-1), sr0, sr1,
+                                            residual.stride(-1), bias.stride(0), stream_seed(seed, STREAM), threshold,
+                                            scale, HAS_DROPOUT=p > 0.0, FAST_TANH=policy.fast_tanh(target, x.element_size()),
+                                            **cfg)
     return o
 
 
@@ -103,10 +119,16 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     return seeds + [make_case(16, 2048, 8192, dt, 0.1) for dt in (torch.float32, torch.bfloat16)]
 
 
-def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
+def aot_specs(target: policy.Target) -> list[AotSpec]:
     cfg = policy.tile2d_config(target, 32768, 8192)
     sig = {"x_ptr": "*bf16", "bias_ptr": "*bf16", "res_ptr": "*bf16", "out_ptr": "*bf16", "M": "i32", "N": "i32",
-           "seed": "i32", "threshold": "u32", "scale": "fp32"}
-    const = {"HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"],
-             "FAST_TANH": policy.fast_tanh(target, 2)}
-    return [("bias+gelu+dropout+residual bf16", bgdr_kernel, sig, const, cfg)]
+           "sx0": "i32", "sx1": "i32", "sr0": "i32", "sr1": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
+    # Contiguous (B, S, H) activations as they run most: unit column strides and one folded leading dimension are
+    # what Triton specialises at launch (== 1).
+    const = {"D1": 1, "sxn": 1, "srn": 1, "sb": 1, "HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"],
+             "BLOCK_N": cfg["BLOCK_N"], "FAST_TANH": policy.fast_tanh(target, 2)}
+    return [AotSpec("bias_gelu_dropout_residual bf16", bias_gelu_dropout_residual_kernel, sig, const, cfg)]
+
+
+KERNEL = KernelSpec("bias_gelu_dropout_residual", "memory", cases, aot_specs,
+                    perf_targets=("mem-copy", "mem-compile", "mem-eager"))

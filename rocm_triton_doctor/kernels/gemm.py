@@ -282,7 +282,7 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     return seeds + quick + big
 
 
-def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
+def aot_specs(target: policy.Target) -> list[AotSpec]:
     cfg = policy.gemm_config(target, 4096, 4096, 4096, 2)
     tiles = {k: cfg[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")}
     sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "bias_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
@@ -301,4 +301,9 @@ def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dic
         tconst = {"EPILOGUE": 2, "HAS_DROPOUT": True, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
                   "GROUP_M": tcfg["GROUP_M"], "NUM_SMS": 132}
         specs.append(("gemm fp16 bias+relu+dropout (TMA, persistent)", gemm_tma_kernel, tsig, tconst, tcfg))
-    return specs
+    return [AotSpec(*s) for s in specs]
+
+
+from rocm_triton_doctor.kernels.base import AotSpec, KernelSpec  # noqa: E402 (appended so KERN-B's rewrite merges)
+KERNEL = KernelSpec("gemm", "compute", cases, aot_specs,
+                    perf_targets=("gemm-plain", "gemm-bias-relu", "gemm-dropout", "gemm-compile", "seed-graph"))

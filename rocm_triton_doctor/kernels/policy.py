@@ -165,17 +165,42 @@ def fast_tanh(t: Target, elem_size: int) -> bool:
     return t.backend == "cuda" and elem_size == 2
 
 
-def row_config(t: Target, n_cols: int, elem_size: int) -> dict[str, Any]:
-    """One program per row, the whole row in one block when it fits (tutorials 02/05; Liger calculate_settings)."""
+ROW_SINGLE_BYTES = 65536 * 4  # a whole row in one block up to 256 KiB (the pre-loop limit: measured shapes unchanged)
+ROW_CHUNK = 8192  # wider rows loop over 8192-element chunks (the bench preset's rows, one block at 8/16 warps)
+NARROW_ROW = 256  # rows up to this many elements (as a power of two) share a program with other rows
+
+
+def row_config(t: Target, n_cols: int, elem_size: int, n_rows: int = 1 << 30) -> dict[str, Any]:
+    """BLOCK columns at a time, ROWS rows per program (rows.py). The whole row in one block when it fits (tutorials
+    02/05; Liger calculate_settings), else ROW_CHUNK-wide chunks in a loop (rows of any width: vocabulary rows of
+    128k-262k were refused before, kernel-edge-cases.md). Narrow rows pack several rows into one program so a program
+    still moves ~2048 elements (a row of 128 had left most lanes idle: 17-46 % of copy on an H100, issue #16; this
+    packing is not yet timed)."""
     block = _next_pow2(n_cols)
-    if block * elem_size > 65536 * 4:
-        raise ValueError(f"rows of {n_cols} elements are too long for a single-block row kernel")
+    if block * elem_size > ROW_SINGLE_BYTES:
+        block = ROW_CHUNK
+    most_rows = _next_pow2(max(1, n_rows))
     if t.interpreter:
-        return {"BLOCK": block, "num_warps": 4}
+        # The interpreter costs ~1 ms per program instance: many rows per program (kernels.md §2.4).
+        return {"BLOCK": block, "ROWS": max(1, min(most_rows, 8192 // block, 64)), "num_warps": 4}
+    if block <= NARROW_ROW:
+        rows = max(1, min(most_rows, 2048 // block, 64))
+        return {"BLOCK": block, "ROWS": rows, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
     # 16 warps only for rows of 32 KiB and more: a bf16 row of 8192 (16 KiB) ran LayerNorm at 1.11x torch.compile with
     # 8 warps and 1.04x with 16, fp32 rows of 8192 best with 16 (H200, docs/measurements/2026-11-21-h200-tune-4.json).
     warps = 4 if block < 2048 else 8 if block * elem_size < 32768 else 16
-    return {"BLOCK": block, "num_warps": min(warps, _max_warps(t)), "num_stages": 1, **_hip_extra(t, gemm=False)}
+    return {"BLOCK": block, "ROWS": 1, "num_warps": min(warps, _max_warps(t)), "num_stages": 1,
+            **_hip_extra(t, gemm=False)}
+
+
+def strided_config(t: Target, n_cols: int) -> dict[str, Any]:
+    """2-D tiles for elementwise kernels on inputs that are not one dense layout (transposed, sliced, expanded):
+    BLOCK_N columns of the innermost folded dimension, BLOCK_M rows, ~4096 elements a tile (not timed)."""
+    bn = max(1, min(512, _next_pow2(n_cols)))
+    bm = max(1, min(64, 4096 // bn))
+    if t.interpreter:
+        return {"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": 4}
+    return {"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
 
 
 TMA_ATTENTION_MIN_FLOPS = 16e9

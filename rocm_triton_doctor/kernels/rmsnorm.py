@@ -10,28 +10,50 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import Case, Inputs, randn
-from rocm_triton_doctor.kernels.rows import prepare
+from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn
+from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
 
 
 @triton.jit
-def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, stride_x, stride_o, N, eps, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
+def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, eps, BLOCK: tl.constexpr, ROWS: tl.constexpr,
+                   LOOPED: tl.constexpr):
+    rows, xrow, rmask = row_offsets(tl.program_id(0), M, D1, s0, s1, ROWS)
+    orow = rows * N  # the output is contiguous
     cols = tl.arange(0, BLOCK)
-    mask = cols < N
-    x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
-    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / N + eps)
-    w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
-    tl.store(out_ptr + row * stride_o + cols, (x * rstd * w).to(out_ptr.dtype.element_ty), mask=mask)
+    if LOOPED:
+        # Pass 1: the sum of squares chunk by chunk; pass 2: normalise and store (x is read twice).
+        acc = tl.zeros((ROWS, BLOCK), dtype=tl.float32)
+        for start in range(0, N, BLOCK):
+            c = start + cols
+            m = rmask[:, None] & (c[None, :] < N)
+            x = tl.load(x_ptr + xrow[:, None] + c[None, :].to(tl.int64) * sn, mask=m, other=0.0).to(tl.float32)
+            acc += x * x
+        rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=1) / N + eps)
+        for start in range(0, N, BLOCK):
+            c = start + cols
+            m = rmask[:, None] & (c[None, :] < N)
+            x = tl.load(x_ptr + xrow[:, None] + c[None, :].to(tl.int64) * sn, mask=m, other=0.0).to(tl.float32)
+            w = tl.load(w_ptr + c.to(tl.int64) * sw, mask=c < N, other=0.0).to(tl.float32)
+            tl.store(out_ptr + orow[:, None] + c[None, :], (x * rstd[:, None] * w[None, :]).to(out_ptr.dtype.element_ty),
+                     mask=m)
+    else:
+        m = rmask[:, None] & (cols[None, :] < N)
+        x = tl.load(x_ptr + xrow[:, None] + cols[None, :].to(tl.int64) * sn, mask=m, other=0.0).to(tl.float32)
+        rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / N + eps)
+        w = tl.load(w_ptr + cols.to(tl.int64) * sw, mask=cols < N, other=0.0).to(tl.float32)
+        tl.store(out_ptr + orow[:, None] + cols[None, :], (x * rstd[:, None] * w[None, :]).to(out_ptr.dtype.element_ty),
+                 mask=m)
 
 
-def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, out: torch.Tensor | None = None) -> torch.Tensor:
-    if not eps > 0:
-        raise ValueError("rmsnorm: eps must be > 0")
-    rows, o, o2, cfg = prepare("rmsnorm", x, {"weight": weight}, out)
-    N = rows.shape[1]
-    rmsnorm_kernel[(rows.shape[0],)](rows, weight, o2, rows.stride(0), o2.stride(0), N, eps, **cfg)
-    return o
+def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, out: torch.Tensor | None = None,
+            config: dict[str, Any] | None = None) -> torch.Tensor:
+    """x of any shape (..., N) and layout; weight (N,) of any stride, in x's dtype or fp32; out in x's dtype.
+    `config` ({"BLOCK", "ROWS", "num_warps"}) overrides the policy's launch config (tests)."""
+    eps = check_eps("rmsnorm", eps)
+    L = prepare("rmsnorm", x, {"weight": weight}, out, config)
+    if not L.empty:
+        rmsnorm_kernel[L.grid](x, weight, L.out, L.M, L.N, L.D1, L.s0, L.s1, L.sn, weight.stride(0), eps, **L.cfg)
+    return L.out
 
 
 def reference(x: torch.Tensor, w: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
@@ -60,19 +82,21 @@ def make_case(M: int, N: int, dtype: torch.dtype, strided: bool = False, seed_sh
 def cases(preset: str, target: policy.Target) -> list[Case]:
     if target.interpreter:
         return [make_case(9, 1000, torch.float32), make_case(5, 777, torch.float16, strided=True),
-                make_case(7, 512, torch.bfloat16)]
+                make_case(7, 512, torch.bfloat16), make_case(2, 70000, torch.float32)]  # the last: looped chunks
     seeds = [make_case(2048, 4096, torch.float16, seed_shape=True)]  # a small Llama layer: 2048 tokens, hidden 4096
     if preset == "seed":
         return seeds
     if preset == "bench":
         return [make_case(65536, 8192, dt) for dt in (torch.float32, torch.bfloat16)]
+    # Narrow rows packed several to a program (rows.py): 128-wide rows, as small heads or per-head norms have.
+    narrow = [make_case(65536, 128, torch.bfloat16)]
     if preset == "quick":
-        return seeds + [make_case(8192, 4096, torch.bfloat16), make_case(4097, 1000, torch.float32, strided=True)]
-    return seeds + [make_case(65536, 8192, dt) for dt in (torch.float32, torch.bfloat16)]
+        return seeds + [make_case(8192, 4096, torch.bfloat16), make_case(4097, 1000, torch.float32, strided=True)] + narrow
+    return seeds + [make_case(65536, 8192, dt) for dt in (torch.float32, torch.bfloat16)] + narrow
 
 
-def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
-    cfg = policy.row_config(target, 8192, 2)
-    sig = {"x_ptr": "*bf16", "w_ptr": "*bf16", "out_ptr": "*bf16", "stride_x": "i32", "stride_o": "i32", "N": "i32",
-           "eps": "fp32"}
-    return [("rmsnorm bf16 N=8192", rmsnorm_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg)]
+def aot_specs(target: policy.Target) -> list[AotSpec]:
+    return row_aot("rmsnorm", rmsnorm_kernel, ("x_ptr", "w_ptr", "out_ptr"), {"eps": "fp32"}, {"sw": 1}, target)
+
+
+KERNEL = KernelSpec("rmsnorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile", "mem-eager"))

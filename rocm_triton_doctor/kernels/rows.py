@@ -1,45 +1,83 @@
-"""Shared plumbing for the one-row-per-program kernels (RMSNorm, LayerNorm, softmax): shape/stride checks and cases."""
+"""Shared plumbing for the row kernels (RMSNorm, LayerNorm, softmax): validation, the row layout, and the launch.
+
+A row kernel reduces over the last dimension N of x and writes a contiguous output of x's shape. Every program owns
+ROWS rows (several for narrow rows, policy.row_config) and walks each row in BLOCK-wide chunks: one chunk held in
+registers when the row fits (single pass), otherwise a loop (LOOPED), so rows of any width run, vocabulary rows of
+128k-262k in fp32 included. x is read through its strides (rows sliced out of a bigger tensor, transposed or
+permuted views, stride-0 rows), so no hidden .contiguous() copy; per-column parameters (weight, bias) too — a
+non-contiguous or expanded weight was read as if contiguous before (kernel-edge-cases.md #1, #2) — and may be fp32
+under 16-bit activations (mixed precision as models keep norm weights); statistics are fp32.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import torch
+import triton
+import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import check_device, check_dtype, prepare_out
+from rocm_triton_doctor.kernels.base import AotSpec, check_alias, check_device, check_dtype, prepare_out, row_layout
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
-def as_rows(name: str, x: torch.Tensor) -> torch.Tensor:
-    """View x as (rows, N). Rows may be strided (a slice of a bigger tensor); each row must be contiguous."""
-    check_device(name, x)
-    check_dtype(name, DTYPES, x)
-    if x.dim() < 1 or x.shape[-1] == 0:
-        raise ValueError(f"{name}: input must have a non-empty last dimension, got {tuple(x.shape)}")
-    if x.stride(-1) != 1:
-        raise ValueError(f"{name}: the last dimension must be contiguous (stride 1), got stride {x.stride(-1)}; "
-                         "call .contiguous() first")
-    if x.dim() == 2:
-        return x
-    if not x.is_contiguous():
-        raise ValueError(f"{name}: inputs with more than 2 dimensions must be contiguous")
-    return x.reshape(-1, x.shape[-1])
+@triton.jit
+def row_offsets(pid, M, D1, s0, s1, ROWS: tl.constexpr):
+    """The program's ROWS row indices, each row's start offset in elements ((r // D1)·s0 + (r % D1)·s1: up to two
+    leading dimensions folded by strides), and which rows exist (r < M). int64: offsets past 2^31."""
+    rows = pid.to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    return rows, (rows // D1) * s0 + (rows % D1) * s1, rows < M
 
 
-def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: torch.Tensor | None
-            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
-    """Validate a row kernel's input and its per-column parameters (each of shape (N,)); return (rows view, out,
-    out as rows, launch config)."""
-    rows = as_rows(name, x)
+class RowLaunch:
+    """What a row kernel's launcher needs: the output, and the arguments and config of the launch."""
+
+    def __init__(self, out: torch.Tensor, M: int, N: int, D1: int, s0: int, s1: int, sn: int, cfg: dict[str, Any]):
+        self.out, self.M, self.N, self.D1, self.s0, self.s1, self.sn, self.cfg = out, M, N, D1, s0, s1, sn, cfg
+
+    @property
+    def grid(self) -> tuple[int]:
+        return (triton.cdiv(self.M, self.cfg["ROWS"]),)
+
+    @property
+    def empty(self) -> bool:
+        return self.M == 0 or self.N == 0
+
+
+def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: torch.Tensor | None,
+            config: dict[str, Any] | None = None) -> RowLaunch:
+    """Validate a row kernel's input and its per-column parameters (each of shape (N,), any stride and float dtype),
+    allocate or check the output, and choose the launch config (`config` overrides the policy's, for tests)."""
     check_device(name, x, *params.values())
-    check_dtype(name, DTYPES, x, *params.values())
-    n = rows.shape[1]
-    bad = {p: tuple(t.shape) for p, t in params.items() if t.shape != (n,)}
+    check_dtype(name, DTYPES, x)
+    for p, t in params.items():
+        check_dtype(f"{name} {p}", DTYPES, t)
+    if x.dim() < 1:
+        raise ValueError(f"{name}: input must have at least one dimension, got a 0-dim tensor")
+    N = x.shape[-1]
+    bad = {p: tuple(t.shape) for p, t in params.items() if tuple(t.shape) != (N,)}
     if bad:
         got = ", ".join(f"{p} {shape}" for p, shape in bad.items())
-        raise ValueError(f"{name}: {' and '.join(bad)} must have shape ({n},), got {got}")
+        raise ValueError(f"{name}: {' and '.join(bad)} must have shape ({N},), got {got}")
     o = prepare_out(out, tuple(x.shape), x)
-    cfg = policy.row_config(policy.target_for_device(x.device.type), n, x.element_size())
-    return rows, o, o.view(-1, n), cfg
+    check_alias(name, o, {"x": x, **params}, in_place=("x",))
+    M, D1, [(s0, s1)] = row_layout(name, tuple(x.shape), x.stride())
+    cfg = dict(config) if config else policy.row_config(policy.target_for_device(x.device.type), N, x.element_size(), M)
+    cfg["LOOPED"] = cfg["BLOCK"] < N
+    return RowLaunch(o, M, N, D1, s0, s1, x.stride(-1), cfg)
+
+
+def row_aot(name: str, fn: Any, pointers: tuple[str, ...], scalars: dict[str, str], unit: dict[str, int],
+            target: policy.Target) -> list[AotSpec]:
+    """A row kernel's compile-only configs: a bf16 row of 8192 in one block (the bench shape), an fp32 vocabulary
+    row of 152064 (looped chunks) and bf16 rows of 128 packed several to a program. Contiguous layout as it runs
+    most: unit column strides and one leading dimension are the values Triton specialises at launch (== 1)."""
+    specs = []
+    for dt, n, what in (("bf16", 8192, ""), ("fp32", 152064, " (looped)"), ("bf16", 128, " (rows packed)")):
+        cfg = policy.row_config(target, n, 2 if dt == "bf16" else 4)
+        sig = {**{p: f"*{dt}" for p in pointers}, "M": "i32", "N": "i32", "s0": "i32", "s1": "i32", **scalars}
+        const = {"D1": 1, "sn": 1, **unit, "BLOCK": cfg["BLOCK"], "ROWS": cfg["ROWS"], "LOOPED": n > cfg["BLOCK"]}
+        specs.append(AotSpec(f"{name} {dt} N={n}{what}", fn, sig, const, cfg))
+    return specs

@@ -1,16 +1,16 @@
-"""SwiGLU gate: y = silu(a) · b = a·sigmoid(a)·b, elementwise (the Llama MLP gate). Bytes 3·e·n; eager torch runs
-two kernels (silu, mul) and moves 5·e·n."""
+"""SwiGLU gate: y = silu(a) · b = a·sigmoid(a)·b, elementwise (the Llama MLP gate), on inputs of any
+layout. Bytes 3·e·n; eager torch runs two kernels (silu, mul) and moves 5·e·n."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import torch
 import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import Case, Inputs, check_device, check_dtype, prepare_out, randn
+from rocm_triton_doctor.kernels.base import (AotSpec, Case, Inputs, KernelSpec, check_alias, check_device, check_dtype,
+                                             prepare_out, randn)
+from rocm_triton_doctor.kernels.elementwise import strided_grid, strided_layout, tile_of, tile_offsets
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
@@ -25,16 +25,36 @@ def swiglu_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, (a * tl.sigmoid(a) * b).to(out_ptr.dtype.element_ty), mask=mask)
 
 
+@triton.jit
+def swiglu_strided_kernel(a_ptr, b_ptr, out_ptr, M, N, D1, sa0, sa1, san, sb0, sb1, sbn, BLOCK_M: tl.constexpr,
+                          BLOCK_N: tl.constexpr):
+    """swiglu on inputs of any layout (h.chunk(2, -1) halves, transposed views; elementwise.strided_layout)."""
+    rows, cols = tile_of(tl.program_id(0), N, BLOCK_M, BLOCK_N)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    a = tl.load(a_ptr + tile_offsets(rows, cols, D1, sa0, sa1, san), mask=mask).to(tl.float32)
+    b = tl.load(b_ptr + tile_offsets(rows, cols, D1, sb0, sb1, sbn), mask=mask).to(tl.float32)
+    tl.store(out_ptr + rows[:, None] * N + cols[None, :], (a * tl.sigmoid(a) * b).to(out_ptr.dtype.element_ty),
+             mask=mask)
+
+
 def swiglu(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """silu(a) * b for same-shaped, same-dtype tensors of any layout (e.g. the two halves of h.chunk(2, -1))."""
     check_device("swiglu", a, b)
     check_dtype("swiglu", DTYPES, a, b)
     if a.shape != b.shape:
         raise ValueError(f"swiglu: shapes differ: {tuple(a.shape)} and {tuple(b.shape)}")
-    if not (a.is_contiguous() and b.is_contiguous()):
-        raise ValueError("swiglu: inputs must be contiguous")
     o = prepare_out(out, tuple(a.shape), a)
+    check_alias("swiglu", o, {"a": a, "b": b}, in_place=("a", "b"))
     n = a.numel()
-    cfg = policy.elementwise_config(policy.target_for_device(a.device.type), n)
+    if n == 0:
+        return o
+    target = policy.target_for_device(a.device.type)
+    L = strided_layout("swiglu", o, a, b)
+    if L is not None:
+        cfg = policy.strided_config(target, L.N)
+        swiglu_strided_kernel[strided_grid(L, cfg)](a, b, o, L.M, L.N, L.D1, *L.args(), **cfg)
+        return o
+    cfg = policy.elementwise_config(target, n)
     swiglu_kernel[(triton.cdiv(n, cfg["BLOCK"]),)](a, b, o, n, **cfg)
     return o
 
@@ -64,7 +84,16 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     return quick + [make_case(16384, 14336, dt) for dt in (torch.float32, torch.bfloat16)]
 
 
-def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
+def aot_specs(target: policy.Target) -> list[AotSpec]:
     cfg = policy.elementwise_config(target, 1 << 24)
     sig = {"a_ptr": "*bf16", "b_ptr": "*bf16", "out_ptr": "*bf16", "n": "i32"}
-    return [("swiglu bf16", swiglu_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg)]
+    # The strided kernel as h.chunk(2, -1) halves of a (tokens, 2·11008) bf16 tensor run it: unit column stride.
+    scfg = policy.strided_config(target, 11008)
+    ssig = {"a_ptr": "*bf16", "b_ptr": "*bf16", "out_ptr": "*bf16", "M": "i32", "N": "i32", "D1": "i32", "sa0": "i32",
+            "sa1": "i32", "sb0": "i32", "sb1": "i32"}
+    sconst = {"san": 1, "sbn": 1, "BLOCK_M": scfg["BLOCK_M"], "BLOCK_N": scfg["BLOCK_N"]}
+    return [AotSpec("swiglu bf16", swiglu_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg),
+            AotSpec("swiglu bf16 chunked halves", swiglu_strided_kernel, ssig, sconst, scfg)]
+
+
+KERNEL = KernelSpec("swiglu", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

@@ -86,12 +86,12 @@ def _compile_target(target_name: str, only: tuple[str, ...] = ()) -> list[dict[s
     arch: Any = int(t.arch[3:]) if t.backend == "cuda" else t.arch
     gpu = GPUTarget(t.backend, arch, t.warp_size)
     out = []
-    for module in kernels.REGISTRY:
-        if only and module.__name__.rsplit(".", 1)[1] not in only:
+    for spec in kernels.REGISTRY:
+        if only and spec.name not in only:
             continue
-        # Each spec: (label, kernel, signature, constexpr values, launch config). The launch config is the same dict
-        # the kernel's launcher splats into its launch; what is not a constexpr is a compiler option.
-        for name, fn, sig, const, cfg in module.aot_specs(t):
+        # Each AotSpec's options are the same dict the kernel's launcher splats into its launch; what is not a
+        # constexpr is a compiler option.
+        for name, fn, sig, const, cfg in spec.aot(t):
             opts = {k: v for k, v in cfg.items() if k not in const}
             r = AotResult(name, target_name, ok=False, num_warps=int(opts.get("num_warps", 4)))
             try:

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from rocm_triton_doctor.result import Result
 
 PRESETS = ("quick", "seed", "full", "bench")
-COMPUTE_BOUND = ("gemm", "attention")
 LAUNCH_BOUND_US = 10.0  # below this a GPU kernel's time is mostly launch overhead (kernels.md §6.3)
 GRAPH_BELOW_US = 100.0  # cases faster than this also get graph-replay times (launch overhead shows up to ~50 us)
 
@@ -266,7 +265,7 @@ def _time_case(case: Any, inputs: Any, r: CaseResult, with_compile: bool, ceilin
         if case.eager is not None:
             r.eager_graph_us = _us(timing.bench_graph(lambda: case.eager(inputs)))
     r.launch_bound = launch_bound(tt.median_ms, roof, r.triton_graph_us)
-    if case.kernel in COMPUTE_BOUND:
+    if _compute_bound(case.kernel):
         r.achieved, r.achieved_unit = round(case.flops / secs / 1e12, 2), "TFLOP/s"
         ceil = ceilings.matmul_tflops.get(r.dtype)
         r.ceiling = f"torch.matmul {r.dtype}"
@@ -294,10 +293,18 @@ def roofline_us(case: Any, ceilings: Any, dtype: str) -> float | None:
     """The case's time at the ceilings measured in this run: bytes at the copy bandwidth, and for GEMM and attention
     FLOPs at the matmul rate, whichever is longer (None without ceilings)."""
     roof_s = case.bytes / (ceilings.copy_gbps * 1e9) if ceilings.copy_gbps else 0.0
-    tflops = ceilings.matmul_tflops.get(dtype) if case.kernel in COMPUTE_BOUND else None
+    tflops = ceilings.matmul_tflops.get(dtype) if _compute_bound(case.kernel) else None
     if tflops:
         roof_s = max(roof_s, case.flops / (tflops * 1e12))
     return roof_s * 1e6 if roof_s else None
+
+
+def _compute_bound(kernel: str) -> bool:
+    """Judged by FLOPs against the matmul rate (the kernel's spec says so); everything else by bytes against copy."""
+    from rocm_triton_doctor.kernels import spec_named
+
+    spec = spec_named(kernel)
+    return spec is not None and spec.bound == "compute"
 
 
 def _us(ms: float | None) -> float | None:

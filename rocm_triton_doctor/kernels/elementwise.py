@@ -1,0 +1,64 @@
+"""Shared plumbing for the elementwise kernels (add_mul, swiglu): one dense layout runs the flat 1-D kernel; any
+other layout (transposed, sliced, chunked, expanded inputs) runs a 2-D tiled kernel that reads each input through its
+own strides, instead of refusing it or copying it with a hidden .contiguous() (kernel-edge-cases.md, "Non-contiguous
+inputs"). The output is always contiguous.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import triton
+import triton.language as tl
+
+from rocm_triton_doctor.kernels.base import collapse
+
+
+@dataclass(frozen=True)
+class Strided:
+    """The folded shape (D0·D1 rows of N) and each input's (s0, s1, sn): element (r, c) of input i is at
+    (r // D1)·s0 + (r % D1)·s1 + c·sn; the contiguous output's is r·N + c."""
+
+    M: int
+    N: int
+    D1: int
+    strides: tuple[tuple[int, int, int], ...]
+
+    def args(self) -> list[int]:
+        return [s for st in self.strides for s in st]
+
+
+def strided_layout(name: str, out: torch.Tensor, *inputs: torch.Tensor) -> Strided | None:
+    """None when every input has the output's (contiguous) layout: the flat kernel. Otherwise the folded 2-D/3-D
+    view; layouts that fold into more than three dimensions are refused (call .contiguous())."""
+    dims = collapse(tuple(out.shape), out.stride(), *(t.stride() for t in inputs))
+    if len(dims) <= 1 and all(st == 1 for _, sts in dims for st in sts):
+        return None
+    if len(dims) > 3:
+        raise ValueError(f"{name}: inputs of shape {tuple(out.shape)} with strides "
+                         f"{', '.join(str(t.stride()) for t in inputs)} do not fold into three dimensions; call "
+                         ".contiguous() first")
+    dims = [(1, [0] * (len(inputs) + 1))] * (3 - len(dims)) + dims
+    (d0, s0), (d1, s1), (n, sn) = dims
+    return Strided(d0 * d1, n, d1, tuple((s0[i], s1[i], sn[i]) for i in range(1, len(inputs) + 1)))
+
+
+@triton.jit
+def tile_offsets(rows, cols, D1, s0, s1, sn):
+    """[BLOCK_M, BLOCK_N] element offsets of one input (int64: offsets past 2^31)."""
+    return ((rows // D1) * s0 + (rows % D1) * s1)[:, None] + cols[None, :].to(tl.int64) * sn
+
+
+@triton.jit
+def tile_of(pid, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Program pid's rows and columns, tiles numbered row-major over a 1-D grid (a second grid dimension is capped at
+    65535 on CUDA: a strided 1-D view of 10^8 elements folds to one row of 10^8 columns)."""
+    n_col_tiles = tl.cdiv(N, BLOCK_N)
+    pid_m = pid.to(tl.int64) // n_col_tiles
+    pid_n = pid % n_col_tiles
+    return pid_m * BLOCK_M + tl.arange(0, BLOCK_M), pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+
+
+def strided_grid(L: Strided, cfg: dict[str, int]) -> tuple[int]:
+    return (triton.cdiv(L.M, cfg["BLOCK_M"]) * triton.cdiv(L.N, cfg["BLOCK_N"]),)

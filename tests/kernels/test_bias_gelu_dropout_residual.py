@@ -1,0 +1,127 @@
+"""bias+GELU+dropout+residual in the interpreter: the smoke cases, the dropout contract, input validation."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rocm_triton_doctor.kernels import bias_gelu_dropout_residual
+from rocm_triton_doctor.kernels.base import Case
+from tests.kernels.helpers import check_in_interpreter, interpreter_cases
+
+CASES = interpreter_cases(bias_gelu_dropout_residual.KERNEL)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_case_in_interpreter(case: Case) -> None:
+    check_in_interpreter(case)
+
+
+def test_dropout_keep_rate_binomial_bound() -> None:
+    from rocm_triton_doctor.smoke import correctness
+
+    x = torch.randn(64, 1024) + 5.0  # never ~0, so every element is decided
+    res = torch.zeros_like(x)
+    p = 0.2
+    out = bias_gelu_dropout_residual.bias_gelu_dropout_residual(x, torch.zeros(1024), res, p=p, seed=11)
+    n, k = out.numel(), int((out != 0).sum())
+    z = (k - n * (1 - p)) / (n * p * (1 - p)) ** 0.5
+    assert abs(z) < correctness.Z_BOUND
+
+
+# --- every input computed right or refused (issue #16; kernel-edge-cases.md) ---------------------------------------
+
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from rocm_triton_doctor.kernels import gemm  # noqa: E402
+from tests.kernels.helpers import assert_matches, param_vector, row_inputs, strided_tensor, layouts  # noqa: E402
+
+# Shrinking re-runs interpreter launches for minutes: report the failing example as drawn (CI time bound).
+NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
+bgdr = bias_gelu_dropout_residual.bias_gelu_dropout_residual
+
+
+def _ref(x: torch.Tensor, bias: torch.Tensor, res: torch.Tensor) -> torch.Tensor:
+    return res.double() + bias_gelu_dropout_residual.reference_undropped(x, bias)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=NO_SHRINK)
+@given(st.data())
+def test_property_any_shape_layout_dtype_and_value(data: st.DataObject) -> None:
+    r = row_inputs(data.draw, max_n=150)
+    x, dtype = r["x"], r["dtype"]
+    res = strided_tensor(tuple(x.shape), dtype, r["gen"], **layouts(data.draw, x.dim()))
+    bias = param_vector(data.draw, r["N"], dtype, r["gen"])
+    assert_matches(bgdr(x, bias, res), _ref(x, bias, res), dtype)
+
+
+@pytest.mark.parametrize("shape", [(4, 0), (2, 3, 0), (0, 8), (2, 0, 16)])
+def test_empty_inputs_give_empty_outputs(shape: tuple[int, ...]) -> None:
+    # Edge case #14: H = 0 crashed with ZeroDivisionError.
+    x = torch.ones(shape)
+    out = bgdr(x, torch.ones(shape[-1]), torch.ones(shape), p=0.1)
+    assert out.shape == shape
+
+
+def test_0_dim_input_is_refused_clearly() -> None:
+    with pytest.raises(ValueError, match="0-dim"):  # edge case #15: IndexError
+        bgdr(torch.tensor(1.0), torch.ones(1), torch.tensor(1.0))
+
+
+@pytest.mark.parametrize("seed,exc", [(1.5, TypeError), ("7", TypeError), (True, TypeError), (2**64, ValueError)])
+def test_bad_seeds_are_refused_clearly(seed: object, exc: type) -> None:
+    x = torch.randn(4, 16)
+    with pytest.raises(exc, match="seed"):  # edge case #19: nested InterpreterError / OverflowError
+        bgdr(x, torch.zeros(16), torch.zeros_like(x), p=0.5, seed=seed)  # type: ignore[arg-type]
+
+
+def test_without_a_seed_every_call_draws_a_new_mask_and_manual_seed_reproduces() -> None:
+    # Edge case #10: seed=0 by default gave one fixed mask for every call.
+    x = torch.randn(32, 256) + 5.0
+    zero, res = torch.zeros(256), torch.zeros_like(x)
+    first, second = bgdr(x, zero, res, p=0.5), bgdr(x, zero, res, p=0.5)
+    assert not torch.equal(first != 0, second != 0)
+    torch.manual_seed(123)
+    a = bgdr(x, zero, res, p=0.5)
+    torch.manual_seed(123)
+    assert torch.equal(a, bgdr(x, zero, res, p=0.5))
+    assert torch.equal(bgdr(x, zero, res, p=0.5, seed=-1), bgdr(x, zero, res, p=0.5, seed=-1))
+    assert not torch.equal(bgdr(x, zero, res, p=0.5, seed=5) != 0, bgdr(x, zero, res, p=0.5, seed=2**32 + 5) != 0)
+
+
+def test_the_two_dropout_kernels_draw_different_masks_for_one_seed() -> None:
+    # Edge case #10: gemm's mask equalled this kernel's for the same seed and shape.
+    M, N = 64, 128
+    a, b = torch.eye(M), torch.ones(M, N) + 4.0
+    from_gemm = gemm.gemm(a, b, None, "none", p=0.5, seed=7) != 0
+    from_here = bgdr(torch.ones(M, N) + 4.0, torch.zeros(N), torch.zeros(M, N), p=0.5, seed=7) != 0
+    agree = float((from_gemm == from_here).float().mean())
+    assert 0.4 < agree < 0.6, agree  # independent masks agree on about half the elements at p=0.5
+
+
+def test_mask_depends_on_the_logical_element_not_the_layout() -> None:
+    x = torch.randn(40, 96) + 5.0
+    xt = x.t().contiguous().t()  # the same values, column-major
+    res = torch.randn(96, 40).t()
+    bias = torch.randn(192)[::2]
+    one = bgdr(x, bias, res.contiguous(), p=0.3, seed=11)
+    other = bgdr(xt, bias, res, p=0.3, seed=11)
+    assert torch.equal(one, other)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_16_bit_activations_with_an_fp32_bias(dtype: torch.dtype) -> None:
+    x, res, bias = torch.randn(3, 7, 130).to(dtype), torch.randn(3, 7, 130).to(dtype), torch.randn(130)
+    assert_matches(bgdr(x, bias, res), _ref(x, bias, res), dtype)
+
+
+def test_in_place_on_the_residual_works_and_overlapping_bias_is_refused() -> None:
+    x, res, bias = torch.randn(5, 64), torch.randn(5, 64), torch.randn(64)
+    ref = _ref(x, bias, res)
+    assert_matches(bgdr(x, bias, res, out=res), ref, torch.float32)
+    buf = torch.randn(5, 64)
+    with pytest.raises(ValueError, match="out overlaps bias"):
+        bgdr(torch.randn(5, 64), buf[0], torch.randn(5, 64), out=buf)
+    with pytest.raises(ValueError, match="no backward"):
+        bgdr(torch.randn(5, 64, requires_grad=True), bias, res)

@@ -1,0 +1,120 @@
+"""RMSNorm in the interpreter: the smoke cases and input validation."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rocm_triton_doctor.kernels import rmsnorm
+from rocm_triton_doctor.kernels.base import Case
+from tests.kernels.helpers import check_in_interpreter, interpreter_cases
+
+CASES = interpreter_cases(rmsnorm.KERNEL)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_case_in_interpreter(case: Case) -> None:
+    check_in_interpreter(case)
+
+
+def test_launcher_validates_inputs() -> None:
+    # A transposed input was refused ("the last dimension must be contiguous"); it is now read through its strides.
+    x = torch.arange(64.0).reshape(8, 8).t()
+    torch.testing.assert_close(rmsnorm.rmsnorm(x, torch.ones(8)), rmsnorm.reference(x, torch.ones(8)).float())
+
+
+# --- every input computed right or refused (issue #16; kernel-edge-cases.md) ---------------------------------------
+
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.kernels.helpers import assert_matches, param_vector, row_inputs  # noqa: E402
+
+
+# Shrinking re-runs interpreter launches for minutes: report the failing example as drawn (CI time bound).
+NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
+
+
+@st.composite
+def _inputs(draw: st.DrawFn) -> tuple[torch.Tensor, torch.Tensor, dict | None]:
+    r = row_inputs(draw)
+    return r["x"], param_vector(draw, r["N"], r["dtype"], r["gen"]), r["config"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=NO_SHRINK)
+@given(_inputs())
+def test_property_any_shape_layout_dtype_and_value(args: tuple[torch.Tensor, torch.Tensor, dict | None]) -> None:
+    x, w, config = args
+    assert_matches(rmsnorm.rmsnorm(x, w, config=config), rmsnorm.reference(x, w), x.dtype)
+
+
+@pytest.mark.parametrize("make_w", [lambda: torch.linspace(-2, 2, 200)[::2],  # edge case #1: a strided view
+                                    lambda: torch.full((1,), 2.0).expand(100)],  # #2: expanded, stride 0
+                         ids=["strided", "expanded"])
+def test_weight_views_are_read_through_their_strides(make_w: object) -> None:
+    w = make_w()  # type: ignore[operator]
+    x = torch.randn(6, 100)
+    assert_matches(rmsnorm.rmsnorm(x, w), rmsnorm.reference(x, w), torch.float32)
+
+
+def test_expanded_weight_on_a_wide_row_reads_no_memory_past_it() -> None:
+    # Edge case #2 at N=4096 gave values up to 7.7e35 and NaN (reads past the 1-element storage).
+    w = torch.full((1,), 0.5).expand(4096)
+    x = torch.randn(3, 4096)
+    assert_matches(rmsnorm.rmsnorm(x, w), rmsnorm.reference(x, w), torch.float32)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_16_bit_activations_with_an_fp32_weight(dtype: torch.dtype) -> None:
+    x, w = torch.randn(5, 300).to(dtype), torch.randn(300)
+    out = rmsnorm.rmsnorm(x, w)
+    assert out.dtype == dtype
+    assert_matches(out, rmsnorm.reference(x, w), dtype)
+
+
+@pytest.mark.parametrize("N,dtype", [(152064, torch.float32), (262144, torch.bfloat16)])
+def test_vocabulary_wide_rows_run_looped(N: int, dtype: torch.dtype) -> None:
+    x, w = torch.randn(2, N).to(dtype), torch.randn(N).to(dtype)  # refused before: too long for one block
+    assert_matches(rmsnorm.rmsnorm(x, w), rmsnorm.reference(x, w), dtype)
+
+
+def test_narrow_rows_share_a_program_on_the_gpu_policy() -> None:
+    from rocm_triton_doctor.kernels.policy import row_config, target_from_name
+
+    for t in ("gfx942", "gfx1100", "sm_90"):
+        assert row_config(target_from_name(t), 128, 2, 65536)["ROWS"] > 1
+        assert row_config(target_from_name(t), 8192, 2, 65536)["ROWS"] == 1
+
+
+def test_refusals_are_clear() -> None:
+    x, w = torch.randn(3, 8), torch.ones(8)
+    with pytest.raises(TypeError, match="eps must be a number"):
+        rmsnorm.rmsnorm(x, w, eps="1e-5")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="eps must be a number"):
+        rmsnorm.rmsnorm(x, w, eps=None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="meta"):
+        rmsnorm.rmsnorm(x.to("meta"), w.to("meta"))
+    with pytest.raises(ValueError, match="0-dim"):
+        rmsnorm.rmsnorm(torch.tensor(1.0), torch.ones(()))
+    with pytest.raises(ValueError, match="out overlaps weight"):
+        buf = torch.ones(3, 8)
+        rmsnorm.rmsnorm(torch.randn(3, 8), buf[0], out=buf)
+    with pytest.raises(ValueError, match="out overlaps x"):
+        buf = torch.randn(4, 8)
+        rmsnorm.rmsnorm(buf[:3], w, out=buf[1:])
+
+
+def test_requires_grad_is_refused_while_autograd_records_and_fine_under_no_grad() -> None:
+    x, w = torch.randn(3, 8), torch.nn.Parameter(torch.ones(8))
+    with pytest.raises(ValueError, match="no backward"):
+        rmsnorm.rmsnorm(x, w)  # edge case #9: the output came back silently detached
+    with torch.no_grad():
+        assert_matches(rmsnorm.rmsnorm(x, w), rmsnorm.reference(x, w.detach()), torch.float32)
+
+
+def test_in_place_and_empty_inputs() -> None:
+    x, w = torch.randn(4, 33), torch.randn(33)
+    ref = rmsnorm.reference(x, w)
+    assert_matches(rmsnorm.rmsnorm(x, w, out=x), ref, torch.float32)
+    assert rmsnorm.rmsnorm(torch.ones(0, 16), torch.ones(16)).shape == (0, 16)
+    assert rmsnorm.rmsnorm(torch.ones(3, 0), torch.ones(0)).shape == (3, 0)

@@ -1,0 +1,77 @@
+"""Row softmax in the interpreter: the smoke cases and input validation."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rocm_triton_doctor.kernels import softmax
+from rocm_triton_doctor.kernels.base import Case
+from tests.kernels.helpers import check_in_interpreter, interpreter_cases
+
+CASES = interpreter_cases(softmax.KERNEL)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_case_in_interpreter(case: Case) -> None:
+    check_in_interpreter(case)
+
+
+def test_cpu_tensors_need_the_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    with pytest.raises(ValueError, match="TRITON_INTERPRET"):
+        softmax.softmax(torch.ones(2, 8))
+
+
+# --- every input computed right or refused (issue #16; kernel-edge-cases.md) ---------------------------------------
+
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.kernels.helpers import assert_matches, row_inputs  # noqa: E402
+
+
+# Shrinking re-runs interpreter launches for minutes: report the failing example as drawn (CI time bound).
+NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
+
+
+@st.composite
+def _inputs(draw: st.DrawFn) -> tuple[torch.Tensor, dict | None]:
+    r = row_inputs(draw)
+    return r["x"], r["config"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=NO_SHRINK)
+@given(_inputs())
+def test_property_any_shape_layout_dtype_and_value(args: tuple[torch.Tensor, dict | None]) -> None:
+    x, config = args
+    assert_matches(softmax.softmax(x, config=config), torch.softmax(x.double(), dim=-1), x.dtype)
+
+
+@pytest.mark.parametrize("N,dtype", [(152064, torch.float32), (152064, torch.bfloat16), (262144, torch.float16),
+                                     (131072, torch.float32)])
+def test_vocabulary_wide_rows_run_looped(N: int, dtype: torch.dtype) -> None:
+    # Refused before: 1x152064 (Qwen vocabulary) in every dtype, 262144 in every dtype, fp32 131072.
+    x = (torch.randn(1, N) * 4).to(dtype)
+    assert_matches(softmax.softmax(x), torch.softmax(x.double(), dim=-1), dtype)
+
+
+def test_looped_rows_whose_first_chunks_are_all_minus_inf() -> None:
+    # The online max starts at -inf: a chunk of only -inf must add 0, not NaN (an all -inf row is NaN, as in torch).
+    x = torch.full((3, 40), float("-inf"))
+    x[0, 35], x[1, 0] = 1.0, 2.0
+    out = softmax.softmax(x, config={"BLOCK": 8, "ROWS": 2, "num_warps": 4})
+    assert_matches(out, torch.softmax(x.double(), dim=-1), torch.float32)
+
+
+def test_transposed_and_sliced_inputs_are_read_through_strides() -> None:
+    base = torch.randn(40, 30)
+    for x in (base.t(), base[:, 3:20], base[::3], base.t()[:, ::2]):
+        assert_matches(softmax.softmax(x), torch.softmax(x.double(), dim=-1), torch.float32)
+
+
+def test_leading_dimensions_that_do_not_fold_are_refused_clearly() -> None:
+    x = torch.randn(3, 4, 5, 6).permute(1, 0, 2, 3)[:, :, ::2]  # three leading dims, no two merge
+    with pytest.raises(ValueError, match="contiguous"):
+        softmax.softmax(x)
+    torch.testing.assert_close(softmax.softmax(x.contiguous()), torch.softmax(x, dim=-1))
