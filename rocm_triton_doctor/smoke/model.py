@@ -20,7 +20,8 @@ run_model() returns a JSON-serialisable dict (json.dumps(..., allow_nan=False) w
                     first_step_ms the first step (includes torch.compile's compilation and CUDA-graph recording)
                     step_ms       {"p50", "p20", "p80"} over the steps after `warmup`
                     samples_per_s, tokens_per_s   batch / p50 and batch x seq / p50
-                    peak_mib      torch.cuda.max_memory_allocated over the form (null on the CPU)
+                    peak_mib      torch.cuda.max_memory_allocated over the form (null on the CPU); start_mib
+                                  (GPU only) what was allocated when the form started (the batches)
                     params, param_tensors         parameter elements and tensors
                     params_without_grad, param_tensors_without_grad, names_without_grad (first 20)
                                   parameters whose .grad is None or all zero after backward (checked at the first
@@ -107,11 +108,12 @@ def _run_form(form: Form, cfg: mf.ModelConfig, batches: list[Any], torch: Any, d
               warmup: int, build: Callable[[mf.ModelConfig, mf.Ops], Any]) -> dict[str, Any]:
     on_gpu = dev.type != "cpu"
     r: dict[str, Any] = {"status": "ok", "description": form.description}
+    torch._dynamo.reset()  # first: compiled graphs (and their CUDA-graph pools) of the last form hold memory
     if on_gpu:
         gc.collect()
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(dev)
-    torch._dynamo.reset()
+        r["start_mib"] = round(torch.cuda.memory_allocated(dev) / 2**20, 1)
     torch.manual_seed(seed)
     with dev:
         model = build(cfg, form.ops())
