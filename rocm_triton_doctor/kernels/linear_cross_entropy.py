@@ -123,25 +123,28 @@ def _validate(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, targe
 
 def forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, targets: torch.Tensor,
                       ignore_index: int = -100, reduction: str = "mean", need_h: bool = True, need_w: bool = True,
-                      need_b: bool = True, chunk: int | None = None
+                      need_b: bool = True, chunk: int | None = None, config: dict[str, Any] | None = None
                       ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
     """(loss fp32 0-dim, ∂h, ∂W, ∂b) for a loss gradient of 1, each in its input's dtype (None where not asked).
-    Autocast is off inside: the GEMMs run in the inputs' dtype (callers under autocast cast the inputs first)."""
+    `chunk` (rows) and `config` (ce_config's launch dict) override the policy. Autocast is off inside: the GEMMs run
+    in the inputs' dtype (callers under autocast cast the inputs first)."""
     _validate(h, w, bias, targets, reduction)
+    if chunk is not None and chunk < 1:
+        raise ValueError(f"linear_cross_entropy: chunk must be >= 1 rows, got {chunk}")
+    cfg = config or ce_config(policy.target_for_device(h.device.type), w.shape[0])
     with torch.autocast(h.device.type, enabled=False):
-        return _forward_and_grads(h, w, bias, targets, ignore_index, reduction, need_h, need_w, need_b, chunk)
+        return _forward_and_grads(h, w, bias, targets, ignore_index, reduction, need_h, need_w, need_b, chunk, cfg)
 
 
 def _forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, targets: torch.Tensor,
-                       ignore_index: int, reduction: str, need_h: bool, need_w: bool, need_b: bool, chunk: int | None
-                       ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
+                       ignore_index: int, reduction: str, need_h: bool, need_w: bool, need_b: bool, chunk: int | None,
+                       cfg: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
     N, H = h.shape
     V = w.shape[0]
     h = h.contiguous()
     w = w.contiguous()
     targets = targets.contiguous()
     grads = need_h or need_w or (need_b and bias is not None)
-    cfg = ce_config(policy.target_for_device(h.device.type), V)
     C = chunk or chunk_rows(N, V, H, h.element_size())
     losses = torch.empty(N, dtype=torch.float32, device=h.device)
     n_valid = (targets != ignore_index).sum()  # stays on the device: no host sync, so the step can be graph-captured

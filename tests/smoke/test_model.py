@@ -67,6 +67,23 @@ def test_result_is_plain_json_and_round_trips(toy: dict[str, Any]) -> None:
     assert toy["schema"] == model.SCHEMA and toy["config"]["vocab"] == 64 and toy["timer"] == "perf_counter"
 
 
+def test_text_table_shows_every_form_and_what_ours_is(toy: dict[str, Any]) -> None:
+    import io
+
+    from rich.console import Console
+
+    from rocm_triton_doctor.smoke import model_render
+
+    rows = {r["form"]: r for r in model_render.rows(toy)}
+    assert list(rows) == list(toy["forms"])
+    assert rows["ours"]["no-grad params"] == "0" and rows["ours"]["p50 ms"] != "—"
+    assert rows["liger"]["status"] == "skipped" and rows["liger"]["note"]
+    buf = io.StringIO()
+    model_render.table(toy, Console(file=buf, width=250))
+    text = buf.getvalue()
+    assert "ours = our kernels for loss" in text and "loss agreement ours vs sdpa" in text
+
+
 class _DetachedAfterFirstBlock(model_forms.TinyLlama):
     """The seed's mistake in miniature: a non-autograd step in the middle cuts every parameter before it."""
 
