@@ -41,7 +41,7 @@ from rocm_triton_doctor.kernels.base import Case, Inputs, check_device, check_dt
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 OP_NAME = "rocm_triton_doctor::linear_cross_entropy"
 ONE_CHUNK_BYTES = 32 << 20  # logits up to 32 MiB: one chunk (tiny-llama's 1024 x 1000 bf16 logits are 2 MiB)
-MIN_CHUNK_ROWS = 256
+MIN_CHUNK_ROWS = 1024  # floor: at most ~2/1024 bytes of accumulator traffic per GEMM FLOP (chunk_rows)
 
 
 @triton.jit
@@ -80,17 +80,23 @@ def ce_rows_kernel(z_ptr, stride_z, y_ptr, loss_ptr, nvalid_ptr, V, ignore_index
 
 
 def chunk_rows(N: int, V: int, H: int, elem_size: int) -> int:
-    """Rows per chunk. Small problems (logits <= ONE_CHUNK_BYTES) run as one chunk: at tiny-llama size the step is
-    launch-bound and every chunk costs four launches. Otherwise the chunk's logits are kept about as big as the
-    hidden states themselves (C·V ≈ N·H, Liger's rule too), so the loss adds roughly one copy of h to peak memory
-    instead of N·V logits (medium preset: 640 rows → 41 MB of bf16 logits instead of 524 MB, and torch also keeps an
-    fp32 copy for the softmax). At least MIN_CHUNK_ROWS rows, so the C x H x V GEMMs keep enough output tiles to fill
-    the GPU (256 x 32000 is 250 tiles of 128 x 256), rounded to a multiple of 128 (whole GEMM tiles)."""
+    """Rows per chunk, C. Two costs pull against each other:
+    * memory: a chunk holds C x V logits (C·V·e bytes) where torch holds all N x V of them (and an fp32 copy for the
+      softmax, and their gradient);
+    * time: every chunk adds one pass over the V x H fp32 ∂W accumulator (write the chunk's 16-bit product, read it,
+      read and write the fp32 sum: 12 bytes per element), i.e. 12·V·H bytes per 6·C·V·H GEMM FLOPs = 2/C bytes per
+      FLOP. An H100 does ~700 TFLOP/s (bf16) against ~3 TB/s, 1/230 byte per FLOP: C = 512 would add ~90 % to the
+      GEMM time, C = 4096 ~11 %.
+    So C = 4·H/e rows: the chunk's logits then take no more bytes than the fp32 ∂W accumulator the op holds anyway
+    (4·V·H), and the accumulation overhead is 2/C bytes per FLOP. At least MIN_CHUNK_ROWS (a small H must not make
+    the op memory-bound), a multiple of 128 (whole GEMM tiles). Logits up to ONE_CHUNK_BYTES are one chunk
+    (tiny-llama: 2 MiB; there the step is launch-bound and a chunk costs four launches).
+    Medium preset (N 8192, H 2048, V 32000, bf16): 4096 rows, 2 chunks of 262 MB of logits instead of 524 MB (plus
+    torch's 1 GB fp32 copy). Not yet tuned on a GPU: the lead's measurement decides."""
     if N * V * elem_size <= ONE_CHUNK_BYTES:
         return max(N, 1)
-    c = -(-N * H // V)
-    c = -(-c // 128) * 128
-    return max(1, min(N, max(MIN_CHUNK_ROWS, c)))
+    c = max(MIN_CHUNK_ROWS, (4 * H // elem_size) // 128 * 128)
+    return max(1, min(N, c))
 
 
 def ce_config(target: policy.Target, V: int) -> dict[str, Any]:
@@ -149,7 +155,7 @@ def _forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | No
     losses = torch.empty(N, dtype=torch.float32, device=h.device)
     n_valid = (targets != ignore_index).sum()  # stays on the device: no host sync, so the step can be graph-captured
     gh = torch.empty_like(h) if need_h else None
-    gw32 = torch.zeros((V, H), dtype=torch.float32, device=h.device) if need_w and N > C else None
+    gw32: torch.Tensor | None = None  # fp32 sum of the chunks' ∂W (only with more than one chunk)
     gw = None
     gb32 = torch.zeros(V, dtype=torch.float32, device=h.device) if need_b and bias is not None else None
     for r0 in range(0, N, C):
@@ -163,8 +169,10 @@ def _forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | No
             torch.mm(z, w, out=gh[r0:r0 + C])
         if need_w:
             part = z.t() @ hc  # fp32 accumulation inside the GEMM; across chunks in the fp32 accumulator
-            if gw32 is None:
-                gw = part
+            if N <= C:
+                gw = part  # one chunk: rounded once, no accumulator
+            elif gw32 is None:
+                gw32 = part.float()
             else:
                 gw32 += part
         if gb32 is not None:
@@ -322,7 +330,7 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     seed = [make_case(1024, 512, 1000, torch.bfloat16)]  # tiny-llama: 8 x 128 tokens, hidden 512, vocab 1000
     if preset in ("seed", "quick"):
         return seed
-    return seed + [make_case(8192, 2048, 32000, torch.bfloat16)]  # the medium preset's LM head (13 chunks)
+    return seed + [make_case(8192, 2048, 32000, torch.bfloat16)]  # the medium preset's LM head (2 chunks)
 
 
 def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:

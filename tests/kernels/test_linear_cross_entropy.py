@@ -134,10 +134,13 @@ def test_chunks_give_the_same_result_as_one_chunk() -> None:
 
 def test_chunk_policy() -> None:
     assert lce.chunk_rows(1024, 1000, 512, 2) == 1024  # tiny-llama: 2 MiB of logits, one chunk
-    c = lce.chunk_rows(8192, 32000, 2048, 2)  # medium: logits about the size of h, whole 128-row tiles
-    assert c % 128 == 0 and lce.MIN_CHUNK_ROWS <= c < 8192 and c * 32000 <= 2 * 8192 * 2048
-    assert lce.chunk_rows(20_000, 256_000, 1024, 2) == lce.MIN_CHUNK_ROWS  # huge vocabulary: the floor
-    assert lce.chunk_rows(5000, 200_000, 64, 4) == lce.MIN_CHUNK_ROWS
+    assert lce.chunk_rows(8192, 32000, 2048, 2) == 4096  # medium: chunk logits = the fp32 ∂W accumulator's bytes
+    assert lce.chunk_rows(8192, 32000, 2048, 4) == 2048  # fp32: the same bytes, half the rows
+    assert lce.chunk_rows(8192, 128256, 4096, 2) == 8192  # the rule reaches N: one chunk
+    assert lce.chunk_rows(100_000, 256_000, 64, 2) == lce.MIN_CHUNK_ROWS  # small H: the floor
+    for N, V, H, e in ((5000, 50_000, 1000, 2), (70_000, 32_000, 3000, 4), (3, 10**7, 8, 2)):
+        c = lce.chunk_rows(N, V, H, e)
+        assert 1 <= c <= N and (c == N or (c % 128 == 0 and c * V * e <= max(4 * V * H, lce.MIN_CHUNK_ROWS * V * e)))
 
 
 @pytest.mark.parametrize("bad,err,match", [
