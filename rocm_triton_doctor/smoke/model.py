@@ -258,3 +258,30 @@ def _compare(result: dict[str, Any]) -> None:
     result["checks"] = checks
     result["problems"] = problems
     result["ok"] = not problems
+
+
+def last_model_path() -> str:
+    """Where `smoke --model` keeps its last result for `report`: beside runner.last_result_path()."""
+    import os
+
+    from rocm_triton_doctor.smoke.runner import last_result_path
+
+    return os.path.join(os.path.dirname(last_result_path()), "last-model.json")
+
+
+def save_last(result: dict[str, Any], path: str | None = None) -> str | None:
+    """Write the result as JSON (atomically); the path written, or None when it cannot be (a read-only home must
+    not fail the run)."""
+    import json
+    import os
+
+    path = path or last_model_path()
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(result, fh, allow_nan=False)
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        return None
+    return path

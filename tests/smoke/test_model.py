@@ -61,9 +61,12 @@ def test_ours_ops_records_which_ops_are_ours(toy: dict[str, Any]) -> None:
             assert "no autograd_op" in ops[op]["reason"] and ops[op]["torch"]
 
 
-def test_result_is_plain_json_and_round_trips(toy: dict[str, Any]) -> None:
+def test_result_is_plain_json_and_round_trips(toy: dict[str, Any], tmp_path: Any, monkeypatch: Any) -> None:
     text = json.dumps(toy, allow_nan=False)
     assert json.loads(text) == toy
+    monkeypatch.setenv("RTD_CACHE_DIR", str(tmp_path))
+    assert model.save_last(toy) == str(tmp_path / "last-model.json") == model.last_model_path()
+    assert json.loads((tmp_path / "last-model.json").read_text()) == toy
     assert toy["schema"] == model.SCHEMA and toy["config"]["vocab"] == 64 and toy["timer"] == "perf_counter"
 
 
