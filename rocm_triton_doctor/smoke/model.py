@@ -135,15 +135,15 @@ def _run_form(form: Form, cfg: mf.ModelConfig, batches: list[Any], torch: Any, d
         with amp:
             loss = fn(x, y)
         loss.backward()
-        if i in (0, len(batches) - 1):  # a host sync: outside the timed steps but the first and last
-            found = params_without_grad(model)
-            worst = max(worst, found, key=lambda f: f[0])
         opt.step()
         if on_gpu:
             ev[1].record()
             marks.append(ev)
         else:
             times.append((time.perf_counter() - t0) * 1e3)
+        if i in (0, len(batches) - 1):  # after the step's timing (a host sync); AdamW leaves .grad as backward made it
+            found = params_without_grad(model)
+            worst = max(worst, found, key=lambda f: f[0])
         losses.append(loss.detach().clone())  # clone: a CUDA-graph replay overwrites its outputs
     if on_gpu:
         torch.cuda.synchronize(dev)

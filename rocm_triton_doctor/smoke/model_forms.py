@@ -13,8 +13,9 @@ usable under torch.compile). Contracts, the same as the torch function named:
     attention.autograd_op(q, k, v, causal=True)     -> F.scaled_dot_product_attention(q, k, v, is_causal=True,
                                                        enable_gqa=True), q (B, Hq, S, D), k/v (B, Hkv, S, D)
     linear_cross_entropy.autograd_op(h, w, targets) -> F.cross_entropy(F.linear(h, w), targets) (mean, ignore -100)
-A module without the hook (forward-only kernels cut autograd, the seed's mistake) is NOT used: that op falls back to
-torch and `ours_ops()` says so.
+The op is handed floating inputs in the autocast dtype (when autocast is on) and contiguous. A module without the hook
+(forward-only kernels cut autograd, the seed's mistake) is NOT used: that op falls back to torch and `ours_ops()`
+says so.
 """
 
 from __future__ import annotations
@@ -108,10 +109,13 @@ def _autocast_dtype(t: torch.Tensor) -> torch.dtype:
     return t.dtype
 
 
-def _cast_args(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+def _prep_args(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """For kernel ops (ours, Liger): floating inputs in the autocast dtype and contiguous (the model hands over
+    views: gate/up are halves of one projection, q/k/v transposed heads; a no-op when already so)."""
     def wrapped(*args: Any) -> torch.Tensor:
         dt = _autocast_dtype(args[0])
-        return fn(*(a.to(dt) if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args))
+        return fn(*(a.to(dt).contiguous() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+                    for a in args))
     return wrapped
 
 
@@ -149,7 +153,7 @@ def ours() -> Ops:
     def pick(op: str, fallback: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
         if table[op]["impl"] != "ours":
             return fallback
-        return _cast_args(importlib.import_module(f"rocm_triton_doctor.kernels.{table[op]['module']}").autograd_op)
+        return _prep_args(importlib.import_module(f"rocm_triton_doctor.kernels.{table[op]['module']}").autograd_op)
 
     attn = pick("attention", _sdpa)
     return Ops(pick("rms_norm", SDPA.rms_norm),
@@ -163,8 +167,8 @@ def liger() -> Ops:
     from liger_kernel.transformers.functional import (liger_fused_linear_cross_entropy, liger_rms_norm,
                                                       liger_swiglu)
 
-    return Ops(_cast_args(liger_rms_norm), _sdpa, _cast_args(liger_swiglu),
-               _cast_args(lambda h, w, y: liger_fused_linear_cross_entropy(h, w, y)))
+    return Ops(_prep_args(liger_rms_norm), _sdpa, _prep_args(liger_swiglu),
+               _prep_args(lambda h, w, y: liger_fused_linear_cross_entropy(h, w, y)))
 
 
 class Block(torch.nn.Module):

@@ -61,6 +61,26 @@ def test_ours_ops_records_which_ops_are_ours(toy: dict[str, Any]) -> None:
             assert "no autograd_op" in ops[op]["reason"] and ops[op]["torch"]
 
 
+def test_a_kernel_module_with_autograd_op_is_used_by_ours(monkeypatch: Any) -> None:
+    from rocm_triton_doctor.kernels import swiglu
+
+    calls = []
+
+    def op(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
+        calls.append(gate.is_contiguous() and up.is_contiguous())
+        return torch.nn.functional.silu(gate) * up
+
+    monkeypatch.setattr(swiglu, "autograd_op", op, raising=False)
+    assert model_forms.ours_ops()["swiglu"] == {"impl": "ours", "module": "swiglu"}
+    cfg = model_forms.PRESETS["toy"]
+    torch.manual_seed(0)
+    m = model_forms.TinyLlama(cfg, model_forms.ours())
+    x, y = model_forms.make_batches(cfg, 1, 0)[0]
+    m(x, y).backward()
+    assert calls == [True] * cfg.layers  # once per layer, handed contiguous halves of the gate/up projection
+    assert model.params_without_grad(m)[1] == 0
+
+
 def test_result_is_plain_json_and_round_trips(toy: dict[str, Any], tmp_path: Any, monkeypatch: Any) -> None:
     text = json.dumps(toy, allow_nan=False)
     assert json.loads(text) == toy
