@@ -168,6 +168,9 @@ def test_smoke_cases_pass_in_the_interpreter() -> None:
         inputs = case.setup(torch.device("cpu"), torch.Generator().manual_seed(7))
         v = correctness.check_case(case, inputs, torch.device("cpu"), tf32=False)
         assert v.ok, (case.id, v.problems)
+        assert case.eager is not None  # the torch baseline the runner times lays its output out the same way
+        ok, _, _, problems = correctness.compare(case.eager(inputs), case.reference(inputs), v.atol, v.rtol)
+        assert ok, (case.id, "eager", problems)
     assert {c.dtype for c in lce.cases("quick", target_for_device("cpu"))} == set(lce.DTYPES)
 
 
