@@ -180,6 +180,8 @@ def _forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | No
     loss = losses.sum() / n_valid if reduction == "mean" else losses.sum()
     if gw32 is not None:
         gw = gw32.to(w.dtype)
+    elif need_w and gw is None:  # no rows at all (N = 0)
+        gw = torch.zeros_like(w)
     return loss, gh, gw, (gb32.to(bias.dtype) if gb32 is not None and bias is not None else None)
 
 

@@ -116,6 +116,17 @@ def test_all_ignored_batch_is_nan_loss_and_zero_gradients_like_torch() -> None:
     assert float(lce.linear_cross_entropy(h, w, y, reduction="sum")) == 0.0
 
 
+def test_no_rows_at_all() -> None:
+    h, w, b, y = _inputs(4, 8, 30, torch.float32, bias=True)
+    h, y = h[:0], y[:0]
+    loss, gh, gw, gb = lce.forward_and_grads(h, w, b, y)
+    rl, rh, rw, rb = lce.reference(h, w, y, b)
+    assert math.isnan(float(loss)) and math.isnan(float(rl))
+    assert gh is not None and gh.shape == (0, 8)
+    for got, want in ((gw, rw), (gb, rb)):
+        assert got is not None and want is not None and torch.equal(got, torch.zeros_like(got)) and not want.any()
+
+
 def test_out_of_range_target_is_a_nan_loss_not_a_wild_read() -> None:
     h, w, _, y = _inputs(6, 8, 50, torch.float32)
     y[2] = 50
