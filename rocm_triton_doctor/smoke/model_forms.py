@@ -1,7 +1,7 @@
 """The model `smoke --model` trains, its presets, and the forms it is trained in (smoke/model.py runs them).
 
 A Llama-style decoder (the workshop seed's TinyTransformer shape): token embedding, per layer RMSNorm → grouped-query
-causal attention (no positional encoding: the seed's model has none and the comparison does not need one) → residual,
+causal attention (no positional encoding: every form computes the same function, which is all a comparison needs) → residual,
 RMSNorm → SwiGLU MLP → residual; final RMSNorm; LM head tied to the embedding; mean cross-entropy. Every form builds
 the same module with the same parameter names; only the four operations in `Ops` differ, plus how the module is run
 (eager, torch.compile, CUDA graphs).
