@@ -1,0 +1,351 @@
+"""Fused linear + cross-entropy (the LM head and its loss), forward and backward, without the (tokens x vocab) logits.
+
+For hidden states h (N, H), weight W (V, H) (tied embeddings: the embedding matrix), optional bias b (V,), targets
+y (N,) with ignore_index rows, z = h·Wᵀ + b:
+
+    loss_i = logsumexp(z_i) - z_{i,y_i}   (0 for ignored rows)
+    loss   = Σ_i loss_i / n_valid          (reduction "mean"; "sum" drops the division)
+    dz_i   = (softmax(z_i) - onehot(y_i)) · s,  s = 1/n_valid (mean) or 1 (sum), 0 on ignored rows
+    ∂h = dz·W,  ∂W = dzᵀ·h,  ∂b = Σ_i dz_i
+
+The rows are processed in chunks of C (chunk_rows): per chunk one GEMM makes the C x V logits in the input dtype
+(fp32 accumulation inside the GEMM, as nn.Linear does), ce_rows_kernel walks each row's vocabulary in BLOCK_V blocks
+(online max / sum-of-exp in fp32, so V has no upper limit) and overwrites the logits with dz in place, then two
+GEMMs give ∂h for the chunk and add the chunk's ∂W into an fp32 accumulator. The gradients are computed in the
+forward (the loss is a scalar, so backward only scales them by the incoming gradient): the logits are made once,
+never N x V at a time. Idea from Liger-Kernel's FusedLinearCrossEntropy (linkedin/Liger-Kernel
+src/liger_kernel/ops/fused_linear_cross_entropy.py); this code is our own.
+
+Mean over zero valid targets (every row ignored) is 0/0: the loss is NaN and every gradient 0, exactly what
+torch.nn.functional.cross_entropy gives. A target outside [0, V) that is not ignore_index makes that row's loss NaN
+(torch raises instead; checking on the host would need a device sync, which CUDA-graph capture forbids); no memory
+outside the row is read.
+
+Custom op `rocm_triton_doctor::linear_cross_entropy` (torch.library.custom_op with a fake and an autograd
+registration) so torch.compile keeps it as one opaque node without a graph break; `linear_cross_entropy()` calls it.
+`LinearCrossEntropyFunction` is the same computation as a plain torch.autograd.Function. Cost per step:
+6·N·V·H FLOPs in GEMMs (forward logits, ∂h, ∂W), bytes ~ e·(2·N·H + 2·V·H) + 2·e·C·V per chunk.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+from rocm_triton_doctor.kernels import policy
+from rocm_triton_doctor.kernels.base import Case, Inputs, check_device, check_dtype, dtype_name, randn
+
+DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+OP_NAME = "rocm_triton_doctor::linear_cross_entropy"
+ONE_CHUNK_BYTES = 32 << 20  # logits up to 32 MiB: one chunk (tiny-llama's 1024 x 1000 bf16 logits are 2 MiB)
+MIN_CHUNK_ROWS = 1024  # floor: at most ~2/1024 bytes of accumulator traffic per GEMM FLOP (chunk_rows)
+
+
+@triton.jit
+def ce_rows_kernel(z_ptr, stride_z, y_ptr, loss_ptr, nvalid_ptr, V, ignore_index, row0,
+                   MEAN: tl.constexpr, WRITE_GRAD: tl.constexpr, BLOCK_V: tl.constexpr):
+    """One program per row of a logits chunk: the row's loss into loss_ptr[row0 + row]; with WRITE_GRAD the row is
+    overwritten with dz (in the logits' dtype)."""
+    row = tl.program_id(0).to(tl.int64)
+    base = z_ptr + row * stride_z
+    y = tl.load(y_ptr + row0 + row).to(tl.int64)
+    cols = tl.arange(0, BLOCK_V)
+    m = float("-inf")
+    s = 0.0
+    for start in range(0, V, BLOCK_V):
+        z = tl.load(base + start + cols, mask=start + cols < V, other=float("-inf")).to(tl.float32)
+        m_new = tl.maximum(m, tl.max(z, axis=0))
+        s = s * tl.exp(m - m_new) + tl.sum(tl.exp(z - m_new), axis=0)
+        m = m_new
+    lse = m + tl.log(s)
+    valid = y != ignore_index
+    in_range = (y >= 0) & (y < V)
+    z_y = tl.load(base + tl.where(in_range, y, 0), mask=valid & in_range, other=0.0).to(tl.float32)
+    loss = tl.where(valid, tl.where(in_range, lse - z_y, float("nan")), 0.0)
+    tl.store(loss_ptr + row0 + row, loss)
+    if WRITE_GRAD:
+        scale = tl.where(valid, 1.0, 0.0)
+        if MEAN:
+            # n_valid = 0 only when every row is ignored; then scale is already 0 everywhere (torch: zero gradients).
+            n = tl.maximum(tl.load(nvalid_ptr).to(tl.float32), 1.0)
+            scale = scale / n
+        for start in range(0, V, BLOCK_V):
+            c = start + cols
+            z = tl.load(base + c, mask=c < V, other=0.0).to(tl.float32)
+            g = (tl.exp(z - lse) - tl.where(c == y, 1.0, 0.0)) * scale
+            tl.store(base + c, g.to(z_ptr.dtype.element_ty), mask=c < V)
+
+
+def chunk_rows(N: int, V: int, H: int, elem_size: int) -> int:
+    """Rows per chunk, C. Two costs pull against each other:
+    * memory: a chunk holds C x V logits (C·V·e bytes) where torch holds all N x V of them (and an fp32 copy for the
+      softmax, and their gradient);
+    * time: every chunk adds one pass over the V x H fp32 ∂W accumulator (write the chunk's 16-bit product, read it,
+      read and write the fp32 sum: 12 bytes per element), i.e. 12·V·H bytes per 6·C·V·H GEMM FLOPs = 2/C bytes per
+      FLOP. An H100 does ~700 TFLOP/s (bf16) against ~3 TB/s, 1/230 byte per FLOP: C = 512 would add ~90 % to the
+      GEMM time, C = 4096 ~11 %.
+    So C = 4·H/e rows: the chunk's logits then take no more bytes than the fp32 ∂W accumulator the op holds anyway
+    (4·V·H), and the accumulation overhead is 2/C bytes per FLOP. At least MIN_CHUNK_ROWS (a small H must not make
+    the op memory-bound), a multiple of 128 (whole GEMM tiles). Logits up to ONE_CHUNK_BYTES are one chunk
+    (tiny-llama: 2 MiB; there the step is launch-bound and a chunk costs four launches).
+    Medium preset (N 8192, H 2048, V 32000, bf16): 4096 rows, 2 chunks of 262 MB of logits instead of 524 MB (plus
+    torch's 1 GB fp32 copy). Not yet tuned on a GPU: the lead's measurement decides."""
+    if N * V * elem_size <= ONE_CHUNK_BYTES:
+        return max(N, 1)
+    c = max(MIN_CHUNK_ROWS, (4 * H // elem_size) // 128 * 128)
+    return max(1, min(N, c))
+
+
+def ce_config(target: policy.Target, V: int) -> dict[str, Any]:
+    block = 1 << max(0, (V - 1).bit_length())
+    if target.interpreter:
+        return {"BLOCK_V": min(block, 1 << 16), "num_warps": 4}  # few, large blocks: the interpreter is per-op slow
+    # 4096-wide blocks with 8 warps (16 values per lane on wave32, 8 on wave64): 0 spills for gfx90a, gfx942, gfx950,
+    # gfx1100, gfx1201, sm_80 and sm_90 (Triton 3.9, compile-only; 55-80 registers). Not yet timed on a GPU.
+    return {"BLOCK_V": min(block, 4096), "num_warps": min(8, 1024 // max(target.warp_size, 1)), "num_stages": 1}
+
+
+def _validate(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, targets: torch.Tensor,
+              reduction: str) -> None:
+    name = "linear_cross_entropy"
+    if reduction not in ("mean", "sum"):
+        raise ValueError(f"{name}: reduction must be 'mean' or 'sum', got {reduction!r}")
+    floats = (h, w) if bias is None else (h, w, bias)
+    check_device(name, *floats, targets)
+    check_dtype(name, DTYPES, *floats)
+    if targets.dtype not in (torch.int64, torch.int32):
+        raise TypeError(f"{name}: targets must be int64 or int32, got {targets.dtype}")
+    if h.dim() != 2 or w.dim() != 2 or h.shape[1] != w.shape[1] or h.shape[1] == 0 or w.shape[0] == 0:
+        raise ValueError(f"{name}: need hidden (N, H) and weight (V, H) with H, V > 0, got {tuple(h.shape)} and "
+                         f"{tuple(w.shape)}")
+    if targets.shape != (h.shape[0],):
+        raise ValueError(f"{name}: targets must have shape ({h.shape[0]},), got {tuple(targets.shape)}")
+    if bias is not None and bias.shape != (w.shape[0],):
+        raise ValueError(f"{name}: bias must have shape ({w.shape[0]},), got {tuple(bias.shape)}")
+
+
+def forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, targets: torch.Tensor,
+                      ignore_index: int = -100, reduction: str = "mean", need_h: bool = True, need_w: bool = True,
+                      need_b: bool = True, chunk: int | None = None, config: dict[str, Any] | None = None
+                      ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
+    """(loss fp32 0-dim, ∂h, ∂W, ∂b) for a loss gradient of 1, each in its input's dtype (None where not asked).
+    `chunk` (rows) and `config` (ce_config's launch dict) override the policy. Autocast is off inside: the GEMMs run
+    in the inputs' dtype (callers under autocast cast the inputs first)."""
+    _validate(h, w, bias, targets, reduction)
+    if chunk is not None and chunk < 1:
+        raise ValueError(f"linear_cross_entropy: chunk must be >= 1 rows, got {chunk}")
+    cfg = config or ce_config(policy.target_for_device(h.device.type), w.shape[0])
+    with torch.autocast(h.device.type, enabled=False):
+        return _forward_and_grads(h, w, bias, targets, ignore_index, reduction, need_h, need_w, need_b, chunk, cfg)
+
+
+def _forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, targets: torch.Tensor,
+                       ignore_index: int, reduction: str, need_h: bool, need_w: bool, need_b: bool, chunk: int | None,
+                       cfg: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
+    N, H = h.shape
+    V = w.shape[0]
+    h = h.contiguous()
+    w = w.contiguous()
+    targets = targets.contiguous()
+    grads = need_h or need_w or (need_b and bias is not None)
+    C = chunk or chunk_rows(N, V, H, h.element_size())
+    losses = torch.empty(N, dtype=torch.float32, device=h.device)
+    n_valid = (targets != ignore_index).sum()  # stays on the device: no host sync, so the step can be graph-captured
+    gh = torch.empty_like(h) if need_h else None
+    gw32: torch.Tensor | None = None  # fp32 sum of the chunks' ∂W (only with more than one chunk)
+    gw = None
+    gb32 = torch.zeros(V, dtype=torch.float32, device=h.device) if need_b and bias is not None else None
+    for r0 in range(0, N, C):
+        hc = h[r0:r0 + C]
+        z = torch.addmm(bias, hc, w.t()) if bias is not None else hc @ w.t()
+        ce_rows_kernel[(hc.shape[0],)](z, z.stride(0), targets, losses, n_valid, V, ignore_index, r0,
+                                       MEAN=reduction == "mean", WRITE_GRAD=grads, **cfg)
+        if not grads:
+            continue
+        if gh is not None:
+            torch.mm(z, w, out=gh[r0:r0 + C])
+        if need_w:
+            part = z.t() @ hc  # fp32 accumulation inside the GEMM; across chunks in the fp32 accumulator
+            if N <= C:
+                gw = part  # one chunk: rounded once, no accumulator
+            elif gw32 is None:
+                gw32 = part.float()
+            else:
+                gw32 += part
+        if gb32 is not None:
+            gb32 += z.sum(0, dtype=torch.float32)
+    loss = losses.sum() / n_valid if reduction == "mean" else losses.sum()
+    if gw32 is not None:
+        gw = gw32.to(w.dtype)
+    elif need_w and gw is None:  # no rows at all (N = 0)
+        gw = torch.zeros_like(w)
+    return loss, gh, gw, (gb32.to(bias.dtype) if gb32 is not None and bias is not None else None)
+
+
+def _scaled(g: torch.Tensor | None, grad_loss: torch.Tensor) -> torch.Tensor | None:
+    return None if g is None else (g * grad_loss).to(g.dtype)
+
+
+class LinearCrossEntropyFunction(torch.autograd.Function):
+    """The plain autograd.Function form: LinearCrossEntropyFunction.apply(h, w, bias, targets, ignore_index,
+    reduction) -> loss."""
+
+    @staticmethod
+    def forward(ctx: Any, h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, targets: torch.Tensor,
+                ignore_index: int = -100, reduction: str = "mean") -> torch.Tensor:
+        need = ctx.needs_input_grad
+        loss, gh, gw, gb = forward_and_grads(h, w, bias, targets, ignore_index, reduction, need[0], need[1], need[2])
+        ctx.grads = (gh, gw, gb)
+        return loss
+
+    @staticmethod
+    def backward(ctx: Any, grad_loss: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        gh, gw, gb = (_scaled(g, grad_loss) for g in ctx.grads)
+        ctx.grads = None
+        return gh, gw, gb, None, None, None
+
+
+# ---- custom op: the same computation, opaque to torch.compile (one node, fake shapes, autograd from saved grads) ----
+
+def _empty(like: torch.Tensor) -> torch.Tensor:
+    return like.new_empty((0,))
+
+
+@torch.library.custom_op(OP_NAME, mutates_args=())
+def _lce_op(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, targets: torch.Tensor, ignore_index: int,
+            reduction: str, need_h: bool, need_w: bool, need_b: bool
+            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    loss, gh, gw, gb = forward_and_grads(h, w, bias, targets, ignore_index, reduction, need_h, need_w, need_b)
+    return (loss, gh if gh is not None else _empty(h), gw if gw is not None else _empty(w),
+            gb if gb is not None else _empty(h))
+
+
+@_lce_op.register_fake
+def _lce_fake(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, targets: torch.Tensor, ignore_index: int,
+              reduction: str, need_h: bool, need_w: bool, need_b: bool
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    loss = h.new_empty((), dtype=torch.float32)
+    gb = bias.new_empty(bias.shape) if (need_b and bias is not None) else _empty(h)
+    return (loss, torch.empty_like(h) if need_h else _empty(h), torch.empty_like(w) if need_w else _empty(w), gb)
+
+
+def _lce_setup(ctx: Any, inputs: tuple[Any, ...], output: tuple[torch.Tensor, ...]) -> None:
+    ctx.has = inputs[6:9]
+    ctx.has_bias = inputs[2] is not None
+    ctx.save_for_backward(*output[1:])
+
+
+def _lce_backward(ctx: Any, grad_loss: torch.Tensor, *_unused: Any) -> tuple[torch.Tensor | None, ...]:
+    gh, gw, gb = ctx.saved_tensors
+    need_h, need_w, need_b = ctx.has
+    return (_scaled(gh, grad_loss) if need_h else None, _scaled(gw, grad_loss) if need_w else None,
+            _scaled(gb, grad_loss) if need_b and ctx.has_bias else None, None, None, None, None, None, None)
+
+
+_lce_op.register_autograd(_lce_backward, setup_context=_lce_setup)
+
+
+def linear_cross_entropy(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor, bias: torch.Tensor | None = None,
+                         ignore_index: int = -100, reduction: str = "mean") -> torch.Tensor:
+    """Loss of F.cross_entropy(F.linear(h, w, bias), targets) through the custom op (eager or under torch.compile).
+    Gradients are computed in the forward only for inputs that require them and only when grad mode is on."""
+    on = torch.is_grad_enabled()
+    need_b = on and bias is not None and bias.requires_grad
+    return _lce_op(h, w, bias, targets, ignore_index, reduction, on and h.requires_grad, on and w.requires_grad,
+                   need_b)[0]
+
+
+autograd_op = linear_cross_entropy  # the hook smoke/model.py looks for (an op with a backward)
+
+
+def reference(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor, bias: torch.Tensor | None = None,
+              ignore_index: int = -100, reduction: str = "mean"
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """fp64 torch autograd: (loss, ∂h, ∂W, ∂b)."""
+    hd, wd = h.detach().double().requires_grad_(), w.detach().double().requires_grad_()
+    bd = bias.detach().double().requires_grad_() if bias is not None else None
+    loss = torch.nn.functional.cross_entropy(torch.nn.functional.linear(hd, wd, bd), targets.long(),
+                                             ignore_index=ignore_index, reduction=reduction)
+    loss.backward()
+    assert hd.grad is not None and wd.grad is not None
+    return loss.detach(), hd.grad, wd.grad, (bd.grad if bd is not None else None)
+
+
+def eager(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor, bias: torch.Tensor | None = None,
+          ignore_index: int = -100, reduction: str = "mean") -> torch.Tensor:
+    """What a model does without the fusion: the full N x V logits, then F.cross_entropy (forward only)."""
+    return torch.nn.functional.cross_entropy(torch.nn.functional.linear(h, w, bias).float(), targets,
+                                             ignore_index=ignore_index, reduction=reduction)
+
+
+def _flat(loss: torch.Tensor, gh: torch.Tensor | None, gw: torch.Tensor | None,
+          out: torch.Tensor | None = None) -> torch.Tensor:
+    """[loss, ∂h.flat, ∂W.flat] in out's dtype (fp64 when out is None): one output for the smoke runner's check."""
+    assert gh is not None and gw is not None
+    if out is None:
+        out = torch.empty(1 + gh.numel() + gw.numel(), dtype=torch.float64, device=gh.device)
+    out[:1].copy_(loss.reshape(1))
+    out[1:1 + gh.numel()].copy_(gh.flatten())
+    out[1 + gh.numel():].copy_(gw.flatten())
+    return out
+
+
+def _eager_step(x: Inputs, out: torch.Tensor | None = None) -> torch.Tensor:
+    h, w = x["h"].detach().requires_grad_(), x["w"].detach().requires_grad_()
+    loss = eager(h, w, x["y"], reduction="sum")
+    loss.backward()
+    return _flat(loss.detach(), h.grad, w.grad, out)
+
+
+def make_case(N: int, H: int, V: int, dtype: torch.dtype, ignored: int = 0, chunk: int | None = None) -> Case:
+    """Forward and backward in one output: [loss, ∂h.flat, ∂W.flat] (reduction "sum", so gradients are O(1) and the
+    dtype's tolerance means something)."""
+
+    def setup(dev: torch.device, gen: torch.Generator) -> Inputs:
+        y = torch.randint(0, V, (N,), generator=gen, device=dev)
+        y[:ignored] = -100
+        return {"h": randn((N, H), dtype, dev, gen), "w": randn((V, H), dtype, dev, gen, scale=H ** -0.5), "y": y}
+
+    def run(x: Inputs, out: torch.Tensor | None) -> torch.Tensor:
+        loss, gh, gw, _ = forward_and_grads(x["h"], x["w"], None, x["y"], reduction="sum", need_b=False, chunk=chunk)
+        assert gh is not None
+        return _flat(loss, gh, gw, out if out is not None else torch.empty(size, dtype=dtype, device=gh.device))
+
+    def ref(x: Inputs) -> torch.Tensor:
+        loss, gh, gw, _ = reference(x["h"], x["w"], x["y"], reduction="sum")
+        return _flat(loss, gh, gw)
+
+    elem = torch.empty((), dtype=dtype).element_size()
+    C = chunk or chunk_rows(N, V, H, elem)
+    name = f"{dtype_name(dtype)} N={N} H={H} V={V}" + (f" {ignored} ignored" if ignored else "") + (
+        f" chunks of {C}" if C < N else "")
+    size = 1 + N * H + V * H
+    return Case("linear_cross_entropy", name, dtype, setup, run=run, reference=ref,
+                eager=lambda x: _eager_step(x, torch.empty(size, dtype=dtype, device=x["h"].device)), flops=6.0 * N * V * H,
+                bytes=float(elem * (2 * N * H + 2 * V * H) + 2 * elem * N * V), out_shape=lambda x: (size,),
+                params={"N": N, "H": H, "V": V, "chunk": C})
+
+
+def cases(preset: str, target: policy.Target) -> list[Case]:
+    if target.interpreter:
+        return [make_case(37, 64, 1000, torch.float32, ignored=5), make_case(24, 32, 1031, torch.float16, chunk=10),
+                make_case(19, 48, 517, torch.bfloat16, ignored=3)]
+    seed = [make_case(1024, 512, 1000, torch.bfloat16)]  # tiny-llama: 8 x 128 tokens, hidden 512, vocab 1000
+    if preset in ("seed", "quick"):
+        return seed
+    return seed + [make_case(8192, 2048, 32000, torch.bfloat16)]  # the medium preset's LM head (2 chunks)
+
+
+def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
+    cfg = ce_config(target, 32000)
+    sig = {"z_ptr": "*bf16", "stride_z": "i64", "y_ptr": "*i64", "loss_ptr": "*fp32", "nvalid_ptr": "*i64", "V": "i32",
+           "ignore_index": "i32", "row0": "i32"}
+    const = {"MEAN": True, "WRITE_GRAD": True, "BLOCK_V": cfg["BLOCK_V"]}
+    return [("linear_cross_entropy rows bf16 V=32000", ce_rows_kernel, sig, const, cfg)]
+
+
+__all__ = ["LinearCrossEntropyFunction", "autograd_op", "cases", "chunk_rows", "forward_and_grads",
+           "linear_cross_entropy", "reference", "eager", "aot_specs"]

@@ -1,0 +1,287 @@
+"""`smoke --model`: train a small Llama-style model for a few steps in several forms and compare them (issue #17).
+
+Every form starts from the same initial weights (torch.manual_seed(seed) before building the model on the device)
+and sees the same batches (model_forms.make_batches), so their loss curves should agree; a form that differs, or
+that leaves parameters without a gradient, is flagged whatever its speed. See docs/model.md.
+
+run_model() returns a JSON-serialisable dict (json.dumps(..., allow_nan=False) works; non-finite losses are null):
+
+    schema        "rocm-triton-doctor/model/1"
+    preset, config   the preset name and its ModelConfig as a dict (vocab, hidden, layers, heads, kv_heads, batch,
+                  seq, ffn_mult, eps, lr, dtype)
+    device, device_name, dtype ("float32", or the autocast dtype), steps, warmup, seed, versions {torch, triton}
+    timer         "cuda-events" (GPU: events around each step, read after the run) or "perf_counter" (CPU)
+    ours_ops      per operation (rms_norm, attention, swiglu, loss): {"impl": "ours"|"torch", "module", and for torch
+                  "torch" (the fallback used) and "reason"}: which parts of the "ours" forms are our kernels
+    forms         {form: {...}} in FORMS order, each with
+                    status        "ok" | "error" | "oom" | "skipped"; "reason" (skipped) or "error" (one line)
+                    description   what the form runs
+                    losses        loss at every step (floats; null where not finite)
+                    first_step_ms the first step (includes torch.compile's compilation and CUDA-graph recording)
+                    step_ms       {"p50", "p20", "p80"} over the steps after `warmup`
+                    samples_per_s, tokens_per_s   batch / p50 and batch x seq / p50
+                    peak_mib      torch.cuda.max_memory_allocated over the form (null on the CPU); start_mib
+                                  (GPU only) what was allocated when the form started (the batches)
+                    params, param_tensors         parameter elements and tensors
+                    params_without_grad, param_tensors_without_grad, names_without_grad (first 20)
+                                  parameters whose .grad is None or all zero after backward (checked at the first
+                                  and the last step; the larger count is kept)
+                    flagged       true when any parameter got no gradient or a loss was not finite
+                    loss_vs_sdpa_max_rel  max over steps of |loss - loss_sdpa| / |loss_sdpa| (when sdpa ran)
+    speedup       {a: {b: p50_b / p50_a}} for every pair of forms that ran (> 1: a is faster than b)
+    checks        [{"name": "loss_agreement", "form", "vs": "sdpa", "max_rel_diff", "tolerance": 0.01, "ok"}]
+                  for each "ours" form that ran alongside sdpa
+    problems      one line per flagged form, failed form and failed check
+    ok            no problems
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rocm_triton_doctor.smoke import model_forms as mf
+
+SCHEMA = "rocm-triton-doctor/model/1"
+LOSS_TOLERANCE = 0.01  # issue #17: the loss curves of ours and SDPA agree within 1 %
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+@dataclass(frozen=True)
+class Form:
+    name: str
+    description: str
+    ops: Callable[[], mf.Ops]
+    compile_mode: str | None = None  # None: eager; "default"; "reduce-overhead" (CUDA graphs)
+    cuda_only: bool = False
+    gpu_only: bool = False
+    ours: bool = False
+
+
+FORMS: dict[str, Form] = {f.name: f for f in (
+    Form("naive", "PyTorch eager: materialised attention, unfused RMSNorm, full logits", lambda: mf.NAIVE),
+    Form("sdpa", "PyTorch eager: scaled_dot_product_attention, F.rms_norm, full logits", lambda: mf.SDPA),
+    Form("compile", "torch.compile(fullgraph=True) of the sdpa form", lambda: mf.SDPA, "default"),
+    Form("compile-cudagraphs", "torch.compile mode reduce-overhead (CUDA graphs) of the sdpa form", lambda: mf.SDPA,
+         "reduce-overhead", cuda_only=True),
+    Form("liger", "Liger-Kernel RMSNorm, SiLU-mul and fused linear cross-entropy; SDPA attention", mf.liger,
+         gpu_only=True),
+    Form("ours", "our autograd ops where they exist (see ours_ops), torch for the rest; eager", mf.ours, ours=True),
+    Form("ours-compile", "the ours form under torch.compile(fullgraph=True)", mf.ours, "default", ours=True),
+    Form("ours-cudagraphs", "the ours form under torch.compile mode reduce-overhead (CUDA graphs)", mf.ours,
+         "reduce-overhead", cuda_only=True, ours=True),
+)}
+
+
+def params_without_grad(model: Any) -> tuple[int, int, list[str]]:
+    """(elements, tensors, names) of trainable parameters whose .grad is None or all zero after a backward."""
+    elems, names = 0, []
+    for name, p in model.named_parameters():
+        if p.requires_grad and (p.grad is None or not bool(p.grad.any())):
+            elems += p.numel()
+            names.append(name)
+    return elems, len(names), names
+
+
+def _quantiles(ms: Sequence[float]) -> dict[str, float]:
+    s = sorted(ms)
+
+    def q(f: float) -> float:  # linear interpolation between order statistics (numpy's default)
+        pos = f * (len(s) - 1)
+        lo = int(math.floor(pos))
+        hi = min(lo + 1, len(s) - 1)
+        return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+    return {"p50": round(q(0.5), 4), "p20": round(q(0.2), 4), "p80": round(q(0.8), 4)}
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _run_form(form: Form, cfg: mf.ModelConfig, batches: list[Any], torch: Any, dev: Any, dtype: str, seed: int,
+              warmup: int, build: Callable[[mf.ModelConfig, mf.Ops], Any]) -> dict[str, Any]:
+    on_gpu = dev.type != "cpu"
+    r: dict[str, Any] = {"status": "ok", "description": form.description}
+    torch._dynamo.reset()  # first: compiled graphs (and their CUDA-graph pools) of the last form hold memory
+    if on_gpu:
+        gc.collect()
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(dev)
+        r["start_mib"] = round(torch.cuda.memory_allocated(dev) / 2**20, 1)
+    torch.manual_seed(seed)
+    with dev:
+        model = build(cfg, form.ops())
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    fn = model if form.compile_mode is None else torch.compile(model, fullgraph=True, mode=form.compile_mode)
+    amp = (torch.autocast(dev.type, dtype=getattr(torch, dtype)) if dtype != "float32" else contextlib.nullcontext())
+    r["params"] = sum(p.numel() for p in model.parameters())
+    r["param_tensors"] = sum(1 for _ in model.parameters())
+    losses, times, marks = [], [], []
+    worst: tuple[int, int, list[str]] = (0, 0, [])
+    for i, (x, y) in enumerate(batches):
+        t0 = time.perf_counter()
+        if on_gpu:
+            ev = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            ev[0].record()
+        if form.compile_mode == "reduce-overhead":
+            torch.compiler.cudagraph_mark_step_begin()
+        opt.zero_grad(set_to_none=True)
+        with amp:
+            loss = fn(x, y)
+        loss.backward()
+        opt.step()
+        if on_gpu:
+            ev[1].record()
+            marks.append(ev)
+        else:
+            times.append((time.perf_counter() - t0) * 1e3)
+        if i in (0, len(batches) - 1):  # after the step's timing (a host sync); AdamW leaves .grad as backward made it
+            found = params_without_grad(model)
+            worst = max(worst, found, key=lambda f: f[0])
+        losses.append(loss.detach().clone())  # clone: a CUDA-graph replay overwrites its outputs
+    if on_gpu:
+        torch.cuda.synchronize(dev)
+        times = [a.elapsed_time(b) for a, b in marks]
+        r["peak_mib"] = round(torch.cuda.max_memory_allocated(dev) / 2**20, 1)
+    else:
+        r["peak_mib"] = None
+    r["losses"] = [_finite(float(v)) for v in losses]
+    r["first_step_ms"] = round(times[0], 3)
+    timed = times[warmup:] if len(times) > warmup else times[1:] or times
+    r["step_ms"] = _quantiles(timed)
+    p50_s = r["step_ms"]["p50"] / 1e3
+    r["samples_per_s"] = round(cfg.batch / p50_s, 2) if p50_s > 0 else None
+    r["tokens_per_s"] = round(cfg.batch * cfg.seq / p50_s, 1) if p50_s > 0 else None
+    r["params_without_grad"], r["param_tensors_without_grad"], names = worst
+    r["names_without_grad"] = names[:20]
+    r["flagged"] = worst[1] > 0 or any(v is None for v in r["losses"])
+    return r
+
+
+def run_model(preset: str = "tiny-llama", forms: Sequence[str] | None = None, steps: int = 20, device: str = "auto",
+              dtype: str | None = None, seed: int = 0, warmup: int = 3,
+              progress: Callable[[str, int, int], None] | None = None,
+              build: Callable[[mf.ModelConfig, mf.Ops], Any] = mf.TinyLlama) -> dict[str, Any]:
+    """Train `preset` for `steps` steps in each of `forms` (default: all of FORMS) and compare them. `dtype`:
+    float32, or bfloat16/float16 autocast (fp32 parameters and AdamW; float16 without loss scaling); default the
+    preset's. Raises ValueError for an unknown preset, form or dtype, or too few steps; runner.SmokeCannotStart when
+    torch/Triton or the device is unusable. `build` makes the model (tests substitute one)."""
+    from rocm_triton_doctor.smoke import runner
+
+    if preset not in mf.PRESETS:
+        raise ValueError(f"unknown model preset {preset!r} (known: {', '.join(mf.PRESETS)})")
+    names = list(forms) if forms else list(FORMS)
+    unknown = [f for f in names if f not in FORMS]
+    if unknown:
+        raise ValueError(f"unknown form(s): {', '.join(unknown)} (known: {', '.join(FORMS)})")
+    cfg = mf.PRESETS[preset]
+    dtype = dtype or cfg.dtype
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    if steps < 2:
+        raise ValueError("steps must be at least 2 (one warm-up step and one timed step)")
+    torch, triton = runner.import_stack(device)
+    device = runner.resolve_device(device, torch)
+    dev = torch.device(device)
+    on_gpu = device != "cpu"
+    batches = [(x.to(dev), y.to(dev)) for x, y in mf.make_batches(cfg, steps, seed)]
+    result: dict[str, Any] = {
+        "schema": SCHEMA, "preset": preset, "config": {**cfg.to_dict(), "dtype": dtype}, "device": device,
+        "device_name": torch.cuda.get_device_name(dev) if on_gpu else "CPU (Triton interpreter)", "dtype": dtype,
+        "steps": steps, "warmup": min(warmup, steps - 1), "seed": seed,
+        "versions": {"torch": torch.__version__, "triton": triton.__version__},
+        "timer": "cuda-events" if on_gpu else "perf_counter", "ours_ops": mf.ours_ops(), "forms": {}}
+    for i, name in enumerate(names):
+        form = FORMS[name]
+        if progress:
+            progress(name, i, len(names))
+        if form.cuda_only and not on_gpu:
+            result["forms"][name] = {"status": "skipped", "description": form.description,
+                                     "reason": "CUDA graphs need a GPU"}
+            continue
+        if form.gpu_only and not on_gpu:
+            result["forms"][name] = {"status": "skipped", "description": form.description,
+                                     "reason": "Liger-Kernel needs a GPU (not run in the interpreter)"}
+            continue
+        try:
+            result["forms"][name] = _run_form(form, cfg, batches, torch, dev, dtype, seed, result["warmup"], build)
+        except ImportError as exc:
+            result["forms"][name] = {"status": "skipped", "description": form.description,
+                                     "reason": f"not importable: {exc}"}
+        except Exception as exc:  # noqa: BLE001 - one form failing (compile, OOM, a kernel) is that form's result
+            oom = on_gpu and isinstance(exc, torch.cuda.OutOfMemoryError)
+            line = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
+            result["forms"][name] = {"status": "oom" if oom else "error", "description": form.description,
+                                     "error": f"{type(exc).__name__}: {line}"[:500]}
+        finally:
+            if on_gpu:
+                torch.cuda.empty_cache()
+    _compare(result)
+    return result
+
+
+def _compare(result: dict[str, Any]) -> None:
+    forms = result["forms"]
+    ran = {n: f for n, f in forms.items() if f["status"] == "ok"}
+    result["speedup"] = {a: {b: round(fb["step_ms"]["p50"] / fa["step_ms"]["p50"], 3)
+                             for b, fb in ran.items() if b != a and fa["step_ms"]["p50"] > 0}
+                         for a, fa in ran.items()}
+    problems, checks = [], []
+    ref = ran.get("sdpa")
+    for name, f in forms.items():
+        if f["status"] in ("error", "oom"):
+            problems.append(f"{name}: {f['status']}: {f['error']}")
+            continue
+        if name not in ran:
+            continue
+        if f["flagged"]:
+            problems.append(f"{name}: {f['param_tensors_without_grad']} parameter tensor(s) "
+                            f"({f['params_without_grad']} of {f['params']} parameters) got no gradient"
+                            if f["param_tensors_without_grad"] else f"{name}: a loss was not finite")
+        if ref is not None and name != "sdpa":
+            diffs = [abs(a - b) / abs(b) if a is not None and b not in (None, 0) else math.inf
+                     for a, b in zip(f["losses"], ref["losses"])]
+            worst = max(diffs) if diffs else 0.0
+            f["loss_vs_sdpa_max_rel"] = round(worst, 6) if math.isfinite(worst) else None
+            if FORMS[name].ours:
+                ok = math.isfinite(worst) and worst <= LOSS_TOLERANCE
+                checks.append({"name": "loss_agreement", "form": name, "vs": "sdpa",
+                               "max_rel_diff": f["loss_vs_sdpa_max_rel"], "tolerance": LOSS_TOLERANCE, "ok": ok})
+                if not ok:
+                    problems.append(f"{name}: loss differs from sdpa by up to {worst:.3g} (> {LOSS_TOLERANCE:.0%})")
+    result["checks"] = checks
+    result["problems"] = problems
+    result["ok"] = not problems
+
+
+def last_model_path() -> str:
+    """Where `smoke --model` keeps its last result for `report`: beside runner.last_result_path()."""
+    import os
+
+    from rocm_triton_doctor.smoke.runner import last_result_path
+
+    return os.path.join(os.path.dirname(last_result_path()), "last-model.json")
+
+
+def save_last(result: dict[str, Any], path: str | None = None) -> str | None:
+    """Write the result as JSON (atomically); the path written, or None when it cannot be (a read-only home must
+    not fail the run)."""
+    import json
+    import os
+
+    path = path or last_model_path()
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(result, fh, allow_nan=False)
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        return None
+    return path

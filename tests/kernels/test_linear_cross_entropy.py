@@ -1,0 +1,259 @@
+"""Fused linear + cross-entropy in Triton's interpreter: loss and every gradient against fp64 torch autograd, the
+chunking, the all-ignored batch, input validation, and torch.compile(fullgraph=True) through the custom op."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["TRITON_INTERPRET"] = "1"  # before any @triton.jit function is created
+
+import math
+
+import pytest
+import torch
+
+from rocm_triton_doctor.kernels import linear_cross_entropy as lce
+from rocm_triton_doctor.kernels.policy import target_for_device
+from rocm_triton_doctor.smoke import correctness
+
+# Relative to the largest reference value: the 16-bit forms round the logits and dz to the input dtype (as
+# nn.Linear + F.cross_entropy do), the fp64 reference does not.
+RTOL = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 3e-2}
+
+
+def _inputs(N: int, H: int, V: int, dtype: torch.dtype, ignored: int = 0, bias: bool = False, seed: int = 0
+            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    h = torch.randn(N, H, generator=g).to(dtype)
+    w = (torch.randn(V, H, generator=g) * H ** -0.5 * 3).to(dtype)
+    b = (torch.randn(V, generator=g) * 0.5).to(dtype) if bias else None
+    y = torch.randint(0, V, (N,), generator=g)
+    y[torch.randperm(N, generator=g)[:ignored]] = -100
+    return h, w, b, y
+
+
+def _close(got: torch.Tensor | None, want: torch.Tensor | None, dtype: torch.dtype, what: str) -> None:
+    assert got is not None and want is not None, what
+    assert got.dtype == dtype or what == "loss", f"{what}: dtype {got.dtype}"
+    scale = float(want.abs().max()) or 1.0
+    err = float((got.double() - want).abs().max())
+    assert err <= RTOL[dtype] * scale, f"{what}: max error {err:.3g} vs max |ref| {scale:.3g}"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("N,H,V,ignored,bias,chunk,block_v", [
+    (33, 32, 1000, 4, False, None, None), (20, 48, 1031, 0, True, 7, None), (16, 16, 1, 2, False, None, None),
+    (12, 16, 1031, 1, False, None, 128)])  # 128-wide blocks: the online max / sum over 9 vocabulary blocks
+def test_loss_and_every_gradient_match_fp64_autograd(dtype: torch.dtype, N: int, H: int, V: int, ignored: int,
+                                                     bias: bool, chunk: int | None, block_v: int | None) -> None:
+    h, w, b, y = _inputs(N, H, V, dtype, ignored, bias)
+    cfg = {"BLOCK_V": block_v, "num_warps": 4} if block_v else None
+    loss, gh, gw, gb = lce.forward_and_grads(h, w, b, y, chunk=chunk, config=cfg)
+    rl, rh, rw, rb = lce.reference(h, w, y, b)
+    assert loss.dtype == torch.float32 and loss.shape == ()
+    assert abs(float(loss) - float(rl)) <= RTOL[dtype] * max(1.0, abs(float(rl)))
+    _close(gh, rh, dtype, "grad h")
+    _close(gw, rw, dtype, "grad W")
+    if bias:
+        _close(gb, rb, dtype, "grad bias")
+
+
+def test_large_logits_stay_finite_across_vocabulary_blocks() -> None:
+    # Logits around ±100 overflow exp() in fp32 without the running max; with 64-wide blocks the max moves between
+    # blocks, so the running sum must be rescaled correctly.
+    h, w, _, y = _inputs(10, 16, 700, torch.float32, ignored=1, seed=8)
+    h = h * 40
+    loss, gh, gw, _ = lce.forward_and_grads(h, w, None, y, config={"BLOCK_V": 64, "num_warps": 4})
+    rl, rh, rw, _ = lce.reference(h, w, y)
+    assert math.isfinite(float(loss)) and float(rl) > 10
+    assert math.isclose(float(loss), float(rl), rel_tol=1e-5)
+    _close(gh, rh, torch.float32, "grad h")
+    _close(gw, rw, torch.float32, "grad W")
+
+
+@pytest.mark.parametrize("path", ["custom_op", "autograd_function"])
+def test_autograd_paths_scale_by_the_incoming_gradient(path: str) -> None:
+    h, w, b, y = _inputs(21, 24, 1000, torch.float32, ignored=3, bias=True, seed=1)
+    hh, ww, bb = (t.clone().requires_grad_() for t in (h, w, b))  # type: ignore[union-attr]
+    if path == "custom_op":
+        loss = lce.linear_cross_entropy(hh, ww, y, bias=bb)
+    else:
+        loss = lce.LinearCrossEntropyFunction.apply(hh, ww, bb, y, -100, "mean")
+    (loss * 3.0).backward()
+    rl, rh, rw, rb = lce.reference(h, w, y, b)
+    assert math.isclose(float(loss.detach()), float(rl), rel_tol=1e-5)
+    for got, want, name in ((hh.grad, rh, "h"), (ww.grad, rw, "W"), (bb.grad, rb, "bias")):
+        assert want is not None
+        _close(got, 3.0 * want, torch.float32, name)
+
+
+def test_sum_reduction_and_frozen_weight() -> None:
+    h, w, _, y = _inputs(18, 16, 300, torch.float32, ignored=2, seed=2)
+    hh = h.clone().requires_grad_()
+    loss = lce.linear_cross_entropy(hh, w, y, reduction="sum")  # w does not require grad: no ∂W is computed
+    loss.backward()
+    rl, rh, _, _ = lce.reference(h, w, y, reduction="sum")
+    assert math.isclose(float(loss.detach()), float(rl), rel_tol=1e-5)
+    _close(hh.grad, rh, torch.float32, "grad h")
+    assert w.grad is None
+    _, gh, gw, gb = lce.forward_and_grads(h, w, None, y, need_h=True, need_w=False)
+    assert gw is None and gb is None and gh is not None
+    want = float(lce.reference(h, w, y)[0])
+    with torch.no_grad():  # no gradients are computed at all: the logits rows are not rewritten
+        assert math.isclose(float(lce.linear_cross_entropy(hh, w, y)), want, rel_tol=1e-5)
+
+
+def test_all_ignored_batch_is_nan_loss_and_zero_gradients_like_torch() -> None:
+    h, w, _, y = _inputs(8, 16, 100, torch.float32, ignored=8)
+    hh, ww = h.clone().requires_grad_(), w.clone().requires_grad_()
+    loss = lce.linear_cross_entropy(hh, ww, y)
+    loss.backward()
+    rl, rh, rw, _ = lce.reference(h, w, y)
+    assert math.isnan(float(loss.detach())) and math.isnan(float(rl))
+    assert hh.grad is not None and ww.grad is not None
+    assert torch.equal(hh.grad, torch.zeros_like(h)) and torch.equal(rh, torch.zeros_like(rh))
+    assert torch.equal(ww.grad, torch.zeros_like(w)) and torch.equal(rw, torch.zeros_like(rw))
+    assert float(lce.linear_cross_entropy(h, w, y, reduction="sum")) == 0.0
+
+
+def test_no_rows_at_all() -> None:
+    h, w, b, y = _inputs(4, 8, 30, torch.float32, bias=True)
+    h, y = h[:0], y[:0]
+    loss, gh, gw, gb = lce.forward_and_grads(h, w, b, y)
+    rl, rh, rw, rb = lce.reference(h, w, y, b)
+    assert math.isnan(float(loss)) and math.isnan(float(rl))
+    assert gh is not None and gh.shape == (0, 8)
+    for got, want in ((gw, rw), (gb, rb)):
+        assert got is not None and want is not None and torch.equal(got, torch.zeros_like(got)) and not want.any()
+
+
+def test_out_of_range_target_is_a_nan_loss_not_a_wild_read() -> None:
+    h, w, _, y = _inputs(6, 8, 50, torch.float32)
+    y[2] = 50
+    losses_sum = lce.forward_and_grads(h, w, None, y, need_h=False, need_w=False, need_b=False)[0]
+    assert math.isnan(float(losses_sum))
+
+
+def test_chunks_give_the_same_result_as_one_chunk() -> None:
+    h, w, b, y = _inputs(40, 16, 203, torch.float32, ignored=5, bias=True, seed=3)
+    one = lce.forward_and_grads(h, w, b, y, chunk=40)
+    many = lce.forward_and_grads(h, w, b, y, chunk=9)
+    for a, c in zip(one, many):
+        assert a is not None and c is not None
+        torch.testing.assert_close(a, c, rtol=1e-5, atol=1e-7)
+
+
+def test_chunk_policy() -> None:
+    assert lce.chunk_rows(1024, 1000, 512, 2) == 1024  # tiny-llama: 2 MiB of logits, one chunk
+    assert lce.chunk_rows(8192, 32000, 2048, 2) == 4096  # medium: chunk logits = the fp32 ∂W accumulator's bytes
+    assert lce.chunk_rows(8192, 32000, 2048, 4) == 2048  # fp32: the same bytes, half the rows
+    assert lce.chunk_rows(8192, 128256, 4096, 2) == 8192  # the rule reaches N: one chunk
+    assert lce.chunk_rows(100_000, 256_000, 64, 2) == lce.MIN_CHUNK_ROWS  # small H: the floor
+    for N, V, H, e in ((5000, 50_000, 1000, 2), (70_000, 32_000, 3000, 4), (3, 10**7, 8, 2)):
+        c = lce.chunk_rows(N, V, H, e)
+        assert 1 <= c <= N and (c == N or (c % 128 == 0 and c * V * e <= max(4 * V * H, lce.MIN_CHUNK_ROWS * V * e)))
+
+
+@pytest.mark.parametrize("bad,err,match", [
+    (lambda h, w, y: (h, w, y.float()), TypeError, "targets must be int64"),
+    (lambda h, w, y: (h.half(), w, y), TypeError, "mixed dtypes"),
+    (lambda h, w, y: (h[:, :4], w, y), ValueError, "weight"),
+    (lambda h, w, y: (h, w, y[:3]), ValueError, "targets must have shape"),
+    (lambda h, w, y: (h.int(), w.int(), y), TypeError, "not supported"),
+])
+def test_input_validation(bad: object, err: type[Exception], match: str) -> None:
+    h, w, _, y = _inputs(6, 8, 50, torch.float32)
+    hh, ww, yy = bad(h, w, y)  # type: ignore[operator]
+    with pytest.raises(err, match=match):
+        lce.forward_and_grads(hh, ww, None, yy)
+    with pytest.raises(ValueError, match="reduction"):
+        lce.forward_and_grads(h, w, None, y, reduction="none")
+    with pytest.raises(ValueError, match="bias must have shape"):
+        lce.forward_and_grads(h, w, torch.zeros(3), y)
+    with pytest.raises(ValueError, match="chunk"):
+        lce.forward_and_grads(h, w, None, y, chunk=0)
+
+
+def test_smoke_cases_pass_in_the_interpreter() -> None:
+    for case in lce.cases("quick", target_for_device("cpu")):
+        inputs = case.setup(torch.device("cpu"), torch.Generator().manual_seed(7))
+        v = correctness.check_case(case, inputs, torch.device("cpu"), tf32=False)
+        assert v.ok, (case.id, v.problems)
+        assert case.eager is not None  # the torch baseline the runner times lays its output out the same way
+        ok, _, _, problems = correctness.compare(case.eager(inputs), case.reference(inputs), v.atol, v.rtol)
+        assert ok, (case.id, "eager", problems)
+    assert {c.dtype for c in lce.cases("quick", target_for_device("cpu"))} == set(lce.DTYPES)
+
+
+def test_aot_spec_names_the_kernel_and_its_constexprs() -> None:
+    (name, fn, sig, const, cfg), = lce.aot_specs(target_for_device("cpu"))
+    assert fn is lce.ce_rows_kernel and const["WRITE_GRAD"] and cfg["BLOCK_V"] == const["BLOCK_V"]
+    assert set(sig) | set(const) == set(fn.arg_names)
+
+
+class _Head(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(4)
+        self.emb = torch.nn.Parameter(torch.randn(97, 16, generator=g) * 0.3)
+        self.proj = torch.nn.Linear(16, 16)
+
+    def forward(self, ids: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        x = torch.tanh(self.proj(self.emb[ids]))
+        return lce.linear_cross_entropy(x.reshape(-1, 16), self.emb, y.reshape(-1))
+
+
+def test_opcheck_fake_and_autograd_registrations() -> None:
+    h, w, b, y = _inputs(5, 8, 30, torch.float32, ignored=1, bias=True)
+    assert b is not None
+    args = (h.requires_grad_(), w.requires_grad_(), b.requires_grad_(), y, -100, "mean", True, True, True)
+    result = torch.library.opcheck(torch.ops.rocm_triton_doctor.linear_cross_entropy.default, args)
+    assert set(result) == {"test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic"}
+    assert set(result.values()) == {"SUCCESS"}
+
+
+def test_torch_compile_fullgraph_has_no_graph_break() -> None:
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    model = _Head()
+    g = torch.Generator().manual_seed(5)
+    ids, y = torch.randint(0, 97, (2, 8), generator=g), torch.randint(0, 97, (2, 8), generator=g)
+    explain = torch._dynamo.explain(model)(ids, y)
+    assert explain.graph_break_count == 0 and explain.graph_count == 1
+    eager = model(ids, y)
+    eager.backward()
+    want = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+    model.zero_grad(set_to_none=True)
+    # aot_eager: dynamo + AOTAutograd (the custom op's fake and autograd registrations), no C++ toolchain needed;
+    # inductor on the CPU is tried in test_torch_compile_inductor_cpu.
+    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")
+    got = compiled(ids, y)
+    got.backward()
+    assert math.isclose(float(got.detach()), float(eager.detach()), rel_tol=1e-5)
+    assert set(want) == {n for n, _ in model.named_parameters()}
+    for n, p in model.named_parameters():
+        assert p.grad is not None
+        torch.testing.assert_close(p.grad, want[n], rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_torch_compile_inductor_cpu() -> None:
+    # Inductor on the CPU generates and compiles C++ (about a minute on a loaded 2-core machine): the custom op stays
+    # one extern node and the compiled step's loss and gradients match eager.
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    model = _Head()
+    g = torch.Generator().manual_seed(6)
+    ids, y = torch.randint(0, 97, (2, 8), generator=g), torch.randint(0, 97, (2, 8), generator=g)
+    eager = model(ids, y)
+    eager.backward()
+    want = [p.grad.clone() for p in model.parameters() if p.grad is not None]
+    model.zero_grad(set_to_none=True)
+    got = torch.compile(model, fullgraph=True)(ids, y)
+    got.backward()
+    assert math.isclose(float(got.detach()), float(eager.detach()), rel_tol=1e-5)
+    for p, w in zip(model.parameters(), want, strict=True):
+        assert p.grad is not None
+        torch.testing.assert_close(p.grad, w, rtol=1e-4, atol=1e-6)

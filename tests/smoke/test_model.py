@@ -1,0 +1,170 @@
+"""`smoke --model` on the toy preset on the CPU (ours in Triton's interpreter): the forms agree, every parameter gets a
+gradient, the no-gradient counter counts, a failing form is a result, and the result is plain JSON."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["TRITON_INTERPRET"] = "1"  # before any @triton.jit function is created
+
+import importlib
+import json
+from typing import Any
+
+import pytest
+import torch
+
+from rocm_triton_doctor.smoke import model, model_forms
+
+
+@pytest.fixture(scope="module")
+def toy() -> dict[str, Any]:
+    return model.run_model("toy", ["naive", "sdpa", "ours", "compile-cudagraphs", "liger"], steps=3, device="cpu",
+                           seed=3, warmup=1)
+
+
+def test_toy_forms_train_alike_and_every_parameter_gets_a_gradient(toy: dict[str, Any]) -> None:
+    forms = toy["forms"]
+    for name in ("naive", "sdpa", "ours"):
+        f = forms[name]
+        assert f["status"] == "ok", f
+        assert f["params_without_grad"] == 0 and f["param_tensors_without_grad"] == 0 and not f["flagged"]
+        assert f["params"] == forms["sdpa"]["params"] > 0 and len(f["losses"]) == 3
+        assert all(v > 0 for v in f["step_ms"].values()) and f["samples_per_s"] > 0 and f["peak_mib"] is None
+    # Same init and data: step 0 is the same model on the same batch in every form (fp32: rounding-level differences).
+    for name in ("naive", "ours"):
+        for a, b in zip(forms[name]["losses"], forms["sdpa"]["losses"]):
+            assert abs(a - b) <= 1e-4 * abs(b), (name, forms[name]["losses"], forms["sdpa"]["losses"])
+    assert forms["sdpa"]["losses"][-1] < forms["sdpa"]["losses"][0]  # it trains
+    (check,) = toy["checks"]
+    assert check["form"] == "ours" and check["ok"] and check["max_rel_diff"] <= 1e-4
+    assert toy["ok"] and toy["problems"] == []
+    assert set(toy["speedup"]) == {"naive", "sdpa", "ours"}
+    assert toy["speedup"]["ours"]["sdpa"] == pytest.approx(forms["sdpa"]["step_ms"]["p50"] / forms["ours"]["step_ms"]["p50"],
+                                                             rel=1e-2)
+
+
+def test_skipped_forms_say_why(toy: dict[str, Any]) -> None:
+    assert toy["forms"]["compile-cudagraphs"] == {"status": "skipped", "reason": "CUDA graphs need a GPU",
+                                                  "description": model.FORMS["compile-cudagraphs"].description}
+    assert toy["forms"]["liger"]["status"] == "skipped"
+    assert "compile-cudagraphs" not in toy["speedup"]
+
+
+def test_ours_ops_records_which_ops_are_ours(toy: dict[str, Any]) -> None:
+    ops = toy["ours_ops"]
+    assert ops["loss"] == {"impl": "ours", "module": "linear_cross_entropy"}
+    for op, (mod, _) in model_forms.OUR_OPS.items():
+        has = callable(getattr(importlib.import_module(f"rocm_triton_doctor.kernels.{mod}"), "autograd_op", None))
+        assert ops[op]["impl"] == ("ours" if has else "torch"), op
+        if not has:
+            assert "no autograd_op" in ops[op]["reason"] and ops[op]["torch"]
+
+
+def test_a_kernel_module_with_autograd_op_is_used_by_ours(monkeypatch: Any) -> None:
+    from rocm_triton_doctor.kernels import swiglu
+
+    calls = []
+
+    def op(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
+        calls.append(gate.is_contiguous() and up.is_contiguous())
+        return torch.nn.functional.silu(gate) * up
+
+    monkeypatch.setattr(swiglu, "autograd_op", op, raising=False)
+    assert model_forms.ours_ops()["swiglu"] == {"impl": "ours", "module": "swiglu"}
+    cfg = model_forms.PRESETS["toy"]
+    torch.manual_seed(0)
+    m = model_forms.TinyLlama(cfg, model_forms.ours())
+    x, y = model_forms.make_batches(cfg, 1, 0)[0]
+    m(x, y).backward()
+    assert calls == [True] * cfg.layers  # once per layer, handed contiguous halves of the gate/up projection
+    assert model.params_without_grad(m)[1] == 0
+
+
+def test_result_is_plain_json_and_round_trips(toy: dict[str, Any], tmp_path: Any, monkeypatch: Any) -> None:
+    text = json.dumps(toy, allow_nan=False)
+    assert json.loads(text) == toy
+    monkeypatch.setenv("RTD_CACHE_DIR", str(tmp_path))
+    assert model.save_last(toy) == str(tmp_path / "last-model.json") == model.last_model_path()
+    assert json.loads((tmp_path / "last-model.json").read_text()) == toy
+    assert toy["schema"] == model.SCHEMA and toy["config"]["vocab"] == 64 and toy["timer"] == "perf_counter"
+
+
+def test_text_table_shows_every_form_and_what_ours_is(toy: dict[str, Any]) -> None:
+    import io
+
+    from rich.console import Console
+
+    from rocm_triton_doctor.smoke import model_render
+
+    rows = {r["form"]: r for r in model_render.rows(toy)}
+    assert list(rows) == list(toy["forms"])
+    assert rows["ours"]["no-grad params"] == "0" and rows["ours"]["p50 ms"] != "—"
+    assert rows["liger"]["status"] == "skipped" and rows["liger"]["note"]
+    buf = io.StringIO()
+    model_render.table(toy, Console(file=buf, width=250))
+    text = buf.getvalue()
+    assert "ours = our kernels for loss" in text and "loss agreement ours vs sdpa" in text
+
+
+class _DetachedAfterFirstBlock(model_forms.TinyLlama):
+    """The seed's mistake in miniature: a non-autograd step in the middle cuts every parameter before it."""
+
+    def forward(self, ids: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        x = self.blocks[0](self.embed(ids)).detach()
+        for blk in self.blocks[1:]:
+            x = blk(x)
+        h = self.ops.rms_norm(x, self.norm, self.cfg.eps)
+        return self.ops.loss(h.reshape(-1, h.shape[-1]), self.embed.weight, targets.reshape(-1))
+
+
+def test_the_no_gradient_counter_counts_a_detached_branch() -> None:
+    r = model.run_model("toy", ["sdpa"], steps=2, device="cpu", build=_DetachedAfterFirstBlock)
+    f = r["forms"]["sdpa"]
+    cut = _DetachedAfterFirstBlock(model_forms.PRESETS["toy"], model_forms.SDPA).blocks[0]
+    assert f["param_tensors_without_grad"] == len(list(cut.parameters())) == 7
+    assert f["params_without_grad"] == sum(p.numel() for p in cut.parameters())
+    assert f["names_without_grad"][0].startswith("blocks.0.") and "embed.weight" not in f["names_without_grad"]
+    assert f["flagged"] and not r["ok"] and "got no gradient" in r["problems"][0]
+
+
+def test_all_zero_gradients_count_as_no_gradient() -> None:
+    lin, used = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    mods = torch.nn.ModuleDict({"dead": lin, "used": used})
+    (used(torch.ones(1, 3)).sum() + 0.0 * lin(torch.ones(1, 3)).sum()).backward()
+    assert model.params_without_grad(mods) == (8, 2, ["dead.weight", "dead.bias"])
+
+
+def test_a_failing_form_is_a_result_not_a_crash() -> None:
+    def broken(cfg: model_forms.ModelConfig, ops: model_forms.Ops) -> Any:
+        raise RuntimeError("inductor cannot generate code\nsecond line")
+
+    r = model.run_model("toy", ["naive"], steps=2, device="cpu", build=broken)
+    assert r["forms"]["naive"]["status"] == "error"
+    assert r["forms"]["naive"]["error"] == "RuntimeError: inductor cannot generate code"
+    assert not r["ok"] and r["speedup"] == {}
+
+
+@pytest.mark.parametrize("kwargs,match", [({"preset": "huge"}, "unknown model preset"), ({"forms": ["fast"]}, "unknown form"),
+                                          ({"dtype": "int8"}, "dtype"), ({"steps": 1}, "steps")])
+def test_bad_arguments(kwargs: dict[str, Any], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        model.run_model(**{"preset": "toy", "device": "cpu", **kwargs})
+
+
+def test_same_seed_same_batches_and_targets_are_the_next_tokens() -> None:
+    cfg = model_forms.PRESETS["toy"]
+    a, b = model_forms.make_batches(cfg, 2, 9), model_forms.make_batches(cfg, 2, 9)
+    assert all(torch.equal(x, y) for p, q in zip(a, b) for x, y in zip(p, q))
+    x, y = a[0]
+    assert x.shape == y.shape == (cfg.batch, cfg.seq) and torch.equal(x[:, 1:], y[:, :-1])
+    assert int(x.max()) < cfg.vocab
+
+
+def test_presets_match_the_issue() -> None:
+    tiny = model_forms.TinyLlama(model_forms.PRESETS["tiny-llama"], model_forms.SDPA)
+    # Issue #17's seed config: 31.98 M parameters (tied embeddings).
+    assert round(sum(p.numel() for p in tiny.parameters()) / 1e6, 2) == 31.98
+    med = model_forms.PRESETS["medium"]
+    assert (med.vocab, med.hidden, med.layers, med.heads, med.kv_heads, med.batch, med.seq, med.dtype) == (
+        32000, 2048, 8, 16, 8, 8, 1024, "bfloat16")
