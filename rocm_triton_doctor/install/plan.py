@@ -8,6 +8,7 @@ says why (NoWheel) and nothing is touched.
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -94,6 +95,14 @@ def check_url(url: str) -> str:
     raise BadOption(f"index URL {url!r} refused: use https://, file://, or http:// on a loopback address")
 
 
+_NON_ROCM_INDEX = re.compile(r"/whl/(?:nightly/|test/)?(?:cpu|cu\d+|xpu)(?:[-/]|$)")
+
+
+def wrong_platform_index(url: str) -> bool:
+    """True for download.pytorch.org-style CPU/CUDA/XPU indexes (…/whl/cpu, …/whl/cu128): never right on an AMD box."""
+    return bool(_NON_ROCM_INDEX.search(urlsplit(url).path))
+
+
 def _platform(f: Facts) -> str:
     from rocm_triton_doctor.check.checks.torch import platform
 
@@ -123,28 +132,33 @@ def make_plan(f: Facts, opts: Options, python_version: str, python: str) -> Plan
                       "Follow AMD's ROCm-on-WSL guide (see the 'wsl' finding of `rocm-triton-doctor check`); "
                       "install does not automate it")
     plat = _platform(f)
+    if plat == "amd" and opts.index_url and wrong_platform_index(opts.index_url):
+        raise BadOption(f"--index-url {opts.index_url} is a CPU/CUDA index, and this machine has an AMD GPU: torch from "
+                        "it cannot use the GPU. Use a rocmX.Y index (or leave --index-url out)")
     notes: list[str] = _blockers(f) if plat == "amd" else []
     env: dict[str, str] = {}
     if plat == "amd":
-        torch_v, index, triton, expected, env, more = _amd_choice(f, opts, python_version)
+        torch_v, index, expected, env, more = _amd_choice(f, opts, python_version)
         notes += more
     elif plat == "nvidia":
-        torch_v, index, triton, expected = _pinned_or_newest(opts, python_version), None, None, []
+        torch_v, index, expected = _pinned_or_newest(opts, python_version), None, []
         notes.append("NVIDIA: the default PyPI wheel is the CUDA build; the knowledge base has no driver table for "
                      "CUDA wheels, so check `nvidia-smi` shows a driver new enough for the CUDA version torch reports.")
     else:
-        torch_v, index, triton, expected = _pinned_or_newest(opts, python_version), "cpu", None, []
+        torch_v, index, expected = _pinned_or_newest(opts, python_version), "cpu", []
         notes.append("No GPU found: installing the CPU build (Triton kernels then run only in interpreter mode).")
     index_url = opts.index_url or (knowledge.index_url(index) if index and index != "cpu" else
                                    (CPU_INDEX if index == "cpu" else None))
     if opts.offline:
         index_url = None
     pin = f"torch=={torch_v}"
-    installs = [pin]
+    triton_req, exact = triton_requirement(torch_v, plat)
+    triton = exact  # the knowledge row's pin, only when it is this exact torch's
+    installs = [pin] + ([triton_req] if triton_req else [])
     have = f.python.value.distributions if f.python.found and f.python.value else {}
     family = list(dict.fromkeys([*opts.with_, *(n for n in FAMILY if n in have)]))
     installs += family
-    removals = _removals(f, plat, triton, family)
+    removals = _removals(f, plat, triton_req, family)
     for n in family:
         if n in have and n not in opts.with_:
             notes.append(f"{n} is installed: it is reinstalled from the same index so it matches torch.")
@@ -193,7 +207,7 @@ def _fit(gpus: tuple[Gpu, ...], arches: set[str]) -> dict[str, knowledge.Overrid
     return needed
 
 
-def _amd_choice(f: Facts, opts: Options, py: str) -> tuple[str, str, str | None, list[str], dict[str, str], list[str]]:
+def _amd_choice(f: Facts, opts: Options, py: str) -> tuple[str, str, list[str], dict[str, str], list[str]]:
     gpus = _gpus(f)
     notes: list[str] = []
     env: dict[str, str] = {}
@@ -225,9 +239,10 @@ def _amd_choice(f: Facts, opts: Options, py: str) -> tuple[str, str, str | None,
     def search(targets: tuple[Gpu, ...], allow_override: bool) -> tuple[str, str, dict[str, knowledge.OverrideRule]] | None:
         for r in py_ok:
             for i in indexes(r):
-                fit = _fit(targets, set(knowledge.index_arches(i) or ()))
+                version = opts.torch.split("+")[0] if opts.torch else r.version_on(i)
+                fit = _fit(targets, set(knowledge.index_arches(i, version) or ()))
                 if fit is not None and (allow_override or not fit):
-                    return r.torch, i, fit
+                    return version, i, fit
         return None
 
     dgpus = tuple(g for g in gpus if g.integrated is not True)
@@ -262,39 +277,52 @@ def _amd_choice(f: Facts, opts: Options, py: str) -> tuple[str, str, str | None,
             caveat = "" if rule.verified else " (a community report, not confirmed)"
             notes.append(f"No wheel carries {g.gfx}; {var}={rule.value} runs it as {rule.target}{caveat}. AMD does not "
                          f"support this. Source: {rule.source}." + (" Per-node variables need ROCm >= 6.3." if per_node else ""))
-    if opts.torch:
-        torch_short = opts.torch.split("+")[0]
     rel = knowledge.torch_release(torch_short)
-    triton = f"{rel.triton_rocm_package}=={rel.triton}" if rel and rel.triton_rocm_package else None
     if rel and rel.unverified:
         notes.append(f"Knowledge for torch {rel.torch} is partly unconfirmed: {rel.unverified}.")
-    if system and index != system:
+    if not knowledge.index_bundles_rocm(index):
+        notes.append(f"torch from {index} does not bundle ROCm: it pulls TheRock's ROCm as pip packages (rocm, rocm-sdk-*) "
+                     "from the same index (pytorch/pytorch#191688); only the amdgpu kernel driver is needed from the system.")
+    elif system and index != system:
         notes.append(f"The system ROCm is {f.rocm.value.version if f.rocm.value else '?'}; torch bundles its own ROCm "
                      f"({index}), which needs only the amdgpu kernel driver.")
     expected = sorted({overrides[g.gfx].target if g.gfx in overrides else (g.gfx or "") for g in targets} - {""})
-    return f"{torch_short}+{index}", index, triton, expected, env, notes
+    return f"{torch_short}+{index}", index, expected, env, notes
+
+
+# Every distribution that ships the top-level `triton/` package. pip treats them as unrelated projects, so installing
+# one never uninstalls another: two of them leave files of both in site-packages/triton/ (the `triton-duplicate-dists`
+# check). `amd-triton` is AMD's own wheel on pypi.amd.com (anchors.md §1.2, ROCm/aiter#2959); `triton-rocm` is the
+# download.pytorch.org name since torch 2.10 (knowledge-audit §1.3); `pytorch-triton-rocm` before it.
+TRITON_PROVIDERS = frozenset(TRITON_DISTS | {"amd-triton", "triton-rocm", "pytorch-triton-rocm", "pytorch-triton", "triton"})
+ROCM_TRITONS = frozenset({"pytorch-triton-rocm", "triton-rocm", "amd-triton"})
+
+
+def triton_requirement(torch_version: str, plat: str) -> tuple[str | None, str | None]:
+    """(the requirement to install beside torch, the exact `name==version` when known) for `torch_version`.
+
+    The knowledge row is per minor release and records its newest patch's pin, so the version is pinned only when
+    the torch patch is that row's; otherwise only the name is named and pip resolves torch's own `==` pin.
+    """
+    rel = knowledge.torch_release(torch_version)
+    if rel is None:
+        return None, None
+    name = rel.triton_rocm_package if plat == "amd" else ("triton" if plat == "nvidia" else None)
+    if not name:
+        return None, None
+    # The row's pin holds for its own patch and for the patches it names per index (2.14.0 and 2.14.1 both pin
+    # triton-rocm 3.8.0, K-USERS); on NVIDIA only from a verified row: the CUDA wheel pins its own otherwise.
+    patches = {rel.torch, *dict(rel.index_versions).values()}
+    sure = plat == "amd" or rel.unverified is None
+    exact = f"{name}=={rel.triton}" if sure and torch_version.split("+", 1)[0] in patches else None
+    return (exact or name), exact
 
 
 def _removals(f: Facts, plat: str, triton: str | None, family: list[str]) -> list[Step]:
     if not f.python.found or not f.python.value:
         return []
     env = f.python.value
-    out = []
-    keep = triton.split("==")[0] if triton else None
-    installed_tritons = [n for n in env.distributions if n in TRITON_DISTS]
-    for n in installed_tritons:
-        if plat == "amd" and keep is None and n not in ("triton", "pytorch-triton"):
-            continue  # the new torch's ROCm Triton name is not confirmed: let pip replace the ROCm one itself
-        if plat == "amd" and n != keep:
-            why = ("a PyPI/CUDA Triton that shares the triton/ directory with the ROCm one" if n in ("triton", "pytorch-triton")
-                   else f"the ROCm Triton of another torch release (this torch pins {triton or '?'})")
-            out.append(Step(n, why))
-        elif plat != "amd" and n in ("pytorch-triton-rocm", "triton-rocm"):
-            out.append(Step(n, "a ROCm Triton on a machine without an AMD GPU"))
-    if len([n for n in installed_tritons if n not in [s.name for s in out]]) > 1:
-        for n in installed_tritons[1:]:
-            if n not in [s.name for s in out]:
-                out.append(Step(n, "more than one distribution owns triton/"))
+    out = _triton_removals(env, plat, triton)
     torch = env.dist("torch")
     if torch is not None:
         b = torch_build(f)
@@ -305,4 +333,41 @@ def _removals(f: Facts, plat: str, triton: str | None, family: list[str]) -> lis
         d = env.dist(n)
         if d is not None and n not in family and torch is not None and build_tag(d.local) != build_tag(torch.local):
             out.append(Step(n, f"{n} {d.version} is from another build than the torch being installed"))
+    return out
+
+
+def _triton_removals(env: Any, plat: str, triton: str | None) -> list[Step]:
+    """Uninstall every Triton distribution except the one the new torch pins, in the same transaction.
+
+    `triton` is that pin's requirement (None when unknown). Afterwards exactly one distribution owns triton/:
+    * AMD: the pinned ROCm Triton; every other provider goes. With no known pin, every provider goes and torch's own
+      dependency brings its Triton back (pip would otherwise keep an old ROCm Triton of another name beside it).
+    * NVIDIA: `triton` (PyPI) stays; ROCm Tritons go.
+    * CPU: no pin (CPU torch needs none); ROCm Tritons go, one PyPI Triton may stay for interpreter mode.
+    If the kept name is installed beside another provider, it is removed too and reinstalled: uninstalling the other
+    one deletes files of triton/ that both own, and pip would see the kept one as "already satisfied".
+    """
+    installed = list(dict.fromkeys(n for n in env.distributions if n in TRITON_PROVIDERS))
+    if not installed:
+        return []
+    keep = triton.split("==")[0] if triton else None
+    out: list[Step] = []
+    for n in installed:
+        if n == keep:
+            continue
+        if plat == "amd":
+            why = ("a PyPI/CUDA Triton that shares the triton/ directory with the ROCm one" if n not in ROCM_TRITONS
+                   else f"a ROCm Triton that is not the one this torch pins ({triton or 'torch installs its own'})")
+        elif n in ROCM_TRITONS:
+            why = "a ROCm Triton on a machine without an AMD GPU"
+        elif plat == "nvidia" and keep is not None:
+            why = f"not the Triton this torch pins ({triton})"
+        else:
+            continue
+        out.append(Step(n, why))
+    left = [n for n in installed if n not in {s.name for s in out}]
+    if keep is None and len(left) > 1:
+        out += [Step(n, "more than one distribution owns triton/") for n in left[1:]]
+    if out and keep is not None and keep in installed:
+        out.append(Step(keep, f"shares triton/ with {', '.join(s.name for s in out)}; reinstalled clean as {triton}"))
     return out
