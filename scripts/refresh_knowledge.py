@@ -16,7 +16,6 @@ import argparse
 import datetime as _dt
 import html.parser
 import json
-import re
 import sys
 import urllib.error
 import urllib.parse
