@@ -88,10 +88,11 @@ def stale_rows(releases: list[dict[str, Any]], index: str, torch_versions: list[
     out: list[str] = []
     on_index = torch_versions  # a per-index page lists only that index's wheels
     minors = {(_public(v).major, _public(v).minor) for v in on_index}
-    rows = {tuple(Version(r["torch"]).release[:2]): r for r in releases}
+    rows = {(Version(r["torch"]).major, Version(r["torch"]).minor): r for r in releases}
     for mm in sorted(minors - set(rows)):
         out.append(f"{index}: torch {mm[0]}.{mm[1]} is on the index but has no knowledge row")
-    for mm, r in rows.items():
+    for (major, minor), r in rows.items():
+        mm = (major, minor)
         if index not in r.get("rocm_indexes", ()):
             if mm in minors:
                 out.append(f"{index}: torch {r['torch']} row does not list {index}, but the index has {mm[0]}.{mm[1]}")
