@@ -283,3 +283,8 @@ def triton_codegen_issue(triton_version: str, target: str) -> str | None:
             return (f"Known: Triton {r['triton']} fails for {target} ({r['symptom']}); Triton {r['works_with']} "
                     f"compiles these kernels (source: {r['source']})")
     return None
+
+
+def generic_members(name: str) -> tuple[str, ...]:
+    """The targets a generic code object (`gfx11-generic`) runs on, per LLVM's generic-processor table (gfx.json)."""
+    return tuple(_load("gfx.json").get("generic", {}).get(name, ()))

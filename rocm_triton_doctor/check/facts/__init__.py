@@ -282,6 +282,7 @@ class Facts:
     runtime: Fact[Runtime]
     which: Fact[dict[str, str | None]]
     pci_display: Fact[tuple[PciDevice, ...]] = field(default_factory=lambda: unknown("/sys/bus/pci"))
+    codeobjects: Fact[Any] = field(default_factory=lambda: unknown("codeobjects"))  # facts/codeobjects.CodeObjects
     commands: tuple[CommandRun, ...] = ()
     probe_errors: tuple[str, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -726,6 +727,7 @@ def _pci(snap: Mapping[str, Any]) -> Fact[tuple[PciDevice, ...]]:
 
 
 def build_facts(snap: Mapping[str, Any]) -> Facts:
+    from rocm_triton_doctor.check.facts.codeobjects import codeobjects_fact  # imports this module: here, not on top
     env = _safe("env", lambda: _env(snap))
     release = _safe("/proc/sys/kernel/osrelease", lambda: _kernel_release(snap))
     rocminfo = _safe("rocminfo", lambda: _rocminfo(snap))
@@ -756,6 +758,7 @@ def build_facts(snap: Mapping[str, Any]) -> Facts:
         runtime=_safe("runtime", lambda: _runtime(snap)),
         which=found(dict(which), "which") if isinstance(which, dict) else unknown("which"),
         pci_display=_safe("/sys/bus/pci/devices", lambda: _pci(snap)),
+        codeobjects=_safe("codeobjects", lambda: codeobjects_fact(snap)),
         commands=_commands(snap),
         raw=snap,
     )

@@ -32,6 +32,7 @@ MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 CMAGIC = b"CCOB"
 CACHE_VERSION = 1
 MAX_ENTRIES = 4096  # a bundle with more entries than this is corrupt
+FIRST_READ = 4096  # one page: a bundle header with a few dozen targets
 HEADER_WINDOW = 64 * 1024  # enough for any bundle's entry table
 PAYLOAD_READ = 512 * 1024
 MAX_COMPRESSED_READ = 4  # compressed bundles inflated per library (each TU is built for the same --offload-arch list)
@@ -172,10 +173,10 @@ def scan_fatbin(path: str, deadline: float) -> dict[str, Any] | None:
                     out["partial"] = True
                     break
                 fh.seek(pos)
-                head = fh.read(min(HEADER_WINDOW, end - pos))
+                head = fh.read(min(FIRST_READ, end - pos))
                 found = [i for i in (head.find(MAGIC), head.find(CMAGIC)) if i >= 0]
                 if not found:
-                    if len(head) < HEADER_WINDOW:
+                    if len(head) < FIRST_READ:
                         break  # padding to the end of the section
                     pos += len(head) - len(MAGIC)
                     continue
@@ -183,9 +184,13 @@ def scan_fatbin(path: str, deadline: float) -> dict[str, Any] | None:
                 if i:
                     pos += i
                     fh.seek(pos)
-                    head = fh.read(min(HEADER_WINDOW, end - pos))
+                    head = fh.read(min(FIRST_READ, end - pos))
                 if head.startswith(MAGIC):
-                    entries, span = parse_bundle(head)
+                    try:
+                        entries, span = parse_bundle(head)
+                    except BundleError:  # an entry table longer than the first read: once more with all of it
+                        fh.seek(pos)
+                        entries, span = parse_bundle(fh.read(min(HEADER_WINDOW, end - pos)))
                 else:
                     version, method, total, _usize, hsize = parse_compressed_header(head)
                     out["compressed"] = method
@@ -332,3 +337,17 @@ def stack_roots(python_section: Any) -> list[str]:
                 if os.path.isdir(p):
                     roots.append(p)
     return roots
+
+
+def section(python_section: Any) -> dict[str, Any] | None:
+    """The snapshot's `codeobjects` value: the audit of the target interpreter's torch / ROCm packages; None (probed
+    absent) when it has none; {"error": …} when the audit itself failed (never an exception)."""
+    try:
+        roots = stack_roots(python_section)
+        if not roots:
+            return None
+        from rocm_triton_doctor import knowledge
+
+        return audit(roots, knowledge.all_gfx())
+    except Exception as exc:  # noqa: BLE001 - a probe reports, never crashes the collection
+        return {"error": f"{type(exc).__name__}: {exc}"}
