@@ -8,7 +8,6 @@ says why (NoWheel) and nothing is touched.
 from __future__ import annotations
 
 import ipaddress
-import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,8 +17,10 @@ from packaging.version import Version
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import torch_build
 from rocm_triton_doctor.check.checks.torch import CPU_INDEX, build_tag
-from rocm_triton_doctor.check.checks.triton import TRITON_DISTS
 from rocm_triton_doctor.check.facts import Facts, Gpu
+from rocm_triton_doctor.install import sources
+from rocm_triton_doctor.install.sources import (TRITON_PROVIDERS, Step, triton_removals, triton_requirement,  # noqa: F401 (re-exported)
+                                               wrong_platform_index)
 
 PLAN_SCHEMA = "rocm-triton-doctor/install-plan/1"
 FAMILY = ("torchvision", "torchaudio")
@@ -44,12 +45,7 @@ class Options:
     python: str | None = None
     with_: tuple[str, ...] = ()
     installer: str = "pip"
-
-
-@dataclass(frozen=True)
-class Step:
-    name: str
-    reason: str
+    source: str = "auto"  # sources.SOURCE_CHOICES: where the AMD torch comes from
 
 
 @dataclass
@@ -69,6 +65,8 @@ class Plan:
     expected_gfx: list[str]
     triton: str | None  # the distribution==version torch pins, when known
     notes: list[str] = field(default_factory=list)
+    source: str = "pytorch"  # pytorch | therock | amd-repo (AMD); pypi | pytorch-cpu otherwise
+    source_why: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": PLAN_SCHEMA, "platform": self.platform, "python": self.python,
@@ -76,7 +74,8 @@ class Plan:
                 "index": self.index, "index_url": self.index_url, "find_links": self.find_links,
                 "offline": self.offline, "install": self.installs,
                 "remove": [{"name": s.name, "reason": s.reason} for s in self.removals], "env": self.env,
-                "expected_gfx": self.expected_gfx, "triton": self.triton, "notes": self.notes}
+                "expected_gfx": self.expected_gfx, "triton": self.triton, "notes": self.notes,
+                "source": {"name": self.source, "why": self.source_why}}
 
 
 def check_url(url: str) -> str:
@@ -95,14 +94,6 @@ def check_url(url: str) -> str:
     raise BadOption(f"index URL {url!r} refused: use https://, file://, or http:// on a loopback address")
 
 
-_NON_ROCM_INDEX = re.compile(r"/whl/(?:nightly/|test/)?(?:cpu|cu\d+|xpu)(?:[-/]|$)")
-
-
-def wrong_platform_index(url: str) -> bool:
-    """True for download.pytorch.org-style CPU/CUDA/XPU indexes (…/whl/cpu, …/whl/cu128): never right on an AMD box."""
-    return bool(_NON_ROCM_INDEX.search(urlsplit(url).path))
-
-
 def _platform(f: Facts) -> str:
     from rocm_triton_doctor.check.checks.torch import platform
 
@@ -118,6 +109,8 @@ def _gpus(f: Facts) -> tuple[Gpu, ...]:
 
 
 def make_plan(f: Facts, opts: Options, python_version: str, python: str) -> Plan:
+    if opts.source not in sources.SOURCE_CHOICES:
+        raise BadOption(f"--source must be one of {', '.join(sources.SOURCE_CHOICES)}, got {opts.source!r}")
     if opts.installer not in ("pip", "uv"):
         raise BadOption(f"--installer must be pip or uv, got {opts.installer!r}")
     if opts.offline and not opts.find_links:
@@ -137,22 +130,28 @@ def make_plan(f: Facts, opts: Options, python_version: str, python: str) -> Plan
                         "it cannot use the GPU. Use a rocmX.Y index (or leave --index-url out)")
     notes: list[str] = _blockers(f) if plat == "amd" else []
     env: dict[str, str] = {}
+    find_links = opts.find_links
     if plat == "amd":
-        torch_v, index, expected, env, more = _amd_choice(f, opts, python_version)
-        notes += more
-    elif plat == "nvidia":
-        torch_v, index, expected = _pinned_or_newest(opts, python_version), None, []
-        notes.append("NVIDIA: the default PyPI wheel is the CUDA build; the knowledge base has no driver table for "
-                     "CUDA wheels, so check `nvidia-smi` shows a driver new enough for the CUDA version torch reports.")
+        amd = _amd_source(f, opts, python_version)
+        torch_v, index, expected, env, src, why = amd.torch_v, amd.index, amd.expected, amd.env, amd.source, amd.why
+        notes += amd.notes
+        pin, (triton_req, exact) = amd.torch_req, (amd.triton_req, amd.triton_exact)
+        index_url = opts.index_url or amd.url
+        find_links = find_links or amd.find_links
     else:
-        torch_v, index, expected = _pinned_or_newest(opts, python_version), "cpu", []
-        notes.append("No GPU found: installing the CPU build (Triton kernels then run only in interpreter mode).")
-    index_url = opts.index_url or (knowledge.index_url(index) if index and index != "cpu" else
-                                   (CPU_INDEX if index == "cpu" else None))
+        torch_v = _pinned_or_newest(opts, python_version)
+        index, expected = (None, []) if plat == "nvidia" else ("cpu", [])
+        src, why = ("pypi", "NVIDIA GPU: PyPI's default torch is the CUDA build") if plat == "nvidia" else \
+            ("pytorch-cpu", "no GPU: the CPU build from PyTorch's CPU index")
+        notes.append("NVIDIA: the default PyPI wheel is the CUDA build; the knowledge base has no driver table for "
+                     "CUDA wheels, so check `nvidia-smi` shows a driver new enough for the CUDA version torch reports."
+                     if plat == "nvidia" else
+                     "No GPU found: installing the CPU build (Triton kernels then run only in interpreter mode).")
+        index_url = opts.index_url or (CPU_INDEX if index == "cpu" else None)
+        pin = f"torch=={torch_v}"
+        triton_req, exact = triton_requirement(torch_v, plat)
     if opts.offline:
         index_url = None
-    pin = f"torch=={torch_v}"
-    triton_req, exact = triton_requirement(torch_v, plat)
     triton = exact  # the knowledge row's pin, only when it is this exact torch's
     installs = [pin] + ([triton_req] if triton_req else [])
     have = f.python.value.distributions if f.python.found and f.python.value else {}
@@ -166,8 +165,8 @@ def make_plan(f: Facts, opts: Options, python_version: str, python: str) -> Plan
     if venv is None and f.python.found and f.python.value and f.python.value.externally_managed:
         raise BadOption(f"{python} is externally managed (PEP 668): pass --venv PATH to install into a fresh "
                         "virtual environment (recommended)")
-    return Plan(plat, python, python_version, venv, torch_v, index, index_url, opts.find_links, opts.offline,
-                installs, removals, env, expected, triton, notes)
+    return Plan(plat, python, python_version, venv, torch_v, index, index_url, find_links, opts.offline,
+                installs, removals, env, expected, triton, notes, src, why)
 
 
 def _blockers(f: Facts) -> list[str]:
@@ -207,7 +206,8 @@ def _fit(gpus: tuple[Gpu, ...], arches: set[str]) -> dict[str, knowledge.Overrid
     return needed
 
 
-def _amd_choice(f: Facts, opts: Options, py: str) -> tuple[str, str, list[str], dict[str, str], list[str]]:
+def _amd_choice(f: Facts, opts: Options, py: str,
+                allow_override: bool = True) -> tuple[str, str, list[str], dict[str, str], list[str]]:
     gpus = _gpus(f)
     notes: list[str] = []
     env: dict[str, str] = {}
@@ -251,9 +251,9 @@ def _amd_choice(f: Facts, opts: Options, py: str) -> tuple[str, str, list[str], 
     if choice is None and len(dgpus) < len(gpus) and dgpus:
         choice = search(dgpus, allow_override=False)
         hidden_igpu = choice is not None
-    if choice is None:
+    if choice is None and allow_override:
         choice = search(gpus, allow_override=True)
-    if choice is None and len(dgpus) < len(gpus) and dgpus:
+    if choice is None and allow_override and len(dgpus) < len(gpus) and dgpus:
         choice = search(dgpus, allow_override=True)
         hidden_igpu = choice is not None
     if choice is None:
@@ -290,39 +290,87 @@ def _amd_choice(f: Facts, opts: Options, py: str) -> tuple[str, str, list[str], 
     return f"{torch_short}+{index}", index, expected, env, notes
 
 
-# Every distribution that ships the top-level `triton/` package. pip treats them as unrelated projects, so installing
-# one never uninstalls another: two of them leave files of both in site-packages/triton/ (the `triton-duplicate-dists`
-# check). `amd-triton` is AMD's own wheel on pypi.amd.com (anchors.md §1.2, ROCm/aiter#2959); `triton-rocm` is the
-# download.pytorch.org name since torch 2.10 (knowledge-audit §1.3); `pytorch-triton-rocm` before it.
-TRITON_PROVIDERS = frozenset(TRITON_DISTS | {"amd-triton", "triton-rocm", "pytorch-triton-rocm", "pytorch-triton", "triton"})
-ROCM_TRITONS = frozenset({"pytorch-triton-rocm", "triton-rocm", "amd-triton"})
+@dataclass(frozen=True)
+class _Amd:
+    source: str
+    why: str
+    torch_v: str
+    index: str | None
+    url: str | None
+    find_links: str | None
+    torch_req: str
+    triton_req: str | None
+    triton_exact: str | None
+    expected: list[str]
+    env: dict[str, str]
+    notes: list[str]
 
 
-def triton_requirement(torch_version: str, plat: str) -> tuple[str | None, str | None]:
-    """(the requirement to install beside torch, the exact `name==version` when known) for `torch_version`.
+def _amd_source(f: Facts, opts: Options, py: str) -> _Amd:
+    """Which source serves every GPU, and why. auto: a pytorch.org index that carries them natively (an unused iGPU
+    may be hidden) > TheRock, Release-Ready targets > pytorch.org with a same-family override > TheRock, build-only
+    targets. --rocm X.Y means a pytorch.org index; --source names one source and gets it or a reason."""
+    gpus = _gpus(f)
+    want = opts.source if opts.source != "auto" or not opts.rocm else "pytorch"
+    if opts.rocm and want != "pytorch":
+        raise BadOption(f"--rocm names a download.pytorch.org index; it does not apply to --source {want}")
 
-    The knowledge row is per minor release and records its newest patch's pin, so the version is pinned only when
-    the torch patch is that row's; otherwise only the name is named and pip resolves torch's own `==` pin.
-    """
-    rel = knowledge.torch_release(torch_version)
-    if rel is None:
-        return None, None
-    name = rel.triton_rocm_package if plat == "amd" else ("triton" if plat == "nvidia" else None)
-    if not name:
-        return None, None
-    # The row's pin holds for its own patch and for the patches it names per index (2.14.0 and 2.14.1 both pin
-    # triton-rocm 3.8.0, K-USERS); on NVIDIA only from a verified row: the CUDA wheel pins its own otherwise.
-    patches = {rel.torch, *dict(rel.index_versions).values()}
-    sure = plat == "amd" or rel.unverified is None
-    exact = f"{name}=={rel.triton}" if sure and torch_version.split("+", 1)[0] in patches else None
-    return (exact or name), exact
+    def pytorch(allow_override: bool) -> _Amd:
+        torch_v, index, expected, env, notes = _amd_choice(f, opts, py, allow_override)
+        req, exact = triton_requirement(torch_v, "amd")
+        carried = ", ".join(expected) or "the GPUs"
+        why = (f"download.pytorch.org/whl/{index} has torch {torch_v.split('+')[0]} for Python {py} with code for {carried}"
+               + (" (through an HSA override, see the notes)" if any(k.startswith("HSA_OVERRIDE") for k in env) else ""))
+        return _Amd("pytorch", why, torch_v, index, knowledge.index_url(index), None, f"torch=={torch_v}", req, exact,
+                    expected, env, notes)
+
+    def therock(ready_only: bool, because: str = "") -> _Amd | None:
+        c = sources.therock_choice(gpus, py, ready_only, opts.torch)
+        if c is None:
+            return None
+        return _Amd("therock", because + c.why, c.torch_version, None, c.url, None, c.torch_req, c.triton_req, None,
+                    list(c.expected_gfx), {}, list(c.notes))
+
+    if want == "amd-repo":
+        system = f.rocm.value.version if f.rocm.found and f.rocm.value else None
+        try:
+            c = sources.amd_repo_choice(system, py, opts.torch)
+        except ValueError as exc:
+            raise NoWheel(str(exc)) from None
+        expected = sorted({g.gfx for g in gpus if g.gfx})
+        return _Amd("amd-repo", c.why, c.torch_version, None, None, c.url, c.torch_req, c.triton_req, c.triton_req,
+                    expected, {}, list(c.notes))
+    if want == "therock":
+        got = therock(False)
+        if got is None:
+            gfx = ", ".join(sorted({g.gfx or "unknown gfx" for g in gpus})) or "no AMD GPU found"
+            raise NoWheel(f"TheRock's multi-arch wheels cannot serve this machine ({gfx}; Python {py}): every GPU needs a "
+                          "known gfx that TheRock builds, Python 3.10-3.14, torch 2.11-2.14")
+        return got
+    if want == "pytorch":
+        return pytorch(True)
+    try:
+        return pytorch(False)
+    except NoWheel:
+        pass
+    missing = ", ".join(sorted({g.gfx for g in gpus if g.gfx}))
+    got = therock(True, f"no download.pytorch.org wheel carries {missing} natively; ")
+    if got:
+        return got
+    try:
+        return pytorch(True)
+    except NoWheel:
+        got = therock(False, f"no download.pytorch.org wheel carries {missing}, even through an override; ")
+        if got:
+            return got
+        raise
 
 
 def _removals(f: Facts, plat: str, triton: str | None, family: list[str]) -> list[Step]:
     if not f.python.found or not f.python.value:
         return []
     env = f.python.value
-    out = _triton_removals(env, plat, triton)
+    out = triton_removals(env, plat, triton)
     torch = env.dist("torch")
     if torch is not None:
         b = torch_build(f)
@@ -336,38 +384,3 @@ def _removals(f: Facts, plat: str, triton: str | None, family: list[str]) -> lis
     return out
 
 
-def _triton_removals(env: Any, plat: str, triton: str | None) -> list[Step]:
-    """Uninstall every Triton distribution except the one the new torch pins, in the same transaction.
-
-    `triton` is that pin's requirement (None when unknown). Afterwards exactly one distribution owns triton/:
-    * AMD: the pinned ROCm Triton; every other provider goes. With no known pin, every provider goes and torch's own
-      dependency brings its Triton back (pip would otherwise keep an old ROCm Triton of another name beside it).
-    * NVIDIA: `triton` (PyPI) stays; ROCm Tritons go.
-    * CPU: no pin (CPU torch needs none); ROCm Tritons go, one PyPI Triton may stay for interpreter mode.
-    If the kept name is installed beside another provider, it is removed too and reinstalled: uninstalling the other
-    one deletes files of triton/ that both own, and pip would see the kept one as "already satisfied".
-    """
-    installed = list(dict.fromkeys(n for n in env.distributions if n in TRITON_PROVIDERS))
-    if not installed:
-        return []
-    keep = triton.split("==")[0] if triton else None
-    out: list[Step] = []
-    for n in installed:
-        if n == keep:
-            continue
-        if plat == "amd":
-            why = ("a PyPI/CUDA Triton that shares the triton/ directory with the ROCm one" if n not in ROCM_TRITONS
-                   else f"a ROCm Triton that is not the one this torch pins ({triton or 'torch installs its own'})")
-        elif n in ROCM_TRITONS:
-            why = "a ROCm Triton on a machine without an AMD GPU"
-        elif plat == "nvidia" and keep is not None:
-            why = f"not the Triton this torch pins ({triton})"
-        else:
-            continue
-        out.append(Step(n, why))
-    left = [n for n in installed if n not in {s.name for s in out}]
-    if keep is None and len(left) > 1:
-        out += [Step(n, "more than one distribution owns triton/") for n in left[1:]]
-    if out and keep is not None and keep in installed:
-        out.append(Step(keep, f"shares triton/ with {', '.join(s.name for s in out)}; reinstalled clean as {triton}"))
-    return out

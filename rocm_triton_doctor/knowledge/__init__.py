@@ -288,3 +288,8 @@ def triton_codegen_issue(triton_version: str, target: str) -> str | None:
 def generic_members(name: str) -> tuple[str, ...]:
     """The targets a generic code object (`gfx11-generic`) runs on, per LLVM's generic-processor table (gfx.json)."""
     return tuple(_load("gfx.json").get("generic", {}).get(name, ()))
+
+
+def install_sources() -> dict[str, dict[str, Any]]:
+    """Where ROCm torch/Triton wheels come from (data/sources.json): pytorch, therock, amd-repo, amd-triton."""
+    return dict(_load("sources.json")["sources"])

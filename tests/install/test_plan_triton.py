@@ -105,22 +105,38 @@ ENVS = [{}, UPGRADE_FROM, {"torch": "2.9.1", "triton": "3.5.1"}, {**UPGRADE_FROM
         {"torch": "2.14.1+rocm7.14", "triton-rocm": "3.8.0"}]
 
 
+def with_gpus(facts: Facts, gfxs: tuple[str, ...]) -> Facts:
+    g0 = (facts.gpus.value or ())[0]
+    gpus = tuple(replace(g0, node=i + 1, gfx=g, effective_gfx=g, info=knowledge.gfx_info(g),
+                         integrated=(knowledge.gfx_info(g).integrated if knowledge.gfx_info(g) else None))  # type: ignore[union-attr]
+                 for i, g in enumerate(gfxs))
+    return replace(facts, gpus=Fact(Status.FOUND, gpus, "test"))
+
+
 def test_property_no_plan_leaves_two_tritons_or_a_foreign_index() -> None:
-    """Every GPU family x Python x starting environment: at most one Triton afterwards, and a ROCm index on AMD."""
+    """Every GPU family (and pairs of them) x Python x starting environment x --source: at most one Triton
+    afterwards, never a CPU/CUDA index on an AMD box, and a TheRock plan names the device extra of every GPU."""
     base = amd_facts()
     checked = 0
-    for gfx, py, before in itertools.product(GFX, ["3.10.14", "3.12.3", "3.13.1", "3.15.0"], ENVS):
-        f = with_dists(with_gfx(base, gfx), before)
+    machines = [(g,) for g in GFX] + [("gfx1100", "gfx1036"), ("gfx1031", "gfx1100"), ("gfx942",) * 8, ("gfx1151", "gfx1201")]
+    for gfxs, py, before, source in itertools.product(machines, ["3.10.14", "3.12.3", "3.13.1", "3.15.0"], ENVS,
+                                                      ["auto", "pytorch", "therock"]):
+        f = with_dists(with_gpus(base, gfxs), before)
         try:
-            plan = make_plan(f, Options(), py, sys.executable)
+            plan = make_plan(f, Options(source=source), py, sys.executable)
         except NoWheel:
             continue
         checked += 1
         removed = {s.name for s in plan.removals}
-        assert len(_final_tritons(plan.installs, removed, before)) <= 1, (gfx, py, before, plan.installs, removed)
-        assert plan.index and plan.index.startswith("rocm"), (gfx, plan.index)
+        assert len(_final_tritons(plan.installs, removed, before)) <= 1, (gfxs, py, before, plan.installs, removed)
         assert plan.index_url and not wrong_platform_index(plan.index_url), plan.index_url
-    assert checked > 300
+        assert plan.source in ("pytorch", "therock") and (source == "auto" or plan.source == source)
+        if plan.source == "pytorch":
+            assert plan.index and plan.index.startswith("rocm")
+        else:
+            assert plan.index_url == knowledge.install_sources()["therock"]["url"]
+            assert all(f"device-{g}" in plan.installs[0] for g in gfxs), plan.installs
+    assert checked > 600
 
 
 def test_upgrade_for_real_through_pip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
