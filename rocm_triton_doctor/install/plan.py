@@ -328,8 +328,13 @@ def _amd_source(f: Facts, opts: Options, py: str) -> _Amd:
         c = sources.therock_choice(gpus, py, ready_only, opts.torch)
         if c is None:
             return None
+        notes = list(c.notes)
+        overrides = sorted(k for k in (f.env.value or {}) if k.startswith("HSA_OVERRIDE_GFX_VERSION")) if f.env.found else []
+        if overrides:  # the runtime would look for the override's target, which the device extras do not install
+            notes.append(f"Unset {', '.join(overrides)}: these wheels carry each GPU's own target, and an override makes "
+                         "ROCm look for another one's code.")
         return _Amd("therock", because + c.why, c.torch_version, None, c.url, None, c.torch_req, c.triton_req, None,
-                    list(c.expected_gfx), {}, list(c.notes))
+                    list(c.expected_gfx), {}, notes)
 
     if want == "amd-repo":
         system = f.rocm.value.version if f.rocm.found and f.rocm.value else None
@@ -353,7 +358,8 @@ def _amd_source(f: Facts, opts: Options, py: str) -> _Amd:
         return pytorch(False)
     except NoWheel:
         pass
-    missing = ", ".join(sorted({g.gfx for g in gpus if g.gfx}))
+    native = {a for r in knowledge.torch_releases() for i in r.rocm_indexes for a in knowledge.index_arches(i, r.version_on(i)) or ()}
+    missing = ", ".join(sorted({g.gfx for g in gpus if g.gfx and g.gfx not in native})) or "these GPUs together"
     got = therock(True, f"no download.pytorch.org wheel carries {missing} natively; ")
     if got:
         return got
