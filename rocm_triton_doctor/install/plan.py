@@ -227,10 +227,16 @@ def _amd_choice(f: Facts, opts: Options, py: str,
     if f.rocm.found and f.rocm.value and f.rocm.value.version:
         system = "rocm" + ".".join(f.rocm.value.version.split(".")[:2])
 
+    r714 = knowledge.rocm_release("7.14.0")
+    therock_unvalidated = set(r714.gfx_build_only) if r714 else set()
+    unvalidated = {g.gfx for g in gpus if g.gfx and g.gfx in therock_unvalidated}
+
     def indexes(r: knowledge.TorchRelease) -> list[str]:
         idxs = list(reversed(r.rocm_indexes))
         if opts.rocm:
             idxs = [i for i in idxs if i == f"rocm{opts.rocm}"]
+        if unvalidated:  # an index whose ROCm is TheRock's (rocm7.14) only builds these, untested: last resort
+            idxs.sort(key=lambda i: not knowledge.index_bundles_rocm(i))
         if system in idxs:  # prefer the index that matches the system ROCm
             idxs.remove(system)
             idxs.insert(0, system)
@@ -280,6 +286,9 @@ def _amd_choice(f: Facts, opts: Options, py: str,
     rel = knowledge.torch_release(torch_short)
     if rel and rel.unverified:
         notes.append(f"Knowledge for torch {rel.torch} is partly unconfirmed: {rel.unverified}.")
+    if unvalidated and knowledge.index_bundles_rocm(index):
+        notes.append(f"{index} rather than a newer index whose ROCm is TheRock's: TheRock only builds "
+                     f"{', '.join(sorted(unvalidated))} ('Build Passing', not sanity-tested; ROCm/TheRock SUPPORTED_GPUS.md).")
     if not knowledge.index_bundles_rocm(index):
         notes.append(f"torch from {index} does not bundle ROCm: it pulls TheRock's ROCm as pip packages (rocm, rocm-sdk-*) "
                      "from the same index (pytorch/pytorch#191688); only the amdgpu kernel driver is needed from the system.")

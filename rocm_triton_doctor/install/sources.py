@@ -12,9 +12,8 @@
   here so the plan removes it, never installs it beside torch (two owners of triton/).
 
 Decisions follow the same rule as plan.py's: the torch's own Triton, and no other distribution providing triton/.
-rocm-bootstrap (PyPI) was looked at for detection and a target hierarchy: this project already reads the real gfx
-from KFD (more reliable than rocm_agent_enumerator, which needs a system ROCm) and its hierarchy is
-knowledge/data/gfx.json's override + generic tables, so it is not a dependency (docs/install.md).
+rocm-bootstrap (AMD, PyPI 0.3.0) reads the same KFD topology for detection and adds a target -> sub-family -> family
+hierarchy; TheRock's extras are per gfx, so neither is needed here and it is not a dependency (docs/install.md).
 """
 
 from __future__ import annotations
