@@ -121,3 +121,51 @@ def test_target_id_rules() -> None:
     assert runs_on("gfx90a:xnack+", "gfx90a", {})  # device state unknown: not claimed to fail
     assert runs_on("gfx11-generic", "gfx1103", {}) and not runs_on("gfx11-generic", "gfx1030", {})
     assert not runs_on("gfx1100", "gfx1103", {})
+
+
+def _cli(*args: str) -> dict[str, Any]:
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    res = subprocess.run([sys.executable, "-m", "rocm_triton_doctor", "check", "--json", "--only", "codeobjects", *args],
+                         capture_output=True, text=True, timeout=300, env=env, cwd=root)
+    assert "Traceback" not in res.stderr, res.stderr
+    out: dict[str, Any] = json.loads(res.stdout)
+    return out
+
+
+def by_id(data: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for x in data["findings"]:
+        out.setdefault(x["id"], []).append(x)
+    return out
+
+
+def test_cli_on_this_machine_and_on_test_bundles(tmp_path: Any) -> None:
+    """`check` shows the audit of this machine's torch (a CPU build here) and of a stack made of test bundles."""
+    import json
+    import re
+    import sys
+    from pathlib import Path
+
+    from rocm_triton_doctor.check.probes import codeobjects as co
+
+    from .test_codeobjects import fake_torch
+
+    here = by_id(_cli("--no-runtime"))
+    torch_dir = next((Path(p) / "torch" for p in sys.path if (Path(p) / "torch" / "lib").is_dir()), None)
+    if torch_dir is not None and re.search(r"^hip\b.*= None$", (torch_dir / "version.py").read_text(), re.M):
+        assert "no GPU code in" in here["codeobject-gpu-code"][0]["title"]
+    snap = load_scenario("rx7900xtx-healthy")  # gfx1100 on KFD
+    snap["codeobjects"] = co.audit([str(fake_torch(tmp_path / "site", ["gfx1030", "gfx90a:xnack-"]))], use_cache=False)
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(snap))
+    data = by_id(_cli("--snapshot", str(path)))
+    titles = [x["title"] for x in data["codeobject-target-missing"]]
+    assert "libtorch_hip.so has gfx1030, gfx90a — not gfx1100, your GPU (node 1: Radeon RX 7900 XTX (gfx1100))" in titles
+    assert data["codeobject-gpu-code"][0]["severity"] == "ok"
