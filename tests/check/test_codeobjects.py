@@ -138,3 +138,14 @@ def test_this_machines_torch() -> None:
         pytest.skip("no CPU torch in this interpreter")
     res = co.audit([str(torch_dir)], use_cache=False)
     assert res["libraries"] == [] and res["shared_objects"] > 0 and res["elapsed_s"] < 2.0
+
+
+def test_partial_reads_are_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    lib(tmp_path / "torch" / "lib" / "libtorch_hip.so", cb.bundle(NAVI3) * 50)
+    monkeypatch.setattr(co, "TIME_BUDGET_S", -1.0)  # the budget is spent before the first bundle
+    first = co.audit([str(tmp_path / "torch")])["libraries"][0]
+    assert first["partial"] and first["targets"] == []
+    monkeypatch.setattr(co, "TIME_BUDGET_S", 10.0)
+    again = co.audit([str(tmp_path / "torch")])["libraries"][0]
+    assert not again["partial"] and again["targets"] == NAVI3

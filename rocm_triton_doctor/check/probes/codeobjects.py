@@ -302,10 +302,9 @@ def audit(roots: list[str], known_gfx: tuple[str, ...] = (), use_cache: bool = T
                             res = scan_fatbin(full, deadline)
                         except OSError as exc:
                             res = {"bundles": 0, "targets": [], "error": str(exc), "partial": True}
-                        if not (res and res.get("partial")):
+                        if not (res and res.get("partial")):  # a partial read is redone next time, not cached
                             fresh[full] = {"key": key, "result": res}
                     if res is not None:
-                        fresh.setdefault(full, {"key": key, "result": res})
                         libs.append({"path": os.path.join(rel_dir, name), "abspath": full, "size": st.st_size, **res})
     if use_cache:
         _save_cache({**{k: v for k, v in cache.items() if os.path.exists(k)}, **fresh})
