@@ -16,9 +16,11 @@ from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.torch import CPU_INDEX
-from rocm_triton_doctor.check.checks.triton import TRITON_DISTS
 from rocm_triton_doctor.check.facts import Facts, Gpu
 from rocm_triton_doctor.check.facts.python import build_tag, torch_build
+from rocm_triton_doctor.install import sources
+from rocm_triton_doctor.install.sources import (TRITON_PROVIDERS, Step, triton_removals, triton_requirement,  # noqa: F401 (re-exported)
+                                               wrong_platform_index)
 
 PLAN_SCHEMA = "rocm-triton-doctor/install-plan/1"
 FAMILY = ("torchvision", "torchaudio")
@@ -43,12 +45,7 @@ class Options:
     python: str | None = None
     with_: tuple[str, ...] = ()
     installer: str = "pip"
-
-
-@dataclass(frozen=True)
-class Step:
-    name: str
-    reason: str
+    source: str = "auto"  # sources.SOURCE_CHOICES: where the AMD torch comes from
 
 
 @dataclass
@@ -68,6 +65,8 @@ class Plan:
     expected_gfx: list[str]
     triton: str | None  # the distribution==version torch pins, when known
     notes: list[str] = field(default_factory=list)
+    source: str = "pytorch"  # pytorch | therock | amd-repo (AMD); pypi | pytorch-cpu otherwise
+    source_why: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": PLAN_SCHEMA, "platform": self.platform, "python": self.python,
@@ -75,7 +74,8 @@ class Plan:
                 "index": self.index, "index_url": self.index_url, "find_links": self.find_links,
                 "offline": self.offline, "install": self.installs,
                 "remove": [{"name": s.name, "reason": s.reason} for s in self.removals], "env": self.env,
-                "expected_gfx": self.expected_gfx, "triton": self.triton, "notes": self.notes}
+                "expected_gfx": self.expected_gfx, "triton": self.triton, "notes": self.notes,
+                "source": {"name": self.source, "why": self.source_why}}
 
 
 def check_url(url: str) -> str:
@@ -109,6 +109,8 @@ def _gpus(f: Facts) -> tuple[Gpu, ...]:
 
 
 def make_plan(f: Facts, opts: Options, python_version: str, python: str) -> Plan:
+    if opts.source not in sources.SOURCE_CHOICES:
+        raise BadOption(f"--source must be one of {', '.join(sources.SOURCE_CHOICES)}, got {opts.source!r}")
     if opts.installer not in ("pip", "uv"):
         raise BadOption(f"--installer must be pip or uv, got {opts.installer!r}")
     if opts.offline and not opts.find_links:
@@ -123,28 +125,39 @@ def make_plan(f: Facts, opts: Options, python_version: str, python: str) -> Plan
                       "Follow AMD's ROCm-on-WSL guide (see the 'wsl' finding of `rocm-triton-doctor check`); "
                       "install does not automate it")
     plat = _platform(f)
+    if plat == "amd" and opts.index_url and wrong_platform_index(opts.index_url):
+        raise BadOption(f"--index-url {opts.index_url} is a CPU/CUDA index, and this machine has an AMD GPU: torch from "
+                        "it cannot use the GPU. Use a rocmX.Y index (or leave --index-url out)")
     notes: list[str] = _blockers(f) if plat == "amd" else []
     env: dict[str, str] = {}
+    find_links = opts.find_links
     if plat == "amd":
-        torch_v, index, triton, expected, env, more = _amd_choice(f, opts, python_version)
-        notes += more
-    elif plat == "nvidia":
-        torch_v, index, triton, expected = _pinned_or_newest(opts, python_version), None, None, []
-        notes.append("NVIDIA: the default PyPI wheel is the CUDA build; the knowledge base has no driver table for "
-                     "CUDA wheels, so check `nvidia-smi` shows a driver new enough for the CUDA version torch reports.")
+        amd = _amd_source(f, opts, python_version)
+        torch_v, index, expected, env, src, why = amd.torch_v, amd.index, amd.expected, amd.env, amd.source, amd.why
+        notes += amd.notes
+        pin, (triton_req, exact) = amd.torch_req, (amd.triton_req, amd.triton_exact)
+        index_url = opts.index_url or amd.url
+        find_links = find_links or amd.find_links
     else:
-        torch_v, index, triton, expected = _pinned_or_newest(opts, python_version), "cpu", None, []
-        notes.append("No GPU found: installing the CPU build (Triton kernels then run only in interpreter mode).")
-    index_url = opts.index_url or (knowledge.index_url(index) if index and index != "cpu" else
-                                   (CPU_INDEX if index == "cpu" else None))
+        torch_v = _pinned_or_newest(opts, python_version)
+        index, expected = (None, []) if plat == "nvidia" else ("cpu", [])
+        src, why = ("pypi", "NVIDIA GPU: PyPI's default torch is the CUDA build") if plat == "nvidia" else \
+            ("pytorch-cpu", "no GPU: the CPU build from PyTorch's CPU index")
+        notes.append("NVIDIA: the default PyPI wheel is the CUDA build; the knowledge base has no driver table for "
+                     "CUDA wheels, so check `nvidia-smi` shows a driver new enough for the CUDA version torch reports."
+                     if plat == "nvidia" else
+                     "No GPU found: installing the CPU build (Triton kernels then run only in interpreter mode).")
+        index_url = opts.index_url or (CPU_INDEX if index == "cpu" else None)
+        pin = f"torch=={torch_v}"
+        triton_req, exact = triton_requirement(torch_v, plat)
     if opts.offline:
         index_url = None
-    pin = f"torch=={torch_v}"
-    installs = [pin]
+    triton = exact  # the knowledge row's pin, only when it is this exact torch's
+    installs = [pin] + ([triton_req] if triton_req else [])
     have = f.python.value.distributions if f.python.found and f.python.value else {}
     family = list(dict.fromkeys([*opts.with_, *(n for n in FAMILY if n in have)]))
     installs += family
-    removals = _removals(f, plat, triton, family)
+    removals = _removals(f, plat, triton_req, family)
     for n in family:
         if n in have and n not in opts.with_:
             notes.append(f"{n} is installed: it is reinstalled from the same index so it matches torch.")
@@ -152,8 +165,8 @@ def make_plan(f: Facts, opts: Options, python_version: str, python: str) -> Plan
     if venv is None and f.python.found and f.python.value and f.python.value.externally_managed:
         raise BadOption(f"{python} is externally managed (PEP 668): pass --venv PATH to install into a fresh "
                         "virtual environment (recommended)")
-    return Plan(plat, python, python_version, venv, torch_v, index, index_url, opts.find_links, opts.offline,
-                installs, removals, env, expected, triton, notes)
+    return Plan(plat, python, python_version, venv, torch_v, index, index_url, find_links, opts.offline,
+                installs, removals, env, expected, triton, notes, src, why)
 
 
 def _blockers(f: Facts) -> list[str]:
@@ -193,7 +206,8 @@ def _fit(gpus: tuple[Gpu, ...], arches: set[str]) -> dict[str, knowledge.Overrid
     return needed
 
 
-def _amd_choice(f: Facts, opts: Options, py: str) -> tuple[str, str, str | None, list[str], dict[str, str], list[str]]:
+def _amd_choice(f: Facts, opts: Options, py: str,
+                allow_override: bool = True) -> tuple[str, str, list[str], dict[str, str], list[str]]:
     gpus = _gpus(f)
     notes: list[str] = []
     env: dict[str, str] = {}
@@ -213,10 +227,16 @@ def _amd_choice(f: Facts, opts: Options, py: str) -> tuple[str, str, str | None,
     if f.rocm.found and f.rocm.value and f.rocm.value.version:
         system = "rocm" + ".".join(f.rocm.value.version.split(".")[:2])
 
+    r714 = knowledge.rocm_release("7.14.0")
+    therock_unvalidated = set(r714.gfx_build_only) if r714 else set()
+    unvalidated = {g.gfx for g in gpus if g.gfx and g.gfx in therock_unvalidated}
+
     def indexes(r: knowledge.TorchRelease) -> list[str]:
         idxs = list(reversed(r.rocm_indexes))
         if opts.rocm:
             idxs = [i for i in idxs if i == f"rocm{opts.rocm}"]
+        if unvalidated:  # an index whose ROCm is TheRock's (rocm7.14) only builds these, untested: last resort
+            idxs.sort(key=lambda i: not knowledge.index_bundles_rocm(i))
         if system in idxs:  # prefer the index that matches the system ROCm
             idxs.remove(system)
             idxs.insert(0, system)
@@ -225,9 +245,10 @@ def _amd_choice(f: Facts, opts: Options, py: str) -> tuple[str, str, str | None,
     def search(targets: tuple[Gpu, ...], allow_override: bool) -> tuple[str, str, dict[str, knowledge.OverrideRule]] | None:
         for r in py_ok:
             for i in indexes(r):
-                fit = _fit(targets, set(knowledge.index_arches(i) or ()))
+                version = opts.torch.split("+")[0] if opts.torch else r.version_on(i)
+                fit = _fit(targets, set(knowledge.index_arches(i, version) or ()))
                 if fit is not None and (allow_override or not fit):
-                    return r.torch, i, fit
+                    return version, i, fit
         return None
 
     dgpus = tuple(g for g in gpus if g.integrated is not True)
@@ -236,9 +257,9 @@ def _amd_choice(f: Facts, opts: Options, py: str) -> tuple[str, str, str | None,
     if choice is None and len(dgpus) < len(gpus) and dgpus:
         choice = search(dgpus, allow_override=False)
         hidden_igpu = choice is not None
-    if choice is None:
+    if choice is None and allow_override:
         choice = search(gpus, allow_override=True)
-    if choice is None and len(dgpus) < len(gpus) and dgpus:
+    if choice is None and allow_override and len(dgpus) < len(gpus) and dgpus:
         choice = search(dgpus, allow_override=True)
         hidden_igpu = choice is not None
     if choice is None:
@@ -262,39 +283,109 @@ def _amd_choice(f: Facts, opts: Options, py: str) -> tuple[str, str, str | None,
             caveat = "" if rule.verified else " (a community report, not confirmed)"
             notes.append(f"No wheel carries {g.gfx}; {var}={rule.value} runs it as {rule.target}{caveat}. AMD does not "
                          f"support this. Source: {rule.source}." + (" Per-node variables need ROCm >= 6.3." if per_node else ""))
-    if opts.torch:
-        torch_short = opts.torch.split("+")[0]
     rel = knowledge.torch_release(torch_short)
-    triton = f"{rel.triton_rocm_package}=={rel.triton}" if rel and rel.triton_rocm_package else None
     if rel and rel.unverified:
         notes.append(f"Knowledge for torch {rel.torch} is partly unconfirmed: {rel.unverified}.")
-    if system and index != system:
+    if unvalidated and knowledge.index_bundles_rocm(index):
+        notes.append(f"{index} rather than a newer index whose ROCm is TheRock's: TheRock only builds "
+                     f"{', '.join(sorted(unvalidated))} ('Build Passing', not sanity-tested; ROCm/TheRock SUPPORTED_GPUS.md).")
+    if not knowledge.index_bundles_rocm(index):
+        notes.append(f"torch from {index} does not bundle ROCm: it pulls TheRock's ROCm as pip packages (rocm, rocm-sdk-*) "
+                     "from the same index (pytorch/pytorch#191688); only the amdgpu kernel driver is needed from the system.")
+    elif system and index != system:
         notes.append(f"The system ROCm is {f.rocm.value.version if f.rocm.value else '?'}; torch bundles its own ROCm "
                      f"({index}), which needs only the amdgpu kernel driver.")
     expected = sorted({overrides[g.gfx].target if g.gfx in overrides else (g.gfx or "") for g in targets} - {""})
-    return f"{torch_short}+{index}", index, triton, expected, env, notes
+    return f"{torch_short}+{index}", index, expected, env, notes
+
+
+@dataclass(frozen=True)
+class _Amd:
+    source: str
+    why: str
+    torch_v: str
+    index: str | None
+    url: str | None
+    find_links: str | None
+    torch_req: str
+    triton_req: str | None
+    triton_exact: str | None
+    expected: list[str]
+    env: dict[str, str]
+    notes: list[str]
+
+
+def _amd_source(f: Facts, opts: Options, py: str) -> _Amd:
+    """Which source serves every GPU, and why. auto: a pytorch.org index that carries them natively (an unused iGPU
+    may be hidden) > TheRock, Release-Ready targets > pytorch.org with a same-family override > TheRock, build-only
+    targets. --rocm X.Y means a pytorch.org index; --source names one source and gets it or a reason."""
+    gpus = _gpus(f)
+    want = opts.source if opts.source != "auto" or not opts.rocm else "pytorch"
+    if opts.rocm and want != "pytorch":
+        raise BadOption(f"--rocm names a download.pytorch.org index; it does not apply to --source {want}")
+
+    def pytorch(allow_override: bool) -> _Amd:
+        torch_v, index, expected, env, notes = _amd_choice(f, opts, py, allow_override)
+        req, exact = triton_requirement(torch_v, "amd")
+        carried = ", ".join(expected) or "the GPUs"
+        why = (f"download.pytorch.org/whl/{index} has torch {torch_v.split('+')[0]} for Python {py} with code for {carried}"
+               + (" (through an HSA override, see the notes)" if any(k.startswith("HSA_OVERRIDE") for k in env) else ""))
+        return _Amd("pytorch", why, torch_v, index, knowledge.index_url(index), None, f"torch=={torch_v}", req, exact,
+                    expected, env, notes)
+
+    def therock(ready_only: bool, because: str = "") -> _Amd | None:
+        c = sources.therock_choice(gpus, py, ready_only, opts.torch)
+        if c is None:
+            return None
+        notes = list(c.notes)
+        overrides = sorted(k for k in (f.env.value or {}) if k.startswith("HSA_OVERRIDE_GFX_VERSION")) if f.env.found else []
+        if overrides:  # the runtime would look for the override's target, which the device extras do not install
+            notes.append(f"Unset {', '.join(overrides)}: these wheels carry each GPU's own target, and an override makes "
+                         "ROCm look for another one's code.")
+        return _Amd("therock", because + c.why, c.torch_version, None, c.url, None, c.torch_req, c.triton_req, None,
+                    list(c.expected_gfx), {}, notes)
+
+    if want == "amd-repo":
+        system = f.rocm.value.version if f.rocm.found and f.rocm.value else None
+        try:
+            c = sources.amd_repo_choice(system, py, opts.torch)
+        except ValueError as exc:
+            raise NoWheel(str(exc)) from None
+        expected = sorted({g.gfx for g in gpus if g.gfx})
+        return _Amd("amd-repo", c.why, c.torch_version, None, None, c.url, c.torch_req, c.triton_req, c.triton_req,
+                    expected, {}, list(c.notes))
+    if want == "therock":
+        got = therock(False)
+        if got is None:
+            gfx = ", ".join(sorted({g.gfx or "unknown gfx" for g in gpus})) or "no AMD GPU found"
+            raise NoWheel(f"TheRock's multi-arch wheels cannot serve this machine ({gfx}; Python {py}): every GPU needs a "
+                          "known gfx that TheRock builds, Python 3.10-3.14, torch 2.11-2.14")
+        return got
+    if want == "pytorch":
+        return pytorch(True)
+    try:
+        return pytorch(False)
+    except NoWheel:
+        pass
+    native = {a for r in knowledge.torch_releases() for i in r.rocm_indexes for a in knowledge.index_arches(i, r.version_on(i)) or ()}
+    missing = ", ".join(sorted({g.gfx for g in gpus if g.gfx and g.gfx not in native})) or "these GPUs together"
+    got = therock(True, f"no download.pytorch.org wheel carries {missing} natively; ")
+    if got:
+        return got
+    try:
+        return pytorch(True)
+    except NoWheel:
+        got = therock(False, f"no download.pytorch.org wheel carries {missing}, even through an override; ")
+        if got:
+            return got
+        raise
 
 
 def _removals(f: Facts, plat: str, triton: str | None, family: list[str]) -> list[Step]:
     if not f.python.found or not f.python.value:
         return []
     env = f.python.value
-    out = []
-    keep = triton.split("==")[0] if triton else None
-    installed_tritons = [n for n in env.distributions if n in TRITON_DISTS]
-    for n in installed_tritons:
-        if plat == "amd" and keep is None and n not in ("triton", "pytorch-triton"):
-            continue  # the new torch's ROCm Triton name is not confirmed: let pip replace the ROCm one itself
-        if plat == "amd" and n != keep:
-            why = ("a PyPI/CUDA Triton that shares the triton/ directory with the ROCm one" if n in ("triton", "pytorch-triton")
-                   else f"the ROCm Triton of another torch release (this torch pins {triton or '?'})")
-            out.append(Step(n, why))
-        elif plat != "amd" and n in ("pytorch-triton-rocm", "triton-rocm"):
-            out.append(Step(n, "a ROCm Triton on a machine without an AMD GPU"))
-    if len([n for n in installed_tritons if n not in [s.name for s in out]]) > 1:
-        for n in installed_tritons[1:]:
-            if n not in [s.name for s in out]:
-                out.append(Step(n, "more than one distribution owns triton/"))
+    out = triton_removals(env, plat, triton)
     torch = env.dist("torch")
     if torch is not None:
         b = torch_build(f)
@@ -306,3 +397,5 @@ def _removals(f: Facts, plat: str, triton: str | None, family: list[str]) -> lis
         if d is not None and n not in family and torch is not None and build_tag(d.local) != build_tag(torch.local):
             out.append(Step(n, f"{n} {d.version} is from another build than the torch being installed"))
     return out
+
+

@@ -164,6 +164,8 @@ class RocmRelease:
     verified: bool
     source: str
     therock: bool = False
+    gfx_builds: tuple[str, ...] = ()  # TheRock rows: every target built (wheels exist) ...
+    gfx_build_only: tuple[str, ...] = ()  # ... of which these are "Build Passing" only, not validated (SUPPORTED_GPUS.md)
 
 
 def _v(text: str) -> Version | None:
@@ -189,7 +191,8 @@ def rocm_release(version: str) -> RocmRelease | None:
     if best.get("distros") is not None:
         distros = {k: tuple(vs) for k, vs in best["distros"].items()}
     return RocmRelease(best["version"], tuple(best["gfx"]), tuple(best.get("gfx_deprecated", ())), distros,
-                       best.get("verified", True), best["source"], best.get("therock", False))
+                       best.get("verified", True), best["source"], best.get("therock", False),
+                       tuple(best.get("gfx_builds", ())), tuple(best.get("gfx_build_only", ())))
 
 
 def newest_rocm() -> str:
@@ -208,6 +211,11 @@ class TorchRelease:
     triton_rocm_package: str | None
     source: str
     unverified: str | None = None
+    index_versions: tuple[tuple[str, str], ...] = ()  # (index, newest patch there) where it differs from `torch`
+
+    def version_on(self, index: str) -> str:
+        """The newest patch of this release published on `index` (2.14.1 on rocm7.14, 2.14.0 on rocm7.2)."""
+        return dict(self.index_versions).get(index, self.torch)
 
     def supports_python(self, version: str) -> bool:
         try:
@@ -220,7 +228,8 @@ def torch_releases() -> tuple[TorchRelease, ...]:
     rows = []
     for r in _load("torch_releases.json")["releases"]:
         rows.append(TorchRelease(r["torch"], r["date"], tuple(r["rocm_indexes"]), r["requires_python"], r["triton"],
-                                 r["triton_rocm_package"], r["source"], r.get("unverified")))
+                                 r["triton_rocm_package"], r["source"], r.get("unverified"),
+                                 tuple(sorted((r.get("index_versions") or {}).items()))))
     return tuple(rows)
 
 
@@ -235,9 +244,28 @@ def torch_release(version: str) -> TorchRelease | None:
     return None
 
 
-def index_arches(index: str) -> tuple[str, ...] | None:
+def index_arches(index: str, torch: str | None = None) -> tuple[str, ...] | None:
+    """The gfx targets compiled into `index`'s torch wheels; for `torch` (a version) the list of that release.
+
+    Lists change between torch releases on one index (gfx1103 appears on rocm7.2 only from 2.13, knowledge-audit
+    §1.4), so a `by_torch` row that matches `torch` wins; without `torch`, or when none matches, the index's base list
+    (the oldest measured one: never promises a target a release may lack).
+    """
     row = _load("rocm_indexes.json")["indexes"].get(index)
-    return tuple(row["gfx"]) if row else None
+    if not row:
+        return None
+    v = _v(torch.split("+", 1)[0]) if torch else None
+    if v is not None:
+        for b in row.get("by_torch", ()):
+            if v in SpecifierSet(b["torch"]):
+                return tuple(b["gfx"])
+    return tuple(row["gfx"])
+
+
+def index_bundles_rocm(index: str) -> bool:
+    """False for indexes whose torch pulls ROCm as separate pip packages (rocm7.14: TheRock's rocm/rocm-sdk-*)."""
+    row = _load("rocm_indexes.json")["indexes"].get(index)
+    return bool(row.get("bundles_rocm", True)) if row else True
 
 
 def index_url(index: str) -> str:
@@ -255,3 +283,13 @@ def triton_codegen_issue(triton_version: str, target: str) -> str | None:
             return (f"Known: Triton {r['triton']} fails for {target} ({r['symptom']}); Triton {r['works_with']} "
                     f"compiles these kernels (source: {r['source']})")
     return None
+
+
+def generic_members(name: str) -> tuple[str, ...]:
+    """The targets a generic code object (`gfx11-generic`) runs on, per LLVM's generic-processor table (gfx.json)."""
+    return tuple(_load("gfx.json").get("generic", {}).get(name, ()))
+
+
+def install_sources() -> dict[str, dict[str, Any]]:
+    """Where ROCm torch/Triton wheels come from (data/sources.json): pytorch, therock, amd-repo, amd-triton."""
+    return dict(_load("sources.json")["sources"])

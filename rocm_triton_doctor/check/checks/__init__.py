@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 
 from rocm_triton_doctor.check.checks import (
     access,
+    codeobjects,
     driver,
     gpus,
     nvidia,
@@ -33,6 +34,7 @@ REGISTRY: tuple[Check, ...] = (
     *python.CHECKS,
     *torch.CHECKS,
     *triton.CHECKS,
+    *codeobjects.CHECKS,
     *probes.CHECKS,
     *nvidia.CHECKS,
 )

@@ -26,7 +26,7 @@ def torch_arch_list(f: Facts) -> tuple[tuple[str, ...] | None, str]:
         m = re.match(r"^(\d+\.\d+(?:\.\d+)?)", tag)
         if m:
             for index in (f"rocm{m.group(1)}", "rocm" + ".".join(m.group(1).split(".")[:2])):
-                arches = knowledge.index_arches(index)
+                arches = knowledge.index_arches(index, v)
                 if arches:
                     return arches, f"knowledge base: download.pytorch.org/whl/{index} (as of {knowledge.as_of()})"
     return None, ""
@@ -38,8 +38,8 @@ def newest_wheel_for(gfx: str, python: str | None) -> tuple[str, str] | None:
         if python and not rel.supports_python(python):
             continue
         for index in reversed(rel.rocm_indexes):
-            if gfx in (knowledge.index_arches(index) or ()):
-                return rel.torch, index
+            if gfx in (knowledge.index_arches(index, rel.version_on(index)) or ()):
+                return rel.version_on(index), index
     return None
 
 

@@ -30,8 +30,8 @@ def install_command(f: Facts) -> str:
             if py and not rel.supports_python(py):
                 continue
             for index in reversed(rel.rocm_indexes):
-                if gfx <= set(knowledge.index_arches(index) or ()):
-                    return (f"pip install --force-reinstall torch=={rel.torch} torchvision torchaudio "
+                if gfx <= set(knowledge.index_arches(index, rel.version_on(index)) or ()):
+                    return (f"pip install --force-reinstall torch=={rel.version_on(index)} torchvision torchaudio "
                             f"--index-url {knowledge.index_url(index)}")
         return "pip install --force-reinstall torch torchvision torchaudio --index-url " + knowledge.index_url("rocm7.2")
     if plat == "nvidia":

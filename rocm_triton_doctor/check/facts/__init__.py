@@ -14,7 +14,7 @@ from typing import Any
 
 from rocm_triton_doctor.check import snapshot
 from rocm_triton_doctor.check.facts import devices, driver, gpus, nvidia, pci, platform, python, rocm, rocminfo, runtime
-from rocm_triton_doctor.check.facts.base import Fact, Status, absent, error, found, unknown
+from rocm_triton_doctor.check.facts.base import Fact, Status, absent, error, found, safe, unknown
 from rocm_triton_doctor.check.facts.devices import DeviceNode, User
 from rocm_triton_doctor.check.facts.gpus import Gpu
 from rocm_triton_doctor.check.facts.nvidia import NvidiaGpu, NvidiaInfo
@@ -55,6 +55,7 @@ class Facts:
     runtime: Fact[Runtime]
     which: Fact[dict[str, str | None]]
     pci_display: Fact[tuple[PciDevice, ...]] = field(default_factory=lambda: unknown("/sys/bus/pci"))
+    codeobjects: Fact[Any] = field(default_factory=lambda: unknown("codeobjects"))  # facts/codeobjects.CodeObjects
     commands: tuple[CommandRun, ...] = ()
     probe_errors: tuple[str, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -82,6 +83,8 @@ class Facts:
 
 def build_facts(snap: Mapping[str, Any]) -> Facts:
     """Each topic once, in dependency order: the environment (overrides, ROCM_PATH) and rocminfo feed the GPU list."""
+    from rocm_triton_doctor.check.facts.codeobjects import codeobjects_fact  # imports this module: here, not on top
+
     plat = platform.build(snap)
     agents = rocminfo.build(snap)
     return Facts(
@@ -95,6 +98,7 @@ def build_facts(snap: Mapping[str, Any]) -> Facts:
         **python.build(snap),
         **runtime.build(snap),
         **pci.build(snap),
+        codeobjects=safe("codeobjects", lambda: codeobjects_fact(snap)),
         commands=snapshot.commands(snap),
         raw=snap,
     )

@@ -21,6 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from rocm_triton_doctor import __version__
+from rocm_triton_doctor.check.probes import codeobjects
 from rocm_triton_doctor.check.probes.runner import CommandResult, Runner, run_command
 from rocm_triton_doctor.check.snapshot import SCHEMA
 
@@ -257,6 +258,7 @@ class Collector:
             if python_fut is not None:
                 self.progress("inspecting the Python environment")
                 snap["python"] = python_fut.result()
+                snap["codeobjects"] = codeobjects.section(snap["python"])  # reads the binaries that python has
             if runtime_fut is not None:
                 self.progress("importing torch in the target interpreter")
                 snap["runtime"] = runtime_fut.result()

@@ -1,0 +1,171 @@
+"""The codeobjects checks and facts: findings name the library, what it has, and what the device needs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from rocm_triton_doctor import knowledge
+from rocm_triton_doctor.check.checks import run_checks, select
+from rocm_triton_doctor.check.facts import Fact, Facts, Status, build_facts, found
+from rocm_triton_doctor.check.facts.codeobjects import parse_objdump_offloading, parse_roc_obj_ls, runs_on
+from rocm_triton_doctor.check.findings import Finding
+
+from ..conftest import load_scenario
+
+NAVI3 = ["gfx1100", "gfx1101", "gfx1102"]
+
+
+def facts(section: Any, gfx: str | None = "gfx1103", env: dict[str, str] | None = None, drop: bool = False) -> Facts:
+    snap = load_scenario("rx7900xtx-healthy")
+    if not drop:
+        snap["codeobjects"] = section
+    f = build_facts(snap)
+    if gfx:
+        g = replace((f.gpus.value or ())[0], gfx=gfx, effective_gfx=gfx, info=knowledge.gfx_info(gfx))
+        f = replace(f, gpus=found((g,), "test"))
+    if env is not None:
+        f = replace(f, env=found({**(f.env.value or {}), **env}, "test"), rocminfo=Fact(Status.UNKNOWN))
+    return f
+
+
+def findings(f: Facts) -> list[Finding]:
+    return run_checks(f, select(["codeobjects"]))
+
+
+def section(libs: list[tuple[str, list[str]]], **more: Any) -> dict[str, Any]:
+    return {"roots": ["/site/torch"], "shared_objects": 40, "elapsed_s": 0.4,
+            "libraries": [{"path": p, "bundles": 10, "compressed": "zstd", "targets": t, "partial": False, "error": None}
+                          for p, t in libs], **more}
+
+
+def test_missing_target_names_library_and_gpu() -> None:
+    out = findings(facts(section([("torch/lib/libtorch_hip.so", NAVI3)])))
+    miss = [x for x in out if x.id == "codeobject-target-missing"]
+    assert len(miss) == 1 and miss[0].severity.value == "fail"
+    assert miss[0].title.startswith("libtorch_hip.so has gfx1100, gfx1101, gfx1102 — not gfx1103, your GPU")
+
+
+def test_tensile_lacks_target_while_torch_has_it() -> None:
+    sec = section([("torch/lib/libtorch_hip.so", [*NAVI3, "gfx1103"])],
+                  tensile=[{"lib": "rocblas", "dir": "torch/lib/rocblas/library", "files": 90, "targets": NAVI3}],
+                  miopen=[{"dir": "torch/share/miopen/db", "files": 3, "targets": ["gfx1100"]}])
+    out = {(x.severity.value, x.title.split(" — ")[0]) for x in findings(facts(sec)) if x.id == "codeobject-target-missing"}
+    assert out == {("fail", "rocblas (torch/lib/rocblas/library) has gfx1100, gfx1101, gfx1102"),
+                   ("info", "miopen (torch/share/miopen/db) has gfx1100")}
+
+
+def test_all_present_is_ok() -> None:
+    out = findings(facts(section([("torch/lib/libtorch_hip.so", NAVI3)]), gfx="gfx1100"))
+    assert [x.severity.value for x in out if x.id == "codeobject-target-missing"] == ["ok"]
+
+
+def test_xnack_only_kpacks_on_an_xnack_off_device() -> None:
+    sec = section([], kpack=[{"dir": "_rocm_sdk/lib/.kpack", "files": 2, "targets": ["gfx90a:xnack+"]}])
+    out = [x for x in findings(facts(sec, gfx="gfx90a", env={"HSA_XNACK": "0"})) if x.id == "codeobject-target-missing"]
+    assert out[0].severity.value == "fail" and "gfx90a:xnack+ only — gfx90a here runs with xnack-" in out[0].title
+    ok = [x for x in findings(facts(sec, gfx="gfx90a", env={"HSA_XNACK": "1"})) if x.id == "codeobject-target-missing"]
+    assert ok[0].severity.value == "ok"
+
+
+def test_cpu_build_says_it_has_no_gpu_code() -> None:
+    cpu = {"roots": ["/site/torch"], "shared_objects": 12, "libraries": [], "tensile": [], "miopen": [], "kpack": []}
+    out = {x.id: x for x in findings(facts(cpu))}
+    assert out["codeobject-gpu-code"].severity.value == "warn" and "no GPU code in /site/torch" in out["codeobject-gpu-code"].title
+    assert out["codeobject-target-missing"].severity.value == "skip"
+
+
+def test_unknown_and_absent_skip() -> None:
+    for f in (facts(None, drop=True), facts(None)):
+        assert {x.severity.value for x in findings(f)} == {"skip"}
+
+
+def test_garbage_section_is_an_error_fact_not_a_crash() -> None:
+    f = facts({"libraries": "not a list", "roots": 5})
+    assert all(x.id != "internal-error" for x in findings(f))
+
+
+ROC_OBJ_LS = """\
+Bundle# Entry ID:                                                              URI:
+1       host-x86_64-unknown-linux                                           file:///opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_hip.so#offset=8192&size=0
+1       hipv4-amdgcn-amd-amdhsa--gfx1100                                     file:///opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_hip.so#offset=8192&size=18440
+1       hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-                               file:///opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_hip.so#offset=26632&size=19120
+"""
+
+OBJDUMP = """\
+/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_hip.so:\tfile format elf64-x86-64
+Extracting offload bundle: libtorch_hip.so.0.hipv4-amdgcn-amd-amdhsa--gfx1101
+Extracting offload bundle: libtorch_hip.so.0.hipv4-amdgcn-amd-amdhsa--gfx1102
+
+/tmp/a.out:\tfile format elf64-x86-64
+
+OFFLOADING IMAGE [0]:
+kind            elf
+arch            gfx942:sramecc+:xnack-
+triple          amdgcn-amd-amdhsa
+"""
+
+
+def test_pasted_tool_output() -> None:
+    assert parse_roc_obj_ls(ROC_OBJ_LS) == {"libtorch_hip.so": ("gfx1100", "gfx90a:xnack-")}
+    assert parse_objdump_offloading(OBJDUMP) == {"libtorch_hip.so": ("gfx1101", "gfx1102"),
+                                                 "a.out": ("gfx942:sramecc+:xnack-",)}
+    sec = {"pasted": [{"tool": "roc-obj-ls", "text": ROC_OBJ_LS}]}
+    miss = [x for x in findings(facts(sec)) if x.id == "codeobject-target-missing"]
+    assert miss[0].title.startswith("libtorch_hip.so has gfx1100, gfx90a — not gfx1103") and "pasted" in miss[0].evidence[0]
+
+
+def test_target_id_rules() -> None:
+    assert runs_on("gfx90a", "gfx90a", {"xnack": "+"})  # unspecified feature: runs either way
+    assert not runs_on("gfx90a:xnack+", "gfx90a", {"xnack": "-"})
+    assert runs_on("gfx90a:xnack+", "gfx90a", {})  # device state unknown: not claimed to fail
+    assert runs_on("gfx11-generic", "gfx1103", {}) and not runs_on("gfx11-generic", "gfx1030", {})
+    assert not runs_on("gfx1100", "gfx1103", {})
+
+
+def _cli(*args: str) -> dict[str, Any]:
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    res = subprocess.run([sys.executable, "-m", "rocm_triton_doctor", "check", "--json", "--only", "codeobjects", *args],
+                         capture_output=True, text=True, timeout=300, env=env, cwd=root)
+    assert "Traceback" not in res.stderr, res.stderr
+    out: dict[str, Any] = json.loads(res.stdout)
+    return out
+
+
+def by_id(data: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for x in data["findings"]:
+        out.setdefault(x["id"], []).append(x)
+    return out
+
+
+def test_cli_on_this_machine_and_on_test_bundles(tmp_path: Any) -> None:
+    """`check` shows the audit of this machine's torch (a CPU build here) and of a stack made of test bundles."""
+    import json
+    import re
+    import sys
+    from pathlib import Path
+
+    from rocm_triton_doctor.check.probes import codeobjects as co
+
+    from .test_codeobjects import fake_torch
+
+    here = by_id(_cli("--no-runtime"))
+    torch_dir = next((Path(p) / "torch" for p in sys.path if (Path(p) / "torch" / "lib").is_dir()), None)
+    if torch_dir is not None and re.search(r"^hip\b.*= None$", (torch_dir / "version.py").read_text(), re.M):
+        assert "no GPU code in" in here["codeobject-gpu-code"][0]["title"]
+    snap = load_scenario("rx7900xtx-healthy")  # gfx1100 on KFD
+    snap["codeobjects"] = co.audit([str(fake_torch(tmp_path / "site", ["gfx1030", "gfx90a:xnack-"]))], use_cache=False)
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(snap))
+    data = by_id(_cli("--snapshot", str(path)))
+    titles = [x["title"] for x in data["codeobject-target-missing"]]
+    assert "libtorch_hip.so has gfx1030, gfx90a — not gfx1100, your GPU (node 1: Radeon RX 7900 XTX (gfx1100))" in titles
+    assert data["codeobject-gpu-code"][0]["severity"] == "ok"
