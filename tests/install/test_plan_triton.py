@@ -17,7 +17,7 @@ from rocm_triton_doctor.install import executor
 from rocm_triton_doctor.install.plan import (TRITON_PROVIDERS, BadOption, NoWheel, Options, make_plan,
                                              wrong_platform_index)
 
-from .. import wheelhouse
+from . import wheelhouse
 from ..conftest import load_scenario
 
 AMD = "rx7900xtx-healthy"

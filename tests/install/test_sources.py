@@ -18,7 +18,7 @@ from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.install import executor
 from rocm_triton_doctor.install.plan import NoWheel, Options, make_plan
 
-from .. import wheelhouse
+from . import wheelhouse
 from .test_plan_triton import amd_facts, with_dists, with_gpus
 
 PY = ".".join(map(str, sys.version_info[:3]))
