@@ -7,6 +7,7 @@ import traceback
 from collections.abc import Iterable, Sequence
 
 from rocm_triton_doctor.check.checks import access, driver, gpus, health, overrides, platform, rocm, torch, triton
+from rocm_triton_doctor.check.checks import runtime as runtime_checks
 from rocm_triton_doctor.check.checks.base import Check
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.findings import Finding, Severity
@@ -20,6 +21,7 @@ REGISTRY: tuple[Check, ...] = (
     *rocm.CHECKS,
     *torch.CHECKS,
     *triton.CHECKS,
+    *runtime_checks.CHECKS,
     *health.CHECKS,
 )
 INTERNAL_ERROR = "internal-error"

@@ -13,7 +13,7 @@ from rocm_triton_doctor.check import CheckReport
 GROUP_TITLES = {
     "platform": "Platform", "driver": "Kernel driver", "access": "Device access", "gpus": "GPUs",
     "overrides": "HSA overrides", "rocm": "System ROCm", "python": "Python", "torch": "PyTorch",
-    "triton": "Triton", "probes": "Probes", "nvidia": "NVIDIA",
+    "triton": "Triton", "runtime": "Runtime imports", "probes": "Probes", "nvidia": "NVIDIA",
 }
 MARK = {Severity.OK: ("✓", "green"), Severity.INFO: ("•", "cyan"), Severity.WARN: ("!", "yellow"),
         Severity.FAIL: ("✗", "red"), Severity.SKIP: ("-", "dim")}
