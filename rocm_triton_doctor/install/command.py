@@ -18,7 +18,7 @@ from rocm_triton_doctor.install.plan import NoWheel, Options, Plan, make_plan
 
 VERIFY_CHECKS = ("torch-missing", "torch-build-mismatch", "torch-sees-gpu", "torch-family-mismatch", "gfx-torch-arch",
                  "triton-missing", "triton-duplicate-dists", "triton-version-pin", "triton-backend",
-                 "triton-build-toolchain")
+                 "triton-build-toolchain", "torch-import", "triton-import")
 
 
 class UsageProblem(Exception):
@@ -139,7 +139,7 @@ def run(opts: Options, *, dry_run: bool, yes: bool, as_json: bool, lock_path: st
               "installed": outcome.installed, "removed": outcome.removed, "seconds": round(outcome.seconds, 1),
               "verification": [f.to_dict() for f in report.findings], "gfx_problem": gfx_problem,
               "lock": lock_path if lock_data else None,
-              "next": _next_command(plan, outcome.python)}
+              "next": _next_command(plan, outcome.python, report)}
     if as_json:
         console.print_json(json.dumps(result))
     else:
@@ -180,10 +180,13 @@ def _gfx_mismatch(plan: Plan, facts: Facts) -> str | None:
     return None
 
 
-def _next_command(plan: Plan, python: str) -> str:
-    if os.path.abspath(python) == os.path.abspath(sys.executable):  # not realpath: a venv's python is a symlink
-        return "rocm-triton-doctor smoke"
-    return f"rocm-triton-doctor smoke --python {python}"
+def _next_command(plan: Plan, python: str, report: Any = None) -> str:
+    smoke = ("rocm-triton-doctor smoke" if os.path.abspath(python) == os.path.abspath(sys.executable)  # not realpath:
+             else f"rocm-triton-doctor smoke --python {python}")  # a venv's python is a symlink
+    triton_ok = report is None or any(f.id == "triton-import" and f.severity.value == "ok" for f in report.findings)
+    if not triton_ok:  # issue #18 defect 1: smoke needs Triton, also on the CPU; never send the user in a circle
+        return f"{python} -m pip install triton   (smoke needs Triton, on the CPU too), then {smoke}"
+    return smoke
 
 
 def _stop(message: str, code: ExitCode, as_json: bool, console: Any) -> int:

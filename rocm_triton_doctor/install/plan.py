@@ -134,7 +134,8 @@ def make_plan(f: Facts, opts: Options, python_version: str, python: str) -> Plan
                      "CUDA wheels, so check `nvidia-smi` shows a driver new enough for the CUDA version torch reports.")
     else:
         torch_v, index, triton, expected = _pinned_or_newest(opts, python_version), "cpu", None, []
-        notes.append("No GPU found: installing the CPU build (Triton kernels then run only in interpreter mode).")
+        notes.append("No GPU found: installing the CPU build (Triton kernels then run only in interpreter mode; the CPU "
+                     "build does not bring Triton: `smoke` needs `pip install triton` in the same environment).")
     index_url = opts.index_url or (knowledge.index_url(index) if index and index != "cpu" else
                                    (CPU_INDEX if index == "cpu" else None))
     if opts.offline:
