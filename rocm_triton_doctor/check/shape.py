@@ -24,7 +24,8 @@ def _json_type(v: Any) -> str:
         return "boolean"
     if isinstance(v, (int, float)):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(v), type(v).__name__)
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names.get(type(v), type(v).__name__)
 
 
 def _opt(*types: type) -> Rule:
