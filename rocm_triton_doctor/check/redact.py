@@ -10,7 +10,6 @@ announce themselves: hf_, ghp_/github_pat_, AKIA..., sk-..., xox?-...).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -68,9 +67,11 @@ class Redactor:
             self.words.append((host, "<host>"))
         if name and len(name) >= 3 and name not in ("root", "user", "render", "video"):
             self.words.append((name, "<user>"))
-        # The running user's home, wherever it is (/root, /var/lib/x, a network home): "~" in every path.
-        home = os.path.expanduser("~")
-        self.home = home.rstrip("/") if home and home.rstrip("/") not in ("", "/") and len(home) >= 5 else ""
+        # A home outside /home (a network home, /var/lib/<service>) is known only when the snapshot records HOME;
+        # the redacting process's own HOME is not used: the snapshot may come from another machine and user.
+        env: dict[str, Any] = snap.get("env") if isinstance(snap.get("env"), dict) else {}  # type: ignore[assignment]
+        home = str(env.get("HOME") or "").rstrip("/")
+        self.home = home if len(home) >= 5 else ""
 
     def text(self, s: str) -> str:
         if not self.enabled or not s:
