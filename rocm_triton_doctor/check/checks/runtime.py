@@ -116,7 +116,7 @@ def python_choice(f: Facts) -> Iterable[Finding]:
                         + ")" for c in cands[:8])
     if chosen and chosen != own:
         yield info(f"inspected {chosen}: the doctor's own Python ({own}) has no torch",
-                   "Environments found nearby: " + listing + ".",
+                   "Environments found nearby: " + listing + ". To inspect another, pass --python PATH.",
                    fix=Fix("To inspect another one, name it:", (f"rocm-triton-doctor check --python {chosen}",)))
         return
     detail = ("Environments found nearby, none with torch: " + listing + "." if cands else
