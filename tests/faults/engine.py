@@ -87,7 +87,7 @@ class Fixtures:
     BEHAVIOUR = {
         "raise": "raise ImportError('libtorch_cpu.so: undefined symbol: _ZN3c104impl')\n",
         "segv": "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n",
-        "hang": "import time\ntime.sleep(600)\n",
+        "hang": "import time\ntime.sleep(90)\n",  # far beyond every limit used; short enough to never linger
     }
 
     def _fake_stacks(self) -> None:
@@ -113,7 +113,7 @@ class Fixtures:
     def _fake_tools(self) -> None:
         bodies = {
             "garbage": "printf '\\377\\376garbage \\033[31m%%s\\n' \"$0\"; head -c 2000 /dev/urandom | tr -d '\\000'; exit 0\n",
-            "hang": "sleep 600\n",
+            "hang": "sleep 45\n",
             "crash": "echo 'ROCk module is loaded'\nkill -SEGV $$\n",
         }
         for how, body in bodies.items():
