@@ -33,7 +33,9 @@ def check_imports(python: str | None = None, timeout: float | None = None) -> di
     """Raise PreflightFailed unless torch and Triton both import in `python` (default: this interpreter)."""
     python = python or sys.executable
     timeout = timeout if timeout is not None else timeout_from_env()
-    r = run_probe(python, timeout, os.environ)
+    # This process may have extended sys.path (smoke --python re-executes the doctor with its own packages appended):
+    # the child gets the same path, so it imports exactly the torch this process would.
+    r = run_probe(python, timeout, os.environ, extra_path=[p for p in sys.path if p])
     where = f" in {python}"
     if r.get("torch_installed") is False:
         raise PreflightFailed(f"torch is not installed{where}; install it with `rocm-triton-doctor install`, "

@@ -9,7 +9,7 @@ the process never reaches its result line the last stage names what died ("impor
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +29,15 @@ def probe_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def run_probe(python: str, timeout: float, environ: Mapping[str, str], runner: Runner = run_command) -> dict[str, Any]:
-    res = runner([python, str(SCRIPT)], timeout, probe_env(environ))
+def run_probe(python: str, timeout: float, environ: Mapping[str, str], runner: Runner = run_command,
+              extra_path: Sequence[str] = ()) -> dict[str, Any]:
+    """`extra_path` is appended to the child's sys.path (as `smoke --python` appends the doctor's own paths after
+    re-executing itself), so the child sees the same packages as the process that will import them."""
+    argv = [python, str(SCRIPT)]
+    if extra_path:
+        argv = [python, "-c", (f"import sys, runpy; sys.path.extend({list(extra_path)!r}); "
+                              f"runpy.run_path({str(SCRIPT)!r}, run_name='__main__')")]
+    res = runner(argv, timeout, probe_env(environ))
     return parse(res, timeout)
 
 
