@@ -13,6 +13,7 @@ from typing import Any
 from rocm_triton_doctor.result import ExitCode, Result
 
 ATTRS = ("os", "kernel", "amdgpu", "rocm", "gfx", "python", "torch", "triton")
+UNREADABLE = "rocm-triton-doctor/unreadable"  # internal marker for a file that could not be read
 
 
 class FleetError(Exception):
@@ -49,10 +50,13 @@ def _load(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
         try:
             data = json.loads(f.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise FleetError(f"{f}: not a JSON result ({exc})") from None
+            # One unreadable file (the empty one `ssh host ... > file` leaves for a down host) is one failed node,
+            # not the end of the whole fleet report (issue #18, defect 5).
+            out.append((str(f), {"schema": UNREADABLE, "error": f"not a JSON result ({exc})"}))
+            continue
         if isinstance(data, dict) and str(data.get("schema", "")).startswith("rocm-triton-doctor/"):
             out.append((str(f), data))
-    if not out:
+    if not any(d["schema"] != UNREADABLE for _, d in out):
         raise FleetError("no rocm-triton-doctor results found (check --json, smoke --json, smoke --distributed --json)")
     return out
 
@@ -100,6 +104,11 @@ def mixed(nodes: list[Node]) -> dict[str, list[str]]:
 def collect(paths: list[str], slow_ratio: float = 0.8) -> list[Node]:
     nodes: dict[str, Node] = {}
     for path, d in _load(paths):
+        if d.get("schema") == UNREADABLE:  # one unreadable file is one failed node (issue #18, defect 5)
+            n = _node(nodes, Path(path).stem)
+            n.failing.append(f"{path}: {d['error']}")
+            n.sources.append(path)
+            continue
         parsed = Result.from_dict(d)
         kind = parsed.schema.split("/")[0]
         if kind == "check":
@@ -107,6 +116,8 @@ def collect(paths: list[str], slow_ratio: float = 0.8) -> list[Node]:
             n = _node(nodes, facts.get("host") or Path(path).stem)
             _from_facts(n, facts)
             n.failing += [f"check {f.id}: {f.title}" for f in parsed.findings if f.severity.value == "fail"]
+            if parsed.exit_code in (3, 4) or parsed.status in ("could-not-check", "crashed"):  # defect 5
+                n.failing.append(f"check could not run ({parsed.status}): {d.get('summary') or ''}".rstrip(": "))
         elif kind == "smoke":
             n = _node(nodes, d.get("host") or Path(path).stem)
             _from_smoke(n, d)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rocm_triton_doctor.check.facts.base import Fact, absent, error, found, unknown
+from rocm_triton_doctor.check.shape import _json_type, problems
 
 SCHEMA = "rocm-triton-doctor/snapshot/1"
 SECTIONS = {"files": dict, "paths": dict, "commands": dict, "env": dict, "user": dict, "python": dict,
@@ -25,7 +26,7 @@ class SnapshotError(Exception):
 
 def validate(data: Any, origin: str = "snapshot") -> dict[str, Any]:
     if not isinstance(data, dict):
-        raise SnapshotError(f"{origin}: expected a JSON object, got {type(data).__name__}")
+        raise SnapshotError(f"{origin}: expected a JSON object, got {_json_type(data)}")
     schema = data.get("schema")
     if schema is None:
         raise SnapshotError(f"{origin}: missing 'schema' (expected {SCHEMA!r})")
@@ -35,7 +36,10 @@ def validate(data: Any, origin: str = "snapshot") -> dict[str, Any]:
         raise SnapshotError(f"{origin}: snapshot schema {schema!r} is not supported by this version (wants {SCHEMA!r})")
     for name, kind in SECTIONS.items():
         if name in data and data[name] is not None and not isinstance(data[name], kind):
-            raise SnapshotError(f"{origin}: section {name!r} must be a JSON object, got {type(data[name]).__name__}")
+            raise SnapshotError(f"{origin}: section {name!r} must be a JSON object, got {_json_type(data[name])}")
+    bad = problems(data)  # one level down too (issue #18 defect 17): never "torch is not installed in 5"
+    if bad:
+        raise SnapshotError(f"{origin}: wrong types inside the snapshot: {'; '.join(bad)}")
     return data
 
 

@@ -19,7 +19,7 @@ def facts_summary(f: Facts) -> dict[str, Any]:
     rt = f.runtime.value if f.runtime.found else None
     triton = {}
     if py:
-        triton = {n: d.version for n, d in py.distributions.items() if "triton" in n}
+        triton = {n: d.version for n, d in py.distributions.items() if "triton" in n and n != "rocm-triton-doctor"}
     raw_system = f.raw.get("system")
     system: dict[str, Any] = raw_system if isinstance(raw_system, dict) else {}
     return {

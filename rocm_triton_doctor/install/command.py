@@ -132,7 +132,7 @@ def run(opts: Options, *, dry_run: bool, yes: bool, as_json: bool, lock_path: st
                     {"plan": plan.to_dict(), "python": outcome.python, "log": outcome.log,
                      "installed": outcome.installed, "removed": outcome.removed, "seconds": round(outcome.seconds, 1),
                      "verification": [f.to_dict() for f in report.findings], "gfx_problem": gfx_problem,
-                     "lock": lock_path if lock_data else None, "next": _next_command(plan, outcome.python)},
+                     "lock": lock_path if lock_data else None, "next": _next_command(plan, outcome.python, report)},
                     report.findings)
     if not as_json:
         _show_outcome(result, report, console)
@@ -177,10 +177,13 @@ def _gfx_mismatch(plan: Plan, facts: Facts) -> str | None:
     return None
 
 
-def _next_command(plan: Plan, python: str) -> str:
-    if os.path.abspath(python) == os.path.abspath(sys.executable):  # not realpath: a venv's python is a symlink
-        return "rocm-triton-doctor smoke"
-    return f"rocm-triton-doctor smoke --python {python}"
+def _next_command(plan: Plan, python: str, report: Any = None) -> str:
+    smoke = ("rocm-triton-doctor smoke" if os.path.abspath(python) == os.path.abspath(sys.executable)  # not realpath:
+             else f"rocm-triton-doctor smoke --python {python}")  # a venv's python is a symlink
+    triton_ok = report is None or any(f.id == "triton-import" and f.severity.value == "ok" for f in report.findings)
+    if not triton_ok:  # issue #18 defect 1: smoke needs Triton, also on the CPU; never send the user in a circle
+        return f"{python} -m pip install triton   (smoke needs Triton, on the CPU too), then {smoke}"
+    return smoke
 
 
 SCHEMA = "install/1"

@@ -55,12 +55,15 @@ def prepare(python: str, venv: str | None) -> InstallTarget:
                 raise EnvError(f"{root} exists and is not a virtual environment; choose another --venv path")
             _, dirs, _ = interpreter_paths(venv_python(root))
             return InstallTarget(venv_python(root), dirs, False, root)
-        res = subprocess.run([python, "-m", "venv", root], capture_output=True, text=True, timeout=300)
-        if res.returncode != 0:
+        try:
+            res = subprocess.run([python, "-m", "venv", root], capture_output=True, text=True, timeout=300)
+            if res.returncode != 0:
+                raise EnvError(f"cannot create a virtual environment at {root}: "
+                               f"{(res.stderr.strip().splitlines() or ['?'])[-1]}")
+            _, dirs, _ = interpreter_paths(venv_python(root))
+        except BaseException:  # a failure, Ctrl-C or SIGTERM mid-creation: no half-made venv is left behind
             shutil.rmtree(root, ignore_errors=True)
-            raise EnvError(f"cannot create a virtual environment at {root}: "
-                           f"{(res.stderr.strip().splitlines() or ['?'])[-1]}")
-        _, dirs, _ = interpreter_paths(venv_python(root))
+            raise
         return InstallTarget(venv_python(root), dirs, True, root)
     _, dirs, _ = interpreter_paths(python)
     return InstallTarget(python, dirs, False, None)
@@ -79,10 +82,12 @@ class EnvBackup:
             backup = f"{d}.rtd-backup-{stamp}"
             try:
                 shutil.copytree(d, backup, symlinks=True, copy_function=_link_or_copy)
-            except OSError as exc:
+            except BaseException as exc:  # an error or a signal mid-copy: no half-made backup is left behind
                 shutil.rmtree(backup, ignore_errors=True)
                 self.discard()
-                raise EnvError(f"cannot snapshot {d} before changing it: {exc}") from None
+                if isinstance(exc, OSError):
+                    raise EnvError(f"cannot snapshot {d} before changing it: {exc}") from None
+                raise
             self.pairs.append((d, backup))
 
     def restore(self) -> None:

@@ -4,20 +4,29 @@
    resolver failure here changes nothing.
 2. Snapshot the environment (hard links, see env.py) and record `pip freeze`.
 3. Uninstall what the plan removes; install from the downloaded wheelhouse only (--no-index).
-4. Any failure in 3 (pip error, conflict, killed process, Ctrl-C) restores the snapshot — same `pip freeze`, torch
-   imports as before — or, for a venv this run created, removes it.
+4. Any failure in 3 (pip error, conflict, killed process, Ctrl-C, SIGTERM, SIGHUP) restores the snapshot — same
+   `pip freeze`, torch imports as before — or, for a venv this run created, removes it. The temporary wheelhouse
+   (hundreds of MB for a ROCm torch) and the snapshot folders are removed however the run ends.
+
+SIGTERM (a CI job's timeout, `kill`) and SIGHUP (a closed terminal or SSH session) used to end the process on the
+spot, leaving a half-changed environment, the wheelhouse and `site-packages.rtd-backup-*` behind (issue #18,
+defect 10). While `apply` runs they raise `Interrupted`, which takes the same path as Ctrl-C; while the restore
+itself runs, further signals are held back until it is done.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from urllib.parse import urlsplit
 
 from rocm_triton_doctor.install import env as envmod
@@ -27,7 +36,57 @@ Progress = Callable[[str], None]
 
 
 class InstallFailed(Exception):
-    """The install did not complete; the environment was restored (the message says so)."""
+    """The install did not complete; the environment was restored (the message says so).
+
+    `signum` is the signal that stopped it (SIGINT for Ctrl-C), or None; the CLI may exit 128+signum."""
+
+    def __init__(self, message: str, signum: int | None = None):
+        super().__init__(message)
+        self.signum = signum
+
+
+class Interrupted(BaseException):  # noqa: N818 - a BaseException like KeyboardInterrupt, not an error
+    """SIGTERM or SIGHUP arrived while the install ran."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _stop_signals_raise() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise Interrupted (as Ctrl-C raises KeyboardInterrupt) for the duration."""
+    if threading.current_thread() is not threading.main_thread():  # signal handlers live in the main thread only
+        yield
+        return
+
+    def handler(signum: int, _frame: object) -> None:
+        raise Interrupted(signum)
+
+    old = {s: signal.signal(s, handler) for s in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def _held_signals() -> Iterator[None]:
+    """While restoring: a second Ctrl-C/SIGTERM/SIGHUP must not abandon a half-restored environment."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    sigs = (signal.SIGINT, *_STOP_SIGNALS)
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in sigs}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 @dataclass
@@ -79,7 +138,10 @@ def _run(argv: list[str], log: str, progress: Progress | None, what: str) -> int
                     progress(f"{what}: {line.strip()[:100]}")
             return proc.wait()
         except BaseException:
-            proc.kill()
+            try:  # pip may already be gone (a signal sent to the whole process group)
+                proc.kill()
+            except ProcessLookupError:
+                pass
             proc.wait()
             raise
 
@@ -103,17 +165,26 @@ def installer_argv(python: str, installer: str) -> list[str]:
 
 
 def apply(plan: Plan, installer: str = "pip", progress: Progress | None = None, log: str | None = None) -> Outcome:
+    with _stop_signals_raise():
+        return _apply(plan, installer, progress, log)
+
+
+def _apply(plan: Plan, installer: str, progress: Progress | None, log: str | None) -> Outcome:
     t0 = time.monotonic()
     log = log or log_path()
     try:
         target = envmod.prepare(plan.python, plan.venv)
     except envmod.EnvError as exc:
         raise InstallFailed(f"{exc}; nothing was changed") from None
+    except (KeyboardInterrupt, Interrupted) as exc:  # prepare removed a venv it was creating
+        sig = exc.signum if isinstance(exc, Interrupted) else int(signal.SIGINT)
+        raise InstallFailed(f"interrupted by {signal.Signals(sig).name}; nothing was changed", sig) from None
     out = Outcome(target.python, log)
     py_flag = ["--python", target.python] if installer == "uv" else []
-    wheelhouse = tempfile.mkdtemp(prefix="rtd-wheels-")
+    wheelhouse: str | None = None
     snapshot: envmod.EnvBackup | None = None
     try:
+        wheelhouse = tempfile.mkdtemp(prefix="rtd-wheels-")
         # 1. download everything first
         if progress:
             progress("downloading wheels")
@@ -148,19 +219,29 @@ def apply(plan: Plan, installer: str = "pip", progress: Progress | None = None, 
             snapshot.discard()
         out.seconds = time.monotonic() - t0
         return out
-    except (_Rollback, KeyboardInterrupt) as exc:
-        reason = str(exc) if isinstance(exc, _Rollback) else "interrupted"
-        _undo(target, snapshot)
+    except (_Rollback, KeyboardInterrupt, Interrupted) as exc:
+        signum: int | None = None
+        if isinstance(exc, Interrupted):
+            signum = exc.signum
+        elif isinstance(exc, KeyboardInterrupt):
+            signum = int(signal.SIGINT)
+        reason = str(exc) if isinstance(exc, _Rollback) else "interrupted" + (
+            f" by {signal.Signals(signum).name}" if signum and signum != signal.SIGINT else "")
+        with _held_signals():
+            _undo(target, snapshot)
+            if wheelhouse:
+                shutil.rmtree(wheelhouse, ignore_errors=True)
         out.restored = True
         state = ("the new virtual environment was removed" if target.created
                  else "the environment was restored as it was")
-        raise InstallFailed(f"{reason}; {state}. Full log: {log}") from None
+        raise InstallFailed(f"{reason}; {state}. Full log: {log}", signum) from None
     except InstallFailed:
         if target.created:
             shutil.rmtree(target.root or "", ignore_errors=True)
         raise
     finally:
-        shutil.rmtree(wheelhouse, ignore_errors=True)
+        if wheelhouse:
+            shutil.rmtree(wheelhouse, ignore_errors=True)
 
 
 class _Rollback(Exception):

@@ -146,7 +146,8 @@ def make_plan(f: Facts, opts: Options, python_version: str, python: str) -> Plan
         notes.append("NVIDIA: the default PyPI wheel is the CUDA build; the knowledge base has no driver table for "
                      "CUDA wheels, so check `nvidia-smi` shows a driver new enough for the CUDA version torch reports."
                      if plat == "nvidia" else
-                     "No GPU found: installing the CPU build (Triton kernels then run only in interpreter mode).")
+                     "No GPU found: installing the CPU build (Triton kernels then run only in interpreter mode; the CPU "
+                     "build does not bring Triton: `smoke` needs `pip install triton` in the same environment).")
         index_url = opts.index_url or (CPU_INDEX if index == "cpu" else None)
         pin = f"torch=={torch_v}"
         triton_req, exact = triton_requirement(torch_v, plat)

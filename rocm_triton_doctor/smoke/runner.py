@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import sys
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -139,14 +140,25 @@ def import_stack(device: str) -> tuple[Any, Any]:
         os.environ["TRITON_INTERPRET"] = "1"  # must be set before any @triton.jit function is created
     elif os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
         raise SmokeCannotStart("TRITON_INTERPRET is set: unset it to run on the GPU, or use --device cpu")
-    try:
-        import torch
-    except Exception as exc:  # noqa: BLE001
-        raise SmokeCannotStart(f"cannot import torch ({type(exc).__name__}: {exc}); run `rocm-triton-doctor check`") from None
-    try:
-        import triton
-    except Exception as exc:  # noqa: BLE001
-        raise SmokeCannotStart(f"cannot import triton ({type(exc).__name__}: {exc}); run `rocm-triton-doctor check`") from None
+    if "torch" not in sys.modules:  # a torch that segfaults or hangs at import must not take the doctor with it
+        from rocm_triton_doctor.smoke import preflight
+
+        try:
+            preflight.check_imports()
+        except preflight.PreflightFailed as exc:
+            raise SmokeCannotStart(str(exc)) from None
+    import warnings
+
+    with warnings.catch_warnings():  # torch's and Triton's import-time UserWarnings are not ours to show
+        warnings.simplefilter("ignore")
+        try:
+            import torch
+        except Exception as exc:  # noqa: BLE001
+            raise SmokeCannotStart(f"cannot import torch ({type(exc).__name__}: {exc}); run `rocm-triton-doctor check`") from None
+        try:
+            import triton
+        except Exception as exc:  # noqa: BLE001
+            raise SmokeCannotStart(f"cannot import triton ({type(exc).__name__}: {exc}); run `rocm-triton-doctor check`") from None
     return torch, triton
 
 

@@ -70,11 +70,14 @@ def _fake_torch(tmp_path: Path, version_py: str) -> dict[str, str]:
     return {"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}
 
 
-def test_cpu_build_is_recognised_without_importing_torch(tmp_path: Path) -> None:
+def test_cpu_build_is_imported_not_guessed_from_version_py(tmp_path: Path) -> None:
+    """Issue #18 defect 2: a CPU build used to be recognised from torch/version.py alone, so a torch whose import
+    raises was 'runs on the CPU'. Now it is imported like any build, and its static version names it."""
     env = _fake_torch(tmp_path, "from typing import Optional\n__version__ = '2.13.0+cpu'\n"
                                 "cuda: Optional[str] = None\nhip: Optional[str] = None\n")
     out = Collector(environ=env, runtime_timeout=60).runtime_probe()
-    assert out["torch_version"] == "2.13.0+cpu" and out["is_available"] is False and out["torch_imported"] is False
+    assert out["torch_import_failed"] is True and out["torch_imported"] is False and "fake torch" in str(out["error"])
+    assert out["torch_static_version"] == "2.13.0+cpu" and out["torch_version"] is None
 
 
 def test_annotated_cuda_version_is_not_mistaken_for_cpu(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from rocm_triton_doctor.check.checks import (
     probes,
     python,
     rocm,
+    runtime,
     torch,
     triton,
 )
@@ -35,6 +36,7 @@ REGISTRY: tuple[Check, ...] = (
     *torch.CHECKS,
     *triton.CHECKS,
     *codeobjects.CHECKS,
+    *runtime.CHECKS,
     *probes.CHECKS,
     *nvidia.CHECKS,
 )
@@ -48,7 +50,7 @@ SETS: dict[str, tuple[str, ...]] = {
                          "kfd-present", "kfd-access", "render-access"),
     "after-install": ("torch-missing", "torch-build-mismatch", "torch-sees-gpu", "torch-family-mismatch",
                       "gfx-torch-arch", "triton-missing", "triton-duplicate-dists", "triton-version-pin",
-                      "triton-backend", "triton-build-toolchain"),
+                      "triton-backend", "triton-build-toolchain", "torch-import", "triton-import"),
 }
 
 _ids = [c.id for c in REGISTRY]

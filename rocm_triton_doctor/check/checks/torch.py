@@ -55,8 +55,10 @@ def torch_missing(f: Facts) -> Iterable[Finding]:
     sev = fail if plat in ("amd", "nvidia") else warn
     yield sev(f"torch is not installed in {exe}",
               "The doctor never installs torch as its own dependency: a plain `pip install torch` would pull the "
-              "CUDA build.", fix=Fix("Install the build that matches this machine (a virtual environment is "
-                                     "recommended).", (install_command(f),)))
+              "CUDA build.", fix=Fix("Install the build that matches this machine into a fresh virtual environment, "
+                                     "or with this interpreter's own pip:",
+                                     ("rocm-triton-doctor install --venv ~/rtd-venv",
+                                      f"{exe} -m {install_command(f)}" if exe != "this Python" else install_command(f))))
 
 
 @check("torch-build-mismatch", "torch", "The torch build (ROCm / CUDA / CPU) matches this machine's GPU.",
@@ -104,20 +106,24 @@ def torch_sees_gpu(f: Facts) -> Iterable[Finding]:
         yield fail("the runtime probe failed", rt.error, evidence=("runtime probe",))
         return
     r = rt.value
+    if r.torch_import_failed:  # raised, crashed or hung at import: reported by 'torch-import'
+        yield skip("torch is not importable (see 'torch-import')", r.error or "")
+        return
     if r.timed_out:
         yield fail("importing torch did not finish (runtime probe timed out)",
                    "A hang at import usually means a wedged driver or an incompatible HIP runtime.",
                    fix=Fix("Retry with a debug log.", ("AMD_LOG_LEVEL=4 python -c 'import torch; torch.cuda.init()'",)))
-        return
-    if r.torch_import_failed:
-        yield skip("torch is not importable", r.error or "")
         return
     if r.torch_version is None:
         yield fail("torch could not be inspected", r.error or "", evidence=("runtime probe",))
         return
     plat = accelerator(f)
     if plat == "cpu":
-        yield ok(f"torch {r.torch_version} runs on the CPU (no GPU here)")
+        raw = f.raw.get("runtime")
+        if isinstance(raw, dict) and raw.get("torch_imported") is False:  # an older probe's static read
+            yield skip(f"torch {r.torch_version} is a CPU build (not imported by this snapshot's probe)")
+        else:
+            yield ok(f"torch {r.torch_version} runs on the CPU (no GPU here)")
         return
     if r.is_available:
         names = "; ".join(f"{d.index}: {d.name}" + (f" ({d.gcn_arch})" if d.gcn_arch and r.hip_version else "") for d in r.devices)

@@ -57,6 +57,11 @@ def triton_missing(f: Facts) -> Iterable[Finding]:
         pin = _torch_pin(f)
         yield fail("Triton is not installed", f"torch requires {pin[0]}{pin[1]}." if pin else "",
                    fix=Fix("Install the one torch pins, from torch's own index.", (_reinstall(f),)))
+    elif b == "cpu":  # issue #18 defect 1: smoke's interpreter path needs Triton too; "✓" sent users in a circle
+        exe = f.python.value.executable if f.python.value else "python"
+        yield warn("Triton is not installed: `smoke` cannot run (its CPU interpreter path needs Triton)",
+                   "The CPU build of torch does not pull Triton in; PyPI's triton runs kernels in interpreter mode.",
+                   fix=Fix("Install it into the same environment:", (f"{exe} -m pip install triton",)))
     else:
         yield (warn if accelerator(f) == "amd" else ok)(
             "Triton is not installed", "Triton kernels need it; a GPU build of torch installs the matching one.")

@@ -77,7 +77,17 @@ class Collector:
         self.live = os.path.realpath(root) == "/"
         self.runner = runner
         self.timeout = timeout
-        self.python = python or sys.executable
+        # No --python: the doctor's own interpreter, or, when that has no torch, the nearest environment that has
+        # one (probes/pythons.py); the search is recorded in the snapshot so `check` can say what it inspected.
+        self.python_search: dict[str, object] | None = None
+        if python:
+            self.python = python
+        elif self.live:
+            from rocm_triton_doctor.check.probes import pythons
+
+            self.python, self.python_search = pythons.choose(os.environ if environ is None else environ, runner=runner)
+        else:
+            self.python = sys.executable
         self.runtime = runtime
         self.runtime_timeout = runtime_timeout
         self.environ = dict(os.environ if environ is None else environ)
@@ -226,9 +236,9 @@ class Collector:
 
         One process on purpose: Triton's driver selection imports torch itself, so a second process would only
         repeat the import (measured on the H200: no gain)."""
-        res = self.runner([self.python, str(SCRIPTS / "runtime_probe.py")], self.runtime_timeout,
-                          _python_env(self.environ))
-        return _parse_json_result(res, marker=RUNTIME_MARKER)
+        from rocm_triton_doctor.check.probes.runtime import run_probe
+
+        return run_probe(self.python, self.runtime_timeout, self.environ, self.runner)
 
     # -- the whole snapshot -----------------------------------------------------------------------------------
     def start(self) -> None:
@@ -255,6 +265,8 @@ class Collector:
                 snap["which"] = which
                 self.progress("running ROCm/NVIDIA tools")
                 snap["commands"] = self.commands(which)
+            if self.python_search is not None:
+                snap["python_search"] = self.python_search
             if python_fut is not None:
                 self.progress("inspecting the Python environment")
                 snap["python"] = python_fut.result()

@@ -28,6 +28,11 @@ class CommandResult:
     error: str | None = None  # e.g. "permission denied" when exec itself failed
     seconds: float = 0.0
 
+    @property
+    def crashed(self) -> str | None:
+        """'SIGSEGV' (or another signal name) when the tool died of a signal instead of answering; else None."""
+        return crash_signal(self.returncode)
+
     def to_dict(self) -> dict[str, object]:
         d: dict[str, object] = {
             "argv": list(self.argv),
@@ -39,7 +44,34 @@ class CommandResult:
         }
         if self.error:
             d["error"] = self.error
+        if self.crashed:
+            d["crashed"] = self.crashed
         return d
+
+
+# Signals that mean "the program crashed" rather than "it was asked to stop". A shell wrapper (rocm-smi and amd-smi
+# are Python scripts often started through one) reports a child killed by signal N as exit status 128+N (POSIX
+# `wait` semantics as bash reports them), so both forms count.
+_CRASH_SIGNALS = ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGILL", "SIGFPE", "SIGKILL", "SIGTRAP", "SIGSYS")
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def crash_signal(returncode: object) -> str | None:
+    """The signal a process died of, from its return code: -N (killed, as subprocess reports it) or 128+N for the
+    crash signals above (a shell in between). None for an ordinary exit status."""
+    if not isinstance(returncode, int) or isinstance(returncode, bool):
+        return None
+    if returncode < 0:
+        return signal_name(-returncode)
+    if 128 < returncode < 160 and signal_name(returncode - 128) in _CRASH_SIGNALS:
+        return signal_name(returncode - 128)
+    return None
 
 
 class Runner(Protocol):

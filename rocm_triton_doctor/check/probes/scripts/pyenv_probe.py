@@ -19,6 +19,13 @@ WATCHED = {
     "triton-nightly", "pynvml", "nvidia-ml-py", "amdsmi", "numpy", "rocm", "rocm-sdk-core", "xformers",
 }
 WATCHED_PREFIXES = ("amd-torch-device-", "rocm-sdk-libraries-", "nvidia-cuda-runtime", "nvidia-cublas")
+# The doctor itself has "triton" in its name but is no Triton: counting it made `check --markdown` show
+# "Triton | rocm-triton-doctor 0.1.0" and `fleet` report Triton drift between nodes (issue #18, defect 9).
+SELF = "rocm-triton-doctor"
+
+
+def _is_triton(key):
+    return "triton" in key and key != SELF
 
 
 def _norm(name):
@@ -70,7 +77,7 @@ def probe():
             out.setdefault("shadowed", []).append(key)
             continue
         seen.add(key)
-        watched = key in WATCHED or key.startswith(WATCHED_PREFIXES) or "triton" in key
+        watched = key in WATCHED or key.startswith(WATCHED_PREFIXES) or _is_triton(key)
         if not watched:
             continue
         info = {"version": dist.version, "requires": list(dist.requires or [])}
@@ -87,7 +94,7 @@ def probe():
                 info["direct_url"] = json.loads(direct).get("url")
         except Exception:
             pass
-        if "triton" in key and _owns_triton(dist):
+        if _is_triton(key) and _owns_triton(dist):
             out["triton_owners"].append(key)
         out["distributions"][key] = info
     return out

@@ -1,11 +1,33 @@
-"""Import torch (and Triton when a GPU is usable) in the TARGET interpreter; print one JSON line.
+"""Import torch and Triton in the TARGET interpreter, whatever the build (CPU included); print one JSON line.
 
-Run in a subprocess with a timeout because importing a broken ROCm torch can hang or abort the process
-(`hipErrorNoBinaryForGpu` aborts at HIP init). Stdlib + torch/triton only; Python 3.8-compatible.
+Run in a subprocess with a timeout because importing a broken torch can raise, hang or kill the process
+(`hipErrorNoBinaryForGpu` aborts at HIP init; a torch built for another glibc segfaults). So that the doctor can
+say WHICH step died when the process never reaches its JSON line, a stage line is printed (and flushed) before each
+risky step, and the torch facts are printed as a partial result before Triton is imported:
+
+    @@RTD-STAGE@@import torch
+    @@RTD-PARTIAL@@{...torch facts...}
+    @@RTD-STAGE@@import triton
+    @@RTD-RUNTIME@@{...everything...}
+
+Every build is imported on purpose: a CPU build recognised from torch/version.py alone was reported as "runs on the
+CPU" even when `import torch` raised or segfaulted (issue #18, defect 2). The version read statically is still
+recorded, so a torch that cannot be imported is named with its version.
+Stdlib + torch/triton only; Python 3.8-compatible.
 """
 import json
 import sys
 import traceback
+import warnings
+
+STAGE = "@@RTD-STAGE@@"
+PARTIAL = "@@RTD-PARTIAL@@"
+MARKER = "@@RTD-RUNTIME@@"
+
+
+def _emit(prefix, text):
+    sys.stdout.write("\n" + prefix + text + "\n")
+    sys.stdout.flush()
 
 
 def _last_line(exc):
@@ -16,8 +38,7 @@ def _last_line(exc):
 def _static_build():
     """(version, cuda, hip) from torch/version.py WITHOUT importing torch, or None if it cannot be read.
 
-    torch/version.py is plain assignments written at build time (`__version__`, `cuda`, `hip`), so a CPU-only build
-    can be recognised without paying the ~1.5 s import: it has no GPU runtime to probe.
+    Only used to name a torch whose import fails: torch/version.py is plain assignments written at build time.
     """
     import ast
     import importlib.util
@@ -31,7 +52,8 @@ def _static_build():
         return None
     path = os.path.join(list(spec.submodule_search_locations)[0], "version.py")
     try:
-        tree = ast.parse(open(path, encoding="utf-8").read())
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
     except (OSError, SyntaxError, ValueError):
         return None
     values = {}
@@ -47,34 +69,51 @@ def _static_build():
             values[name] = ast.literal_eval(value)
         except ValueError:
             pass
-    if not {"__version__", "cuda", "hip"} <= set(values):
-        return None  # unknown layout: import torch instead of guessing
+    if "__version__" not in values:
+        return None
     return values.get("__version__"), values.get("cuda"), values.get("hip")
+
+
+def _installed(name):
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def probe():
     out = {"torch_version": None, "hip_version": None, "cuda_version": None, "is_available": None,
            "device_count": 0, "devices": [], "arch_list": None, "triton_version": None,
-           "triton_backend": None, "triton_arch": None, "triton_error": None, "error": None}
-    static = _static_build()
-    if static is not None and static[1] is None and static[2] is None:
-        # A CPU-only build: is_available() is False by construction and there is no device or Triton backend.
-        out.update(torch_version=static[0], is_available=False, arch_list=[], torch_imported=False)
-        return out
-    if static is None and not _torch_installed():
+           "triton_backend": None, "triton_arch": None, "triton_error": None, "error": None,
+           "torch_imported": False, "triton_installed": _installed("triton"), "triton_imported": False,
+           "triton_import_error": None}
+    if not _installed("torch"):
         out["error"] = "import torch failed: No module named 'torch'"
         out["torch_import_failed"] = True
+        out["torch_installed"] = False
         return out
+    static = _static_build()
+    if static is not None:
+        out["torch_static_version"] = static[0]
+    _emit(PARTIAL, json.dumps(out))
+    _emit(STAGE, "import torch")
     try:
-        import torch
-    except Exception as exc:
+        # Third-party warnings (torch's "Failed to initialize NumPy") are not the user's problem here.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import torch
+    except BaseException as exc:  # noqa: BLE001 - SystemExit from a broken __init__ is a failed import too
         out["error"] = "import torch failed: " + _last_line(exc)
         out["torch_import_failed"] = True
         return out
+    out["torch_imported"] = True
     out["torch_version"] = getattr(torch, "__version__", None)
     version = getattr(torch, "version", None)
     out["hip_version"] = getattr(version, "hip", None)
     out["cuda_version"] = getattr(version, "cuda", None)
+    _emit(STAGE, "torch.cuda")
     try:
         out["is_available"] = bool(torch.cuda.is_available())
         out["device_count"] = int(torch.cuda.device_count()) if out["is_available"] else 0
@@ -93,16 +132,29 @@ def probe():
             out["devices"].append(dev)
     except Exception as exc:
         out["error"] = "torch.cuda failed: " + _last_line(exc)
-    if out["is_available"]:
+    if out["triton_installed"]:
+        _emit(PARTIAL, json.dumps(out))
+        _emit(STAGE, "import triton")
         _probe_triton(out)
     return out
 
 
 def _probe_triton(out):
-    """Triton's active backend and target, as Triton itself selects them (triton/runtime/driver.py)."""
+    """Import Triton; with a usable GPU also its active backend and target, as Triton selects them
+    (triton/runtime/driver.py). On the CPU only the import is tested: the interpreter path needs no driver."""
     try:
-        import triton
-        out["triton_version"] = getattr(triton, "__version__", None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import triton
+    except BaseException as exc:  # noqa: BLE001
+        out["triton_import_error"] = _last_line(exc)
+        return
+    out["triton_imported"] = True
+    out["triton_version"] = getattr(triton, "__version__", None)
+    if not out["is_available"]:
+        return
+    _emit(STAGE, "triton driver")
+    try:
         from triton.runtime import driver
         target = driver.active.get_current_target()
         out["triton_backend"] = getattr(target, "backend", None)
@@ -112,19 +164,9 @@ def _probe_triton(out):
         out["triton_error"] = _last_line(exc)
 
 
-def _torch_installed():
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec("torch") is not None
-    except (ImportError, ValueError):
-        return False
-
-
 if __name__ == "__main__":
     try:
         result = probe()
     except BaseException as exc:  # noqa: BLE001 - anything at all becomes data, not a traceback
         result = {"error": "runtime probe crashed: " + _last_line(exc), "trace": traceback.format_exc()[-2000:]}
-    sys.stdout.write("\n@@RTD-RUNTIME@@" + json.dumps(result) + "\n")
-    sys.stdout.flush()
+    _emit(MARKER, json.dumps(result))
