@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from rocm_triton_doctor.install import executor
-from tests import wheelhouse
+from tests.install import wheelhouse
 from tests.faults.engine import ROOT, SCENARIOS
 
 DRIVER = r"""
