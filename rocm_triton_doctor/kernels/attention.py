@@ -91,21 +91,11 @@ def _key_ranges(start_m, S_K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUS
 
 
 @triton.jit
-def _query_tile(CAUSAL: tl.constexpr):
-    """Causal: the last query tiles (the most key blocks) are launched first, so the short tiles fill the tail of the
-    grid instead of one long tile running alone at the end (FlashAttention-2's ordering)."""
-    if CAUSAL:
-        return tl.num_programs(0) - 1 - tl.program_id(0)
-    else:
-        return tl.program_id(0)
-
-
-@triton.jit
 def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, H, S_Q, S_K, GROUP, sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s,
                     sk_d, sv_b, sv_h, sv_s, sv_d, so_b, so_h, so_s, so_d, HEAD_DIM: tl.constexpr,
                     BLOCK_D: tl.constexpr, Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr,
                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    start_m = _query_tile(CAUSAL)
+    start_m = tl.program_id(0)
     off_bh = tl.program_id(1)
     b = (off_bh // H).to(tl.int64)
     h = (off_bh % H).to(tl.int64)
@@ -163,7 +153,7 @@ def attn_fwd_tma_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, H, S_K, GROUP,
     stride, so the transposed model layout too) — reads past S are zero-filled per head, the store drops rows past
     S_q — and the unmasked key loop warp-specialised (producer warps issue the loads, consumer warps do the math).
     Power-of-two D only (a descriptor's block is the tile). UPCAST: see attention()."""
-    start_m = _query_tile(CAUSAL)
+    start_m = tl.program_id(0)
     off_bh = tl.program_id(1)
     b = off_bh // H
     h = off_bh % H

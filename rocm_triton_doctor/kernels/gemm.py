@@ -231,7 +231,11 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
         if bias.dtype not in (dtype, torch.float32):
             raise TypeError(f"gemm: bias must be {dtype} or float32, got {bias.dtype}")
     elif bias is not None:
-        raise ValueError("gemm: a bias was passed with epilogue='none'; use epilogue='bias' to add it")
+        # A bias passed with epilogue="none" is added, as F.linear(x, w, bias) would: silently dropping it was a
+        # wrong result (kernel-edge-cases.md #23), and gemm(a, b, bias) reads as "with bias".
+        if tuple(bias.shape) != (N,) or bias.dtype not in (dtype, torch.float32):
+            raise ValueError(f"gemm: bias must have shape ({N},) and dtype {dtype} or float32")
+        epilogue = "bias"
     p = check_p(p)
     seed_v = argcheck.dropout_seed("gemm", seed, p)
     if out is None:
@@ -315,7 +319,7 @@ def reference(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilo
     acc_t = torch.float64 if a.device.type == "cpu" else torch.float32
     with _no_tf32():
         y = a.to(acc_t) @ b.to(acc_t)
-    if EPILOGUES[epilogue] >= 1 and bias is not None:
+    if bias is not None:  # added whenever given, epilogue "none" included (as gemm() does)
         y = y + bias.to(acc_t)
     if epilogue == "bias_relu":
         y = torch.relu(y)
@@ -326,7 +330,7 @@ def reference(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilo
 
 def eager(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilogue: str, p: float) -> torch.Tensor:
     y = a @ b
-    if EPILOGUES[epilogue] >= 1 and bias is not None:
+    if bias is not None:
         y = y + bias
     if epilogue == "bias_relu":
         y = torch.relu(y)

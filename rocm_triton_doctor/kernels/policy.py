@@ -239,17 +239,22 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
         return {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3}
     if t.backend == "cuda":
         if head_dim > 128:
-            # D=256: a 128x256 fp32 accumulator alone is 128 registers per thread at 8 warps; 64-row tiles and
-            # 32-key blocks keep Q, the accumulator and a K/V stage in registers (--compile-only sm_90: no spills).
-            # Not timed yet.
-            return {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4, "num_stages": 2}
+            # D=256: a 128x256 fp32 accumulator alone is 128 registers per thread at 8 warps. --compile-only sm_90,
+            # Triton 3.9, ptxas spill bytes causal/non-causal: 64x16 w8 s2 0/0 (194/224 registers); 64x32 w8 24/16,
+            # 64x32 w4 152/80, 32x32 w4 0/0 but 255 registers, 128x32 w8 240/240. Not timed yet.
+            return {"BLOCK_M": 64, "BLOCK_N": 16, "num_warps": 8, "num_stages": 2}
         # H200 sweep with the scale folded into exp2 (docs/measurements/2026-11-21-h200-tune-3.json): 128x64, 8 warps,
         # 3 stages is best for both: 442 TF/s non-causal (0.74x SDPA), 437 TF/s causal (0.82x); 64x64 w4 0.73/0.77x.
         return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8 if head_dim >= 128 else 4, "num_stages": 3}
     # HIP: num_stages=1 for fused two-GEMM kernels (ROCm guide). Tiles with 0 VGPR spills for D=64/128, causal or not
     # (Triton 3.9, --compile-only sweep): CDNA (gfx90a/gfx942/gfx950) 64x32 with 8 warps; RDNA3/3.5/4 (gfx1100/
     # gfx1151/gfx1201) 64x16 with 8 warps — 128-row tiles and tutorial 06's waves_per_eu hints spilled. Not timed.
+    # D=80/96 (BLOCK_D 128, masked) and D=256 on CDNA: the same tiles, 0 spills on gfx942 (256: 215 VGPRs, 2 waves).
+    # RDNA with D=256 spills in every tile tried on gfx1100 (VGPR spills causal: 64x16 w8 327, 64x16 w16 117,
+    # 32x16 w8 230, 32x16 w16 96, 16x16 w4 311): the least is used; correct, but expect it slow there.
     bn = 32 if t.cdna else 16
+    if head_dim > 128 and not t.cdna:
+        return {"BLOCK_M": 32, "BLOCK_N": 16, "num_warps": 16, "num_stages": 1, **_hip_extra(t, gemm=True)}
     return {"BLOCK_M": 64, "BLOCK_N": bn, "num_warps": 8, "num_stages": 1, **_hip_extra(t, gemm=True, waves_per_eu=0)}
 
 
