@@ -110,12 +110,12 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, H, S_Q, S_K, GROUP, sq
     if BLOCK_D != HEAD_DIM:
         rows_ok = rows_ok & (offs_d[None, :] < HEAD_DIM)
     q = tl.load(q_ptr + q_base + offs_m[:, None] * sq_s + offs_d[None, :] * sq_d, mask=rows_ok, other=0.0)
+    if UPCAST:  # before the sign: the interpreter negates bf16 as the raw uint16 it stores it in
+        q = q.to(tl.float32)
     if Q_SIGN == -1:
         q = -q  # exact in every dtype: scores·(-s) == (-q)·k·s
     if Q_SIGN == 0:
         q = (q * 0.0).to(q.dtype)  # scale 0: every visible key weighs the same, as SDPA gives
-    if UPCAST:
-        q = q.to(tl.float32)
     m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
     l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
@@ -161,12 +161,12 @@ def attn_fwd_tma_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, H, S_K, GROUP,
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
     q = q_desc.load([b, h, start_m * BLOCK_M, 0]).reshape(BLOCK_M, HEAD_DIM)
+    if UPCAST:
+        q = q.to(tl.float32)
     if Q_SIGN == -1:
         q = -q
     if Q_SIGN == 0:
         q = (q * 0.0).to(q.dtype)
-    if UPCAST:
-        q = q.to(tl.float32)
     m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
     l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
