@@ -91,14 +91,16 @@ def _key_ranges(start_m, S_K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUS
 
 
 @triton.jit
-def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, H, S_Q, S_K, GROUP, sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s,
+def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s,
                     sk_d, sv_b, sv_h, sv_s, sv_d, so_b, so_h, so_s, so_d, HEAD_DIM: tl.constexpr,
                     BLOCK_D: tl.constexpr, Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr,
                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # Grid (query tiles, H, B): tiles fastest, so the programs of one head, which read the same K/V, run together;
+    # B and H in their own dimensions (each up to 65535 on CUDA) so B·H has no such limit (a decode batch of 2048
+    # with 32 heads), with no division to split them.
     start_m = tl.program_id(0)
-    off_bh = tl.program_id(1)
-    b = (off_bh // H).to(tl.int64)
-    h = (off_bh % H).to(tl.int64)
+    h = tl.program_id(1).to(tl.int64)
+    b = tl.program_id(2).to(tl.int64)
     q_base = b * sq_b + h * sq_h
     k_base = b * sk_b + (h // GROUP) * sk_h
     v_base = b * sv_b + (h // GROUP) * sv_h
@@ -145,7 +147,7 @@ def _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, of
 
 
 @triton.jit
-def attn_fwd_tma_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, H, S_K, GROUP, HEAD_DIM: tl.constexpr,
+def attn_fwd_tma_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, S_K, GROUP, HEAD_DIM: tl.constexpr,
                         Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr, BLOCK_M: tl.constexpr,
                         BLOCK_N: tl.constexpr):
     """Hopper: the same algorithm as attn_fwd_kernel, with Q, K, V and O tiles moved by the tensor-memory accelerator
@@ -154,9 +156,8 @@ def attn_fwd_tma_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, H, S_K, GROUP,
     S_q — and the unmasked key loop warp-specialised (producer warps issue the loads, consumer warps do the math).
     Power-of-two D only (a descriptor's block is the tile). UPCAST: see attention()."""
     start_m = tl.program_id(0)
-    off_bh = tl.program_id(1)
-    b = off_bh // H
-    h = off_bh % H
+    h = tl.program_id(1)
+    b = tl.program_id(2)
     kh = h // GROUP
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
@@ -233,15 +234,15 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     use_tma = kernel == "tma" or (kernel == "auto" and tma_ok and policy.attention_use_tma(target, D, flops))
     cfg = _checked_config(config) if config is not None else policy.attention_config(
         target, block_d, q.element_size(), bool(causal), tma=use_tma)
-    grid = (triton.cdiv(S_q, cfg["BLOCK_M"]), B * H)
+    grid = (triton.cdiv(S_q, cfg["BLOCK_M"]), H, B)
     if use_tma:
         from triton.tools.tensor_descriptor import TensorDescriptor
 
         bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
         descs = [TensorDescriptor.from_tensor(t, [1, 1, blk, D]) for t, blk in ((q, bm), (k, bn), (v, bn), (o, bm))]
-        attn_fwd_tma_kernel[grid](*descs, qk_scale, H, S_k, H // H_kv, HEAD_DIM=D, **consts, **cfg)
+        attn_fwd_tma_kernel[grid](*descs, qk_scale, S_k, H // H_kv, HEAD_DIM=D, **consts, **cfg)
         return o
-    attn_fwd_kernel[grid](q, k, v, o, qk_scale, H, S_q, S_k, H // H_kv, *q.stride(), *k.stride(), *v.stride(),
+    attn_fwd_kernel[grid](q, k, v, o, qk_scale, S_q, S_k, H // H_kv, *q.stride(), *k.stride(), *v.stride(),
                           *o.stride(), HEAD_DIM=D, BLOCK_D=block_d, **consts, **cfg)
     return o
 
@@ -326,7 +327,7 @@ def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dic
         cfg = policy.attention_config(target, block_d, 2, causal=causal)
         const = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False,
                  "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
-        sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "qk_scale": "fp32", "H": "i32",
+        sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "qk_scale": "fp32",
                "S_Q": "i32", "S_K": "i32", "GROUP": "i32", **strides}
         const.update({"sq_d": 1, "sk_d": 1, "sv_d": 1, "so_d": 1})  # what Triton's specialisation of stride 1 gives
         out.append((f"attention bf16{' causal' if causal else ''} D={d}", attn_fwd_kernel, sig, const, cfg))
@@ -337,7 +338,7 @@ def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dic
             bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
             sig = {"q_desc": f"tensordesc<bf16[1, 1, {bm}, 128]>", "k_desc": f"tensordesc<bf16[1, 1, {bn}, 128]>",
                    "v_desc": f"tensordesc<bf16[1, 1, {bn}, 128]>", "o_desc": f"tensordesc<bf16[1, 1, {bm}, 128]>",
-                   "qk_scale": "fp32", "H": "i32", "S_K": "i32", "GROUP": "i32"}
+                   "qk_scale": "fp32", "S_K": "i32", "GROUP": "i32"}
             const = {"HEAD_DIM": 128, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False, "BLOCK_M": bm, "BLOCK_N": bn}
             out.append((f"attention bf16{' causal' if causal else ''} D=128 (TMA)", attn_fwd_tma_kernel, sig, const,
                         cfg))
