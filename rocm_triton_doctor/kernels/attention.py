@@ -10,6 +10,7 @@ FLOPs 4·B·H·S_q·S_k·D (about half when causal); bytes e·(2·B·H_q·S_q + 
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import torch
@@ -209,6 +210,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         raise ValueError(f"attention: head dim {D} not supported (1 to {MAX_HEAD_DIM})")
     if (H_kv == 0 and H > 0) or (H_kv > 0 and H % H_kv):
         raise ValueError(f"attention: query heads ({H}) must be a multiple of key/value heads ({H_kv})")
+    if sm_scale is not None and (isinstance(sm_scale, bool) or not isinstance(sm_scale, numbers.Real)):
+        raise TypeError(f"attention: sm_scale must be a real number or None, got {type(sm_scale).__name__}")
     scale = 1.0 / math.sqrt(D) if sm_scale is None else float(sm_scale)
     if not math.isfinite(scale):
         raise ValueError(f"attention: sm_scale must be finite, got {sm_scale}")

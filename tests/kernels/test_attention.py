@@ -90,6 +90,12 @@ def test_non_finite_scale_is_refused(scale: float) -> None:
         attention.attention(q, q.clone(), q.clone(), sm_scale=scale)
 
 
+def test_scale_of_the_wrong_type_is_a_type_error() -> None:
+    q = torch.randn(1, 1, 4, 16)
+    with pytest.raises(TypeError, match="sm_scale"):
+        attention.attention(q, q.clone(), q.clone(), sm_scale="0.1")  # type: ignore[arg-type]
+
+
 def test_output_aliasing_an_input_is_refused() -> None:  # edge case 12: out=k or out=v gave wrong values
     q, k, v = (torch.randn(1, 2, 150, 32) for _ in range(3))
     for alias in (q, k, v):
