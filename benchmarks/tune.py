@@ -34,7 +34,7 @@ def main() -> None:
     ap.add_argument("--json")
     ap.add_argument("--parts", default="gemm,bias_gelu_dropout_residual,attention",
                     help="comma list of gemm, bias_gelu_dropout_residual, attention, gemm_small, rows, rows2, tma, "
-                         "attn_tma")
+                         "attn_tma, gemm_decode, gemm_odd, attn_shapes")
     a = ap.parse_args()
     dev = torch.device("cuda")
     ceil = measure_ceilings(dev)
@@ -62,7 +62,8 @@ def main() -> None:
                 kind = "bias_relu" if epi != "none" else "none"
                 for cfg in gemm_cfgs:
                     try:
-                        t = ms(lambda cfg=cfg: gemm.gemm(A, B, bias, kind, p=p, seed=1, config=cfg))
+                        t = ms(lambda cfg=cfg: gemm.gemm(A, B, bias if kind != "none" else None, kind, p=p, seed=1,
+                                                         config=cfg))
                     except Exception as exc:  # noqa: BLE001
                         print("  fail", epi, cfg, str(exc).splitlines()[0][:120], flush=True)
                         continue
@@ -112,11 +113,9 @@ def main() -> None:
         fl = 4 * 4 * 32 * 4096 * 4096 * 128 * (0.5 if causal else 1.0)
         for cfg in att_cfgs:
             o = torch.empty_like(q)
-            grid = (triton_cdiv(4096, cfg["BLOCK_M"]), 4 * 32)
 
-            def run(cfg=cfg, grid=grid, o=o):  # type: ignore[no-untyped-def]
-                attention.attn_fwd_kernel[grid](q, k, v, o, 128 ** -0.5, 32, 4096, q.stride(0), q.stride(1),
-                                                q.stride(2), HEAD_DIM=128, CAUSAL=causal, UPCAST=False, **cfg)
+            def run(cfg=cfg, o=o):  # type: ignore[no-untyped-def]
+                attention.attention(q, k, v, causal, out=o, kernel="pointer", config=cfg)
 
             try:
                 t = ms(run)
@@ -127,8 +126,10 @@ def main() -> None:
                    "sdpa_ms": ts, "x_sdpa": ts / t}
             rows.append(row)
             print(f"attn causal={causal!s:5s} {cfg}: {row['tflops']:5.0f} TF/s  x SDPA {row['x_sdpa']:.2f}", flush=True)
+    from tune_shapes import SWEEPS as SHAPE_SWEEPS  # benchmarks/tune_shapes.py: issue #16's shape classes
+
     sweeps = {"gemm_small": tune_gemm_small, "rows": tune_rows,
-              "rows2": tune_rows_looped, "tma": tune_tma_gemm, "attn_tma": tune_attention_tma}
+              "rows2": tune_rows_looped, "tma": tune_tma_gemm, "attn_tma": tune_attention_tma, **SHAPE_SWEEPS}
     for name, sweep in sweeps.items():
         if name in parts:
             sweep(dev, ceil, rows)
@@ -154,8 +155,8 @@ def tune_gemm_small(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
             for cfg in cfgs:
                 kind = "bias_relu" if epi != "none" else "none"
                 # Graph replay: at these sizes a Python launch costs as much as the kernel (launch-bound).
-                t = float(do_bench_cudagraph(lambda cfg=cfg: gemm.gemm(A, B, bias, kind, p=p, seed=1, config=cfg),
-                                             rep=50, return_mode="median"))
+                t = float(do_bench_cudagraph(lambda cfg=cfg: gemm.gemm(A, B, bias if kind != "none" else None, kind, p=p,
+                                                                       seed=1, config=cfg), rep=50, return_mode="median"))
                 row = {"kernel": "gemm_small", "dtype": "float16", "n": n, "epilogue": epi, "config": cfg, "ms": t,
                        "tflops": 2 * n**3 / t / 1e9, "eager_ms": eager[epi], "x_eager": eager[epi] / t}
                 rows.append(row)
@@ -334,13 +335,14 @@ def tune_tma_gemm(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
             eager = {k: ms(f) for k, f in fns.items()}
             for epi, p in (("none", 0.0), ("bias_relu", 0.0), ("bias_relu+dropout", 0.1)):
                 kind = "bias_relu" if epi != "none" else "none"
-                tp = ms(lambda kind=kind, p=p: gemm.gemm(A, B, bias, kind, p=p, seed=1, out=C, kernel="pointer"))
-                ref = gemm.gemm(A, B, bias, kind, p=p, seed=1, kernel="pointer").float()
+                bb = bias if kind != "none" else None
+                tp = ms(lambda kind=kind, p=p, bb=bb: gemm.gemm(A, B, bb, kind, p=p, seed=1, out=C, kernel="pointer"))
+                ref = gemm.gemm(A, B, bb, kind, p=p, seed=1, kernel="pointer").float()
                 print(f"tma {str(dtype)[6:]} {n} {epi:18s} pointer {2 * n**3 / tp / 1e9:5.0f} TF/s x eager "
                       f"{eager[epi] / tp:.3f}", flush=True)
                 for cfg in cfgs:
-                    def run(cfg=cfg, kind=kind, p=p):  # type: ignore[no-untyped-def]
-                        gemm.gemm(A, B, bias, kind, p=p, seed=1, out=C, config=cfg, kernel="tma")
+                    def run(cfg=cfg, kind=kind, p=p, bb=bb):  # type: ignore[no-untyped-def]
+                        gemm.gemm(A, B, bb, kind, p=p, seed=1, out=C, config=cfg, kernel="tma")
 
                     try:
                         t = ms(run)
@@ -360,8 +362,6 @@ def tune_tma_gemm(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
 def tune_attention_tma(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
     """The TMA attention kernel (attention.attn_fwd_tma_kernel) at several tiles and stage counts against the pointer
     kernel and SDPA (the sweep that chose it is docs/measurements/2026-11-21-h200-tune-8.json)."""
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
     B, H, S, D = 4, 32, 4096, 128
     q, k, v = (torch.randn(B, H, S, D, device=dev, dtype=torch.bfloat16) for _ in range(3))
     cfgs = [(128, 64, 3, 8), (128, 128, 2, 8), (128, 128, 3, 8), (128, 64, 4, 8)]
@@ -373,13 +373,10 @@ def tune_attention_tma(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
         print(f"attn_tma causal={causal}: pointer {fl / tp / 1e9:.0f} TF/s x SDPA {ts / tp:.3f}", flush=True)
         for bm, bn, st, wp in cfgs:
             o = torch.empty_like(q)
-            descs = [TensorDescriptor.from_tensor(t.view(B * H, S, D), [1, blk, D])
-                     for t, blk in ((q, bm), (k, bn), (v, bn), (o, bm))]
 
-            def run(descs=descs, bm=bm, bn=bn, st=st, wp=wp, causal=causal):  # type: ignore[no-untyped-def]
-                attention.attn_fwd_tma_kernel[(triton_cdiv(S, bm), B * H)](
-                    *descs, D ** -0.5, S, HEAD_DIM=D, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, num_stages=st,
-                    num_warps=wp)
+            def run(bm=bm, bn=bn, st=st, wp=wp, causal=causal, o=o):  # type: ignore[no-untyped-def]
+                attention.attention(q, k, v, causal, out=o, kernel="tma",
+                                    config={"BLOCK_M": bm, "BLOCK_N": bn, "num_stages": st, "num_warps": wp})
 
             try:
                 t = ms(run)

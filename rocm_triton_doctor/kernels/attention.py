@@ -1,47 +1,68 @@
-"""Attention forward (FlashAttention-2 style): O = softmax(Q·Kᵀ·scale [+ causal mask]) · V, for Q, K, V of shape
-(B, H, S, D), D in {64, 128}. Each program owns BLOCK_M query rows and streams K/V tiles, keeping the running max and
-sum (online softmax, base-2 exponentials) so the S×S score matrix is never written.
-FLOPs 4·B·H·S²·D (half that when causal); bytes e·4·B·H·S·D."""
+"""Attention forward (FlashAttention-2 style): O = softmax(Q·Kᵀ·scale [+ causal mask]) · V, the same function as
+torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=sm_scale, enable_gqa=True).
+Q is (B, H_q, S_q, D), K and V are (B, H_kv, S_k, D) with H_q a multiple of H_kv (GQA/MQA: query head h reads key
+head h // (H_q / H_kv)), any strides (the (B, S, H, D).transpose(1, 2) layout models produce is read in place), any
+D from 1 to 256 (a power-of-two BLOCK_D, masked on D only when D is not one). Causal is SDPA's: top-left aligned,
+query i sees keys j <= i, also when S_q != S_k. Each program owns BLOCK_M query rows and streams K/V tiles, keeping
+the running max and sum (online softmax, base-2 exponentials) so the S_q×S_k score matrix is never written.
+FLOPs 4·B·H·S_q·S_k·D (about half when causal); bytes e·(2·B·H_q·S_q + 2·B·H_kv·S_k)·D."""
 
 from __future__ import annotations
 
 import math
+import numbers
+from typing import Any
 
 import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import (Case, Inputs, check_device, check_dtype, prepare_out, randn, tma_layout_ok,
-                                             upcast_dots)
+from rocm_triton_doctor.kernels import argcheck, policy
+from rocm_triton_doctor.kernels.base import Case, Inputs, check_device, randn, tma_layout_ok, upcast_dots
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
-HEAD_DIMS = (16, 32, 64, 128)
+MAX_HEAD_DIM = 256
+LOG2E = 1.4426950408889634
+CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages")
 
 
 @triton.jit
-def _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, base, start_n, offs_m, offs_n, offs_d, S, stride_s, qk_scale,
-                MASKED: tl.constexpr, UPCAST: tl.constexpr, CAUSAL: tl.constexpr = False):
-    """One key/value block of the online softmax: update the running max m_i, sum l_i and the output accumulator."""
+def _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_n, offs_d, S_K, sk_s, sk_d,
+                sv_s, sv_d, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, MASKED: tl.constexpr,
+                UPCAST: tl.constexpr, CAUSAL: tl.constexpr = False):
+    """One key/value block of the online softmax: update the running max m_i, sum l_i and the output accumulator.
+    MASKED: the block holds keys past S_k or (causal) above the diagonal; only such blocks pay for the mask."""
     cols = start_n + offs_n
+    k_ptrs = k_ptr + k_base + cols[None, :] * sk_s + offs_d[:, None] * sk_d
+    v_ptrs = v_ptr + v_base + cols[:, None] * sv_s + offs_d[None, :] * sv_d
     if MASKED:
-        k = tl.load(k_ptr + base + cols[None, :] * stride_s + offs_d[:, None], mask=cols[None, :] < S, other=0.0)
-        v = tl.load(v_ptr + base + cols[:, None] * stride_s + offs_d[None, :], mask=cols[:, None] < S, other=0.0)
+        if BLOCK_D == HEAD_DIM:
+            k = tl.load(k_ptrs, mask=cols[None, :] < S_K, other=0.0)
+            v = tl.load(v_ptrs, mask=cols[:, None] < S_K, other=0.0)
+        else:
+            k = tl.load(k_ptrs, mask=(cols[None, :] < S_K) & (offs_d[:, None] < HEAD_DIM), other=0.0)
+            v = tl.load(v_ptrs, mask=(cols[:, None] < S_K) & (offs_d[None, :] < HEAD_DIM), other=0.0)
     else:
-        k = tl.load(k_ptr + base + cols[None, :] * stride_s + offs_d[:, None])
-        v = tl.load(v_ptr + base + cols[:, None] * stride_s + offs_d[None, :])
+        if BLOCK_D == HEAD_DIM:
+            k = tl.load(k_ptrs)
+            v = tl.load(v_ptrs)
+        else:
+            k = tl.load(k_ptrs, mask=offs_d[:, None] < HEAD_DIM, other=0.0)
+            v = tl.load(v_ptrs, mask=offs_d[None, :] < HEAD_DIM, other=0.0)
     if UPCAST:
         k = k.to(tl.float32)
         v = v.to(tl.float32)
-    return _softmax_update(acc, l_i, m_i, tl.dot(q, k), v, offs_m, cols, S, qk_scale, MASKED, CAUSAL)
+    return _softmax_update(acc, l_i, m_i, tl.dot(q, k), v, offs_m, cols, S_K, qk_scale, MASKED, CAUSAL)
 
 
 @triton.jit
-def _softmax_update(acc, l_i, m_i, qk, v, offs_m, cols, S, qk_scale, MASKED: tl.constexpr, CAUSAL: tl.constexpr):
-    """Mask the score tile if asked (keys past S; above the diagonal when causal), then the online-softmax step:
-    new running max and sum, the accumulator rescaled and P·V added (both attention kernels)."""
+def _softmax_update(acc, l_i, m_i, qk, v, offs_m, cols, S_K, qk_scale, MASKED: tl.constexpr, CAUSAL: tl.constexpr):
+    """Mask the score tile if asked (keys past S_K; above the diagonal when causal), then the online-softmax step:
+    new running max and sum, the accumulator rescaled and P·V added (both attention kernels). qk_scale > 0 always
+    (the launcher folds a negative or zero scale into Q's sign), so -inf stays -inf after the scaling and the max of
+    the scaled scores is the scaled max (a scale <= 0 had made every masked row NaN, kernel-edge-cases.md #8)."""
     if MASKED:
-        valid = cols[None, :] < S
+        valid = cols[None, :] < S_K
         if CAUSAL:
             valid = valid & (offs_m[:, None] >= cols[None, :])
         qk = tl.where(valid, qk, float("-inf"))
@@ -55,152 +76,240 @@ def _softmax_update(acc, l_i, m_i, qk, v, offs_m, cols, S, qk_scale, MASKED: tl.
 
 
 @triton.jit
-def _key_ranges(start_m, S, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
-    """Key blocks [0, lo_masked) need no mask, [lo_masked, hi) do. Causal: the blocks wholly below the diagonal need
-    none (and no bounds check: they end before the first query row, which is < S), only those touching it do
-    (tutorial 06's two stages); otherwise only a last, partial block does. Masking every block had cost non-causal
-    attention 12 % on an H200 (0.73 -> 0.83x SDPA, docs/performance.md)."""
+def _key_ranges(start_m, S_K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+    """Key blocks [0, lo_masked) need no mask, [lo_masked, hi) do. Causal (top-left: query i sees keys j <= i): the
+    blocks that end at or before the tile's first query row and before S_K need none, only those touching the
+    diagonal or S_K do, and keys past the tile's last row are never visited (tutorial 06's two stages); otherwise only
+    a last, partial block is masked. Masking every block had cost non-causal attention 12 % on an H200 (0.73 -> 0.83x
+    SDPA, docs/performance.md)."""
     if CAUSAL:
-        lo_masked = (start_m * BLOCK_M) // BLOCK_N * BLOCK_N
-        hi = tl.minimum(S, (start_m + 1) * BLOCK_M)
+        lo_masked = tl.minimum(start_m * BLOCK_M, S_K) // BLOCK_N * BLOCK_N
+        hi = tl.minimum(S_K, (start_m + 1) * BLOCK_M)
     else:
-        lo_masked = S // BLOCK_N * BLOCK_N
-        hi = S
+        lo_masked = S_K // BLOCK_N * BLOCK_N
+        hi = S_K
     return lo_masked, hi
 
 
 @triton.jit
-def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, H, S, stride_b, stride_h, stride_s,
-                    HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr,
+def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s,
+                    sk_d, sv_b, sv_h, sv_s, sv_d, so_b, so_h, so_s, so_d, HEAD_DIM: tl.constexpr,
+                    BLOCK_D: tl.constexpr, Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr,
                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # Grid (query tiles, H, B): tiles fastest, so the programs of one head, which read the same K/V, run together;
+    # B and H in their own dimensions (each up to 65535 on CUDA) so B·H has no such limit (a decode batch of 2048
+    # with 32 heads), with no division to split them.
     start_m = tl.program_id(0)
-    off_bh = tl.program_id(1)
-    base = (off_bh // H).to(tl.int64) * stride_b + (off_bh % H).to(tl.int64) * stride_h
+    h = tl.program_id(1).to(tl.int64)
+    b = tl.program_id(2).to(tl.int64)
+    q_base = b * sq_b + h * sq_h
+    k_base = b * sk_b + (h // GROUP) * sk_h
+    v_base = b * sv_b + (h // GROUP) * sv_h
+    o_base = b * so_b + h * so_h
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, HEAD_DIM)
-    q = tl.load(q_ptr + base + offs_m[:, None] * stride_s + offs_d[None, :], mask=offs_m[:, None] < S, other=0.0)
+    offs_d = tl.arange(0, BLOCK_D)
+    rows_ok = offs_m[:, None] < S_Q
+    if BLOCK_D != HEAD_DIM:
+        rows_ok = rows_ok & (offs_d[None, :] < HEAD_DIM)
+    q = tl.load(q_ptr + q_base + offs_m[:, None] * sq_s + offs_d[None, :] * sq_d, mask=rows_ok, other=0.0)
+    if UPCAST:  # before the sign: the interpreter negates bf16 as the raw uint16 it stores it in
+        q = q.to(tl.float32)
+    if Q_SIGN == -1:
+        q = -q  # exact in every dtype: scores·(-s) == (-q)·k·s
+    if Q_SIGN == 0:
+        q = (q * 0.0).to(q.dtype)  # scale 0: every visible key weighs the same, as SDPA gives
+    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
+    lo_masked, hi = _key_ranges(start_m, S_K, BLOCK_M, BLOCK_N, CAUSAL)
+    for start_n in range(0, lo_masked, BLOCK_N):
+        acc, l_i, m_i = _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_n, offs_d,
+                                    S_K, sk_s, sk_d, sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, False, UPCAST)
+    for start_n in range(lo_masked, hi, BLOCK_N):
+        acc, l_i, m_i = _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_n, offs_d,
+                                    S_K, sk_s, sk_d, sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, True, UPCAST, CAUSAL)
+    acc = acc / l_i[:, None]
+    tl.store(o_ptr + o_base + offs_m[:, None] * so_s + offs_d[None, :] * so_d, acc.to(o_ptr.dtype.element_ty),
+             mask=rows_ok)
+
+
+@triton.jit
+def _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, offs_n, S_K, qk_scale,
+                    BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr, UPCAST: tl.constexpr,
+                    CAUSAL: tl.constexpr):
+    """_attn_block with K and V tiles fetched by TMA (rows past S_K come back as zeros)."""
+    k = k_desc.load([b, kh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+    v = v_desc.load([b, kh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+    if UPCAST:
+        k = k.to(tl.float32)
+        v = v.to(tl.float32)
+    return _softmax_update(acc, l_i, m_i, tl.dot(q, k.T), v, offs_m, start_n + offs_n, S_K, qk_scale, MASKED, CAUSAL)
+
+
+@triton.jit
+def attn_fwd_tma_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, S_K, GROUP, HEAD_DIM: tl.constexpr,
+                        Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr, BLOCK_M: tl.constexpr,
+                        BLOCK_N: tl.constexpr):
+    """Hopper: the same algorithm as attn_fwd_kernel, with Q, K, V and O tiles moved by the tensor-memory accelerator
+    through 4-D descriptors over the (B, H, S, D) tensors as they lie (any layout with a unit, 16-byte aligned last
+    stride, so the transposed model layout too) — reads past S are zero-filled per head, the store drops rows past
+    S_q — and the unmasked key loop warp-specialised (producer warps issue the loads, consumer warps do the math).
+    Power-of-two D only (a descriptor's block is the tile). UPCAST: see attention()."""
+    start_m = tl.program_id(0)
+    h = tl.program_id(1)
+    b = tl.program_id(2)
+    kh = h // GROUP
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    q = q_desc.load([b, h, start_m * BLOCK_M, 0]).reshape(BLOCK_M, HEAD_DIM)
     if UPCAST:
         q = q.to(tl.float32)
+    if Q_SIGN == -1:
+        q = -q
+    if Q_SIGN == 0:
+        q = (q * 0.0).to(q.dtype)
     m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
     l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
-    qk_scale = sm_scale * 1.4426950408889634  # fold log2(e) in: exp(x) == exp2(x * log2 e)
-    lo_masked, hi = _key_ranges(start_m, S, BLOCK_M, BLOCK_N, CAUSAL)
-    for start_n in range(0, lo_masked, BLOCK_N):
-        acc, l_i, m_i = _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, base, start_n, offs_m, offs_n, offs_d, S,
-                                    stride_s, qk_scale, False, UPCAST)
-    for start_n in range(lo_masked, hi, BLOCK_N):
-        acc, l_i, m_i = _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, base, start_n, offs_m, offs_n, offs_d, S,
-                                    stride_s, qk_scale, True, UPCAST, CAUSAL)
-    acc = acc / l_i[:, None]
-    tl.store(o_ptr + base + offs_m[:, None] * stride_s + offs_d[None, :], acc.to(o_ptr.dtype.element_ty),
-             mask=offs_m[:, None] < S)
-
-
-@triton.jit
-def _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, off_bh, start_n, offs_m, offs_n, S, qk_scale,
-                    BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr):
-    """_attn_block with K and V tiles fetched by TMA (rows past S come back as zeros)."""
-    k = k_desc.load([off_bh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
-    v = v_desc.load([off_bh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
-    return _softmax_update(acc, l_i, m_i, tl.dot(q, k.T), v, offs_m, start_n + offs_n, S, qk_scale, MASKED, CAUSAL)
-
-
-@triton.jit
-def attn_fwd_tma_kernel(q_desc, k_desc, v_desc, o_desc, sm_scale, S, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr,
-                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Hopper: the same algorithm as attn_fwd_kernel, with Q, K, V and O tiles moved by the tensor-memory accelerator
-    through 3-D descriptors over (B·H, S, D) — reads past S are zero-filled per head, the store drops rows past S —
-    and the unmasked key loop warp-specialised (producer warps issue the loads, consumer warps do the math)."""
-    start_m = tl.program_id(0)
-    off_bh = tl.program_id(1)
-    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = tl.arange(0, BLOCK_N)
-    q = q_desc.load([off_bh, start_m * BLOCK_M, 0]).reshape(BLOCK_M, HEAD_DIM)
-    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
-    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
-    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
-    qk_scale = sm_scale * 1.4426950408889634
-    lo_masked, hi = _key_ranges(start_m, S, BLOCK_M, BLOCK_N, CAUSAL)
+    lo_masked, hi = _key_ranges(start_m, S_K, BLOCK_M, BLOCK_N, CAUSAL)
     for start_n in tl.range(0, lo_masked, BLOCK_N, warp_specialize=True):
-        acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, off_bh, start_n, offs_m, offs_n, S,
-                                        qk_scale, BLOCK_N, HEAD_DIM, False, CAUSAL)
+        acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, offs_n, S_K,
+                                        qk_scale, BLOCK_N, HEAD_DIM, False, UPCAST, CAUSAL)
     for start_n in range(lo_masked, hi, BLOCK_N):
-        acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, off_bh, start_n, offs_m, offs_n, S,
-                                        qk_scale, BLOCK_N, HEAD_DIM, True, CAUSAL)
+        acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, offs_n, S_K,
+                                        qk_scale, BLOCK_N, HEAD_DIM, True, UPCAST, CAUSAL)
     acc = acc / l_i[:, None]
-    o_desc.store([off_bh, start_m * BLOCK_M, 0], acc.to(o_desc.dtype).reshape(1, BLOCK_M, HEAD_DIM))
+    o_desc.store([b, h, start_m * BLOCK_M, 0], acc.to(o_desc.dtype).reshape(1, 1, BLOCK_M, HEAD_DIM))
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False, sm_scale: float | None = None,
-              out: torch.Tensor | None = None, kernel: str = "auto") -> torch.Tensor:
-    """kernel: "auto" (the policy's choice), "pointer" (attn_fwd_kernel) or "tma" (attn_fwd_tma_kernel: fp16/bf16,
-    a Triton with tensor descriptors, Hopper or the interpreter)."""
-    check_device("attention", q, k, v)
-    dtype = check_dtype("attention", DTYPES, q, k, v)
+              out: torch.Tensor | None = None, kernel: str = "auto", config: dict[str, Any] | None = None) -> torch.Tensor:
+    """SDPA's forward: q (B, H_q, S_q, D), k and v (B, H_kv, S_k, D), H_q a multiple of H_kv, one dtype (fp16, bf16,
+    fp32), any strides, 1 <= D <= 256. sm_scale: any finite value (default 1/sqrt(D)). out: a fresh tensor laid out
+    like q (so the transposed model layout comes back transposed, ready for .transpose(1, 2).reshape), or `out`
+    (q's shape and dtype, any strides, sharing no memory with q, k or v). Inputs that require grad are refused under
+    grad mode (no backward yet). kernel: "auto" (the policy's choice), "pointer" (attn_fwd_kernel) or "tma"
+    (attn_fwd_tma_kernel: fp16/bf16, power-of-two D >= 16, unit last strides, a Triton with tensor descriptors, Hopper
+    or the interpreter). config: tiles for tests and tune.py (BLOCK_M, BLOCK_N, num_warps, num_stages)."""
     if kernel not in ("auto", "pointer", "tma"):
         raise ValueError(f"attention: kernel must be auto, pointer or tma, got {kernel!r}")
-    if q.dim() != 4 or q.shape != k.shape or q.shape != v.shape:
-        raise ValueError(f"attention: q, k, v must all be (B, H, S, D), got {tuple(q.shape)}, {tuple(k.shape)}, "
-                         f"{tuple(v.shape)}")
-    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
-        raise ValueError("attention: q, k, v must be contiguous (B, H, S, D)")
-    B, H, S, D = q.shape
-    if D not in HEAD_DIMS:
-        raise ValueError(f"attention: head dim {D} not supported (use {', '.join(map(str, HEAD_DIMS))})")
-    o = prepare_out(out, (B, H, S, D), q)
-    target = policy.target_for_device(q.device.type)
-    scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(D)
-    tma_ok = q.element_size() == 2 and policy.tma_supported(target) and tma_layout_ok(q, k, v, o)
+    argcheck.check_tensors("attention", q=q, k=k, v=v, out=out)
+    dev = check_device("attention", *[t for t in (q, k, v, out) if t is not None])
+    dtype = q.dtype
+    if k.dtype != dtype or v.dtype != dtype:
+        raise TypeError(f"attention: mixed dtypes {q.dtype}, {k.dtype}, {v.dtype}")
+    if dtype not in DTYPES:
+        raise TypeError(f"attention: dtype {dtype} not supported (use float16, bfloat16 or float32)")
+    if q.dim() != 4 or k.dim() != 4 or k.shape != v.shape or q.shape[0] != k.shape[0] or q.shape[3] != k.shape[3]:
+        raise ValueError(f"attention: q must be (B, H_q, S_q, D) and k, v (B, H_kv, S_k, D), got {tuple(q.shape)}, "
+                         f"{tuple(k.shape)}, {tuple(v.shape)}")
+    B, H, S_q, D = q.shape
+    H_kv, S_k = k.shape[1], k.shape[2]
+    if q.numel() and not 1 <= D <= MAX_HEAD_DIM:
+        raise ValueError(f"attention: head dim {D} not supported (1 to {MAX_HEAD_DIM})")
+    if (H_kv == 0 and H > 0) or (H_kv > 0 and H % H_kv):
+        raise ValueError(f"attention: query heads ({H}) must be a multiple of key/value heads ({H_kv})")
+    if sm_scale is not None and (isinstance(sm_scale, bool) or not isinstance(sm_scale, numbers.Real)):
+        raise TypeError(f"attention: sm_scale must be a real number or None, got {type(sm_scale).__name__}")
+    scale = 1.0 / math.sqrt(D) if sm_scale is None else float(sm_scale)
+    if not math.isfinite(scale):
+        raise ValueError(f"attention: sm_scale must be finite, got {sm_scale}")
+    if out is None:
+        o = torch.empty_like(q)  # q's strides when q is dense (the model layout stays transposed), else contiguous
+    else:
+        o = argcheck.check_out("attention", out, tuple(q.shape), (dtype,), dev, q, k, v)
+    if o.numel() == 0:
+        return o
+    if S_k == 0:
+        return o.zero_()  # softmax over no keys: SDPA returns zeros
+    target = policy.target_for_device(dev.type)
+    block_d = max(16, 1 << (D - 1).bit_length())
+    # Q_SIGN folds the scale's sign into Q (exact), so the kernels always scale by a positive number.
+    consts = {"Q_SIGN": 0 if scale == 0 else (1 if scale > 0 else -1), "CAUSAL": bool(causal),
+              "UPCAST": upcast_dots(target, dtype)}
+    qk_scale = (abs(scale) if scale else 1.0) * LOG2E  # fold log2(e) in: exp(x) == exp2(x * log2 e)
+    tma_ok = (q.element_size() == 2 and block_d == D and policy.tma_supported(target) and tma_layout_ok(q, k, v, o))
     if kernel == "tma" and not tma_ok:
-        raise ValueError("attention: the TMA kernel needs fp16/bf16 tensors with 16-byte aligned rows, on a target "
-                         "and Triton with tensor descriptors")
-    flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
-    if kernel == "tma" or (kernel == "auto" and tma_ok and policy.attention_use_tma(target, D, flops)):
+        raise ValueError("attention: the TMA kernel needs fp16/bf16 tensors with a power-of-two head dim >= 16, unit "
+                         "last strides and 16-byte aligned rows, on a target and Triton with tensor descriptors")
+    flops = 4.0 * B * H * S_q * S_k * D * (0.5 if causal else 1.0)
+    use_tma = kernel == "tma" or (kernel == "auto" and tma_ok and policy.attention_use_tma(target, D, flops))
+    cfg = _checked_config(config) if config is not None else policy.attention_config(
+        target, block_d, q.element_size(), bool(causal), tma=use_tma)
+    grid = (triton.cdiv(S_q, cfg["BLOCK_M"]), H, B)
+    if use_tma:
         from triton.tools.tensor_descriptor import TensorDescriptor
 
-        cfg = policy.attention_config(target, D, q.element_size(), causal, tma=True)
         bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
-        descs = [TensorDescriptor.from_tensor(t.view(B * H, S, D), [1, blk, D])
-                 for t, blk in ((q, bm), (k, bn), (v, bn), (o, bm))]
-        attn_fwd_tma_kernel[(triton.cdiv(S, bm), B * H)](*descs, scale, S, HEAD_DIM=D, CAUSAL=causal, **cfg)
+        descs = [TensorDescriptor.from_tensor(t, [1, 1, blk, D]) for t, blk in ((q, bm), (k, bn), (v, bn), (o, bm))]
+        attn_fwd_tma_kernel[grid](*descs, qk_scale, S_k, H // H_kv, HEAD_DIM=D, **consts, **cfg)
         return o
-    cfg = policy.attention_config(target, D, q.element_size(), causal)
-    grid = (triton.cdiv(S, cfg["BLOCK_M"]), B * H)
-    attn_fwd_kernel[grid](q, k, v, o, scale, H, S, q.stride(0), q.stride(1), q.stride(2), HEAD_DIM=D, CAUSAL=causal,
-                          UPCAST=upcast_dots(target, dtype), **cfg)
+    attn_fwd_kernel[grid](q, k, v, o, qk_scale, S_q, S_k, H // H_kv, *q.stride(), *k.stride(), *v.stride(),
+                          *o.stride(), HEAD_DIM=D, BLOCK_D=block_d, **consts, **cfg)
     return o
 
 
-def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
+def _checked_config(config: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(config) - set(CONFIG_KEYS)
+    if unknown:
+        raise ValueError(f"attention: unknown config keys {sorted(unknown)} (use {', '.join(CONFIG_KEYS)})")
+    cfg = {"num_warps": 4, "num_stages": 1, **config}
+    for key in ("BLOCK_M", "BLOCK_N"):
+        argcheck.check_block("attention", key, cfg.get(key), lo=16, hi=256)
+    return cfg
+
+
+def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
+              sm_scale: float | None = None) -> torch.Tensor:
+    """torch's SDPA (math) in fp64 on CPU, fp32 elsewhere: the function attention() promises to compute. Causal is
+    passed as SDPA's own top-left mask (tril of ones, S_q x S_k), which is what is_causal=True means, because torch
+    2.13's CPU math path with is_causal=True and a scale <= 0 returns all NaN (it masks with -inf before scaling: the
+    defect this project's kernel had, kernel-edge-cases.md #8); with a boolean mask it computes the right values."""
     acc_t = torch.float64 if q.device.type == "cpu" else torch.float32
-    qd, kd, vd = q.to(acc_t), k.to(acc_t), v.to(acc_t)
-    s = (qd @ kd.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+    mask = None
     if causal:
-        S = q.shape[2]
-        s = s.masked_fill(torch.ones(S, S, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
-    return torch.softmax(s, dim=-1) @ vd
+        mask = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool, device=q.device).tril()
+    return torch.nn.functional.scaled_dot_product_attention(q.to(acc_t), k.to(acc_t), v.to(acc_t), attn_mask=mask,
+                                                            scale=sm_scale, enable_gqa=True)
 
 
-def make_case(B: int, H: int, S: int, D: int, dtype: torch.dtype, causal: bool, seed_shape: bool = False) -> Case:
+def make_case(B: int, H: int, S: int, D: int, dtype: torch.dtype, causal: bool, seed_shape: bool = False, *,
+              H_kv: int | None = None, S_k: int | None = None, model_layout: bool = False) -> Case:
+    """H_kv: GQA/MQA key/value heads (default H); S_k: key length (default S); model_layout: q, k, v made as
+    (B, S, H, D) and passed as .transpose(1, 2), as a model's projections produce them."""
+    hk, sk = H_kv or H, S_k or S
+
+    def make(shape: tuple[int, int, int, int], dev: torch.device, gen: torch.Generator) -> torch.Tensor:
+        if model_layout:
+            b, h, s, d = shape
+            return randn((b, s, h, d), dtype, dev, gen).transpose(1, 2)
+        return randn(shape, dtype, dev, gen)
+
     def setup(dev: torch.device, gen: torch.Generator) -> Inputs:
-        return {n: randn((B, H, S, D), dtype, dev, gen) for n in ("q", "k", "v")}
+        return {"q": make((B, H, S, D), dev, gen), "k": make((B, hk, sk, D), dev, gen),
+                "v": make((B, hk, sk, D), dev, gen)}
+
+    def eager(x: Inputs) -> torch.Tensor:
+        return torch.nn.functional.scaled_dot_product_attention(x["q"], x["k"], x["v"], is_causal=causal,
+                                                                enable_gqa=hk != H)
 
     elem = torch.empty((), dtype=dtype).element_size()
-    fl = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
-    return Case("attention", f"{str(dtype).replace('torch.', '')} B={B} H={H} S={S} D={D}" + (" causal" if causal else ""),
-                dtype, setup, run=lambda x, out: attention(x["q"], x["k"], x["v"], causal, out=out),
-                reference=lambda x: reference(x["q"], x["k"], x["v"], causal),
-                eager=lambda x: torch.nn.functional.scaled_dot_product_attention(x["q"], x["k"], x["v"], is_causal=causal),
-                flops=fl, bytes=float(elem * 4 * B * H * S * D), out_shape=lambda x: (B, H, S, D), seed_shape=seed_shape,
-                params={"B": B, "H": H, "S": S, "D": D, "causal": causal})
+    fl = 4.0 * B * H * S * sk * D * (0.5 if causal else 1.0)
+    name = f"{str(dtype).replace('torch.', '')} B={B} H={H} S={S} D={D}" + (f" H_kv={hk}" if hk != H else "") + \
+        (f" S_k={sk}" if sk != S else "") + (" BSHD" if model_layout else "") + (" causal" if causal else "")
+    return Case("attention", name, dtype, setup, run=lambda x, out: attention(x["q"], x["k"], x["v"], causal, out=out),
+                reference=lambda x: reference(x["q"], x["k"], x["v"], causal), eager=eager, flops=fl,
+                bytes=float(elem * 2 * B * (H * S + hk * sk) * D), out_shape=lambda x: (B, H, S, D),
+                seed_shape=seed_shape, params={"B": B, "H": H, "S": S, "D": D, "causal": causal, "H_kv": hk, "S_k": sk})
 
 
 def cases(preset: str, target: policy.Target) -> list[Case]:
     if target.interpreter:
         return [make_case(1, 2, 77, 64, torch.float32, False), make_case(1, 1, 100, 64, torch.float16, True),
-                make_case(1, 1, 65, 128, torch.bfloat16, True), make_case(1, 1, 50, 128, torch.bfloat16, False)]
+                make_case(1, 1, 65, 128, torch.bfloat16, True), make_case(1, 1, 50, 128, torch.bfloat16, False),
+                # a model's call: GQA 4:2, keys longer than queries, head dim 80 (padded to 128), (B, S, H, D) layout
+                make_case(1, 4, 40, 80, torch.float16, True, H_kv=2, S_k=70, model_layout=True)]
     seeds = [make_case(1, 32, 2048, 128, torch.float16, True, seed_shape=True)]  # a small Llama layer's attention
     if preset == "seed":
         return seeds
@@ -214,23 +323,28 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 
 def aot_specs(target: policy.Target) -> list[AotSpec]:
     out = []
-    for d, causal in ((64, True), (128, True), (128, False)):
-        cfg = policy.attention_config(target, d, 2, causal=causal)
-        const = {"HEAD_DIM": d, "CAUSAL": causal, "UPCAST": False, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
-        sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "sm_scale": "fp32", "H": "i32",
-               "S": "i32", "stride_b": "i32", "stride_h": "i32", "stride_s": "i32"}
+    strides = {f"s{t}_{d}": "i32" for t in "qkvo" for d in "bhsd"}
+    # D=80 and 96 compile as BLOCK_D=128 with the D mask; 256 is the largest supported.
+    for d, causal in ((64, True), (128, True), (128, False), (80, True), (256, True)):
+        block_d = max(16, 1 << (d - 1).bit_length())
+        cfg = policy.attention_config(target, block_d, 2, causal=causal)
+        const = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False,
+                 "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
+        sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "qk_scale": "fp32",
+               "S_Q": "i32", "S_K": "i32", "GROUP": "i32", **strides}
+        const.update({"sq_d": 1, "sk_d": 1, "sv_d": 1, "so_d": 1})  # what Triton's specialisation of stride 1 gives
         out.append((f"attention bf16{' causal' if causal else ''} D={d}", attn_fwd_kernel, sig, const, cfg))
     if policy.attention_use_tma(target, 128, policy.TMA_ATTENTION_MIN_FLOPS):
         # What runs on Hopper: the TMA kernel (descriptor block shapes are part of its signature).
         for causal in (True, False):
             cfg = policy.attention_config(target, 128, 2, causal=causal, tma=True)
             bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
-            sig = {"q_desc": f"tensordesc<bf16[1, {bm}, 128]>", "k_desc": f"tensordesc<bf16[1, {bn}, 128]>",
-                   "v_desc": f"tensordesc<bf16[1, {bn}, 128]>", "o_desc": f"tensordesc<bf16[1, {bm}, 128]>",
-                   "sm_scale": "fp32", "S": "i32"}
-            const = {"HEAD_DIM": 128, "CAUSAL": causal, "BLOCK_M": bm, "BLOCK_N": bn}
+            sig = {"q_desc": f"tensordesc<bf16[1, 1, {bm}, 128]>", "k_desc": f"tensordesc<bf16[1, 1, {bn}, 128]>",
+                   "v_desc": f"tensordesc<bf16[1, 1, {bn}, 128]>", "o_desc": f"tensordesc<bf16[1, 1, {bm}, 128]>",
+                   "qk_scale": "fp32", "S_K": "i32", "GROUP": "i32"}
+            const = {"HEAD_DIM": 128, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False, "BLOCK_M": bm, "BLOCK_N": bn}
             out.append((f"attention bf16{' causal' if causal else ''} D=128 (TMA)", attn_fwd_tma_kernel, sig, const,
-                         cfg))
+                        cfg))
     return [AotSpec(*s) for s in out]
 
 

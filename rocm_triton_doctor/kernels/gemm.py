@@ -1,9 +1,11 @@
 """GEMM with a fused epilogue: C = epilogue(A @ B), epilogue in {none, +bias, +bias then ReLU, +bias then GELU(tanh)},
 optionally followed by dropout (seeded Philox, keep prob 1-p, scale 1/(1-p)).
 
-A is M×K, B is K×N (any strides), bias has N elements. The product accumulates in fp32 tiles; the epilogue runs on
-the fp32 accumulator before the single store, so the fused kernel reads A and B once and writes C once, where eager
-torch writes C, reads it back for the bias, writes again for the activation, and again for dropout.
+A is M×K, B is K×N, any strides (transposed and chunked views are read in place), bias has N elements (any stride,
+the inputs' dtype or fp32). The product accumulates in fp32 tiles; the epilogue runs on the fp32 accumulator before the
+single store, so the fused kernel reads A and B once and writes C once, where eager torch writes C, reads it back for
+the bias, writes again for the activation, and again for dropout. Small M (decode) can split K over several programs
+(fp32 partial sums, then one reduce-and-epilogue pass), so a 16-row GEMM still fills the GPU.
 FLOPs 2·M·N·K (+ epilogue); bytes e·(M·K + K·N + M·N) + e·N.
 """
 
@@ -16,13 +18,14 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, check_device, check_dtype, check_p, dropout_args,
-                                             prepare_out, randn, tma_layout_ok, upcast_dots)
+from rocm_triton_doctor.kernels import argcheck, policy
+from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, check_device, check_p, dropout_args, randn,
+                                             tma_layout_ok, upcast_dots)
 from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
 
 EPILOGUES = {"none": 0, "bias": 1, "bias_relu": 2, "bias_gelu": 3}
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages")
 
 
 @triton.jit
@@ -38,68 +41,140 @@ def _grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
 
 
 @triton.jit
-def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                seed, threshold, scale, EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr,
-                PRECISION: tl.constexpr, EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
-    pid_m, pid_n = _grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
+def _wide(x, INT64: tl.constexpr):
+    """Offsets in 64 bits when some operand's element offsets reach 2^31 (a view into a big buffer: a 32-bit product
+    wrapped and the kernel read outside the tensor, SIGSEGV, kernel-edge-cases.md #6); 32 bits otherwise (cheaper
+    address arithmetic)."""
+    if INT64:
+        return x.to(tl.int64)
+    else:
+        return x
 
+
+@triton.jit
+def _k_step(stride, BLOCK_K: tl.constexpr, INT64: tl.constexpr):
+    """How far one K block moves a pointer, in 64 bits when offsets need them."""
+    if INT64:
+        return tl.full([], BLOCK_K, tl.int64) * stride
+    else:
+        return BLOCK_K * stride
+
+
+@triton.jit
+def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                stride_bias, seed, threshold, scale, EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr,
+                UPCAST: tl.constexpr, PRECISION: tl.constexpr, EVEN_M: tl.constexpr, EVEN_N: tl.constexpr,
+                EVEN_K: tl.constexpr, INT64: tl.constexpr, SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr,
+                BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """SPLIT_K == 1: the whole K range, epilogue, store into C. SPLIT_K > 1: program_id(1) sums its share of the K
+    blocks and stores the fp32 partial tile into c_ptr, an fp32 (SPLIT_K, M, N) workspace; _splitk_reduce_kernel adds
+    them and runs the epilogue."""
+    pid_m, pid_n = _grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
+    pid_k = tl.program_id(1)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    # Loads are masked on M and N (a wrap-around of out-of-range rows/columns, tutorial 03's trick, hides N's
-    # contiguity from the compiler: the fp32 1023x517x769 case fell from 85 to 135 us on an H200), and on K only when
-    # K is not a multiple of BLOCK_K (EVEN_K).
+    rows = _wide(offs_m, INT64)
+    cols = _wide(offs_n, INT64)
+    offs_k = _wide(tl.arange(0, BLOCK_K), INT64)
+    # Only the full K blocks run in the main loop, with no K mask, and no M/N mask where M/N are multiples of the tile
+    # (EVEN_M/EVEN_N); a partial last K block is one masked step after it (the tail), so an odd K no longer masks
+    # every step. (A wrap-around of out-of-range rows/columns, tutorial 03's trick, hides N's contiguity from the
+    # compiler: the fp32 1023x517x769 case fell from 85 to 135 us on an H200; masks on rows/columns only keep it.)
+    k_full = K // BLOCK_K
+    if SPLIT_K == 1:
+        k_lo = 0
+        k_hi = k_full
+    else:
+        per = tl.cdiv(k_full, SPLIT_K)
+        k_lo = tl.minimum(pid_k * per, k_full)
+        k_hi = tl.minimum(k_lo + per, k_full)
+    step_a = _k_step(stride_ak, BLOCK_K, INT64)
+    step_b = _k_step(stride_bk, BLOCK_K, INT64)
+    a_ptrs = a_ptr + rows[:, None] * stride_am + offs_k[None, :] * stride_ak + k_lo * step_a
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + cols[None, :] * stride_bn + k_lo * step_b
     mask_m = offs_m < M
     mask_n = offs_n < N
-    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
-    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        if EVEN_K:
-            a = tl.load(a_ptrs, mask=mask_m[:, None], other=0.0)
-            b = tl.load(b_ptrs, mask=mask_n[None, :], other=0.0)
+    for _ in range(k_lo, k_hi):
+        if EVEN_M:
+            a = tl.load(a_ptrs)
         else:
-            k_left = K - k * BLOCK_K
-            a = tl.load(a_ptrs, mask=mask_m[:, None] & (offs_k[None, :] < k_left), other=0.0)
-            b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & mask_n[None, :], other=0.0)
+            a = tl.load(a_ptrs, mask=mask_m[:, None], other=0.0)
+        if EVEN_N:
+            b = tl.load(b_ptrs)
+        else:
+            b = tl.load(b_ptrs, mask=mask_n[None, :], other=0.0)
         if UPCAST:
             a = a.to(tl.float32)
             b = b.to(tl.float32)
         acc = tl.dot(a, b, acc, input_precision=PRECISION)
-        a_ptrs += BLOCK_K * stride_ak
-        b_ptrs += BLOCK_K * stride_bk
-
-    _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, pid_n * BLOCK_N, M, N, stride_cm, stride_cn, seed, threshold,
-                    scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N)
+        a_ptrs += step_a
+        b_ptrs += step_b
+    if not EVEN_K:  # noqa: SIM102 - a compile-time test around a run-time one (Triton folds only the first)
+        if pid_k == SPLIT_K - 1:  # the last split owns the tail; its pointers stopped at block k_full
+            k_left = K - k_full * BLOCK_K
+            a = tl.load(a_ptrs, mask=mask_m[:, None] & (offs_k[None, :] < k_left), other=0.0)
+            b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & mask_n[None, :], other=0.0)
+            if UPCAST:
+                a = a.to(tl.float32)
+                b = b.to(tl.float32)
+            acc = tl.dot(a, b, acc, input_precision=PRECISION)
+    if SPLIT_K == 1:
+        _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, pid_n * BLOCK_N, M, N, stride_cm, stride_cn,
+                        stride_bias, seed, threshold, scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N)
+    else:
+        ws = c_ptr + (rows + pid_k * M)[:, None] * N + cols[None, :]
+        tl.store(ws, acc, mask=mask_m[:, None] & mask_n[None, :])
 
 
 @triton.jit
-def _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, col0, M, N, stride_cm, stride_cn, seed, threshold, scale,
-                    EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """bias, activation and dropout on the fp32 accumulator, then the one store of C (both GEMM kernels)."""
+def _splitk_reduce_kernel(ws_ptr, c_ptr, bias_ptr, M, N, stride_cm, stride_cn, stride_bias, seed, threshold, scale,
+                          EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, INT64: tl.constexpr,
+                          SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Sum the SPLIT_K fp32 partial tiles (a fixed order: deterministic, unlike atomics) and run the epilogue."""
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rows = _wide(offs_m, INT64)
+    cols = _wide(offs_n, INT64)
+    mask = (offs_m < M)[:, None] & (offs_n < N)[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for s in tl.static_range(SPLIT_K):
+        acc += tl.load(ws_ptr + (rows + s * M)[:, None] * N + cols[None, :], mask=mask, other=0.0)
+    _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, tl.program_id(1) * BLOCK_N, M, N, stride_cm,
+                    stride_cn, stride_bias, seed, threshold, scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N)
+
+
+@triton.jit
+def _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, col0, M, N, stride_cm, stride_cn, stride_bias,
+                    seed, threshold, scale, EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
+                    BLOCK_N: tl.constexpr):
+    """bias, activation and dropout on the fp32 accumulator, then the one store of C (every GEMM kernel). rows/cols:
+    offs_m/offs_n in the width used for addressing."""
     mask_m = offs_m < M
     mask_n = offs_n < N
     if EPILOGUE >= 1:
-        bias = tl.load(bias_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)
+        bias = tl.load(bias_ptr + cols * stride_bias, mask=mask_n, other=0.0).to(tl.float32)
         acc = acc + bias[None, :]
     if EPILOGUE == 2:
-        acc = tl.maximum(acc, 0.0)
+        # where(x < 0, 0, x), not maximum(x, 0): NaN < 0 is false, so NaN stays NaN as in torch.relu (maximum turned
+        # NaN into 0, kernel-edge-cases.md #7).
+        acc = tl.where(acc < 0.0, 0.0, acc)
     if EPILOGUE == 3:
         acc = gelu_tanh(acc)
     acc = dropout_tile(acc, offs_m, col0, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N)
-    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
 
 
 @triton.jit
-def gemm_tma_kernel(a_desc, b_desc, c_ptr, bias_ptr, M, N, K, stride_cm, stride_cn, seed, threshold, scale,
-                    EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                    BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr):
+def gemm_tma_kernel(a_desc, b_desc, c_ptr, bias_ptr, M, N, K, stride_cm, stride_cn, stride_bias, seed, threshold, scale,
+                    EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr, INT64: tl.constexpr,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                    NUM_SMS: tl.constexpr):
     """Hopper: a persistent grid (one program per SM walks the tiles in grouped order), A and B tiles fetched by the
     tensor-memory accelerator through tensor descriptors (out-of-range rows, columns and K are zero-filled, so no
     masks), and the tile loop warp-specialised so loads, tensor-core work and the epilogue of different tiles overlap.
-    Same epilogue, same dropout mask as gemm_kernel."""
+    Same epilogue, same dropout mask as gemm_kernel. UPCAST: see gemm()."""
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS, warp_specialize=True):
@@ -108,71 +183,130 @@ def gemm_tma_kernel(a_desc, b_desc, c_ptr, bias_ptr, M, N, K, stride_cm, stride_
         for k in range(0, tl.cdiv(K, BLOCK_K)):
             a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
             b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
+            if UPCAST:
+                a = a.to(tl.float32)
+                b = b.to(tl.float32)
             acc = tl.dot(a, b, acc)
         offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
         offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-        _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, pid_n * BLOCK_N, M, N, stride_cm, stride_cn, seed,
-                        threshold, scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N)
+        _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, _wide(offs_m, INT64), _wide(offs_n, INT64),
+                        pid_n * BLOCK_N, M, N, stride_cm, stride_cn, stride_bias, seed, threshold, scale, EPILOGUE,
+                        HAS_DROPOUT, BLOCK_M, BLOCK_N)
+
 
 def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epilogue: str = "none", p: float = 0.0,
-         seed: int = 0, out: torch.Tensor | None = None, precision: str = "ieee",
+         seed: int | None = None, out: torch.Tensor | None = None, precision: str = "ieee",
          config: dict[str, Any] | None = None, kernel: str = "auto") -> torch.Tensor:
-    """epilogue(a @ b [+ bias]) with optional dropout. Raises ValueError/TypeError on bad inputs.
+    """epilogue(a @ b [+ bias]) with optional dropout. Raises ValueError/TypeError on inputs it cannot compute right.
 
-    kernel: "auto" (the policy's choice), "pointer" (gemm_kernel) or "tma" (gemm_tma_kernel; 16-bit, Triton with
-    tensor descriptors, and TMA-compatible layouts only)."""
+    a (M, K) and b (K, N): fp16, bf16 or fp32, one dtype, any strides (no copy). bias (N,): that dtype or fp32, any
+    stride; required by the bias epilogues and refused with epilogue="none" (a bias the caller meant to add must not
+    vanish silently). The product and epilogue run in fp32. out: a fresh tensor of a's dtype, or `out` (a's dtype or
+    fp32, any strides, sharing no memory with the inputs). seed: None draws a fresh one per call (a new dropout mask,
+    like F.dropout); an int gives the same mask every call. Inputs that require grad are refused under grad mode (no
+    backward yet). kernel: "auto" (the policy's choice), "pointer" (gemm_kernel, split-K when the policy says so) or
+    "tma" (gemm_tma_kernel; 16-bit, Triton with tensor descriptors, TMA-compatible layouts only)."""
     if epilogue not in EPILOGUES:
         raise ValueError(f"gemm: epilogue must be one of {', '.join(EPILOGUES)}, got {epilogue!r}")
     if kernel not in ("auto", "pointer", "tma"):
         raise ValueError(f"gemm: kernel must be auto, pointer or tma, got {kernel!r}")
+    if precision not in ("ieee", "tf32"):
+        raise ValueError("gemm: precision must be 'ieee' or 'tf32'")
+    argcheck.check_tensors("gemm", a=a, b=b, bias=bias, out=out)
     if a.dim() != 2 or b.dim() != 2:
         raise ValueError(f"gemm: a and b must be 2-D, got {tuple(a.shape)} and {tuple(b.shape)}")
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"gemm: inner dimensions differ: a is {tuple(a.shape)}, b is {tuple(b.shape)}")
-    tensors = [a, b] + ([bias] if bias is not None else [])
-    check_device("gemm", *tensors)
-    dtype = check_dtype("gemm", DTYPES, *tensors)
+    dev = check_device("gemm", *[t for t in (a, b, bias, out) if t is not None])
+    dtype = a.dtype
+    if b.dtype != dtype:
+        raise TypeError(f"gemm: mixed dtypes {b.dtype} and {dtype} for a and b")
+    if dtype not in DTYPES:
+        raise TypeError(f"gemm: dtype {dtype} not supported (use float16, bfloat16 or float32)")
     M, K = a.shape
     N = b.shape[1]
     if EPILOGUES[epilogue] >= 1:
-        if bias is None or bias.shape != (N,):
+        if bias is None or tuple(bias.shape) != (N,):
             raise ValueError(f"gemm: epilogue {epilogue!r} needs a bias of shape ({N},)")
-        if not bias.is_contiguous():
-            raise ValueError("gemm: bias must be contiguous")
+        if bias.dtype not in (dtype, torch.float32):
+            raise TypeError(f"gemm: bias must be {dtype} or float32, got {bias.dtype}")
+    elif bias is not None:
+        # A bias passed with epilogue="none" is added, as F.linear(x, w, bias) would: silently dropping it was a
+        # wrong result (kernel-edge-cases.md #23), and gemm(a, b, bias) reads as "with bias".
+        if tuple(bias.shape) != (N,) or bias.dtype not in (dtype, torch.float32):
+            raise ValueError(f"gemm: bias must have shape ({N},) and dtype {dtype} or float32")
+        epilogue = "bias"
     p = check_p(p)
-    if max(M * K, K * N, M * N) >= 2**31:
-        # Row/column offsets are 32-bit in both kernels (the K loop advances 64-bit pointers, but the tile origins
-        # and the epilogue's offsets are computed in int32).
-        raise ValueError(f"gemm: operands of 2^31 elements or more are not supported (got {M}x{K} @ {K}x{N})")
-    if precision not in ("ieee", "tf32"):
-        raise ValueError("gemm: precision must be 'ieee' or 'tf32'")
-    c = prepare_out(out, (M, N), a)
-    target = policy.target_for_device(a.device.type)
-    tma_ok = a.element_size() == 2 and tma_layout_ok(a, b) and policy.tma_supported(target)
+    seed_v = argcheck.dropout_seed("gemm", seed, p)
+    if out is None:
+        c = torch.empty((M, N), dtype=dtype, device=dev)
+    else:
+        c = argcheck.check_out("gemm", out, (M, N), (dtype, torch.float32), dev, a, b, bias)
+    if M == 0 or N == 0:
+        return c
+    target = policy.target_for_device(dev.type)
+    tma_ok = a.element_size() == 2 and K > 0 and tma_layout_ok(a, b) and policy.tma_supported(target)
     if kernel == "tma" and not tma_ok:
-        raise ValueError("gemm: the TMA kernel needs fp16/bf16 inputs with contiguous rows and 16-byte aligned rows "
-                         "and base pointers, on a target and Triton with tensor descriptors")
+        raise ValueError("gemm: the TMA kernel needs fp16/bf16 inputs with K > 0, contiguous rows and 16-byte aligned "
+                         "rows and base pointers, on a target and Triton with tensor descriptors")
     use_tma = kernel == "tma" or (kernel == "auto" and tma_ok and policy.gemm_use_tma(target, M, N, K))
-    cfg = dict(config or policy.gemm_config(target, M, N, K, a.element_size(), tma=use_tma))
+    cfg = _checked_config(config) if config is not None else policy.gemm_config(target, M, N, K, a.element_size(),
+                                                                                tma=use_tma)
+    bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+    split = 1 if use_tma else cfg.get("SPLIT_K", 1)
+    launch = {k: v for k, v in cfg.items() if k != "SPLIT_K"}
+    pm, pn, pk = -(-M // bm) * bm, -(-N // bn) * bn, -(-K // bk) * bk
+    int64 = max(argcheck.max_offset(a, (pm, pk)), argcheck.max_offset(b, (pk, pn)), argcheck.max_offset(c, (pm, pn)),
+                argcheck.max_offset(bias, (pn,)) if bias is not None else 0, split * pm * pn) >= argcheck.INT32_LIMIT
     threshold, scale = dropout_args(p)
-    epi = {"EPILOGUE": EPILOGUES[epilogue], "HAS_DROPOUT": p > 0.0}
-    bias_arg = bias if bias is not None else c
+    # bf16 tl.dot is wrong in Triton's interpreter: its create_dot runs np.matmul on the raw uint16 bit patterns it
+    # stores bf16 in (triton/runtime/interpreter.py; triton#11584), ~1e10 for O(1) inputs, while the descriptor
+    # loads themselves are exact (checked: a bf16 tile loaded through a TensorDescriptor equals the tensor). So the
+    # TMA kernels' garbage there is the interpreter's, not the kernel's; both GEMM kernels upcast the tiles to fp32
+    # in the interpreter only (UPCAST), which tests the same tiling, descriptors, masks and epilogue.
+    epi = {"EPILOGUE": EPILOGUES[epilogue], "HAS_DROPOUT": p > 0.0, "INT64": int64}
+    bias_arg, bias_stride = (bias, bias.stride(0)) if bias is not None else (c, 0)
+    upcast = upcast_dots(target, dtype)
     if use_tma:
         from triton.tools.tensor_descriptor import TensorDescriptor
 
-        a_desc = TensorDescriptor.from_tensor(a, [cfg["BLOCK_M"], cfg["BLOCK_K"]])
-        b_desc = TensorDescriptor.from_tensor(b, [cfg["BLOCK_K"], cfg["BLOCK_N"]])
+        a_desc = TensorDescriptor.from_tensor(a, [bm, bk])
+        b_desc = TensorDescriptor.from_tensor(b, [bk, bn])
         sms = _sm_count(a.device) if a.device.type == "cuda" else 4
-        grid = (min(sms, triton.cdiv(M, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"])),)
-        gemm_tma_kernel[grid](a_desc, b_desc, c, bias_arg, M, N, K, c.stride(0), c.stride(1), seed, threshold, scale,
-                              NUM_SMS=sms, **epi, **cfg)
+        grid = (min(sms, triton.cdiv(M, bm) * triton.cdiv(N, bn)),)
+        gemm_tma_kernel[grid](a_desc, b_desc, c, bias_arg, M, N, K, c.stride(0), c.stride(1), bias_stride, seed_v,
+                              threshold, scale, UPCAST=upcast, NUM_SMS=sms, **epi, **launch)
         return c
-    grid = (triton.cdiv(M, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"]),)
-    gemm_kernel[grid](a, b, c, bias_arg, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
-                      c.stride(1), seed, threshold, scale, UPCAST=upcast_dots(target, dtype),
-                      PRECISION=precision if dtype == torch.float32 else "ieee", EVEN_K=K % cfg["BLOCK_K"] == 0,
-                      **epi, **cfg)
+    tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
+    ptr_args = dict(UPCAST=upcast, PRECISION=precision if dtype == torch.float32 else "ieee", EVEN_M=M % bm == 0,
+                    EVEN_N=N % bn == 0, EVEN_K=K % bk == 0, SPLIT_K=split)
+    if split == 1:
+        gemm_kernel[(tiles, 1)](a, b, c, bias_arg, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                c.stride(0), c.stride(1), bias_stride, seed_v, threshold, scale, **ptr_args, **epi,
+                                **launch)
+        return c
+    ws = torch.empty((split, M, N), dtype=torch.float32, device=dev)
+    gemm_kernel[(tiles, split)](a, b, ws, ws, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), N, 1, 0,
+                                0, 0, 1.0, **ptr_args, **{**epi, "EPILOGUE": 0, "HAS_DROPOUT": False}, **launch)
+    rm, rn = policy.splitk_reduce_tile(target)
+    _splitk_reduce_kernel[(triton.cdiv(M, rm), triton.cdiv(N, rn))](
+        ws, c, bias_arg, M, N, c.stride(0), c.stride(1), bias_stride, seed_v, threshold, scale, SPLIT_K=split,
+        BLOCK_M=rm, BLOCK_N=rn, num_warps=4, **epi)
     return c
+
+
+def _checked_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A caller's tiles (tests, tune.py): clear errors instead of an interpreter trace (kernel-edge-cases.md #22)."""
+    unknown = set(config) - set(CONFIG_KEYS)
+    if unknown:
+        raise ValueError(f"gemm: unknown config keys {sorted(unknown)} (use {', '.join(CONFIG_KEYS)})")
+    cfg = {"GROUP_M": 8, "num_warps": 4, **config}
+    for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K"):
+        argcheck.check_block("gemm", key, cfg.get(key))
+    split = cfg.get("SPLIT_K", 1)
+    if isinstance(split, bool) or not isinstance(split, int) or not 1 <= split <= 64:
+        raise ValueError(f"gemm: SPLIT_K must be an int in [1, 64], got {split!r}")
+    return cfg
 
 
 @functools.cache
@@ -185,7 +319,7 @@ def reference(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilo
     acc_t = torch.float64 if a.device.type == "cpu" else torch.float32
     with _no_tf32():
         y = a.to(acc_t) @ b.to(acc_t)
-    if EPILOGUES[epilogue] >= 1 and bias is not None:
+    if bias is not None:  # added whenever given, epilogue "none" included (as gemm() does)
         y = y + bias.to(acc_t)
     if epilogue == "bias_relu":
         y = torch.relu(y)
@@ -196,7 +330,7 @@ def reference(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilo
 
 def eager(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilogue: str, p: float) -> torch.Tensor:
     y = a @ b
-    if EPILOGUES[epilogue] >= 1 and bias is not None:
+    if bias is not None:
         y = y + bias
     if epilogue == "bias_relu":
         y = torch.relu(y)
@@ -225,12 +359,16 @@ def bytes_moved(M: int, N: int, K: int, elem: int, bias: bool) -> float:
 
 
 def make_case(M: int, K: int, N: int, dtype: torch.dtype, epilogue: str, p: float = 0.0, *,
-              transposed_b: bool = False, seed_shape: bool = False) -> Case:
+              transposed_b: bool = False, transposed_a: bool = False, bias_dtype: torch.dtype | None = None,
+              seed_shape: bool = False) -> Case:
+    """transposed_a/_b: the operand is the transpose of a contiguous tensor (column-major, as nn.Linear's weight is
+    read); bias_dtype: fp32 bias with 16-bit activations (mixed precision)."""
     def setup(dev: torch.device, gen: torch.Generator) -> Inputs:
         scale = K ** -0.5  # keep outputs O(1) so fp16 does not overflow
-        a = randn((M, K), dtype, dev, gen)
+        a = randn((K, M), dtype, dev, gen).t() if transposed_a else randn((M, K), dtype, dev, gen)
         b = randn((N, K), dtype, dev, gen, scale).t() if transposed_b else randn((K, N), dtype, dev, gen, scale)
-        return {"a": a, "b": b, "bias": randn((N,), dtype, dev, gen), "seed": 1234}
+        bias = randn((N,), bias_dtype or dtype, dev, gen) if epilogue != "none" else None
+        return {"a": a, "b": b, "bias": bias, "seed": 1234}
 
     def run(x: Inputs, out: torch.Tensor | None) -> torch.Tensor:
         return gemm(x["a"], x["b"], x["bias"], epilogue, p, x["seed"], out=out)
@@ -242,7 +380,7 @@ def make_case(M: int, K: int, N: int, dtype: torch.dtype, epilogue: str, p: floa
     if p > 0:
         drop = DropoutCheck(p, observed=lambda x, out: out, undropped=ref)
     name = f"{str(dtype).replace('torch.', '')} {M}x{K}x{N} {epilogue}" + (f"+dropout{p}" if p else "") + \
-        (" B^T" if transposed_b else "")
+        (" A^T" if transposed_a else "") + (" B^T" if transposed_b else "") + (" fp32 bias" if bias_dtype else "")
     elem = torch.empty((), dtype=dtype).element_size()
     return Case("gemm", name, dtype, setup, run, ref,
                 eager=lambda x: eager(x["a"], x["b"], x["bias"], epilogue, p),
@@ -257,7 +395,10 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
         return [make_case(67, 45, 93, torch.float32, "none"), make_case(67, 45, 93, torch.float16, "bias"),
                 make_case(67, 45, 93, torch.bfloat16, "bias_relu"), make_case(50, 70, 65, torch.float32, "bias_gelu"),
                 make_case(64, 256, 128, torch.float16, "bias_relu", 0.1, seed_shape=True),
-                make_case(33, 40, 70, torch.float16, "bias_relu", transposed_b=True)]
+                make_case(33, 40, 70, torch.float16, "bias_relu", transposed_b=True),
+                # decode-size M (the split-K path), and a transposed A with an fp32 bias on bf16 activations
+                make_case(5, 520, 70, torch.float16, "bias_gelu", 0.1),
+                make_case(40, 72, 48, torch.bfloat16, "bias", transposed_a=True, bias_dtype=torch.float32)]
     seeds = [make_case(m, k, n, torch.float16, "bias_relu", seed_shape=True) for m, k, n in
              ((64, 256, 128), (128, 256, 256), (1024, 1024, 1024))]
     seeds += [make_case(m, k, n, torch.float16, "bias_relu", 0.1, seed_shape=True) for m, k, n in
@@ -283,23 +424,29 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 
 
 def aot_specs(target: policy.Target) -> list[AotSpec]:
-    cfg = policy.gemm_config(target, 4096, 4096, 4096, 2)
-    tiles = {k: cfg[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")}
     sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "bias_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
            "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32",
-           "stride_cn": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
-    common = {"UPCAST": False, "PRECISION": "ieee", "EVEN_K": True, **tiles}
-    specs = [("gemm fp16", gemm_kernel, sig, {"EPILOGUE": 0, "HAS_DROPOUT": False, **common}, cfg),
-             ("gemm fp16 bias+relu+dropout", gemm_kernel, sig, {"EPILOGUE": 2, "HAS_DROPOUT": True, **common}, cfg)]
+           "stride_cn": "i32", "stride_bias": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
+    specs = []
+    # What the policy picks for a square 4096^3 GEMM and for a decode step (M=16 against a 4096x4096 weight: the
+    # split-K path, partial sums into an fp32 workspace, EPILOGUE 0 there as in gemm()).
+    for label, (m, n, k), epi in (("", (4096, 4096, 4096), (0, False)), (" bias+relu+dropout", (4096, 4096, 4096), (2, True)),
+                                  (" decode M=16 (split-K)", (16, 4096, 4096), (0, False))):
+        cfg = policy.gemm_config(target, m, n, k, 2)
+        tiles = {key: cfg[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K")}
+        const = {"EPILOGUE": epi[0], "HAS_DROPOUT": epi[1], "UPCAST": False, "PRECISION": "ieee", "EVEN_M": True,
+                 "EVEN_N": True, "EVEN_K": True, "INT64": False, **tiles}
+        specs.append((f"gemm fp16{label}", gemm_kernel, {**sig, "c_ptr": "*fp32" if tiles["SPLIT_K"] > 1 else "*fp16"},
+                      const, cfg))
     if policy.gemm_use_tma(target, 4096, 4096, 4096):
         # What actually runs there at this size: the persistent TMA kernel (132 SMs: an H100/H200 SXM).
         tcfg = policy.gemm_config(target, 4096, 4096, 4096, 2, tma=True)
         bm, bn, bk = tcfg["BLOCK_M"], tcfg["BLOCK_N"], tcfg["BLOCK_K"]
         tsig = {"a_desc": f"tensordesc<fp16[{bm}, {bk}]>", "b_desc": f"tensordesc<fp16[{bk}, {bn}]>", "c_ptr": "*fp16",
                 "bias_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32", "stride_cm": "i32", "stride_cn": "i32",
-                "seed": "i32", "threshold": "u32", "scale": "fp32"}
-        tconst = {"EPILOGUE": 2, "HAS_DROPOUT": True, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
-                  "GROUP_M": tcfg["GROUP_M"], "NUM_SMS": 132}
+                "stride_bias": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
+        tconst = {"EPILOGUE": 2, "HAS_DROPOUT": True, "UPCAST": False, "INT64": False, "BLOCK_M": bm, "BLOCK_N": bn,
+                  "BLOCK_K": bk, "GROUP_M": tcfg["GROUP_M"], "NUM_SMS": 132}
         specs.append(("gemm fp16 bias+relu+dropout (TMA, persistent)", gemm_tma_kernel, tsig, tconst, tcfg))
     return [AotSpec(*s) for s in specs]
 

@@ -104,16 +104,36 @@ def gemm_use_tma(t: Target, M: int, N: int, K: int) -> bool:
     return tma_supported(t) and _wide_tiles(M, N) >= 256
 
 
+@cache
 def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = False) -> dict[str, Any]:
-    """Tile shape and launch options for the GEMM family (tma: for gemm_tma_kernel)."""
+    """Tile shape, split-K factor and launch options for the GEMM family (tma: for gemm_tma_kernel). Keyed on the
+    element SIZE only: fp16 and bf16 take the same branch everywhere (no measurement says they should differ), and
+    cached per (target, shape, size) so a model's repeated shapes cost one dict lookup. Callers must not mutate the
+    returned dict."""
     if t.interpreter:
-        # The interpreter costs ~1 ms per program instance: few, large tiles (kernels.md §2.4).
-        return {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 1}
+        # The interpreter costs ~1 ms per program instance: few, large tiles (kernels.md §2.4). Decode-size M takes
+        # the split-K path here too, so the CPU tests run the code the GPUs run.
+        if M <= 32:
+            return {"BLOCK_M": 16, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": _split_k(M, N, K, 16, 64, 64, 8),
+                    "num_warps": 4, "num_stages": 1}
+        return {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 1, "num_warps": 4, "num_stages": 1}
     if tma:
         # H200, fp16/bf16 4096^3 and 8192^3 (docs/measurements/2026-11-21-h200-tune-6.json): 128x256x64, 8 warps,
         # 3 stages, warp-specialised: 1.01-1.04x the pointer kernel plain, 1.01-1.03x with bias+ReLU, 1.01-1.11x with
         # dropout; 128x128 tiles 0.77-0.93x; 4 stages lost at 8192^3 (0.80-0.90x).
         return {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
+    if M <= 32:
+        # Decode-size M: the GEMM is a read of B (K·N elements) with almost no reuse, so what matters is how many
+        # programs stream B at once. 16- or 32-row tiles waste no rows, and K is split (_split_k) until the grid has
+        # about two programs per SM/CU; each split reads a K range of B once. Not timed yet (issue #16: decode 0.55-0.8x
+        # cuBLAS with the 64x64 tiles of the old `small` branch, 64 programs for N=4096 on a 132-SM GPU).
+        bm = 16 if M <= 16 else 32
+        if t.backend == "cuda":
+            cfg = {"BLOCK_M": bm, "BLOCK_N": 64, "BLOCK_K": 128, "GROUP_M": 1, "num_warps": 4, "num_stages": 4}
+            return {**cfg, "SPLIT_K": _split_k(M, N, K, bm, 64, 128, 264)}
+        cfg = {"BLOCK_M": bm, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 1, "num_warps": 4, "num_stages": 2}
+        want = 608 if t.cdna else 192  # MI300X: 304 CUs; RDNA3/4: up to 96
+        return {**cfg, "SPLIT_K": _split_k(M, N, K, bm, 64, 64, want), **_hip_extra(t, gemm=True, waves_per_eu=0)}
     small = M * N <= 256 * 256
     if t.backend == "cuda":
         if small:
@@ -129,19 +149,35 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
             # Measured on an H200 (benchmarks/tune.py, docs/measurements/2026-11-21-h200-tune-1.json): 4 stages beat 3
             # for every epilogue (fp16 4096^3: 673 vs 607 TF/s plain, 604 vs 593 with dropout); 128x128 tiles lose.
             cfg = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 4}
-        return cfg
+        return {**cfg, "SPLIT_K": 1}
     # HIP: tutorial-03 HIP list; num_stages=2 for single-GEMM kernels on current Triton.
     if small:
-        cfg = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 1, "num_warps": 4, "num_stages": 2}
+        cfg = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 1, "SPLIT_K": 1, "num_warps": 4, "num_stages": 2}
         return {**cfg, **_hip_extra(t, gemm=True, waves_per_eu=0)}
     if t.cdna:
         # 256x128x32: 0 VGPR spills on gfx90a, gfx942 and gfx950 with the dropout epilogue (Triton 3.9, --compile-only);
         # 256x256x32 spills 146-187 there, BLOCK_K 64 spills too. Not timed: no AMD GPU was available.
-        cfg = {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 4, "num_warps": 8, "num_stages": 2}
+        cfg = {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 4, "SPLIT_K": 1, "num_warps": 8, "num_stages": 2}
         return {**cfg, **_hip_extra(t, gemm=True, waves_per_eu=2)}
     # RDNA (wave32, WMMA): smaller tiles, fewer registers per lane.
-    cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 8, "num_stages": 2}
+    cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "SPLIT_K": 1, "num_warps": 8, "num_stages": 2}
     return {**cfg, **_hip_extra(t, gemm=True, waves_per_eu=0)}
+
+
+def _split_k(M: int, N: int, K: int, bm: int, bn: int, bk: int, want: int) -> int:
+    """Double the K split while the grid has fewer than `want` programs, every split keeps at least 4 full K blocks
+    (so its pipeline fills), and the fp32 workspace (split·M·N) stays under 2^31 elements; at most 16."""
+    tiles = -(-M // bm) * -(-N // bn)
+    split = 1
+    while (split < 16 and tiles * split * 2 <= want and (K // bk) // (split * 2) >= 4
+           and split * 2 * M * N < 2**31):
+        split *= 2
+    return split
+
+
+def splitk_reduce_tile(t: Target) -> tuple[int, int]:
+    """(BLOCK_M, BLOCK_N) of gemm's split-K reduce-and-epilogue pass: M is small there, so wide rows."""
+    return (16, 64) if t.interpreter else (16, 128)
 
 
 def elementwise_config(t: Target, n: int) -> dict[str, Any]:
@@ -215,8 +251,10 @@ def attention_use_tma(t: Target, head_dim: int, flops: float) -> bool:
     return tma_supported(t) and not t.interpreter and head_dim == 128 and flops >= TMA_ATTENTION_MIN_FLOPS
 
 
+@cache
 def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = False,
                      tma: bool = False) -> dict[str, Any]:
+    """Tiles for the attention kernels; head_dim is the padded BLOCK_D (a power of two, 16 to 256)."""
     if t.interpreter:
         return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 1}
     if tma:
@@ -225,13 +263,23 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
         # kernel; 128x64 tiles 1.03x, 2 stages 0.77-1.0x.
         return {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3}
     if t.backend == "cuda":
+        if head_dim > 128:
+            # D=256: a 128x256 fp32 accumulator alone is 128 registers per thread at 8 warps. --compile-only sm_90,
+            # Triton 3.9, ptxas spill bytes causal/non-causal: 64x16 w8 s2 0/0 (194/224 registers); 64x32 w8 24/16,
+            # 64x32 w4 152/80, 32x32 w4 0/0 but 255 registers, 128x32 w8 240/240. Not timed yet.
+            return {"BLOCK_M": 64, "BLOCK_N": 16, "num_warps": 8, "num_stages": 2}
         # H200 sweep with the scale folded into exp2 (docs/measurements/2026-11-21-h200-tune-3.json): 128x64, 8 warps,
         # 3 stages is best for both: 442 TF/s non-causal (0.74x SDPA), 437 TF/s causal (0.82x); 64x64 w4 0.73/0.77x.
         return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8 if head_dim >= 128 else 4, "num_stages": 3}
     # HIP: num_stages=1 for fused two-GEMM kernels (ROCm guide). Tiles with 0 VGPR spills for D=64/128, causal or not
     # (Triton 3.9, --compile-only sweep): CDNA (gfx90a/gfx942/gfx950) 64x32 with 8 warps; RDNA3/3.5/4 (gfx1100/
     # gfx1151/gfx1201) 64x16 with 8 warps — 128-row tiles and tutorial 06's waves_per_eu hints spilled. Not timed.
+    # D=80/96 (BLOCK_D 128, masked) and D=256 on CDNA: the same tiles, 0 spills on gfx942 (256: 215 VGPRs, 2 waves).
+    # RDNA with D=256 spills in every tile tried on gfx1100 (VGPR spills causal: 64x16 w8 327, 64x16 w16 117,
+    # 32x16 w8 230, 32x16 w16 96, 16x16 w4 311): the least is used; correct, but expect it slow there.
     bn = 32 if t.cdna else 16
+    if head_dim > 128 and not t.cdna:
+        return {"BLOCK_M": 32, "BLOCK_N": 16, "num_warps": 16, "num_stages": 1, **_hip_extra(t, gemm=True)}
     return {"BLOCK_M": 64, "BLOCK_N": bn, "num_warps": 8, "num_stages": 1, **_hip_extra(t, gemm=True, waves_per_eu=0)}
 
 

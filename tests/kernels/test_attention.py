@@ -1,13 +1,158 @@
-"""Attention forward in the interpreter: the smoke cases, the TMA kernel, input validation."""
+"""attention in Triton's interpreter against torch's SDPA math in fp64: hypothesis properties over head dims, GQA
+ratios, S_q/S_k, layouts, dtypes, scales and special values, and one regression test per defect of the research
+kernel-edge-cases.md (numbers in the comments)."""
 
 from __future__ import annotations
 
+import os
+
+os.environ["TRITON_INTERPRET"] = "1"  # before any @triton.jit function is created
+
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rocm_triton_doctor.kernels import attention
+from rocm_triton_doctor.kernels.tolerances import tolerance
 from rocm_triton_doctor.kernels.base import Case
 from tests.kernels.helpers import check_in_interpreter, interpreter_cases
+
+F = torch.nn.functional
+
+
+def assert_matches(out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> None:
+    tol = tolerance(str(dtype).replace("torch.", ""))
+    o, r = out.double(), ref.double()
+    assert torch.equal(o.isnan(), r.isnan()), "NaN positions differ"
+    fin = ~r.isnan()
+    err = (o[fin] - r[fin]).abs() - (tol.atol + tol.rtol * r[fin].abs())
+    assert err.numel() == 0 or err.max().item() <= 0, f"max excess {err.max().item():.3g}"
+
+
+def qkv(B: int, H: int, H_kv: int, S_q: int, S_k: int, D: int, dtype: torch.dtype, model_layout: bool,
+        gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def make(h: int, s: int) -> torch.Tensor:
+        if model_layout:  # (B, S, H, D) as projections give it, seen through .transpose(1, 2)
+            return torch.randn(B, s, h, D, generator=gen).to(dtype).transpose(1, 2)
+        return torch.randn(B, h, s, D, generator=gen).to(dtype)
+
+    return make(H, S_q), make(H_kv, S_k), make(H_kv, S_k)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(B=st.integers(1, 2), H_kv=st.integers(1, 2), group=st.sampled_from([1, 2, 3]), S_q=st.integers(1, 80),
+       S_k=st.integers(1, 80), D=st.sampled_from([8, 16, 32, 48, 64, 80, 96, 128, 256]),
+       dtype=st.sampled_from([torch.float32, torch.float16, torch.bfloat16]), causal=st.booleans(),
+       model_layout=st.booleans(), scale=st.sampled_from([None, 0.3, -0.2, 0.0]),
+       special=st.sampled_from([None, "nan", "inf"]), seed=st.integers(0, 2**31 - 1))
+def test_attention_matches_sdpa_in_fp64(B: int, H_kv: int, group: int, S_q: int, S_k: int, D: int,
+                                        dtype: torch.dtype, causal: bool, model_layout: bool, scale: float | None,
+                                        special: str | None, seed: int) -> None:
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = qkv(B, H_kv * group, H_kv, S_q, S_k, D, dtype, model_layout, g)
+    if causal:
+        # Not with a causal mask: the reference adds the mask as a -inf bias, so a NaN score or a NaN value times a
+        # masked (zero) weight poisons rows that cannot see that key, where the kernel never reads it.
+        special = None
+    if special == "nan":
+        v[0, 0, S_k // 2, 0] = float("nan")  # spreads to every query that sees that key, as in the reference
+    if special == "inf":
+        # An infinite score: its row's softmax is NaN in any precision. (An inf in V is not tested: a weight that
+        # underflows to exactly 0 in fp32 but not in fp64 turns it into NaN here and inf in the reference.)
+        k[0, 0, S_k // 2, 0] = float("inf")
+    out = attention.attention(q, k, v, causal, sm_scale=scale)
+    assert out.shape == q.shape and out.dtype == dtype
+    assert_matches(out, attention.reference(q, k, v, causal, scale).to(dtype), dtype)
+
+
+@pytest.mark.parametrize("S_q,S_k", [(40, 70), (70, 40), (1, 65), (65, 1)])
+def test_causal_with_s_q_ne_s_k_is_sdpas_top_left(S_q: int, S_k: int) -> None:
+    # torch's is_causal: query i sees keys j <= i (top-left), also when S_q != S_k; compared with SDPA's own call.
+    g = torch.Generator().manual_seed(1)
+    q, k, v = qkv(1, 2, 2, S_q, S_k, 32, torch.float32, False, g)
+    ref = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True)
+    assert_matches(attention.attention(q, k, v, True), ref, torch.float32)
+
+
+@pytest.mark.parametrize("scale", [0.0, -0.125, -3.0])
+@pytest.mark.parametrize("causal,S", [(True, 64), (False, 40)])
+def test_scale_zero_or_negative_is_computed(scale: float, causal: bool, S: int) -> None:  # edge case 8: all NaN
+    g = torch.Generator().manual_seed(2)
+    q, k, v = qkv(1, 1, 1, S, S, 64, torch.float32, False, g)
+    out = attention.attention(q, k, v, causal, sm_scale=scale)
+    assert not out.isnan().any()
+    assert_matches(out, attention.reference(q, k, v, causal, scale), torch.float32)
+
+
+@pytest.mark.parametrize("scale", [float("nan"), float("inf")])
+def test_non_finite_scale_is_refused(scale: float) -> None:
+    q = torch.randn(1, 1, 4, 16)
+    with pytest.raises(ValueError, match="sm_scale"):
+        attention.attention(q, q.clone(), q.clone(), sm_scale=scale)
+
+
+def test_scale_of_the_wrong_type_is_a_type_error() -> None:
+    q = torch.randn(1, 1, 4, 16)
+    with pytest.raises(TypeError, match="sm_scale"):
+        attention.attention(q, q.clone(), q.clone(), sm_scale="0.1")  # type: ignore[arg-type]
+
+
+def test_output_aliasing_an_input_is_refused() -> None:  # edge case 12: out=k or out=v gave wrong values
+    q, k, v = (torch.randn(1, 2, 150, 32) for _ in range(3))
+    for alias in (q, k, v):
+        with pytest.raises(ValueError, match="shares memory"):
+            attention.attention(q, k, v, out=alias)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("causal", [False, True])
+def test_tma_kernel_is_right_with_gqa_and_the_model_layout(dtype: torch.dtype, causal: bool) -> None:  # edge case 5
+    g = torch.Generator().manual_seed(3)
+    q, k, v = qkv(1, 4, 2, 100, 70, 64, dtype, True, g)
+    tma = attention.attention(q, k, v, causal, kernel="tma")
+    assert_matches(tma, attention.reference(q, k, v, causal).to(dtype), dtype)
+    torch.testing.assert_close(tma, attention.attention(q, k, v, causal, kernel="pointer"), rtol=2e-2, atol=2e-2)
+
+
+def test_model_layout_is_read_in_place_and_the_output_keeps_it() -> None:
+    g = torch.Generator().manual_seed(4)
+    q, k, v = qkv(2, 4, 4, 33, 33, 32, torch.float16, True, g)
+    out = attention.attention(q, k, v, True)
+    assert out.stride() == q.stride()  # (B, S, H, D) memory: .transpose(1, 2).reshape(B, S, H·D) is free
+    assert_matches(out, attention.reference(q, k, v, True).half(), torch.float16)
+    strided = torch.empty(2, 4, 33, 64, dtype=torch.float16)[..., ::2]  # any out layout, written in place
+    attention.attention(q, k, v, True, out=strided)
+    torch.testing.assert_close(strided, out)
+
+
+def test_refusals_are_clear() -> None:  # edge cases 9, 18 and shapes no kernel can compute
+    q = torch.randn(1, 4, 8, 16)
+    with pytest.raises(ValueError, match="multiple"):
+        attention.attention(q, torch.randn(1, 3, 8, 16), torch.randn(1, 3, 8, 16))
+    with pytest.raises(ValueError, match="head dim"):
+        big = torch.randn(1, 1, 4, 320)
+        attention.attention(big, big, big)
+    with pytest.raises(ValueError, match="meta"):
+        m = torch.randn(1, 1, 4, 16, device="meta")
+        attention.attention(m, m, m)
+    with pytest.raises(ValueError, match="requires grad"):
+        attention.attention(q.requires_grad_(), q.detach(), q.detach())
+    with pytest.raises(TypeError, match="mixed dtypes"):
+        attention.attention(q.detach(), q.detach().half(), q.detach().half())
+    with pytest.raises(ValueError, match="TMA"):
+        x = torch.randn(1, 1, 8, 80, dtype=torch.float16)
+        attention.attention(x, x, x, kernel="tma")  # D=80 is no power of two: pointer kernel only
+
+
+def test_empty_shapes() -> None:
+    q = torch.randn(1, 2, 3, 16)
+    empty_keys = torch.randn(1, 2, 0, 16)
+    torch.testing.assert_close(attention.attention(q, empty_keys, empty_keys), torch.zeros(1, 2, 3, 16))  # as SDPA
+    assert attention.attention(torch.randn(0, 2, 3, 16), torch.randn(0, 2, 3, 16), torch.randn(0, 2, 3, 16)).shape[0] == 0
+
+
+# -- the smoke cases and earlier tests (split from tests/test_kernels.py) ------------------------------------
 
 CASES = interpreter_cases(attention.KERNEL)
 
@@ -33,4 +178,4 @@ def test_tma_attention_matches_the_pointer_kernel(causal: bool) -> None:
 
 def test_launcher_validates_inputs() -> None:
     with pytest.raises(ValueError, match="head dim"):
-        attention.attention(*(torch.ones(1, 1, 8, 48),) * 3)
+        attention.attention(*(torch.ones(1, 1, 8, 320),) * 3)  # 1..256 are supported since issue #16

@@ -1,13 +1,237 @@
-"""GEMM with fused epilogues in the interpreter: the smoke cases, dropout, the TMA kernel, input validation."""
+"""gemm in Triton's interpreter: hypothesis properties over shapes, strides, dtypes, epilogues, tiles (split-K
+included) and special values against an fp64 reference, and one regression test per defect of
+docs/../research kernel-edge-cases.md (numbers in the test names' comments)."""
 
 from __future__ import annotations
 
+import os
+
+os.environ["TRITON_INTERPRET"] = "1"  # before any @triton.jit function is created
+
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from rocm_triton_doctor.kernels import gemm
+from rocm_triton_doctor.kernels import gemm, policy
+from rocm_triton_doctor.kernels.base import tma_layout_ok
+from rocm_triton_doctor.kernels.tolerances import tolerance
 from rocm_triton_doctor.kernels.base import Case
 from tests.kernels.helpers import check_in_interpreter, interpreter_cases
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+TILES = [None, {"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 2},
+         {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "SPLIT_K": 3}, {"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32,
+                                                                       "SPLIT_K": 2}]
+
+
+def assert_matches(out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> None:
+    """The project's rule: |out - ref| <= atol + rtol·|ref| elementwise; NaN exactly where the reference has NaN;
+    an infinite reference needs the same infinity."""
+    tol = tolerance(str(dtype).replace("torch.", ""))
+    o, r = out.double(), ref.double()
+    assert torch.equal(o.isnan(), r.isnan()), "NaN positions differ"
+    inf = r.isinf()
+    assert torch.equal(o[inf], r[inf]), "infinities differ"
+    fin = ~(r.isnan() | inf)
+    err = (o[fin] - r[fin]).abs() - (tol.atol + tol.rtol * r[fin].abs())
+    assert err.numel() == 0 or err.max().item() <= 0, f"max excess {err.max().item():.3g}"
+
+
+def operand(rows: int, cols: int, layout: str, dtype: torch.dtype, gen: torch.Generator, scale: float = 1.0) -> torch.Tensor:
+    """A (rows, cols) operand as a model might hold it: contiguous, a transpose (column-major), a column chunk of a
+    wider tensor, or every other row of a taller one."""
+    if layout == "t":
+        base = torch.randn(cols, rows, generator=gen).t()
+    elif layout == "chunk":
+        base = torch.randn(rows, 2 * cols + 3, generator=gen)[:, cols + 3:]
+    elif layout == "step":
+        base = torch.randn(2 * rows, cols, generator=gen)[::2]
+    else:
+        base = torch.randn(rows, cols, generator=gen)
+    # One dtype conversion in place keeps the layout (to() on a view would return a contiguous copy).
+    out = torch.empty_strided(base.shape, base.stride(), dtype=dtype)
+    out.copy_(base * scale)
+    return out
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(M=st.integers(1, 70), N=st.integers(1, 70), K=st.integers(0, 90), dtype=st.sampled_from(DTYPES),
+       la=st.sampled_from(["c", "t", "chunk", "step"]), lb=st.sampled_from(["c", "t", "chunk", "step"]),
+       epilogue=st.sampled_from(list(gemm.EPILOGUES)), fp32_bias=st.booleans(), tiles=st.sampled_from(TILES),
+       special=st.sampled_from([None, "nan", "inf", "-inf"]), seed=st.integers(0, 2**31 - 1))
+def test_gemm_matches_fp64(M: int, N: int, K: int, dtype: torch.dtype, la: str, lb: str, epilogue: str, fp32_bias: bool,
+                           tiles: dict | None, special: str | None, seed: int) -> None:
+    g = torch.Generator().manual_seed(seed)
+    a = operand(M, K, la, dtype, g)
+    b = operand(K, N, lb, dtype, g, scale=max(K, 1) ** -0.5)
+    bias = None
+    if epilogue != "none" or fp32_bias:
+        bias = torch.randn(N, generator=g).to(torch.float32 if fp32_bias else dtype)
+    if special and K:
+        a[g.seed() % M, g.seed() % K] = float(special)
+    if special and bias is not None:
+        bias[g.seed() % N] = float(special)
+    out = gemm.gemm(a, b, bias, epilogue, config=tiles)
+    assert out.dtype == dtype and out.shape == (M, N)
+    ref = gemm.reference(a, b, bias, epilogue).to(dtype)
+    assert_matches(out, ref, dtype)
+    if dtype != torch.float32 and K and tma_layout_ok(a, b):  # the Hopper kernel, where a descriptor can read them
+        tma_tiles = {k: v for k, v in (tiles or {}).items() if k != "SPLIT_K"} or None
+        assert_matches(gemm.gemm(a, b, bias, epilogue, config=tma_tiles, kernel="tma"), ref, dtype)
+
+
+def test_bias_relu_keeps_nan() -> None:  # edge case 7: NaN became 0
+    a = torch.randn(8, 8)
+    a[1, 2] = float("nan")
+    bias = torch.zeros(8)
+    bias[5] = float("nan")
+    out = gemm.gemm(a, torch.eye(8), bias, "bias_relu")
+    # NaN·0 is NaN, so row 1 is NaN throughout, and column 5 from the bias: 15 NaN, as torch.relu keeps them.
+    assert torch.equal(out.isnan(), torch.relu(a @ torch.eye(8) + bias).isnan())
+    assert out.isnan().sum() == 15
+
+
+def test_bias_with_epilogue_none_is_added() -> None:  # edge case 23: silently ignored
+    a, b, bias = torch.randn(9, 5), torch.randn(5, 7), torch.randn(7)
+    torch.testing.assert_close(gemm.gemm(a, b, bias), a @ b + bias, rtol=1e-5, atol=1e-5)
+
+
+def test_output_aliasing_an_input_is_refused() -> None:  # edge case 11
+    a, b = torch.randn(130, 130), torch.randn(130, 130)
+    for alias in (a, b, a[:, :130]):
+        with pytest.raises(ValueError, match="shares memory"):
+            gemm.gemm(a, b, out=alias)
+    with pytest.raises(ValueError, match="share memory"):
+        gemm.gemm(a, b, out=torch.zeros(1, 130).expand(130, 130))
+
+
+def test_row_offsets_past_2_31_use_64_bit_addressing() -> None:  # edge case 6: SIGSEGV
+    # A view into a buffer of 3·(2^30+64) fp16 (6 GiB of address space, only the touched pages become memory): row 2
+    # starts past 2^31 elements, though M·K is 192.
+    base = torch.empty((3, 2**30 + 64), dtype=torch.float16)
+    a = base[:, :64]
+    a.copy_(torch.randn(3, 64))
+    b = (torch.randn(64, 16) / 8).half()
+    assert_matches(gemm.gemm(a, b), gemm.reference(a, b, None, "none").half(), torch.float16)
+
+
+def test_inputs_that_require_grad_are_refused_under_grad_mode() -> None:  # edge case 9: silently detached
+    a, b = torch.randn(4, 4, requires_grad=True), torch.randn(4, 4)
+    with pytest.raises(ValueError, match="requires grad"):
+        gemm.gemm(a, b)
+    with torch.no_grad():
+        torch.testing.assert_close(gemm.gemm(a, b), a @ b)
+
+
+def test_dropout_without_seed_draws_a_fresh_mask_and_a_seed_repeats_it() -> None:  # edge case 10
+    a, b = torch.randn(32, 64) + 3, torch.eye(64)
+    one, two = gemm.gemm(a, b, p=0.5), gemm.gemm(a, b, p=0.5)
+    assert not torch.equal(one != 0, two != 0)
+    assert torch.equal(gemm.gemm(a, b, p=0.5, seed=7), gemm.gemm(a, b, p=0.5, seed=7))
+    torch.manual_seed(3)
+    first = gemm.gemm(a, b, p=0.5)
+    torch.manual_seed(3)
+    assert torch.equal(first, gemm.gemm(a, b, p=0.5))  # torch.manual_seed reproduces the drawn seeds
+
+
+@pytest.mark.parametrize("seed,exc", [(1.5, TypeError), ("7", TypeError), (True, TypeError), (2**64, ValueError)])
+def test_bad_seed_is_a_clear_error(seed: object, exc: type) -> None:  # edge case 19
+    with pytest.raises(exc, match="seed"):
+        gemm.gemm(torch.randn(4, 4), torch.randn(4, 4), p=0.1, seed=seed)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("config", [{"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 48}, {"BLOCK_M": 0, "BLOCK_N": 16,
+                                    "BLOCK_K": 16}, {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "SPLIT_K": 0},
+                                    {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "TILE": 3}])
+def test_bad_tiles_are_a_clear_error(config: dict) -> None:  # edge case 22
+    with pytest.raises(ValueError, match="BLOCK_K|BLOCK_M|SPLIT_K|unknown config"):
+        gemm.gemm(torch.randn(4, 4), torch.randn(4, 4), config=config)
+
+
+def test_bad_tensors_are_clear_errors() -> None:  # edge cases 17, 18, 20 and 0-dim inputs
+    with pytest.raises(ValueError, match="meta"):
+        gemm.gemm(torch.randn(4, 4, device="meta"), torch.randn(4, 4, device="meta"))
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        gemm.gemm([[1.0]], torch.randn(1, 1))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="2-D"):
+        gemm.gemm(torch.tensor(1.0), torch.randn(1, 1))
+    with pytest.raises(TypeError, match="bias must be"):
+        gemm.gemm(torch.randn(4, 4).half(), torch.randn(4, 4).half(), torch.randn(4).bfloat16(), "bias")
+    with pytest.raises(ValueError, match="out must be"):
+        gemm.gemm(torch.randn(4, 4).half(), torch.randn(4, 4).half(), out=torch.empty(4, 4, dtype=torch.bfloat16))
+    assert gemm.gemm(torch.randn(0, 8).half(), torch.randn(8, 16).half(), kernel="tma").shape == (0, 16)
+
+
+def test_zero_sizes() -> None:
+    bias = torch.randn(5)
+    torch.testing.assert_close(gemm.gemm(torch.randn(3, 0), torch.randn(0, 5), bias, "bias_relu"),
+                               torch.relu(bias).expand(3, 5))
+    assert gemm.gemm(torch.randn(0, 4), torch.randn(4, 5)).shape == (0, 5)
+    assert gemm.gemm(torch.randn(3, 4), torch.randn(4, 0)).shape == (3, 0)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_tma_kernel_is_right_in_16_bit(dtype: torch.dtype) -> None:  # edge cases 3, 4: bf16 TMA was garbage
+    g = torch.Generator().manual_seed(4)
+    a = torch.randn(67, 40, generator=g).to(dtype)
+    b = (torch.randn(40, 72, generator=g) / 6).to(dtype)
+    bias = torch.randn(72, generator=g)
+    cfg = {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 2}
+    tma = gemm.gemm(a, b, bias, "bias_gelu", config=cfg, kernel="tma")
+    assert_matches(tma, gemm.reference(a, b, bias, "bias_gelu").to(dtype), dtype)
+    drop_t = gemm.gemm(a, b, bias, "bias", p=0.3, seed=2, config=cfg, kernel="tma")
+    drop_p = gemm.gemm(a, b, bias, "bias", p=0.3, seed=2, config=cfg, kernel="pointer")
+    assert torch.equal(drop_t != 0, drop_p != 0)
+
+
+def test_split_k_matches_one_pass_and_keeps_the_dropout_mask() -> None:
+    g = torch.Generator().manual_seed(5)
+    a, b, bias = torch.randn(7, 300, generator=g), torch.randn(300, 90, generator=g) / 17, torch.randn(90, generator=g)
+    one = gemm.gemm(a, b, bias, "bias_relu", p=0.2, seed=3, config={"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 32})
+    split = gemm.gemm(a, b, bias, "bias_relu", p=0.2, seed=3,
+                      config={"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 32, "SPLIT_K": 4})
+    assert torch.equal(one != 0, split != 0)
+    torch.testing.assert_close(one, split, rtol=1e-5, atol=1e-5)
+    assert torch.equal(split, gemm.gemm(a, b, bias, "bias_relu", p=0.2, seed=3,
+                                        config={"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 32, "SPLIT_K": 4}))
+
+
+def test_mixed_precision_fp32_bias_and_fp32_out() -> None:
+    g = torch.Generator().manual_seed(6)
+    a, b = torch.randn(33, 48, generator=g).bfloat16(), (torch.randn(48, 40, generator=g) / 7).bfloat16()
+    bias = torch.randn(40, generator=g) * 1e-3  # below bf16's resolution at 1: kept only because it is added in fp32
+    out = torch.empty(33, 40)
+    gemm.gemm(a, b, bias, "bias", out=out)
+    torch.testing.assert_close(out.double(), gemm.reference(a, b, bias, "bias"), rtol=1e-5, atol=1e-5)
+
+
+def test_fp16_and_bf16_make_the_same_launch_decisions(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue #16 reported an fp16 GEMM at 0.15x eager where bf16 at the same shape ran 0.95x, blamed on a policy
+    # branch. Nothing in gemm() or the policy looks at fp16-vs-bf16 (only the element size); this pins that the
+    # policy is asked the same questions for both, so any gap left is for a GPU run to explain.
+    seen: dict[torch.dtype, list[tuple]] = {}
+    real_cfg, real_tma = policy.gemm_config, policy.gemm_use_tma
+    for dtype in (torch.float16, torch.bfloat16):
+        calls: list[tuple] = []
+        monkeypatch.setattr(policy, "gemm_config", lambda *a, calls=calls, **k: calls.append(("cfg", a, k)) or real_cfg(*a, **k))
+        monkeypatch.setattr(policy, "gemm_use_tma", lambda *a, calls=calls: calls.append(("tma", a)) or real_tma(*a))
+        for M, K, N in ((3, 64, 32), (40, 32, 48), (64, 16, 64)):
+            gemm.gemm(torch.randn(M, K).to(dtype), torch.randn(K, N).to(dtype), torch.randn(N), "bias_relu")
+        seen[dtype] = calls
+    assert seen[torch.float16] == seen[torch.bfloat16] and seen[torch.float16]
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "gfx942", "gfx1100"])
+def test_decode_shapes_split_k_to_fill_the_gpu(arch: str) -> None:
+    t = policy.target_from_name(arch)
+    cfg = policy.gemm_config(t, 16, 4096, 4096, 2)
+    programs = -(-4096 // cfg["BLOCK_N"]) * cfg["SPLIT_K"]
+    assert cfg["BLOCK_M"] == 16 and cfg["SPLIT_K"] > 1 and programs >= 128
+    assert policy.gemm_config(t, 4096, 4096, 4096, 2)["SPLIT_K"] == 1
+
+
+# -- the smoke cases and earlier tests (split from tests/test_kernels.py) ------------------------------------
 
 CASES = interpreter_cases(gemm.KERNEL)
 
@@ -53,12 +277,7 @@ def test_tma_gemm_matches_the_pointer_kernel(epilogue: str, p: float) -> None:
         torch.testing.assert_close(tma, ref, rtol=1e-2, atol=1e-2)
 
 
-def test_gemm_refuses_operands_past_32_bit_offsets() -> None:
-    # Stride-0 views: 2^31 logical elements without the memory.
-    a = torch.zeros(1, 1, dtype=torch.float16).expand(2**16, 2**15)
-    b = torch.zeros(1, 1, dtype=torch.float16).expand(2**15, 8)
-    with pytest.raises(ValueError, match="2\\^31"):
-        gemm.gemm(a, b)
+# (The 2^31-offset refusal became 64-bit addressing: test_row_offsets_past_2_31_use_64_bit_addressing above.)
 
 
 def test_tma_gemm_refuses_layouts_a_descriptor_cannot_describe() -> None:

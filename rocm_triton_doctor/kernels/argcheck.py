@@ -1,0 +1,97 @@
+"""O(1) argument checks shared by the GEMM and attention launchers: what a model can pass that the kernels must refuse
+clearly (meta tensors, autograd inputs, aliasing outputs, bad seeds and tiles), the 64-bit-offset test, and the fresh
+dropout seed. Each check looks at shapes, strides and pointers only: no device work, no allocation."""
+
+from __future__ import annotations
+
+import numbers
+
+import torch
+
+INT32_LIMIT = 2**31
+
+
+def check_tensors(name: str, **tensors: torch.Tensor | None) -> None:
+    """Every named argument is a tensor (or None), holds data (not `meta`), and carries no autograd history to lose:
+    the kernels have no backward yet, so an input that requires grad under grad mode would come back detached and
+    training would silently stop its gradients (kernel-edge-cases.md #9)."""
+    grad = torch.is_grad_enabled()
+    for arg, t in tensors.items():
+        if t is None:
+            continue
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name}: {arg} must be a torch.Tensor, got {type(t).__name__}")
+        if t.device.type == "meta":
+            raise ValueError(f"{name}: {arg} is on the meta device (no data to compute with)")
+        if grad and t.requires_grad:
+            raise ValueError(f"{name}: {arg} requires grad, and this kernel has no backward yet: call it under "
+                             "torch.no_grad() or pass {arg}.detach()")
+
+
+def max_offset(t: torch.Tensor, padded: tuple[int, ...] | None = None) -> int:
+    """The largest element offset a kernel computes for `t` (torch strides are never negative). `padded`: the sizes
+    rounded up to the kernel's blocks, since masked-off lanes compute offsets too."""
+    sizes = padded if padded is not None else tuple(t.shape)
+    return sum(max(s - 1, 0) * st for s, st in zip(sizes, t.stride()))
+
+
+def _extent(t: torch.Tensor) -> tuple[int, int]:
+    start = t.data_ptr()
+    return start, start + (max_offset(t) + 1) * t.element_size()
+
+
+def _distinct_elements(t: torch.Tensor) -> bool:
+    """Sufficient test that no two elements share an address: with the dims of size > 1 ordered by stride, each
+    stride passes the largest offset the smaller ones reach (true for every dense, transposed, sliced or strided
+    view; false for expanded ones)."""
+    reach = 0
+    for stride, size in sorted((st, sz) for sz, st in zip(t.shape, t.stride()) if sz > 1):
+        if stride <= reach:
+            return False
+        reach += (size - 1) * stride
+    return True
+
+
+def check_out(name: str, out: torch.Tensor, shape: tuple[int, ...], dtypes: tuple[torch.dtype, ...],
+              device: torch.device, *inputs: torch.Tensor | None) -> torch.Tensor:
+    """`out=` of the right shape, dtype and device, with no two elements at one address, and sharing no memory with
+    any input: an output written while other programs still read the same bytes gives wrong values
+    (kernel-edge-cases.md #11, #12; torch refuses the same overlaps). Byte ranges are compared, so two interleaved but
+    disjoint views of one buffer are refused too: conservative, never wrong."""
+    if tuple(out.shape) != tuple(shape) or out.dtype not in dtypes or out.device != device:
+        names = " or ".join(str(d).replace("torch.", "") for d in dtypes)
+        raise ValueError(f"{name}: out must be a {names} tensor of shape {tuple(shape)} on {device}, got "
+                         f"{out.dtype} {tuple(out.shape)} on {out.device}")
+    if out.numel() == 0:
+        return out
+    if not _distinct_elements(out):
+        raise ValueError(f"{name}: out has elements that share memory (an expanded or overlapping view)")
+    lo, hi = _extent(out)
+    for t in inputs:
+        if t is None or t.numel() == 0:
+            continue
+        tlo, thi = _extent(t)
+        if lo < thi and tlo < hi:
+            raise ValueError(f"{name}: out shares memory with an input; write to a separate tensor")
+    return out
+
+
+def dropout_seed(name: str, seed: object, p: float) -> int:
+    """An explicit int seed gives the same mask every call (reproducible). None draws a fresh 31-bit seed from torch's
+    default CPU generator, so every call gets a new mask like F.dropout and torch.manual_seed still reproduces a run
+    (kernel-edge-cases.md #10). Anything else is a TypeError, not an interpreter trace (#19)."""
+    if seed is None:
+        return int(torch.randint(0, INT32_LIMIT - 1, (1,)).item()) if p > 0.0 else 0
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"{name}: seed must be an int or None, got {type(seed).__name__}")
+    s = int(seed)
+    if not -(2**63) <= s < 2**63:
+        raise ValueError(f"{name}: seed must fit in 64 bits, got {s}")
+    return s
+
+
+def check_block(name: str, key: str, value: object, lo: int = 16, hi: int = 1024) -> int:
+    """A tile size: an int power of two in [lo, hi] (tl.arange needs a power of two, tl.dot at least 16)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi or value & (value - 1):
+        raise ValueError(f"{name}: {key} must be a power of two in [{lo}, {hi}], got {value!r}")
+    return value
