@@ -68,8 +68,11 @@ def _softmax_update(acc, l_i, m_i, qk, v, offs_m, cols, S_K, qk_scale, MASKED: t
         qk = tl.where(valid, qk, float("-inf"))
     # Scale inside the exponent (one FMA per score) instead of a separate multiply pass over the tile.
     m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-    p = tl.exp2(qk * qk_scale - m_new[:, None])
-    alpha = tl.exp2(m_i - m_new)
+    # A row whose scores are all -inf so far (an -inf score in the data) subtracts 0, not -inf: exp2(-inf - -inf)
+    # would be NaN where torch's SDPA gives weight 0 (and output 0 for a row that sees no finite score).
+    m_base = tl.where(m_new == float("-inf"), 0.0, m_new)
+    p = tl.exp2(qk * qk_scale - m_base[:, None])
+    alpha = tl.exp2(m_i - m_base)
     l_i = l_i * alpha + tl.sum(p, 1)
     acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
     return acc, l_i, m_new
@@ -129,7 +132,7 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b,
     for start_n in range(lo_masked, hi, BLOCK_N):
         acc, l_i, m_i = _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_n, offs_d,
                                     S_K, sk_s, sk_d, sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, True, UPCAST, CAUSAL)
-    acc = acc / l_i[:, None]
+    acc = acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]  # a row with no finite score: 0, as SDPA gives
     tl.store(o_ptr + o_base + offs_m[:, None] * so_s + offs_d[None, :] * so_d, acc.to(o_ptr.dtype.element_ty),
              mask=rows_ok)
 
@@ -179,7 +182,7 @@ def attn_fwd_tma_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, S_K, GROUP, HE
     for start_n in range(lo_masked, hi, BLOCK_N):
         acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, offs_n, S_K,
                                         qk_scale, BLOCK_N, HEAD_DIM, True, UPCAST, CAUSAL)
-    acc = acc / l_i[:, None]
+    acc = acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]  # a row with no finite score: 0, as SDPA gives
     o_desc.store([b, h, start_m * BLOCK_M, 0], acc.to(o_desc.dtype).reshape(1, 1, BLOCK_M, HEAD_DIM))
 
 
