@@ -65,6 +65,14 @@ def host_us_per_call(fn: Callable[[], Any], sync: Callable[[], None], calls: int
     return (time.perf_counter() - t0) / calls * 1e6
 
 
+def launch_us(case: Any, inputs: dict[str, Any], sync: Callable[[], None]) -> dict[str, float]:
+    """Host µs per call, ours (allocating its output, as a model's call does) and eager's (issue #16 item 4)."""
+    out = {"triton": round(host_us_per_call(lambda: case.run(inputs, None), sync), 2)}
+    if case.eager is not None:
+        out["eager"] = round(host_us_per_call(lambda: case.eager(inputs), sync), 2)
+    return out
+
+
 def launch_cases(target: Any) -> list[Any]:
     """One small case per kernel (a few KiB to a few MiB): the GPU time is a few µs, so host time dominates."""
     import torch

@@ -186,7 +186,8 @@ def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...]
     except Exception as exc:  # noqa: BLE001
         raise SmokeCannotStart(f"Triton has no usable backend here ({_first_line(exc)}); run `rocm-triton-doctor check`") from None
     dev = torch.device(device)
-    cases = _cases(kernels, preset, target, only, torch.device(device))
+    refused: dict[str, str] = {}
+    cases = _cases(kernels, preset, target, only, torch.device(device), refused)
     if broken:
         cases.append(_broken_case(broken))
     notes = []
@@ -210,6 +211,7 @@ def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...]
         from rocm_triton_doctor.smoke import sweep
 
         notes += [f"not in the sweep: {s}" for s in sweep.skipped()]
+        notes += [f"not in the sweep: attention {k}, refused by the launcher ({why})" for k, why in refused.items()]
         if with_compile:  # ~40 shapes a kernel: let dynamo recompile (automatic dynamic) rather than fall back to eager
             for knob in ("recompile_limit", "cache_size_limit"):
                 if hasattr(torch._dynamo.config, knob):
@@ -231,7 +233,8 @@ def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...]
                        ceilings.to_dict() if ceilings else None, clocks, notes, started, time.monotonic() - t0)
 
 
-def _cases(kernels: Any, preset: str, target: Any, only: tuple[str, ...], dev: Any) -> list[Any]:
+def _cases(kernels: Any, preset: str, target: Any, only: tuple[str, ...], dev: Any,
+           refused: dict[str, str] | None = None) -> list[Any]:
     """The preset's cases. sweep: every kernel's cases("sweep"), GEMM and attention from smoke/sweep.py (their
     modules' cases() do not know the sweep yet), interleaved; launch: one small case per kernel (baselines.py)."""
     from rocm_triton_doctor.smoke import baselines, sweep
@@ -246,7 +249,7 @@ def _cases(kernels: Any, preset: str, target: Any, only: tuple[str, ...], dev: A
     if want("gemm"):
         cases += sweep.gemm_cases(target)
     if want("attention"):
-        accepts = (lambda d, g: True) if target.interpreter else sweep.probe_attention(dev)
+        accepts = (lambda d, g: True) if target.interpreter else sweep.probe_attention(dev, refused)
         cases += sweep.attention_cases(target, accepts)
     return sweep.interleave(cases)
 
@@ -266,7 +269,9 @@ def _run_case(case: Any, dev: Any, on_gpu: bool, with_compile: bool, seed: int, 
         r.dropout = v.details or None
         r.status = "pass" if v.ok else "fail"
         if on_gpu and preset == "launch":
-            _time_launch(case, inputs, r, torch)
+            from rocm_triton_doctor.smoke.baselines import launch_us
+
+            r.launch_us = launch_us(case, inputs, torch.cuda.synchronize)
         elif on_gpu:
             _time_case(case, inputs, r, with_compile, ceilings, torch, timing, preset == "sweep")
     except torch.cuda.OutOfMemoryError as exc:
@@ -280,16 +285,6 @@ def _run_case(case: Any, dev: Any, on_gpu: bool, with_compile: bool, seed: int, 
             torch.cuda.empty_cache()
     r.seconds = round(time.monotonic() - t0, 3)
     return r
-
-
-def _time_launch(case: Any, inputs: Any, r: CaseResult, torch: Any) -> None:
-    """Host µs per call, ours and eager's, back to back without graphs (issue #16 item 4)."""
-    from rocm_triton_doctor.smoke.baselines import host_us_per_call
-
-    sync = torch.cuda.synchronize
-    r.launch_us = {"triton": round(host_us_per_call(lambda: case.run(inputs, None), sync), 2)}
-    if case.eager is not None:
-        r.launch_us["eager"] = round(host_us_per_call(lambda: case.eager(inputs), sync), 2)
 
 
 def _time_case(case: Any, inputs: Any, r: CaseResult, with_compile: bool, ceilings: Any, torch: Any,

@@ -161,9 +161,11 @@ def _attention_fits(B: int, H: int, S: int, D: int, elem: int) -> str | None:
     return fits((B, H, S, D), elem)
 
 
-def probe_attention(device: torch.device) -> Callable[[int, bool], bool]:
+def probe_attention(device: torch.device, refused: dict[str, str] | None = None) -> Callable[[int, bool], bool]:
     """Which head dims (and GQA) the attention launcher accepts, asked at run time with a tiny call: a ValueError or
-    TypeError means refused. Works before and after the launcher learns more head dims and GQA."""
+    TypeError means refused (and so does any other failure: the sweep then leaves those rows out rather than
+    crashing). Works before and after the launcher learns more head dims and GQA. `refused` collects the reasons,
+    for the report's notes."""
     from rocm_triton_doctor.kernels import attention
 
     @functools.cache
@@ -173,7 +175,9 @@ def probe_attention(device: torch.device) -> Callable[[int, bool], bool]:
         try:
             with torch.no_grad():
                 attention.attention(q, kv, kv.clone())
-        except (ValueError, TypeError):
+        except Exception as exc:  # noqa: BLE001 - refused, or broken: either way not swept, and the notes say which
+            if refused is not None:
+                refused[f"D={D}{' GQA' if gqa else ''}"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
             return False
         return True
 

@@ -238,3 +238,36 @@ def test_cli_accepts_the_sweep_and_launch_presets_and_max_seconds() -> None:
     res = subprocess.run([sys.executable, "-m", "rocm_triton_doctor", "smoke", "--device", "cpu", "--preset", "launch",
                           "--only", "softmax", "--max-seconds", "0.5"], capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 2 and "0.5" in res.stderr  # --max-seconds is at least 1
+
+
+def test_sweep_timing_fills_every_column_with_a_fake_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GPU-only timing path (runner._time_case with sweep=True), driven by a fake do_bench: each baseline's
+    median is what the fake says, the ratios follow, and the sweep's shorter warm-up/reps are the ones asked for."""
+    from types import SimpleNamespace
+
+    from rocm_triton_doctor.smoke import baselines, runner
+    from rocm_triton_doctor.smoke.timing import Ceilings, Timing
+
+    asked: list[tuple[int, int]] = []
+    medians = iter([0.5, 2.0, 0.8])  # ours, eager, Liger (ms)
+
+    def bench(fn: Any, rep_ms: int = 100, warmup_ms: int = 25) -> Timing:
+        fn()
+        asked.append((warmup_ms, rep_ms))
+        m = next(medians)
+        return Timing(m, m, m)
+
+    timing = SimpleNamespace(bench=bench, bench_graph=lambda fn: None)
+    monkeypatch.setattr(baselines, "liger_fn", lambda kernel: ((lambda x: x["x"] * 2), ""))
+    case = SimpleNamespace(kernel="rmsnorm", dtype=torch.float32, seed_shape=False, bytes=float(256 << 20), flops=0.0,
+                           out_shape=lambda x: (4,), run=lambda x, out: x["x"] + 1, eager=lambda x: x["x"] + 1)
+    r = runner.CaseResult("rmsnorm", "c", "float32", "pass")
+    runner._time_case(case, {"x": torch.ones(4)}, r, False, Ceilings(1000.0, {}), torch, timing, sweep=True)
+    assert asked == [runner.SWEEP_REP_MS] * 3
+    assert (r.speedup_eager, r.speedup_liger, r.vs_best, r.liger) == (4.0, 1.6, 1.6, "")
+    assert r.pct_ceiling == round(100 * (256 << 20) / 0.5e-3 / 1e9 / 1000.0, 1)
+    monkeypatch.setattr(baselines, "liger_fn", lambda kernel: (None, "not installed"))
+    medians = iter([1.0, 0.9])
+    r = runner.CaseResult("rmsnorm", "c", "float32", "pass")
+    runner._time_case(case, {"x": torch.ones(4)}, r, False, Ceilings(1000.0, {}), torch, timing, sweep=True)
+    assert (r.liger, r.liger_ms, r.vs_best) == ("not installed", None, 0.9)
