@@ -24,21 +24,21 @@ def _arch(ctx: click.Context, _p: click.Parameter, value: str | None) -> list[st
 @click.command("smoke", context_settings=CONTEXT)
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu", "cuda"]), default="auto", show_default=True,
               help="gpu/cuda: the GPU torch sees (ROCm GPUs are 'cuda' devices in torch); cpu: Triton interpreter.")
-@click.option("--preset", type=click.Choice(["quick", "seed", "full", "bench"]), default="quick", show_default=True,
-              help="quick: a minute on one GPU; seed: exactly the published seed shapes; full: large shapes; "
-              "bench: the performance targets' cases (>= 256 MiB memory-bound, GEMM 4096^3/8192^3, attention S=4096).")
+@click.option("--preset", type=click.Choice(["quick", "seed", "full", "bench", "sweep", "launch"]), default="quick",
+              show_default=True, help="quick: a minute on one GPU; seed: the published seed shapes; full: large shapes; "
+              "bench: the performance targets' cases; sweep: the shape grid by class (docs/smoke.md); launch: host µs "
+              "per call against eager.")
+@click.option("--max-seconds", type=click.FloatRange(1), help="Start no new case after this many seconds (says so).")
 @click.option("--only", multiple=True, metavar="KERNEL", help="Run only these kernels (repeat or comma-separate).")
 @click.option("--compile", "with_compile", is_flag=True, help="Also time torch.compile (default mode) of each baseline.")
 @click.option("--json", "as_json", is_flag=True, help="Print the versioned JSON result instead of the table.")
 @output_option("--junit", help="Also write JUnit XML (one testcase per case) for CI systems.")
-@output_option("--plot", metavar="FILE.png", help="Also plot speed-up over torch and % of the device ceiling (needs "
-               "the 'plot' extra and a GPU).")
+@output_option("--plot", metavar="FILE.png", help="Also plot speed-ups and % of the ceiling (needs matplotlib and a GPU).")
 @output_option("--save", help="Also write the JSON result to FILE (while printing the table).")
 @click.option("--compile-only", is_flag=True, help="Compile every kernel for --arch targets; no GPU needed.")
 @click.option("--arch", metavar="LIST", callback=_arch, help="Targets for --compile-only: e.g. gfx942,gfx1100,sm_90; "
               "'all' = every target the knowledge base lists. Default: the GPUs `check` finds.")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**63 - 1),
-              help="Base seed for the random inputs.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**63 - 1), help="Base seed for the random inputs.")
 @python_option("Run the suite with another interpreter's torch and Triton (e.g. the venv `install` made).")
 @click.option("--distributed", is_flag=True, help="Run on every rank of a torchrun/srun job, check collectives, and "
               "print one table on rank 0.")
@@ -51,14 +51,14 @@ def _arch(ctx: click.Context, _p: click.Parameter, value: str | None) -> list[st
 @click.option("--broken", type=click.Choice(["wrong", "crash"]), hidden=True,
               help="Add a deliberately broken case (tests the reporting path).")
 @click.pass_context
-def command(ctx: click.Context, device: str, preset: str, only: tuple[str, ...], with_compile: bool, as_json: bool,
-            junit: str | None, plot: str | None, save: str | None, compile_only: bool, arch: list[str] | None,
-            seed: int, python: str | None, distributed: bool, rank_timeout: float, collective_max_mib: float,
-            fail_rank: int | None, hang_rank: int | None, broken: str | None) -> None:
+def command(ctx: click.Context, device: str, preset: str, max_seconds: float | None, only: tuple[str, ...],
+            with_compile: bool, as_json: bool, junit: str | None, plot: str | None, save: str | None, compile_only: bool,
+            arch: list[str] | None, seed: int, python: str | None, distributed: bool, rank_timeout: float,
+            collective_max_mib: float, fail_rank: int | None, hang_rank: int | None, broken: str | None) -> None:
     """Run fused Triton kernels: correct on this device? how fast against torch and the hardware's own ceilings?
 
-    Kernels: GEMM (+bias, ReLU, GELU, dropout epilogues), fused add-multiply, bias+GELU+dropout+residual, RMSNorm,
-    LayerNorm, softmax, SwiGLU, attention forward. Each result is checked against an fp32/fp64 torch reference.
+    Kernels: GEMM (+bias, ReLU, GELU, dropout epilogues), add-multiply, bias+GELU+dropout+residual, RMSNorm, LayerNorm,
+    softmax, SwiGLU, attention forward; each result checked against an fp32/fp64 torch reference.
 
     \b
     Examples:
@@ -97,7 +97,7 @@ def command(ctx: click.Context, device: str, preset: str, only: tuple[str, ...],
     try:
         with spinner(not as_json, "starting…") as status:
             result, report = suite.run(suite.SmokeOptions(device, preset, kernels, with_compile, seed, save, junit,
-                                                          plot, broken),
+                                                          plot, broken, max_seconds),
                                        (lambda m, i, n: status.update(f"[{i + 1}/{n}] {m}")) if status else None)
     except ValueError as exc:  # an unknown --only kernel, found before any case runs
         raise Usage(str(exc), ctx) from None

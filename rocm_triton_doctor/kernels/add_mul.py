@@ -85,6 +85,10 @@ def make_case(n: int, dtype: torch.dtype, block: int | None = None, seed_shape: 
 def cases(preset: str, target: policy.Target) -> list[Case]:
     if target.interpreter:
         return [make_case(3001, dt) for dt in DTYPES] + [make_case(5000, torch.float32, block=128)]
+    if preset == "sweep":  # the grid lives in smoke/sweep.py, shared by the kernels of this class
+        from rocm_triton_doctor.smoke import sweep as grid
+
+        return grid.add_mul_cases(make_case)
     sweep = [make_case(1 << 24, torch.float32, block=b, seed_shape=True) for b in (128, 256, 512, 1024)]
     if preset == "seed":
         return sweep

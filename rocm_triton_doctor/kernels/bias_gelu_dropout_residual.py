@@ -108,6 +108,10 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     if target.interpreter:
         return [make_case(2, 7, 129, torch.float32, 0.0), make_case(2, 7, 129, torch.float16, 0.2),
                 make_case(1, 33, 100, torch.bfloat16, 0.1)]
+    if preset == "sweep":  # the grid lives in smoke/sweep.py, shared by the kernels of this class
+        from rocm_triton_doctor.smoke import sweep as grid
+
+        return grid.bias_gelu_cases(make_case)
     seeds = [make_case(b, s, h, torch.float16, 0.1, seed_shape=True) for b, s, h in
              ((1, 128, 1024), (4, 512, 4096), (16, 2048, 8192))]
     if preset == "seed":

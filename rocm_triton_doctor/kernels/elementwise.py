@@ -12,7 +12,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels.base import collapse
+from rocm_triton_doctor.kernels.base import cdiv, collapse
 
 
 @dataclass(frozen=True)
@@ -61,4 +61,4 @@ def tile_of(pid, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
 
 
 def strided_grid(L: Strided, cfg: dict[str, int]) -> tuple[int]:
-    return (triton.cdiv(L.M, cfg["BLOCK_M"]) * triton.cdiv(L.N, cfg["BLOCK_N"]),)
+    return (cdiv(L.M, cfg["BLOCK_M"]) * cdiv(L.N, cfg["BLOCK_N"]),)

@@ -95,6 +95,10 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     if target.interpreter:
         return [make_case(9, 1000, torch.float32), make_case(6, 333, torch.float16, strided=True),
                 make_case(4, 256, torch.bfloat16)]
+    if preset == "sweep":  # the grid lives in smoke/sweep.py, shared by the kernels of this class
+        from rocm_triton_doctor.smoke import sweep as grid
+
+        return grid.row_cases(make_case)
     if preset == "seed":
         return []
     if preset == "bench":

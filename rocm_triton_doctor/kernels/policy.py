@@ -8,10 +8,12 @@ two-GEMM kernels; waves_per_eu; matrix_instr_nonkdim=16 on MI300); Triton PR #61
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
+from collections.abc import Callable
 
 CDNA = ("gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950")
 
@@ -65,6 +67,25 @@ def target_from_name(name: str) -> Target:
     raise ValueError(f"unknown target {name!r}: use gfxNNNN or sm_NN")
 
 
+CONFIG_CACHE_SIZE = 4096
+
+
+def cached_config(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """Memoise a launch-config function (pure in its arguments: the Target — backend, arch, warp size, so one entry
+    per device kind — and the shape class and dtype size it is given) and hand each caller its own copy, since
+    launchers add keys to the dict they get. A call then costs a dict lookup and a copy instead of re-deriving the
+    config (issue #16 item 4: host time per call)."""
+    memo = functools.lru_cache(maxsize=CONFIG_CACHE_SIZE)(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        return dict(memo(*args, **kwargs))
+
+    wrapper.cache_info = memo.cache_info  # type: ignore[attr-defined]
+    wrapper.cache_clear = memo.cache_clear  # type: ignore[attr-defined]
+    return wrapper
+
+
 def _max_warps(t: Target) -> int:
     # 1024 threads per workgroup on AMD: 16 wave64 or 32 wave32 warps (Triton PR #6125).
     return 1024 // t.warp_size if t.backend == "hip" else 32
@@ -104,7 +125,7 @@ def gemm_use_tma(t: Target, M: int, N: int, K: int) -> bool:
     return tma_supported(t) and _wide_tiles(M, N) >= 256
 
 
-@cache
+@cached_config
 def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = False) -> dict[str, Any]:
     """Tile shape, split-K factor and launch options for the GEMM family (tma: for gemm_tma_kernel). Keyed on the
     element SIZE only: fp16 and bf16 take the same branch everywhere (no measurement says they should differ), and
@@ -180,12 +201,14 @@ def splitk_reduce_tile(t: Target) -> tuple[int, int]:
     return (16, 64) if t.interpreter else (16, 128)
 
 
+@cached_config
 def elementwise_config(t: Target, n: int) -> dict[str, Any]:
     if t.interpreter:
         return {"BLOCK": max(1024, min(1 << 16, _next_pow2(n))), "num_warps": 4}
     return {"BLOCK": 1024, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
 
 
+@cached_config
 def tile2d_config(t: Target, M: int, N: int) -> dict[str, Any]:
     """2-D blocks for row-broadcast elementwise kernels (bias over the last dim)."""
     if t.interpreter:
@@ -207,6 +230,13 @@ NARROW_ROW = 256  # rows up to this many elements (as a power of two) share a pr
 
 
 def row_config(t: Target, n_cols: int, elem_size: int, n_rows: int = 1 << 30) -> dict[str, Any]:
+    """See _row_config. The row count only matters up to 64 (the most rows a program packs), so it is keyed by that
+    class: a model's varying token counts share one cache entry per (target, width, dtype size)."""
+    return _row_config(t, n_cols, elem_size, min(_next_pow2(max(1, n_rows)), 64))
+
+
+@cached_config
+def _row_config(t: Target, n_cols: int, elem_size: int, n_rows: int) -> dict[str, Any]:
     """BLOCK columns at a time, ROWS rows per program (rows.py). The whole row in one block when it fits (tutorials
     02/05; Liger calculate_settings), else ROW_CHUNK-wide chunks in a loop (rows of any width: vocabulary rows of
     128k-262k were refused before, kernel-edge-cases.md). Narrow rows pack several rows into one program so a program
@@ -229,6 +259,7 @@ def row_config(t: Target, n_cols: int, elem_size: int, n_rows: int = 1 << 30) ->
             **_hip_extra(t, gemm=False)}
 
 
+@cached_config
 def strided_config(t: Target, n_cols: int) -> dict[str, Any]:
     """2-D tiles for elementwise kernels on inputs that are not one dense layout (transposed, sliced, expanded):
     BLOCK_N columns of the innermost folded dimension, BLOCK_M rows, ~4096 elements a tile (not timed)."""
@@ -251,7 +282,7 @@ def attention_use_tma(t: Target, head_dim: int, flops: float) -> bool:
     return tma_supported(t) and not t.interpreter and head_dim == 128 and flops >= TMA_ATTENTION_MIN_FLOPS
 
 
-@cache
+@cached_config
 def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = False,
                      tma: bool = False) -> dict[str, Any]:
     """Tiles for the attention kernels; head_dim is the padded BLOCK_D (a power of two, 16 to 256)."""

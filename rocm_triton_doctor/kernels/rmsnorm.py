@@ -83,6 +83,10 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     if target.interpreter:
         return [make_case(9, 1000, torch.float32), make_case(5, 777, torch.float16, strided=True),
                 make_case(7, 512, torch.bfloat16), make_case(2, 70000, torch.float32)]  # the last: looped chunks
+    if preset == "sweep":  # the grid lives in smoke/sweep.py, shared by the kernels of this class
+        from rocm_triton_doctor.smoke import sweep as grid
+
+        return grid.row_cases(make_case)
     seeds = [make_case(2048, 4096, torch.float16, seed_shape=True)]  # a small Llama layer: 2048 tokens, hidden 4096
     if preset == "seed":
         return seeds

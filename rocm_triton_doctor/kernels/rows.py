@@ -18,7 +18,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import AotSpec, check_alias, check_device, check_dtype, prepare_out, row_layout
+from rocm_triton_doctor.kernels.base import AotSpec, cdiv, check_alias, check_device, check_dtype, prepare_out, row_layout
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
@@ -39,7 +39,7 @@ class RowLaunch:
 
     @property
     def grid(self) -> tuple[int]:
-        return (triton.cdiv(self.M, self.cfg["ROWS"]),)
+        return (cdiv(self.M, self.cfg["ROWS"]),)
 
     @property
     def empty(self) -> bool:

@@ -74,6 +74,10 @@ def make_case(M: int, N: int, dtype: torch.dtype) -> Case:
 def cases(preset: str, target: policy.Target) -> list[Case]:
     if target.interpreter:
         return [make_case(7, 301, dt) for dt in DTYPES]
+    if preset == "sweep":  # the grid lives in smoke/sweep.py, shared by the kernels of this class
+        from rocm_triton_doctor.smoke import sweep as grid
+
+        return grid.row_cases(make_case)
     if preset == "seed":
         return []
     if preset == "bench":

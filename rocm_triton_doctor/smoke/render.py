@@ -31,6 +31,10 @@ def table(report: SmokeReport, console: Any) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    if report.preset in ("sweep", "launch"):  # ~300 rows: grouped by class, then a per-class summary
+        from rocm_triton_doctor.smoke import sweep_render
+
+        return sweep_render.table(report, console)
     gpu = report.ceilings is not None
     t = Table(title=f"smoke {report.preset} — {report.device_name} ({report.target})", title_justify="left",
               show_lines=False, pad_edge=False)
@@ -126,6 +130,10 @@ def plot(report: SmokeReport, path: str) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise ValueError("--plot needs matplotlib: pip install 'rocm-triton-doctor[plot]'") from None
+    if report.preset == "sweep":
+        from rocm_triton_doctor.smoke import sweep_render
+
+        return sweep_render.plot(report, path)
     rows = [r for r in report.results if r.speedup_eager is not None]
     if not rows:
         raise ValueError("--plot needs GPU timings (there are none on --device cpu)")

@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 from rocm_triton_doctor.result import Result
 
-PRESETS = ("quick", "seed", "full", "bench")
+PRESETS = ("quick", "seed", "full", "bench", "sweep", "launch")
+SWEEP_REP_MS = (5, 25)  # warm-up and timed ms per do_bench in the sweep: ~300 rows x 4 baselines in minutes
 LAUNCH_BOUND_US = 10.0  # below this a GPU kernel's time is mostly launch overhead (kernels.md §6.3)
 GRAPH_BELOW_US = 100.0  # cases faster than this also get graph-replay times (launch overhead shows up to ~50 us)
 
@@ -50,6 +51,11 @@ class CaseResult:
     ceiling: str = ""
     speedup_eager: float | None = None
     speedup_compile: float | None = None
+    liger_ms: dict[str, float] | None = None
+    speedup_liger: float | None = None
+    liger: str = ""  # why there is no Liger time: "not installed", "no op", "import failed: ..." or an error
+    vs_best: float | None = None  # best of eager / compile / Liger over ours (sweep)
+    launch_us: dict[str, float] | None = None  # host µs per call, back to back (--preset launch)
     launch_bound: bool = False
     seconds: float = 0.0
     params: dict[str, Any] = field(default_factory=dict)
@@ -173,7 +179,7 @@ def resolve_device(device: str, torch: Any) -> str:
 
 def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...] = (), with_compile: bool = False,
               seed: int = 0, progress: Callable[[str, int, int], None] | None = None,
-              broken: str | None = None) -> SmokeReport:
+              broken: str | None = None, max_seconds: float | None = None) -> SmokeReport:
     torch, triton = import_stack(device)
     device = resolve_device(device, torch)
     if device == "cpu":
@@ -192,8 +198,8 @@ def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...]
     except Exception as exc:  # noqa: BLE001
         raise SmokeCannotStart(f"Triton has no usable backend here ({_first_line(exc)}); run `rocm-triton-doctor check`") from None
     dev = torch.device(device)
-    cases = [c for m in kernels.REGISTRY for c in m.cases(preset, target)
-             if not only or c.kernel in only]
+    refused: dict[str, str] = {}
+    cases = _cases(kernels, preset, target, only, torch.device(device), refused)
     if broken:
         cases.append(_broken_case(broken))
     notes = []
@@ -213,11 +219,25 @@ def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...]
     else:
         notes.append("Interpreter mode (TRITON_INTERPRET=1) on the CPU: correctness only. Times are omitted because "
                      "they would measure the Python interpreter, not the kernel.")
+    if preset == "sweep":
+        from rocm_triton_doctor.smoke import sweep
+
+        notes += [f"not in the sweep: {s}" for s in sweep.skipped()]
+        notes += [f"not in the sweep: attention {k}, refused by the launcher ({why})" for k, why in refused.items()]
+        if with_compile:  # ~40 shapes a kernel: let dynamo recompile (automatic dynamic) rather than fall back to eager
+            for knob in ("recompile_limit", "cache_size_limit"):
+                if hasattr(torch._dynamo.config, knob):
+                    setattr(torch._dynamo.config, knob, 256)
     results = []
     for i, case in enumerate(cases):
+        if max_seconds is not None and time.monotonic() - t0 > max_seconds:
+            notes.append(f"--max-seconds {max_seconds:g}: stopped starting rows after {i} of {len(cases)}; not run: "
+                         + ", ".join(c.id for c in cases[i:i + 20]) + (" …" if len(cases) - i > 20 else ""))
+            break
         if progress:
             progress(case.id, i, len(cases))
-        results.append(_run_case(case, dev, on_gpu, with_compile, seed + i, ceilings, torch, correctness, timing))
+        results.append(_run_case(case, dev, on_gpu, with_compile, seed + i, ceilings, torch, correctness, timing,
+                                 preset))
     name = torch.cuda.get_device_name(0) if on_gpu else "CPU (Triton interpreter)"
     versions = {"torch": torch.__version__, "triton": triton.__version__,
                 "hip": str(getattr(torch.version, "hip", None)), "cuda": str(getattr(torch.version, "cuda", None))}
@@ -225,8 +245,29 @@ def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...]
                        ceilings.to_dict() if ceilings else None, clocks, notes, started, time.monotonic() - t0)
 
 
+def _cases(kernels: Any, preset: str, target: Any, only: tuple[str, ...], dev: Any,
+           refused: dict[str, str] | None = None) -> list[Any]:
+    """The preset's cases. sweep: every kernel's cases("sweep"), GEMM and attention from smoke/sweep.py (their
+    modules' cases() do not know the sweep yet), interleaved; launch: one small case per kernel (baselines.py)."""
+    from rocm_triton_doctor.smoke import baselines, sweep
+
+    want = lambda k: not only or k in only  # noqa: E731
+    if preset == "launch" and not target.interpreter:
+        return [c for c in baselines.launch_cases(target) if want(c.kernel)]
+    if preset != "sweep":
+        return [c for m in kernels.REGISTRY if want(m.name) for c in m.cases(preset, target)]
+    cases = [c for m in kernels.REGISTRY if want(m.name) and m.name not in ("gemm", "attention")
+             for c in m.cases(preset, target)]
+    if want("gemm"):
+        cases += sweep.gemm_cases(target)
+    if want("attention"):
+        accepts = (lambda d, g: True) if target.interpreter else sweep.probe_attention(dev, refused)
+        cases += sweep.attention_cases(target, accepts)
+    return sweep.interleave(cases)
+
+
 def _run_case(case: Any, dev: Any, on_gpu: bool, with_compile: bool, seed: int, ceilings: Any, torch: Any,
-              correctness: Any, timing: Any) -> CaseResult:
+              correctness: Any, timing: Any, preset: str = "") -> CaseResult:
     from rocm_triton_doctor.kernels.base import dtype_name
 
     r = CaseResult(case.kernel, case.name, dtype_name(case.dtype), "pass", case.seed_shape, flops=case.flops,
@@ -239,8 +280,12 @@ def _run_case(case: Any, dev: Any, on_gpu: bool, with_compile: bool, seed: int, 
         r.max_abs, r.max_rel, r.atol, r.rtol, r.problems = v.max_abs, v.max_rel, v.atol, v.rtol, v.problems
         r.dropout = v.details or None
         r.status = "pass" if v.ok else "fail"
-        if on_gpu:
-            _time_case(case, inputs, r, with_compile, ceilings, torch, timing)
+        if on_gpu and preset == "launch":
+            from rocm_triton_doctor.smoke.baselines import launch_us
+
+            r.launch_us = launch_us(case, inputs, torch.cuda.synchronize)
+        elif on_gpu:
+            _time_case(case, inputs, r, with_compile, ceilings, torch, timing, preset == "sweep")
     except torch.cuda.OutOfMemoryError as exc:
         r.status, r.error = "oom", _first_line(exc)
     except Exception as exc:  # noqa: BLE001 - a broken case is that case's result; the suite goes on
@@ -255,19 +300,33 @@ def _run_case(case: Any, dev: Any, on_gpu: bool, with_compile: bool, seed: int, 
 
 
 def _time_case(case: Any, inputs: Any, r: CaseResult, with_compile: bool, ceilings: Any, torch: Any,
-               timing: Any) -> None:
+               timing: Any, sweep: bool = False) -> None:
+    from rocm_triton_doctor.smoke import baselines
+
     out = torch.empty(case.out_shape(inputs), dtype=case.dtype, device=next(
         v for v in inputs.values() if hasattr(v, "device")).device)
-    tt = timing.bench(lambda: case.run(inputs, out))
+    bench = (lambda fn: timing.bench(fn, SWEEP_REP_MS[1], SWEEP_REP_MS[0])) if sweep else timing.bench
+    tt = bench(lambda: case.run(inputs, out))
     r.triton_ms = tt.to_dict()
     if case.eager is not None:
-        r.eager_ms = timing.bench(lambda: case.eager(inputs)).to_dict()
+        r.eager_ms = bench(lambda: case.eager(inputs)).to_dict()
         r.speedup_eager = round(r.eager_ms["median_ms"] / tt.median_ms, 3)
     if with_compile and case.eager is not None:
         compiled = torch.compile(case.eager)
         compiled(inputs)  # compile outside the timed region
-        r.compile_ms = timing.bench(lambda: compiled(inputs)).to_dict()
+        r.compile_ms = bench(lambda: compiled(inputs)).to_dict()
         r.speedup_compile = round(r.compile_ms["median_ms"] / tt.median_ms, 3)
+    if sweep:
+        liger, r.liger = baselines.liger_fn(case.kernel)
+        if liger is not None:
+            try:
+                with torch.no_grad():
+                    r.liger_ms = bench(lambda: liger(inputs)).to_dict()
+                r.speedup_liger = round(r.liger_ms["median_ms"] / tt.median_ms, 3)
+            except Exception as exc:  # noqa: BLE001 - Liger refusing a shape is that column's value
+                r.liger = _first_line(exc)[:80]
+        best = [t["median_ms"] for t in (r.eager_ms, r.compile_ms, r.liger_ms) if t]
+        r.vs_best = round(min(best) / tt.median_ms, 3) if best else None
     secs = tt.median_ms * 1e-3
     roof = roofline_us(case, ceilings, r.dtype)
     # Graph replay where launch overhead can matter: seed shapes, and cases under GRAPH_BELOW_US that ran at under

@@ -28,10 +28,11 @@ class Timing:
         return {"median_ms": self.median_ms, "p20_ms": self.p20_ms, "p80_ms": self.p80_ms}
 
 
-def bench(fn: Callable[[], Any], rep_ms: int = 100) -> Timing:
+def bench(fn: Callable[[], Any], rep_ms: int = 100, warmup_ms: int = 25) -> Timing:
+    """do_bench's warm-up and rep are in ms (it runs as many iterations as fit), so big rows get fewer reps."""
     from triton.testing import do_bench
 
-    med, p20, p80 = do_bench(fn, warmup=25, rep=rep_ms, quantiles=QUANTILES)
+    med, p20, p80 = do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=QUANTILES)
     return Timing(float(med), float(p20), float(p80))
 
 
