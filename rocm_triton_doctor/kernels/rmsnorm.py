@@ -3,6 +3,7 @@ bytes e·(2·M·N + N), ~4·M·N FLOPs; memory-bound. Eager torch needs several 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -170,7 +171,7 @@ def _rmsnorm_op(x: torch.Tensor, weight: torch.Tensor, eps: float) -> tuple[torc
 
 @_rmsnorm_op.register_fake
 def _rmsnorm_fake(x: torch.Tensor, weight: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor]:
-    return x.new_empty(x.shape), x.new_empty((x.numel() // max(x.shape[-1], 1) if x.dim() else 1,), dtype=torch.float32)
+    return x.new_empty(x.shape), x.new_empty((math.prod(x.shape[:-1]),), dtype=torch.float32)
 
 
 @torch.library.custom_op("rocm_triton_doctor::rmsnorm_backward", mutates_args=())
