@@ -42,8 +42,8 @@ def ours_line(result: dict[str, Any]) -> str:
     ops = result["ours_ops"]
     mine = [op for op, v in ops.items() if v["impl"] == "ours"]
     torch_ops = [op for op, v in ops.items() if v["impl"] != "ours"]
-    return (f"ours = our kernels for {', '.join(mine) or 'nothing'}; torch for {', '.join(torch_ops) or 'nothing'} "
-            "(no backward kernel yet)")
+    line = f"ours = our kernels for {', '.join(mine) or 'nothing'}"
+    return line + (f"; torch for {', '.join(torch_ops)} (no backward kernel yet)" if torch_ops else "")
 
 
 def table(result: dict[str, Any], console: Any) -> None:
