@@ -127,8 +127,9 @@ import torch.nn.functional as F  # noqa: E402
 from tests.kernels.grads import assert_grads, dy_like, leaf  # noqa: E402
 
 # (shape, x dtype, weight dtype, config): odd widths, 3-D input, mixed precision, a looped (wide) row by a small BLOCK.
+LOOP = {"BLOCK": 64, "ROWS": 1, "num_warps": 4}
 BWD = [((7, 33), torch.float32, torch.float32, None), ((2, 3, 45), torch.bfloat16, torch.bfloat16, None),
-       ((5, 100), torch.float16, torch.float32, None), ((3, 200), torch.float32, torch.float32, {"BLOCK": 64, "ROWS": 1, "num_warps": 4}),
+       ((5, 100), torch.float16, torch.float32, None), ((3, 200), torch.float32, torch.float32, LOOP),
        ((4, 130), torch.bfloat16, torch.float32, {"BLOCK": 32, "ROWS": 1, "num_warps": 4})]
 
 
