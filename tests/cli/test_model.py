@@ -85,4 +85,4 @@ def test_no_gpu_exits_3(cache: Path) -> None:
 
 
 def test_cli_choices_match_the_harness() -> None:
-    assert _model.PRESETS == tuple(model_forms.PRESETS) and _model.DTYPES == model.DTYPES
+    assert tuple(model_forms.PRESETS) == _model.PRESETS and _model.DTYPES == model.DTYPES
