@@ -159,3 +159,19 @@ def test_custom_op_opcheck() -> None:
     w = torch.randn(24, generator=gen, requires_grad=True)
     torch.library.opcheck(rmsnorm._rmsnorm_op, (x, w, 1e-6))
     torch.library.opcheck(rmsnorm._rmsnorm_backward_op, (torch.randn(4, 24), x.detach(), w.detach(), torch.rand(4) + 0.5))
+
+
+def test_backward_of_strided_and_mixed_precision_inputs_through_the_custom_op() -> None:
+    # The forward reads views through their strides; the backward makes them contiguous. A transposed bf16 input
+    # with an fp32 weight (mixed precision, as models keep norm weights) and an expanded (stride-0) weight.
+    gen = torch.Generator().manual_seed(6)
+    base = leaf(torch.randn(40, 6, generator=gen), torch.bfloat16)
+    w = leaf(1 + 0.1 * torch.randn(40, generator=gen), torch.float32)
+    dy = torch.randn(6, 40, generator=gen).to(torch.bfloat16)
+    rmsnorm.autograd_op(base.t(), w, 1e-6).backward(dy)
+    assert_grads(lambda bd, wd: F.rms_norm(bd.t(), (40,), wd, 1e-6), (base, w), dy, (base.grad, w.grad))
+    w1 = leaf(torch.full((1,), 1.5), torch.float32)
+    x = leaf(torch.randn(3, 17, generator=gen), torch.float32)
+    dy = torch.randn(3, 17, generator=gen)
+    rmsnorm.autograd_op(x, w1.expand(17), 1e-6).backward(dy)
+    assert_grads(lambda xd, wd: F.rms_norm(xd, (17,), wd.expand(17), 1e-6), (x, w1), dy, (x.grad, w1.grad))
