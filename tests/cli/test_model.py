@@ -71,6 +71,7 @@ def test_a_form_that_cuts_autograd_exits_1(cache: Path, monkeypatch: pytest.Monk
     ([*TOY, "--forms", "bogus"], "unknown form"),
     (["smoke", "--steps", "3"], "only meaningful with --model"),
     ([*TOY, "--only", "rmsnorm"], "drop --only"),
+    ([*TOY, "--compile"], "drop --compile"),
     ([*TOY, "--steps", "1"], "--steps"),
 ])
 def test_usage_errors_exit_2(args: list[str], msg: str, cache: Path) -> None:
