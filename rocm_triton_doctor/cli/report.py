@@ -38,14 +38,16 @@ def command(output: str | None, no_redact: bool, snapshot_path: str | None,
     from rocm_triton_doctor import outputs
     from rocm_triton_doctor.check import snapshot
     from rocm_triton_doctor.check.render import issue
+    from rocm_triton_doctor.smoke.model_render import last_model_path
     from rocm_triton_doctor.smoke.runner import last_result_path
 
     try:
         snap, source = pipeline.load_or_collect(snapshot_path, python=python, runtime=not no_runtime, from_text=from_text)
         smoke = None if no_smoke else issue.read_smoke(smoke_path or last_result_path(), explicit=bool(smoke_path))
+        model = None if no_smoke or smoke_path else issue.read_smoke(last_model_path(), explicit=False)  # smoke --model
     except (snapshot.SnapshotError, issue.SmokeFileError) as exc:
         fail(str(exc), ExitCode.COULD_NOT_CHECK, False, "report")
-    text, check = issue.build(snap, smoke, redact=not no_redact, source=source)
+    text, check = issue.build(snap, smoke, redact=not no_redact, source=source, model=model)
     result = check.to_result()
     if output:
         try:

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from rocm_triton_doctor.cli import _model
 from rocm_triton_doctor.cli._shared import CONTEXT, Usage, finish, output_option, python_option, spinner, split, usage_check
 
 
@@ -22,6 +23,7 @@ def _arch(ctx: click.Context, _p: click.Parameter, value: str | None) -> list[st
 
 
 @click.command("smoke", context_settings=CONTEXT)
+@_model.options  # --model PRESET and its options (cli/_model.py)
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu", "cuda"]), default="auto", show_default=True,
               help="gpu/cuda: the GPU torch sees (ROCm GPUs are 'cuda' devices in torch); cpu: Triton interpreter.")
 @click.option("--preset", type=click.Choice(["quick", "seed", "full", "bench", "sweep", "launch"]), default="quick",
@@ -66,6 +68,7 @@ def command(ctx: click.Context, device: str, preset: str, max_seconds: float | N
       rocm-triton-doctor smoke --device cpu --json     # correctness only, in Triton's interpreter
       rocm-triton-doctor smoke --preset seed --compile # the published seed shapes, vs eager and torch.compile
       rocm-triton-doctor smoke --compile-only --arch gfx942,gfx1100,sm_90
+      rocm-triton-doctor smoke --model tiny-llama      # train a model: PyTorch vs torch.compile vs our kernels
     """
     usage_check(ctx, arch is None or compile_only, "--arch is only meaningful with --compile-only")
     if python and os.path.abspath(python) != os.path.abspath(sys.executable):
@@ -81,7 +84,6 @@ def command(ctx: click.Context, device: str, preset: str, max_seconds: float | N
         return _distributed(device, preset, kernels, as_json, save, rank_timeout, collective_max_mib, fail_rank, hang_rank)
     if compile_only:
         from rocm_triton_doctor.smoke import aot
-
         targets = arch or aot.local_targets()
         usage_check(ctx, bool(targets), "no GPU found to compile for: name targets with --arch (e.g. gfx942,gfx1100) "
                     "or --arch all")
@@ -90,7 +92,6 @@ def command(ctx: click.Context, device: str, preset: str, max_seconds: float | N
         except ValueError as exc:  # an unknown --only kernel
             raise Usage(str(exc), ctx) from None
         from rocm_triton_doctor.smoke import render as smoke_render
-
         finish(result, as_json=as_json, human=lambda con: smoke_render.aot_report(result, con))
     from rocm_triton_doctor.smoke import command as suite
 
@@ -109,7 +110,6 @@ def command(ctx: click.Context, device: str, preset: str, max_seconds: float | N
 def _distributed(device: str, preset: str, only: tuple[str, ...], as_json: bool, save: str | None,
                  rank_timeout: float, max_mib: float, fail_rank: int | None, hang_rank: int | None) -> Any:
     from rocm_triton_doctor.smoke import distributed
-
     result = distributed.run_rank(device, preset, only, rank_timeout, max_mib, fail_rank, hang_rank, save)
     if result is None:  # not rank 0: rank 0 reports for everyone
         sys.exit(0)

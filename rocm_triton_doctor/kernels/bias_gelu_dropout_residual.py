@@ -8,6 +8,8 @@ one. x and residual may be any layout (read through strides), the bias fp32 unde
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import triton
 import triton.language as tl
@@ -77,6 +79,127 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
     return o
 
 
+# ---- backward -----------------------------------------------------------------------------------------------------
+# out = r + drop(gelu(u)), u = x + b: ∂r = dy, ∂x = drop(dy·gelu'(u)) (the same Philox mask, recomputed from the seed,
+# never stored: common.dropout_tile is a function of (seed, row, col) only), ∂b = Σ_rows ∂x — per row-block fp32
+# partial sums (a (cdiv(M, BLOCK_M), N) buffer) reduced by torch: deterministic, no atomics.
+# gelu(u) = u·σ(2t), t = √(2/π)(u + 0.044715u³): gelu'(u) = σ(2t) + u·σ(2t)(1 - σ(2t))·2√(2/π)(1 + 3·0.044715u²).
+# The derivative of the portable form; the forward's FAST_TANH (NVIDIA 16-bit) differs from it by ~2^-11 relative.
+
+@triton.jit
+def _bias_gelu_dropout_residual_backward_kernel(dy_ptr, x_ptr, bias_ptr, dx_ptr, dbp_ptr, M, N, sb, seed, threshold,
+                                                scale, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
+                                                BLOCK_N: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rows = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
+    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    offs = rows[:, None] * N + cols[None, :]
+    dy = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    u = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    u += tl.load(bias_ptr + cols.to(tl.int64) * sb, mask=cols < N, other=0.0).to(tl.float32)[None, :]
+    s = tl.sigmoid(2.0 * 0.7978845608028654 * (u + 0.044715 * u * u * u))
+    d = s + u * s * (1.0 - s) * (2.0 * 0.7978845608028654) * (1.0 + 3.0 * 0.044715 * u * u)
+    g = dropout_tile(dy * d, rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N)
+    g = tl.where(mask, g, 0.0)
+    tl.store(dx_ptr + offs, g.to(dx_ptr.dtype.element_ty), mask=mask)
+    tl.store(dbp_ptr + pid_m.to(tl.int64) * N + cols, tl.sum(g, axis=0), mask=cols < N)
+
+
+def bias_gelu_dropout_residual_backward(dy: torch.Tensor, x: torch.Tensor, bias: torch.Tensor, p: float, seed: int
+                                        ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(∂x in x's dtype and shape, ∂bias in bias's dtype) for the forward called with (x, bias, p, seed) — `seed` the
+    one the forward used (required when p > 0: the mask is recomputed from it). ∂residual is dy itself."""
+    name = "bias_gelu_dropout_residual backward"
+    check_device(name, dy, x, bias)
+    if dy.shape != x.shape:
+        raise ValueError(f"{name}: dy {tuple(dy.shape)} must have x's shape {tuple(x.shape)}")
+    p = check_p(p)
+    N = x.shape[-1]
+    x2, dy2 = x.reshape(-1, N).contiguous(), dy.to(x.dtype).reshape(-1, N).contiguous()
+    M = x2.shape[0]
+    dx = torch.empty_like(x2)
+    if M == 0 or N == 0:
+        return dx.reshape(x.shape), torch.zeros_like(bias)
+    cfg = policy.tile2d_config(policy.target_for_device(x.device.type), M, N)
+    grid = (triton.cdiv(M, cfg["BLOCK_M"]), triton.cdiv(N, cfg["BLOCK_N"]))
+    part = torch.empty((grid[0], N), dtype=torch.float32, device=x.device)
+    threshold, scale = dropout_args(p)
+    _bias_gelu_dropout_residual_backward_kernel[grid](dy2, x2, bias, dx, part, M, N, bias.stride(0),
+                                                      stream_seed(resolve_seed(name, seed), STREAM), threshold, scale,
+                                                      HAS_DROPOUT=p > 0.0, **cfg)
+    return dx.reshape(x.shape), part.sum(0).to(bias.dtype)
+
+
+class BiasGeluDropoutResidualFunction(torch.autograd.Function):
+    """BiasGeluDropoutResidualFunction.apply(x, bias, residual, p, seed) -> out, with the Triton backward. seed None
+    draws one (kept for the backward, which recomputes the mask from it)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor, p: float = 0.0,
+                seed: int | None = None) -> torch.Tensor:
+        seed = resolve_seed("bias_gelu_dropout_residual", seed)
+        ctx.save_for_backward(x, bias)
+        ctx.p, ctx.seed, ctx.rdtype = p, seed, residual.dtype
+        return bias_gelu_dropout_residual(x, bias, residual, p, seed)
+
+    @staticmethod
+    def backward(ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        x, bias = ctx.saved_tensors
+        dx, db = bias_gelu_dropout_residual_backward(dy, x, bias, ctx.p, ctx.seed)
+        return dx, db, dy.to(ctx.rdtype), None, None
+
+
+# ---- custom ops: opaque to torch.compile (fake shapes, autograd through the backward op): no graph break ----------
+# The seed is an argument (drawn by the caller when None, before the op): under torch.compile pass one explicitly,
+# else drawing it (a host-side random number) breaks the graph.
+
+@torch.library.custom_op("rocm_triton_doctor::bias_gelu_dropout_residual", mutates_args=())
+def _bgdr_op(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor, p: float, seed: int) -> torch.Tensor:
+    return bias_gelu_dropout_residual(x, bias, residual, p, seed)
+
+
+@_bgdr_op.register_fake
+def _bgdr_fake(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor, p: float, seed: int) -> torch.Tensor:
+    return x.new_empty(x.shape)
+
+
+@torch.library.custom_op("rocm_triton_doctor::bias_gelu_dropout_residual_backward", mutates_args=())
+def _bgdr_backward_op(dy: torch.Tensor, x: torch.Tensor, bias: torch.Tensor, p: float, seed: int
+                      ) -> tuple[torch.Tensor, torch.Tensor]:
+    return bias_gelu_dropout_residual_backward(dy, x, bias, p, seed)
+
+
+@_bgdr_backward_op.register_fake
+def _bgdr_backward_fake(dy: torch.Tensor, x: torch.Tensor, bias: torch.Tensor, p: float, seed: int
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
+    return x.new_empty(x.shape), bias.new_empty(bias.shape)
+
+
+def _bgdr_setup(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
+    ctx.save_for_backward(inputs[0], inputs[1])
+    ctx.p, ctx.seed, ctx.rdtype = inputs[3], inputs[4], inputs[2].dtype
+
+
+def _bgdr_autograd(ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+    x, bias = ctx.saved_tensors
+    dx, db = _bgdr_backward_op(dy, x, bias, ctx.p, ctx.seed)
+    return dx, db, dy.to(ctx.rdtype), None, None
+
+
+_bgdr_op.register_autograd(_bgdr_autograd, setup_context=_bgdr_setup)
+
+
+def bias_gelu_dropout_residual_autograd(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor, p: float = 0.0,
+                                        seed: int | None = None) -> torch.Tensor:
+    """residual + dropout(gelu_tanh(x + bias)) with Triton forward and backward, through the custom op."""
+    return _bgdr_op(x, bias, residual, p, resolve_seed("bias_gelu_dropout_residual", seed) if p > 0 else 0)
+
+
+autograd_op = bias_gelu_dropout_residual_autograd  # an op with a backward (the contract of smoke/model_forms.py)
+
+
 def reference_undropped(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.gelu(x.double() + bias.double(), approximate="tanh")
 
@@ -131,7 +254,12 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     # what Triton specialises at launch (== 1).
     const = {"D1": 1, "sxn": 1, "srn": 1, "sb": 1, "HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"],
              "BLOCK_N": cfg["BLOCK_N"], "FAST_TANH": policy.fast_tanh(target, 2)}
-    return [AotSpec("bias_gelu_dropout_residual bf16", bias_gelu_dropout_residual_kernel, sig, const, cfg)]
+    bsig = {"dy_ptr": "*bf16", "x_ptr": "*bf16", "bias_ptr": "*bf16", "dx_ptr": "*bf16", "dbp_ptr": "*fp32", "M": "i32",
+            "N": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
+    bconst = {"sb": 1, "HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
+    return [AotSpec("bias_gelu_dropout_residual bf16", bias_gelu_dropout_residual_kernel, sig, const, cfg),
+            AotSpec("bias_gelu_dropout_residual backward bf16", _bias_gelu_dropout_residual_backward_kernel, bsig, bconst,
+                    cfg)]
 
 
 KERNEL = KernelSpec("bias_gelu_dropout_residual", "memory", cases, aot_specs,

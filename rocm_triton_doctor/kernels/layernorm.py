@@ -3,20 +3,23 @@ registers, or merged chunk statistics for rows too wide for one block). Bytes e�
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import policy
+from rocm_triton_doctor.kernels import policy, row_grads
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
 
 
 @triton.jit
 def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, sb, eps, BLOCK: tl.constexpr,
-                     ROWS: tl.constexpr, LOOPED: tl.constexpr):
+                     ROWS: tl.constexpr, LOOPED: tl.constexpr, mean_ptr=None, rstd_ptr=None,
+                     STATS: tl.constexpr = False):
+    # STATS: also store each row's fp32 mean and rstd (M values each) for the backward.
     rows, xrow, rmask = row_offsets(tl.program_id(0), M, D1, s0, s1, ROWS)
     orow = rows * N  # the output is contiguous
     cols = tl.arange(0, BLOCK)
@@ -43,6 +46,9 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, sb,
             m2 = m2 + tl.sum(d * d, axis=1) + delta * delta * (seen * nb / total)
         rstd = 1.0 / tl.sqrt(m2 / N + eps)
         mean = mean + shift
+        if STATS:
+            tl.store(mean_ptr + rows, mean, mask=rmask)
+            tl.store(rstd_ptr + rows, rstd, mask=rmask)
         for start in range(0, N, BLOCK):
             c = start + cols
             m = rmask[:, None] & (c[None, :] < N)
@@ -59,6 +65,9 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, sb,
         mean = tl.sum(x, axis=1) / N
         d = tl.where(m, x - mean[:, None], 0.0)
         rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=1) / N + eps)
+        if STATS:
+            tl.store(mean_ptr + rows, mean + shift, mask=rmask)
+            tl.store(rstd_ptr + rows, rstd, mask=rmask)
         w = tl.load(w_ptr + cols.to(tl.int64) * sw, mask=cols < N, other=0.0).to(tl.float32)
         b = tl.load(b_ptr + cols.to(tl.int64) * sb, mask=cols < N, other=0.0).to(tl.float32)
         y = d * rstd[:, None] * w[None, :] + b[None, :]
@@ -69,12 +78,176 @@ def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: fl
               out: torch.Tensor | None = None, config: dict[str, Any] | None = None) -> torch.Tensor:
     """x of any shape (..., N) and layout; weight and bias (N,) of any stride, in x's dtype or fp32; out in x's dtype.
     `config` ({"BLOCK", "ROWS", "num_warps"}) overrides the policy's launch config (tests)."""
+    return _forward(x, weight, bias, eps, out, config)[0]
+
+
+def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float, out: torch.Tensor | None = None,
+             config: dict[str, Any] | None = None, stats: bool = False
+             ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    """(y, per-row fp32 mean and rstd of shape (M,) when `stats`, else None, None)."""
     eps = check_eps("layernorm", eps)
     L = prepare("layernorm", x, {"weight": weight, "bias": bias}, out, config)
+    mean = torch.zeros(L.M, dtype=torch.float32, device=x.device) if stats else None
+    rstd = torch.full((L.M,), float(1.0 / eps ** 0.5), dtype=torch.float32, device=x.device) if stats else None
     if not L.empty:
         layernorm_kernel[L.grid](x, weight, bias, L.out, L.M, L.N, L.D1, L.s0, L.s1, L.sn, weight.stride(0),
-                                 bias.stride(0), eps, **L.cfg)
-    return L.out
+                                 bias.stride(0), eps, **L.cfg, mean_ptr=mean, rstd_ptr=rstd, STATS=stats)
+    return L.out, mean, rstd
+
+
+# ---- backward -----------------------------------------------------------------------------------------------------
+# x̂ = (x - mean)·r, y = x̂·w + b: ∂x = r·(w·dy - mean(w·dy) - x̂·mean(w·dy·x̂)), ∂w = Σ_rows dy·x̂, ∂b = Σ_rows dy
+# (row_grads.py: fp32 partial sums per program, reduced by torch — no atomics). mean and r saved by the forward.
+
+@triton.jit
+def _layernorm_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dwp_ptr, dbp_ptr, M, N, sw, RPP,
+                               BLOCK: tl.constexpr, LOOPED: tl.constexpr):
+    pid = tl.program_id(0)
+    first = pid * RPP
+    n_rows = tl.minimum(M - first, RPP)
+    cols = tl.arange(0, BLOCK)
+    wpart = dwp_ptr + pid.to(tl.int64) * N  # this program's rows of fp32 ∂w and ∂b partial sums
+    bpart = dbp_ptr + pid.to(tl.int64) * N
+    if LOOPED:
+        for i in range(0, n_rows):
+            base = (first + i).to(tl.int64) * N
+            mu = tl.load(mean_ptr + first + i)
+            r = tl.load(rstd_ptr + first + i)
+            a1 = tl.zeros((BLOCK,), dtype=tl.float32)
+            a2 = tl.zeros((BLOCK,), dtype=tl.float32)
+            for start in range(0, N, BLOCK):
+                c = start + cols
+                m = c < N
+                dy = tl.load(dy_ptr + base + c, mask=m, other=0.0).to(tl.float32)
+                x = tl.load(x_ptr + base + c, mask=m, other=0.0).to(tl.float32)
+                w = tl.load(w_ptr + c.to(tl.int64) * sw, mask=m, other=0.0).to(tl.float32)
+                xh = tl.where(m, (x - mu) * r, 0.0)
+                a1 += w * dy * xh
+                a2 += w * dy
+            c1 = tl.sum(a1, axis=0) / N
+            c2 = tl.sum(a2, axis=0) / N
+            for start in range(0, N, BLOCK):
+                c = start + cols
+                m = c < N
+                dy = tl.load(dy_ptr + base + c, mask=m, other=0.0).to(tl.float32)
+                x = tl.load(x_ptr + base + c, mask=m, other=0.0).to(tl.float32)
+                w = tl.load(w_ptr + c.to(tl.int64) * sw, mask=m, other=0.0).to(tl.float32)
+                xh = (x - mu) * r
+                tl.store(dx_ptr + base + c, (r * (w * dy - c2 - xh * c1)).to(dx_ptr.dtype.element_ty), mask=m)
+                tl.store(wpart + c, tl.load(wpart + c, mask=m, other=0.0) + dy * xh, mask=m)
+                tl.store(bpart + c, tl.load(bpart + c, mask=m, other=0.0) + dy, mask=m)
+    else:
+        m = cols < N
+        w = tl.load(w_ptr + cols.to(tl.int64) * sw, mask=m, other=0.0).to(tl.float32)
+        dw = tl.zeros((BLOCK,), dtype=tl.float32)
+        db = tl.zeros((BLOCK,), dtype=tl.float32)
+        for i in range(0, n_rows):
+            base = (first + i).to(tl.int64) * N
+            mu = tl.load(mean_ptr + first + i)
+            r = tl.load(rstd_ptr + first + i)
+            dy = tl.load(dy_ptr + base + cols, mask=m, other=0.0).to(tl.float32)
+            x = tl.load(x_ptr + base + cols, mask=m, other=0.0).to(tl.float32)
+            xh = tl.where(m, (x - mu) * r, 0.0)
+            c1 = tl.sum(w * dy * xh, axis=0) / N
+            c2 = tl.sum(w * dy, axis=0) / N
+            tl.store(dx_ptr + base + cols, (r * (w * dy - c2 - xh * c1)).to(dx_ptr.dtype.element_ty), mask=m)
+            dw += dy * xh
+            db += dy
+        tl.store(wpart + cols, dw, mask=m)
+        tl.store(bpart + cols, db, mask=m)
+
+
+def layernorm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, mean: torch.Tensor,
+                       rstd: torch.Tensor, config: dict[str, Any] | None = None
+                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(∂x in x's dtype and shape, ∂weight, ∂bias in their dtypes) from dy (x's shape), the forward's inputs (any
+    layout, as the forward takes) and its per-row mean and rstd."""
+    N = x.shape[-1]
+    if dy.shape != x.shape:
+        raise ValueError(f"layernorm backward: dy {tuple(dy.shape)} must have x's shape {tuple(x.shape)}")
+    x2, dy2 = row_grads.rows2d(x, N), row_grads.rows2d(dy.to(x.dtype), N)
+    M = x2.shape[0]
+    for what, t in (("mean", mean), ("rstd", rstd)):
+        if t.shape != (M,) or t.dtype != torch.float32:
+            raise ValueError(f"layernorm backward: {what} must be fp32 of shape ({M},), got {t.dtype} {tuple(t.shape)}")
+    dx = torch.empty_like(x2)
+    if M == 0 or N == 0:
+        return dx.reshape(x.shape), torch.zeros_like(weight), torch.zeros_like(bias)
+    cfg = row_grads.config(x2, N, config)
+    grid, rpp = row_grads.launch_shape(M, row_grads.programs(x.device, M))
+    alloc = torch.zeros if cfg["LOOPED"] else torch.empty
+    wpart, bpart = (alloc((grid[0], N), dtype=torch.float32, device=x.device) for _ in range(2))
+    _layernorm_backward_kernel[grid](dy2, x2, weight, mean, rstd, dx, wpart, bpart, M, N, weight.stride(0), rpp, **cfg)
+    return dx.reshape(x.shape), wpart.sum(0).to(weight.dtype), bpart.sum(0).to(bias.dtype)
+
+
+class LayerNormFunction(torch.autograd.Function):
+    """LayerNormFunction.apply(x, weight, bias, eps) -> y, with the Triton backward (eager autograd)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+        y, mean, rstd = _forward(x, weight, bias, eps, stats=True)
+        ctx.save_for_backward(x, weight, bias, mean, rstd)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        x, weight, bias, mean, rstd = ctx.saved_tensors
+        return (*layernorm_backward(dy, x, weight, bias, mean, rstd), None)
+
+
+# ---- custom ops: opaque to torch.compile (fake shapes, autograd through the backward op): no graph break ----------
+
+def _rows(x: torch.Tensor) -> Any:
+    return math.prod(x.shape[:-1])  # symbolic under torch.compile: no int()
+
+
+@torch.library.custom_op("rocm_triton_doctor::layernorm", mutates_args=())
+def _layernorm_op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    y, mean, rstd = _forward(x, weight, bias, eps, stats=True)
+    assert mean is not None and rstd is not None
+    return y, mean, rstd
+
+
+@_layernorm_op.register_fake
+def _layernorm_fake(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    M = _rows(x)
+    return x.new_empty(x.shape), x.new_empty((M,), dtype=torch.float32), x.new_empty((M,), dtype=torch.float32)
+
+
+@torch.library.custom_op("rocm_triton_doctor::layernorm_backward", mutates_args=())
+def _layernorm_backward_op(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
+                           mean: torch.Tensor, rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return layernorm_backward(dy, x, weight, bias, mean, rstd)
+
+
+@_layernorm_backward_op.register_fake
+def _layernorm_backward_fake(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
+                             mean: torch.Tensor, rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return x.new_empty(x.shape), weight.new_empty(weight.shape), bias.new_empty(bias.shape)
+
+
+def _layernorm_setup(ctx: Any, inputs: tuple[Any, ...], output: tuple[torch.Tensor, ...]) -> None:
+    ctx.save_for_backward(inputs[0], inputs[1], inputs[2], output[1], output[2])
+
+
+def _layernorm_autograd(ctx: Any, dy: torch.Tensor, *_stats: Any) -> tuple[torch.Tensor | None, ...]:
+    x, weight, bias, mean, rstd = ctx.saved_tensors
+    dx, dw, db = _layernorm_backward_op(dy, x, weight, bias, mean, rstd)
+    return dx, dw, db, None
+
+
+_layernorm_op.register_autograd(_layernorm_autograd, setup_context=_layernorm_setup)
+
+
+def layernorm_autograd(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    """F.layer_norm(x, (N,), weight, bias, eps) with Triton forward and backward, through the custom op."""
+    return _layernorm_op(x, weight, bias, eps)[0]
+
+
+autograd_op = layernorm_autograd  # an op with a backward (the contract of smoke/model_forms.py)
 
 
 def make_case(M: int, N: int, dtype: torch.dtype, strided: bool = False) -> Case:
@@ -110,8 +283,12 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 
 
 def aot_specs(target: policy.Target) -> list[AotSpec]:
-    return row_aot("layernorm", layernorm_kernel, ("x_ptr", "w_ptr", "b_ptr", "out_ptr"), {"eps": "fp32"},
-                   {"sw": 1, "sb": 1}, target)
+    # The forward as training runs it (STATS: mean and rstd saved for the backward), then the backward.
+    fwd = row_aot("layernorm", layernorm_kernel, ("x_ptr", "w_ptr", "b_ptr", "out_ptr"),
+                  {"eps": "fp32", "mean_ptr": "*fp32", "rstd_ptr": "*fp32"}, {"sw": 1, "sb": 1, "STATS": True}, target)
+    ptrs = {"dy_ptr": "x", "x_ptr": "x", "w_ptr": "x", "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "dx_ptr": "x",
+            "dwp_ptr": "*fp32", "dbp_ptr": "*fp32"}
+    return fwd + row_grads.grad_aot("layernorm", _layernorm_backward_kernel, ptrs, {"sw": 1}, target)
 
 
 KERNEL = KernelSpec("layernorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

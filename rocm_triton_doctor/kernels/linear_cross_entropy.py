@@ -36,7 +36,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import Case, Inputs, check_device, check_dtype, dtype_name, randn
+from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_device, check_dtype, dtype_name, randn
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 OP_NAME = "rocm_triton_doctor::linear_cross_entropy"
@@ -339,13 +339,16 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     return seed + [make_case(8192, 2048, 32000, torch.bfloat16)]  # the medium preset's LM head (2 chunks)
 
 
-def aot_specs(target: policy.Target) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
+def aot_specs(target: policy.Target) -> list[AotSpec]:
     cfg = ce_config(target, 32000)
     sig = {"z_ptr": "*bf16", "stride_z": "i64", "y_ptr": "*i64", "loss_ptr": "*fp32", "nvalid_ptr": "*i64", "V": "i32",
            "ignore_index": "i32", "row0": "i32"}
     const = {"MEAN": True, "WRITE_GRAD": True, "BLOCK_V": cfg["BLOCK_V"]}
-    return [("linear_cross_entropy rows bf16 V=32000", ce_rows_kernel, sig, const, cfg)]
+    return [AotSpec("linear_cross_entropy rows bf16 V=32000", ce_rows_kernel, sig, const, cfg)]
 
 
-__all__ = ["LinearCrossEntropyFunction", "autograd_op", "cases", "chunk_rows", "forward_and_grads",
+# Compute-bound (three GEMMs of 2·N·V·H FLOPs each); no performance target of issue #5 covers it yet.
+KERNEL = KernelSpec("linear_cross_entropy", "compute", cases, aot_specs)
+
+__all__ = ["KERNEL", "LinearCrossEntropyFunction", "autograd_op", "cases", "chunk_rows", "forward_and_grads",
            "linear_cross_entropy", "reference", "eager", "aot_specs"]

@@ -9,7 +9,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import policy
+from rocm_triton_doctor.kernels import policy, row_grads
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, randn
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
 
@@ -71,6 +71,110 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, 
     return L.out
 
 
+# ---- backward -----------------------------------------------------------------------------------------------------
+# y = softmax(x): ∂x = y·(dy - Σ(dy·y)) per row, from the saved output y (no statistics needed). No parameters, so
+# no cross-row sums: on a GPU one program per row.
+
+@triton.jit
+def _softmax_backward_kernel(dy_ptr, y_ptr, dx_ptr, M, N, RPP, BLOCK: tl.constexpr, LOOPED: tl.constexpr):
+    pid = tl.program_id(0)
+    first = pid * RPP
+    n_rows = tl.minimum(M - first, RPP)
+    cols = tl.arange(0, BLOCK)
+    for i in range(0, n_rows):
+        base = (first + i).to(tl.int64) * N
+        if LOOPED:
+            acc = tl.zeros((BLOCK,), dtype=tl.float32)
+            for start in range(0, N, BLOCK):
+                c = start + cols
+                dy = tl.load(dy_ptr + base + c, mask=c < N, other=0.0).to(tl.float32)
+                y = tl.load(y_ptr + base + c, mask=c < N, other=0.0).to(tl.float32)
+                acc += dy * y
+            dot = tl.sum(acc, axis=0)
+            for start in range(0, N, BLOCK):
+                c = start + cols
+                dy = tl.load(dy_ptr + base + c, mask=c < N, other=0.0).to(tl.float32)
+                y = tl.load(y_ptr + base + c, mask=c < N, other=0.0).to(tl.float32)
+                tl.store(dx_ptr + base + c, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=c < N)
+        else:
+            dy = tl.load(dy_ptr + base + cols, mask=cols < N, other=0.0).to(tl.float32)
+            y = tl.load(y_ptr + base + cols, mask=cols < N, other=0.0).to(tl.float32)
+            dot = tl.sum(dy * y, axis=0)
+            tl.store(dx_ptr + base + cols, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=cols < N)
+
+
+def softmax_backward(dy: torch.Tensor, y: torch.Tensor, config: dict[str, Any] | None = None) -> torch.Tensor:
+    """∂x (y's dtype and shape) from dy and the forward's output y (any layout: made contiguous)."""
+    if dy.shape != y.shape:
+        raise ValueError(f"softmax backward: dy {tuple(dy.shape)} must have y's shape {tuple(y.shape)}")
+    N = y.shape[-1] if y.dim() else 1
+    y2, dy2 = row_grads.rows2d(y, N), row_grads.rows2d(dy.to(y.dtype), N)
+    M = y2.shape[0]
+    dx = torch.empty_like(y2)
+    if M and N:
+        cfg = row_grads.config(y2, N, config)
+        grid, rpp = row_grads.launch_shape(M, M if y.device.type == "cuda" else row_grads.programs(y.device, M))
+        _softmax_backward_kernel[grid](dy2, y2, dx, M, N, rpp, **cfg)
+    return dx.reshape(y.shape)
+
+
+class SoftmaxFunction(torch.autograd.Function):
+    """SoftmaxFunction.apply(x) -> softmax over the last dimension, with the Triton backward (eager autograd)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        y = softmax(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, dy: torch.Tensor) -> torch.Tensor:
+        (y,) = ctx.saved_tensors
+        return softmax_backward(dy, y)
+
+
+# ---- custom ops: opaque to torch.compile (fake shapes, autograd through the backward op): no graph break ----------
+
+@torch.library.custom_op("rocm_triton_doctor::softmax", mutates_args=())
+def _softmax_op(x: torch.Tensor) -> torch.Tensor:
+    return softmax(x)
+
+
+@_softmax_op.register_fake
+def _softmax_fake(x: torch.Tensor) -> torch.Tensor:
+    return x.new_empty(x.shape)
+
+
+@torch.library.custom_op("rocm_triton_doctor::softmax_backward", mutates_args=())
+def _softmax_backward_op(dy: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return softmax_backward(dy, y)
+
+
+@_softmax_backward_op.register_fake
+def _softmax_backward_fake(dy: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return y.new_empty(y.shape)
+
+
+def _softmax_setup(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
+    ctx.save_for_backward(output)
+
+
+def _softmax_autograd(ctx: Any, dy: torch.Tensor) -> torch.Tensor:
+    (y,) = ctx.saved_tensors
+    return _softmax_backward_op(dy, y)
+
+
+_softmax_op.register_autograd(_softmax_autograd, setup_context=_softmax_setup)
+
+
+def softmax_autograd(x: torch.Tensor) -> torch.Tensor:
+    """torch.softmax(x, -1) with Triton forward and backward, through the custom op."""
+    return _softmax_op(x)
+
+
+autograd_op = softmax_autograd  # an op with a backward (the contract of smoke/model_forms.py)
+
+
 def make_case(M: int, N: int, dtype: torch.dtype, strided: bool = False) -> Case:
     def setup(dev: torch.device, gen: torch.Generator) -> Inputs:
         x = randn((M, N + 8 if strided else N), dtype, dev, gen, scale=4.0)
@@ -104,7 +208,8 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 
 
 def aot_specs(target: policy.Target) -> list[AotSpec]:
-    return row_aot("softmax", softmax_kernel, ("x_ptr", "out_ptr"), {}, {}, target)
+    return row_aot("softmax", softmax_kernel, ("x_ptr", "out_ptr"), {}, {}, target) + row_grads.grad_aot(
+        "softmax", _softmax_backward_kernel, {"dy_ptr": "x", "y_ptr": "x", "dx_ptr": "x"}, {}, target)
 
 
 KERNEL = KernelSpec("softmax", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rocm_triton_doctor.smoke import model_forms as mf
+from rocm_triton_doctor.smoke.model_render import last_model_path  # report reads it without torch
 
 SCHEMA = "rocm-triton-doctor/model/1"
 LOSS_TOLERANCE = 0.01  # issue #17: the loss curves of ours and SDPA agree within 1 %
@@ -260,15 +261,6 @@ def _compare(result: dict[str, Any]) -> None:
     result["ok"] = not problems
 
 
-def last_model_path() -> str:
-    """Where `smoke --model` keeps its last result for `report`: beside runner.last_result_path()."""
-    import os
-
-    from rocm_triton_doctor.smoke.runner import last_result_path
-
-    return os.path.join(os.path.dirname(last_result_path()), "last-model.json")
-
-
 def save_last(result: dict[str, Any], path: str | None = None) -> str | None:
     """Write the result as JSON (atomically); the path written, or None when it cannot be (a read-only home must
     not fail the run)."""
@@ -285,3 +277,39 @@ def save_last(result: dict[str, Any], path: str | None = None) -> str | None:
     except (OSError, ValueError):
         return None
     return path
+
+
+def to_result(result: dict[str, Any]) -> Any:
+    """The run as the one Result type (result.py): exit 0 when ok, 1 when a form left parameters without a gradient,
+    failed, or its losses disagree with sdpa's."""
+    from rocm_triton_doctor.result import ExitCode, Result
+
+    ok = bool(result["ok"])
+    return Result(SCHEMA.removeprefix("rocm-triton-doctor/"), "smoke --model", "passed" if ok else "failed",
+                  int(ExitCode.HEALTHY if ok else ExitCode.PROBLEMS), {k: v for k, v in result.items() if k != "schema"})
+
+
+def command(preset: str, forms: Sequence[str] | None, steps: int, warmup: int, dtype: str | None, device: str,
+            seed: int, save: str | None, progress: Callable[[str, int, int], None] | None = None) -> Any:
+    """`smoke --model` end to end: run, keep the result for `report` (save_last), write --save. Returns a Result
+    (exit 3 when torch/Triton/the device cannot start or --save cannot be written); ValueError (an unknown form) is
+    left to the caller: a usage error."""
+    import json
+
+    from rocm_triton_doctor import outputs
+    from rocm_triton_doctor.result import ExitCode, Result
+    from rocm_triton_doctor.smoke import runner
+
+    try:
+        raw = run_model(preset, forms, steps, device, dtype, seed, warmup, progress)
+    except runner.SmokeCannotStart as exc:
+        return Result.error("smoke --model", str(exc), ExitCode.COULD_NOT_CHECK, schema="model/1")
+    result = to_result(raw)
+    save_last(raw)
+    if save:
+        try:
+            outputs.write_text(save, json.dumps(result.to_dict(), indent=1, allow_nan=False))
+        except (OSError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            return Result.error("smoke --model", f"cannot write output: {why}", ExitCode.COULD_NOT_CHECK, schema="model/1")
+    return result

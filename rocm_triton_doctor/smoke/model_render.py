@@ -1,8 +1,20 @@
-"""`smoke --model` output: one table row per form (rich), then which ops of "ours" are ours, then the problems."""
+"""`smoke --model` output: one table row per form (rich), then which ops of "ours" are ours, then the problems; and
+where the last result is kept for `report` (this module imports no torch, so `report` can use it anywhere)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+
+
+def last_model_path() -> str:
+    """Where `smoke --model` keeps its last result for `report`: beside runner.last_result_path()."""
+    import os
+
+    from rocm_triton_doctor.smoke.runner import last_result_path
+
+    return os.path.join(os.path.dirname(last_result_path()), "last-model.json")
+
 
 STATUS_STYLE = {"ok": "green", "error": "bold red", "oom": "yellow", "skipped": "dim"}
 
@@ -42,8 +54,8 @@ def ours_line(result: dict[str, Any]) -> str:
     ops = result["ours_ops"]
     mine = [op for op, v in ops.items() if v["impl"] == "ours"]
     torch_ops = [op for op, v in ops.items() if v["impl"] != "ours"]
-    return (f"ours = our kernels for {', '.join(mine) or 'nothing'}; torch for {', '.join(torch_ops) or 'nothing'} "
-            "(no backward kernel yet)")
+    line = f"ours = our kernels for {', '.join(mine) or 'nothing'}"
+    return line + (f"; torch for {', '.join(torch_ops)} (no backward kernel yet)" if torch_ops else "")
 
 
 def table(result: dict[str, Any], console: Any) -> None:

@@ -125,3 +125,59 @@ def test_in_place_on_the_residual_works_and_overlapping_bias_is_refused() -> Non
         bgdr(torch.randn(5, 64), buf[0], torch.randn(5, 64), out=buf)
     with pytest.raises(ValueError, match="no backward"):
         bgdr(torch.randn(5, 64, requires_grad=True), bias, res)
+
+
+# === backward (issue #17): gradients of every input against fp64 torch autograd, in the interpreter ==================
+
+import torch.nn.functional as F  # noqa: E402
+
+from tests.kernels.grads import assert_grads, dy_like, leaf  # noqa: E402
+
+K = bias_gelu_dropout_residual
+# (shape, x dtype, bias dtype, p): odd widths, mixed precision, with and without dropout.
+BWD = [((2, 5, 33), torch.float32, torch.float32, 0.0), ((3, 70), torch.float32, torch.float32, 0.3),
+       ((2, 3, 45), torch.bfloat16, torch.float32, 0.2), ((5, 101), torch.float16, torch.float16, 0.1)]
+
+
+def _kept(shape: tuple[int, ...], p: float, seed: int) -> torch.Tensor:
+    """The forward's dropout multiplier (0 or 1/(1-p)) per element, read off a forward of x = 1, bias 0, residual 0."""
+    if p == 0:
+        return torch.ones(shape, dtype=torch.float64)
+    one = torch.ones(shape)
+    return K.bias_gelu_dropout_residual(one, torch.zeros(shape[-1]), torch.zeros(shape), p, seed).double() / F.gelu(
+        one.double(), approximate="tanh")
+
+
+@pytest.mark.parametrize("shape,dt,bdt,p", BWD, ids=[f"{s}-{d}-{b}-p{p}" for s, d, b, p in BWD])
+def test_backward_matches_fp64_autograd(shape: tuple[int, ...], dt: torch.dtype, bdt: torch.dtype, p: float) -> None:
+    gen = torch.Generator().manual_seed(3)
+    x, r = leaf(torch.randn(shape, generator=gen), dt), leaf(torch.randn(shape, generator=gen), dt)
+    b = leaf(torch.randn(shape[-1], generator=gen), bdt)
+    dy = dy_like(x, gen)
+    keep = _kept(shape, p, 11)
+    dx, db = K.bias_gelu_dropout_residual_backward(dy, x.detach(), b.detach(), p, 11)
+    assert_grads(lambda xd, bd, rd: rd + keep * F.gelu(xd + bd, approximate="tanh"), (x, b, r), dy, (dx, db, dy))
+
+
+def test_autograd_function_and_custom_op_give_the_gradients() -> None:
+    gen = torch.Generator().manual_seed(4)
+    keep = _kept((4, 50), 0.25, 5)
+    assert 0 < int((keep == 0).sum()) < 200  # some dropped, most kept
+
+    def ref(xd: torch.Tensor, bd: torch.Tensor, rd: torch.Tensor) -> torch.Tensor:
+        return rd + keep * F.gelu(xd + bd, approximate="tanh")
+
+    for fn in (K.BiasGeluDropoutResidualFunction.apply, K.autograd_op):
+        x, r = leaf(torch.randn(4, 50, generator=gen), torch.float32), leaf(torch.randn(4, 50, generator=gen), torch.float32)
+        b = leaf(torch.randn(50, generator=gen), torch.float32)
+        dy = dy_like(x, gen)
+        fn(x, b, r, 0.25, 5).backward(dy)
+        assert_grads(ref, (x, b, r), dy, (x.grad, b.grad, r.grad))
+
+
+def test_custom_op_opcheck() -> None:
+    gen = torch.Generator().manual_seed(5)
+    x, r = torch.randn(4, 24, generator=gen, requires_grad=True), torch.randn(4, 24, generator=gen, requires_grad=True)
+    b = torch.randn(24, generator=gen, requires_grad=True)
+    torch.library.opcheck(K._bgdr_op, (x, b, r, 0.2, 9))
+    torch.library.opcheck(K._bgdr_backward_op, (torch.randn(4, 24), x.detach(), b.detach(), 0.2, 9))

@@ -108,3 +108,51 @@ def test_refusals_are_clear() -> None:
     with pytest.raises(ValueError, match="out overlaps bias"):
         buf = torch.zeros(3, 8)
         layernorm.layernorm(torch.randn(3, 8), w, buf[1], out=buf)
+
+
+# === backward (issue #17): gradients of every input against fp64 torch autograd, in the interpreter ==================
+
+import torch.nn.functional as F  # noqa: E402
+
+from tests.kernels.grads import assert_grads, dy_like, leaf  # noqa: E402
+
+LOOP = {"BLOCK": 64, "ROWS": 1, "num_warps": 4}
+BWD = [((7, 33), torch.float32, torch.float32, None), ((2, 3, 45), torch.bfloat16, torch.bfloat16, None),
+       ((5, 100), torch.float16, torch.float32, None), ((3, 200), torch.float32, torch.float32, LOOP),
+       ((4, 130), torch.bfloat16, torch.float32, {"BLOCK": 32, "ROWS": 1, "num_warps": 4})]
+
+
+def _ln(n: int):  # noqa: ANN202
+    return lambda xd, wd, bd: F.layer_norm(xd, (n,), wd, bd, 1e-5)
+
+
+@pytest.mark.parametrize("shape,dt,wdt,cfg", BWD, ids=[f"{s}-{d}-{w}-{'looped' if c else 'block'}" for s, d, w, c in BWD])
+def test_backward_matches_fp64_autograd(shape: tuple[int, ...], dt: torch.dtype, wdt: torch.dtype, cfg: dict | None) -> None:
+    gen = torch.Generator().manual_seed(3)
+    N = shape[-1]
+    x = leaf(3 + torch.randn(shape, generator=gen), dt)  # an offset mean: the saved mean must be the real one
+    w, b = leaf(1 + 0.1 * torch.randn(N, generator=gen), wdt), leaf(torch.randn(N, generator=gen), wdt)
+    dy = dy_like(x, gen)
+    _, mean, rstd = layernorm._forward(x.detach(), w.detach(), b.detach(), 1e-5, config=cfg, stats=True)
+    assert mean is not None and rstd is not None
+    got = layernorm.layernorm_backward(dy, x.detach(), w.detach(), b.detach(), mean, rstd, config=cfg)
+    assert_grads(_ln(N), (x, w, b), dy, got)
+
+
+def test_autograd_function_and_custom_op_give_the_gradients() -> None:
+    gen = torch.Generator().manual_seed(4)
+    for fn in (lambda x, w, b: layernorm.LayerNormFunction.apply(x, w, b, 1e-5), layernorm.autograd_op):
+        x = leaf(torch.randn(6, 40, generator=gen), torch.float32)
+        w, b = leaf(torch.randn(40, generator=gen), torch.float32), leaf(torch.randn(40, generator=gen), torch.float32)
+        dy = dy_like(x, gen)
+        fn(x, w, b).backward(dy)
+        assert_grads(_ln(40), (x, w, b), dy, (x.grad, w.grad, b.grad))
+
+
+def test_custom_op_opcheck() -> None:
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(4, 24, generator=gen, requires_grad=True)
+    w, b = torch.randn(24, generator=gen, requires_grad=True), torch.randn(24, generator=gen, requires_grad=True)
+    torch.library.opcheck(layernorm._layernorm_op, (x, w, b, 1e-5))
+    stats = (torch.randn(4), torch.rand(4) + 0.5)
+    torch.library.opcheck(layernorm._layernorm_backward_op, (torch.randn(4, 24), x.detach(), w.detach(), b.detach(), *stats))

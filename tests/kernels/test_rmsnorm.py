@@ -118,3 +118,60 @@ def test_in_place_and_empty_inputs() -> None:
     assert_matches(rmsnorm.rmsnorm(x, w, out=x), ref, torch.float32)
     assert rmsnorm.rmsnorm(torch.ones(0, 16), torch.ones(16)).shape == (0, 16)
     assert rmsnorm.rmsnorm(torch.ones(3, 0), torch.ones(0)).shape == (3, 0)
+
+
+# === backward (issue #17): gradients of every input against fp64 torch autograd, in the interpreter ==================
+
+import torch.nn.functional as F  # noqa: E402
+
+from tests.kernels.grads import assert_grads, dy_like, leaf  # noqa: E402
+
+# (shape, x dtype, weight dtype, config): odd widths, 3-D input, mixed precision, a looped (wide) row by a small BLOCK.
+LOOP = {"BLOCK": 64, "ROWS": 1, "num_warps": 4}
+BWD = [((7, 33), torch.float32, torch.float32, None), ((2, 3, 45), torch.bfloat16, torch.bfloat16, None),
+       ((5, 100), torch.float16, torch.float32, None), ((3, 200), torch.float32, torch.float32, LOOP),
+       ((4, 130), torch.bfloat16, torch.float32, {"BLOCK": 32, "ROWS": 1, "num_warps": 4})]
+
+
+@pytest.mark.parametrize("shape,dt,wdt,cfg", BWD, ids=[f"{s}-{d}-{w}-{'looped' if c else 'block'}" for s, d, w, c in BWD])
+def test_backward_matches_fp64_autograd(shape: tuple[int, ...], dt: torch.dtype, wdt: torch.dtype, cfg: dict | None) -> None:
+    gen = torch.Generator().manual_seed(3)
+    x, w = leaf(torch.randn(shape, generator=gen), dt), leaf(1 + 0.1 * torch.randn(shape[-1], generator=gen), wdt)
+    dy = dy_like(x, gen)
+    y, rstd = rmsnorm._forward(x.detach(), w.detach(), 1e-6, config=cfg, stats=True)
+    assert rstd is not None
+    dx, dw = rmsnorm.rmsnorm_backward(dy, x.detach(), w.detach(), rstd, config=cfg)
+    assert_grads(lambda xd, wd: F.rms_norm(xd, (shape[-1],), wd, 1e-6), (x, w), dy, (dx, dw))
+
+
+def test_autograd_function_and_custom_op_give_the_gradients() -> None:
+    gen = torch.Generator().manual_seed(4)
+    for fn in (lambda x, w: rmsnorm.RMSNormFunction.apply(x, w, 1e-6), rmsnorm.autograd_op):
+        x, w = leaf(torch.randn(6, 40, generator=gen), torch.float32), leaf(torch.randn(40, generator=gen), torch.float32)
+        dy = dy_like(x, gen)
+        fn(x, w).backward(dy)
+        assert_grads(lambda xd, wd: F.rms_norm(xd, (40,), wd, 1e-6), (x, w), dy, (x.grad, w.grad))
+
+
+def test_custom_op_opcheck() -> None:
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(4, 24, generator=gen, requires_grad=True)
+    w = torch.randn(24, generator=gen, requires_grad=True)
+    torch.library.opcheck(rmsnorm._rmsnorm_op, (x, w, 1e-6))
+    torch.library.opcheck(rmsnorm._rmsnorm_backward_op, (torch.randn(4, 24), x.detach(), w.detach(), torch.rand(4) + 0.5))
+
+
+def test_backward_of_strided_and_mixed_precision_inputs_through_the_custom_op() -> None:
+    # The forward reads views through their strides; the backward makes them contiguous. A transposed bf16 input
+    # with an fp32 weight (mixed precision, as models keep norm weights) and an expanded (stride-0) weight.
+    gen = torch.Generator().manual_seed(6)
+    base = leaf(torch.randn(40, 6, generator=gen), torch.bfloat16)
+    w = leaf(1 + 0.1 * torch.randn(40, generator=gen), torch.float32)
+    dy = torch.randn(6, 40, generator=gen).to(torch.bfloat16)
+    rmsnorm.autograd_op(base.t(), w, 1e-6).backward(dy)
+    assert_grads(lambda bd, wd: F.rms_norm(bd.t(), (40,), wd, 1e-6), (base, w), dy, (base.grad, w.grad))
+    w1 = leaf(torch.full((1,), 1.5), torch.float32)
+    x = leaf(torch.randn(3, 17, generator=gen), torch.float32)
+    dy = torch.randn(3, 17, generator=gen)
+    rmsnorm.autograd_op(x, w1.expand(17), 1e-6).backward(dy)
+    assert_grads(lambda xd, wd: F.rms_norm(xd, (17,), wd.expand(17), 1e-6), (x, w1), dy, (x.grad, w1.grad))

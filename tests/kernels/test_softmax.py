@@ -75,3 +75,38 @@ def test_leading_dimensions_that_do_not_fold_are_refused_clearly() -> None:
     with pytest.raises(ValueError, match="contiguous"):
         softmax.softmax(x)
     torch.testing.assert_close(softmax.softmax(x.contiguous()), torch.softmax(x, dim=-1))
+
+
+# === backward (issue #17): the input gradient against fp64 torch autograd, in the interpreter ========================
+
+from tests.kernels.grads import assert_grads, dy_like, leaf  # noqa: E402
+
+BWD = [((7, 33), torch.float32, None), ((2, 3, 45), torch.bfloat16, None), ((5, 101), torch.float16, None),
+       ((3, 200), torch.float32, {"BLOCK": 64, "ROWS": 1, "num_warps": 4}),
+       ((4, 130), torch.bfloat16, {"BLOCK": 32, "ROWS": 1, "num_warps": 4})]
+
+
+@pytest.mark.parametrize("shape,dt,cfg", BWD, ids=[f"{s}-{d}-{'looped' if c else 'block'}" for s, d, c in BWD])
+def test_backward_matches_fp64_autograd(shape: tuple[int, ...], dt: torch.dtype, cfg: dict | None) -> None:
+    gen = torch.Generator().manual_seed(3)
+    x = leaf(2 * torch.randn(shape, generator=gen), dt)
+    dy = dy_like(x, gen)
+    # y from fp64 rounded to dt: the backward's input as the forward would have stored it
+    y = torch.softmax(x.detach().double(), -1).to(dt)
+    assert_grads(lambda xd: torch.softmax(xd, -1), (x,), dy, (softmax.softmax_backward(dy, y, config=cfg),))
+
+
+def test_autograd_function_and_custom_op_give_the_gradient() -> None:
+    gen = torch.Generator().manual_seed(4)
+    for fn in (softmax.SoftmaxFunction.apply, softmax.autograd_op):
+        x = leaf(torch.randn(6, 40, generator=gen), torch.float32)
+        dy = dy_like(x, gen)
+        fn(x).backward(dy)
+        assert_grads(lambda xd: torch.softmax(xd, -1), (x,), dy, (x.grad,))
+
+
+def test_custom_op_opcheck() -> None:
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(4, 24, generator=gen, requires_grad=True)
+    torch.library.opcheck(softmax._softmax_op, (x,))
+    torch.library.opcheck(softmax._softmax_backward_op, (torch.randn(4, 24), torch.softmax(x.detach(), -1)))

@@ -1,5 +1,5 @@
 """`report`: one paste-ready Markdown document for a bug tracker — verdict, findings, key facts, the last smoke
-summary, and the (redacted) snapshot in a collapsed block."""
+summary, the last `smoke --model` summary, and the (redacted) snapshot in a collapsed block."""
 
 from __future__ import annotations
 
@@ -35,21 +35,22 @@ def read_smoke(path: str, explicit: bool) -> dict[str, Any] | None:
 
 
 def build(snap: dict[str, Any], smoke: dict[str, Any] | None, *, redact: bool = True, source: str = "this machine",
-          created: str | None = None) -> tuple[str, CheckReport]:
+          created: str | None = None, model: dict[str, Any] | None = None) -> tuple[str, CheckReport]:
     """`report`: diagnose `snap`, then the Markdown with the (redacted) snapshot; returns it and the check report
     (whose verdict gives the exit code)."""
     red = Redactor(snap, enabled=redact)
     check = diagnose(snap, source=source)
     check = replace(check, snapshot=red.obj(snap))
     created = created or dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return render(check, smoke, red, created), check
+    return render(check, smoke, red, created, model), check
 
 
 def _row(k: str, v: Any) -> str:
     return f"| {k} | {v if v not in (None, '', [], {}) else '—'} |"
 
 
-def render(check: CheckReport, smoke: dict[str, Any] | None, red: Redactor, created: str) -> str:
+def render(check: CheckReport, smoke: dict[str, Any] | None, red: Redactor, created: str,
+           model: dict[str, Any] | None = None) -> str:
     s = check.to_dict()["facts"]
     v = check.verdict
     labels = [f"{g['name']} ({g['gfx']}" + (f" → {g['effective_gfx']}" if g["effective_gfx"] != g["gfx"] else "")
@@ -81,6 +82,8 @@ def render(check: CheckReport, smoke: dict[str, Any] | None, red: Redactor, crea
             out.append(f"  - Fix: {f.fix.text}" + (" `" + "` / `".join(f.fix.commands) + "`" if f.fix.commands else ""))
     if smoke:
         out += ["", _smoke_section(smoke)]
+    if model:
+        out += ["", _model_section(model)]
     rest = [f for f in check.findings if f.severity in (Severity.OK, Severity.INFO)]
     out += ["", "<details><summary>All other checks</summary>", ""]
     out += [f"- {GROUP_TITLES.get(f.group, f.group)}: {f.title} (`{f.id}`, {f.severity.value})" for f in rest]
@@ -106,4 +109,23 @@ def _smoke_section(d: dict[str, Any]) -> str:
             lines.append(f"| {r['kernel']} | {r['case']} | {r['status']} | {detail[:200]} |")
         lines += ["", ("Reproduce one case: `rocm-triton-doctor smoke --only KERNEL` "
                   "(add `--device cpu` to compare with Triton's interpreter).")]
+    return "\n".join(lines)
+
+
+def _model_section(d: dict[str, Any]) -> str:
+    """The last `smoke --model` run (smoke/model.py's saved dict): one row per form, what "ours" is, the problems."""
+    c = d.get("config") or {}
+    lines = [f"### Last model run (`smoke --model {d.get('preset')}`): **{'passed' if d.get('ok') else 'failed'}**", "",
+             (f"{d.get('device_name')}, {d.get('dtype')}, {c.get('batch')}x{c.get('seq')} tokens, {d.get('steps')} "
+              f"steps, torch {(d.get('versions') or {}).get('torch')}, Triton {(d.get('versions') or {}).get('triton')}."),
+             "", "| form | status | p50 ms | peak MiB | params without grad | loss first → last |", "|---|---|---|---|---|---|"]
+    for name, f in (d.get("forms") or {}).items():
+        losses = [x for x in f.get("losses") or [] if x is not None]
+        loss = f"{losses[0]:.4f} → {losses[-1]:.4f}" if losses else "—"
+        p50, peak = (f.get("step_ms") or {}).get("p50"), f.get("peak_mib")
+        lines.append(f"| {name} | {f.get('status')} | {'—' if p50 is None else f'{p50:.2f}'} | "
+                     f"{'—' if peak is None else f'{peak:.0f}'} | {f.get('params_without_grad', '—')} | {loss} |")
+    ops = d.get("ours_ops") or {}
+    lines += ["", "ours = " + ", ".join(f"{op}: {v.get('impl')}" for op, v in ops.items()) + "."]
+    lines += [f"- problem: {p[:300]}" for p in d.get("problems") or []]
     return "\n".join(lines)
