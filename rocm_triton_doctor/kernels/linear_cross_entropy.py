@@ -336,6 +336,9 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
     seed = [make_case(1024, 512, 1000, torch.bfloat16)]  # tiny-llama: 8 x 128 tokens, hidden 512, vocab 1000
     if preset in ("seed", "quick"):
         return seed
+    if preset == "sweep":  # LM heads of real vocabularies (Llama-2 32000, Llama-3 128256, Qwen2 152064), hidden 4096
+        return [make_case(4096, 4096, v, torch.bfloat16) for v in (32000, 128256)] + \
+            [make_case(8192, 4096, 152064, torch.bfloat16)]
     return seed + [make_case(8192, 2048, 32000, torch.bfloat16)]  # the medium preset's LM head (2 chunks)
 
 

@@ -38,7 +38,8 @@ def test_aot_returns_aot_specs_labelled_with_the_kernel_name(spec: KernelSpec, t
     for a in specs:
         assert a.label.startswith(spec.name + " "), a.label
         assert callable(getattr(a.fn, "run", None))  # a @triton.jit function
-        assert not set(a.signature) & set(a.constexprs)
+        # An argument may be in both only as Triton's stride-1 specialisation (aot.py marks every constexpr so).
+        assert all(a.constexprs[k] == 1 for k in set(a.signature) & set(a.constexprs)), a.label
 
 
 def test_registry_names_are_unique_and_lookup_works() -> None:

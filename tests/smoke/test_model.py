@@ -40,8 +40,9 @@ def test_toy_forms_train_alike_and_every_parameter_gets_a_gradient(toy: dict[str
     assert check["form"] == "ours" and check["ok"] and check["max_rel_diff"] <= 1e-4
     assert toy["ok"] and toy["problems"] == []
     assert set(toy["speedup"]) == {"naive", "sdpa", "ours"}
+    # The result rounds ratios to 3 decimals: the interpreter makes "ours" ~0.005x sdpa on a CPU, so allow that rounding.
     assert toy["speedup"]["ours"]["sdpa"] == pytest.approx(forms["sdpa"]["step_ms"]["p50"] / forms["ours"]["step_ms"]["p50"],
-                                                             rel=1e-2)
+                                                             rel=1e-2, abs=6e-4)
 
 
 def test_skipped_forms_say_why(toy: dict[str, Any]) -> None:

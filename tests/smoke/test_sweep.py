@@ -50,7 +50,8 @@ def test_the_sweep_grid_builds_by_class() -> None:
     attn = {c.name for c in by["attention"]}
     assert {"bfloat16 B=4 H=32 S=1000 D=64 causal", "bfloat16 B=4 H=32 S=4096 D=128 GQA 32/8",
             "bfloat16 B=4 H=32 S=4097 D=256", "bfloat16 B=1 H=4 S=16384 D=128 causal"} <= attn
-    assert sum(len(v) for v in by.values()) == 4 * 38 + 22 + 46 + 54
+    assert len(by["linear_cross_entropy"]) == 3  # LM heads: vocabularies 32000, 128256, 152064
+    assert sum(len(v) for v in by.values()) == 4 * 38 + 22 + 46 + 54 + 3
 
 
 def test_attention_rows_follow_what_the_launcher_accepts() -> None:
