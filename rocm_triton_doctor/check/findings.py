@@ -93,6 +93,11 @@ def verdict_for(findings: list[Finding] | tuple[Finding, ...], strict: bool = Fa
         status = "warnings"
         code = ExitCode.PROBLEMS if strict else ExitCode.HEALTHY
         summary = f"no blocking problems, {counts['warn']} warning(s)" + (" (--strict: warnings fail)" if strict else "")
+    elif findings and not counts["ok"]:
+        # Healthy needs evidence: a snapshot whose checks all skipped (or only listed facts) proves nothing works
+        # (issue #10: a paste with nothing checkable is "could not check", exit 3, never "ok").
+        status, code = "could-not-check", ExitCode.COULD_NOT_CHECK
+        summary = "nothing could be confirmed: the evidence given is not enough for any check (see the skipped checks)"
     else:
         status, code, summary = "healthy", ExitCode.HEALTHY, "no problems found"
     return Verdict(status=status, exit_code=code, counts=counts, summary=summary)

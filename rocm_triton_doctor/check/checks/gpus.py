@@ -43,6 +43,12 @@ def newest_wheel_for(gfx: str, python: str | None) -> tuple[str, str] | None:
     return None
 
 
+def pip(f: Facts) -> str:
+    from rocm_triton_doctor.check.checks.torch import pip as env_pip
+
+    return env_pip(f)
+
+
 def _python_version(f: Facts) -> str | None:
     return f.python.value.version if f.python.found and f.python.value else None
 
@@ -198,7 +204,7 @@ def gfx_torch_arch(f: Facts) -> Iterable[Finding]:
         if better:
             tv, index = better
             text.append(f"torch {tv} from the {index} index carries {g.gfx}.")
-            cmds.append(f"pip install --force-reinstall torch=={tv} --index-url {knowledge.index_url(index)}")
+            cmds.append(f"{pip(f)} install --force-reinstall torch=={tv} --index-url {knowledge.index_url(index)}")
         if rules:
             text.append(f"Or run it as {rules[0].target} with HSA_OVERRIDE_GFX_VERSION={rules[0].value} "
                         "(see 'hsa-override-needed').")

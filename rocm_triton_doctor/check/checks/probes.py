@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rocm_triton_doctor.check.checks.base import check, ok, warn
+from rocm_triton_doctor.check.checks.base import check, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.findings import Finding, Fix
 
@@ -25,13 +25,17 @@ def probe_timeout(f: Facts) -> Iterable[Finding]:
     for c in broken:
         yield warn(f"{c.name} could not be run: {c.error}", f"`{' '.join(c.argv)}`")
     py = f.raw.get("python")
-    if isinstance(py, dict) and py.get("error"):
+    py_failed = isinstance(py, dict) and bool(py.get("error"))
+    if py_failed and isinstance(py, dict):
         yield warn(f"the Python environment probe failed: {py['error']}")
-    if not hung and not broken:
-        if f.commands:
-            yield ok(f"{len(f.commands)} tool(s) answered: {', '.join(c.name for c in f.commands)}")
+    if not hung and not broken and not py_failed:
+        # Pasted output (origin "text") proves nothing about how the probes went: only runs the doctor made count.
+        origin = f.raw.get("origin") if isinstance(f.raw.get("origin"), dict) else {}
+        ran = [c for c in f.commands if origin.get(f"commands.{c.name}") != "text"]
+        if ran:
+            yield ok(f"{len(ran)} tool(s) answered: {', '.join(c.name for c in ran)}")
         else:
-            yield ok("no external tools needed")
+            yield skip("no external tool was run")
 
 
 CHECKS = (probe_timeout,)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.check.checks.base import check, fail, needed, ok, warn
+from rocm_triton_doctor.check.checks.base import check, fail, needed, ok, skip, warn
 from rocm_triton_doctor.check.checks.torch import install_command
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.facts.platform import accelerator
@@ -21,11 +21,17 @@ from rocm_triton_doctor.check.findings import Finding, Fix
 def python_version_wheels(f: Facts) -> Iterable[Finding]:
     py = needed(f.python).version
     plat = accelerator(f)
+    if not py:
+        yield skip("Python version unknown", "Paste `python --version` (the Python that runs torch).")
+        return
     rels = [r for r in knowledge.torch_releases() if r.rocm_indexes]
     ok_rels = [r for r in rels if r.supports_python(py)]
     newest = max(rels, key=lambda r: Version(r.torch))
     if plat != "amd":
-        yield ok(f"Python {py}")
+        if plat == "unknown":
+            yield skip(f"Python {py}; whether this machine needs ROCm wheels is unknown")
+        else:
+            yield ok(f"Python {py}")
         return
     if not ok_rels:
         lo = min(rels, key=lambda r: Version(r.torch))
@@ -33,8 +39,8 @@ def python_version_wheels(f: Facts) -> Iterable[Finding]:
                    f"ROCm wheels known to the doctor need Python {newest.requires_python} (torch {newest.torch}) … "
                    f"{lo.requires_python} (torch {lo.torch}).",
                    evidence=("python",),
-                   fix=Fix("Use a virtual environment with a supported Python.",
-                           ("python3.12 -m venv ~/rocm-env && . ~/rocm-env/bin/activate", install_command(f))))
+                   fix=Fix("Use a virtual environment with a supported Python (3.12), and install torch into it.",
+                           ("python3.12 -m venv ~/rocm-env", *_venv_install(f))))
         return
     best = max(ok_rels, key=lambda r: Version(r.torch))
     if best.torch != newest.torch:
@@ -43,6 +49,15 @@ def python_version_wheels(f: Facts) -> Iterable[Finding]:
                    fix=Fix("Use Python 3.12 in a virtual environment for the newest wheels."))
         return
     yield ok(f"Python {py} has ROCm wheels up to torch {best.torch}")
+
+
+def _venv_install(f: Facts) -> tuple[str, ...]:
+    """The torch install for the new Python 3.12 venv, run by that venv's own interpreter."""
+    cmd = install_command(f)
+    if cmd is None:
+        return ()
+    return ("~/rocm-env/bin/python -m pip" + cmd.split(" -m pip", 1)[1] if " -m pip" in cmd
+            else "~/rocm-env/bin/python -m " + cmd,)
 
 
 CHECKS = (python_version_wheels,)

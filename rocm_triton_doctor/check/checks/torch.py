@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 
 from packaging.version import Version
@@ -17,13 +18,21 @@ from rocm_triton_doctor.check.findings import Finding, Fix
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
-def install_command(f: Facts) -> str:
-    """The pip command that installs the right torch for this machine, from the knowledge base.
+def pip(f: Facts) -> str:
+    """The pip of the environment being checked: `<its python> -m pip` when the snapshot names the interpreter (a bare
+    `pip` runs whatever pip is first on PATH, often another environment's; issue #10 item 8)."""
+    exe = f.python.value.executable if f.python.found and f.python.value else ""
+    return f"{shlex.quote(exe)} -m pip" if exe else "pip"
+
+
+def install_command(f: Facts) -> str | None:
+    """The pip command that installs the right torch for this machine, from the knowledge base; None when the
+    hardware is not known (fix safety: never an index derived from an unknown, issue #10).
 
     AMD: the newest torch whose ROCm index carries every GPU's gfx and supports this Python; NVIDIA: PyPI's default
-    Linux build (CUDA); CPU-only: the CPU index."""
+    Linux build (CUDA); CPU-only (probed: no AMD GPU, no NVIDIA GPU): the CPU index."""
     plat = accelerator(f)
-    py = f.python.value.version if f.python.found and f.python.value else None
+    py = f.python.value.version if f.python.found and f.python.value and f.python.value.version else None
     if plat == "amd":
         gfx = {g.gfx for g in amd_gpus(f) if g.gfx}
         for rel in sorted(knowledge.torch_releases(), key=lambda r: Version(r.torch), reverse=True):
@@ -31,12 +40,18 @@ def install_command(f: Facts) -> str:
                 continue
             for index in reversed(rel.rocm_indexes):
                 if gfx <= set(knowledge.index_arches(index) or ()):
-                    return (f"pip install --force-reinstall torch=={rel.torch} torchvision torchaudio "
+                    return (f"{pip(f)} install --force-reinstall torch=={rel.torch} torchvision torchaudio "
                             f"--index-url {knowledge.index_url(index)}")
-        return "pip install --force-reinstall torch torchvision torchaudio --index-url " + knowledge.index_url("rocm7.2")
+        return None  # no published ROCm wheel for this GPU/Python: say so in words, not with a wrong index
     if plat == "nvidia":
-        return "pip install --force-reinstall torch torchvision torchaudio"
-    return f"pip install --force-reinstall torch torchvision torchaudio --index-url {CPU_INDEX}"
+        return f"{pip(f)} install --force-reinstall torch torchvision torchaudio"
+    if plat == "cpu":
+        return f"{pip(f)} install --force-reinstall torch torchvision torchaudio --index-url {CPU_INDEX}"
+    return None
+
+
+def commands(*cmds: str | None) -> tuple[str, ...]:
+    return tuple(c for c in cmds if c)
 
 
 @check("torch-missing", "torch", "torch is installed in the target Python environment.",
@@ -44,8 +59,9 @@ def install_command(f: Facts) -> str:
        "Install the build for this machine from the index the finding names.")
 def torch_missing(f: Facts) -> Iterable[Finding]:
     b = torch_build(f)
-    if b == "unknown" and not f.python.found:
-        yield skip("Python environment unknown")
+    if b == "unknown" and not torch_version(f):
+        yield skip("whether torch is installed is unknown",
+                   "Paste `python -m pip list` (unfiltered) or `python -c 'import torch; print(torch.__version__)'`.")
         return
     if b != "missing":
         yield ok(f"torch {torch_version(f) or '?'} installed")
@@ -56,7 +72,9 @@ def torch_missing(f: Facts) -> Iterable[Finding]:
     yield sev(f"torch is not installed in {exe}",
               "The doctor never installs torch as its own dependency: a plain `pip install torch` would pull the "
               "CUDA build.", fix=Fix("Install the build that matches this machine (a virtual environment is "
-                                     "recommended).", (install_command(f),)))
+                                     "recommended)." + ("" if install_command(f) else " Which build that is depends "
+                                     "on the GPU: paste `rocminfo | grep gfx` or `nvidia-smi -L`."),
+                                     commands(install_command(f))))
 
 
 @check("torch-build-mismatch", "torch", "The torch build (ROCm / CUDA / CPU) matches this machine's GPU.",
@@ -81,7 +99,7 @@ def torch_build_mismatch(f: Facts) -> Iterable[Finding]:
         return
     labels = {"rocm": "ROCm", "cuda": "CUDA", "cpu": "CPU-only"}
     fix = Fix("Replace it with the matching build (torch, torchvision and torchaudio together, from one index).",
-              (install_command(f),))
+              commands(install_command(f)))
     if plat == "amd":
         detail = {"cuda": "This is what `pip install torch` gives on Linux. It cannot use AMD GPUs.",
                   "cpu": "pip may have fallen back to it because no ROCm wheel matched (Python version?)."}.get(b, "")
@@ -113,7 +131,15 @@ def torch_sees_gpu(f: Facts) -> Iterable[Finding]:
         yield skip("torch is not importable", r.error or "")
         return
     if r.torch_version is None:
-        yield fail("torch could not be inspected", r.error or "", evidence=("runtime probe",))
+        if r.error:
+            yield fail("torch could not be inspected", r.error, evidence=("runtime probe",))
+        elif r.is_available:
+            yield ok("torch.cuda.is_available() is True (torch version not recorded)")
+        elif r.is_available is False:
+            yield skip("torch.cuda.is_available() is False; the torch build is unknown",
+                       "Paste `python -m torch.utils.collect_env` to tell why.")
+        else:
+            yield skip("what torch sees is unknown")
         return
     plat = accelerator(f)
     if plat == "cpu":
@@ -165,7 +191,7 @@ def torch_family_mismatch(f: Facts) -> Iterable[Finding]:
     index = f" --index-url {url}" if url else ""
     yield fail("torch family packages from different builds", "; ".join(bad), evidence=("python",),
                fix=Fix("Reinstall them together from torch's index.",
-                       (f"pip install --force-reinstall torch=={torch.version} torchvision torchaudio{index}",)))
+                       (f"{pip(f)} install --force-reinstall torch=={torch.version} torchvision torchaudio{index}",)))
 
 
 def _spec(text: str):  # type: ignore[no-untyped-def]
@@ -179,13 +205,20 @@ def _spec(text: str):  # type: ignore[no-untyped-def]
        "pynvml calls fail with 'NVML Shared Library Not Found'.",
        "Uninstall it if nothing on this AMD machine needs it.", needs=("python",))
 def nvml_with_rocm_torch(f: Facts) -> Iterable[Finding]:
-    present = [n for n in ("pynvml", "nvidia-ml-py") if needed(f.python).dist(n)]
-    if not present or torch_build(f) != "rocm":
-        yield ok("no NVML bindings next to a ROCm torch")
+    env = needed(f.python)
+    present = [n for n in ("pynvml", "nvidia-ml-py") if env.dist(n)]
+    if torch_build(f) != "rocm":
+        yield skip("not a ROCm torch" if torch_build(f) != "unknown" else "torch build unknown")
+        return
+    if not present:
+        if env.distributions_complete:
+            yield ok("no NVML bindings next to a ROCm torch")
+        else:
+            yield skip("package list incomplete", "Paste `python -m pip list` (unfiltered).")
         return
     yield warn(f"{' and '.join(present)} installed next to a ROCm torch",
                "Packages that probe NVML to pick a platform may choose the CUDA path on this AMD machine.",
-               fix=Fix("Remove it unless a tool you use requires it.", (f"pip uninstall -y {' '.join(present)}",)))
+               fix=Fix("Remove it unless a tool you use requires it.", (f"{pip(f)} uninstall -y {' '.join(present)}",)))
 
 
 CHECKS = (torch_missing, torch_build_mismatch, torch_sees_gpu, torch_family_mismatch, nvml_with_rocm_torch)

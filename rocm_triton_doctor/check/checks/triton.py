@@ -32,16 +32,26 @@ def _torch_pin(f: Facts) -> tuple[str, str] | None:
     return torch.pinned(TRITON_DISTS) if torch else None
 
 
-def _reinstall(f: Facts) -> str:
+def _pip(f: Facts) -> str:
+    from rocm_triton_doctor.check.checks.torch import pip
+
+    return pip(f)
+
+
+def _reinstall(f: Facts) -> str | None:
     torch = f.python.value.dist("torch") if f.python.found and f.python.value else None
     index = torch_index_url(torch.version) if torch else None
     if index:
         pin = _torch_pin(f)
         target = f"{pin[0]}{pin[1]}" if pin else "pytorch-triton-rocm"
-        return f"pip install --force-reinstall --no-deps '{target}' --index-url {index}"
+        return f"{_pip(f)} install --force-reinstall --no-deps '{target}' --index-url {index}"
     from rocm_triton_doctor.check.checks.torch import install_command
 
     return install_command(f)
+
+
+def _cmds(*cmds: str | None) -> tuple[str, ...]:
+    return tuple(c for c in cmds if c)
 
 
 @check("triton-missing", "triton", "A Triton distribution is installed next to a GPU build of torch.",
@@ -52,11 +62,14 @@ def triton_missing(f: Facts) -> Iterable[Finding]:
     if inst:
         yield ok("Triton installed: " + ", ".join(f"{n} {v}" for n, v in sorted(inst.items())))
         return
+    if not needed(f.python).distributions_complete:
+        yield skip("whether Triton is installed is unknown", "Paste `python -m pip list` (unfiltered).")
+        return
     b = torch_build(f)
     if b in ("rocm", "cuda"):
         pin = _torch_pin(f)
         yield fail("Triton is not installed", f"torch requires {pin[0]}{pin[1]}." if pin else "",
-                   fix=Fix("Install the one torch pins, from torch's own index.", (_reinstall(f),)))
+                   fix=Fix("Install the one torch pins, from torch's own index.", _cmds(_reinstall(f))))
     else:
         yield (warn if accelerator(f) == "amd" else ok)(
             "Triton is not installed", "Triton kernels need it; a GPU build of torch installs the matching one.")
@@ -71,7 +84,10 @@ def triton_duplicate_dists(f: Facts) -> Iterable[Finding]:
     owners = needed(f.python).triton_owners
     inst = _installed(f)
     if not owners and not inst:
-        yield ok("no Triton distribution installed")
+        if needed(f.python).distributions_complete:
+            yield ok("no Triton distribution installed")
+        else:
+            yield skip("installed Triton distributions unknown", "Paste `python -m pip list` (unfiltered).")
         return
     if len(owners) <= 1 and len(inst) <= 1:
         yield ok(f"one Triton distribution ({owners[0] if owners else next(iter(inst), 'none')})")
@@ -83,7 +99,7 @@ def triton_duplicate_dists(f: Facts) -> Iterable[Finding]:
                "loads, and uninstalling one breaks the other.",
                evidence=("python: distributions owning triton/__init__.py",),
                fix=Fix("Remove them all, then reinstall only the one torch pins.",
-                       (f"pip uninstall -y {' '.join(names)}", _reinstall(f))),
+                       _cmds(f"{_pip(f)} uninstall -y {' '.join(names)}", _reinstall(f))),
                links=("https://github.com/state-spaces/mamba/issues/595",))
 
 
@@ -104,7 +120,7 @@ def triton_version_pin(f: Facts) -> Iterable[Finding]:
             yield fail(f"torch requires {name}{spec} but {other} is installed",
                        "A Triton from another source (usually PyPI's CUDA-oriented `triton`) replaced the one built "
                        "for this torch.", fix=Fix("Swap it for the pinned one.",
-                                                  (f"pip uninstall -y {' '.join(inst)}", _reinstall(f))))
+                                                  _cmds(f"{_pip(f)} uninstall -y {' '.join(inst)}", _reinstall(f))))
         else:
             yield skip("Triton missing (see 'triton-missing')")
         return
@@ -117,7 +133,7 @@ def triton_version_pin(f: Facts) -> Iterable[Finding]:
     else:
         yield fail(f"{name} {inst[name]} does not satisfy torch's pin {name}{spec}",
                    "torch.compile and Triton kernels can break in import or code generation.",
-                   fix=Fix("Reinstall the pinned version.", (_reinstall(f),)))
+                   fix=Fix("Reinstall the pinned version.", _cmds(_reinstall(f))))
 
 
 @check("triton-backend", "triton", "Triton's active backend is HIP (AMD) or CUDA (NVIDIA) and targets the GPU's arch.",
@@ -138,8 +154,15 @@ def triton_backend(f: Facts) -> Iterable[Finding]:
         return
     want = {"amd": "hip", "nvidia": "cuda"}.get(plat)
     if want and r.triton_backend != want:
+        if r.triton_backend is None:
+            yield skip("Triton's backend unknown", "Paste `python -c 'import triton; print(triton.runtime.driver.active"
+                       ".get_current_target())'`." if r.triton_version is None else "The runtime probe did not record it.")
+            return
         yield fail(f"Triton's active backend is {r.triton_backend!r}, expected {want!r}",
-                   fix=Fix("Reinstall the Triton that torch pins.", (_reinstall(f),)))
+                   fix=Fix("Reinstall the Triton that torch pins.", _cmds(_reinstall(f))))
+        return
+    if not r.triton_backend or not r.triton_arch:
+        yield skip("Triton's backend and target unknown")
         return
     expect = {g.effective_gfx for g in amd_gpus(f)} if plat == "amd" else set()
     arch = knowledge.base_gfx(r.triton_arch) if plat == "amd" else r.triton_arch

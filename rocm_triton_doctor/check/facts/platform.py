@@ -172,17 +172,29 @@ def amd_host(f: Facts) -> bool | None:
         return True
     if f.dev_kfd.found:
         return True
+    rt = f.runtime.value if f.runtime.found else None
+    if rt is not None and rt.hip_version and rt.is_available and rt.devices:
+        return True  # a ROCm torch that sees a GPU: only an AMD GPU answers HIP on Linux
     if f.amd_gpus_present is False or f.amdgpu_initstate.known:
         return False
     return None
 
 
+def _nvidia_host(f: Facts) -> bool:
+    if f.nvidia_gpus_present:
+        return True
+    rt = f.runtime.value if f.runtime.found else None
+    return bool(rt is not None and rt.cuda_version and not rt.hip_version and rt.is_available and rt.devices)
+
+
 def accelerator(f: Facts) -> str:
-    """amd | nvidia | cpu | unknown — what kind of accelerator this machine has."""
+    """amd | nvidia | cpu | unknown — what kind of accelerator this machine has. `cpu` only when the absence of
+    an AMD GPU was probed (KFD/sysfs/PCI) and no NVIDIA GPU is known: a snapshot that does not say is `unknown`, and
+    nothing that needs the hardware (an index URL, an override) may be derived from it (issue #10 fix safety)."""
     if amd_host(f):
         return "amd"
-    if f.nvidia_gpus_present:
+    if _nvidia_host(f):
         return "nvidia"
-    if amd_host(f) is False or f.nvidia.known:
+    if amd_host(f) is False and f.nvidia.known:
         return "cpu"
     return "unknown"

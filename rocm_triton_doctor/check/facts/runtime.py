@@ -33,17 +33,24 @@ class Runtime:
     error: str | None
     torch_import_failed: bool = False
     timed_out: bool = False
+    # Both torch.version.hip and torch.version.cuda were recorded (null = probed None). A pasted `torch.__version__`
+    # line alone does not say which build it is: the missing keys are unknown, not None (DESIGN §2).
+    versions_recorded: bool = True
 
     @property
     def build(self) -> str:
-        """rocm | cuda | cpu | unknown, from torch.version.{hip,cuda}."""
+        """rocm | cuda | cpu | unknown, from torch.version.{hip,cuda}, else the version's local tag."""
         if self.torch_version is None:
             return "unknown"
         if self.hip_version:
             return "rocm"
         if self.cuda_version:
             return "cuda"
-        return "cpu"
+        local = self.torch_version.split("+", 1)[1].lower() if "+" in self.torch_version else ""
+        for prefix, build in (("rocm", "rocm"), ("cu", "cuda"), ("cpu", "cpu")):
+            if local.startswith(prefix):
+                return build
+        return "cpu" if self.versions_recorded else "unknown"
 
 
 class RuntimeFacts(TypedDict):
@@ -70,7 +77,8 @@ def _runtime(snap: Mapping[str, Any]) -> Fact[Runtime]:
     rt = Runtime(r.get("torch_version"), r.get("hip_version"), r.get("cuda_version"), r.get("is_available"),
                  tuple(devices), tuple(arch) if isinstance(arch, list) else None, r.get("triton_version"),
                  r.get("triton_backend"), r.get("triton_arch"), r.get("triton_error"), r.get("error"),
-                 bool(r.get("torch_import_failed")), bool(r.get("timed_out")))
+                 bool(r.get("torch_import_failed")), bool(r.get("timed_out")),
+                 "hip_version" in r and "cuda_version" in r)
     if rt.timed_out:
         return Fact(Status.ERROR, rt, "runtime probe", str(r.get("error") or "timed out"))
     if rt.torch_version is None and rt.error and not rt.torch_import_failed:

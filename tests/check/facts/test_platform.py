@@ -75,7 +75,11 @@ def test_amd_host_and_accelerator() -> None:
     live = facts(files={"/sys/module/amdgpu/initstate": "live\n"})
     assert amd_host(live) is True and accelerator(live) == "amd"
     gone = facts(files={"/sys/module/amdgpu/initstate": None})
-    assert amd_host(gone) is False and accelerator(gone) == "cpu"
+    # No amdgpu and nothing said about NVIDIA: the kind of machine is unknown, so no index may be derived from it.
+    assert amd_host(gone) is False and accelerator(gone) == "unknown"
+    cpu = facts(files={"/sys/module/amdgpu/initstate": None, "/proc/driver/nvidia/version": None},
+                commands={"nvidia-smi": None})
+    assert amd_host(cpu) is False and accelerator(cpu) == "cpu"
     nv = facts(files={"/proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.1  x\n"},
                commands={"nvidia-smi": "NVIDIA H200, 580.1, 143771 MiB, 9.0, 00000000:19:00.0\n"})
     assert accelerator(nv) == "nvidia"
