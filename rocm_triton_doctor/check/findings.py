@@ -26,7 +26,7 @@ _RANK = {Severity.OK: 0, Severity.INFO: 0, Severity.SKIP: 0, Severity.WARN: 1, S
 GROUP_TITLES = {
     "platform": "Platform", "driver": "Kernel driver", "access": "Device access", "gpus": "GPUs",
     "overrides": "HSA overrides", "rocm": "System ROCm", "python": "Python", "torch": "PyTorch",
-    "triton": "Triton", "probes": "Probes", "nvidia": "NVIDIA",
+    "triton": "Triton", "probes": "Probes", "nvidia": "NVIDIA", "errors": "Error messages",
 }
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from rocm_triton_doctor.check.checks import (
     access,
     driver,
+    errors,
     gpus,
     nvidia,
     overrides,
@@ -35,6 +36,7 @@ REGISTRY: tuple[Check, ...] = (
     *triton.CHECKS,
     *probes.CHECKS,
     *nvidia.CHECKS,
+    *errors.CHECKS,
 )
 INTERNAL_ERROR = "internal-error"
 

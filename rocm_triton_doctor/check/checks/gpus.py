@@ -9,7 +9,7 @@ from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, fmt_bytes, info, ok, skip, warn
-from rocm_triton_doctor.check.facts import Facts, Gpu
+from rocm_triton_doctor.check.facts import Facts, Gpu, Status
 from rocm_triton_doctor.check.facts.platform import amd_host
 from rocm_triton_doctor.check.facts.python import rocm_torch, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -103,8 +103,11 @@ def gpus_detected(f: Facts) -> Iterable[Finding]:
         names = ", ".join(g.name for g in f.nvidia.value.gpus)
         yield info(f"no AMD GPU; NVIDIA GPU(s): {names}", "The NVIDIA/CUDA path is checked instead.")
         return
-    if amd_host(f):
+    if amd_host(f) and f.gpus.status is Status.ABSENT:
         yield fail("no AMD GPU visible to ROCm", f"KFD topology: {f.gpus.describe()}")
+        return
+    if amd_host(f):
+        yield skip("AMD GPU(s) not identified", "Paste `rocminfo | grep gfx` (or `cat /sys/class/kfd/kfd/topology/nodes/*/properties`).")
         return
     if f.gpus.known or f.kfd_topology.known:
         yield info("no GPU found (CPU-only machine)",

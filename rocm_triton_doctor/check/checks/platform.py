@@ -118,6 +118,11 @@ def wsl(f: Facts) -> Iterable[Finding]:
              "https://github.com/ROCm/hip/issues/3710")
     # download.pytorch.org wheels carry a plain +rocmX.Y tag; AMD's repo.radeon.com builds (the ones AMD documents for
     # WSL) add .git<hash>. The plain Linux wheel cannot reach the GPU through /dev/dxg (ROCm/hip#3710).
+    rt = f.runtime.value if f.runtime.found else None
+    if rt is not None and rt.hip_version and rt.is_available and rt.devices:
+        yield ok(f"WSL with a working ROCm runtime: torch sees {len(rt.devices)} GPU(s)",
+                 "The WSL runtime is in place (torch reaches the GPU through /dev/dxg).")
+        return
     v = torch_version(f) or ""
     pytorch_org_wheel = rocm_torch(f) and ".git" not in v
     sev = fail if pytorch_org_wheel else warn

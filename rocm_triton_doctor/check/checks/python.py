@@ -7,10 +7,11 @@ from collections.abc import Iterable
 from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.check.checks.base import check, fail, needed, ok, skip, warn
+from rocm_triton_doctor.check.checks.base import check, fail, info, needed, ok, skip, warn
 from rocm_triton_doctor.check.checks.torch import install_command
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.facts.platform import accelerator
+from rocm_triton_doctor.check.facts.python import torch_build
 from rocm_triton_doctor.check.findings import Finding, Fix
 
 
@@ -32,6 +33,12 @@ def python_version_wheels(f: Facts) -> Iterable[Finding]:
             yield skip(f"Python {py}; whether this machine needs ROCm wheels is unknown")
         else:
             yield ok(f"Python {py}")
+        return
+    if torch_build(f) == "rocm":
+        # A ROCm torch is already installed in this Python: the version only limits future upgrades.
+        best_v = max(ok_rels, key=lambda r: Version(r.torch)).torch if ok_rels else None
+        yield info(f"Python {py}" + (f" has ROCm wheels up to torch {best_v}" if best_v else
+                                     " has no ROCm wheel on download.pytorch.org today (a ROCm torch is installed)"))
         return
     if not ok_rels:
         lo = min(rels, key=lambda r: Version(r.torch))

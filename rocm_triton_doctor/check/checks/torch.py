@@ -174,10 +174,13 @@ def torch_family_mismatch(f: Facts) -> Iterable[Finding]:
     if torch is None:
         yield skip("torch not installed")
         return
+    if not _known_tag(torch.local):
+        yield skip(f"torch {torch.version} is a source build", "Its local version is a git hash, not a wheel index tag.")
+        return
     bad = []
     for name in ("torchvision", "torchaudio"):
         d = env.dist(name)
-        if d is None:
+        if d is None or not _known_tag(d.local):
             continue
         pin = d.pinned({"torch"})
         if build_tag(d.local) != build_tag(torch.local):
@@ -192,6 +195,11 @@ def torch_family_mismatch(f: Facts) -> Iterable[Finding]:
     yield fail("torch family packages from different builds", "; ".join(bad), evidence=("python",),
                fix=Fix("Reinstall them together from torch's index.",
                        (f"{pip(f)} install --force-reinstall torch=={torch.version} torchvision torchaudio{index}",)))
+
+
+def _known_tag(local: str) -> bool:
+    """'' (PyPI's default build) or an index tag (rocm6.4, cu128, cpu); not a source build's git hash."""
+    return not local or build_tag(local) != local or local.startswith(("rocm", "cu", "cpu", "xpu"))
 
 
 def _spec(text: str):  # type: ignore[no-untyped-def]

@@ -13,9 +13,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocm_triton_doctor.check import snapshot
-from rocm_triton_doctor.check.facts import devices, driver, gpus, nvidia, pci, platform, python, rocm, rocminfo, runtime
+from rocm_triton_doctor.check.facts import (
+    devices,
+    driver,
+    errors,
+    gpus,
+    nvidia,
+    pci,
+    platform,
+    python,
+    rocm,
+    rocminfo,
+    runtime,
+)
 from rocm_triton_doctor.check.facts.base import Fact, Status, absent, error, found, unknown
 from rocm_triton_doctor.check.facts.devices import DeviceNode, User
+from rocm_triton_doctor.check.facts.errors import ErrorText
 from rocm_triton_doctor.check.facts.gpus import Gpu
 from rocm_triton_doctor.check.facts.nvidia import NvidiaGpu, NvidiaInfo
 from rocm_triton_doctor.check.facts.pci import PciDevice
@@ -26,7 +39,7 @@ from rocm_triton_doctor.check.facts.rocminfo import RocminfoReport
 from rocm_triton_doctor.check.facts.runtime import Runtime
 from rocm_triton_doctor.check.snapshot import CommandRun
 
-__all__ = ["CommandRun", "DeviceNode", "Distribution", "Fact", "Facts", "Gpu", "NvidiaGpu", "NvidiaInfo", "OsInfo",
+__all__ = ["CommandRun", "DeviceNode", "Distribution", "ErrorText", "Fact", "Facts", "Gpu", "NvidiaGpu", "NvidiaInfo", "OsInfo",
            "PciDevice", "PythonEnv", "RocmInstall", "RocminfoReport", "Runtime", "Status", "User", "absent",
            "build_facts", "error", "found", "unknown"]
 
@@ -55,6 +68,7 @@ class Facts:
     runtime: Fact[Runtime]
     which: Fact[dict[str, str | None]]
     pci_display: Fact[tuple[PciDevice, ...]] = field(default_factory=lambda: unknown("/sys/bus/pci"))
+    errors: Fact[tuple[ErrorText, ...]] = field(default_factory=lambda: unknown("errors"))
     commands: tuple[CommandRun, ...] = ()
     probe_errors: tuple[str, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -95,6 +109,7 @@ def build_facts(snap: Mapping[str, Any]) -> Facts:
         **python.build(snap),
         **runtime.build(snap),
         **pci.build(snap),
+        **errors.build(snap),
         commands=snapshot.commands(snap),
         raw=snap,
     )

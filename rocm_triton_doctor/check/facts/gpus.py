@@ -207,6 +207,9 @@ def gfx_for_name(name: str | None) -> knowledge.GfxTarget | None:
     names that match two targets give None: never guess the hardware."""
     if not name:
         return None
+    m = re.search(r"\b(?:Device|0x|1002:)\s*([0-9a-fA-F]{4})\b", name)  # torch/rocm-smi print 'Device 66a1' for unnamed chips
+    if m and knowledge.pci_lookup("0x" + m.group(1).lower()):
+        return knowledge.pci_lookup("0x" + m.group(1).lower())
     text = _norm(name)
     best: tuple[int, set[str]] = (0, set())
     for gfx in knowledge.all_gfx():
