@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, skip, warn
-from rocm_triton_doctor.check.checks.gpus import amd_gpus, newest_wheel_for, torch_arch_list
+from rocm_triton_doctor.check.checks.gpus import amd_gpus, native_rocm, newest_wheel_for, torch_arch_list
 from rocm_triton_doctor.check.checks.torch import install_command, pip
 from rocm_triton_doctor.check.facts import ErrorText, Facts, Gpu
 from rocm_triton_doctor.check.facts.errors import supported_targets, with_signature
@@ -163,18 +163,6 @@ def triton_vendor_error(f: Facts) -> Iterable[Finding]:
 
 # -- "no code object for this GPU" -------------------------------------------------------------------------------
 
-def _native_rocm(gfx: str) -> str | None:
-    """The first ROCm release that lists `gfx` as supported (knowledge/data/rocm_releases.json), if any."""
-    from packaging.version import Version
-
-    from rocm_triton_doctor.knowledge import _load
-
-    for r in sorted(_load("rocm_releases.json")["releases"], key=lambda r: Version(r["version"])):
-        if gfx in r.get("gfx", ()):
-            return str(r["version"])
-    return None
-
-
 def _build_targets(f: Facts, errs: tuple[ErrorText, ...]) -> tuple[tuple[str, ...] | None, str]:
     for e in errs:
         listed = supported_targets(e.text)
@@ -206,7 +194,7 @@ def _service_fix(f: Facts, errs: tuple[ErrorText, ...], value: str) -> tuple[str
 def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Finding:
     gfx = g.gfx or ""
     arches, where = _build_targets(f, errs)
-    native = _native_rocm(gfx)
+    native = native_rocm(gfx)
     py = f.python.value.version if f.python.found and f.python.value and f.python.value.version else None
     wheel = newest_wheel_for(gfx, py)
     wheel_cmd = (f"{pip(f)} install --force-reinstall torch=={wheel[0]} torchvision torchaudio --index-url "

@@ -49,6 +49,19 @@ def pip(f: Facts) -> str:
     return env_pip(f)
 
 
+def native_rocm(gfx: str) -> str | None:
+    """The first ROCm release whose official support list has `gfx` (knowledge/data/rocm_releases.json), if any.
+    TheRock's nightly multi-arch builds (which compile everything, gfx103X-all etc.) are not a support statement."""
+    from packaging.version import Version
+
+    from rocm_triton_doctor.knowledge import _load
+
+    for r in sorted(_load("rocm_releases.json")["releases"], key=lambda r: Version(r["version"])):
+        if not r.get("therock") and gfx in r.get("gfx", ()):
+            return str(r["version"])
+    return None
+
+
 def _python_version(f: Facts) -> str | None:
     return f.python.value.version if f.python.found and f.python.value else None
 

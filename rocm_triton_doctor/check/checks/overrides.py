@@ -8,7 +8,8 @@ from packaging.version import InvalidVersion, Version
 
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, warn
-from rocm_triton_doctor.check.checks.gpus import amd_gpus, torch_arch_list
+from rocm_triton_doctor.check.checks.gpus import amd_gpus, native_rocm, torch_arch_list
+from rocm_triton_doctor.check.facts.errors import with_signature
 from rocm_triton_doctor.check.facts import Facts, Gpu
 from rocm_triton_doctor.check.facts.python import rocm_torch, torch_rocm, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -167,6 +168,19 @@ def hsa_override_harmful(f: Facts) -> Iterable[Finding]:
                        f"{g.gfx} is {real.arch}; {g.effective_gfx} is {forced.arch}. Code for a different ISA family "
                        "crashes or computes garbage; recent runtimes refuse cross-major overrides.",
                        fix=Fix("Unset it.", (f"unset {g.override_var}",)))
+        elif native_rocm(g.gfx) and not (arches and g.gfx in arches):
+            # A target a newer ROCm supports natively (gfx1151, gfx1201, gfx950 …): its ISA differs from the
+            # override's in ways that fault (legacy#5824: gfx1151 as 11.0.0 -> memory access fault).
+            harmful = True
+            crashed = bool(with_signature(f.errors, "memory-access-fault", "hsa-invalid-isa", "invalid-device-function"))
+            yield (fail if crashed else warn)(
+                f"{g.override_var}={g.override} runs {g.effective_gfx} code on {g.label}, which needs ROCm "
+                f"{native_rocm(g.gfx)}+ instead",
+                f"{g.gfx} is supported natively from ROCm {native_rocm(g.gfx)}; forcing {g.effective_gfx} code onto it "
+                "faults or computes garbage" + (" — the error shown is that fault." if crashed else "."),
+                evidence=("env", g.source),
+                fix=Fix(f"Unset the override and install a ROCm/torch build that carries {g.gfx} (ROCm "
+                        f"{native_rocm(g.gfx)} or newer).", (f"unset {g.override_var}",)))
         elif arches and g.gfx in arches:
             harmful = True
             yield warn(f"{g.override_var}={g.override} is not needed: torch supports {g.gfx} natively",

@@ -76,7 +76,10 @@ def supported_targets(text: str) -> tuple[str, ...] | None:
         if idx < 0:
             continue
         tail = line[idx + len("supported"):]
-        names = [knowledge.base_gfx(g) for g in re.findall(r"\bgfx[0-9a-f]{3,4}\b", tail, flags=re.I)]
+        # Only the list itself: `[gfx… gfx…]`, or the comma/space-separated run right after "are"/":" (the rest of
+        # an ollama line names the GPU's own gfx: `gpu_type=gfx1031`).
+        m = re.search(r"\[([^\]]*)\]", tail) or re.search(r"((?:gfx[0-9a-f]{3,4}[\s,]*){2,})", tail, flags=re.I)
+        names = [knowledge.base_gfx(g) for g in re.findall(r"\bgfx[0-9a-f]{3,4}\b", m.group(1) if m else "", flags=re.I)]
         if len(names) >= 2:
             found_any.extend(n for n in names if n not in found_any)
     return tuple(found_any) or None
