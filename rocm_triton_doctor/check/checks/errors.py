@@ -161,6 +161,39 @@ def triton_vendor_error(f: Facts) -> Iterable[Finding]:
                        (f"{pip(f)} uninstall -y triton", cmd)))
 
 
+@check("pip-no-torch-wheel", "errors", "pip found a torch wheel on the index it was given.",
+       "'Could not find a version that satisfies the requirement torch (from versions: none)': the index has no torch "
+       "wheel for this Python version (or OS): ROCm indexes publish cp310-cp312/313 wheels for Linux only.",
+       "Use a Python the index publishes wheels for (3.12 is the safe choice) in a virtual environment.")
+def pip_no_torch_wheel(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "pip-no-matching-torch")
+    if not errs:
+        yield skip("no pip 'no matching distribution' error for torch in the evidence")
+        return
+    env = f.python.value if f.python.found else None
+    py = env.version if env and env.version else None
+    indexes = env.pip_indexes if env else ()
+    index = next((u for u in indexes if "rocm" in u or "radeon" in u), indexes[0] if indexes else None)
+    minor = tuple(int(x) for x in py.split(".")[:2]) if py and py.count(".") >= 1 and py.split(".")[1].isdigit() else None
+    if minor is not None and (3, 10) <= minor <= (3, 12):
+        yield warn(f"pip found no torch on {index or 'the index'} for Python {py}",
+                   "This Python is one the ROCm indexes publish wheels for, so the index URL (its ROCm version, "
+                   "nightly vs stable) or the OS is the likely cause; paste the full pip command and `uname -a`.",
+                   evidence=_quote(errs))
+        return
+    cmds: tuple[str, ...] = ()
+    if index:
+        cmds = ("python3.12 -m venv ~/rocm-env",
+                f"~/rocm-env/bin/python -m pip install {'--pre ' if 'nightl' in index else ''}torch torchvision "
+                f"torchaudio --index-url {index}")
+    yield fail(f"no torch wheel for Python {py or '(this version)'} on {index or 'the index pip searched'}",
+               "ROCm indexes publish wheels for a few Python versions only (3.10-3.12 everywhere, 3.13 on recent "
+               "releases); pip's 'from versions: none' means none matches this interpreter.",
+               evidence=_quote(errs),
+               fix=Fix("Create a virtual environment with Python 3.12 and install from the same index"
+                       + ("." if index else " (paste the pip command to get it spelled out)."), cmds))
+
+
 # -- "no code object for this GPU" -------------------------------------------------------------------------------
 
 def _build_targets(f: Facts, errs: tuple[ErrorText, ...]) -> tuple[tuple[str, ...] | None, str]:
@@ -218,6 +251,8 @@ def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Findi
     if rules:
         rule = rules[0]
         text, cmds = _service_fix(f, errs, rule.value)
+        text = f"Run {gfx} as {rule.target}: {VAR}={rule.value}. {text}" + (
+            f" Better: install a build that carries {gfx} itself.{wheel_text}" if wheel else "")
         hedge = "" if arches is not None else f" (if the build carries {rule.target}, as ROCm builds usually do)"
         return fail(f"no code for {gfx} ({g.name or 'this GPU'}); run it as {rule.target} with {VAR}={rule.value}",
                     f"{gfx} has the ISA of {rule.target}{hedge}; AMD does not support this pairing officially"
@@ -259,4 +294,4 @@ def gpu_code_object(f: Facts) -> Iterable[Finding]:
 
 
 CHECKS = (miopen_user_db, nvml_bindings_error, cuda_torch_error, amdgpu_driver_error, triton_vendor_error,
-          gpu_code_object)
+          pip_no_torch_wheel, gpu_code_object)

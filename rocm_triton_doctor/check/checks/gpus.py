@@ -148,7 +148,9 @@ def igpu_with_dgpu(f: Facts) -> Iterable[Finding]:
         return
     order = [g for g in gpus]
     dgpu_idx = ",".join(str(i) for i, g in enumerate(order) if g.integrated is False)
-    yield warn(f"integrated GPU next to a discrete GPU: {names}",
+    # A GPU program that already failed on such a machine (the pasted error) is the iGPU problem until shown otherwise.
+    crashed = bool(f.errors.found and f.errors.value)
+    yield (fail if crashed else warn)(f"integrated GPU next to a discrete GPU: {names}",
                "Both are visible to ROCm. torch may select the iGPU, and a global HSA_OVERRIDE_GFX_VERSION applies "
                "to it too (memory faults, hangs).",
                evidence=tuple(g.source for g in igpus),

@@ -55,12 +55,17 @@ def hsa_override_format(f: Facts) -> Iterable[Finding]:
             continue
         gfx, why = knowledge.parse_override(value)
         if gfx is None:
+            # Quotes that reached the process (`Environment="X=\"10.3.0\""`, docker `-e X="10.3.0"` via an env
+            # file) or stray blanks: the intended value is plain to see (ollama#5090).
+            clean = value.strip().strip("\"'").strip()
+            meant, _ = knowledge.parse_override(clean) if clean != value else (None, None)
+            fix = (Fix(f"Set the value without quotes or blanks where it is defined (shell, systemd Environment=, "
+                       f"container env file): {name}={clean}.", (f"export {name}={clean}",)) if meant
+                   else Fix("Set MAJOR.MINOR.STEPPING numbers, or unset it.", (f"unset {name}",)))
             yield fail(f"{name}={value!r} is invalid: it {why}",
                        "HSA initialisation fails on an invalid value and ROCm reports no GPU, without saying why "
                        "(re-run with HSAKMT_DEBUG_LEVEL=7 to see 'HSA_OVERRIDE_GFX_VERSION ... is invalid').",
-                       evidence=("env",),
-                       fix=Fix("Set MAJOR.MINOR.STEPPING numbers, or unset it.",
-                               (f"unset {name}",)))
+                       evidence=("env",), fix=fix)
             continue
         if name != VAR:
             suffix = name[len(VAR) + 1:]

@@ -10,6 +10,7 @@ from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, info, needed, ok, skip, warn
 from rocm_triton_doctor.check.checks.torch import install_command
 from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.facts.errors import with_signature
 from rocm_triton_doctor.check.facts.platform import accelerator
 from rocm_triton_doctor.check.facts.python import torch_build
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -22,6 +23,11 @@ from rocm_triton_doctor.check.findings import Finding, Fix
 def python_version_wheels(f: Facts) -> Iterable[Finding]:
     py = needed(f.python).version
     plat = accelerator(f)
+    if plat == "unknown" and needed(f.python).wants_rocm:
+        plat = "amd"  # pip was asked for ROCm wheels: judge the Python against the ROCm indexes
+    if with_signature(f.errors, "pip-no-matching-torch"):
+        yield skip("pip's own answer decides it: see 'pip-no-torch-wheel'")
+        return
     if not py:
         yield skip("Python version unknown", "Paste `python --version` (the Python that runs torch).")
         return

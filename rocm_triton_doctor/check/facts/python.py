@@ -69,6 +69,12 @@ class PythonEnv:
     # collect_env block: top-level `partial` names python.distributions): a package not listed is then UNKNOWN,
     # never "not installed" (DESIGN §2).
     distributions_complete: bool = True
+    pip_indexes: tuple[str, ...] = ()  # the indexes pip said it searched ("Looking in indexes: …"), pasted text
+
+    @property
+    def wants_rocm(self) -> bool:
+        """pip was pointed at a ROCm index (download.pytorch.org/whl/…rocm…, AMD's nightlies, repo.radeon.com)."""
+        return any(re.search(r"/rocm|rocm\.nightlies|repo\.radeon\.com", u) for u in self.pip_indexes)
 
     def dist(self, name: str) -> Distribution | None:
         return self.distributions.get(norm_name(name))
@@ -111,7 +117,8 @@ def _python(snap: Mapping[str, Any]) -> Fact[PythonEnv]:
     return found(PythonEnv(str(p.get("executable") or ""), str(p.get("version") or ""), p.get("virtualenv"),
                            p.get("conda"), p.get("externally_managed"), p.get("python_h"),
                            str(p.get("include_dir") or ""), dists,
-                           tuple(norm_name(o) for o in owners) if isinstance(owners, list) else (), complete), "python")
+                           tuple(norm_name(o) for o in owners) if isinstance(owners, list) else (), complete,
+                           tuple(str(u) for u in p.get("pip_indexes") or () if u)), "python")
 
 
 # -- the installed torch, from the runtime probe when it ran, else from wheel metadata ---------------------------
