@@ -184,8 +184,8 @@ def pip_no_torch_wheel(f: Facts) -> Iterable[Finding]:
     cmds: tuple[str, ...] = ()
     if index:
         cmds = ("python3.12 -m venv ~/rocm-env",
-                f"~/rocm-env/bin/python -m pip install {'--pre ' if 'nightl' in index else ''}torch torchvision "
-                f"torchaudio --index-url {index}")
+                (f"~/rocm-env/bin/python -m pip install {'--pre ' if 'nightl' in index else ''}torch torchvision "
+                 f"torchaudio --index-url {index}"))
     yield fail(f"no torch wheel for Python {py or '(this version)'} on {index or 'the index pip searched'}",
                "ROCm indexes publish wheels for a few Python versions only (3.10-3.12 everywhere, 3.13 on recent "
                "releases); pip's 'from versions: none' means none matches this interpreter.",
@@ -214,11 +214,11 @@ def _service_fix(f: Facts, errs: tuple[ErrorText, ...], value: str) -> tuple[str
         if f.raw.get("container_run"):
             return (f"Pass it to the container: add `-e {setting}` to the docker/podman run command.",
                     (f"docker run -e {setting} --device /dev/kfd --device /dev/dri … ollama/ollama:rocm",))
-        return ("Set it in the ollama service's environment (a shell `export` does not reach the server, and "
-                "`ollama serve` started by hand does not read the systemd unit); then restart the service.",
+        return (("Set it in the ollama service's environment (a shell `export` does not reach the server, and "
+                 "`ollama serve` started by hand does not read the systemd unit); then restart the service."),
                 ("sudo mkdir -p /etc/systemd/system/ollama.service.d",
-                 f"printf '[Service]\\nEnvironment=\"{setting}\"\\n' | sudo tee "
-                 "/etc/systemd/system/ollama.service.d/override.conf",
+                 (f"printf '[Service]\\nEnvironment=\"{setting}\"\\n' | sudo tee "
+                  "/etc/systemd/system/ollama.service.d/override.conf"),
                  "sudo systemctl daemon-reload && sudo systemctl restart ollama"))
     return ("Export it in the environment of the process that runs the GPU code (shell, systemd unit, container -e).",
             (f"export {setting}",))

@@ -120,7 +120,8 @@ def gpus_detected(f: Facts) -> Iterable[Finding]:
         yield fail("no AMD GPU visible to ROCm", f"KFD topology: {f.gpus.describe()}")
         return
     if amd_host(f):
-        yield skip("AMD GPU(s) not identified", "Paste `rocminfo | grep gfx` (or `cat /sys/class/kfd/kfd/topology/nodes/*/properties`).")
+        yield skip("AMD GPU(s) not identified",
+                   "Paste `rocminfo | grep gfx` (or `cat /sys/class/kfd/kfd/topology/nodes/*/properties`).")
         return
     if f.gpus.known or f.kfd_topology.known:
         yield info("no GPU found (CPU-only machine)",

@@ -165,8 +165,11 @@ def container_passthrough(f: Facts) -> Iterable[Finding]:
        "Without CONFIG_HSA_AMD amdgpu drives the display but exposes no /dev/kfd, so no ROCm program can use the GPU.",
        "Boot a distribution kernel (they enable it) or rebuild with CONFIG_HSA_AMD=y.")
 def kernel_config_hsa(f: Facts) -> Iterable[Finding]:
-    if f.kfd_topology.found or (f.dev_kfd.found and not f.wsl.value):
-        yield ok("kernel has KFD (CONFIG_HSA_AMD) — /dev/kfd and the KFD topology exist")
+    if f.kfd_topology.found:
+        yield ok("kernel has KFD (CONFIG_HSA_AMD) — the KFD topology exists")
+        return
+    if f.dev_kfd.found and not f.wsl.value:
+        yield ok("kernel has KFD (CONFIG_HSA_AMD) — /dev/kfd exists")
         return
     if not f.kernel_config.found or f.kernel_config.value is None:
         if amd_host(f):

@@ -30,7 +30,8 @@ def probe_timeout(f: Facts) -> Iterable[Finding]:
         yield warn(f"the Python environment probe failed: {py['error']}")
     if not hung and not broken and not py_failed:
         # Pasted output (origin "text") proves nothing about how the probes went: only runs the doctor made count.
-        origin = f.raw.get("origin") if isinstance(f.raw.get("origin"), dict) else {}
+        raw_origin = f.raw.get("origin")
+        origin: dict[str, object] = raw_origin if isinstance(raw_origin, dict) else {}
         ran = [c for c in f.commands if origin.get(f"commands.{c.name}") != "text"]
         if ran:
             yield ok(f"{len(ran)} tool(s) answered: {', '.join(c.name for c in ran)}")

@@ -40,10 +40,10 @@ def python_version_wheels(f: Facts) -> Iterable[Finding]:
         else:
             yield ok(f"Python {py}")
         return
-    if torch_build(f) == "rocm":
+    if torch_build(f) == "rocm" and not (ok_rels and max(ok_rels, key=lambda r: Version(r.torch)).torch == newest.torch):
         # A ROCm torch is already installed in this Python: the version only limits future upgrades.
         best_v = max(ok_rels, key=lambda r: Version(r.torch)).torch if ok_rels else None
-        yield info(f"Python {py}" + (f" has ROCm wheels up to torch {best_v}" if best_v else
+        yield info(f"Python {py}" + (f" limits future upgrades to torch {best_v} on ROCm" if best_v else
                                      " has no ROCm wheel on download.pytorch.org today (a ROCm torch is installed)"))
         return
     if not ok_rels:

@@ -30,8 +30,13 @@ def test_gpus_detected_skip_when_unknown() -> None:
 
 
 def test_gpus_detected_fail_on_amd_machine_without_gpu_nodes() -> None:
-    f = one("gpus-detected", files=AMD_LIVE)
+    f = one("gpus-detected", files={**AMD_LIVE, "/sys/class/kfd/kfd/topology/system_properties": None})
     assert (f.severity.value, f.title) == ("fail", "no AMD GPU visible to ROCm")
+
+
+def test_gpus_detected_skip_on_amd_machine_whose_gpus_were_not_probed() -> None:
+    f = one("gpus-detected", files=AMD_LIVE)  # amdgpu loaded, KFD topology not in the snapshot: unknown, not absent
+    assert f.severity.value == "skip" and "rocminfo" in f.detail
 
 
 IGPU_DGPU = {**gpu(1, 100306), **gpu(2, 110000)}  # gfx1036 (Raphael iGPU) + gfx1100 (Navi 31)
