@@ -20,6 +20,11 @@ class Severity(str, Enum):
         return _RANK[self]
 
 
+# Ids of checks whose `ok` is circumstantial: it says a part is in place (torch installed, no override set, not
+# WSL) but not that GPU work would succeed. A verdict of healthy needs at least one ok from another check
+# (registered by `@check(..., ok_is_evidence=False)` in checks/base.py).
+CIRCUMSTANTIAL: set[str] = set()
+
 _RANK = {Severity.OK: 0, Severity.INFO: 0, Severity.SKIP: 0, Severity.WARN: 1, Severity.FAIL: 2}
 
 # The heading of each check group (a group is a module of checks/), in every renderer and in docs/findings.md.
@@ -27,6 +32,7 @@ GROUP_TITLES = {
     "platform": "Platform", "driver": "Kernel driver", "access": "Device access", "gpus": "GPUs",
     "overrides": "HSA overrides", "rocm": "System ROCm", "python": "Python", "torch": "PyTorch",
     "triton": "Triton", "probes": "Probes", "nvidia": "NVIDIA", "errors": "Error messages",
+    "visibility": "Device visibility",
 }
 
 
@@ -93,7 +99,7 @@ def verdict_for(findings: list[Finding] | tuple[Finding, ...], strict: bool = Fa
         status = "warnings"
         code = ExitCode.PROBLEMS if strict else ExitCode.HEALTHY
         summary = f"no blocking problems, {counts['warn']} warning(s)" + (" (--strict: warnings fail)" if strict else "")
-    elif findings and not counts["ok"]:
+    elif findings and not any(f.severity is Severity.OK and f.id not in CIRCUMSTANTIAL for f in findings):
         # Healthy needs evidence: a snapshot whose checks all skipped (or only listed facts) proves nothing works
         # (issue #10: a paste with nothing checkable is "could not check", exit 3, never "ok").
         status, code = "could-not-check", ExitCode.COULD_NOT_CHECK

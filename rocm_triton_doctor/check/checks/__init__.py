@@ -19,6 +19,7 @@ from rocm_triton_doctor.check.checks import (
     rocm,
     torch,
     triton,
+    visibility,
 )
 from rocm_triton_doctor.check.checks.base import Check
 from rocm_triton_doctor.check.facts import Facts
@@ -30,6 +31,7 @@ REGISTRY: tuple[Check, ...] = (
     *access.CHECKS,
     *gpus.CHECKS,
     *overrides.CHECKS,
+    *visibility.CHECKS,
     *rocm.CHECKS,
     *python.CHECKS,
     *torch.CHECKS,

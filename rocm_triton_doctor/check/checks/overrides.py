@@ -39,11 +39,15 @@ def _runtime_rocm(f: Facts) -> Version | None:
 @check("hsa-override-format", "overrides", "Every HSA_OVERRIDE_GFX_VERSION[_N] value is well-formed.",
        "libhsakmt parses it with sscanf('%u.%u.%u%c'); anything else makes HSA initialisation fail, silently unless "
        "HSAKMT_DEBUG_LEVEL is set, so torch just sees no GPU.",
-       "Use three decimal numbers MAJOR.MINOR.STEPPING (10.3.0 for gfx1030, 11.0.0 for gfx1100), or unset it.", needs=("env",))
+       "Use three decimal numbers MAJOR.MINOR.STEPPING (10.3.0 for gfx1030, 11.0.0 for gfx1100), or unset it.", needs=("env",),
+       ok_is_evidence=False)
 def hsa_override_format(f: Facts) -> Iterable[Finding]:
     ovs = _override_vars(f)
     if not ovs:
-        yield ok(f"{VAR} is not set")
+        if f.env_complete:
+            yield ok(f"{VAR} is not set")
+        else:
+            yield skip(f"whether {VAR} is set is unknown", "Paste `env | grep -E 'HSA|HIP|ROCR|VISIBLE'`.")
         return
     nodes = {g.node for g in amd_gpus(f) if g.node is not None}
     rocm = _runtime_rocm(f)
@@ -140,7 +144,7 @@ def hsa_override_needed(f: Facts) -> Iterable[Finding]:
 @check("hsa-override-harmful", "overrides", "An override that is set where it hurts: native support exists, "
        "another GPU family, or a global value on a machine with mixed GPUs.",
        "The runtime loads code built for another ISA: it loses tuned kernels at best and faults or hangs at worst.",
-       "Unset it, or use the per-node form for the GPU that needs it.")
+       "Unset it, or use the per-node form for the GPU that needs it.", ok_is_evidence=False)
 def hsa_override_harmful(f: Facts) -> Iterable[Finding]:
     ovs = _override_vars(f)
     if not ovs:

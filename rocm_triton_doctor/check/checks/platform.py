@@ -40,7 +40,7 @@ def _first_rocm_for(os_id: str, version_id: str) -> str | None:
 @check("os-supported", "platform", "The Linux distribution and release are in the installed ROCm's support matrix.",
        "ROCm packages and the amdgpu-dkms driver are built for specific distro releases; on others the driver "
        "build or the user-space libraries fail (e.g. ROCm 5.7 predates Ubuntu 24.04).",
-       "Install a ROCm release that lists this OS, or rely on the ROCm bundled inside the PyTorch wheel.")
+       "Install a ROCm release that lists this OS, or rely on the ROCm bundled inside the PyTorch wheel.", ok_is_evidence=False)
 def os_supported(f: Facts) -> Iterable[Finding]:
     if not f.os.found or f.os.value is None:
         yield skip("OS unknown", f"/etc/os-release: {f.os.describe()}")
@@ -95,7 +95,7 @@ def os_supported(f: Facts) -> Iterable[Finding]:
 @check("wsl", "platform", "Whether this is WSL, which needs AMD's WSL-specific ROCm path.",
        "Under WSL there is no /dev/kfd: ROCm reaches the GPU through /dev/dxg, which the download.pytorch.org "
        "ROCm wheels do not support (ROCm/hip#3710).",
-       "Use AMD's 'ROCm on WSL' packages and the repo.radeon.com wheels, then point torch at the WSL runtime.")
+       "Use AMD's 'ROCm on WSL' packages and the repo.radeon.com wheels, then point torch at the WSL runtime.", ok_is_evidence=False)
 def wsl(f: Facts) -> Iterable[Finding]:
     if not f.wsl.found:
         yield skip("cannot tell whether this is WSL", f.wsl.describe())

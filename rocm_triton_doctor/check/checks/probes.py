@@ -11,7 +11,7 @@ from rocm_triton_doctor.check.findings import Finding, Fix
 
 @check("probe-timeout", "probes", "Every external tool (rocminfo, amd-smi, nvidia-smi, the Python probes) answered in time.",
        "A tool that hangs usually means a wedged driver or GPU; the doctor stops waiting at its timeout.",
-       "Read the kernel log; a reboot or driver reload usually clears a wedged GPU.")
+       "Read the kernel log; a reboot or driver reload usually clears a wedged GPU.", ok_is_evidence=False)
 def probe_timeout(f: Facts) -> Iterable[Finding]:
     hung = [c for c in f.commands if c.timed_out]
     broken = [c for c in f.commands if c.error]

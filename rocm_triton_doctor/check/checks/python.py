@@ -19,7 +19,8 @@ from rocm_triton_doctor.check.findings import Finding, Fix
 @check("python-version-wheels", "python", "PyTorch publishes ROCm wheels for this Python version.",
        "pip falls back to an old or CPU-only torch, or finds none ('from versions: none'), when the Python is too "
        "new or too old for the ROCm index.",
-       "Create a virtual environment with a supported Python (uv venv --python 3.12, or pyenv).", needs=("python",))
+       "Create a virtual environment with a supported Python (uv venv --python 3.12, or pyenv).", needs=("python",),
+       ok_is_evidence=False)
 def python_version_wheels(f: Facts) -> Iterable[Finding]:
     py = needed(f.python).version
     plat = accelerator(f)

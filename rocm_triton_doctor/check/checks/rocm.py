@@ -15,7 +15,7 @@ from rocm_triton_doctor.check.findings import Finding, Fix
 
 @check("rocm-install", "rocm", "Which system ROCm is installed (/opt/rocm, /opt/rocm-*, ROCM_PATH).",
        "Tools such as rocminfo, and Triton's HIP lookup, use the system ROCm; PyTorch wheels do not need it.",
-       "Nothing to fix by itself; other findings say when the system ROCm matters.")
+       "Nothing to fix by itself; other findings say when the system ROCm matters.", ok_is_evidence=False)
 def rocm_install(f: Facts) -> Iterable[Finding]:
     if not f.rocm.found or not f.rocm.value:
         if f.rocm.known:
@@ -43,7 +43,7 @@ def rocm_install(f: Facts) -> Iterable[Finding]:
 @check("rocm-torch-hip-mismatch", "rocm", "The system ROCm and the ROCm bundled in torch are the same major.minor.",
        "When both are present, a process can load libraries from both (via LD_LIBRARY_PATH or Triton's HIP "
        "search), mixing two HIP runtimes (ROCm/triton#626).",
-       "Keep them aligned, or keep the system ROCm out of torch processes' library path.")
+       "Keep them aligned, or keep the system ROCm out of torch processes' library path.", ok_is_evidence=False)
 def rocm_torch_hip_mismatch(f: Facts) -> Iterable[Finding]:
     if not rocm_torch(f):
         yield skip("no ROCm build of torch")
@@ -68,12 +68,15 @@ def rocm_torch_hip_mismatch(f: Facts) -> Iterable[Finding]:
 @check("ld-library-path-rocm", "rocm", "LD_LIBRARY_PATH does not pull system ROCm libraries into a ROCm torch.",
        "Libraries found through LD_LIBRARY_PATH can replace the ones bundled in the wheel: two HIP runtimes or "
        "mismatched rocBLAS in one process ('invalid device function', segfaults at init).",
-       "Remove /opt/rocm*/lib from LD_LIBRARY_PATH for processes that use the pip wheel.", needs=("env",))
+       "Remove /opt/rocm*/lib from LD_LIBRARY_PATH for processes that use the pip wheel.", needs=("env",), ok_is_evidence=False)
 def ld_library_path_rocm(f: Facts) -> Iterable[Finding]:
     ldp = f.env_var("LD_LIBRARY_PATH") or ""
     rocm_dirs = [d for d in ldp.split(":") if re.search(r"/rocm[^/]*(/|$)", d)]
     if not rocm_dirs:
-        yield ok("LD_LIBRARY_PATH has no ROCm directories")
+        if f.env_unset("LD_LIBRARY_PATH") is None:
+            yield skip("LD_LIBRARY_PATH unknown", "Paste `echo $LD_LIBRARY_PATH`.")
+        else:
+            yield ok("LD_LIBRARY_PATH has no ROCm directories")
         return
     if not rocm_torch(f):
         yield info(f"LD_LIBRARY_PATH contains {', '.join(rocm_dirs)}", "No ROCm torch installed; nothing to clash with.")

@@ -56,7 +56,7 @@ def commands(*cmds: str | None) -> tuple[str, ...]:
 
 @check("torch-missing", "torch", "torch is installed in the target Python environment.",
        "Nothing GPU-related can run without it; `smoke` needs it.",
-       "Install the build for this machine from the index the finding names.")
+       "Install the build for this machine from the index the finding names.", ok_is_evidence=False)
 def torch_missing(f: Facts) -> Iterable[Finding]:
     b = torch_build(f)
     if b == "unknown" and not torch_version(f):
@@ -167,7 +167,7 @@ def torch_sees_gpu(f: Facts) -> Iterable[Finding]:
 @check("torch-family-mismatch", "torch", "torchvision/torchaudio come from the same build and release as torch.",
        "A PyPI torchvision next to a ROCm torch pulls a CUDA torch back in, or fails with "
        "'operator torchvision::nms does not exist'.",
-       "Install torch, torchvision and torchaudio together from one index.", needs=("python",))
+       "Install torch, torchvision and torchaudio together from one index.", needs=("python",), ok_is_evidence=False)
 def torch_family_mismatch(f: Facts) -> Iterable[Finding]:
     env = needed(f.python)
     torch = env.dist("torch")
@@ -211,7 +211,7 @@ def _spec(text: str):  # type: ignore[no-untyped-def]
 @check("nvml-with-rocm-torch", "torch", "No NVIDIA management library (pynvml / nvidia-ml-py) next to a ROCm torch.",
        "Libraries that detect the GPU vendor by importing NVML can take an AMD machine for an NVIDIA one, and "
        "pynvml calls fail with 'NVML Shared Library Not Found'.",
-       "Uninstall it if nothing on this AMD machine needs it.", needs=("python",))
+       "Uninstall it if nothing on this AMD machine needs it.", needs=("python",), ok_is_evidence=False)
 def nvml_with_rocm_torch(f: Facts) -> Iterable[Finding]:
     env = needed(f.python)
     present = [n for n in ("pynvml", "nvidia-ml-py") if env.dist(n)]

@@ -56,7 +56,7 @@ def _cmds(*cmds: str | None) -> tuple[str, ...]:
 
 @check("triton-missing", "triton", "A Triton distribution is installed next to a GPU build of torch.",
        "torch.compile and every Triton kernel need it; torch's ROCm wheels depend on the ROCm Triton.",
-       "Install the Triton that torch pins, from torch's index.", needs=("python",))
+       "Install the Triton that torch pins, from torch's index.", needs=("python",), ok_is_evidence=False)
 def triton_missing(f: Facts) -> Iterable[Finding]:
     inst = _installed(f)
     if inst:
@@ -79,10 +79,24 @@ def triton_missing(f: Facts) -> Iterable[Finding]:
        "Two distributions (e.g. pytorch-triton-rocm and PyPI triton, pulled in by another package) overwrite each "
        "other's files in site-packages/triton; the last one installed wins, often the CUDA-only one "
        "(state-spaces/mamba#595).",
-       "Uninstall all of them, then reinstall the one torch pins.", needs=("python",))
+       "Uninstall all of them, then reinstall the one torch pins.", needs=("python",), ok_is_evidence=False)
 def triton_duplicate_dists(f: Facts) -> Iterable[Finding]:
     owners = needed(f.python).triton_owners
     inst = _installed(f)
+    fetched = {n: v for n in sorted(TRITON_DISTS) if n not in inst and (v := needed(f.python).downloaded(n))}
+    if inst and fetched:
+        # pip's log shows a second Triton wheel being pulled in by another package (state-spaces/mamba#595).
+        names = sorted(fetched)
+        keep = next(iter(sorted(inst)))
+        yield warn(f"pip is installing {', '.join(f'{n} {v}' for n, v in fetched.items())} beside the installed "
+                   f"{', '.join(f'{n} {v}' for n, v in inst.items())}",
+                   "Both distributions own the triton/ package: whichever is installed last overwrites the other's "
+                   "files, often leaving PyPI's CUDA-oriented triton in place of the ROCm one.",
+                   evidence=("pip install log",),
+                   fix=Fix(f"After installing, remove the extra distribution and reinstall {keep} (torch's pin).",
+                           _cmds(f"{_pip(f)} uninstall -y {' '.join(names)}", _reinstall(f))),
+                   links=("https://github.com/state-spaces/mamba/issues/595",))
+        return
     if not owners and not inst:
         if needed(f.python).distributions_complete:
             yield ok("no Triton distribution installed")
@@ -175,7 +189,7 @@ def triton_backend(f: Facts) -> Iterable[Finding]:
 
 @check("triton-build-toolchain", "triton", "A C compiler and Python.h are present (Triton builds its GPU driver stub on "
        "first use).", "Without them the first Triton kernel fails: 'fatal error: Python.h: No such file or directory'.",
-       "Install gcc and the Python development headers.")
+       "Install gcc and the Python development headers.", ok_is_evidence=False)
 def triton_build_toolchain(f: Facts) -> Iterable[Finding]:
     which = f.which.value if f.which.found and f.which.value else None
     if which is None or not f.python.found or not f.python.value:

@@ -77,6 +77,19 @@ class Facts:
         return self.env.value.get(name) if self.env.found and self.env.value else None
 
     @property
+    def env_complete(self) -> bool:
+        """The environment was recorded in full: a variable it does not list is unset. A pasted excerpt (`partial`
+        names "env") only says what it shows."""
+        partial = self.raw.get("partial")
+        return self.env.found and not (isinstance(partial, list) and "env" in partial)
+
+    def env_unset(self, name: str) -> bool | None:
+        """True probed unset, False set, None unknown."""
+        if self.env_var(name) is not None:
+            return False
+        return True if self.env_complete else None
+
+    @property
     def amd_gpus_present(self) -> bool | None:
         """True/False when we can tell, None when the snapshot does not say."""
         if self.gpus.found:

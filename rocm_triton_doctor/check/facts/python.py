@@ -70,6 +70,15 @@ class PythonEnv:
     # never "not installed" (DESIGN §2).
     distributions_complete: bool = True
     pip_indexes: tuple[str, ...] = ()  # the indexes pip said it searched ("Looking in indexes: …"), pasted text
+    pip_downloads: tuple[str, ...] = ()  # wheel files pip said it downloaded / took from its cache, pasted text
+
+    def downloaded(self, name: str) -> str | None:
+        """The version of `name` in a wheel pip fetched ('triton-3.1.0-cp310-….whl' -> '3.1.0'), if any."""
+        for w in self.pip_downloads:
+            parts = w.rsplit("/", 1)[-1].split("-")
+            if len(parts) >= 2 and norm_name(parts[0]) == norm_name(name):
+                return parts[1]
+        return None
 
     @property
     def wants_rocm(self) -> bool:
@@ -118,7 +127,8 @@ def _python(snap: Mapping[str, Any]) -> Fact[PythonEnv]:
                            p.get("conda"), p.get("externally_managed"), p.get("python_h"),
                            str(p.get("include_dir") or ""), dists,
                            tuple(norm_name(o) for o in owners) if isinstance(owners, list) else (), complete,
-                           tuple(str(u) for u in p.get("pip_indexes") or () if u)), "python")
+                           tuple(str(u) for u in p.get("pip_indexes") or () if u),
+                           tuple(str(w) for w in p.get("pip_downloads") or () if w)), "python")
 
 
 # -- the installed torch, from the runtime probe when it ran, else from wheel metadata ---------------------------

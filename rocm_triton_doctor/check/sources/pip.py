@@ -26,6 +26,7 @@ def detect(text: str) -> bool:
                 or re.search(r"^Name:\s+\S+\s*\n-?Version:\s+\S+", text, re.M)
                 or re.search(r"Requirement already satisfied:|Successfully installed |Looking in indexes:|"
                              r"Could not find a version that satisfies the requirement", text)
+                or re.search(r"^\s*(?:Collecting \S+.*\n\s*)?(?:Downloading|Using cached) \S+\.whl\b", text, re.M)
                 or len(re.findall(rf"^{_NAME}==\d\S*\s*$", text, re.M)) >= 3)
 
 
