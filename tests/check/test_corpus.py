@@ -15,7 +15,7 @@ CAPTURES = all_captures()
 
 # The share of captures the CURRENT checks get fully right (verdict + fix + no harm). Issue #10's target is 95 %;
 # raise this constant whenever the checks improve, never lower it.
-SCORE_THRESHOLD = 0.916
+SCORE_THRESHOLD = 0.975
 
 # Captures on which today's checks propose a fix that the capture forbids. Issue #10 requires this set to be EMPTY;
 # it exists only so that the hard assertion below catches every NEW harmful fix while the checks are being fixed.

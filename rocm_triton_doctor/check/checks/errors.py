@@ -194,6 +194,25 @@ def pip_no_torch_wheel(f: Facts) -> Iterable[Finding]:
                        + ("." if index else " (paste the pip command to get it spelled out)."), cmds))
 
 
+@check("container-host-no-kfd", "errors", "The container host has /dev/kfd to pass through.",
+       "docker refuses --device=/dev/kfd ('error gathering device information while adding custom device') when "
+       "the host has none: Docker Desktop's VM (Windows, macOS), a host without amdgpu/KFD, WSL without AMD's WSL "
+       "runtime (ROCm#1893).", "Run ROCm containers on a Linux host whose amdgpu driver exposes /dev/kfd.")
+def container_host_no_kfd(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "docker-no-kfd-device")
+    if not errs:
+        yield skip("no container device error in the evidence")
+        return
+    system = f.raw.get("system")
+    windows = isinstance(system, dict) and system.get("os_family") == "windows"
+    yield fail("the container host has no /dev/kfd to pass through",
+               ("Docker here runs on Windows (Docker Desktop's Linux VM has no AMD GPU driver). " if windows else "")
+               + "ROCm containers need a Linux host with the amdgpu driver loaded; check `ls -l /dev/kfd` on the host.",
+               evidence=_quote(errs),
+               fix=Fix("Run the container on a native Linux host with amdgpu (or, on Windows, use AMD's ROCm on WSL "
+                       "setup inside a supported WSL distribution instead of Docker Desktop)."))
+
+
 # -- "no code object for this GPU" -------------------------------------------------------------------------------
 
 def _build_targets(f: Facts, errs: tuple[ErrorText, ...]) -> tuple[tuple[str, ...] | None, str]:
@@ -294,4 +313,4 @@ def gpu_code_object(f: Facts) -> Iterable[Finding]:
 
 
 CHECKS = (miopen_user_db, nvml_bindings_error, cuda_torch_error, amdgpu_driver_error, triton_vendor_error,
-          pip_no_torch_wheel, gpu_code_object)
+          pip_no_torch_wheel, container_host_no_kfd, gpu_code_object)

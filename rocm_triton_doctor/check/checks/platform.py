@@ -9,6 +9,7 @@ from packaging.version import Version
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts, Status
+from rocm_triton_doctor.check.facts.errors import with_signature
 from rocm_triton_doctor.check.facts.platform import amd_host
 from rocm_triton_doctor.check.facts.python import rocm_torch, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -107,7 +108,9 @@ def wsl(f: Facts) -> Iterable[Finding]:
     detail = (f"WSL kernel detected (/proc/version); /dev/dxg is {dxg}, /dev/kfd is "
               f"{'present' if f.dev_kfd.found else 'absent'}. ROCm under WSL talks to the Windows driver through "
               "/dev/dxg; the download.pytorch.org ROCm wheels expect /dev/kfd and fail to see the GPU.")
-    fix = Fix("Install AMD's ROCm-on-WSL packages (amdgpu-install --usecase=wsl,rocm --no-dkms), install the "
+    fix = Fix("ROCm on WSL works only with the ROCm releases and distributions AMD's WSL compatibility matrix lists "
+              "(Ubuntu 22.04 / 24.04 WSL distributions, specific ROCm versions, a Radeon GPU and Windows driver it "
+              "names). Install AMD's ROCm-on-WSL packages (amdgpu-install --usecase=wsl,rocm --no-dkms), install the "
               "matching torch wheel from repo.radeon.com, and replace the wheel's bundled libhsa-runtime64.so with "
               "the WSL one from /opt/rocm/lib (AMD's WSL guide).",
               ("sudo amdgpu-install -y --usecase=wsl,rocm --no-dkms",
@@ -125,7 +128,10 @@ def wsl(f: Facts) -> Iterable[Finding]:
         return
     v = torch_version(f) or ""
     pytorch_org_wheel = rocm_torch(f) and ".git" not in v
-    sev = fail if pytorch_org_wheel else warn
+    # rocminfo/HSA failing under WSL (OUT_OF_RESOURCES, no agents) is the WSL runtime not being in place
+    # (ROCm#5106, ROCm#3561), not a permission or override problem.
+    hsa_failed = bool(with_signature(f.errors, "hsa-out-of-resources", "no-hip-gpus", "no-rocm-capable-device"))
+    sev = fail if pytorch_org_wheel or hsa_failed else warn
     yield sev("WSL: ROCm needs AMD's WSL runtime, not the plain Linux stack", detail, fix=fix, links=links,
               evidence=("/proc/version", "/dev/dxg"))
 

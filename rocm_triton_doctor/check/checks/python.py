@@ -8,7 +8,7 @@ from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, info, needed, ok, skip, warn
-from rocm_triton_doctor.check.checks.torch import install_command
+from rocm_triton_doctor.check.checks.torch import install_command, pip
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.facts.errors import with_signature
 from rocm_triton_doctor.check.facts.platform import accelerator
@@ -65,6 +65,34 @@ def python_version_wheels(f: Facts) -> Iterable[Finding]:
     yield ok(f"Python {py} has ROCm wheels up to torch {best.torch}")
 
 
+@check("pip-index-order", "python", "pip takes torch from the ROCm index, not from PyPI.",
+       "With the ROCm index given only as an extra index, pip picks the highest version from any index: PyPI's torch "
+       "(the CUDA build on Linux) wins whenever it is newer than the ROCm index's (ComfyUI-Installer#15).",
+       "Give the ROCm index as the only index (--index-url) for torch, torchvision and torchaudio.", needs=("python",))
+def pip_index_order(f: Facts) -> Iterable[Finding]:
+    env = needed(f.python)
+    rocm = [u for u in env.pip_indexes if "rocm" in u or "radeon" in u]
+    pypi = [u for u in env.pip_indexes if "pypi.org" in u or "pypi.python.org" in u]
+    torch = env.downloaded("torch")
+    if not env.pip_indexes or not torch:
+        yield skip("no pip install log for torch in the evidence")
+        return
+    if not (rocm and pypi):
+        yield skip(f"pip searched {', '.join(env.pip_indexes)} only")
+        return
+    if "+rocm" in torch:
+        yield skip(f"pip chose torch {torch} from the ROCm index")
+        return
+    yield fail(f"pip took torch {torch} from PyPI although a ROCm index ({rocm[0]}) was given",
+               "Given beside PyPI, the ROCm index is only one more place to look: pip installs the highest version it "
+               "finds, and PyPI's Linux torch (a CUDA build) is usually newer than the ROCm index's.",
+               evidence=("pip install log",),
+               fix=Fix("Install torch, torchvision and torchaudio with the ROCm index as the only index (other "
+                       "packages can come from PyPI in a separate command).",
+                       (f"{pip(f)} install --force-reinstall torch torchvision torchaudio --index-url {rocm[0]}",)),
+               links=("https://pytorch.org/get-started/locally/",))
+
+
 def _venv_install(f: Facts) -> tuple[str, ...]:
     """The torch install for the new Python 3.12 venv, run by that venv's own interpreter."""
     cmd = install_command(f)
@@ -74,4 +102,4 @@ def _venv_install(f: Facts) -> tuple[str, ...]:
             else "~/rocm-env/bin/python -m " + cmd,)
 
 
-CHECKS = (python_version_wheels,)
+CHECKS = (python_version_wheels, pip_index_order)

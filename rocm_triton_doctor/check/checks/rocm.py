@@ -6,8 +6,10 @@ import re
 from collections.abc import Iterable
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.check.checks.base import check, info, ok, skip, warn
+from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, warn
+from rocm_triton_doctor.check.checks.torch import pip
 from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.facts.errors import with_signature
 from rocm_triton_doctor.check.facts.platform import amd_host
 from rocm_triton_doctor.check.facts.python import rocm_torch, torch_rocm
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -50,19 +52,32 @@ def rocm_torch_hip_mismatch(f: Facts) -> Iterable[Finding]:
         return
     tr = torch_rocm(f)
     if not f.rocm.found or not f.rocm.value or not f.rocm.value.version:
-        yield ok(f"torch bundles ROCm {tr or '?'}; no system ROCm to conflict with")
+        if f.rocm.known:
+            yield ok(f"torch bundles ROCm {tr or '?'}; no system ROCm to conflict with")
+        else:
+            yield skip("system ROCm unknown", "Paste `cat /opt/rocm/.info/version` (or `apt show rocm-libs`).")
         return
     sys_v = ".".join(f.rocm.value.version.split(".")[:2])
     if tr is None or tr == sys_v:
         yield ok(f"system ROCm {f.rocm.value.version} matches torch's bundled ROCm {tr or '?'}")
         return
-    yield warn(f"system ROCm {f.rocm.value.version} differs from torch's bundled ROCm {tr}",
-               "Usually harmless, since torch loads its own libraries from torch/lib; it breaks when the system "
-               "libraries get loaded into the same process (see 'ld-library-path-rocm'), and Triton may pick the "
-               "system libamdhip64 if TRITON_LIBHIP_PATH or the search order points there.",
-               evidence=(f.rocm.source, "torch version"),
-               fix=Fix(f"Install a torch built for ROCm {sys_v} if PyTorch publishes one "
-                       f"({knowledge.index_url('rocm' + sys_v)}), or keep the system ROCm out of torch processes."))
+    # An extension built against the system ROCm (flash-attention, CK, a custom op) loaded into torch's bundled
+    # runtime fails at its first launch: 'shared object initialization failed' / undefined hip symbols
+    # (Dao-AILab/flash-attention#1652).
+    mixed = with_signature(f.errors, "shared-object-init-failed", "undefined-symbol-hip", "rocblas-tensile-missing")
+    index = "rocm" + sys_v
+    cmd = (f"{pip(f)} install --force-reinstall torch torchvision torchaudio --index-url {knowledge.index_url(index)}"
+           if mixed and knowledge.index_arches(index) else None)
+    yield (fail if mixed else warn)(
+        f"system ROCm {f.rocm.value.version} differs from torch's bundled ROCm {tr}",
+        ("The error shows code built for one ROCm running on the other's runtime." if mixed else
+         "Usually harmless, since torch loads its own libraries from torch/lib; it breaks when the system "
+         "libraries get loaded into the same process (see 'ld-library-path-rocm'), and Triton may pick the "
+         "system libamdhip64 if TRITON_LIBHIP_PATH or the search order points there."),
+        evidence=(f.rocm.source, "torch version"),
+        fix=Fix(f"Install a torch built for ROCm {sys_v} ({knowledge.index_url(index)}) so extensions built "
+                "against the system ROCm match it, or rebuild the extension against torch's ROCm.",
+                (cmd,) if cmd else ()))
 
 
 @check("ld-library-path-rocm", "rocm", "LD_LIBRARY_PATH does not pull system ROCm libraries into a ROCm torch.",

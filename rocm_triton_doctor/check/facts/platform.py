@@ -138,6 +138,9 @@ def _kernel_config(snap: Mapping[str, Any], release: Fact[str]) -> Fact[dict[str
 
 def _wsl(snap: Mapping[str, Any]) -> Fact[bool]:
     pv, rel = snapshot.file(snap, "/proc/version"), snapshot.file(snap, "/proc/sys/kernel/osrelease")
+    system = snap.get("system")
+    if isinstance(system, dict) and system.get("wsl") is True:
+        return found(True, "rocminfo ('WSL environment detected')")
     if not (pv.found or rel.found):
         return unknown("/proc/version")
     dxg = snapshot.path(snap, "/dev/dxg")

@@ -38,6 +38,8 @@ def parse(text: str) -> Fragment:
     # agent names, also from excerpts such as `rocminfo | grep gfx` that lack the Agent headers
     for k, n in enumerate(re.finditer(r"^\s*Name:\s+(gfx[0-9a-f]+)\s*$", text, re.M)):
         merge(frag, gpu_seen("rocminfo", n.group(1), None, index=k))  # k: order among the GPU agents shown
+    if re.search(r"^\s*WSL environment detected\.", text, re.M):
+        merge(frag, {"system": {"wsl": True}})  # rocminfo's own WSL detection (rocminfo.cc): a WSL machine
     m = _KFD_OPEN.search(text)
     if m:
         err = m.group("err").strip()
