@@ -80,6 +80,8 @@ def _override_violations(f: Facts, gpus: list[Gpu], value: str, cmd: str) -> lis
     arches, _src = torch_arch_list(f)
     fits = []
     for g in gpus:
+        if not g.gfx:
+            continue
         same_family = target == g.gfx or any(r.target == target for r in knowledge.override_rules(g.gfx))
         fits.append(same_family and not (arches and g.gfx in arches and target != g.gfx))
-    return [] if any(fits) else [f"override {value} fits no GPU here ({', '.join(g.gfx for g in gpus)}): {cmd}"]
+    return [] if any(fits) else [f"override {value} fits no GPU here ({', '.join(g.gfx or '?' for g in gpus)}): {cmd}"]

@@ -106,8 +106,11 @@ def _each_node(nodes: tuple[DeviceNode, ...], f: Facts, what: str) -> Iterable[F
                    f"{desc}; {uname}'s groups: {', '.join(user.groups) if user else '?'}. Without access {what}.",
                    evidence=(node.path, "user"),
                    fix=Fix(f"Add {uname} to the groups that own the GPU devices, then log out and back in. In a "
-                           "container, pass --group-add video --group-add render instead.",
-                           ("sudo usermod -a -G render,video $LOGNAME",), needs_sudo=True, needs_relogin=True),
+                           "container, pass --group-add video --group-add render instead."
+                           + ("" if node.mode is not None else " (`sudo usermod -a -G render,video $LOGNAME`; the "
+                              "node's mode is unknown: if `ls -l` shows crw------- root, a udev rule is needed)"),
+                           ("sudo usermod -a -G render,video $LOGNAME",) if node.mode is not None else (),
+                           needs_sudo=True, needs_relogin=True),
                    links=(DOCS,))
 
 
@@ -178,9 +181,11 @@ def _special(node: DeviceNode, user: User | None, f: Facts, what: str, desc: str
         return fail(f"{node.path}: permission denied — this user is not in the group that owns it",
                     f"{what}. Distributions give the GPU nodes to the 'render' group (older ones: 'video').",
                     evidence=(node.path,),
-                    fix=Fix("Join the render and video groups, then log in again (a new ssh/desktop session). If "
-                            "`ls -l` shows the node as crw------- root, a udev rule is needed instead.",
-                            ("sudo usermod -a -G render,video $LOGNAME",), needs_sudo=True, needs_relogin=True),
+                    # Words, not a command: the node's mode is unknown, and for a 0600 root node group membership
+                    # cannot help (fix safety, issue #10).
+                    fix=Fix("Join the render and video groups (`sudo usermod -a -G render,video $LOGNAME`), then log "
+                            "in again (a new ssh/desktop session). If `ls -l` shows the node as crw------- root, a udev "
+                            "rule is needed instead.", needs_sudo=True, needs_relogin=True),
                     links=(DOCS,))
     return None
 

@@ -230,12 +230,13 @@ def _service_fix(f: Facts, errs: tuple[ErrorText, ...], value: str) -> tuple[str
     container needs -e."""
     setting = f"{VAR}={value}"
     if any("ollama-gfx-not-supported" in e.signatures for e in errs):
-        if f.raw.get("container_run"):
-            return (f"Pass it to the container: add `-e {setting}` to the docker/podman run command.",
-                    (f"docker run -e {setting} --device /dev/kfd --device /dev/dri … ollama/ollama:rocm",))
-        return (("Set it in the ollama service's environment (a shell `export` does not reach the server, and "
-                 "`ollama serve` started by hand does not read the systemd unit); then restart the service."),
-                ("sudo mkdir -p /etc/systemd/system/ollama.service.d",
+        docker = (f"docker run -e {setting} --device /dev/kfd --device /dev/dri … ollama/ollama:rocm",)
+        in_container = bool(f.raw.get("container_run"))
+        return (("Set it in the ollama server's environment: in a container with `-e` on the run command; for the "
+                 "systemd service in a drop-in (a shell `export` does not reach the server, and `ollama serve` started "
+                 "by hand does not read the unit); then restart it."),
+                (*(docker if in_container else ()),
+                 "sudo mkdir -p /etc/systemd/system/ollama.service.d",
                  (f"printf '[Service]\\nEnvironment=\"{setting}\"\\n' | sudo tee "
                   "/etc/systemd/system/ollama.service.d/override.conf"),
                  "sudo systemctl daemon-reload && sudo systemctl restart ollama"))

@@ -106,7 +106,7 @@ def gpus_detected(f: Facts) -> Iterable[Finding]:
         yield fail("rocminfo could not enumerate GPUs", "; ".join(f.rocminfo.value.errors[:3]),
                    evidence=(f.rocminfo.source,))
         return
-    if f.dev_kfd.found and f.kfd_topology.found:
+    if f.dev_kfd.found and f.kfd_topology.found and f.gpus.status is Status.ABSENT:
         yield fail("KFD is present but has no GPU node",
                    "Only CPU nodes in /sys/class/kfd/kfd/topology/nodes.",
                    fix=Fix("Read the kernel log for the reason.", ("sudo dmesg | grep -iE 'kfd|amdgpu'",),
@@ -215,6 +215,15 @@ def gfx_torch_arch(f: Facts) -> Iterable[Finding]:
         if eff in arches:
             via = f" (via {g.override_var}={g.override}, real {g.gfx})" if g.override and eff != g.gfx else ""
             yield ok(f"{eff} is in torch's arch list{via}", f"source: {source}")
+            continue
+        if not f.env.found:
+            # Whether an HSA override makes it run as a target torch has is unknown (no environment recorded).
+            yield warn(f"{eff} ({g.name}) is not compiled into torch {torch_version(f)}",
+                       f"torch carries {', '.join(arches)} ({source}); unless an HSA_OVERRIDE_GFX_VERSION maps it to one "
+                       "of those (the environment was not recorded: paste `env | grep HSA`), kernels fail with "
+                       "'invalid device function'.", evidence=(g.source, source),
+                       fix=Fix(f"Install a torch build that carries {g.gfx or eff}, or a same-family override "
+                               "(see 'hsa-override-needed')."))
             continue
         better = newest_wheel_for(g.gfx or eff, py)
         rules = [r for r in knowledge.override_rules(g.gfx or "") if r.target in arches]

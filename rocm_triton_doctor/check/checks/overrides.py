@@ -118,6 +118,11 @@ def hsa_override_needed(f: Facts) -> Iterable[Finding]:
     if arches is None:
         yield skip("torch's gfx list is unknown")
         return
+    if needs and not f.env.found and not (f.errors.found and f.errors.value):
+        # No environment and no failure shown: an override may already be in place. A pasted GPU error says it
+        # is not (a working override would have run the kernels).
+        yield skip("whether an HSA override is already set is unknown", "Paste `env | grep HSA`.")
+        return
     if not needs:
         yield ok("no override needed: torch carries every GPU's own gfx target"
                  if all((g.gfx in arches) for g in gpus if g.gfx) else "no same-family override can help here")

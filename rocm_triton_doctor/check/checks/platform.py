@@ -131,9 +131,15 @@ def wsl(f: Facts) -> Iterable[Finding]:
     # rocminfo/HSA failing under WSL (OUT_OF_RESOURCES, no agents) is the WSL runtime not being in place
     # (ROCm#5106, ROCm#3561), not a permission or override problem.
     hsa_failed = bool(with_signature(f.errors, "hsa-out-of-resources", "no-hip-gpus", "no-rocm-capable-device"))
-    sev = fail if pytorch_org_wheel or hsa_failed else warn
-    yield sev("WSL: ROCm needs AMD's WSL runtime, not the plain Linux stack", detail, fix=fix, links=links,
-              evidence=("/proc/version", "/dev/dxg"))
+    not_working = hsa_failed or (rt is not None and rt.is_available is False)
+    if not (pytorch_org_wheel and not_working) and not hsa_failed:
+        # Neither a failure nor the wrong wheel is shown: say what WSL needs, without commands for a setup that may
+        # already be right.
+        yield warn("WSL: ROCm needs AMD's WSL runtime, not the plain Linux stack", detail,
+                   fix=Fix(fix.text), links=links, evidence=("/proc/version", "/dev/dxg"))
+        return
+    yield fail("WSL: ROCm needs AMD's WSL runtime, not the plain Linux stack", detail, fix=fix, links=links,
+               evidence=("/proc/version", "/dev/dxg"))
 
 
 @check("container-passthrough", "platform", "Inside a container, /dev/kfd and /dev/dri are passed through.",
@@ -155,6 +161,9 @@ def container_passthrough(f: Facts) -> Iterable[Finding]:
     if amd_host(f) is False:
         # sysfs (PCI devices, /sys/module/amdgpu) is the host's even inside a container, so "no AMD GPU" is reliable.
         yield ok(f"{kind} container; the host shows no AMD GPU, so no AMD devices are expected")
+        return
+    if f.dev_kfd.status is Status.UNKNOWN or f.render_nodes.status is Status.UNKNOWN:
+        yield skip(f"{kind} container; its device nodes were not recorded", "Paste `ls -l /dev/kfd /dev/dri` from inside it.")
         return
     missing = [p for p, present in (("/dev/kfd", kfd), ("/dev/dri/renderD*", dri)) if not present]
     engine = "podman" if kind == "podman" else "docker"

@@ -49,12 +49,13 @@ def python_version_wheels(f: Facts) -> Iterable[Finding]:
         return
     if not ok_rels:
         lo = min(rels, key=lambda r: Version(r.torch))
-        yield fail(f"no ROCm torch wheel for Python {py}",
+        # Whether torch is missing is unknown: the Python cannot get a ROCm wheel, but nothing shows one is needed.
+        yield (warn if torch_build(f) == "unknown" else fail)(f"no ROCm torch wheel for Python {py}",
                    f"ROCm wheels known to the doctor need Python {newest.requires_python} (torch {newest.torch}) … "
                    f"{lo.requires_python} (torch {lo.torch}).",
                    evidence=("python",),
                    fix=Fix("Use a virtual environment with a supported Python (3.12), and install torch into it.",
-                           ("python3.12 -m venv ~/rocm-env", *_venv_install(f))))
+                           ("python3.12 -m venv ~/rocm-env", *_venv_install(f)) if torch_build(f) != "unknown" else ()))
         return
     best = max(ok_rels, key=lambda r: Version(r.torch))
     if best.torch != newest.torch:

@@ -33,8 +33,12 @@ def install_command(f: Facts) -> str | None:
     Linux build (CUDA); CPU-only (probed: no AMD GPU, no NVIDIA GPU): the CPU index."""
     plat = accelerator(f)
     py = f.python.value.version if f.python.found and f.python.value and f.python.value.version else None
+    if py is None and plat in ("amd", "cpu"):
+        return None  # which wheel depends on the Python: ask for `python --version` (issue #10 item 9)
     if plat == "amd":
         gfx = {g.gfx for g in amd_gpus(f) if g.gfx}
+        if not gfx:
+            return None  # the index depends on the GPU's gfx (older targets are dropped): ask for it
         for rel in sorted(knowledge.torch_releases(), key=lambda r: Version(r.torch), reverse=True):
             if py and not rel.supports_python(py):
                 continue
@@ -48,6 +52,17 @@ def install_command(f: Facts) -> str | None:
     if plat == "cpu":
         return f"{pip(f)} install --force-reinstall torch torchvision torchaudio --index-url {CPU_INDEX}"
     return None
+
+
+def no_command_why(f: Facts) -> str:
+    """Why install_command gave no command, and what would let it."""
+    gfx = sorted({g.gfx for g in amd_gpus(f) if g.gfx})
+    if not (f.python.found and f.python.value and f.python.value.version):
+        return "Which wheel fits depends on the Python version: paste `python --version`."
+    if accelerator(f) == "amd" and gfx:
+        return (f"No ROCm wheel on download.pytorch.org carries {', '.join(gfx)} for this Python (as of "
+                f"{knowledge.as_of()}); such GPUs need a source build or an older/community build.")
+    return "Which build that is depends on the GPU: paste `rocminfo | grep gfx` or `nvidia-smi -L`."
 
 
 def commands(*cmds: str | None) -> tuple[str, ...]:
@@ -72,8 +87,7 @@ def torch_missing(f: Facts) -> Iterable[Finding]:
     yield sev(f"torch is not installed in {exe}",
               "The doctor never installs torch as its own dependency: a plain `pip install torch` would pull the "
               "CUDA build.", fix=Fix("Install the build that matches this machine (a virtual environment is "
-                                     "recommended)." + ("" if install_command(f) else " Which build that is depends "
-                                     "on the GPU: paste `rocminfo | grep gfx` or `nvidia-smi -L`."),
+                                     "recommended)." + ("" if install_command(f) else " " + no_command_why(f)),
                                      commands(install_command(f))))
 
 
@@ -154,6 +168,9 @@ def torch_sees_gpu(f: Facts) -> Iterable[Finding]:
                        fix=Fix("A GPU whose render node cannot be opened is skipped silently; see 'render-access'."))
         else:
             yield ok(f"torch sees {len(r.devices)} GPU(s): {names}")
+        return
+    if r.is_available is None and not r.error:
+        yield skip("whether torch sees a GPU is unknown", "Paste `python -c 'import torch; print(torch.cuda.is_available())'`.")
         return
     why = r.error or "torch.cuda.is_available() returned False"
     if torch_build(f) not in ("rocm", "cuda"):

@@ -197,6 +197,9 @@ def triton_build_toolchain(f: Facts) -> Iterable[Finding]:
         return
     cc = f.env_var("CC") or which.get("cc") or which.get("gcc") or which.get("clang")
     has_h = f.python.value.python_h
+    if has_h is None:
+        yield skip("whether Python.h is installed is unknown")
+        return
     if cc and has_h:
         yield ok(f"C compiler ({cc}) and Python.h present")
         return

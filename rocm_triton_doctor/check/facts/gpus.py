@@ -116,6 +116,11 @@ def _gpus(snap: Mapping[str, Any], env: Fact[dict[str, str]], rocminfo: Fact[Roc
     rocminfo_by_node = {}
     if rocminfo.value is not None:
         rocminfo_by_node = {a.node: a for a in rocminfo.value.gpus if a.node is not None}
+    evidenced = {int(m.group(1)) for p in (files or {}) if (m := re.match(r"^/sys/class/kfd/kfd/topology/nodes/(\d+)/", p))}
+    if prop_paths and evidenced - {int(p.split("/")[-2]) for p in prop_paths}:
+        # A node the snapshot shows (gpu_id, name, mem_banks) without its properties: the list is incomplete, and
+        # counting GPUs from it would be a guess.
+        return unknown("/sys/class/kfd/kfd/topology/nodes/*/properties")
     if prop_paths:
         gpus = []
         for p in prop_paths:

@@ -153,7 +153,12 @@ def _container(snap: Mapping[str, Any]) -> Fact[str]:
     if not (cg.known or denv.known or cenv.known):
         return unknown("/proc/1/cgroup")
     kind = container_from(cg.value, denv.found, cenv.value if cenv.found else None)
-    return found(kind, "/proc/1/cgroup, /.dockerenv, /run/.containerenv") if kind else absent("/proc/1/cgroup")
+    if kind:
+        return found(kind, "/proc/1/cgroup, /.dockerenv, /run/.containerenv")
+    if not (denv.known and cenv.known):
+        # cgroup v2 shows `0::/` inside containers too: without the runtimes' marker files it proves nothing.
+        return unknown("/.dockerenv, /run/.containerenv")
+    return absent("/proc/1/cgroup")
 
 
 def _env(snap: Mapping[str, Any]) -> Fact[dict[str, str]]:

@@ -86,6 +86,12 @@ def test_gfx_torch_arch_ok() -> None:
 
 
 def test_gfx_torch_arch_fail_names_a_wheel_that_has_the_target() -> None:
-    f = one("gfx-torch-arch", files=gpu(1, 100301), python=rocm_python("2.5.1+rocm6.2"))
+    f = one("gfx-torch-arch", files=gpu(1, 100301), python=rocm_python("2.5.1+rocm6.2"), env={})
     assert f.severity.value == "fail" and f.title.startswith("gfx1031 (")
     assert f.fix is not None and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in f.fix.text
+
+
+def test_gfx_torch_arch_warns_without_commands_when_the_environment_is_unknown() -> None:
+    # an override may already map gfx1031 to gfx1030: no environment, no command
+    f = one("gfx-torch-arch", files=gpu(1, 100301), python=rocm_python("2.5.1+rocm6.2"))
+    assert f.severity.value == "warn" and f.fix is not None and not f.fix.commands

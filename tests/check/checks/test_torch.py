@@ -38,8 +38,13 @@ def test_torch_missing_ok() -> None:
 
 
 def test_torch_missing_fail_on_a_gpu_machine() -> None:
-    f = one("torch-missing", files=AMD_LIVE, python=no_torch())
+    f = one("torch-missing", files={**AMD_LIVE, **gpu(1, 110000)}, python=no_torch())
     assert f.severity.value == "fail" and f.fix is not None and "--index-url" in f.fix.commands[0]
+
+
+def test_torch_missing_names_no_index_while_the_gpu_is_unknown() -> None:
+    f = one("torch-missing", files=AMD_LIVE, python=no_torch())  # AMD, but which gfx (and so which index) is unknown
+    assert f.severity.value == "fail" and f.fix is not None and not f.fix.commands and "rocminfo" in f.fix.text
 
 
 def test_torch_missing_warn_on_a_cpu_machine() -> None:
