@@ -45,7 +45,7 @@ def _errors(snap: Mapping[str, Any]) -> Fact[tuple[ErrorText, ...]]:
             out.append(_entry(e, "text"))
     rt = snap.get("runtime")
     if isinstance(rt, dict):
-        for key in ("error", "triton_error"):
+        for key in ("error", "triton_error", "stderr_tail"):
             if isinstance(rt.get(key), str) and rt[key]:
                 out.append(_entry(rt[key], "runtime probe"))
     py = snap.get("python")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -53,6 +55,26 @@ class Runtime:
         return "cpu" if self.versions_recorded else "unknown"
 
 
+def died_how(r: Mapping[str, Any]) -> str | None:
+    """The probe's error, saying how a killed probe died: a negative exit status is the signal that killed it
+    (`import torch` killed by SIGSEGV), not "exited with code -11: no output" (issue #10 item 8)."""
+    err = r.get("error")
+    if not isinstance(err, str) or not err:
+        return None
+    rc = r.get("returncode")
+    m = re.search(r"exited with code (-\d+)", err)
+    code = rc if isinstance(rc, int) else (int(m.group(1)) if m else None)
+    if code is None or code >= 0:
+        return err
+    try:
+        sig = signal.Signals(-code).name
+    except ValueError:
+        sig = f"signal {-code}"
+    tail = err.split(":", 1)[1].strip() if ":" in err else ""
+    return (f"the runtime probe (`import torch`, device queries) was killed by {sig}"
+            + (f"; last output: {tail}" if tail and tail != "no output" else "; it printed nothing"))
+
+
 class RuntimeFacts(TypedDict):
     runtime: Fact[Runtime]
 
@@ -76,7 +98,7 @@ def _runtime(snap: Mapping[str, Any]) -> Fact[Runtime]:
     arch = r.get("arch_list")
     rt = Runtime(r.get("torch_version"), r.get("hip_version"), r.get("cuda_version"), r.get("is_available"),
                  tuple(devices), tuple(arch) if isinstance(arch, list) else None, r.get("triton_version"),
-                 r.get("triton_backend"), r.get("triton_arch"), r.get("triton_error"), r.get("error"),
+                 r.get("triton_backend"), r.get("triton_arch"), r.get("triton_error"), died_how(r),
                  bool(r.get("torch_import_failed")), bool(r.get("timed_out")),
                  "hip_version" in r and "cuda_version" in r)
     if rt.timed_out:

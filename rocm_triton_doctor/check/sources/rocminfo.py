@@ -20,6 +20,7 @@ _MARKERS = (
     re.compile(r"^\s*Agent \d+\s*$", re.M),
     re.compile(r"^\s*Marketing Name:\s+\S", re.M),
     re.compile(r"^\s*Name:\s+amdgcn-amd-amdhsa--gfx", re.M),
+    re.compile(r"^\s*Name:\s+gfx[0-9a-f]{3,4}\s*$", re.M),  # `rocminfo | grep gfx` excerpts: the agent name alone
     re.compile(r"hsa api call failure at", re.M),
     re.compile(r"^\s*WSL environment detected\.", re.M),
     re.compile(r"^\s*Compute Unit:\s+\d+", re.M),
