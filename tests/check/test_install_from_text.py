@@ -27,8 +27,8 @@ Agent 2
 
 def test_amd_is_recognised_from_pasted_text_alone() -> None:
     for text in (ROCMINFO, "rocminfo | grep gfx\n  Name:                    gfx1100\n",
-                 'time=x level=INFO source=amd_linux.go msg="detected amdgpu versions [gfx1031]"\n'
-                 'msg="amdgpu is not supported (supported types:[gfx1030 gfx1100])" gpu_type=gfx1031 gpu=0\n'):
+                 ('time=x level=INFO source=amd_linux.go msg="detected amdgpu versions [gfx1031]"\n'
+                  'msg="amdgpu is not supported (supported types:[gfx1030 gfx1100])" gpu_type=gfx1031 gpu=0\n')):
         assert accelerator(build_facts(snapshot_from_text([text]))) == "amd", text
 
 

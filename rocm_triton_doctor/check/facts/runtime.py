@@ -96,9 +96,14 @@ def _runtime(snap: Mapping[str, Any]) -> Fact[Runtime]:
             devices.append(RuntimeDevice(int(d.get("index", len(devices))), str(d.get("name", "")),
                                          d.get("gcnArchName"), tuple(int(x) for x in cap), d.get("total_memory")))
     arch = r.get("arch_list")
-    rt = Runtime(r.get("torch_version"), r.get("hip_version"), r.get("cuda_version"), r.get("is_available"),
-                 tuple(devices), tuple(arch) if isinstance(arch, list) else None, r.get("triton_version"),
-                 r.get("triton_backend"), r.get("triton_arch"), r.get("triton_error"), died_how(r),
+    def text(key: str) -> str | None:  # a hand-written or pasted value of another type is not a version string
+        v = r.get(key)
+        return v if isinstance(v, str) and v else None
+
+    avail = r.get("is_available")
+    rt = Runtime(text("torch_version"), text("hip_version"), text("cuda_version"), avail if isinstance(avail, bool) else None,
+                 tuple(devices), tuple(str(a) for a in arch) if isinstance(arch, list) else None, text("triton_version"),
+                 text("triton_backend"), text("triton_arch"), text("triton_error"), died_how(r),
                  bool(r.get("torch_import_failed")), bool(r.get("timed_out")),
                  "hip_version" in r and "cuda_version" in r)
     if rt.timed_out:

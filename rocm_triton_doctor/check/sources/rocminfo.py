@@ -20,7 +20,6 @@ _MARKERS = (
     re.compile(r"^\s*Agent \d+\s*$", re.M),
     re.compile(r"^\s*Marketing Name:\s+\S", re.M),
     re.compile(r"^\s*Name:\s+amdgcn-amd-amdhsa--gfx", re.M),
-    re.compile(r"^\s*Name:\s+gfx[0-9a-f]{3,4}\s*$", re.M),  # `rocminfo | grep gfx` excerpts: the agent name alone
     re.compile(r"hsa api call failure at", re.M),
     re.compile(r"^\s*WSL environment detected\.", re.M),
     re.compile(r"^\s*Compute Unit:\s+\d+", re.M),
@@ -30,8 +29,16 @@ _MARKERS = (
 _KFD_OPEN = re.compile(r"Unable to open /dev/kfd read-write:\s*(?P<err>[^\n`]+)")
 
 
+# `rocminfo | grep gfx` excerpts: agent names alone. clinfo prints the same `Name: gfx…` lines under `Board name:`
+# / `Platform Name` headers, so those texts are clinfo's (sources/gpu_names.py), not rocminfo's.
+_AGENT_NAME_ONLY = re.compile(r"^\s*Name:\s+gfx[0-9a-f]{3,4}\s*$", re.M)
+_CLINFO = re.compile(r"Board name:|Platform Name|Number of devices", re.I)
+
+
 def detect(text: str) -> bool:
-    return sum(1 for m in _MARKERS if m.search(text)) >= 1
+    if any(m.search(text) for m in _MARKERS):
+        return True
+    return bool(_AGENT_NAME_ONLY.search(text)) and not _CLINFO.search(text)
 
 
 def parse(text: str) -> Fragment:
