@@ -166,8 +166,10 @@ def torch_sees_gpu(f: Facts) -> Iterable[Finding]:
         if expected and len(r.devices) < expected and not hidden:
             yield warn(f"torch sees {len(r.devices)} of {expected} GPUs", names,
                        fix=Fix("A GPU whose render node cannot be opened is skipped silently; see 'render-access'."))
-        else:
+        elif r.devices:
             yield ok(f"torch sees {len(r.devices)} GPU(s): {names}")
+        else:
+            yield ok("torch.cuda.is_available() is True", "The devices were not listed.")
         return
     if r.is_available is None and not r.error:
         yield skip("whether torch sees a GPU is unknown", "Paste `python -c 'import torch; print(torch.cuda.is_available())'`.")
