@@ -226,7 +226,7 @@ def gfx_torch_arch(f: Facts) -> Iterable[Finding]:
                                "(see 'hsa-override-needed')."))
             continue
         better = newest_wheel_for(g.gfx or eff, py)
-        rules = [r for r in knowledge.override_rules(g.gfx or "") if r.target in arches]
+        rules = [] if native_rocm(g.gfx or eff) else [r for r in knowledge.override_rules(g.gfx or "") if r.target in arches]
         cmds: list[str] = []
         text = []
         if better:

@@ -95,7 +95,9 @@ def _needed(f: Facts) -> tuple[list[tuple[Gpu, knowledge.OverrideRule]], tuple[s
     needs = []
     if arches:
         for g in amd_gpus(f):
-            if g.gfx and g.gfx not in arches:
+            # A target that a ROCm release supports natively (gfx1151, gfx1201, gfx950 …) needs that release, not
+            # another target's code: the ISAs differ enough to fault (issue #10; ROCm/hip#3807, legacy#5824).
+            if g.gfx and g.gfx not in arches and not native_rocm(g.gfx):
                 rules = [r for r in knowledge.override_rules(g.gfx) if r.target in arches]
                 if rules:
                     needs.append((g, rules[0]))
@@ -124,8 +126,13 @@ def hsa_override_needed(f: Facts) -> Iterable[Finding]:
         yield skip("whether an HSA override is already set is unknown", "Paste `env | grep HSA`.")
         return
     if not needs:
-        yield ok("no override needed: torch carries every GPU's own gfx target"
-                 if all((g.gfx in arches) for g in gpus if g.gfx) else "no same-family override can help here")
+        native = sorted({g.gfx for g in gpus if g.gfx and g.gfx not in arches and native_rocm(g.gfx)})
+        if native:
+            yield info(f"no override for {', '.join(native)}: ROCm {native_rocm(native[0])}+ supports it natively",
+                       "Install a build that carries it (see 'gfx-torch-arch'); another target's code faults on it.")
+        else:
+            yield ok("no override needed: torch carries every GPU's own gfx target"
+                     if all((g.gfx in arches) for g in gpus if g.gfx) else "no same-family override can help here")
         return
     single = len(gpus) == 1 or len({r.value for _, r in needs}) == 1 and len(needs) == len(gpus)
     for g, rule in needs:
