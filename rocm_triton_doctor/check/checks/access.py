@@ -195,6 +195,11 @@ def _special(node: DeviceNode, user: User | None, f: Facts, what: str, desc: str
        "/dev/kfd read-write: Permission denied').",
        "Join the group that owns /dev/kfd (usually render); if the node is root-only 0600, add a udev rule.")
 def kfd_access(f: Facts) -> Iterable[Finding]:
+    rep = f.rocminfo.value if f.rocminfo.found else None
+    if rep is not None and rep.gpus and not rep.errors and not f.dev_kfd.found:
+        # rocminfo lists GPU agents only after hsa_init opened /dev/kfd read-write as this user: measured access.
+        yield ok(f"/dev/kfd opens for this user: rocminfo enumerated {len(rep.gpus)} GPU agent(s)")
+        return
     if not f.dev_kfd.found or f.dev_kfd.value is None:
         yield skip("no /dev/kfd to check" if f.dev_kfd.known else "/dev/kfd not probed")
         return

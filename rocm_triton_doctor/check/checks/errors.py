@@ -213,6 +213,32 @@ def container_host_no_kfd(f: Facts) -> Iterable[Finding]:
                        "setup inside a supported WSL distribution instead of Docker Desktop)."))
 
 
+# Signatures the checks above (and the access/platform/rocm checks) decide; the rest are reported by known-error.
+CLAIMED = {"miopen-sqlite", "amdsmi-nameerror", "found-no-nvidia-driver", "torch-not-compiled-with-cuda", *DRIVER,
+           "ptxas-on-amd", "pip-no-matching-torch", "docker-no-kfd-device", *CODE_OBJECT,
+           "kfd-open-permission-denied", "kfd-open-no-memory", "kfd-asic-not-supported", "amdgpu-get-auth-failed"}
+
+
+@check("known-error", "errors", "Says what a known error message in the evidence means when no other check decides it.",
+       "Messages such as HSA_STATUS_ERROR_OUT_OF_RESOURCES, 'No HIP GPUs are available' or a memory access fault "
+       "have several causes; the message narrows them and says which facts decide.",
+       "Paste what the finding asks for; the fix depends on which cause the facts show.")
+def known_error(f: Facts) -> Iterable[Finding]:
+    ids = list(dict.fromkeys(s for e in (f.errors.value or ()) if f.errors.found for s in e.signatures
+                             if s not in CLAIMED))
+    if not ids:
+        yield skip("no other known error message in the evidence")
+        return
+    for sig in ids:
+        s = known.by_id(sig)
+        if s is None:
+            continue
+        hit = tuple(e for e in f.errors.value or () if sig in e.signatures)
+        causes = ", ".join(c.cause for c in s.causes)
+        yield warn(f"known error: {s.meaning}", f"Possible causes: {causes}." if causes else "", evidence=_quote(hit),
+                   fix=Fix(_sig_fix(sig)), links=(s.source,))
+
+
 # -- "no code object for this GPU" -------------------------------------------------------------------------------
 
 def _build_targets(f: Facts, errs: tuple[ErrorText, ...]) -> tuple[tuple[str, ...] | None, str]:
@@ -314,4 +340,4 @@ def gpu_code_object(f: Facts) -> Iterable[Finding]:
 
 
 CHECKS = (miopen_user_db, nvml_bindings_error, cuda_torch_error, amdgpu_driver_error, triton_vendor_error,
-          pip_no_torch_wheel, container_host_no_kfd, gpu_code_object)
+          pip_no_torch_wheel, container_host_no_kfd, gpu_code_object, known_error)
