@@ -175,8 +175,9 @@ def torch_sees_gpu(f: Facts) -> Iterable[Finding]:
         yield skip("whether torch sees a GPU is unknown", "Paste `python -c 'import torch; print(torch.cuda.is_available())'`.")
         return
     why = r.error or "torch.cuda.is_available() returned False"
-    if torch_build(f) not in ("rocm", "cuda"):
-        yield skip(f"torch {r.torch_version} is not a GPU build (see 'torch-build-mismatch')")
+    want = {"amd": "rocm", "nvidia": "cuda"}.get(plat)
+    if torch_build(f) not in ("rocm", "cuda") or (want and torch_build(f) != want):
+        yield skip(f"torch {r.torch_version} is not a build for this GPU (see 'torch-build-mismatch')")
         return
     yield fail(f"torch {r.torch_version} does not see any GPU", why, evidence=("runtime probe",),
                fix=Fix("Fix the failing driver/access/override findings above; to see the runtime's reason, run:",
