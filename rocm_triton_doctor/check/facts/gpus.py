@@ -158,8 +158,11 @@ def _gpus(snap: Mapping[str, Any], env: Fact[dict[str, str]], rocminfo: Fact[Roc
         gpus = []
         for a in rocminfo.value.gpus:
             shown = knowledge.base_gfx(a.name)
-            info = (knowledge.pci_lookup(a.chip_id) if a.chip_id else None) or knowledge.gfx_info(shown)
             eff, value, var = _apply_override(a.node, shown, env)
+            # Under an override rocminfo prints the overridden target: the chip id, else the marketing name, names
+            # the real one (rocm-facts §5.5).
+            info = ((knowledge.pci_lookup(a.chip_id) if a.chip_id else None)
+                    or (gfx_for_name(a.marketing_name) if value is not None else None) or knowledge.gfx_info(shown))
             real = info.gfx if (value is not None and info is not None) else shown
             gpus.append(Gpu(a.node, real, shown, value, var, a.chip_id, a.marketing_name, None, a.compute_units,
                             info.wave_size if info else None, None, info.integrated if info else None, "rocminfo", info))
