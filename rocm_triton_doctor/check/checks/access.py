@@ -75,7 +75,7 @@ def _each_node(nodes: tuple[DeviceNode, ...], f: Facts, what: str) -> Iterable[F
         if can is None:
             yield skip(f"{node.path}: cannot tell whether this user can open it", f"{desc}; {why}")
             continue
-        uname = user.name if user else "this user"
+        uname = user.name if user and user.name not in ("", "?") else "this user"
         if node.mode is not None and not node.group_rw and not node.world_rw:
             # Root-only node: adding the user to a group cannot help; a udev rule must change the mode.
             kernel = "kfd" if node.path == "/dev/kfd" else "renderD*"

@@ -147,6 +147,23 @@ def wsl(f: Facts) -> Iterable[Finding]:
        "reports no devices and Triton finds 0 active drivers.",
        "Restart the container with the devices and the video/render groups.")
 def container_passthrough(f: Facts) -> Iterable[Finding]:
+    runs = f.raw.get("container_run")
+    for run in runs if isinstance(runs, list) else ():
+        # The run command itself (pasted): without --device=/dev/kfd (or --privileged) the container has no KFD.
+        if not isinstance(run, dict) or run.get("privileged") or run.get("runtime") not in ("docker", "podman"):
+            continue
+        devices = [str(d) for d in run.get("devices") or ()] if isinstance(run.get("devices"), list) else []
+        missing = [d for d in ("/dev/kfd", "/dev/dri") if not any(x == d or x.startswith(d + "/") for x in devices)]
+        if missing:
+            engine = str(run["runtime"])
+            yield fail(f"{engine} run command without {' and '.join(missing)}",
+                       "A container sees only the device nodes passed to it: without these ROCm finds no GPU "
+                       "('Unable to open /dev/kfd read-write: No such file or directory').",
+                       evidence=("container run command",),
+                       fix=Fix("Add the AMD device nodes and groups to the run command.",
+                               (DOCKER_RUN.format(engine=engine),)),
+                       links=("https://rocm.docs.amd.com/projects/install-on-linux/en/latest/how-to/docker.html",))
+            return
     if f.container.status is Status.UNKNOWN:
         yield skip("cannot tell whether this is a container")
         return
