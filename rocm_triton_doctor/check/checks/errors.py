@@ -8,6 +8,7 @@ No check here says `ok`: a paste without an error message proves nothing about t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from rocm_triton_doctor import knowledge
@@ -23,7 +24,8 @@ from rocm_triton_doctor.knowledge import errors as known
 
 CODE_OBJECT = ("hip-no-binary-for-gpu", "invalid-device-function", "no-compatible-code-objects",
                "ollama-gfx-not-supported", "tensorflow-ignoring-gpu", "hsa-invalid-isa")
-DRIVER = ("amdgpu-sched-policy-invalid", "amdgpu-unknown-symbol", "amdgpu-fatal-init", "dkms-build-failed")
+DRIVER = ("amdgpu-sched-policy-invalid", "amdgpu-unknown-symbol", "amdgpu-fatal-init", "dkms-build-failed",
+          "module-key-rejected")
 VAR = "HSA_OVERRIDE_GFX_VERSION"
 
 
@@ -126,7 +128,10 @@ def cuda_torch_error(f: Facts) -> Iterable[Finding]:
        "discovery errors) leaves no /dev/kfd, so no ROCm program sees a GPU.",
        "Fix the cause the kernel log names; the finding quotes it.")
 def amdgpu_driver_error(f: Facts) -> Iterable[Finding]:
-    errs = with_signature(f.errors, *DRIVER)
+    # Secure Boot's "Key was rejected" concerns whatever module was loaded: only an AMD one (amdgpu, amdttm, amdkcl …)
+    # is this check's business.
+    errs = tuple(e for e in with_signature(f.errors, *DRIVER)
+                 if set(e.signatures) - {"module-key-rejected"} or re.search(r"'amd[\w-]*'", e.text))
     if not errs:
         yield skip("no amdgpu error in the evidence")
         return
