@@ -20,14 +20,19 @@ class Severity(str, Enum):
         return _RANK[self]
 
 
+# Ids of checks whose `ok` is circumstantial: it says a part is in place (torch installed, no override set, not
+# WSL) but not that GPU work would succeed. A verdict of healthy needs at least one ok from another check
+# (registered by `@check(..., ok_is_evidence=False)` in checks/base.py).
+CIRCUMSTANTIAL: set[str] = set()
+
 _RANK = {Severity.OK: 0, Severity.INFO: 0, Severity.SKIP: 0, Severity.WARN: 1, Severity.FAIL: 2}
 
 # The heading of each check group (a group is a module of checks/), in every renderer and in docs/findings.md.
 GROUP_TITLES = {
     "platform": "Platform", "driver": "Kernel driver", "access": "Device access", "gpus": "GPUs",
     "overrides": "HSA overrides", "rocm": "System ROCm", "python": "Python", "torch": "PyTorch",
-    "triton": "Triton", "codeobjects": "Code objects", "runtime": "Runtime imports", "probes": "Probes",
-    "nvidia": "NVIDIA",
+    "triton": "Triton", "codeobjects": "Code objects", "runtime": "Runtime imports", "errors": "Error messages",
+    "visibility": "Device visibility", "probes": "Probes", "nvidia": "NVIDIA",
 }
 
 
@@ -94,6 +99,11 @@ def verdict_for(findings: list[Finding] | tuple[Finding, ...], strict: bool = Fa
         status = "warnings"
         code = ExitCode.PROBLEMS if strict else ExitCode.HEALTHY
         summary = f"no blocking problems, {counts['warn']} warning(s)" + (" (--strict: warnings fail)" if strict else "")
+    elif findings and not any(f.severity is Severity.OK and f.id not in CIRCUMSTANTIAL for f in findings):
+        # Healthy needs evidence: a snapshot whose checks all skipped (or only listed facts) proves nothing works
+        # (issue #10: a paste with nothing checkable is "could not check", exit 3, never "ok").
+        status, code = "could-not-check", ExitCode.COULD_NOT_CHECK
+        summary = "nothing could be confirmed: the evidence given is not enough for any check (see the skipped checks)"
     else:
         status, code, summary = "healthy", ExitCode.HEALTHY, "no problems found"
     return Verdict(status=status, exit_code=code, counts=counts, summary=summary)

@@ -36,7 +36,7 @@ def plan_for(opts: Options, snapshot_path: str | None, from_lock: str | None) ->
     python = opts.python or sys.executable
     facts = _facts(python, snapshot_path)
     extra_notes = []
-    if snapshot_path and facts.python.found and facts.python.value:
+    if snapshot_path and facts.python.found and facts.python.value and facts.python.value.version:
         py_version = facts.python.value.version
     else:
         py_version, _, _ = envmod.interpreter_paths(python)

@@ -15,32 +15,12 @@ CAPTURES = all_captures()
 
 # The share of captures the CURRENT checks get fully right (verdict + fix + no harm). Issue #10's target is 95 %;
 # raise this constant whenever the checks improve, never lower it.
-SCORE_THRESHOLD = 0.048
+SCORE_THRESHOLD = 0.975
 
 # Captures on which today's checks propose a fix that the capture forbids. Issue #10 requires this set to be EMPTY;
 # it exists only so that the hard assertion below catches every NEW harmful fix while the checks are being fixed.
 # Remove a name as soon as its capture stops being harmful (the test fails on stale names).
-KNOWN_HARMFUL = frozenset({
-    "comfyui-amd-win-script-1-python314-no-rocm-wheel",
-    "comfyui-docker-126-rocm-image-cuda-torch",
-    "comfyui-installer-15-extra-index-url-pulls-pypi-cuda-torch",
-    "healthy-pytorch-152941-mi100-collect-env",
-    "healthy-pytorch-pr44106-gfx906-collect-env",
-    "healthy-rocm-vllm-527-rx7900xtx-docker",
-    "healthy-vllm-10147-nvidia-v100s-cu118",
-    "healthy-vllm-10663-mi250x-rocm62-nightly",
-    "healthy-vllm-13497-nvidia-rtx4090-cu121",
-    "healthy-vllm-14397-mi300x-rocm62",
-    "healthy-vllm-27307-gfx1201-rocm71-collect-env",
-    "healthy-xformers-1265-rx7900xtx-wsl-rocm63",
-    "legacy-1743-gfx90c-docker-override-9-0-0",
-    "miopen-1878-slurm-mi50-db-malformed",
-    "pytorch-140398-rocr-visible-devices-ignored-device-count",
-    "pytorch-96964-torch200-rocm542-wheel-no-gfx1100",
-    "rocm-4864-wsl2-nightly-torch-no-hip",
-    "rocm-install-430-python38-nightly-rocm624-no-wheel",
-    "vllm-9319-deprecated-pynvml-beside-rocm-torch-mi60",
-})
+KNOWN_HARMFUL: frozenset[str] = frozenset()
 
 
 @pytest.fixture(scope="module")

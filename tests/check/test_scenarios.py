@@ -23,7 +23,8 @@ EXPECT: dict[str, tuple[int, dict[str, str]]] = {
     "gfx1031-needs-override": (1, {"hsa-override-needed": "fail", "gfx-torch-arch": "fail"}),
     "gfx1032-override-set": (0, {"gfx-torch-arch": "ok", "hsa-override-needed": "ok"}),
     "gfx1102-wheel-lacks-target": (1, {"gfx-torch-arch": "fail", "hsa-override-needed": "fail"}),
-    "strix-halo-rocm6-wheel": (1, {"gfx-torch-arch": "fail", "hsa-override-needed": "fail"}),
+    # gfx1151 is supported natively from ROCm 7.1: a newer wheel, never an override (issue #10)
+    "strix-halo-rocm6-wheel": (1, {"gfx-torch-arch": "fail", "hsa-override-needed": "info"}),
     "igpu-dgpu-global-override": (1, {"hsa-override-harmful": "fail", "igpu-with-dgpu": "warn"}),
     "mixed-dgpu-global-override": (1, {"hsa-override-harmful": "fail"}),
     "kfd-root-only": (1, {"kfd-access": "fail"}),

@@ -10,6 +10,7 @@ from rocm_triton_doctor.check.checks import (
     access,
     codeobjects,
     driver,
+    errors,
     gpus,
     nvidia,
     overrides,
@@ -20,6 +21,7 @@ from rocm_triton_doctor.check.checks import (
     runtime,
     torch,
     triton,
+    visibility,
 )
 from rocm_triton_doctor.check.checks.base import Check
 from rocm_triton_doctor.check.facts import Facts
@@ -31,6 +33,7 @@ REGISTRY: tuple[Check, ...] = (
     *access.CHECKS,
     *gpus.CHECKS,
     *overrides.CHECKS,
+    *visibility.CHECKS,
     *rocm.CHECKS,
     *python.CHECKS,
     *torch.CHECKS,
@@ -39,6 +42,7 @@ REGISTRY: tuple[Check, ...] = (
     *runtime.CHECKS,
     *probes.CHECKS,
     *nvidia.CHECKS,
+    *errors.CHECKS,
 )
 INTERNAL_ERROR = "internal-error"
 

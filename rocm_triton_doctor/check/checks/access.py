@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rocm_triton_doctor.check.checks.base import check, fail, ok, skip, warn
-from rocm_triton_doctor.check.facts import DeviceNode, Facts, User
+from rocm_triton_doctor.check.facts import DeviceNode, Facts, Status, User
 from rocm_triton_doctor.check.findings import Finding, Fix
 
 DOCS = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/prerequisites.html"
@@ -13,6 +13,8 @@ DOCS = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/pr
 
 def _access(node: DeviceNode, user: User | None) -> tuple[bool | None, str]:
     """(can open read-write?, why). Measured access wins; otherwise derive it from mode, owner and groups."""
+    if node.open_error:
+        return False, f"opening it failed: {node.open_error}"
     if node.readable is not None and node.writable is not None:
         if node.readable and node.writable:
             return True, "open for read-write (measured)"
@@ -25,6 +27,8 @@ def _access(node: DeviceNode, user: User | None) -> tuple[bool | None, str]:
         return None, "user unknown"
     if user.uid == 0 or user.name == "root":
         return True, "root"
+    if not user.groups_known:
+        return None, "the user's groups are unknown (paste `id`)"
     if node.group_rw and node.group in user.groups:
         return True, f"member of {node.group}"
     if node.owner == user.name and node.mode & 0o600 == 0o600:
@@ -59,16 +63,20 @@ def _node_findings(nodes: tuple[DeviceNode, ...], f: Facts, what: str) -> Iterab
 def _each_node(nodes: tuple[DeviceNode, ...], f: Facts, what: str) -> Iterable[Finding]:
     user = f.user.value if f.user.found else None
     for node in nodes:
-        can, why = _access(node, user)
         desc = f"mode {node.perms}, owner {node.owner or '?'}:{node.group or '?'}"
+        special = _special(node, user, f, what, desc)
+        if special is not None:
+            yield special
+            continue
+        can, why = _access(node, user)
         if can:
             yield ok(f"{node.path} accessible ({why})", desc)
             continue
         if can is None:
             yield skip(f"{node.path}: cannot tell whether this user can open it", f"{desc}; {why}")
             continue
-        uname = user.name if user else "this user"
-        if not node.group_rw and not node.world_rw:
+        uname = user.name if user and user.name not in ("", "?") else "this user"
+        if node.mode is not None and not node.group_rw and not node.world_rw:
             # Root-only node: adding the user to a group cannot help; a udev rule must change the mode.
             kernel = "kfd" if node.path == "/dev/kfd" else "renderD*"
             subsystem = "" if node.path == "/dev/kfd" else 'SUBSYSTEM=="drm", '
@@ -98,9 +106,88 @@ def _each_node(nodes: tuple[DeviceNode, ...], f: Facts, what: str) -> Iterable[F
                    f"{desc}; {uname}'s groups: {', '.join(user.groups) if user else '?'}. Without access {what}.",
                    evidence=(node.path, "user"),
                    fix=Fix(f"Add {uname} to the groups that own the GPU devices, then log out and back in. In a "
-                           "container, pass --group-add video --group-add render instead.",
-                           ("sudo usermod -a -G render,video $LOGNAME",), needs_sudo=True, needs_relogin=True),
+                           "container, pass --group-add video --group-add render instead."
+                           + ("" if node.mode is not None else " (`sudo usermod -a -G render,video $LOGNAME`; the "
+                              "node's mode is unknown: if `ls -l` shows crw------- root, a udev rule is needed)"),
+                           ("sudo usermod -a -G render,video $LOGNAME",) if node.mode is not None else (),
+                           needs_sudo=True, needs_relogin=True),
                    links=(DOCS,))
+
+
+def _container_runs(f: Facts) -> list[dict[str, object]]:
+    runs = f.raw.get("container_run")
+    return [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
+
+
+def _special(node: DeviceNode, user: User | None, f: Facts, what: str, desc: str) -> Finding | None:
+    """Cases the mode/group arithmetic cannot see: an open error a tool reported, a group that is a bare gid (the
+    host's group inside a container), a container started without the device's group."""
+    err = (node.open_error or "").lower()
+    if "cannot allocate memory" in err or "enomem" in err:
+        # KFD refuses GPUs it does not support with ENOMEM on open (ROCm/rocminfo#27, ROCm#2232): no group,
+        # mode or override changes that.
+        return fail(f"{node.path} cannot be opened: KFD does not support this GPU ({node.open_error})",
+                    "The GPU is not supported by KFD on this kernel (dmesg says 'not supported in kfd' / 'kfd not "
+                    "supported on this ASIC'); ROCm compute cannot use it.",
+                    evidence=(node.path,),
+                    fix=Fix("Not fixable by configuration: the GPU is not supported by ROCm's kernel driver. Use a "
+                            "GPU that ROCm supports (GCN 3 / gfx8 or newer; the support matrix lists the current ones)."),
+                    links=("https://rocm.docs.amd.com/projects/install-on-linux/en/latest/reference/system-requirements.html",))
+    root = user is not None and (user.uid == 0 or user.name == "root")
+    if node.group and node.group.isdigit() and node.group_rw and not node.world_rw and not root:
+        gid = node.group
+        return fail(f"{node.path} belongs to group id {gid}, which has no name here",
+                    f"{desc}. A bare gid means the host's render/video group does not exist in this container's "
+                    "/etc/group, so no named group the container user joins grants access; the process needs that gid "
+                    "as a supplementary group.", evidence=(node.path,),
+                    fix=Fix(f"Run the container with the device's gid as a supplementary group (Kubernetes: the pod's "
+                            f"securityContext.supplementalGroups: [{gid}]; podman: --group-add keep-groups).",
+                            (f"docker run --group-add {gid} --device=/dev/kfd --device=/dev/dri IMAGE",)))
+    if "operation not permitted" in err or "eperm" in err:
+        # EPERM (not EACCES) on a node whose mode would allow access: the container's device cgroup denies it
+        # (ROCm/k8s-device-plugin#65: torch's access() check on the render node).
+        return fail(f"{node.path}: operation not permitted (the container's device cgroup denies it)",
+                    "EPERM comes from the device cgroup, not from the file mode or groups: the node is visible in the "
+                    "container but the runtime did not allow the device.", evidence=(node.path,),
+                    fix=Fix("Let the container runtime grant the device (its cgroup device rule): Kubernetes through "
+                            "the AMD GPU device plugin's allocation (request amd.com/gpu), docker/podman with "
+                            "--device=/dev/kfd --device=/dev/dri rather than a bind mount; changing modes or groups "
+                            "does not help."))
+    if "permission denied" not in err:
+        return None
+    for run in _container_runs(f):
+        raw_groups = run.get("group_add")
+        groups = [str(g) for g in raw_groups] if isinstance(raw_groups, list) else []
+        if run.get("runtime") == "podman" and "keep-groups" not in groups:
+            return fail(f"{node.path}: permission denied inside a podman container",
+                        "With rootless podman, --group-add video adds the container's own video gid, not your host "
+                        "user's video/render membership, so the device opens as 'other'.", evidence=(node.path,),
+                        fix=Fix("Keep your host groups in the container: replace --group-add video with "
+                                "--group-add keep-groups (needs crun).",
+                                ("podman run --group-add keep-groups --device=/dev/kfd --device=/dev/dri IMAGE",)))
+        if run.get("runtime") != "podman" and "render" not in groups:
+            return fail(f"{node.path}: permission denied inside the container, started without the render group",
+                        f"The run command adds {', '.join(groups) or 'no groups'}; on current hosts /dev/kfd and the "
+                        "render nodes belong to 'render', so a non-root container user cannot open them.",
+                        evidence=(node.path,),
+                        fix=Fix("Start the container with both groups.",
+                                ("docker run --device=/dev/kfd --device=/dev/dri --group-add video --group-add render IMAGE",)))
+    if node.mode is None and (user is None or not user.groups_known):
+        if f.container.found or _container_runs(f):
+            return warn(f"{node.path}: permission denied inside a container", f"{what}. Paste the run command, "
+                        "`ls -l /dev/kfd /dev/dri/renderD*` and `id` from inside the container.", evidence=(node.path,))
+        # EACCES for an ordinary user on the host: distributions create these nodes 0660 root:render (udev), so the
+        # user is not in the group; a root-only node (0600) is the exception, which `ls -l` shows.
+        return fail(f"{node.path}: permission denied — this user is not in the group that owns it",
+                    f"{what}. Distributions give the GPU nodes to the 'render' group (older ones: 'video').",
+                    evidence=(node.path,),
+                    # Words, not a command: the node's mode is unknown, and for a 0600 root node group membership
+                    # cannot help (fix safety, issue #10).
+                    fix=Fix("Join the render and video groups (`sudo usermod -a -G render,video $LOGNAME`), then log "
+                            "in again (a new ssh/desktop session). If `ls -l` shows the node as crw------- root, a udev "
+                            "rule is needed instead.", needs_sudo=True, needs_relogin=True),
+                    links=(DOCS,))
+    return None
 
 
 @check("kfd-access", "access", "This user can open /dev/kfd read-write.",
@@ -108,6 +195,11 @@ def _each_node(nodes: tuple[DeviceNode, ...], f: Facts, what: str) -> Iterable[F
        "/dev/kfd read-write: Permission denied').",
        "Join the group that owns /dev/kfd (usually render); if the node is root-only 0600, add a udev rule.")
 def kfd_access(f: Facts) -> Iterable[Finding]:
+    rep = f.rocminfo.value if f.rocminfo.found else None
+    if rep is not None and rep.gpus and not rep.errors and not f.dev_kfd.found:
+        # rocminfo lists GPU agents only after hsa_init opened /dev/kfd read-write as this user: measured access.
+        yield ok(f"/dev/kfd opens for this user: rocminfo enumerated {len(rep.gpus)} GPU agent(s)")
+        return
     if not f.dev_kfd.found or f.dev_kfd.value is None:
         yield skip("no /dev/kfd to check" if f.dev_kfd.known else "/dev/kfd not probed")
         return
@@ -119,7 +211,7 @@ def kfd_access(f: Facts) -> Iterable[Finding]:
        "Join the group that owns the render nodes (render or video); fix the mode with a udev rule if root-only.")
 def render_access(f: Facts) -> Iterable[Finding]:
     if not f.render_nodes.found or not f.render_nodes.value:
-        if f.dev_kfd.found:
+        if f.dev_kfd.found and f.render_nodes.status is Status.ABSENT:
             yield warn("/dev/kfd exists but no /dev/dri/renderD* node was found",
                        "Every ROCm GPU needs its render node; a container may have been started with /dev/kfd only.",
                        fix=Fix("Pass /dev/dri as well.", ("docker run --device=/dev/kfd --device=/dev/dri ...",)))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from rocm_triton_doctor.check.facts import Fact, Facts
-from rocm_triton_doctor.check.findings import Finding, Fix, Severity
+from rocm_triton_doctor.check.findings import CIRCUMSTANTIAL, Finding, Fix, Severity
 
 CheckFn = Callable[[Facts], Iterable[Finding]]
 T = TypeVar("T")
@@ -39,10 +39,15 @@ class Check:
         return self.fn(facts)
 
 
-def check(id: str, group: str, what: str, why: str, fix: str, needs: tuple[str, ...] = ()) -> Callable[[CheckFn], Check]:
+def check(id: str, group: str, what: str, why: str, fix: str, needs: tuple[str, ...] = (),
+          ok_is_evidence: bool = True) -> Callable[[CheckFn], Check]:
+    """Register a check. `ok_is_evidence=False`: its ok shows a part in place, not that GPU work would succeed, so it
+    alone never makes a snapshot healthy (findings.CIRCUMSTANTIAL, issue #10)."""
     unknown = [n for n in needs if n not in NEEDS]
     if unknown:
         raise ValueError(f"check {id!r} needs {unknown}, which NEEDS does not know")
+    if not ok_is_evidence:
+        CIRCUMSTANTIAL.add(id)
 
     def wrap(fn: CheckFn) -> Check:
         return Check(id, group, what, why, fix, fn, needs)

@@ -70,6 +70,10 @@ def kfd_present(f: Facts) -> Iterable[Finding]:
     if f.container.found and amd_host(f) is not False:
         yield skip("covered by 'container-passthrough'")
         return
+    if f.container.status is Status.UNKNOWN:
+        yield skip("/dev/kfd is absent, but whether this is a container (not passed through) is unknown",
+                   "Paste `ls -la /.dockerenv /run/.containerenv; cat /proc/1/cgroup`.")
+        return
     if f.amdgpu_initstate.found and f.amdgpu_initstate.value == "live":
         yield fail("amdgpu is loaded but there is no /dev/kfd",
                    "The kernel was built without CONFIG_HSA_AMD, or KFD rejected the GPU (kernel log: 'GC IP ... "

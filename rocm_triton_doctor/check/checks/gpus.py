@@ -9,7 +9,7 @@ from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, fmt_bytes, info, ok, skip, warn
-from rocm_triton_doctor.check.facts import Facts, Gpu
+from rocm_triton_doctor.check.facts import Facts, Gpu, Status
 from rocm_triton_doctor.check.facts.platform import amd_host
 from rocm_triton_doctor.check.facts.python import rocm_torch, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -40,6 +40,25 @@ def newest_wheel_for(gfx: str, python: str | None) -> tuple[str, str] | None:
         for index in reversed(rel.rocm_indexes):
             if gfx in (knowledge.index_arches(index, rel.version_on(index)) or ()):
                 return rel.version_on(index), index
+    return None
+
+
+def pip(f: Facts) -> str:
+    from rocm_triton_doctor.check.checks.torch import pip as env_pip
+
+    return env_pip(f)
+
+
+def native_rocm(gfx: str) -> str | None:
+    """The first ROCm release whose official support list has `gfx` (knowledge/data/rocm_releases.json), if any.
+    TheRock's nightly multi-arch builds (which compile everything, gfx103X-all etc.) are not a support statement."""
+    from packaging.version import Version
+
+    from rocm_triton_doctor.knowledge import _load
+
+    for r in sorted(_load("rocm_releases.json")["releases"], key=lambda r: Version(r["version"])):
+        if not r.get("therock") and gfx in r.get("gfx", ()):
+            return str(r["version"])
     return None
 
 
@@ -87,7 +106,7 @@ def gpus_detected(f: Facts) -> Iterable[Finding]:
         yield fail("rocminfo could not enumerate GPUs", "; ".join(f.rocminfo.value.errors[:3]),
                    evidence=(f.rocminfo.source,))
         return
-    if f.dev_kfd.found and f.kfd_topology.found:
+    if f.dev_kfd.found and f.kfd_topology.found and f.gpus.status is Status.ABSENT:
         yield fail("KFD is present but has no GPU node",
                    "Only CPU nodes in /sys/class/kfd/kfd/topology/nodes.",
                    fix=Fix("Read the kernel log for the reason.", ("sudo dmesg | grep -iE 'kfd|amdgpu'",),
@@ -97,8 +116,12 @@ def gpus_detected(f: Facts) -> Iterable[Finding]:
         names = ", ".join(g.name for g in f.nvidia.value.gpus)
         yield info(f"no AMD GPU; NVIDIA GPU(s): {names}", "The NVIDIA/CUDA path is checked instead.")
         return
-    if amd_host(f):
+    if amd_host(f) and f.gpus.status is Status.ABSENT:
         yield fail("no AMD GPU visible to ROCm", f"KFD topology: {f.gpus.describe()}")
+        return
+    if amd_host(f):
+        yield skip("AMD GPU(s) not identified",
+                   "Paste `rocminfo | grep gfx` (or `cat /sys/class/kfd/kfd/topology/nodes/*/properties`).")
         return
     if f.gpus.known or f.kfd_topology.known:
         yield info("no GPU found (CPU-only machine)",
@@ -126,7 +149,9 @@ def igpu_with_dgpu(f: Facts) -> Iterable[Finding]:
         return
     order = [g for g in gpus]
     dgpu_idx = ",".join(str(i) for i, g in enumerate(order) if g.integrated is False)
-    yield warn(f"integrated GPU next to a discrete GPU: {names}",
+    # A GPU program that already failed on such a machine (the pasted error) is the iGPU problem until shown otherwise.
+    crashed = bool(f.errors.found and f.errors.value)
+    yield (fail if crashed else warn)(f"integrated GPU next to a discrete GPU: {names}",
                "Both are visible to ROCm. torch may select the iGPU, and a global HSA_OVERRIDE_GFX_VERSION applies "
                "to it too (memory faults, hangs).",
                evidence=tuple(g.source for g in igpus),
@@ -191,14 +216,23 @@ def gfx_torch_arch(f: Facts) -> Iterable[Finding]:
             via = f" (via {g.override_var}={g.override}, real {g.gfx})" if g.override and eff != g.gfx else ""
             yield ok(f"{eff} is in torch's arch list{via}", f"source: {source}")
             continue
+        if not f.env.found:
+            # Whether an HSA override makes it run as a target torch has is unknown (no environment recorded).
+            yield warn(f"{eff} ({g.name}) is not compiled into torch {torch_version(f)}",
+                       f"torch carries {', '.join(arches)} ({source}); unless an HSA_OVERRIDE_GFX_VERSION maps it to one "
+                       "of those (the environment was not recorded: paste `env | grep HSA`), kernels fail with "
+                       "'invalid device function'.", evidence=(g.source, source),
+                       fix=Fix(f"Install a torch build that carries {g.gfx or eff}, or a same-family override "
+                               "(see 'hsa-override-needed')."))
+            continue
         better = newest_wheel_for(g.gfx or eff, py)
-        rules = [r for r in knowledge.override_rules(g.gfx or "") if r.target in arches]
+        rules = [] if native_rocm(g.gfx or eff) else [r for r in knowledge.override_rules(g.gfx or "") if r.target in arches]
         cmds: list[str] = []
         text = []
         if better:
             tv, index = better
             text.append(f"torch {tv} from the {index} index carries {g.gfx}.")
-            cmds.append(f"pip install --force-reinstall torch=={tv} --index-url {knowledge.index_url(index)}")
+            cmds.append(f"{pip(f)} install --force-reinstall torch=={tv} --index-url {knowledge.index_url(index)}")
         if rules:
             text.append(f"Or run it as {rules[0].target} with HSA_OVERRIDE_GFX_VERSION={rules[0].value} "
                         "(see 'hsa-override-needed').")

@@ -8,7 +8,8 @@ from packaging.version import InvalidVersion, Version
 
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, warn
-from rocm_triton_doctor.check.checks.gpus import amd_gpus, torch_arch_list
+from rocm_triton_doctor.check.checks.gpus import amd_gpus, native_rocm, torch_arch_list
+from rocm_triton_doctor.check.facts.errors import with_signature
 from rocm_triton_doctor.check.facts import Facts, Gpu
 from rocm_triton_doctor.check.facts.python import rocm_torch, torch_rocm, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -38,11 +39,15 @@ def _runtime_rocm(f: Facts) -> Version | None:
 @check("hsa-override-format", "overrides", "Every HSA_OVERRIDE_GFX_VERSION[_N] value is well-formed.",
        "libhsakmt parses it with sscanf('%u.%u.%u%c'); anything else makes HSA initialisation fail, silently unless "
        "HSAKMT_DEBUG_LEVEL is set, so torch just sees no GPU.",
-       "Use three decimal numbers MAJOR.MINOR.STEPPING (10.3.0 for gfx1030, 11.0.0 for gfx1100), or unset it.", needs=("env",))
+       "Use three decimal numbers MAJOR.MINOR.STEPPING (10.3.0 for gfx1030, 11.0.0 for gfx1100), or unset it.", needs=("env",),
+       ok_is_evidence=False)
 def hsa_override_format(f: Facts) -> Iterable[Finding]:
     ovs = _override_vars(f)
     if not ovs:
-        yield ok(f"{VAR} is not set")
+        if f.env_complete:
+            yield ok(f"{VAR} is not set")
+        else:
+            yield skip(f"whether {VAR} is set is unknown", "Paste `env | grep -E 'HSA|HIP|ROCR|VISIBLE'`.")
         return
     nodes = {g.node for g in amd_gpus(f) if g.node is not None}
     rocm = _runtime_rocm(f)
@@ -54,12 +59,17 @@ def hsa_override_format(f: Facts) -> Iterable[Finding]:
             continue
         gfx, why = knowledge.parse_override(value)
         if gfx is None:
+            # Quotes that reached the process (`Environment="X=\"10.3.0\""`, docker `-e X="10.3.0"` via an env
+            # file) or stray blanks: the intended value is plain to see (ollama#5090).
+            clean = value.strip().strip("\"'").strip()
+            meant, _ = knowledge.parse_override(clean) if clean != value else (None, None)
+            fix = (Fix(f"Set the value without quotes or blanks where it is defined (shell, systemd Environment=, "
+                       f"container env file): {name}={clean}.", (f"export {name}={clean}",)) if meant
+                   else Fix("Set MAJOR.MINOR.STEPPING numbers, or unset it.", (f"unset {name}",)))
             yield fail(f"{name}={value!r} is invalid: it {why}",
                        "HSA initialisation fails on an invalid value and ROCm reports no GPU, without saying why "
                        "(re-run with HSAKMT_DEBUG_LEVEL=7 to see 'HSA_OVERRIDE_GFX_VERSION ... is invalid').",
-                       evidence=("env",),
-                       fix=Fix("Set MAJOR.MINOR.STEPPING numbers, or unset it.",
-                               (f"unset {name}",)))
+                       evidence=("env",), fix=fix)
             continue
         if name != VAR:
             suffix = name[len(VAR) + 1:]
@@ -85,7 +95,9 @@ def _needed(f: Facts) -> tuple[list[tuple[Gpu, knowledge.OverrideRule]], tuple[s
     needs = []
     if arches:
         for g in amd_gpus(f):
-            if g.gfx and g.gfx not in arches:
+            # A target that a ROCm release supports natively (gfx1151, gfx1201, gfx950 …) needs that release, not
+            # another target's code: the ISAs differ enough to fault (issue #10; ROCm/hip#3807, legacy#5824).
+            if g.gfx and g.gfx not in arches and not native_rocm(g.gfx):
                 rules = [r for r in knowledge.override_rules(g.gfx) if r.target in arches]
                 if rules:
                     needs.append((g, rules[0]))
@@ -108,9 +120,19 @@ def hsa_override_needed(f: Facts) -> Iterable[Finding]:
     if arches is None:
         yield skip("torch's gfx list is unknown")
         return
+    if needs and not f.env.found and not (f.errors.found and f.errors.value):
+        # No environment and no failure shown: an override may already be in place. A pasted GPU error says it
+        # is not (a working override would have run the kernels).
+        yield skip("whether an HSA override is already set is unknown", "Paste `env | grep HSA`.")
+        return
     if not needs:
-        yield ok("no override needed: torch carries every GPU's own gfx target"
-                 if all((g.gfx in arches) for g in gpus if g.gfx) else "no same-family override can help here")
+        native = sorted({g.gfx for g in gpus if g.gfx and g.gfx not in arches and native_rocm(g.gfx)})
+        if native:
+            yield info(f"no override for {', '.join(native)}: ROCm {native_rocm(native[0])}+ supports it natively",
+                       "Install a build that carries it (see 'gfx-torch-arch'); another target's code faults on it.")
+        else:
+            yield ok("no override needed: torch carries every GPU's own gfx target"
+                     if all((g.gfx in arches) for g in gpus if g.gfx) else "no same-family override can help here")
         return
     single = len(gpus) == 1 or len({r.value for _, r in needs}) == 1 and len(needs) == len(gpus)
     for g, rule in needs:
@@ -134,7 +156,7 @@ def hsa_override_needed(f: Facts) -> Iterable[Finding]:
 @check("hsa-override-harmful", "overrides", "An override that is set where it hurts: native support exists, "
        "another GPU family, or a global value on a machine with mixed GPUs.",
        "The runtime loads code built for another ISA: it loses tuned kernels at best and faults or hangs at worst.",
-       "Unset it, or use the per-node form for the GPU that needs it.")
+       "Unset it, or use the per-node form for the GPU that needs it.", ok_is_evidence=False)
 def hsa_override_harmful(f: Facts) -> Iterable[Finding]:
     ovs = _override_vars(f)
     if not ovs:
@@ -167,6 +189,19 @@ def hsa_override_harmful(f: Facts) -> Iterable[Finding]:
                        f"{g.gfx} is {real.arch}; {g.effective_gfx} is {forced.arch}. Code for a different ISA family "
                        "crashes or computes garbage; recent runtimes refuse cross-major overrides.",
                        fix=Fix("Unset it.", (f"unset {g.override_var}",)))
+        elif native_rocm(g.gfx) and not (arches and g.gfx in arches):
+            # A target a newer ROCm supports natively (gfx1151, gfx1201, gfx950 …): its ISA differs from the
+            # override's in ways that fault (legacy#5824: gfx1151 as 11.0.0 -> memory access fault).
+            harmful = True
+            crashed = bool(with_signature(f.errors, "memory-access-fault", "hsa-invalid-isa", "invalid-device-function"))
+            yield (fail if crashed else warn)(
+                f"{g.override_var}={g.override} runs {g.effective_gfx} code on {g.label}, which needs ROCm "
+                f"{native_rocm(g.gfx)}+ instead",
+                f"{g.gfx} is supported natively from ROCm {native_rocm(g.gfx)}; forcing {g.effective_gfx} code onto it "
+                "faults or computes garbage" + (" — the error shown is that fault." if crashed else "."),
+                evidence=("env", g.source),
+                fix=Fix(f"Unset the override and install a ROCm/torch build that carries {g.gfx} (ROCm "
+                        f"{native_rocm(g.gfx)} or newer).", (f"unset {g.override_var}",)))
         elif arches and g.gfx in arches:
             harmful = True
             yield warn(f"{g.override_var}={g.override} is not needed: torch supports {g.gfx} natively",

@@ -9,6 +9,7 @@ from packaging.version import Version
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts, Status
+from rocm_triton_doctor.check.facts.errors import with_signature
 from rocm_triton_doctor.check.facts.platform import amd_host
 from rocm_triton_doctor.check.facts.python import rocm_torch, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -40,7 +41,7 @@ def _first_rocm_for(os_id: str, version_id: str) -> str | None:
 @check("os-supported", "platform", "The Linux distribution and release are in the installed ROCm's support matrix.",
        "ROCm packages and the amdgpu-dkms driver are built for specific distro releases; on others the driver "
        "build or the user-space libraries fail (e.g. ROCm 5.7 predates Ubuntu 24.04).",
-       "Install a ROCm release that lists this OS, or rely on the ROCm bundled inside the PyTorch wheel.")
+       "Install a ROCm release that lists this OS, or rely on the ROCm bundled inside the PyTorch wheel.", ok_is_evidence=False)
 def os_supported(f: Facts) -> Iterable[Finding]:
     if not f.os.found or f.os.value is None:
         yield skip("OS unknown", f"/etc/os-release: {f.os.describe()}")
@@ -95,7 +96,7 @@ def os_supported(f: Facts) -> Iterable[Finding]:
 @check("wsl", "platform", "Whether this is WSL, which needs AMD's WSL-specific ROCm path.",
        "Under WSL there is no /dev/kfd: ROCm reaches the GPU through /dev/dxg, which the download.pytorch.org "
        "ROCm wheels do not support (ROCm/hip#3710).",
-       "Use AMD's 'ROCm on WSL' packages and the repo.radeon.com wheels, then point torch at the WSL runtime.")
+       "Use AMD's 'ROCm on WSL' packages and the repo.radeon.com wheels, then point torch at the WSL runtime.", ok_is_evidence=False)
 def wsl(f: Facts) -> Iterable[Finding]:
     if not f.wsl.found:
         yield skip("cannot tell whether this is WSL", f.wsl.describe())
@@ -107,7 +108,9 @@ def wsl(f: Facts) -> Iterable[Finding]:
     detail = (f"WSL kernel detected (/proc/version); /dev/dxg is {dxg}, /dev/kfd is "
               f"{'present' if f.dev_kfd.found else 'absent'}. ROCm under WSL talks to the Windows driver through "
               "/dev/dxg; the download.pytorch.org ROCm wheels expect /dev/kfd and fail to see the GPU.")
-    fix = Fix("Install AMD's ROCm-on-WSL packages (amdgpu-install --usecase=wsl,rocm --no-dkms), install the "
+    fix = Fix("ROCm on WSL works only with the ROCm releases and distributions AMD's WSL compatibility matrix lists "
+              "(Ubuntu 22.04 / 24.04 WSL distributions, specific ROCm versions, a Radeon GPU and Windows driver it "
+              "names). Install AMD's ROCm-on-WSL packages (amdgpu-install --usecase=wsl,rocm --no-dkms), install the "
               "matching torch wheel from repo.radeon.com, and replace the wheel's bundled libhsa-runtime64.so with "
               "the WSL one from /opt/rocm/lib (AMD's WSL guide).",
               ("sudo amdgpu-install -y --usecase=wsl,rocm --no-dkms",
@@ -118,11 +121,25 @@ def wsl(f: Facts) -> Iterable[Finding]:
              "https://github.com/ROCm/hip/issues/3710")
     # download.pytorch.org wheels carry a plain +rocmX.Y tag; AMD's repo.radeon.com builds (the ones AMD documents for
     # WSL) add .git<hash>. The plain Linux wheel cannot reach the GPU through /dev/dxg (ROCm/hip#3710).
+    rt = f.runtime.value if f.runtime.found else None
+    if rt is not None and rt.hip_version and rt.is_available and rt.devices:
+        yield ok(f"WSL with a working ROCm runtime: torch sees {len(rt.devices)} GPU(s)",
+                 "The WSL runtime is in place (torch reaches the GPU through /dev/dxg).")
+        return
     v = torch_version(f) or ""
     pytorch_org_wheel = rocm_torch(f) and ".git" not in v
-    sev = fail if pytorch_org_wheel else warn
-    yield sev("WSL: ROCm needs AMD's WSL runtime, not the plain Linux stack", detail, fix=fix, links=links,
-              evidence=("/proc/version", "/dev/dxg"))
+    # rocminfo/HSA failing under WSL (OUT_OF_RESOURCES, no agents) is the WSL runtime not being in place
+    # (ROCm#5106, ROCm#3561), not a permission or override problem.
+    hsa_failed = bool(with_signature(f.errors, "hsa-out-of-resources", "no-hip-gpus", "no-rocm-capable-device"))
+    not_working = hsa_failed or (rt is not None and rt.is_available is False)
+    if not (pytorch_org_wheel and not_working) and not hsa_failed:
+        # Neither a failure nor the wrong wheel is shown: say what WSL needs, without commands for a setup that may
+        # already be right.
+        yield warn("WSL: ROCm needs AMD's WSL runtime, not the plain Linux stack", detail,
+                   fix=Fix(fix.text), links=links, evidence=("/proc/version", "/dev/dxg"))
+        return
+    yield fail("WSL: ROCm needs AMD's WSL runtime, not the plain Linux stack", detail, fix=fix, links=links,
+               evidence=("/proc/version", "/dev/dxg"))
 
 
 @check("container-passthrough", "platform", "Inside a container, /dev/kfd and /dev/dri are passed through.",
@@ -130,6 +147,23 @@ def wsl(f: Facts) -> Iterable[Finding]:
        "reports no devices and Triton finds 0 active drivers.",
        "Restart the container with the devices and the video/render groups.")
 def container_passthrough(f: Facts) -> Iterable[Finding]:
+    runs = f.raw.get("container_run")
+    for run in runs if isinstance(runs, list) else ():
+        # The run command itself (pasted): without --device=/dev/kfd (or --privileged) the container has no KFD.
+        if not isinstance(run, dict) or run.get("privileged") or run.get("runtime") not in ("docker", "podman"):
+            continue
+        devices = [str(d) for d in run.get("devices") or ()] if isinstance(run.get("devices"), list) else []
+        missing = [d for d in ("/dev/kfd", "/dev/dri") if not any(x == d or x.startswith(d + "/") for x in devices)]
+        if missing:
+            engine = str(run["runtime"])
+            yield fail(f"{engine} run command without {' and '.join(missing)}",
+                       "A container sees only the device nodes passed to it: without these ROCm finds no GPU "
+                       "('Unable to open /dev/kfd read-write: No such file or directory').",
+                       evidence=("container run command",),
+                       fix=Fix("Add the AMD device nodes and groups to the run command.",
+                               (DOCKER_RUN.format(engine=engine),)),
+                       links=("https://rocm.docs.amd.com/projects/install-on-linux/en/latest/how-to/docker.html",))
+            return
     if f.container.status is Status.UNKNOWN:
         yield skip("cannot tell whether this is a container")
         return
@@ -144,6 +178,9 @@ def container_passthrough(f: Facts) -> Iterable[Finding]:
     if amd_host(f) is False:
         # sysfs (PCI devices, /sys/module/amdgpu) is the host's even inside a container, so "no AMD GPU" is reliable.
         yield ok(f"{kind} container; the host shows no AMD GPU, so no AMD devices are expected")
+        return
+    if f.dev_kfd.status is Status.UNKNOWN or f.render_nodes.status is Status.UNKNOWN:
+        yield skip(f"{kind} container; its device nodes were not recorded", "Paste `ls -l /dev/kfd /dev/dri` from inside it.")
         return
     missing = [p for p, present in (("/dev/kfd", kfd), ("/dev/dri/renderD*", dri)) if not present]
     engine = "podman" if kind == "podman" else "docker"
@@ -160,8 +197,11 @@ def container_passthrough(f: Facts) -> Iterable[Finding]:
        "Without CONFIG_HSA_AMD amdgpu drives the display but exposes no /dev/kfd, so no ROCm program can use the GPU.",
        "Boot a distribution kernel (they enable it) or rebuild with CONFIG_HSA_AMD=y.")
 def kernel_config_hsa(f: Facts) -> Iterable[Finding]:
-    if f.kfd_topology.found or (f.dev_kfd.found and not f.wsl.value):
-        yield ok("kernel has KFD (CONFIG_HSA_AMD) — /dev/kfd and the KFD topology exist")
+    if f.kfd_topology.found:
+        yield ok("kernel has KFD (CONFIG_HSA_AMD) — the KFD topology exists")
+        return
+    if f.dev_kfd.found and not f.wsl.value:
+        yield ok("kernel has KFD (CONFIG_HSA_AMD) — /dev/kfd exists")
         return
     if not f.kernel_config.found or f.kernel_config.value is None:
         if amd_host(f):

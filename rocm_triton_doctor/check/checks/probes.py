@@ -12,7 +12,7 @@ from rocm_triton_doctor.check.findings import Finding, Fix
 
 @check("probe-timeout", "probes", "Every external tool (rocminfo, amd-smi, nvidia-smi, the Python probes) answered in time.",
        "A tool that hangs usually means a wedged driver or GPU; the doctor stops waiting at its timeout.",
-       "Read the kernel log; a reboot or driver reload usually clears a wedged GPU.")
+       "Read the kernel log; a reboot or driver reload usually clears a wedged GPU.", ok_is_evidence=False)
 def probe_timeout(f: Facts) -> Iterable[Finding]:
     if "commands" not in f.raw and "python" not in f.raw:  # nothing was probed: no "✓" for an empty snapshot
         yield skip("the snapshot records no tool or probe runs")
@@ -41,13 +41,18 @@ def probe_timeout(f: Facts) -> Iterable[Finding]:
                    fix=Fix("Run it yourself to see the crash, and check the kernel log:",
                            (" ".join(c.argv), "sudo dmesg | tail -n 40"), needs_sudo=True))
     py = f.raw.get("python")
-    if isinstance(py, dict) and py.get("error"):
+    py_failed = isinstance(py, dict) and bool(py.get("error"))
+    if py_failed and isinstance(py, dict):
         yield warn(f"the Python environment probe failed: {py['error']}")
-    if not hung and not broken and not crashed:
-        if f.commands:
-            yield ok(f"{len(f.commands)} tool(s) answered: {', '.join(c.name for c in f.commands)}")
+    if not hung and not broken and not crashed and not py_failed:
+        # Pasted output (origin "text") proves nothing about how the probes went: only runs the doctor made count.
+        raw_origin = f.raw.get("origin")
+        origin: dict[str, object] = raw_origin if isinstance(raw_origin, dict) else {}
+        ran = [c for c in f.commands if origin.get(f"commands.{c.name}") != "text"]
+        if ran:
+            yield ok(f"{len(ran)} tool(s) answered: {', '.join(c.name for c in ran)}")
         else:
-            yield ok("no external tools needed")
+            yield skip("no external tool was run")
 
 
 CHECKS = (probe_timeout,)

@@ -7,34 +7,55 @@ from collections.abc import Iterable
 from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.check.checks.base import check, fail, needed, ok, warn
-from rocm_triton_doctor.check.checks.torch import install_command
+from rocm_triton_doctor.check.checks.base import check, fail, info, needed, ok, skip, warn
+from rocm_triton_doctor.check.checks.torch import install_command, pip
 from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.facts.errors import with_signature
 from rocm_triton_doctor.check.facts.platform import accelerator
+from rocm_triton_doctor.check.facts.python import torch_build
 from rocm_triton_doctor.check.findings import Finding, Fix
 
 
 @check("python-version-wheels", "python", "PyTorch publishes ROCm wheels for this Python version.",
        "pip falls back to an old or CPU-only torch, or finds none ('from versions: none'), when the Python is too "
        "new or too old for the ROCm index.",
-       "Create a virtual environment with a supported Python (uv venv --python 3.12, or pyenv).", needs=("python",))
+       "Create a virtual environment with a supported Python (uv venv --python 3.12, or pyenv).", needs=("python",),
+       ok_is_evidence=False)
 def python_version_wheels(f: Facts) -> Iterable[Finding]:
     py = needed(f.python).version
     plat = accelerator(f)
+    if plat == "unknown" and needed(f.python).wants_rocm:
+        plat = "amd"  # pip was asked for ROCm wheels: judge the Python against the ROCm indexes
+    if with_signature(f.errors, "pip-no-matching-torch"):
+        yield skip("pip's own answer decides it: see 'pip-no-torch-wheel'")
+        return
+    if not py:
+        yield skip("Python version unknown", "Paste `python --version` (the Python that runs torch).")
+        return
     rels = [r for r in knowledge.torch_releases() if r.rocm_indexes]
     ok_rels = [r for r in rels if r.supports_python(py)]
     newest = max(rels, key=lambda r: Version(r.torch))
     if plat != "amd":
-        yield ok(f"Python {py}")
+        if plat == "unknown":
+            yield skip(f"Python {py}; whether this machine needs ROCm wheels is unknown")
+        else:
+            yield ok(f"Python {py}")
+        return
+    if torch_build(f) == "rocm" and not (ok_rels and max(ok_rels, key=lambda r: Version(r.torch)).torch == newest.torch):
+        # A ROCm torch is already installed in this Python: the version only limits future upgrades.
+        best_v = max(ok_rels, key=lambda r: Version(r.torch)).torch if ok_rels else None
+        yield info(f"Python {py}" + (f" limits future upgrades to torch {best_v} on ROCm" if best_v else
+                                     " has no ROCm wheel on download.pytorch.org today (a ROCm torch is installed)"))
         return
     if not ok_rels:
         lo = min(rels, key=lambda r: Version(r.torch))
-        yield fail(f"no ROCm torch wheel for Python {py}",
+        # Whether torch is missing is unknown: the Python cannot get a ROCm wheel, but nothing shows one is needed.
+        yield (warn if torch_build(f) == "unknown" else fail)(f"no ROCm torch wheel for Python {py}",
                    f"ROCm wheels known to the doctor need Python {newest.requires_python} (torch {newest.torch}) … "
                    f"{lo.requires_python} (torch {lo.torch}).",
                    evidence=("python",),
-                   fix=Fix("Use a virtual environment with a supported Python.",
-                           ("python3.12 -m venv ~/rocm-env && . ~/rocm-env/bin/activate", install_command(f))))
+                   fix=Fix("Use a virtual environment with a supported Python (3.12), and install torch into it.",
+                           ("python3.12 -m venv ~/rocm-env", *_venv_install(f)) if torch_build(f) != "unknown" else ()))
         return
     best = max(ok_rels, key=lambda r: Version(r.torch))
     if best.torch != newest.torch:
@@ -45,4 +66,41 @@ def python_version_wheels(f: Facts) -> Iterable[Finding]:
     yield ok(f"Python {py} has ROCm wheels up to torch {best.torch}")
 
 
-CHECKS = (python_version_wheels,)
+@check("pip-index-order", "python", "pip takes torch from the ROCm index, not from PyPI.",
+       "With the ROCm index given only as an extra index, pip picks the highest version from any index: PyPI's torch "
+       "(the CUDA build on Linux) wins whenever it is newer than the ROCm index's (ComfyUI-Installer#15).",
+       "Give the ROCm index as the only index (--index-url) for torch, torchvision and torchaudio.", needs=("python",))
+def pip_index_order(f: Facts) -> Iterable[Finding]:
+    env = needed(f.python)
+    rocm = [u for u in env.pip_indexes if "rocm" in u or "radeon" in u]
+    pypi = [u for u in env.pip_indexes if "pypi.org" in u or "pypi.python.org" in u]
+    torch = env.downloaded("torch")
+    if not env.pip_indexes or not torch:
+        yield skip("no pip install log for torch in the evidence")
+        return
+    if not (rocm and pypi):
+        yield skip(f"pip searched {', '.join(env.pip_indexes)} only")
+        return
+    if "+rocm" in torch:
+        yield skip(f"pip chose torch {torch} from the ROCm index")
+        return
+    yield fail(f"pip took torch {torch} from PyPI although a ROCm index ({rocm[0]}) was given",
+               "Given beside PyPI, the ROCm index is only one more place to look: pip installs the highest version it "
+               "finds, and PyPI's Linux torch (a CUDA build) is usually newer than the ROCm index's.",
+               evidence=("pip install log",),
+               fix=Fix("Install torch, torchvision and torchaudio with the ROCm index as the only index (other "
+                       "packages can come from PyPI in a separate command).",
+                       (f"{pip(f)} install --force-reinstall torch torchvision torchaudio --index-url {rocm[0]}",)),
+               links=("https://pytorch.org/get-started/locally/",))
+
+
+def _venv_install(f: Facts) -> tuple[str, ...]:
+    """The torch install for the new Python 3.12 venv, run by that venv's own interpreter."""
+    cmd = install_command(f)
+    if cmd is None:
+        return ()
+    return ("~/rocm-env/bin/python -m pip" + cmd.split(" -m pip", 1)[1] if " -m pip" in cmd
+            else "~/rocm-env/bin/python -m " + cmd,)
+
+
+CHECKS = (python_version_wheels, pip_index_order)

@@ -6,8 +6,10 @@ import re
 from collections.abc import Iterable
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.check.checks.base import check, info, ok, skip, warn
+from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, warn
+from rocm_triton_doctor.check.checks.torch import pip
 from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.facts.errors import with_signature
 from rocm_triton_doctor.check.facts.platform import amd_host
 from rocm_triton_doctor.check.facts.python import rocm_torch, torch_rocm
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -15,7 +17,7 @@ from rocm_triton_doctor.check.findings import Finding, Fix
 
 @check("rocm-install", "rocm", "Which system ROCm is installed (/opt/rocm, /opt/rocm-*, ROCM_PATH).",
        "Tools such as rocminfo, and Triton's HIP lookup, use the system ROCm; PyTorch wheels do not need it.",
-       "Nothing to fix by itself; other findings say when the system ROCm matters.")
+       "Nothing to fix by itself; other findings say when the system ROCm matters.", ok_is_evidence=False)
 def rocm_install(f: Facts) -> Iterable[Finding]:
     if not f.rocm.found or not f.rocm.value:
         if f.rocm.known:
@@ -43,37 +45,53 @@ def rocm_install(f: Facts) -> Iterable[Finding]:
 @check("rocm-torch-hip-mismatch", "rocm", "The system ROCm and the ROCm bundled in torch are the same major.minor.",
        "When both are present, a process can load libraries from both (via LD_LIBRARY_PATH or Triton's HIP "
        "search), mixing two HIP runtimes (ROCm/triton#626).",
-       "Keep them aligned, or keep the system ROCm out of torch processes' library path.")
+       "Keep them aligned, or keep the system ROCm out of torch processes' library path.", ok_is_evidence=False)
 def rocm_torch_hip_mismatch(f: Facts) -> Iterable[Finding]:
     if not rocm_torch(f):
         yield skip("no ROCm build of torch")
         return
     tr = torch_rocm(f)
     if not f.rocm.found or not f.rocm.value or not f.rocm.value.version:
-        yield ok(f"torch bundles ROCm {tr or '?'}; no system ROCm to conflict with")
+        if f.rocm.known:
+            yield ok(f"torch bundles ROCm {tr or '?'}; no system ROCm to conflict with")
+        else:
+            yield skip("system ROCm unknown", "Paste `cat /opt/rocm/.info/version` (or `apt show rocm-libs`).")
         return
     sys_v = ".".join(f.rocm.value.version.split(".")[:2])
     if tr is None or tr == sys_v:
         yield ok(f"system ROCm {f.rocm.value.version} matches torch's bundled ROCm {tr or '?'}")
         return
-    yield warn(f"system ROCm {f.rocm.value.version} differs from torch's bundled ROCm {tr}",
-               "Usually harmless, since torch loads its own libraries from torch/lib; it breaks when the system "
-               "libraries get loaded into the same process (see 'ld-library-path-rocm'), and Triton may pick the "
-               "system libamdhip64 if TRITON_LIBHIP_PATH or the search order points there.",
-               evidence=(f.rocm.source, "torch version"),
-               fix=Fix(f"Install a torch built for ROCm {sys_v} if PyTorch publishes one "
-                       f"({knowledge.index_url('rocm' + sys_v)}), or keep the system ROCm out of torch processes."))
+    # An extension built against the system ROCm (flash-attention, CK, a custom op) loaded into torch's bundled
+    # runtime fails at its first launch: 'shared object initialization failed' / undefined hip symbols
+    # (Dao-AILab/flash-attention#1652).
+    mixed = with_signature(f.errors, "shared-object-init-failed", "undefined-symbol-hip", "rocblas-tensile-missing")
+    index = "rocm" + sys_v
+    cmd = (f"{pip(f)} install --force-reinstall torch torchvision torchaudio --index-url {knowledge.index_url(index)}"
+           if mixed and knowledge.index_arches(index) else None)
+    yield (fail if mixed else warn)(
+        f"system ROCm {f.rocm.value.version} differs from torch's bundled ROCm {tr}",
+        ("The error shows code built for one ROCm running on the other's runtime." if mixed else
+         "Usually harmless, since torch loads its own libraries from torch/lib; it breaks when the system "
+         "libraries get loaded into the same process (see 'ld-library-path-rocm'), and Triton may pick the "
+         "system libamdhip64 if TRITON_LIBHIP_PATH or the search order points there."),
+        evidence=(f.rocm.source, "torch version"),
+        fix=Fix(f"Install a torch built for ROCm {sys_v} ({knowledge.index_url(index)}) so extensions built "
+                "against the system ROCm match it, or rebuild the extension against torch's ROCm.",
+                (cmd,) if cmd else ()))
 
 
 @check("ld-library-path-rocm", "rocm", "LD_LIBRARY_PATH does not pull system ROCm libraries into a ROCm torch.",
        "Libraries found through LD_LIBRARY_PATH can replace the ones bundled in the wheel: two HIP runtimes or "
        "mismatched rocBLAS in one process ('invalid device function', segfaults at init).",
-       "Remove /opt/rocm*/lib from LD_LIBRARY_PATH for processes that use the pip wheel.", needs=("env",))
+       "Remove /opt/rocm*/lib from LD_LIBRARY_PATH for processes that use the pip wheel.", needs=("env",), ok_is_evidence=False)
 def ld_library_path_rocm(f: Facts) -> Iterable[Finding]:
     ldp = f.env_var("LD_LIBRARY_PATH") or ""
     rocm_dirs = [d for d in ldp.split(":") if re.search(r"/rocm[^/]*(/|$)", d)]
     if not rocm_dirs:
-        yield ok("LD_LIBRARY_PATH has no ROCm directories")
+        if f.env_unset("LD_LIBRARY_PATH") is None:
+            yield skip("LD_LIBRARY_PATH unknown", "Paste `echo $LD_LIBRARY_PATH`.")
+        else:
+            yield ok("LD_LIBRARY_PATH has no ROCm directories")
         return
     if not rocm_torch(f):
         yield info(f"LD_LIBRARY_PATH contains {', '.join(rocm_dirs)}", "No ROCm torch installed; nothing to clash with.")

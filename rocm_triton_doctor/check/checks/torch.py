@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 
 from packaging.version import Version
@@ -17,35 +18,65 @@ from rocm_triton_doctor.check.findings import Finding, Fix
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
-def install_command(f: Facts) -> str:
-    """The pip command that installs the right torch for this machine, from the knowledge base.
+def pip(f: Facts) -> str:
+    """The pip of the environment being checked: `<its python> -m pip` when the snapshot names the interpreter (a bare
+    `pip` runs whatever pip is first on PATH, often another environment's; issue #10 item 8)."""
+    exe = f.python.value.executable if f.python.found and f.python.value else ""
+    return f"{shlex.quote(exe)} -m pip" if exe else "pip"
+
+
+def install_command(f: Facts) -> str | None:
+    """The pip command that installs the right torch for this machine, from the knowledge base; None when the
+    hardware is not known (fix safety: never an index derived from an unknown, issue #10).
 
     AMD: the newest torch whose ROCm index carries every GPU's gfx and supports this Python; NVIDIA: PyPI's default
-    Linux build (CUDA); CPU-only: the CPU index."""
+    Linux build (CUDA); CPU-only (probed: no AMD GPU, no NVIDIA GPU): the CPU index."""
     plat = accelerator(f)
-    py = f.python.value.version if f.python.found and f.python.value else None
+    py = f.python.value.version if f.python.found and f.python.value and f.python.value.version else None
+    if py is None and plat in ("amd", "cpu"):
+        return None  # which wheel depends on the Python: ask for `python --version` (issue #10 item 9)
     if plat == "amd":
         gfx = {g.gfx for g in amd_gpus(f) if g.gfx}
+        if not gfx:
+            return None  # the index depends on the GPU's gfx (older targets are dropped): ask for it
         for rel in sorted(knowledge.torch_releases(), key=lambda r: Version(r.torch), reverse=True):
             if py and not rel.supports_python(py):
                 continue
             for index in reversed(rel.rocm_indexes):
                 if gfx <= set(knowledge.index_arches(index, rel.version_on(index)) or ()):
-                    return (f"pip install --force-reinstall torch=={rel.version_on(index)} torchvision torchaudio "
+                    return (f"{pip(f)} install --force-reinstall torch=={rel.version_on(index)} torchvision torchaudio "
                             f"--index-url {knowledge.index_url(index)}")
-        return "pip install --force-reinstall torch torchvision torchaudio --index-url " + knowledge.index_url("rocm7.2")
+        return None  # no published ROCm wheel for this GPU/Python: say so in words, not with a wrong index
     if plat == "nvidia":
-        return "pip install --force-reinstall torch torchvision torchaudio"
-    return f"pip install --force-reinstall torch torchvision torchaudio --index-url {CPU_INDEX}"
+        return f"{pip(f)} install --force-reinstall torch torchvision torchaudio"
+    if plat == "cpu":
+        return f"{pip(f)} install --force-reinstall torch torchvision torchaudio --index-url {CPU_INDEX}"
+    return None
+
+
+def no_command_why(f: Facts) -> str:
+    """Why install_command gave no command, and what would let it."""
+    gfx = sorted({g.gfx for g in amd_gpus(f) if g.gfx})
+    if not (f.python.found and f.python.value and f.python.value.version):
+        return "Which wheel fits depends on the Python version: paste `python --version`."
+    if accelerator(f) == "amd" and gfx:
+        return (f"No ROCm wheel on download.pytorch.org carries {', '.join(gfx)} for this Python (as of "
+                f"{knowledge.as_of()}); such GPUs need a source build or an older/community build.")
+    return "Which build that is depends on the GPU: paste `rocminfo | grep gfx` or `nvidia-smi -L`."
+
+
+def commands(*cmds: str | None) -> tuple[str, ...]:
+    return tuple(c for c in cmds if c)
 
 
 @check("torch-missing", "torch", "torch is installed in the target Python environment.",
        "Nothing GPU-related can run without it; `smoke` needs it.",
-       "Install the build for this machine from the index the finding names.")
+       "Install the build for this machine from the index the finding names.", ok_is_evidence=False)
 def torch_missing(f: Facts) -> Iterable[Finding]:
     b = torch_build(f)
-    if b == "unknown" and not f.python.found:
-        yield skip("Python environment unknown")
+    if b == "unknown" and not torch_version(f):
+        yield skip("whether torch is installed is unknown",
+                   "Paste `python -m pip list` (unfiltered) or `python -c 'import torch; print(torch.__version__)'`.")
         return
     if b != "missing":
         yield ok(f"torch {torch_version(f) or '?'} installed")
@@ -55,10 +86,10 @@ def torch_missing(f: Facts) -> Iterable[Finding]:
     sev = fail if plat in ("amd", "nvidia") else warn
     yield sev(f"torch is not installed in {exe}",
               "The doctor never installs torch as its own dependency: a plain `pip install torch` would pull the "
-              "CUDA build.", fix=Fix("Install the build that matches this machine into a fresh virtual environment, "
-                                     "or with this interpreter's own pip:",
-                                     ("rocm-triton-doctor install --venv ~/rtd-venv",
-                                      f"{exe} -m {install_command(f)}" if exe != "this Python" else install_command(f))))
+              "CUDA build.", fix=Fix("Install the build that matches this machine (a virtual environment is "
+                                     "recommended: `rocm-triton-doctor install --venv DIR` plans and verifies it)."
+                                     + ("" if install_command(f) else " " + no_command_why(f)),
+                                     commands(install_command(f))))
 
 
 @check("torch-build-mismatch", "torch", "The torch build (ROCm / CUDA / CPU) matches this machine's GPU.",
@@ -83,7 +114,7 @@ def torch_build_mismatch(f: Facts) -> Iterable[Finding]:
         return
     labels = {"rocm": "ROCm", "cuda": "CUDA", "cpu": "CPU-only"}
     fix = Fix("Replace it with the matching build (torch, torchvision and torchaudio together, from one index).",
-              (install_command(f),))
+              commands(install_command(f)))
     if plat == "amd":
         detail = {"cuda": "This is what `pip install torch` gives on Linux. It cannot use AMD GPUs.",
                   "cpu": "pip may have fallen back to it because no ROCm wheel matched (Python version?)."}.get(b, "")
@@ -115,7 +146,15 @@ def torch_sees_gpu(f: Facts) -> Iterable[Finding]:
                    fix=Fix("Retry with a debug log.", ("AMD_LOG_LEVEL=4 python -c 'import torch; torch.cuda.init()'",)))
         return
     if r.torch_version is None:
-        yield fail("torch could not be inspected", r.error or "", evidence=("runtime probe",))
+        if r.error:
+            yield fail("torch could not be inspected", r.error, evidence=("runtime probe",))
+        elif r.is_available:
+            yield ok("torch.cuda.is_available() is True (torch version not recorded)")
+        elif r.is_available is False:
+            yield skip("torch.cuda.is_available() is False; the torch build is unknown",
+                       "Paste `python -m torch.utils.collect_env` to tell why.")
+        else:
+            yield skip("what torch sees is unknown")
         return
     plat = accelerator(f)
     if plat == "cpu":
@@ -132,12 +171,18 @@ def torch_sees_gpu(f: Facts) -> Iterable[Finding]:
         if expected and len(r.devices) < expected and not hidden:
             yield warn(f"torch sees {len(r.devices)} of {expected} GPUs", names,
                        fix=Fix("A GPU whose render node cannot be opened is skipped silently; see 'render-access'."))
-        else:
+        elif r.devices:
             yield ok(f"torch sees {len(r.devices)} GPU(s): {names}")
+        else:
+            yield ok("torch.cuda.is_available() is True", "The devices were not listed.")
+        return
+    if r.is_available is None and not r.error:
+        yield skip("whether torch sees a GPU is unknown", "Paste `python -c 'import torch; print(torch.cuda.is_available())'`.")
         return
     why = r.error or "torch.cuda.is_available() returned False"
-    if torch_build(f) not in ("rocm", "cuda"):
-        yield skip(f"torch {r.torch_version} is not a GPU build (see 'torch-build-mismatch')")
+    want = {"amd": "rocm", "nvidia": "cuda"}.get(plat)
+    if torch_build(f) not in ("rocm", "cuda") or (want and torch_build(f) != want):
+        yield skip(f"torch {r.torch_version} is not a build for this GPU (see 'torch-build-mismatch')")
         return
     yield fail(f"torch {r.torch_version} does not see any GPU", why, evidence=("runtime probe",),
                fix=Fix("Fix the failing driver/access/override findings above; to see the runtime's reason, run:",
@@ -147,17 +192,20 @@ def torch_sees_gpu(f: Facts) -> Iterable[Finding]:
 @check("torch-family-mismatch", "torch", "torchvision/torchaudio come from the same build and release as torch.",
        "A PyPI torchvision next to a ROCm torch pulls a CUDA torch back in, or fails with "
        "'operator torchvision::nms does not exist'.",
-       "Install torch, torchvision and torchaudio together from one index.", needs=("python",))
+       "Install torch, torchvision and torchaudio together from one index.", needs=("python",), ok_is_evidence=False)
 def torch_family_mismatch(f: Facts) -> Iterable[Finding]:
     env = needed(f.python)
     torch = env.dist("torch")
     if torch is None:
         yield skip("torch not installed")
         return
+    if not _known_tag(torch.local):
+        yield skip(f"torch {torch.version} is a source build", "Its local version is a git hash, not a wheel index tag.")
+        return
     bad = []
     for name in ("torchvision", "torchaudio"):
         d = env.dist(name)
-        if d is None:
+        if d is None or not _known_tag(d.local):
             continue
         pin = d.pinned({"torch"})
         if build_tag(d.local) != build_tag(torch.local):
@@ -171,7 +219,12 @@ def torch_family_mismatch(f: Facts) -> Iterable[Finding]:
     index = f" --index-url {url}" if url else ""
     yield fail("torch family packages from different builds", "; ".join(bad), evidence=("python",),
                fix=Fix("Reinstall them together from torch's index.",
-                       (f"pip install --force-reinstall torch=={torch.version} torchvision torchaudio{index}",)))
+                       (f"{pip(f)} install --force-reinstall torch=={torch.version} torchvision torchaudio{index}",)))
+
+
+def _known_tag(local: str) -> bool:
+    """'' (PyPI's default build) or an index tag (rocm6.4, cu128, cpu); not a source build's git hash."""
+    return not local or build_tag(local) != local or local.startswith(("rocm", "cu", "cpu", "xpu"))
 
 
 def _spec(text: str):  # type: ignore[no-untyped-def]
@@ -183,15 +236,22 @@ def _spec(text: str):  # type: ignore[no-untyped-def]
 @check("nvml-with-rocm-torch", "torch", "No NVIDIA management library (pynvml / nvidia-ml-py) next to a ROCm torch.",
        "Libraries that detect the GPU vendor by importing NVML can take an AMD machine for an NVIDIA one, and "
        "pynvml calls fail with 'NVML Shared Library Not Found'.",
-       "Uninstall it if nothing on this AMD machine needs it.", needs=("python",))
+       "Uninstall it if nothing on this AMD machine needs it.", needs=("python",), ok_is_evidence=False)
 def nvml_with_rocm_torch(f: Facts) -> Iterable[Finding]:
-    present = [n for n in ("pynvml", "nvidia-ml-py") if needed(f.python).dist(n)]
-    if not present or torch_build(f) != "rocm":
-        yield ok("no NVML bindings next to a ROCm torch")
+    env = needed(f.python)
+    present = [n for n in ("pynvml", "nvidia-ml-py") if env.dist(n)]
+    if torch_build(f) != "rocm":
+        yield skip("not a ROCm torch" if torch_build(f) != "unknown" else "torch build unknown")
+        return
+    if not present:
+        if env.distributions_complete:
+            yield ok("no NVML bindings next to a ROCm torch")
+        else:
+            yield skip("package list incomplete", "Paste `python -m pip list` (unfiltered).")
         return
     yield warn(f"{' and '.join(present)} installed next to a ROCm torch",
                "Packages that probe NVML to pick a platform may choose the CUDA path on this AMD machine.",
-               fix=Fix("Remove it unless a tool you use requires it.", (f"pip uninstall -y {' '.join(present)}",)))
+               fix=Fix("Remove it unless a tool you use requires it.", (f"{pip(f)} uninstall -y {' '.join(present)}",)))
 
 
 CHECKS = (torch_missing, torch_build_mismatch, torch_sees_gpu, torch_family_mismatch, nvml_with_rocm_torch)

@@ -10,6 +10,7 @@ from packaging.version import InvalidVersion, Version
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, needed, ok, skip, warn
 from rocm_triton_doctor.check.checks.gpus import amd_gpus
+from rocm_triton_doctor.check.checks.gpus import pip as env_pip
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.facts.platform import accelerator
 from rocm_triton_doctor.check.facts.python import torch_build, torch_index_url
@@ -32,36 +33,48 @@ def _torch_pin(f: Facts) -> tuple[str, str] | None:
     return torch.pinned(TRITON_DISTS) if torch else None
 
 
-def _reinstall(f: Facts) -> str:
+def _pip(f: Facts) -> str:
+    from rocm_triton_doctor.check.checks.torch import pip
+
+    return pip(f)
+
+
+def _reinstall(f: Facts) -> str | None:
     torch = f.python.value.dist("torch") if f.python.found and f.python.value else None
     index = torch_index_url(torch.version) if torch else None
     if index:
         pin = _torch_pin(f)
         target = f"{pin[0]}{pin[1]}" if pin else "pytorch-triton-rocm"
-        return f"pip install --force-reinstall --no-deps '{target}' --index-url {index}"
+        return f"{_pip(f)} install --force-reinstall --no-deps '{target}' --index-url {index}"
     from rocm_triton_doctor.check.checks.torch import install_command
 
     return install_command(f)
 
 
+def _cmds(*cmds: str | None) -> tuple[str, ...]:
+    return tuple(c for c in cmds if c)
+
+
 @check("triton-missing", "triton", "A Triton distribution is installed next to a GPU build of torch.",
        "torch.compile and every Triton kernel need it; torch's ROCm wheels depend on the ROCm Triton.",
-       "Install the Triton that torch pins, from torch's index.", needs=("python",))
+       "Install the Triton that torch pins, from torch's index.", needs=("python",), ok_is_evidence=False)
 def triton_missing(f: Facts) -> Iterable[Finding]:
     inst = _installed(f)
     if inst:
         yield ok("Triton installed: " + ", ".join(f"{n} {v}" for n, v in sorted(inst.items())))
         return
+    if not needed(f.python).distributions_complete:
+        yield skip("whether Triton is installed is unknown", "Paste `python -m pip list` (unfiltered).")
+        return
     b = torch_build(f)
     if b in ("rocm", "cuda"):
         pin = _torch_pin(f)
         yield fail("Triton is not installed", f"torch requires {pin[0]}{pin[1]}." if pin else "",
-                   fix=Fix("Install the one torch pins, from torch's own index.", (_reinstall(f),)))
+                   fix=Fix("Install the one torch pins, from torch's own index.", _cmds(_reinstall(f))))
     elif b == "cpu":  # issue #18 defect 1: smoke's interpreter path needs Triton too; "✓" sent users in a circle
-        exe = f.python.value.executable if f.python.value else "python"
         yield warn("Triton is not installed: `smoke` cannot run (its CPU interpreter path needs Triton)",
                    "The CPU build of torch does not pull Triton in; PyPI's triton runs kernels in interpreter mode.",
-                   fix=Fix("Install it into the same environment:", (f"{exe} -m pip install triton",)))
+                   fix=Fix("Install it into the same environment:", (f"{env_pip(f)} install triton",)))
     else:
         yield (warn if accelerator(f) == "amd" else ok)(
             "Triton is not installed", "Triton kernels need it; a GPU build of torch installs the matching one.")
@@ -71,12 +84,29 @@ def triton_missing(f: Facts) -> Iterable[Finding]:
        "Two distributions (e.g. pytorch-triton-rocm and PyPI triton, pulled in by another package) overwrite each "
        "other's files in site-packages/triton; the last one installed wins, often the CUDA-only one "
        "(state-spaces/mamba#595).",
-       "Uninstall all of them, then reinstall the one torch pins.", needs=("python",))
+       "Uninstall all of them, then reinstall the one torch pins.", needs=("python",), ok_is_evidence=False)
 def triton_duplicate_dists(f: Facts) -> Iterable[Finding]:
     owners = needed(f.python).triton_owners
     inst = _installed(f)
+    fetched = {n: v for n in sorted(TRITON_DISTS) if n not in inst and (v := needed(f.python).downloaded(n))}
+    if inst and fetched:
+        # pip's log shows a second Triton wheel being pulled in by another package (state-spaces/mamba#595).
+        names = sorted(fetched)
+        keep = next(iter(sorted(inst)))
+        yield warn(f"pip is installing {', '.join(f'{n} {v}' for n, v in fetched.items())} beside the installed "
+                   f"{', '.join(f'{n} {v}' for n, v in inst.items())}",
+                   "Both distributions own the triton/ package: whichever is installed last overwrites the other's "
+                   "files, often leaving PyPI's CUDA-oriented triton in place of the ROCm one.",
+                   evidence=("pip install log",),
+                   fix=Fix(f"After installing, remove the extra distribution and reinstall {keep} (torch's pin).",
+                           _cmds(f"{_pip(f)} uninstall -y {' '.join(names)}", _reinstall(f))),
+                   links=("https://github.com/state-spaces/mamba/issues/595",))
+        return
     if not owners and not inst:
-        yield ok("no Triton distribution installed")
+        if needed(f.python).distributions_complete:
+            yield ok("no Triton distribution installed")
+        else:
+            yield skip("installed Triton distributions unknown", "Paste `python -m pip list` (unfiltered).")
         return
     if len(owners) <= 1 and len(inst) <= 1:
         yield ok(f"one Triton distribution ({owners[0] if owners else next(iter(inst), 'none')})")
@@ -88,7 +118,7 @@ def triton_duplicate_dists(f: Facts) -> Iterable[Finding]:
                "loads, and uninstalling one breaks the other.",
                evidence=("python: distributions owning triton/__init__.py",),
                fix=Fix("Remove them all, then reinstall only the one torch pins.",
-                       (f"pip uninstall -y {' '.join(names)}", _reinstall(f))),
+                       _cmds(f"{_pip(f)} uninstall -y {' '.join(names)}", _reinstall(f))),
                links=("https://github.com/state-spaces/mamba/issues/595",))
 
 
@@ -109,7 +139,7 @@ def triton_version_pin(f: Facts) -> Iterable[Finding]:
             yield fail(f"torch requires {name}{spec} but {other} is installed",
                        "A Triton from another source (usually PyPI's CUDA-oriented `triton`) replaced the one built "
                        "for this torch.", fix=Fix("Swap it for the pinned one.",
-                                                  (f"pip uninstall -y {' '.join(inst)}", _reinstall(f))))
+                                                  _cmds(f"{_pip(f)} uninstall -y {' '.join(inst)}", _reinstall(f))))
         else:
             yield skip("Triton missing (see 'triton-missing')")
         return
@@ -122,7 +152,7 @@ def triton_version_pin(f: Facts) -> Iterable[Finding]:
     else:
         yield fail(f"{name} {inst[name]} does not satisfy torch's pin {name}{spec}",
                    "torch.compile and Triton kernels can break in import or code generation.",
-                   fix=Fix("Reinstall the pinned version.", (_reinstall(f),)))
+                   fix=Fix("Reinstall the pinned version.", _cmds(_reinstall(f))))
 
 
 @check("triton-backend", "triton", "Triton's active backend is HIP (AMD) or CUDA (NVIDIA) and targets the GPU's arch.",
@@ -143,8 +173,15 @@ def triton_backend(f: Facts) -> Iterable[Finding]:
         return
     want = {"amd": "hip", "nvidia": "cuda"}.get(plat)
     if want and r.triton_backend != want:
+        if r.triton_backend is None:
+            yield skip("Triton's backend unknown", "Paste `python -c 'import triton; print(triton.runtime.driver.active"
+                       ".get_current_target())'`." if r.triton_version is None else "The runtime probe did not record it.")
+            return
         yield fail(f"Triton's active backend is {r.triton_backend!r}, expected {want!r}",
-                   fix=Fix("Reinstall the Triton that torch pins.", (_reinstall(f),)))
+                   fix=Fix("Reinstall the Triton that torch pins.", _cmds(_reinstall(f))))
+        return
+    if not r.triton_backend or not r.triton_arch:
+        yield skip("Triton's backend and target unknown")
         return
     expect = {g.effective_gfx for g in amd_gpus(f)} if plat == "amd" else set()
     arch = knowledge.base_gfx(r.triton_arch) if plat == "amd" else r.triton_arch
@@ -157,7 +194,7 @@ def triton_backend(f: Facts) -> Iterable[Finding]:
 
 @check("triton-build-toolchain", "triton", "A C compiler and Python.h are present (Triton builds its GPU driver stub on "
        "first use).", "Without them the first Triton kernel fails: 'fatal error: Python.h: No such file or directory'.",
-       "Install gcc and the Python development headers.")
+       "Install gcc and the Python development headers.", ok_is_evidence=False)
 def triton_build_toolchain(f: Facts) -> Iterable[Finding]:
     which = f.which.value if f.which.found and f.which.value else None
     if which is None or not f.python.found or not f.python.value:
@@ -165,6 +202,9 @@ def triton_build_toolchain(f: Facts) -> Iterable[Finding]:
         return
     cc = f.env_var("CC") or which.get("cc") or which.get("gcc") or which.get("clang")
     has_h = f.python.value.python_h
+    if has_h is None:
+        yield skip("whether Python.h is installed is unknown")
+        return
     if cc and has_h:
         yield ok(f"C compiler ({cc}) and Python.h present")
         return

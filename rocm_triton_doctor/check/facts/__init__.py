@@ -13,9 +13,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocm_triton_doctor.check import snapshot
-from rocm_triton_doctor.check.facts import devices, driver, gpus, nvidia, pci, platform, python, rocm, rocminfo, runtime
+from rocm_triton_doctor.check.facts import (
+    devices,
+    driver,
+    errors,
+    gpus,
+    nvidia,
+    pci,
+    platform,
+    python,
+    rocm,
+    rocminfo,
+    runtime,
+)
 from rocm_triton_doctor.check.facts.base import Fact, Status, absent, error, found, safe, unknown
 from rocm_triton_doctor.check.facts.devices import DeviceNode, User
+from rocm_triton_doctor.check.facts.errors import ErrorText
 from rocm_triton_doctor.check.facts.gpus import Gpu
 from rocm_triton_doctor.check.facts.nvidia import NvidiaGpu, NvidiaInfo
 from rocm_triton_doctor.check.facts.pci import PciDevice
@@ -26,7 +39,7 @@ from rocm_triton_doctor.check.facts.rocminfo import RocminfoReport
 from rocm_triton_doctor.check.facts.runtime import Runtime
 from rocm_triton_doctor.check.snapshot import CommandRun
 
-__all__ = ["CommandRun", "DeviceNode", "Distribution", "Fact", "Facts", "Gpu", "NvidiaGpu", "NvidiaInfo", "OsInfo",
+__all__ = ["CommandRun", "DeviceNode", "Distribution", "ErrorText", "Fact", "Facts", "Gpu", "NvidiaGpu", "NvidiaInfo", "OsInfo",
            "PciDevice", "PythonEnv", "RocmInstall", "RocminfoReport", "Runtime", "Status", "User", "absent",
            "build_facts", "error", "found", "unknown"]
 
@@ -56,12 +69,26 @@ class Facts:
     which: Fact[dict[str, str | None]]
     pci_display: Fact[tuple[PciDevice, ...]] = field(default_factory=lambda: unknown("/sys/bus/pci"))
     codeobjects: Fact[Any] = field(default_factory=lambda: unknown("codeobjects"))  # facts/codeobjects.CodeObjects
+    errors: Fact[tuple[ErrorText, ...]] = field(default_factory=lambda: unknown("errors"))
     commands: tuple[CommandRun, ...] = ()
     probe_errors: tuple[str, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def env_var(self, name: str) -> str | None:
         return self.env.value.get(name) if self.env.found and self.env.value else None
+
+    @property
+    def env_complete(self) -> bool:
+        """The environment was recorded in full: a variable it does not list is unset. A pasted excerpt (`partial`
+        names "env") only says what it shows."""
+        partial = self.raw.get("partial")
+        return self.env.found and not (isinstance(partial, list) and "env" in partial)
+
+    def env_unset(self, name: str) -> bool | None:
+        """True probed unset, False set, None unknown."""
+        if self.env_var(name) is not None:
+            return False
+        return True if self.env_complete else None
 
     @property
     def amd_gpus_present(self) -> bool | None:
@@ -99,6 +126,7 @@ def build_facts(snap: Mapping[str, Any]) -> Facts:
         **runtime.build(snap),
         **pci.build(snap),
         codeobjects=safe("codeobjects", lambda: codeobjects_fact(snap)),
+        **errors.build(snap),
         commands=snapshot.commands(snap),
         raw=snap,
     )

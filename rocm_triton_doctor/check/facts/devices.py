@@ -19,6 +19,7 @@ class DeviceNode:
     group: str | None
     readable: bool | None  # None: not measured (snapshot written by hand, or --root)
     writable: bool | None
+    open_error: str | None = None  # strerror of a failed open, as a tool reported it (rocminfo, strace, a panic)
 
     @property
     def perms(self) -> str:
@@ -39,6 +40,7 @@ class User:
     uid: int | None
     groups: tuple[str, ...]
     groups_configured: tuple[str, ...] | None
+    groups_known: bool = True  # False: the snapshot names the user but not (all of) their groups
 
 
 class DeviceFacts(TypedDict):
@@ -70,7 +72,9 @@ def _device(snap: Mapping[str, Any], path: str) -> Fact[DeviceNode]:
         mode_int = int(mode, 8) if isinstance(mode, str) else (int(mode) if mode is not None else None)
     except ValueError:
         mode_int = None
-    return found(DeviceNode(path, mode_int, v.get("owner"), v.get("group"), v.get("readable"), v.get("writable")), path)
+    oe = v.get("open_error")
+    return found(DeviceNode(path, mode_int, v.get("owner"), v.get("group"), v.get("readable"), v.get("writable"),
+                            str(oe) if oe else None), path)
 
 
 def _render_nodes(snap: Mapping[str, Any]) -> Fact[tuple[DeviceNode, ...]]:
@@ -92,5 +96,7 @@ def _user(snap: Mapping[str, Any]) -> Fact[User]:
         return unknown("user")
     groups = tuple(str(g) for g in u.get("groups", []) or [])
     conf = u.get("groups_configured")
+    partial = snap.get("partial")
+    known = isinstance(u.get("groups"), list) and not (isinstance(partial, list) and "user.groups" in partial)
     return found(User(str(u.get("name", "?")), u.get("uid"), groups,
-                      tuple(str(g) for g in conf) if isinstance(conf, list) else None), "user")
+                      tuple(str(g) for g in conf) if isinstance(conf, list) else None, known), "user")

@@ -116,6 +116,11 @@ def _gpus(snap: Mapping[str, Any], env: Fact[dict[str, str]], rocminfo: Fact[Roc
     rocminfo_by_node = {}
     if rocminfo.value is not None:
         rocminfo_by_node = {a.node: a for a in rocminfo.value.gpus if a.node is not None}
+    evidenced = {int(m.group(1)) for p in (files or {}) if (m := re.match(r"^/sys/class/kfd/kfd/topology/nodes/(\d+)/", p))}
+    if prop_paths and evidenced - {int(p.split("/")[-2]) for p in prop_paths}:
+        # A node the snapshot shows (gpu_id, name, mem_banks) without its properties: the list is incomplete, and
+        # counting GPUs from it would be a guess.
+        return unknown("/sys/class/kfd/kfd/topology/nodes/*/properties")
     if prop_paths:
         gpus = []
         for p in prop_paths:
@@ -153,12 +158,18 @@ def _gpus(snap: Mapping[str, Any], env: Fact[dict[str, str]], rocminfo: Fact[Roc
         gpus = []
         for a in rocminfo.value.gpus:
             shown = knowledge.base_gfx(a.name)
-            info = (knowledge.pci_lookup(a.chip_id) if a.chip_id else None) or knowledge.gfx_info(shown)
             eff, value, var = _apply_override(a.node, shown, env)
+            # Under an override rocminfo prints the overridden target: the chip id, else the marketing name, names
+            # the real one (rocm-facts §5.5).
+            info = ((knowledge.pci_lookup(a.chip_id) if a.chip_id else None)
+                    or (gfx_for_name(a.marketing_name) if value is not None else None) or knowledge.gfx_info(shown))
             real = info.gfx if (value is not None and info is not None) else shown
             gpus.append(Gpu(a.node, real, shown, value, var, a.chip_id, a.marketing_name, None, a.compute_units,
                             info.wave_size if info else None, None, info.integrated if info else None, "rocminfo", info))
         return found(tuple(gpus), "rocminfo")
+    seen = _from_seen(snap, env)
+    if seen:
+        return found(seen, seen[0].source)
     kfd_dir = snapshot.path(snap, "/sys/class/kfd")
     sysprops_absent = files is not None and files.get("/sys/class/kfd/kfd/topology/system_properties", "") is None
     if sysprops_absent or kfd_dir.status is Status.ABSENT:
@@ -185,3 +196,89 @@ def _name_from_runtime(gpus: list[Gpu], runtime: Any, env: Fact[dict[str, str]])
         return gpus
     return [g if g.source == "rocminfo" or "(" not in g.name and g.name.startswith(("AMD", "Radeon"))
             else dataclasses.replace(g, name=n) for g, n in zip(gpus, names)]
+
+
+# -- GPUs named by other tools (pasted text): `gpus_seen`, torch's devices ---------------------------------------
+
+# Tools that read the chip itself (PCI ids, KFD sysfs, Mesa): the REAL gfx even under HSA_OVERRIDE_GFX_VERSION.
+# The others ask the HSA/HIP runtime, which reports the overridden target (rocm-facts §5.5).
+REAL_GFX_TOOLS = ("lspci", "rocm-smi", "amd-smi", "ollama", "vulkaninfo", "kfd")
+
+
+def _norm(text: str) -> str:
+    return " " + re.sub(r"[^a-z0-9+]+", " ", text.lower()).strip() + " "
+
+
+def gfx_for_name(name: str | None) -> knowledge.GfxTarget | None:
+    """A GPU name as tools print it ('AMD Radeon RX 6700 XT', lspci's 'Navi 22 [Radeon RX 6700/6700 XT …]') -> its
+    target, from the product and chip names in knowledge/data/gfx.json. Generic names ('AMD Radeon Graphics') and
+    names that match two targets give None: never guess the hardware."""
+    if not name:
+        return None
+    m = re.search(r"\b(?:Device|0x|1002:)\s*([0-9a-fA-F]{4})\b", name)  # torch/rocm-smi print 'Device 66a1' for unnamed chips
+    if m and knowledge.pci_lookup("0x" + m.group(1).lower()):
+        return knowledge.pci_lookup("0x" + m.group(1).lower())
+    text = _norm(name)
+    best: tuple[int, set[str]] = (0, set())
+    for gfx in knowledge.all_gfx():
+        t = knowledge.gfx_info(gfx)
+        if t is None:
+            continue
+        keys = [p.replace("(XT)", "") for p in t.products] + [c for c in t.chip.split(" / ") if " " in c]
+        for k in keys:
+            nk = _norm(k)
+            if len(nk.strip()) < 6 or "apu graphics" in nk or "igpu" in nk:
+                continue
+            if nk in text:
+                n = len(nk)
+                if n > best[0]:
+                    best = (n, {gfx})
+                elif n == best[0]:
+                    best[1].add(gfx)
+    return knowledge.gfx_info(next(iter(best[1]))) if len(best[1]) == 1 else None
+
+
+def _seen_entries(snap: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out = [e for e in snap.get("gpus_seen") or () if isinstance(e, dict)]
+    rt = snap.get("runtime")
+    devices = rt.get("devices") if isinstance(rt, dict) else None
+    for d in devices if isinstance(devices, list) else ():
+        if isinstance(d, dict) and (d.get("gcnArchName") or d.get("name")):
+            out.append({"tool": "torch", "gfx": d.get("gcnArchName"), "name": d.get("name"), "index": d.get("index")})
+    return out
+
+
+def _from_seen(snap: Mapping[str, Any], env: Fact[dict[str, str]]) -> tuple[Gpu, ...]:
+    """The GPUs of the one tool that identifies the most of them (a tool's own numbering keeps two identical GPUs
+    apart; two tools describing one GPU are not two GPUs). Each Gpu's `source` names the tool."""
+    by_tool: dict[str, list[Gpu]] = {}
+    for e in _seen_entries(snap):
+        tool = str(e.get("tool") or "text")
+        shown = knowledge.base_gfx(str(e.get("gfx") or "")) or None
+        pci = str(e.get("pci_id") or "")
+        info = (knowledge.pci_lookup("0x" + pci.split(":")[-1]) if pci else None) or gfx_for_name(e.get("name"))
+        if shown and knowledge.gfx_info(shown) is None and not re.match(r"^gfx\d+[0-9a-f]{2}$", shown):
+            shown = None
+        if tool in REAL_GFX_TOOLS or not shown:
+            real = shown or (info.gfx if info else None)
+            eff, value, var = _apply_override(None, real, env)
+        else:  # the runtime's view: already overridden; the name (if any) tells the real chip
+            ovs = _overrides(env)
+            value = ovs.get("HSA_OVERRIDE_GFX_VERSION")
+            var = "HSA_OVERRIDE_GFX_VERSION" if value is not None else None
+            real = info.gfx if (info and value is not None) else shown
+            eff = shown
+        info = knowledge.gfx_info(real) or info
+        gpu = Gpu(None, real, eff, value, var, int(pci.split(":")[-1], 16) if pci else None,
+                  str(e.get("name") or "") or (_generic_name(info, None) if info else ""), None, None,
+                  info.wave_size if info else None, None, info.integrated if info else None, f"{tool} (pasted text)", info)
+        rows = by_tool.setdefault(tool, [])
+        index = e.get("index")
+        dup = any(g.gfx == gpu.gfx and g.name == gpu.name for g in rows) and index is None
+        if not dup:
+            rows.append(gpu)
+    ranked = sorted(by_tool.values(), key=lambda rows: (sum(bool(g.gfx) for g in rows), len(rows)), reverse=True)
+    best = [g for g in ranked[0] if g.gfx or g.name] if ranked else []
+    if not any(g.gfx for g in best):
+        return ()
+    return tuple(best)

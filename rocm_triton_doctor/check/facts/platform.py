@@ -138,6 +138,9 @@ def _kernel_config(snap: Mapping[str, Any], release: Fact[str]) -> Fact[dict[str
 
 def _wsl(snap: Mapping[str, Any]) -> Fact[bool]:
     pv, rel = snapshot.file(snap, "/proc/version"), snapshot.file(snap, "/proc/sys/kernel/osrelease")
+    system = snap.get("system")
+    if isinstance(system, dict) and system.get("wsl") is True:
+        return found(True, "rocminfo ('WSL environment detected')")
     if not (pv.found or rel.found):
         return unknown("/proc/version")
     dxg = snapshot.path(snap, "/dev/dxg")
@@ -150,7 +153,12 @@ def _container(snap: Mapping[str, Any]) -> Fact[str]:
     if not (cg.known or denv.known or cenv.known):
         return unknown("/proc/1/cgroup")
     kind = container_from(cg.value, denv.found, cenv.value if cenv.found else None)
-    return found(kind, "/proc/1/cgroup, /.dockerenv, /run/.containerenv") if kind else absent("/proc/1/cgroup")
+    if kind:
+        return found(kind, "/proc/1/cgroup, /.dockerenv, /run/.containerenv")
+    if not (denv.known and cenv.known):
+        # cgroup v2 shows `0::/` inside containers too: without the runtimes' marker files it proves nothing.
+        return unknown("/.dockerenv, /run/.containerenv")
+    return absent("/proc/1/cgroup")
 
 
 def _env(snap: Mapping[str, Any]) -> Fact[dict[str, str]]:
@@ -172,17 +180,29 @@ def amd_host(f: Facts) -> bool | None:
         return True
     if f.dev_kfd.found:
         return True
+    rt = f.runtime.value if f.runtime.found else None
+    if rt is not None and rt.hip_version and rt.is_available and rt.devices:
+        return True  # a ROCm torch that sees a GPU: only an AMD GPU answers HIP on Linux
     if f.amd_gpus_present is False or f.amdgpu_initstate.known:
         return False
     return None
 
 
+def _nvidia_host(f: Facts) -> bool:
+    if f.nvidia_gpus_present:
+        return True
+    rt = f.runtime.value if f.runtime.found else None
+    return bool(rt is not None and rt.cuda_version and not rt.hip_version and rt.is_available and rt.devices)
+
+
 def accelerator(f: Facts) -> str:
-    """amd | nvidia | cpu | unknown — what kind of accelerator this machine has."""
+    """amd | nvidia | cpu | unknown — what kind of accelerator this machine has. `cpu` only when the absence of
+    an AMD GPU was probed (KFD/sysfs/PCI) and no NVIDIA GPU is known: a snapshot that does not say is `unknown`, and
+    nothing that needs the hardware (an index URL, an override) may be derived from it (issue #10 fix safety)."""
     if amd_host(f):
         return "amd"
-    if f.nvidia_gpus_present:
+    if _nvidia_host(f):
         return "nvidia"
-    if amd_host(f) is False or f.nvidia.known:
+    if amd_host(f) is False and f.nvidia.known:
         return "cpu"
     return "unknown"

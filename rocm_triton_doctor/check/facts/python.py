@@ -65,9 +65,34 @@ class PythonEnv:
     include_dir: str
     distributions: Mapping[str, Distribution]
     triton_owners: tuple[str, ...]
+    # False when the snapshot holds no package list, or only part of one (a filtered `pip list | grep torch`, a
+    # collect_env block: top-level `partial` names python.distributions): a package not listed is then UNKNOWN,
+    # never "not installed" (DESIGN §2).
+    distributions_complete: bool = True
+    pip_indexes: tuple[str, ...] = ()  # the indexes pip said it searched ("Looking in indexes: …"), pasted text
+    pip_downloads: tuple[str, ...] = ()  # wheel files pip said it downloaded / took from its cache, pasted text
+
+    def downloaded(self, name: str) -> str | None:
+        """The version of `name` in a wheel pip fetched ('triton-3.1.0-cp310-….whl' -> '3.1.0'), if any."""
+        for w in self.pip_downloads:
+            parts = w.rsplit("/", 1)[-1].split("-")
+            if len(parts) >= 2 and norm_name(parts[0]) == norm_name(name):
+                return parts[1]
+        return None
+
+    @property
+    def wants_rocm(self) -> bool:
+        """pip was pointed at a ROCm index (download.pytorch.org/whl/…rocm…, AMD's nightlies, repo.radeon.com)."""
+        return any(re.search(r"/rocm|rocm\.nightlies|repo\.radeon\.com", u) for u in self.pip_indexes)
 
     def dist(self, name: str) -> Distribution | None:
         return self.distributions.get(norm_name(name))
+
+    def has(self, name: str) -> bool | None:
+        """True installed, False probed and not installed, None unknown (no complete package list)."""
+        if self.dist(name) is not None:
+            return True
+        return False if self.distributions_complete else None
 
 
 # -- builder ----------------------------------------------------------------------------------------------------
@@ -95,22 +120,29 @@ def _python(snap: Mapping[str, Any]) -> Fact[PythonEnv]:
         elif isinstance(d, str):  # hand-written: {"torch": "2.7.1+rocm6.3"}
             dists[norm_name(name)] = Distribution(norm_name(name), d, ())
     owners = p.get("triton_owners")
-    return found(PythonEnv(str(p.get("executable", "")), str(p.get("version", "")), p.get("virtualenv"),
+    partial = snap.get("partial")
+    complete = isinstance(p.get("distributions"), dict) and not (
+        isinstance(partial, list) and "python.distributions" in partial)
+    return found(PythonEnv(str(p.get("executable") or ""), str(p.get("version") or ""), p.get("virtualenv"),
                            p.get("conda"), p.get("externally_managed"), p.get("python_h"),
                            str(p.get("include_dir") or ""), dists,
-                           tuple(norm_name(o) for o in owners) if isinstance(owners, list) else ()), "python")
+                           tuple(norm_name(o) for o in owners) if isinstance(owners, list) else (), complete,
+                           tuple(str(u) for u in p.get("pip_indexes") or () if u),
+                           tuple(str(w) for w in p.get("pip_downloads") or () if w)), "python")
 
 
 # -- the installed torch, from the runtime probe when it ran, else from wheel metadata ---------------------------
 
 def torch_build(f: Facts) -> str:
     """rocm | cuda | cpu | missing | unknown: from the runtime probe when it ran, else from wheel metadata."""
-    if f.runtime.found and f.runtime.value and f.runtime.value.torch_version:
+    if f.runtime.found and f.runtime.value and f.runtime.value.torch_version and f.runtime.value.build != "unknown":
         return f.runtime.value.build
     if f.python.found and f.python.value:
         d = f.python.value.dist("torch")
+        if d is None and f.runtime.found and f.runtime.value and f.runtime.value.torch_version:
+            return "unknown"  # torch imported, its build not recorded
         if d is None:
-            return "missing"
+            return "missing" if f.python.value.has("torch") is False else "unknown"
         local = d.local.lower()
         if local.startswith("rocm"):
             return "rocm"

@@ -33,10 +33,26 @@ def build(snap: Mapping[str, Any], env: Fact[dict[str, str]]) -> RocmFacts:
     return RocmFacts(rocm=safe("/opt/rocm", lambda: _rocm(snap, env)))
 
 
+# OS packages whose version is the ROCm release (`apt show rocm-libs`, `dpkg -l | grep rocm`, `rpm -qa`):
+# 6.4.0.60400-47~22.04 -> 6.4.0. The meta packages AMD's repositories ship (ROCm install docs, "package list").
+ROCM_PACKAGES = ("rocm-core", "rocm-libs", "rocm-hip-runtime", "rocm-hip-libraries", "rocm-dev", "rocm-utils", "rocm")
+
+
+def _from_packages(snap: Mapping[str, Any]) -> Fact[RocmInstall] | None:
+    pkgs = snap.get("packages")
+    if not isinstance(pkgs, dict):
+        return None
+    for name in ROCM_PACKAGES:
+        m = re.match(r"^(\d+\.\d+(?:\.\d+)?)", str(pkgs.get(name) or ""))
+        if m:
+            return found(RocmInstall(m.group(1), "/opt/rocm", (), None), f"package {name} {pkgs[name]}")
+    return None
+
+
 def _rocm(snap: Mapping[str, Any], env: Fact[dict[str, str]]) -> Fact[RocmInstall]:
     files = snap.get("files")
     if not isinstance(files, dict):
-        return unknown("/opt/rocm")
+        return _from_packages(snap) or unknown("/opt/rocm")
     versions = []
     for p in sorted(files):
         m = re.match(r"^(/opt/rocm-[^/]+)/\.info/version$", p)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -33,17 +35,44 @@ class Runtime:
     error: str | None
     torch_import_failed: bool = False
     timed_out: bool = False
+    # Both torch.version.hip and torch.version.cuda were recorded (null = probed None). A pasted `torch.__version__`
+    # line alone does not say which build it is: the missing keys are unknown, not None (DESIGN §2).
+    versions_recorded: bool = True
 
     @property
     def build(self) -> str:
-        """rocm | cuda | cpu | unknown, from torch.version.{hip,cuda}."""
+        """rocm | cuda | cpu | unknown, from torch.version.{hip,cuda}, else the version's local tag."""
         if self.torch_version is None:
             return "unknown"
         if self.hip_version:
             return "rocm"
         if self.cuda_version:
             return "cuda"
-        return "cpu"
+        local = self.torch_version.split("+", 1)[1].lower() if "+" in self.torch_version else ""
+        for prefix, build in (("rocm", "rocm"), ("cu", "cuda"), ("cpu", "cpu")):
+            if local.startswith(prefix):
+                return build
+        return "cpu" if self.versions_recorded else "unknown"
+
+
+def died_how(r: Mapping[str, Any]) -> str | None:
+    """The probe's error, saying how a killed probe died: a negative exit status is the signal that killed it
+    (`import torch` killed by SIGSEGV), not "exited with code -11: no output" (issue #10 item 8)."""
+    err = r.get("error")
+    if not isinstance(err, str) or not err:
+        return None
+    rc = r.get("returncode")
+    m = re.search(r"exited with code (-\d+)", err)
+    code = rc if isinstance(rc, int) else (int(m.group(1)) if m else None)
+    if code is None or code >= 0:
+        return err
+    try:
+        sig = signal.Signals(-code).name
+    except ValueError:
+        sig = f"signal {-code}"
+    tail = err.split(":", 1)[1].strip() if ":" in err else ""
+    return (f"the runtime probe (`import torch`, device queries) was killed by {sig}"
+            + (f"; last output: {tail}" if tail and tail != "no output" else "; it printed nothing"))
 
 
 class RuntimeFacts(TypedDict):
@@ -67,10 +96,16 @@ def _runtime(snap: Mapping[str, Any]) -> Fact[Runtime]:
             devices.append(RuntimeDevice(int(d.get("index", len(devices))), str(d.get("name", "")),
                                          d.get("gcnArchName"), tuple(int(x) for x in cap), d.get("total_memory")))
     arch = r.get("arch_list")
-    rt = Runtime(r.get("torch_version"), r.get("hip_version"), r.get("cuda_version"), r.get("is_available"),
-                 tuple(devices), tuple(arch) if isinstance(arch, list) else None, r.get("triton_version"),
-                 r.get("triton_backend"), r.get("triton_arch"), r.get("triton_error"), r.get("error"),
-                 bool(r.get("torch_import_failed")), bool(r.get("timed_out")))
+    def text(key: str) -> str | None:  # a hand-written or pasted value of another type is not a version string
+        v = r.get(key)
+        return v if isinstance(v, str) and v else None
+
+    avail = r.get("is_available")
+    rt = Runtime(text("torch_version"), text("hip_version"), text("cuda_version"), avail if isinstance(avail, bool) else None,
+                 tuple(devices), tuple(str(a) for a in arch) if isinstance(arch, list) else None, text("triton_version"),
+                 text("triton_backend"), text("triton_arch"), text("triton_error"), died_how(r),
+                 bool(r.get("torch_import_failed")), bool(r.get("timed_out")),
+                 "hip_version" in r and "cuda_version" in r)
     if rt.timed_out:
         return Fact(Status.ERROR, rt, "runtime probe", str(r.get("error") or "timed out"))
     if rt.torch_version is None and rt.error and not rt.torch_import_failed:

@@ -14,7 +14,8 @@ Rules (docs/check.md "Paste-in diagnosis"):
 * Extensions to the contract, all ignored by checks that do not know them: `errors` (verbatim error text with the
   ids of the knowledge/data/errors.json signatures it matches), `gpus_seen` (GPU names/gfx targets as other tools
   print them: rocm-smi, amd-smi, ollama, llama.cpp, clinfo, vulkaninfo, lspci, torch), `paths.*.open_error`
-  (rocminfo's strerror for /dev/kfd), `system.os` (collect_env's OS line), `python.pip_indexes`,
+  (rocminfo's strerror for /dev/kfd), `system.os` (collect_env's OS line), `system.wsl` (rocminfo's
+  "WSL environment detected"), `python.pip_indexes`,
   `python.pip_downloads`, `python.pip_errors`, `notes`.
 * Parsers never raise: a block nothing recognises is still scanned for error text and environment variables.
 """

@@ -26,7 +26,10 @@ def detect(text: str) -> bool:
                 or re.search(r"^Name:\s+\S+\s*\n-?Version:\s+\S+", text, re.M)
                 or re.search(r"Requirement already satisfied:|Successfully installed |Looking in indexes:|"
                              r"Could not find a version that satisfies the requirement", text)
-                or len(re.findall(rf"^{_NAME}==\d\S*\s*$", text, re.M)) >= 3)
+                or re.search(r"^\s*(?:Collecting \S+.*\n\s*)?(?:Downloading|Using cached) \S+\.whl\b", text, re.M)
+                or len(re.findall(rf"^{_NAME}==\d\S*\s*$", text, re.M)) >= 3
+                # `pip list` rows pasted without their header: name, 2+ spaces of alignment, a version
+                or len(re.findall(rf"^{_NAME}[ \t]{{2,}}\d[\w.+!-]*[ \t]*$", text, re.M)) >= 3)
 
 
 def parse(text: str, cmd: str | None = None) -> Fragment:

@@ -60,8 +60,12 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
 
 
 def parse_banner(text: str, cmd: str | None = None) -> Fragment:
-    """The interpreter's banner: `Python 3.7.13 (default, Mar 29 2022, 02:18:16)` -> python.version."""
-    m = re.search(r"^Python (\d+\.\d+\.\d+)\s+\(", text, re.M)
+    """The interpreter's banner: `Python 3.7.13 (default, Mar 29 2022, 02:18:16)` -> python.version; also what
+    environment tools print when they create the interpreter: uv's `Using CPython 3.12.3 interpreter at: …`,
+    `Installing Python 3.14.0.` (Windows installer scripts), `python --version`'s `Python 3.10.12` line alone."""
+    m = (re.search(r"^Python (\d+\.\d+\.\d+)\s+\(", text, re.M)
+         or re.search(r"^\s*(?:Using C?Python|Installing Python) (\d+\.\d+\.\d+)\b", text, re.M)
+         or re.search(r"^Python (\d+\.\d+\.\d+)\s*$", text, re.M))
     return {"python": {"version": m.group(1)}} if m else {}
 
 

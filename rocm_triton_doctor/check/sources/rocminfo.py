@@ -29,8 +29,16 @@ _MARKERS = (
 _KFD_OPEN = re.compile(r"Unable to open /dev/kfd read-write:\s*(?P<err>[^\n`]+)")
 
 
+# `rocminfo | grep gfx` excerpts: agent names alone. clinfo prints the same `Name: gfx…` lines under `Board name:`
+# / `Platform Name` headers, so those texts are clinfo's (sources/gpu_names.py), not rocminfo's.
+_AGENT_NAME_ONLY = re.compile(r"^\s*Name:\s+gfx[0-9a-f]{3,4}\s*$", re.M)
+_CLINFO = re.compile(r"Board name:|Platform Name|Number of devices", re.I)
+
+
 def detect(text: str) -> bool:
-    return sum(1 for m in _MARKERS if m.search(text)) >= 1
+    if any(m.search(text) for m in _MARKERS):
+        return True
+    return bool(_AGENT_NAME_ONLY.search(text)) and not _CLINFO.search(text)
 
 
 def parse(text: str) -> Fragment:
@@ -38,6 +46,8 @@ def parse(text: str) -> Fragment:
     # agent names, also from excerpts such as `rocminfo | grep gfx` that lack the Agent headers
     for k, n in enumerate(re.finditer(r"^\s*Name:\s+(gfx[0-9a-f]+)\s*$", text, re.M)):
         merge(frag, gpu_seen("rocminfo", n.group(1), None, index=k))  # k: order among the GPU agents shown
+    if re.search(r"^\s*WSL environment detected\.", text, re.M):
+        merge(frag, {"system": {"wsl": True}})  # rocminfo's own WSL detection (rocminfo.cc): a WSL machine
     m = _KFD_OPEN.search(text)
     if m:
         err = m.group("err").strip()

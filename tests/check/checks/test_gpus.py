@@ -30,8 +30,13 @@ def test_gpus_detected_skip_when_unknown() -> None:
 
 
 def test_gpus_detected_fail_on_amd_machine_without_gpu_nodes() -> None:
-    f = one("gpus-detected", files=AMD_LIVE)
+    f = one("gpus-detected", files={**AMD_LIVE, "/sys/class/kfd/kfd/topology/system_properties": None})
     assert (f.severity.value, f.title) == ("fail", "no AMD GPU visible to ROCm")
+
+
+def test_gpus_detected_skip_on_amd_machine_whose_gpus_were_not_probed() -> None:
+    f = one("gpus-detected", files=AMD_LIVE)  # amdgpu loaded, KFD topology not in the snapshot: unknown, not absent
+    assert f.severity.value == "skip" and "rocminfo" in f.detail
 
 
 IGPU_DGPU = {**gpu(1, 100306), **gpu(2, 110000)}  # gfx1036 (Raphael iGPU) + gfx1100 (Navi 31)
@@ -81,6 +86,12 @@ def test_gfx_torch_arch_ok() -> None:
 
 
 def test_gfx_torch_arch_fail_names_a_wheel_that_has_the_target() -> None:
-    f = one("gfx-torch-arch", files=gpu(1, 100301), python=rocm_python("2.5.1+rocm6.2"))
+    f = one("gfx-torch-arch", files=gpu(1, 100301), python=rocm_python("2.5.1+rocm6.2"), env={})
     assert f.severity.value == "fail" and f.title.startswith("gfx1031 (")
     assert f.fix is not None and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in f.fix.text
+
+
+def test_gfx_torch_arch_warns_without_commands_when_the_environment_is_unknown() -> None:
+    # an override may already map gfx1031 to gfx1030: no environment, no command
+    f = one("gfx-torch-arch", files=gpu(1, 100301), python=rocm_python("2.5.1+rocm6.2"))
+    assert f.severity.value == "warn" and f.fix is not None and not f.fix.commands

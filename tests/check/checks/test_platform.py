@@ -48,8 +48,21 @@ def test_wsl_ok_on_plain_linux() -> None:
 
 
 def test_wsl_fail_with_a_download_pytorch_org_wheel() -> None:
+    f = one("wsl", files={"/proc/version": WSL_VERSION}, python=rocm_python("2.9.1+rocm6.4"),
+            runtime={"torch_version": "2.9.1+rocm6.4", "hip_version": "6.4.1", "cuda_version": None, "is_available": False})
+    assert f.severity.value == "fail" and f.fix is not None and f.fix.commands
+
+
+def test_wsl_warn_in_words_when_nothing_shows_a_failure() -> None:
     f = one("wsl", files={"/proc/version": WSL_VERSION}, python=rocm_python("2.9.1+rocm6.4"))
-    assert f.severity.value == "fail" and f.fix is not None
+    assert f.severity.value == "warn" and f.fix is not None and not f.fix.commands and "Ubuntu 22.04" in f.fix.text
+
+
+def test_wsl_ok_when_a_rocm_torch_sees_the_gpu() -> None:
+    f = one("wsl", files={"/proc/version": WSL_VERSION}, python=rocm_python("2.9.1+rocm6.4"),
+            runtime={"torch_version": "2.9.1+rocm6.4", "hip_version": "6.4.1", "cuda_version": None, "is_available": True,
+                     "devices": [{"index": 0, "name": "AMD Radeon RX 7900 XTX", "gcnArchName": "gfx1100"}]})
+    assert f.severity.value == "ok"
 
 
 def test_wsl_warn_with_amds_wsl_wheel() -> None:
@@ -63,12 +76,13 @@ def test_container_passthrough_skip_when_unknown() -> None:
 
 
 def test_container_passthrough_ok_outside_containers() -> None:
-    f = one("container-passthrough", files={"/proc/1/cgroup": "0::/init.scope\n"})
+    f = one("container-passthrough", files={"/proc/1/cgroup": "0::/init.scope\n", "/run/.containerenv": None},
+            paths={"/.dockerenv": None})
     assert (f.severity.value, f.title) == ("ok", "not in a container")
 
 
 def test_container_passthrough_fail_without_devices() -> None:
-    f = one("container-passthrough", paths={"/.dockerenv": {"exists": True}, "/dev/kfd": None})
+    f = one("container-passthrough", paths={"/.dockerenv": {"exists": True}, "/dev/kfd": None, "/dev/dri": None})
     assert f.severity.value == "fail" and f.title.startswith("docker container without /dev/kfd")
     assert f.fix is not None and "--device=/dev/kfd" in f.fix.commands[0]
 

@@ -12,7 +12,7 @@ def test_probe_timeout_warn_for_a_hung_tool() -> None:
 
 
 def test_probe_timeout_warn_for_a_failed_python_probe() -> None:
-    assert severities("probe-timeout", python={"error": "no such interpreter"}) == ["warn", "ok"]
+    assert severities("probe-timeout", python={"error": "no such interpreter"}) == ["warn"]
 
 
 def test_probe_timeout_ok() -> None:

@@ -24,7 +24,13 @@ def runtime(available: bool, *names: str) -> dict[str, Any]:
 
 
 def test_torch_missing_skip_without_python() -> None:
-    assert one("torch-missing").title == "Python environment unknown"
+    assert one("torch-missing").title == "whether torch is installed is unknown"
+
+
+def test_torch_missing_skip_with_a_partial_package_list() -> None:
+    snap_python = {**no_torch()}
+    f = one("torch-missing", files=AMD_LIVE, python=snap_python, partial=["python.distributions"])
+    assert f.severity.value == "skip" and "pip list" in f.detail
 
 
 def test_torch_missing_ok() -> None:
@@ -32,12 +38,17 @@ def test_torch_missing_ok() -> None:
 
 
 def test_torch_missing_fail_on_a_gpu_machine() -> None:
-    f = one("torch-missing", files=AMD_LIVE, python=no_torch())
+    f = one("torch-missing", files={**AMD_LIVE, **gpu(1, 110000)}, python=no_torch())
     assert f.severity.value == "fail" and f.fix is not None and "--index-url" in f.fix.commands[0]
 
 
+def test_torch_missing_names_no_index_while_the_gpu_is_unknown() -> None:
+    f = one("torch-missing", files=AMD_LIVE, python=no_torch())  # AMD, but which gfx (and so which index) is unknown
+    assert f.severity.value == "fail" and f.fix is not None and not f.fix.commands and "rocminfo" in f.fix.text
+
+
 def test_torch_missing_warn_on_a_cpu_machine() -> None:
-    f = one("torch-missing", files=NO_AMD, python=no_torch())
+    f = one("torch-missing", files=NO_AMD, commands={"nvidia-smi": None}, python=no_torch())
     assert f.severity.value == "warn" and f.fix is not None and f.fix.commands[0].endswith("/whl/cpu")
 
 
@@ -46,7 +57,7 @@ def test_torch_build_mismatch_skip_when_torch_unknown() -> None:
 
 
 def test_torch_build_mismatch_info_gpu_build_on_cpu_machine() -> None:
-    f = one("torch-build-mismatch", files=NO_AMD, python=rocm_python("2.9.1+rocm6.4"))
+    f = one("torch-build-mismatch", files=NO_AMD, commands={"nvidia-smi": None}, python=rocm_python("2.9.1+rocm6.4"))
     assert (f.severity.value, f.title) == ("info", "torch 2.9.1+rocm6.4 is a ROCM build on a machine without that GPU")
 
 

@@ -60,7 +60,10 @@ def test_wsl_from_dev_dxg_and_container_from_markers() -> None:
     f = facts(files={"/proc/version": "Linux version 6.6.0\n"}, paths={"/dev/dxg": {"exists": True}})
     assert f.wsl.value is True
     assert facts(files={"/run/.containerenv": ""}).container.value == "podman"
-    assert facts(files={"/proc/1/cgroup": "0::/init.scope\n"}).container.status is Status.ABSENT
+    # cgroup v2 shows `0::/` inside containers too: only with the runtimes' markers probed absent is it "no container"
+    assert facts(files={"/proc/1/cgroup": "0::/init.scope\n"}).container.status is Status.UNKNOWN
+    assert facts(files={"/proc/1/cgroup": "0::/init.scope\n", "/run/.containerenv": None},
+                 paths={"/.dockerenv": None}).container.status is Status.ABSENT
     assert facts().container.status is Status.UNKNOWN
 
 
@@ -75,7 +78,11 @@ def test_amd_host_and_accelerator() -> None:
     live = facts(files={"/sys/module/amdgpu/initstate": "live\n"})
     assert amd_host(live) is True and accelerator(live) == "amd"
     gone = facts(files={"/sys/module/amdgpu/initstate": None})
-    assert amd_host(gone) is False and accelerator(gone) == "cpu"
+    # No amdgpu and nothing said about NVIDIA: the kind of machine is unknown, so no index may be derived from it.
+    assert amd_host(gone) is False and accelerator(gone) == "unknown"
+    cpu = facts(files={"/sys/module/amdgpu/initstate": None, "/proc/driver/nvidia/version": None},
+                commands={"nvidia-smi": None})
+    assert amd_host(cpu) is False and accelerator(cpu) == "cpu"
     nv = facts(files={"/proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.1  x\n"},
                commands={"nvidia-smi": "NVIDIA H200, 580.1, 143771 MiB, 9.0, 00000000:19:00.0\n"})
     assert accelerator(nv) == "nvidia"

@@ -26,3 +26,19 @@ def test_runtime_errors_keep_what_was_seen() -> None:
     assert missing.found and missing.value is not None and missing.value.build == "unknown"
     assert facts(runtime=[]).runtime.status is Status.ERROR
     assert facts().runtime.status is Status.UNKNOWN
+
+
+def test_a_probe_killed_by_a_signal_says_which() -> None:
+    from rocm_triton_doctor.check.facts.runtime import died_how
+
+    said = died_how({"error": "probe exited with code -11: no output", "returncode": -11})
+    assert said is not None and "killed by SIGSEGV" in said and "code -11" not in said
+    assert died_how({"error": "probe exited with code 1: ImportError: libamdhip64.so"}) == \
+        "probe exited with code 1: ImportError: libamdhip64.so"
+
+
+def test_a_pasted_torch_version_alone_does_not_make_a_cpu_build() -> None:
+    # `torch.__version__` without torch.version.hip/cuda: unknown build unless the version's tag says it
+    assert facts(runtime={"torch_version": "2.4.0a0+git1234"}).runtime.value.build == "unknown"
+    assert facts(runtime={"torch_version": "2.4.1+rocm6.1"}).runtime.value.build == "rocm"
+    assert facts(runtime={"torch_version": "2.4.0", "hip_version": None, "cuda_version": None}).runtime.value.build == "cpu"

@@ -1,0 +1,348 @@
+"""The error text the user already has (pasted tracebacks and logs, the runtime probe's error): each known message
+(knowledge/data/errors.json) narrows the cause; the facts decide between what is left, and only facts that were
+found go into a fix command (issue #10). An error whose cause the evidence cannot decide gives a warning that says
+what to paste, never a guessed command.
+
+No check here says `ok`: a paste without an error message proves nothing about the machine.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from rocm_triton_doctor import knowledge
+from rocm_triton_doctor.check.checks.base import check, fail, skip, warn
+from rocm_triton_doctor.check.checks.gpus import amd_gpus, native_rocm, newest_wheel_for, torch_arch_list
+from rocm_triton_doctor.check.checks.torch import install_command, pip
+from rocm_triton_doctor.check.facts import ErrorText, Facts, Gpu
+from rocm_triton_doctor.check.facts.errors import supported_targets, with_signature
+from rocm_triton_doctor.check.facts.platform import amd_host
+from rocm_triton_doctor.check.facts.python import torch_build
+from rocm_triton_doctor.check.findings import Finding, Fix
+from rocm_triton_doctor.knowledge import errors as known
+
+CODE_OBJECT = ("hip-no-binary-for-gpu", "invalid-device-function", "no-compatible-code-objects",
+               "ollama-gfx-not-supported", "tensorflow-ignoring-gpu", "hsa-invalid-isa")
+DRIVER = ("amdgpu-sched-policy-invalid", "amdgpu-unknown-symbol", "amdgpu-fatal-init", "dkms-build-failed",
+          "module-key-rejected")
+VAR = "HSA_OVERRIDE_GFX_VERSION"
+
+
+def _quote(errs: tuple[ErrorText, ...]) -> tuple[str, ...]:
+    """The matching error lines, verbatim (first line of each piece that matched), as evidence."""
+    out = []
+    for e in errs[:3]:
+        for sig in e.signatures:
+            s = known.by_id(sig)
+            m = s.search(e.text) if s else None
+            if m:
+                start = e.text.rfind("\n", 0, m.start()) + 1
+                end = e.text.find("\n", m.end())
+                out.append(f"{e.origin}: {e.text[start:end if end >= 0 else None].strip()[:240]}")
+                break
+    return tuple(out)
+
+
+def _sig_fix(sig_id: str) -> str:
+    s = known.by_id(sig_id)
+    return f"{s.fix} (source: {s.source})" if s else ""
+
+
+def _first_sig(errs: tuple[ErrorText, ...], ids: tuple[str, ...]) -> str:
+    return next((s for e in errs for s in e.signatures if s in ids), ids[0])
+
+
+@check("miopen-user-db", "errors", "MIOpen's sqlite user database is on a writable local disk.",
+       "MIOpen keeps its find/perf DB in ~/.config/miopen and its kernel cache in ~/.cache/miopen; on an NFS/Lustre "
+       "or read-only home (clusters, Singularity) sqlite fails with 'disk I/O error' / 'database disk image is "
+       "malformed' and every convolution aborts (pytorch#143043, MIOpen#1878).",
+       "Point MIOPEN_USER_DB_PATH and MIOPEN_CUSTOM_CACHE_DIR at a node-local directory.")
+def miopen_user_db(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "miopen-sqlite")
+    if not errs:
+        yield skip("no MIOpen database error in the evidence")
+        return
+    yield fail("MIOpen cannot use its sqlite user database (disk I/O error / malformed DB)",
+               "MIOpen's user DB and kernel cache default to your home directory; sqlite's file locking fails on "
+               "network or read-only filesystems and with several jobs sharing one DB.",
+               evidence=_quote(errs),
+               fix=Fix("Give MIOpen a node-local writable directory (per job on a cluster: put the exports in the job "
+                       "script) via MIOPEN_USER_DB_PATH and MIOPEN_CUSTOM_CACHE_DIR.",
+                       ('export MIOPEN_USER_DB_PATH="/tmp/$USER/miopen-db" MIOPEN_CUSTOM_CACHE_DIR="/tmp/$USER/miopen-cache"',
+                        'mkdir -p "$MIOPEN_USER_DB_PATH" "$MIOPEN_CUSTOM_CACHE_DIR"')),
+               links=("https://rocm.docs.amd.com/projects/MIOpen/en/latest/conceptual/perfdb.html",
+                      "https://github.com/pytorch/pytorch/issues/143043"))
+
+
+@check("nvml-bindings-error", "errors", "torch's device queries do not fall into the amdsmi path because NVML "
+       "bindings are installed.", "With pynvml/nvidia-ml-py importable, torch 2.4's ROCm build takes the "
+       "'NVML present' branch and calls amdsmi, which is not installed: NameError: name 'amdsmi' is not defined "
+       "(pytorch#133259, fixed by pytorch PR#127528).", "Uninstall the NVML bindings from the environment.")
+def nvml_bindings_error(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "amdsmi-nameerror")
+    if not errs:
+        yield skip("no amdsmi NameError in the evidence")
+        return
+    env = f.python.value if f.python.found else None
+    names = [n for n in ("pynvml", "nvidia-ml-py") if env is not None and env.dist(n)] or ["pynvml", "nvidia-ml-py"]
+    yield fail("torch's amdsmi path failed: NVML bindings (" + " / ".join(names) + ") beside a ROCm torch",
+               "torch.cuda checks whether NVML can be imported; on a ROCm build that sends it to amdsmi, which is "
+               "missing, and every device query raises NameError.",
+               evidence=_quote(errs),
+               fix=Fix("Remove the NVML bindings from this environment (nothing on an AMD-only machine needs them), "
+                       "or install the amdsmi Python package of your ROCm version.",
+                       (f"{pip(f)} uninstall -y {' '.join(names)}",)),
+               links=("https://github.com/pytorch/pytorch/issues/133259",))
+
+
+@check("cuda-torch-error", "errors", "An NVIDIA-only error ('Found no NVIDIA driver', 'Torch not compiled with CUDA') "
+       "on an AMD GPU machine.", "A CUDA or CPU build of torch cannot use an AMD GPU; pip installed it from PyPI or the "
+       "wrong index.", "Reinstall torch, torchvision and torchaudio together from the ROCm index for this GPU.")
+def cuda_torch_error(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "found-no-nvidia-driver", "torch-not-compiled-with-cuda")
+    if not errs:
+        yield skip("no NVIDIA-driver / not-compiled-with-CUDA error in the evidence")
+        return
+    if torch_build(f) == "rocm":
+        yield skip("torch is a ROCm build; the NVIDIA message comes from another program")
+        return
+    if not amd_host(f):
+        yield warn("torch is not a ROCm build (NVIDIA-only error)",
+                   "On an AMD GPU machine this means a CUDA/CPU torch; which ROCm build fits depends on the GPU and the "
+                   "Python: paste `rocminfo | grep gfx`, `python --version` and `python -m pip list | grep torch`.",
+                   evidence=_quote(errs))
+        return
+    cmd = install_command(f)
+    yield fail("a CUDA/CPU torch on an AMD GPU machine",
+               "The error is what a CUDA or CPU build of torch says when no NVIDIA GPU is present.",
+               evidence=_quote(errs),
+               fix=Fix("Reinstall torch, torchvision and torchaudio together from the ROCm index"
+                       + (" that carries this GPU." if cmd else " for this GPU (paste `rocminfo | grep gfx` and "
+                          "`python --version` to get the command)."), (cmd,) if cmd else ()),
+               links=("https://pytorch.org/get-started/locally/",))
+
+
+@check("amdgpu-driver-error", "errors", "The kernel log shows no amdgpu/KFD initialisation error.",
+       "amdgpu that fails to load (invalid module option, a DKMS module built for another kernel, firmware/IP "
+       "discovery errors) leaves no /dev/kfd, so no ROCm program sees a GPU.",
+       "Fix the cause the kernel log names; the finding quotes it.")
+def amdgpu_driver_error(f: Facts) -> Iterable[Finding]:
+    # Secure Boot's "Key was rejected" concerns whatever module was loaded: only an AMD one (amdgpu, amdttm, amdkcl …)
+    # is this check's business.
+    errs = tuple(e for e in with_signature(f.errors, *DRIVER)
+                 if set(e.signatures) - {"module-key-rejected"} or re.search(r"'amd[\w-]*'", e.text))
+    if not errs:
+        yield skip("no amdgpu error in the evidence")
+        return
+    for sig in dict.fromkeys(s for e in errs for s in e.signatures if s in DRIVER):
+        s = known.by_id(sig)
+        if s is None:
+            continue
+        hit = tuple(e for e in errs if sig in e.signatures)
+        yield fail(f"amdgpu did not initialise: {s.meaning}", evidence=_quote(hit),
+                   fix=Fix(_sig_fix(sig), needs_sudo=True, needs_reboot=True), links=(s.source,))
+
+
+@check("triton-vendor-error", "errors", "Triton does not compile with NVIDIA's ptxas on an AMD machine.",
+       "A ptxas error means the CUDA backend of Triton ran: the PyPI `triton` wheel replaced torch's ROCm Triton, or "
+       "torch itself is a CUDA build.", "Reinstall the Triton torch pins (pytorch-triton-rocm) from torch's index.")
+def triton_vendor_error(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "ptxas-on-amd")
+    if not errs:
+        yield skip("no ptxas error in the evidence")
+        return
+    from rocm_triton_doctor.check.checks.triton import _reinstall
+
+    cmd = _reinstall(f) if torch_build(f) == "rocm" and amd_host(f) else None
+    if cmd is None:
+        yield warn("Triton ran its NVIDIA (ptxas) backend",
+                   "On an AMD machine that is a CUDA torch or PyPI's `triton` beside a ROCm torch; paste "
+                   "`python -m pip list | grep -iE 'torch|triton'` and `rocminfo | grep gfx` to tell which.",
+                   evidence=_quote(errs))
+        return
+    yield fail("Triton ran its NVIDIA (ptxas) backend beside a ROCm torch", evidence=_quote(errs),
+               fix=Fix("Remove the foreign triton and reinstall the one torch pins.",
+                       (f"{pip(f)} uninstall -y triton", cmd)))
+
+
+@check("pip-no-torch-wheel", "errors", "pip found a torch wheel on the index it was given.",
+       "'Could not find a version that satisfies the requirement torch (from versions: none)': the index has no torch "
+       "wheel for this Python version (or OS): ROCm indexes publish cp310-cp312/313 wheels for Linux only.",
+       "Use a Python the index publishes wheels for (3.12 is the safe choice) in a virtual environment.")
+def pip_no_torch_wheel(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "pip-no-matching-torch")
+    if not errs:
+        yield skip("no pip 'no matching distribution' error for torch in the evidence")
+        return
+    env = f.python.value if f.python.found else None
+    py = env.version if env and env.version else None
+    indexes = env.pip_indexes if env else ()
+    index = next((u for u in indexes if "rocm" in u or "radeon" in u), indexes[0] if indexes else None)
+    minor = tuple(int(x) for x in py.split(".")[:2]) if py and py.count(".") >= 1 and py.split(".")[1].isdigit() else None
+    if minor is not None and (3, 10) <= minor <= (3, 12):
+        yield warn(f"pip found no torch on {index or 'the index'} for Python {py}",
+                   "This Python is one the ROCm indexes publish wheels for, so the index URL (its ROCm version, "
+                   "nightly vs stable) or the OS is the likely cause; paste the full pip command and `uname -a`.",
+                   evidence=_quote(errs))
+        return
+    cmds: tuple[str, ...] = ()
+    if index:
+        cmds = ("python3.12 -m venv ~/rocm-env",
+                (f"~/rocm-env/bin/python -m pip install {'--pre ' if 'nightl' in index else ''}torch torchvision "
+                 f"torchaudio --index-url {index}"))
+    yield fail(f"no torch wheel for Python {py or '(this version)'} on {index or 'the index pip searched'}",
+               "ROCm indexes publish wheels for a few Python versions only (3.10-3.12 everywhere, 3.13 on recent "
+               "releases); pip's 'from versions: none' means none matches this interpreter.",
+               evidence=_quote(errs),
+               fix=Fix("Create a virtual environment with Python 3.12 and install from the same index"
+                       + ("." if index else " (paste the pip command to get it spelled out)."), cmds))
+
+
+@check("container-host-no-kfd", "errors", "The container host has /dev/kfd to pass through.",
+       "docker refuses --device=/dev/kfd ('error gathering device information while adding custom device') when "
+       "the host has none: Docker Desktop's VM (Windows, macOS), a host without amdgpu/KFD, WSL without AMD's WSL "
+       "runtime (ROCm#1893).", "Run ROCm containers on a Linux host whose amdgpu driver exposes /dev/kfd.")
+def container_host_no_kfd(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "docker-no-kfd-device")
+    if not errs:
+        yield skip("no container device error in the evidence")
+        return
+    system = f.raw.get("system")
+    windows = isinstance(system, dict) and system.get("os_family") == "windows"
+    yield fail("the container host has no /dev/kfd to pass through",
+               ("Docker here runs on Windows (Docker Desktop's Linux VM has no AMD GPU driver). " if windows else "")
+               + "ROCm containers need a Linux host with the amdgpu driver loaded; check `ls -l /dev/kfd` on the host.",
+               evidence=_quote(errs),
+               fix=Fix("Run the container on a native Linux host with amdgpu (or, on Windows, use AMD's ROCm on WSL "
+                       "setup inside a supported WSL distribution instead of Docker Desktop)."))
+
+
+# Signatures the checks above (and the access/platform/rocm checks) decide; the rest are reported by known-error.
+CLAIMED = {"miopen-sqlite", "amdsmi-nameerror", "found-no-nvidia-driver", "torch-not-compiled-with-cuda", *DRIVER,
+           "ptxas-on-amd", "pip-no-matching-torch", "docker-no-kfd-device", *CODE_OBJECT,
+           "kfd-open-permission-denied", "kfd-open-no-memory", "kfd-asic-not-supported", "amdgpu-get-auth-failed"}
+
+
+@check("known-error", "errors", "Says what a known error message in the evidence means when no other check decides it.",
+       "Messages such as HSA_STATUS_ERROR_OUT_OF_RESOURCES, 'No HIP GPUs are available' or a memory access fault "
+       "have several causes; the message narrows them and says which facts decide.",
+       "Paste what the finding asks for; the fix depends on which cause the facts show.")
+def known_error(f: Facts) -> Iterable[Finding]:
+    ids = list(dict.fromkeys(s for e in (f.errors.value or ()) if f.errors.found for s in e.signatures
+                             if s not in CLAIMED))
+    if not ids:
+        yield skip("no other known error message in the evidence")
+        return
+    for sig in ids:
+        s = known.by_id(sig)
+        if s is None:
+            continue
+        hit = tuple(e for e in f.errors.value or () if sig in e.signatures)
+        causes = ", ".join(c.cause for c in s.causes)
+        yield warn(f"known error: {s.meaning}", f"Possible causes: {causes}." if causes else "", evidence=_quote(hit),
+                   fix=Fix(_sig_fix(sig)), links=(s.source,))
+
+
+# -- "no code object for this GPU" -------------------------------------------------------------------------------
+
+def _build_targets(f: Facts, errs: tuple[ErrorText, ...]) -> tuple[tuple[str, ...] | None, str]:
+    for e in errs:
+        listed = supported_targets(e.text)
+        if listed:
+            return listed, "the targets the error message lists"
+    if torch_build(f) == "rocm":
+        return torch_arch_list(f)
+    return None, ""
+
+
+def _service_fix(f: Facts, errs: tuple[ErrorText, ...], value: str) -> tuple[str, tuple[str, ...]]:
+    """Where the override must be set: ollama runs as a systemd service (a shell export never reaches it); a
+    container needs -e."""
+    setting = f"{VAR}={value}"
+    if any("ollama-gfx-not-supported" in e.signatures for e in errs):
+        docker = (f"docker run -e {setting} --device /dev/kfd --device /dev/dri … ollama/ollama:rocm",)
+        in_container = bool(f.raw.get("container_run"))
+        return (("Set it in the ollama server's environment: in a container with `-e` on the run command; for the "
+                 "systemd service in a drop-in (a shell `export` does not reach the server, and `ollama serve` started "
+                 "by hand does not read the unit); then restart it."),
+                (*(docker if in_container else ()),
+                 "sudo mkdir -p /etc/systemd/system/ollama.service.d",
+                 (f"printf '[Service]\\nEnvironment=\"{setting}\"\\n' | sudo tee "
+                  "/etc/systemd/system/ollama.service.d/override.conf"),
+                 "sudo systemctl daemon-reload && sudo systemctl restart ollama"))
+    return ("Export it in the environment of the process that runs the GPU code (shell, systemd unit, container -e).",
+            (f"export {setting}",))
+
+
+def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Finding:
+    gfx = g.gfx or ""
+    arches, where = _build_targets(f, errs)
+    native = native_rocm(gfx)
+    py = f.python.value.version if f.python.found and f.python.value and f.python.value.version else None
+    wheel = newest_wheel_for(gfx, py)
+    wheel_cmd = (f"{pip(f)} install --force-reinstall torch=={wheel[0]} torchvision torchaudio --index-url "
+                 f"{knowledge.index_url(wheel[1])}") if wheel and torch_build(f) == "rocm" else None
+    wheel_text = f" torch {wheel[0]} from download.pytorch.org/whl/{wheel[1]} carries {gfx}." if wheel else ""
+    ev = (*_quote(errs), f"GPU: {g.name or '?'} ({gfx}, {g.source})")
+    if arches is not None and (g.effective_gfx or gfx) in arches and not g.override:
+        return warn(f"the program has code for {gfx}, yet reports no usable code object",
+                    f"{where}: {', '.join(arches)}. Another visible GPU or an override may be the cause; paste "
+                    "`rocminfo | grep -E 'Marketing|gfx'` and `env | grep -E 'HSA|VISIBLE'`.", evidence=ev)
+    if native:
+        # Natively supported by a newer ROCm (gfx1151, gfx1201, gfx950 …): an override runs another ISA's code and
+        # faults; the fix is a build that carries the target (ROCm release notes; pytorch#164346).
+        return fail(f"{gfx} ({g.name or 'this GPU'}) needs a ROCm {native}+ build that carries it",
+                    f"The program's ROCm build has no {gfx} code objects. {gfx} is supported natively from ROCm "
+                    f"{native}; an HSA_OVERRIDE_GFX_VERSION to another target is not a fix for it.{wheel_text}",
+                    evidence=ev,
+                    fix=Fix(f"Install a build for {gfx} (ROCm {native} or newer{'; torch: see the command' if wheel_cmd else ''})"
+                            f" and unset any {VAR}.", (wheel_cmd,) if wheel_cmd else ()))
+    rules = [r for r in knowledge.override_rules(gfx) if arches is None or r.target in arches]
+    if rules:
+        rule = rules[0]
+        text, cmds = _service_fix(f, errs, rule.value)
+        text = f"Run {gfx} as {rule.target}: {VAR}={rule.value}. {text}" + (
+            f" Better: install a build that carries {gfx} itself.{wheel_text}" if wheel else "")
+        hedge = "" if arches is not None else f" (if the build carries {rule.target}, as ROCm builds usually do)"
+        return fail(f"no code for {gfx} ({g.name or 'this GPU'}); run it as {rule.target} with {VAR}={rule.value}",
+                    f"{gfx} has the ISA of {rule.target}{hedge}; AMD does not support this pairing officially"
+                    f"{'' if rule.verified else ' and it is a community report'}. Source: {rule.source}.{wheel_text}",
+                    evidence=ev, fix=Fix(text, cmds))
+    return fail(f"no code for {gfx} ({g.name or 'this GPU'}) in this build, and no same-family target to borrow",
+                f"No ROCm release lists {gfx} and no supported target shares its ISA, so an override cannot help.",
+                evidence=ev,
+                fix=Fix(f"Use a build compiled for {gfx} (build from source with PYTORCH_ROCM_ARCH={gfx} / "
+                        f"GPU_TARGETS={gfx}), or a GPU that ROCm supports.{wheel_text}", (wheel_cmd,) if wheel_cmd else ()))
+
+
+@check("gpu-code-object", "errors", "No error says the program lacks code for the GPU's gfx target.",
+       "hipErrorNoBinaryForGpu, 'invalid device function', 'No compatible code objects found', ollama's 'gfx… is not "
+       "supported': the build has no kernels for this target.",
+       "A build that carries the target; a same-ISA-family override only where one exists; never an override for "
+       "targets a newer ROCm supports natively.")
+def gpu_code_object(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, *CODE_OBJECT)
+    if not errs:
+        yield skip("no missing-code-object error in the evidence")
+        return
+    gpus = [g for g in amd_gpus(f) if g.gfx]
+    if not gpus:
+        yield warn("the program has no code for this GPU's target, and the GPU is not identified",
+                   "Which fix applies (a newer build, a same-family override, hiding an iGPU) depends on the GPU: "
+                   "paste `rocminfo | grep -E 'Marketing|gfx'` and the torch version "
+                   "(`python -c 'import torch; print(torch.__version__, torch.cuda.get_arch_list())'`).",
+                   evidence=_quote(errs))
+        return
+    if len({g.gfx for g in gpus}) > 1 and any(g.integrated for g in gpus):
+        yield skip("iGPU + dGPU: see 'igpu-with-dgpu'")
+        return
+    seen: set[str] = set()
+    for g in gpus:
+        if g.gfx and g.gfx not in seen:
+            seen.add(g.gfx)
+            yield _code_object_finding(f, g, errs)
+
+
+CHECKS = (miopen_user_db, nvml_bindings_error, cuda_torch_error, amdgpu_driver_error, triton_vendor_error,
+          pip_no_torch_wheel, container_host_no_kfd, gpu_code_object, known_error)

@@ -1,0 +1,82 @@
+"""Which GPUs a process may see: ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES.
+
+ROCm applies them in layers (ROCm docs, "GPU isolation techniques"): the ROCr runtime first keeps the devices
+ROCR_VISIBLE_DEVICES lists (indices or GPU UUIDs), then HIP keeps the devices HIP_VISIBLE_DEVICES (or, on ROCm,
+CUDA_VISIBLE_DEVICES) lists, counting among the ones ROCr left. Both set is the classic trap: `ROCR=1 HIP=1` leaves
+no device at all (mcmonkeyprojects/SwarmUI#565), `ROCR=0 HIP=0,1` asks for a GPU that is not there (pytorch#140398).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, warn
+from rocm_triton_doctor.check.checks.gpus import amd_gpus
+from rocm_triton_doctor.check.facts import Facts, Status
+from rocm_triton_doctor.check.findings import Finding, Fix
+
+VARS = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
+DOCS = "https://rocm.docs.amd.com/en/latest/conceptual/gpu-isolation.html"
+
+
+def _entries(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _indices(entries: list[str]) -> list[int] | None:
+    return [int(e) for e in entries] if all(e.lstrip("-").isdigit() for e in entries) else None
+
+
+@check("visible-devices", "visibility", "ROCR_/HIP_/CUDA_VISIBLE_DEVICES leave at least one GPU, and select GPUs that exist.",
+       "An empty or out-of-range list hides every GPU: torch reports no devices, llama.cpp 'no ROCm-capable device'; "
+       "with both ROCR_ and HIP_VISIBLE_DEVICES set, HIP's indices count only the GPUs ROCr left.",
+       "Select GPUs with one variable (ROCR_VISIBLE_DEVICES), with indices from `rocminfo`.", needs=("env",),
+       ok_is_evidence=False)
+def visible_devices(f: Facts) -> Iterable[Finding]:
+    values = {v: f.env_var(v) for v in VARS if f.env_var(v) is not None}
+    if not values:
+        if f.env_complete:
+            yield ok("no *_VISIBLE_DEVICES variable set: every GPU is visible")
+        else:
+            yield skip("*_VISIBLE_DEVICES unknown", "Paste `env | grep VISIBLE`.")
+        return
+    shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
+    for name, value in values.items():
+        entries = _entries(value or "")
+        idx = _indices(entries)
+        if not entries or (idx is not None and any(i < 0 for i in idx)):
+            yield fail(f"{name}={value!r} hides every GPU", f"{shown}. An empty list or -1 selects no device.",
+                       evidence=("env",), fix=Fix("Unset it, or list the GPUs to use (indices from `rocminfo`).",
+                                                  (f"unset {name}",)), links=(DOCS,))
+            return
+    rocr = _entries(values.get("ROCR_VISIBLE_DEVICES") or "")
+    hip_name = "HIP_VISIBLE_DEVICES" if "HIP_VISIBLE_DEVICES" in values else "CUDA_VISIBLE_DEVICES"
+    hip = _indices(_entries(values.get(hip_name) or "")) if hip_name in values else None
+    if rocr and hip is not None:
+        too_big = [i for i in hip if i >= len(rocr)]
+        if too_big:
+            yield fail(f"{hip_name} asks for GPU {', '.join(map(str, too_big))}, but ROCR_VISIBLE_DEVICES leaves only "
+                       f"{len(rocr)}", f"{shown}. HIP counts its indices among the GPUs ROCr left visible "
+                       f"(numbered 0…{len(rocr) - 1}), not among all GPUs, so these select nothing.",
+                       evidence=("env",),
+                       fix=Fix(f"Select GPUs with ROCR_VISIBLE_DEVICES alone (it keeps {','.join(rocr)}) and unset "
+                               f"{hip_name}.", (f"unset {hip_name}", f"export ROCR_VISIBLE_DEVICES={','.join(rocr)}")),
+                       links=(DOCS,))
+            return
+        yield warn(f"both ROCR_VISIBLE_DEVICES and {hip_name} are set", f"{shown}. {hip_name}'s indices count among "
+                   "the GPUs ROCr left; that works here but is easy to break.", evidence=("env",),
+                   fix=Fix("Use ROCR_VISIBLE_DEVICES alone.", (f"unset {hip_name}",)), links=(DOCS,))
+        return
+    gpus = amd_gpus(f)
+    rocr_idx = _indices(rocr) if rocr else None
+    if rocr_idx and gpus and f.gpus.status is Status.FOUND and f.gpus.source.startswith("/sys/class/kfd"):
+        missing = [i for i in rocr_idx if i >= len(gpus)]
+        if missing:
+            yield fail(f"ROCR_VISIBLE_DEVICES names GPU {', '.join(map(str, missing))}, but KFD has {len(gpus)} GPU(s)",
+                       shown, evidence=("env", f.gpus.source),
+                       fix=Fix(f"Use indices 0…{len(gpus) - 1} (rocminfo order).", ("unset ROCR_VISIBLE_DEVICES",)))
+            return
+    yield info(f"GPU selection: {shown}", "Indices follow rocminfo's GPU order.")
+
+
+CHECKS = (visible_devices,)
