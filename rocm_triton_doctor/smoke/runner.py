@@ -51,6 +51,7 @@ class CaseResult:
     ceiling: str = ""
     speedup_eager: float | None = None
     speedup_compile: float | None = None
+    compile_error: str | None = None  # torch.compile of the eager baseline failed (the row still stands)
     liger_ms: dict[str, float] | None = None
     speedup_liger: float | None = None
     liger: str = ""  # why there is no Liger time: "not installed", "no op", "import failed: ..." or an error
@@ -312,10 +313,14 @@ def _time_case(case: Any, inputs: Any, r: CaseResult, with_compile: bool, ceilin
         r.eager_ms = bench(lambda: case.eager(inputs)).to_dict()
         r.speedup_eager = round(r.eager_ms["median_ms"] / tt.median_ms, 3)
     if with_compile and case.eager is not None:
-        compiled = torch.compile(case.eager)
-        compiled(inputs)  # compile outside the timed region
-        r.compile_ms = bench(lambda: compiled(inputs)).to_dict()
-        r.speedup_compile = round(r.compile_ms["median_ms"] / tt.median_ms, 3)
+        try:
+            compiled = torch.compile(case.eager)
+            compiled(inputs)  # compile outside the timed region
+            r.compile_ms = bench(lambda: compiled(inputs)).to_dict()
+            r.speedup_compile = round(r.compile_ms["median_ms"] / tt.median_ms, 3)
+        except Exception as exc:  # noqa: BLE001 - torch.compile failing on the BASELINE is that column's value, not
+            # our kernel's error (seen: an InductorError on the linear+cross-entropy eager form, H100, torch 2.11)
+            r.compile_error = _first_line(exc)[:160]
     if sweep:
         liger, r.liger = baselines.liger_fn(case.kernel)
         if liger is not None:

@@ -1,0 +1,35 @@
+"""The smoke runner's baseline columns: a torch.compile failure on the eager BASELINE is recorded on the row, and the
+row (our kernel's result) stands (seen on an H100: an InductorError compiling the linear+cross-entropy eager form)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import torch
+
+from rocm_triton_doctor.kernels import add_mul, policy
+from rocm_triton_doctor.smoke import runner
+
+
+class _Timed:
+    median_ms = 0.5
+
+    def to_dict(self) -> dict[str, float]:
+        return {"median_ms": self.median_ms}
+
+
+def test_a_failing_torch_compile_baseline_is_recorded_not_raised(monkeypatch) -> None:
+    case = add_mul.KERNEL.cases("quick", policy.Target("interpreter", "cpu", 1))[0]
+    inputs = case.setup(torch.device("cpu"), torch.Generator().manual_seed(0))
+    r = runner.CaseResult(case.kernel, case.name, "float32", "pass")
+
+    def broken_compile(fn):  # what torch.compile does when inductor trips
+        raise RuntimeError("InductorError: AssertionError: expected [s39] to have been codegen-ed.")
+
+    monkeypatch.setattr(torch, "compile", broken_compile)
+    timing = SimpleNamespace(bench=lambda fn: _Timed(), bench_graph=lambda fn: 0.001)
+    ceilings = SimpleNamespace(copy_gbps=1000.0, matmul_tflops={})
+    runner._time_case(case, inputs, r, True, ceilings, torch, timing)
+    assert r.compile_ms is None and r.speedup_compile is None
+    assert r.compile_error and "InductorError" in r.compile_error
+    assert r.triton_ms == {"median_ms": 0.5} and r.eager_ms == {"median_ms": 0.5}
