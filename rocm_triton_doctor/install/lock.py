@@ -9,7 +9,8 @@ from typing import Any
 
 from rocm_triton_doctor import __version__, knowledge
 from rocm_triton_doctor.check.facts import Facts
-from rocm_triton_doctor.install.plan import Plan, check_url
+from rocm_triton_doctor.install.plan import Plan
+from rocm_triton_doctor.install.sources import check_url
 from rocm_triton_doctor.check.summary import facts_summary
 
 LOCK_SCHEMA = "rocm-triton-doctor/lock/1"

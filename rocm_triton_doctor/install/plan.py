@@ -7,10 +7,8 @@ says why (NoWheel) and nothing is touched.
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from packaging.version import Version
 
@@ -19,6 +17,7 @@ from rocm_triton_doctor.check.checks.torch import CPU_INDEX
 from rocm_triton_doctor.check.facts import Facts, Gpu
 from rocm_triton_doctor.check.facts.python import build_tag, torch_build
 from rocm_triton_doctor.install import sources
+from rocm_triton_doctor.install.sources import BadOption, check_url
 from rocm_triton_doctor.install.sources import (TRITON_PROVIDERS, Step, triton_removals, triton_requirement,  # noqa: F401 (re-exported)
                                                wrong_platform_index)
 
@@ -28,10 +27,6 @@ FAMILY = ("torchvision", "torchaudio")
 
 class NoWheel(Exception):
     """No published wheel can work here; the message says why. Nothing was changed."""
-
-
-class BadOption(ValueError):
-    """An option value that cannot be used (e.g. a plain-http index on another host)."""
 
 
 @dataclass(frozen=True)
@@ -76,22 +71,6 @@ class Plan:
                 "remove": [{"name": s.name, "reason": s.reason} for s in self.removals], "env": self.env,
                 "expected_gfx": self.expected_gfx, "triton": self.triton, "notes": self.notes,
                 "source": {"name": self.source, "why": self.source_why}}
-
-
-def check_url(url: str) -> str:
-    """Index URLs must be https, file, or http on a loopback address (a local mirror); nothing else."""
-    u = urlsplit(url)
-    if u.scheme in ("https", "file"):
-        return url
-    if u.scheme == "http" and u.hostname:
-        host = u.hostname
-        try:
-            if ipaddress.ip_address(host).is_loopback:
-                return url
-        except ValueError:
-            if host == "localhost":
-                return url
-    raise BadOption(f"index URL {url!r} refused: use https://, file://, or http:// on a loopback address")
 
 
 def _platform(f: Facts) -> str:

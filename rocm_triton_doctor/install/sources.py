@@ -18,6 +18,7 @@ hierarchy; TheRock's extras are per gfx, so neither is needed here and it is not
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,26 @@ from rocm_triton_doctor.check.checks.triton import TRITON_DISTS
 from rocm_triton_doctor.check.facts import Gpu
 
 SOURCE_CHOICES = ("auto", "pytorch", "therock", "amd-repo")  # values of `install --source`
+
+
+class BadOption(ValueError):
+    """An option value that cannot be used (e.g. a plain-http index on another host)."""
+
+
+def check_url(url: str) -> str:
+    """Index URLs must be https, file, or http on a loopback address (a local mirror); nothing else."""
+    u = urlsplit(url)
+    if u.scheme in ("https", "file"):
+        return url
+    if u.scheme == "http" and u.hostname:
+        host = u.hostname
+        try:
+            if ipaddress.ip_address(host).is_loopback:
+                return url
+        except ValueError:
+            if host == "localhost":
+                return url
+    raise BadOption(f"index URL {url!r} refused: use https://, file://, or http:// on a loopback address")
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import torch
 
@@ -282,3 +283,14 @@ def tma_layout_ok(*ts: torch.Tensor) -> bool:
 def upcast_dots(target: Target, dtype: torch.dtype) -> bool:
     """bf16 tl.dot is wrong in the interpreter (triton#11584): compute in fp32 there."""
     return target.interpreter and dtype == torch.bfloat16
+
+
+@contextlib.contextmanager
+def no_tf32() -> Iterator[None]:
+    """IEEE fp32 products for references: TF32 would make an fp32 reference less exact than the kernel it judges."""
+    old = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old

@@ -19,45 +19,13 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import argcheck, policy
-from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, check_device, check_p, dropout_args, randn,
-                                             tma_layout_ok, upcast_dots)
-from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
+from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, check_device, check_p, dropout_args, no_tf32,
+                                             randn, tma_layout_ok, upcast_dots)
+from rocm_triton_doctor.kernels.gemm_parts import _epilogue_store, _grouped_tile, _k_step, _wide
 
 EPILOGUES = {"none": 0, "bias": 1, "bias_relu": 2, "bias_gelu": 3}
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages")
-
-
-@triton.jit
-def _grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
-    """Tile `tile_id` -> (pid_m, pid_n) in grouped order: GROUP_M row-tiles share B column-tiles while they are in L2
-    (tutorial 03). Both GEMM kernels."""
-    num_pid_in_group = GROUP_M * num_pid_n
-    first_pid_m = tile_id // num_pid_in_group * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + (tile_id % num_pid_in_group) % group_size_m
-    pid_n = (tile_id % num_pid_in_group) // group_size_m
-    return pid_m, pid_n
-
-
-@triton.jit
-def _wide(x, INT64: tl.constexpr):
-    """Offsets in 64 bits when some operand's element offsets reach 2^31 (a view into a big buffer: a 32-bit product
-    wrapped and the kernel read outside the tensor, SIGSEGV, kernel-edge-cases.md #6); 32 bits otherwise (cheaper
-    address arithmetic)."""
-    if INT64:
-        return x.to(tl.int64)
-    else:
-        return x
-
-
-@triton.jit
-def _k_step(stride, BLOCK_K: tl.constexpr, INT64: tl.constexpr):
-    """How far one K block moves a pointer, in 64 bits when offsets need them."""
-    if INT64:
-        return tl.full([], BLOCK_K, tl.int64) * stride
-    else:
-        return BLOCK_K * stride
 
 
 @triton.jit
@@ -142,28 +110,6 @@ def _splitk_reduce_kernel(ws_ptr, c_ptr, bias_ptr, M, N, stride_cm, stride_cn, s
         acc += tl.load(ws_ptr + (rows + s * M)[:, None] * N + cols[None, :], mask=mask, other=0.0)
     _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, tl.program_id(1) * BLOCK_N, M, N, stride_cm,
                     stride_cn, stride_bias, seed, threshold, scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N)
-
-
-@triton.jit
-def _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, col0, M, N, stride_cm, stride_cn, stride_bias,
-                    seed, threshold, scale, EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
-                    BLOCK_N: tl.constexpr):
-    """bias, activation and dropout on the fp32 accumulator, then the one store of C (every GEMM kernel). rows/cols:
-    offs_m/offs_n in the width used for addressing."""
-    mask_m = offs_m < M
-    mask_n = offs_n < N
-    if EPILOGUE >= 1:
-        bias = tl.load(bias_ptr + cols * stride_bias, mask=mask_n, other=0.0).to(tl.float32)
-        acc = acc + bias[None, :]
-    if EPILOGUE == 2:
-        # where(x < 0, 0, x), not maximum(x, 0): NaN < 0 is false, so NaN stays NaN as in torch.relu (maximum turned
-        # NaN into 0, kernel-edge-cases.md #7).
-        acc = tl.where(acc < 0.0, 0.0, acc)
-    if EPILOGUE == 3:
-        acc = gelu_tanh(acc)
-    acc = dropout_tile(acc, offs_m, col0, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N)
-    c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
-    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
 
 
 @triton.jit
@@ -317,7 +263,7 @@ def _sm_count(device: torch.device) -> int:
 def reference(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilogue: str) -> torch.Tensor:
     """fp64 on CPU is exact enough to judge fp32; fp32 elsewhere (matmul in fp64 is slow on GPUs)."""
     acc_t = torch.float64 if a.device.type == "cpu" else torch.float32
-    with _no_tf32():
+    with no_tf32():
         y = a.to(acc_t) @ b.to(acc_t)
     if bias is not None:  # added whenever given, epilogue "none" included (as gemm() does)
         y = y + bias.to(acc_t)
@@ -339,15 +285,6 @@ def eager(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilogue:
     if p > 0:
         y = torch.nn.functional.dropout(y, p=p, training=True)
     return y
-
-
-class _no_tf32:
-    def __enter__(self) -> None:
-        self.old = torch.backends.cuda.matmul.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32 = False
-
-    def __exit__(self, *exc: object) -> None:
-        torch.backends.cuda.matmul.allow_tf32 = self.old
 
 
 def flops(M: int, N: int, K: int) -> float:

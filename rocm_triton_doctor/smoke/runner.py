@@ -16,7 +16,6 @@ from rocm_triton_doctor.result import Result
 
 PRESETS = ("quick", "seed", "full", "bench", "sweep", "launch")
 SWEEP_REP_MS = (5, 25)  # warm-up and timed ms per do_bench in the sweep: ~300 rows x 4 baselines in minutes
-LAUNCH_BOUND_US = 10.0  # below this a GPU kernel's time is mostly launch overhead (kernels.md §6.3)
 GRAPH_BELOW_US = 100.0  # cases faster than this also get graph-replay times (launch overhead shows up to ~50 us)
 
 
@@ -333,15 +332,15 @@ def _time_case(case: Any, inputs: Any, r: CaseResult, with_compile: bool, ceilin
         best = [t["median_ms"] for t in (r.eager_ms, r.compile_ms, r.liger_ms) if t]
         r.vs_best = round(min(best) / tt.median_ms, 3) if best else None
     secs = tt.median_ms * 1e-3
-    roof = roofline_us(case, ceilings, r.dtype)
+    roof = timing.roofline_us(case, ceilings, r.dtype)
     # Graph replay where launch overhead can matter: seed shapes, and cases under GRAPH_BELOW_US that ran at under
     # half their roofline speed (a kernel near its ceiling is not launch-bound, and graphs cost smoke time).
     if case.seed_shape or (tt.median_ms * 1e3 < GRAPH_BELOW_US and (roof is None or roof < tt.median_ms * 1e3 / 2)):
         r.triton_graph_us = _us(timing.bench_graph(lambda: case.run(inputs, out)))
         if case.eager is not None:
             r.eager_graph_us = _us(timing.bench_graph(lambda: case.eager(inputs)))
-    r.launch_bound = launch_bound(tt.median_ms, roof, r.triton_graph_us)
-    if _compute_bound(case.kernel):
+    r.launch_bound = timing.launch_bound(tt.median_ms, roof, r.triton_graph_us)
+    if timing.compute_bound(case.kernel):
         r.achieved, r.achieved_unit = round(case.flops / secs / 1e12, 2), "TFLOP/s"
         ceil = ceilings.matmul_tflops.get(r.dtype)
         r.ceiling = f"torch.matmul {r.dtype}"
@@ -351,36 +350,6 @@ def _time_case(case: Any, inputs: Any, r: CaseResult, with_compile: bool, ceilin
         r.ceiling = "device copy"
     if ceil:
         r.pct_ceiling = round(100.0 * r.achieved / ceil, 1)
-
-
-def launch_bound(median_ms: float, roof_us: float | None, graph_us: float | None = None) -> bool:
-    """Launch-bound: the kernel measured under LAUNCH_BOUND_US; or its roofline time (roofline_us) is under it; or
-    graph replay (no launch overhead) ran it in under 2/3 of the event-timed median. A 64x256x128 GEMM needs ~0.01 us
-    of tensor-core time on an H200, so whatever its event-timed median says (launches dominate, and vary run to
-    run), only graph replay compares it fairly."""
-    if median_ms * 1e3 < LAUNCH_BOUND_US:
-        return True
-    if graph_us is not None and graph_us < median_ms * 1e3 * 2 / 3:
-        return True
-    return roof_us is not None and roof_us < LAUNCH_BOUND_US
-
-
-def roofline_us(case: Any, ceilings: Any, dtype: str) -> float | None:
-    """The case's time at the ceilings measured in this run: bytes at the copy bandwidth, and for GEMM and attention
-    FLOPs at the matmul rate, whichever is longer (None without ceilings)."""
-    roof_s = case.bytes / (ceilings.copy_gbps * 1e9) if ceilings.copy_gbps else 0.0
-    tflops = ceilings.matmul_tflops.get(dtype) if _compute_bound(case.kernel) else None
-    if tflops:
-        roof_s = max(roof_s, case.flops / (tflops * 1e12))
-    return roof_s * 1e6 if roof_s else None
-
-
-def _compute_bound(kernel: str) -> bool:
-    """Judged by FLOPs against the matmul rate (the kernel's spec says so); everything else by bytes against copy."""
-    from rocm_triton_doctor.kernels import spec_named
-
-    spec = spec_named(kernel)
-    return spec is not None and spec.bound == "compute"
 
 
 def _us(ms: float | None) -> float | None:

@@ -94,3 +94,38 @@ def read_clocks(backend: str) -> dict[str, str]:
         return {}
     line = res.stdout.strip().splitlines()[0] if res.returncode == 0 and res.stdout.strip() else ""
     return {"tool": argv[0], "reading": line} if line else {}
+
+
+# -- judging a time: launch-bound or not, against the ceilings measured in the same run --------------------------
+
+LAUNCH_BOUND_US = 10.0  # below this a GPU kernel's time is mostly launch overhead (kernels.md §6.3)
+
+
+def launch_bound(median_ms: float, roof_us: float | None, graph_us: float | None = None) -> bool:
+    """Launch-bound: the kernel measured under LAUNCH_BOUND_US; or its roofline time (roofline_us) is under it; or
+    graph replay (no launch overhead) ran it in under 2/3 of the event-timed median. A 64x256x128 GEMM needs ~0.01 us
+    of tensor-core time on an H200, so whatever its event-timed median says (launches dominate, and vary run to
+    run), only graph replay compares it fairly."""
+    if median_ms * 1e3 < LAUNCH_BOUND_US:
+        return True
+    if graph_us is not None and graph_us < median_ms * 1e3 * 2 / 3:
+        return True
+    return roof_us is not None and roof_us < LAUNCH_BOUND_US
+
+
+def roofline_us(case: Any, ceilings: Any, dtype: str) -> float | None:
+    """The case's time at the ceilings measured in this run: bytes at the copy bandwidth, and for GEMM and attention
+    FLOPs at the matmul rate, whichever is longer (None without ceilings)."""
+    roof_s = case.bytes / (ceilings.copy_gbps * 1e9) if ceilings.copy_gbps else 0.0
+    tflops = ceilings.matmul_tflops.get(dtype) if compute_bound(case.kernel) else None
+    if tflops:
+        roof_s = max(roof_s, case.flops / (tflops * 1e12))
+    return roof_s * 1e6 if roof_s else None
+
+
+def compute_bound(kernel: str) -> bool:
+    """Judged by FLOPs against the matmul rate (the kernel's spec says so); everything else by bytes against copy."""
+    from rocm_triton_doctor.kernels import spec_named
+
+    spec = spec_named(kernel)
+    return spec is not None and spec.bound == "compute"

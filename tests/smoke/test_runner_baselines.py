@@ -27,7 +27,10 @@ def test_a_failing_torch_compile_baseline_is_recorded_not_raised(monkeypatch) ->
         raise RuntimeError("InductorError: AssertionError: expected [s39] to have been codegen-ed.")
 
     monkeypatch.setattr(torch, "compile", broken_compile)
-    timing = SimpleNamespace(bench=lambda fn: _Timed(), bench_graph=lambda fn: 0.001)
+    from rocm_triton_doctor.smoke import timing as real
+
+    timing = SimpleNamespace(bench=lambda fn: _Timed(), bench_graph=lambda fn: 0.001, roofline_us=real.roofline_us,
+                             launch_bound=real.launch_bound, compute_bound=real.compute_bound)
     ceilings = SimpleNamespace(copy_gbps=1000.0, matmul_tflops={})
     runner._time_case(case, inputs, r, True, ceilings, torch, timing)
     assert r.compile_ms is None and r.speedup_compile is None

@@ -258,7 +258,10 @@ def test_sweep_timing_fills_every_column_with_a_fake_clock(monkeypatch: pytest.M
         m = next(medians)
         return Timing(m, m, m)
 
-    timing = SimpleNamespace(bench=bench, bench_graph=lambda fn: None)
+    from rocm_triton_doctor.smoke import timing as real
+
+    timing = SimpleNamespace(bench=bench, bench_graph=lambda fn: None, roofline_us=real.roofline_us,
+                             launch_bound=real.launch_bound, compute_bound=real.compute_bound)
     monkeypatch.setattr(baselines, "liger_fn", lambda kernel: ((lambda x: x["x"] * 2), ""))
     case = SimpleNamespace(kernel="rmsnorm", dtype=torch.float32, seed_shape=False, bytes=float(256 << 20), flops=0.0,
                            out_shape=lambda x: (4,), run=lambda x, out: x["x"] + 1, eager=lambda x: x["x"] + 1)

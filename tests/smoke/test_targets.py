@@ -6,7 +6,7 @@ from __future__ import annotations
 def test_launch_bound_uses_the_roofline_time_not_the_noisy_median() -> None:
     from types import SimpleNamespace
 
-    from rocm_triton_doctor.smoke.runner import launch_bound, roofline_us
+    from rocm_triton_doctor.smoke.timing import launch_bound, roofline_us
     from rocm_triton_doctor.smoke.timing import Ceilings
 
     h200 = Ceilings(copy_gbps=4150.0, matmul_tflops={"float16": 660.0})
