@@ -30,6 +30,10 @@ class NoWheel(Exception):
     """No published wheel can work here; the message says why. Nothing was changed."""
 
 
+class CannotTell(NoWheel):
+    """The facts cannot say which wheels would fit (no GPU vendor known): could not check (exit 3), not a problem."""
+
+
 class BadOption(ValueError):
     """An option value that cannot be used (e.g. a plain-http index on another host)."""
 
@@ -99,7 +103,7 @@ def _platform(f: Facts) -> str:
 
     p = platform(f)
     if p == "unknown":
-        raise NoWheel("cannot tell whether this machine has an AMD or NVIDIA GPU (no driver, KFD or PCI facts): "
+        raise CannotTell("cannot tell whether this machine has an AMD or NVIDIA GPU (no driver, KFD or PCI facts): "
                       "run install on the machine itself, not from a partial snapshot")
     return p
 
