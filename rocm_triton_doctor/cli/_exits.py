@@ -36,26 +36,31 @@ class Terminated(KeyboardInterrupt):
 
 
 def _raise(signum: int, _frame: object) -> None:
-    raise Terminated(signum)
+    # Tools run in their own sessions, so the terminal's signal never reaches them, and a thread pool's exit waits
+    # for them: stop them here, at once, or an interrupted `check` waits out each tool's --timeout.
+    runner = sys.modules.get("rocm_triton_doctor.check.probes.runner")
+    if runner is not None:
+        runner.kill_running()
+    raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
 
 
 def install_handlers() -> None:
-    """SIGTERM and SIGHUP raise Terminated. A signal the caller set to be ignored (`nohup` ignores SIGHUP) stays so."""
+    """SIGTERM and SIGHUP raise Terminated, SIGINT KeyboardInterrupt as usual. A signal the caller set to be ignored
+    (`nohup` ignores SIGHUP) stays ignored."""
     if threading.current_thread() is not threading.main_thread():
         return
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(sig) == signal.SIG_DFL:
+    for sig, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL),
+                         (signal.SIGHUP, signal.SIG_DFL)):
+        if signal.getsignal(sig) == default:
             signal.signal(sig, _raise)
 
 
 def interrupted(exc: BaseException) -> NoReturn:
     signum = getattr(exc, "signum", None) or int(signal.SIGINT)
     word = "interrupted" if signum == signal.SIGINT else f"terminated by {signal.Signals(signum).name}"
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # a second signal must not cut the exit short
-        try:
+    if threading.current_thread() is threading.main_thread():  # a second signal must not cut the exit short
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_IGN)
-        except (ValueError, OSError):  # not the main thread
-            pass
     try:
         click.echo(f"rocm-triton-doctor: {word}", err=True)
     except (OSError, ValueError):
@@ -103,11 +108,8 @@ def output_failed(exc: OSError) -> NoReturn:
 
 def flush_stdout() -> None:
     """Deliver buffered output now, while a failure can still be reported (not in the interpreter's exit flush)."""
-    if sys.stdout is not None:
-        try:
-            sys.stdout.flush()
-        except ValueError:  # already closed
-            pass
+    if sys.stdout is not None and not sys.stdout.closed:
+        sys.stdout.flush()
 
 
 def crashed(exc: Exception) -> NoReturn:
