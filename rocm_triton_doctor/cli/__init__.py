@@ -1,66 +1,40 @@
 """Command line: one module per command (parse options, call one function, render the Result, exit).
 
 This module holds the Click group and `main()` (the console-script entry point `rocm_triton_doctor.cli:main`):
-every way a command can end abnormally ends the same way in every command (result.py ExitCode):
-Ctrl-C -> one line, exit 130; stdout closed by the reader (`| head -1`) -> quiet, exit 141; any uncaught exception
--> one line, exit 4 (RTD_DEBUG=1 shows the traceback).
+every way a command can end abnormally ends the same way in every command (cli/_exits.py, result.py ExitCode):
+Ctrl-C/SIGTERM/SIGHUP -> one line, exit 128+N (130/143/129); stdout closed by the reader (`| head -1`) -> quiet,
+exit 141; stdout on a full disk -> one line, exit 3; any Click usage error -> one line, exit 2; any uncaught
+exception -> one line, exit 4 (RTD_DEBUG=1 shows the traceback).
 """
 
 from __future__ import annotations
 
-import atexit
-import os
-import sys
 from collections.abc import Sequence
 from typing import Any
 
 import click
 
 from rocm_triton_doctor import __version__, render
-from rocm_triton_doctor.cli._shared import CONTEXT
-from rocm_triton_doctor.result import ExitCode
-
-
-def _interrupted() -> None:
-    click.echo("rocm-triton-doctor: interrupted", err=True)
-    # Once a KeyboardInterrupt has passed through C-level evaluation (torch, Triton), CPython ends the process with
-    # SIGINT after finalisation whatever sys.exit said (Py_RunMain: _Py_UnhandledKeyboardInterrupt). An atexit hook
-    # runs after the worker threads are joined (so a probe's child is still stopped at its timeout) and pins 130.
-    atexit.register(_exit_now, int(ExitCode.INTERRUPTED))
-    sys.exit(int(ExitCode.INTERRUPTED))
-
-
-def _exit_now(code: int) -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001 - a closed stream has nothing left to flush
-            pass
-    os._exit(code)
-
-
-def _broken_pipe() -> None:
-    # Python docs, "Note on SIGPIPE": point stdout at /dev/null so the flush at exit cannot fail a second time.
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError, Exception):  # noqa: BLE001 - a captured stdout has no file descriptor
-        pass
-    sys.exit(int(ExitCode.BROKEN_PIPE))
+from rocm_triton_doctor.cli import _exits
+from rocm_triton_doctor.cli._shared import CONTEXT, Usage
 
 
 class _Group(click.Group):
-    """Maps interrupts, closed pipes and crashes inside any command before Click's own handlers see them (Click
-    turns Ctrl-C into "Aborted!" exit 1 and a closed pipe into exit 1)."""
+    """Maps interrupts, closed pipes and usage errors inside any command before Click's own handlers see them (Click
+    turns Ctrl-C into "Aborted!" exit 1, a closed pipe into exit 1, and a bad value into three lines of usage)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         render.safe_streams()
         try:
             return super().invoke(ctx)
-        except KeyboardInterrupt:
-            _interrupted()
+        except KeyboardInterrupt as exc:
+            _exits.interrupted(exc)
         except BrokenPipeError:
-            _broken_pipe()
+            _exits.broken_pipe()
+        except click.UsageError as exc:
+            if isinstance(exc, Usage):
+                raise
+            raise Usage(exc.format_message(), exc.ctx) from None
 
 
 @click.group(cls=_Group, context_settings=CONTEXT)
@@ -75,7 +49,8 @@ def cli() -> None:
       smoke    fused Triton kernels: correct? how fast vs torch and the hardware?
 
     Exit codes (every command): 0 healthy, 1 problems found, 2 usage error,
-    3 could not check, 4 the doctor crashed, 130 interrupted, 141 output pipe closed.
+    3 could not check, 4 the doctor crashed, 130/143/129 interrupted by
+    SIGINT/SIGTERM/SIGHUP, 141 output pipe closed.
     """
 
 
@@ -90,17 +65,19 @@ _register()
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    _exits.install_handlers()
     try:
-        cli.main(args=list(argv) if argv is not None else None, prog_name="rocm-triton-doctor", standalone_mode=True)
+        try:
+            cli.main(args=list(argv) if argv is not None else None, prog_name="rocm-triton-doctor", standalone_mode=True)
+        finally:
+            _exits.flush_stdout()  # a full disk is reported here, not lost in the interpreter's exit flush
     except SystemExit:
         raise
-    except KeyboardInterrupt:
-        _interrupted()
+    except KeyboardInterrupt as exc:
+        _exits.interrupted(exc)
     except BrokenPipeError:
-        _broken_pipe()
+        _exits.broken_pipe()
     except Exception as exc:
-        if os.environ.get("RTD_DEBUG"):
-            raise
-        click.echo(f"rocm-triton-doctor: internal error: {type(exc).__name__}: {exc} "
-                   "(set RTD_DEBUG=1 for a traceback; please report it)", err=True)
-        sys.exit(int(ExitCode.CRASHED))
+        if _exits.is_full(exc):
+            _exits.output_failed(exc)  # type: ignore[arg-type]
+        _exits.crashed(exc)

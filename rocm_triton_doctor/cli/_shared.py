@@ -24,9 +24,9 @@ class Usage(click.UsageError):
     """A usage error shown as ONE line on stderr (exit 2): `rocm-triton-doctor CMD: message (see --help)`."""
 
     def show(self, file: Any = None) -> None:
-        cmd = self.ctx.info_name if self.ctx is not None else ""
+        cmd = f" {self.ctx.info_name}" if self.ctx is not None and self.ctx.parent is not None else ""
         msg = self.format_message()
-        click.echo(f"rocm-triton-doctor {cmd}: {msg}" + ("" if "(see " in msg else " (see --help)"), err=True)
+        click.echo(f"rocm-triton-doctor{cmd}: {msg}" + ("" if "(see " in msg else " (see --help)"), err=True)
 
 
 @contextlib.contextmanager

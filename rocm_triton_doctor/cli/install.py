@@ -8,7 +8,7 @@ import shutil
 import click
 
 from rocm_triton_doctor.cli._shared import (CONTEXT, ExitCode, Usage, console, fail, finish, output_option, python_option,
-                                            split)
+                                            split, usage_check)
 
 
 def _torch(ctx: click.Context, _p: click.Parameter, value: str | None) -> str | None:
@@ -26,6 +26,18 @@ def _rocm(ctx: click.Context, _p: click.Parameter, value: str | None) -> str | N
     if value is not None and not re.fullmatch(r"[0-9]+\.[0-9]+(\.[0-9]+)?", value.strip()):
         raise Usage(f"--rocm {value}: expected a ROCm version X.Y (e.g. 6.4)", ctx)
     return value.strip() if value else value
+
+
+def _from_lock(ctx: click.Context, _p: click.Parameter, value: str | None) -> str | None:
+    # A lock that is missing or is no lock is a wrong option value (exit 2), not a problem with the machine (exit 1).
+    if value is not None and not ctx.resilient_parsing:
+        from rocm_triton_doctor.install import lock
+
+        try:
+            lock.read(value)
+        except lock.LockError as exc:
+            raise Usage(f"--from-lock: {exc}", ctx) from None
+    return value
 
 
 def _installer(ctx: click.Context, _p: click.Parameter, value: str) -> str:
@@ -53,7 +65,7 @@ def _installer(ctx: click.Context, _p: click.Parameter, value: str) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable plan/result.")
 @output_option("--lock", "lock_path", help="After a verified install, write the exact versions, index and the machine "
                "it was verified on.")
-@click.option("--from-lock", type=click.Path(dir_okay=False), metavar="FILE",
+@click.option("--from-lock", type=click.Path(dir_okay=False), metavar="FILE", callback=_from_lock,
               help="Reproduce a locked install; refuses when this machine differs in a way that matters.")
 @click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), metavar="FILE",
               help="Plan for the machine a saved snapshot describes (needs --dry-run).")
@@ -76,6 +88,7 @@ def command(ctx: click.Context, torch_version: str | None, rocm: str | None, ind
       rocm-triton-doctor install --venv ./env --yes --lock stack.lock
       rocm-triton-doctor install --venv ./env2 --from-lock stack.lock --yes
     """
+    usage_check(ctx, not (lock_path and dry_run), "--lock records a verified install; --dry-run installs nothing")
     from rocm_triton_doctor.check.snapshot import SnapshotError
     from rocm_triton_doctor.install import command as install
     from rocm_triton_doctor.install.plan import BadOption, Options

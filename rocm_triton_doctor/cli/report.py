@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from rocm_triton_doctor.cli._shared import CONTEXT, ExitCode, fail, finish, output_option, python_option
@@ -18,10 +20,14 @@ from rocm_triton_doctor.cli._shared import CONTEXT, ExitCode, fail, finish, outp
               help="A saved `smoke --save` result to include (default: the last smoke run on this machine).")
 @click.option("--no-smoke", is_flag=True, help="Do not include a smoke result.")
 @click.option("--no-runtime", is_flag=True, help="Do not import torch in a subprocess.")
+@click.option("--timeout", default=10.0, show_default=True, type=click.FloatRange(0.1, 600),
+              help="Seconds each external tool may run.")
+@click.option("--runtime-timeout", default=120.0, show_default=True, type=click.FloatRange(1, 3600),
+              help="Seconds the torch/Triton import subprocess may run (a hung import is reported, not waited on).")
 @python_option("Interpreter whose environment to inspect.")
 def command(output: str | None, no_redact: bool, snapshot_path: str | None,
             from_text: tuple[str, ...], smoke_path: str | None, no_smoke: bool,
-            no_runtime: bool, python: str | None) -> None:
+            no_runtime: bool, timeout: float, runtime_timeout: float, python: str | None) -> None:
     """Write one paste-ready Markdown report for a GitHub issue (PyTorch, ROCm, Triton, vLLM, ComfyUI, ...).
 
     Verdict and findings, key facts, the last smoke summary, and the snapshot in a collapsed JSON block.
@@ -42,9 +48,10 @@ def command(output: str | None, no_redact: bool, snapshot_path: str | None,
     from rocm_triton_doctor.smoke.runner import last_result_path
 
     try:
-        snap, source = pipeline.load_or_collect(snapshot_path, python=python, runtime=not no_runtime, from_text=from_text)
-        smoke = None if no_smoke else issue.read_smoke(smoke_path or last_result_path(), explicit=bool(smoke_path))
-        model = None if no_smoke or smoke_path else issue.read_smoke(last_model_path(), explicit=False)  # smoke --model
+        snap, source = pipeline.load_or_collect(snapshot_path, python=python, runtime=not no_runtime, from_text=from_text,
+                                                timeout=timeout, runtime_timeout=runtime_timeout)
+        smoke = None if no_smoke else _read(issue, smoke_path or last_result_path(), bool(smoke_path))
+        model = None if no_smoke or smoke_path else _read(issue, last_model_path(), False)  # smoke --model
     except (snapshot.SnapshotError, issue.SmokeFileError) as exc:
         fail(str(exc), ExitCode.COULD_NOT_CHECK, False, "report")
     text, check = issue.build(snap, smoke, redact=not no_redact, source=source, model=model)
@@ -57,3 +64,11 @@ def command(output: str | None, no_redact: bool, snapshot_path: str | None,
         click.echo(f"report written to {output} ({len(text.splitlines())} lines)", err=True)
         finish(result, human=lambda _con: None)
     finish(result, markdown=text)
+
+
+def _read(issue: Any, path: str, explicit: bool) -> dict[str, Any] | None:
+    try:
+        return issue.read_smoke(path, explicit=explicit)  # type: ignore[no-any-return]
+    except issue.StaleSmokeCache as exc:  # a last-run cache is ours, not the user's input: never a blocker
+        click.echo(f"rocm-triton-doctor report: note: {exc}; the report leaves that section out", err=True)
+        return None

@@ -13,7 +13,7 @@ from rocm_triton_doctor.result import ExitCode, Result
 from rocm_triton_doctor.check.facts import Facts, build_facts
 from rocm_triton_doctor.install import env as envmod
 from rocm_triton_doctor.install import executor, lock
-from rocm_triton_doctor.install.plan import NoWheel, Options, Plan, make_plan
+from rocm_triton_doctor.install.plan import CannotTell, NoWheel, Options, Plan, make_plan
 
 VERIFY_CHECKS = SETS["after-install"]
 
@@ -92,6 +92,8 @@ def run(opts: Options, *, dry_run: bool, yes: bool, as_json: bool, lock_path: st
         raise UsageProblem("--snapshot plans for another machine: it needs --dry-run")
     try:
         plan, facts, _ = plan_for(opts, snapshot_path, from_lock)
+    except CannotTell as exc:  # no verdict on the machine is possible from these facts
+        return _stop(str(exc), ExitCode.COULD_NOT_CHECK)
     except (NoWheel, lock.LockError) as exc:
         return _stop(str(exc), ExitCode.PROBLEMS)
     except envmod.EnvError as exc:

@@ -29,6 +29,10 @@ class NoWheel(Exception):
     """No published wheel can work here; the message says why. Nothing was changed."""
 
 
+class CannotTell(NoWheel):
+    """The facts cannot say which wheels would fit (no GPU vendor known): could not check (exit 3), not a problem."""
+
+
 @dataclass(frozen=True)
 class Options:
     torch: str | None = None  # exact torch version, e.g. "2.9.1"
@@ -78,7 +82,7 @@ def _platform(f: Facts) -> str:
 
     p = platform(f)
     if p == "unknown":
-        raise NoWheel("cannot tell whether this machine has an AMD or NVIDIA GPU (no driver, KFD or PCI facts): "
+        raise CannotTell("cannot tell whether this machine has an AMD or NVIDIA GPU (no driver, KFD or PCI facts): "
                       "run install on the machine itself, not from a partial snapshot")
     return p
 

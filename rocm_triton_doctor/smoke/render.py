@@ -27,6 +27,21 @@ def _us(ms: float | None) -> str:
     return f"{ms * 1e3:,.1f}" if ms is not None else "—"
 
 
+def error_vs_tolerance(r: Any) -> str:
+    """The `max err / tol` cell. A case passes when |out - ref| <= atol + rtol·|ref| everywhere (smoke/correctness.py),
+    so its largest absolute error may exceed atol alone: "0.03 / 2e-02 PASS" read as a pass above its tolerance
+    (newcomer-walk.md defect 15). A passing row shows the bound that holds: absolute error / atol, else relative
+    error / rtol ("rel"), else the combined bound spelled out. Both sides are rounded the same way (2 significant
+    digits), so the shown error is never above the shown tolerance."""
+    if r.max_abs is None or r.atol is None:
+        return ""
+    if r.status != "pass" or r.max_abs <= r.atol:
+        return f"{r.max_abs:.2g} / {r.atol:.2g}"
+    if r.max_rel is not None and r.rtol is not None and r.max_rel <= r.rtol:
+        return f"{r.max_rel:.2g} / {r.rtol:.2g} rel"
+    return f"{r.max_abs:.2g} ≤ {r.atol:.2g}+{r.rtol or 0:.2g}·|ref|"
+
+
 def table(report: SmokeReport, console: Any) -> None:
     from rich.table import Table
     from rich.text import Text
@@ -36,7 +51,9 @@ def table(report: SmokeReport, console: Any) -> None:
 
         return sweep_render.table(report, console)
     gpu = report.ceilings is not None
-    t = Table(title=f"smoke {report.preset} — {report.device_name} ({report.target})", title_justify="left",
+    # "CPU (Triton interpreter) (interpreter (CPU))" said the same thing twice (defect 19): the target only when it adds.
+    where = report.device_name if "interpreter" in report.device_name else f"{report.device_name} ({report.target})"
+    t = Table(title=f"smoke {report.preset} — {where}", title_justify="left",
               show_lines=False, pad_edge=False)
     t.add_column("kernel")
     t.add_column("case")
@@ -52,7 +69,7 @@ def table(report: SmokeReport, console: Any) -> None:
         t.add_column("graph µs T/E", justify="right")
     for r in report.results:
         status = Text(r.status.upper(), style=STATUS_STYLE.get(r.status, ""))
-        err = (f"{r.max_abs:.2g} / {r.atol:.0e}" if r.max_abs is not None and r.atol is not None else "")
+        err = error_vs_tolerance(r)
         if r.error:
             err = r.error[:60]
         row: list[Any] = [r.kernel, r.case + (" *" if r.seed_shape else ""), status, err]

@@ -130,6 +130,8 @@ def save_last(report: SmokeReport) -> None:
     import json
 
     path = last_result_path()
+    if not (os.environ.get("RTD_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")) and not os.path.isdir(os.path.expanduser("~")):
+        return  # a HOME that does not exist (HOME=/nonexistent for services) is never created for a cache (defect 19)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = path + ".tmp"

@@ -58,9 +58,9 @@ def broken_stacks() -> list[Case]:
                             lacks=("HEALTHY",) + (("torch 2.13.0+cpu runs on the CPU",) if pkg == "torch" else ())))
             out.append(Case(fault, "smoke", ("smoke", "--device", "cpu", "--python", py), CANNOT,
                             env={"RTD_IMPORT_TIMEOUT": limit}, has=(f"cannot import {pkg}", text), one_line_error=True))
-            if how != "hang":  # report has no --runtime-timeout yet: the hang cell is in test_cli_contract.py
-                out.append(Case(fault, "report", ("report", "--python", py, "--no-smoke"), PROBLEMS,
-                                has=(f"import {pkg}",), lacks=("HEALTHY",)))
+            # Defect 19: report had no --runtime-timeout, so a hung torch took 120 s with no output.
+            out.append(Case(fault, "report", ("report", "--python", py, "--no-smoke", "--runtime-timeout", limit), PROBLEMS,
+                            has=(f"import {pkg}", text), lacks=("HEALTHY",), timeout=90))
             out.append(Case(fault, "install", ("install", "--dry-run", "--python", py), OK))
     return out
 

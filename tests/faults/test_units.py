@@ -94,3 +94,20 @@ def test_runtime_probe_output_names_the_step_that_died() -> None:
     r = parse(CommandResult(("sh", "notpy"), 0, "hello\n", ""), 30)
     assert r["error"].startswith("probe gave no result")
     assert os.path.basename(str(parse(CommandResult(("/x/python",), None, missing=True), 5)["error"])) == "python"
+
+
+def test_d15_error_cell_never_shows_a_pass_above_its_tolerance() -> None:
+    """Defect 15: "0.03 / 2e-02 PASS". A pass within atol + rtol·|ref| shows the bound that holds, rounded alike."""
+    from types import SimpleNamespace
+
+    from rocm_triton_doctor.smoke.render import error_vs_tolerance
+
+    def row(status: str, max_abs: float, max_rel: float, atol: float = 0.02, rtol: float = 0.02) -> str:
+        return error_vs_tolerance(SimpleNamespace(status=status, max_abs=max_abs, max_rel=max_rel, atol=atol, rtol=rtol))
+
+    assert row("pass", 0.0076, 0.001) == "0.0076 / 0.02"
+    assert row("pass", 0.03, 0.0076) == "0.0076 / 0.02 rel"  # atol alone is exceeded; rtol holds
+    assert row("pass", 0.03, 0.5) == "0.03 ≤ 0.02+0.02·|ref|"  # only the combined bound holds: no "x / y" read
+    assert row("pass", 0.0249, 0.1, atol=0.025) == "0.025 / 0.025"  # rounded alike: never "0.025 / 2e-02"
+    assert row("fail", 0.03, 0.5) == "0.03 / 0.02"  # a failure shows the error above the tolerance, as it is
+    assert error_vs_tolerance(SimpleNamespace(status="error", max_abs=None, max_rel=None, atol=None, rtol=None)) == ""

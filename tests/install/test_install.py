@@ -21,6 +21,7 @@ from rocm_triton_doctor.check.facts import Facts, build_facts
 from rocm_triton_doctor.install import executor, lock
 from rocm_triton_doctor.install.plan import BadOption, NoWheel, Options, make_plan
 from rocm_triton_doctor.check.probes.collect import Collector
+from rocm_triton_doctor.result import status_for_error
 
 from . import wheelhouse
 from ..conftest import SCENARIOS, load_scenario
@@ -242,7 +243,7 @@ def test_golden_dry_run_plans(name: str, update_golden: bool) -> None:
     assert res.returncode == data["exit_code"]
     # The uniform head every envelope has now (result.py) is not part of the older plan goldens: check it here.
     assert data["command"] == "install" and data["findings"] == [] and data["tool_version"]
-    assert data["status"] == ("planned" if data["exit_code"] == 0 else "error")
+    assert data["status"] == ("planned" if data["exit_code"] == 0 else status_for_error(data["exit_code"]))
     golden = json.loads((GOLDEN_PLANS / f"{name}.json").read_text()) if not update_golden else data
     data = {k: v for k, v in data.items() if k in golden or k not in ("command", "status", "tool_version", "findings")}
     path = GOLDEN_PLANS / f"{name}.json"

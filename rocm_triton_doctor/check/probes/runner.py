@@ -9,12 +9,26 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 MAX_OUTPUT = 512 * 1024  # keep snapshots small; rocminfo on an 8-GPU node is ~60 KiB
+
+# Children still running. They live in their own sessions, so a terminal's Ctrl-C (or a SIGTERM/SIGHUP sent to the
+# doctor's group) never reaches them: without kill_running() an interrupted `check` waited out each tool's timeout.
+_LIVE: set[subprocess.Popen[bytes]] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def kill_running() -> None:
+    """Kill every command still running (the doctor is ending on an interrupt; cli/_exits.py)."""
+    with _LIVE_LOCK:
+        procs = list(_LIVE)
+    for proc in procs:
+        _kill_group(proc)
 
 
 @dataclass(frozen=True)
@@ -105,6 +119,8 @@ def run_command(argv: Sequence[str], timeout: float, env: Mapping[str, str] | No
     except OSError as exc:  # permission denied, exec format error, ...
         return CommandResult(argv, None, error=f"{type(exc).__name__}: {exc.strerror or exc}",
                              seconds=time.monotonic() - start)
+    with _LIVE_LOCK:
+        _LIVE.add(proc)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -115,6 +131,9 @@ def run_command(argv: Sequence[str], timeout: float, env: Mapping[str, str] | No
             out, err = b"", b""
         return CommandResult(argv, None, _clip(out or b""), _clip(err or b""), timed_out=True,
                              seconds=time.monotonic() - start)
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(proc)
     return CommandResult(argv, proc.returncode, _clip(out), _clip(err), seconds=time.monotonic() - start)
 
 

@@ -12,26 +12,45 @@ from rocm_triton_doctor import __version__
 from rocm_triton_doctor.check.findings import GROUP_TITLES, Severity
 from rocm_triton_doctor.check.redact import Redactor
 from rocm_triton_doctor.check import CheckReport, diagnose
+from rocm_triton_doctor.result import SCHEMA_PREFIX
 
 ORDER = {Severity.FAIL: 0, Severity.WARN: 1, Severity.INFO: 2, Severity.OK: 3, Severity.SKIP: 4}
 
 
 class SmokeFileError(Exception):
-    """The smoke result to include cannot be read (exit 3)."""
+    """The smoke result the user named (--smoke FILE) cannot be read or is no smoke result (exit 3)."""
+
+
+class StaleSmokeCache(Exception):
+    """The last-run cache is unreadable or not a smoke result: the report goes on without it (newcomer-walk.md
+    defect 8: a corrupt cache blocked `report`)."""
+
+
+SMOKE_SCHEMA = SCHEMA_PREFIX + "smoke"
+
+
+MODEL_SCHEMA = SCHEMA_PREFIX + "model"
 
 
 def read_smoke(path: str, explicit: bool) -> dict[str, Any] | None:
-    """The smoke result to include: None when the default (last-run) file does not exist."""
+    """The smoke result to include: None when the default (last-run) file does not exist. A file whose schema is
+    not a smoke result's (a snapshot, a check result) is refused, never rendered as "Last smoke run: **None**"."""
+    error = SmokeFileError if explicit else StaleSmokeCache
     try:
         with open(path, encoding="utf-8") as fh:
-            data: dict[str, Any] = json.load(fh)
-            return data
+            data = json.load(fh)
     except FileNotFoundError:
         if explicit:
             raise SmokeFileError(f"smoke result not found: {path}") from None
         return None
     except (OSError, ValueError) as exc:
-        raise SmokeFileError(f"cannot read smoke result {path}: {exc}") from None
+        raise error(f"cannot read smoke result {path}: {exc}") from None
+    schema = data.get("schema") if isinstance(data, dict) else None
+    # `smoke --model` results (schema .../model/N) are smoke results too: the report's "Last model run" section.
+    if not (isinstance(schema, str) and schema.startswith((SMOKE_SCHEMA, MODEL_SCHEMA))
+            and isinstance(data.get("results", []), list)):
+        raise error(f"{path} is not a smoke result (schema {schema!r}; `smoke --save FILE` writes one)")
+    return data
 
 
 def build(snap: dict[str, Any], smoke: dict[str, Any] | None, *, redact: bool = True, source: str = "this machine",
@@ -96,17 +115,18 @@ def render(check: CheckReport, smoke: dict[str, Any] | None, red: Redactor, crea
 
 
 def _smoke_section(d: dict[str, Any]) -> str:
-    counts = ", ".join(f"{n} {k}" for k, n in (d.get("counts") or {}).items())
+    raw = d.get("counts")
+    counts = ", ".join(f"{n} {k}" for k, n in (raw if isinstance(raw, dict) else {}).items())
     lines = [f"### Last smoke run: **{d.get('status')}** ({counts})", "",
              (f"{d.get('device_name')} ({d.get('target')}), preset {d.get('preset')}, torch "
              f"{(d.get('versions') or {}).get('torch')}, Triton {(d.get('versions') or {}).get('triton')}, started "
              f"{d.get('started')}."), ""]
-    bad = [r for r in d.get("results", []) if r.get("status") != "pass"]
+    bad = [r for r in d.get("results") or [] if isinstance(r, dict) and r.get("status") != "pass"]
     if bad:
         lines += ["| kernel | case | result | detail |", "|---|---|---|---|"]
         for r in bad:
             detail = r.get("error") or "; ".join(r.get("problems") or [])
-            lines.append(f"| {r['kernel']} | {r['case']} | {r['status']} | {detail[:200]} |")
+            lines.append(f"| {r.get('kernel')} | {r.get('case')} | {r.get('status')} | {str(detail)[:200]} |")
         lines += ["", ("Reproduce one case: `rocm-triton-doctor smoke --only KERNEL` "
                   "(add `--device cpu` to compare with Triton's interpreter).")]
     return "\n".join(lines)
