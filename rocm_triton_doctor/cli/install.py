@@ -49,6 +49,8 @@ def _installer(ctx: click.Context, _p: click.Parameter, value: str) -> str:
 @click.command("install", context_settings=CONTEXT)
 @click.option("--torch", "torch_version", metavar="VERSION", callback=_torch, help="Install this torch release (e.g. 2.9.1).")
 @click.option("--rocm", metavar="X.Y", callback=_rocm, help="Use PyTorch's rocmX.Y index.")
+@click.option("--source", type=click.Choice(["auto", "pytorch", "therock", "amd-repo"]), default="auto", show_default=True,
+              help="Where the AMD torch comes from: pytorch.org rocmX.Y, TheRock multi-arch (device extras), AMD's repo.")
 @click.option("--index-url", metavar="URL", help="A mirror of the chosen index (https, file, or http on loopback).")
 @click.option("--find-links", type=click.Path(exists=True, file_okay=False), metavar="DIR",
               help="A local wheelhouse to install from (with --offline: nothing leaves the machine).")
@@ -70,7 +72,7 @@ def _installer(ctx: click.Context, _p: click.Parameter, value: str) -> str:
 @click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False), metavar="FILE",
               help="Plan for the machine a saved snapshot describes (needs --dry-run).")
 @click.pass_context
-def command(ctx: click.Context, torch_version: str | None, rocm: str | None, index_url: str | None,
+def command(ctx: click.Context, torch_version: str | None, rocm: str | None, source: str, index_url: str | None,
             find_links: str | None, offline: bool, venv: str | None, python: str | None, with_: tuple[str, ...],
             installer: str, dry_run: bool, yes: bool, as_json: bool, lock_path: str | None, from_lock: str | None,
             snapshot_path: str | None) -> None:
@@ -94,7 +96,7 @@ def command(ctx: click.Context, torch_version: str | None, rocm: str | None, ind
     from rocm_triton_doctor.install.plan import BadOption, Options
 
     opts = Options(torch=torch_version, rocm=rocm, index_url=index_url, find_links=find_links, offline=offline,
-                   venv=venv, python=python, with_=tuple(split(with_)), installer=installer)
+                   venv=venv, python=python, with_=tuple(split(with_)), installer=installer, source=source)
     try:
         result = install.run(opts, dry_run=dry_run, yes=yes, as_json=as_json, lock_path=lock_path, from_lock=from_lock,
                              snapshot_path=snapshot_path, console=console(), err=console(stderr=True),
