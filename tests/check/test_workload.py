@@ -203,3 +203,42 @@ def test_pasted_environ_and_unit_with_files() -> None:
     assert "HSA_OVERRIDE_GFX_VERSION" not in (snap.get("env") or {})
     snap = snapshot_from_text(["Environment=HSA_XNACK=1\nEnvironmentFiles=/etc/default/ollama (ignore_errors=yes)\n"])
     assert snap["workload_env"]["complete"] is False and snap["workload_env"]["env"] == {"HSA_XNACK": "1"}
+
+
+# -- the CLI ----------------------------------------------------------------------------------------------------------
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> Any:
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    return subprocess.run([sys.executable, "-m", "rocm_triton_doctor", "check", *args], capture_output=True, text=True,
+                          timeout=300, cwd=root, env={**os.environ, "PYTHONPATH": str(root), **(env or {})})
+
+
+def test_cli_pid_under_root(tmp_path: Path) -> None:
+    import json
+
+    root = _root_with_pid(tmp_path, 31337, b"HIP_VISIBLE_DEVICES=1\0")
+    res = _cli("--root", str(root), "--pid", "31337", "--no-runtime", "--only", "workload", "--json",
+               env={"HIP_VISIBLE_DEVICES": "0"})
+    data = json.loads(res.stdout)
+    found = [(f["severity"], f["title"]) for f in data["findings"]]
+    assert found == [("warn", "HIP_VISIBLE_DEVICES: this shell has 0, pid 31337 has 1")], res.stderr
+
+
+def test_cli_unit_with_fake_systemctl(tmp_path: Path) -> None:
+    env = _fake_systemctl(tmp_path, "LoadState=loaded\nEnvironment=HSA_XNACK=1\nEnvironmentFiles=\n")
+    res = _cli("--root", str(tmp_path), "--unit", "ollama.service", "--no-runtime", "--only", "workload",
+               env={"PATH": env["PATH"] + os.pathsep + os.environ.get("PATH", ""), "HSA_XNACK": "1"})
+    assert "unit ollama.service has this shell's GPU variables" in res.stdout, res.stdout + res.stderr
+
+
+def test_cli_usage_errors(tmp_path: Path) -> None:
+    res = _cli("--pid", "1", "--unit", "x.service")
+    assert res.returncode == 2 and "mutually exclusive" in res.stderr
+    snap = tmp_path / "s.json"
+    snap.write_text("{}")
+    res = _cli("--pid", "1", "--snapshot", str(snap))
+    assert res.returncode == 2 and "--snapshot" in res.stderr
+    res = _cli("--pid", "0")
+    assert res.returncode == 2
