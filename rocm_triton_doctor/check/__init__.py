@@ -55,7 +55,8 @@ def diagnose(snapshot: dict[str, Any], checks: Sequence[Check] = REGISTRY, stric
 def load_or_collect(snapshot_path: str | None, *, root: str = "/", python: str | None = None, runtime: bool = True,
                     timeout: float = 10.0, runtime_timeout: float = 120.0,
                     progress: Callable[[Any], dict[str, Any]] | None = None,
-                    from_text: Sequence[str] = ()) -> tuple[dict[str, Any], str]:
+                    from_text: Sequence[str] = (),
+                    workload: tuple[int | None, str | None] = (None, None)) -> tuple[dict[str, Any], str]:
     """The snapshot to diagnose and where it came from: pasted text files (`-` = stdin; check/sources), a saved file
     (SnapshotError on a bad one) or this machine. `progress(collector)` may run the collection itself (the CLI's
     spinner); by default it simply collects."""
@@ -68,7 +69,8 @@ def load_or_collect(snapshot_path: str | None, *, root: str = "/", python: str |
     from rocm_triton_doctor.check.probes.collect import Collector
 
     # Start the torch subprocess first: it is the slow part and overlaps everything else (DESIGN §3).
-    collector = Collector(root=root, python=python, runtime=runtime, timeout=timeout, runtime_timeout=runtime_timeout)
+    collector = Collector(root=root, python=python, runtime=runtime, timeout=timeout, runtime_timeout=runtime_timeout,
+                          workload_pid=workload[0], workload_unit=workload[1])  # check --pid / --unit
     collector.start()
     snap = progress(collector) if progress else collector.collect()
     return snap, "this machine" if root == "/" else f"root {root}"

@@ -9,6 +9,7 @@ import click
 
 from rocm_triton_doctor.cli._shared import (CONTEXT, ExitCode, Usage, fail, finish, output_option, python_option, spinner,
                                             split, usage_check)
+from rocm_triton_doctor.cli._options import workload_options
 
 
 @click.command("check", context_settings=CONTEXT)
@@ -21,9 +22,8 @@ from rocm_triton_doctor.cli._shared import (CONTEXT, ExitCode, Usage, fail, fini
 @click.option("--from-text", "from_text", multiple=True, type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
               help="Diagnose text pasted from an issue (rocminfo, collect_env, pip list, ls -l /dev/kfd, errors...); "
               "'-' reads stdin. Repeatable.")
-@click.option("--root", type=click.Path(exists=True, file_okay=False), default="/", show_default=True,
-              help="Read /sys, /dev, /etc, /opt under DIR instead of / (testing, chroots, mounted images).")
 @click.option("--no-runtime", is_flag=True, help="Do not import torch in a subprocess (faster; fewer checks).")
+@workload_options  # --root, --pid, --unit
 @python_option("Interpreter whose environment to inspect (default: the one running the doctor).")
 @click.option("--only", multiple=True, metavar="ID", help="Run only these check ids or groups (repeat or comma-separate).")
 @click.option("--skip", "skip_ids", multiple=True, metavar="ID", help="Skip these check ids or groups.")
@@ -37,9 +37,9 @@ from rocm_triton_doctor.cli._shared import (CONTEXT, ExitCode, Usage, fail, fini
               help="Seconds to wait for the torch runtime probe.")
 @click.pass_context
 def command(ctx: click.Context, as_json: bool, markdown: bool, save_snapshot: str | None, snapshot_path: str | None,
-            from_text: tuple[str, ...], root: str,
-            no_runtime: bool, python: str | None, only: tuple[str, ...], skip_ids: tuple[str, ...],
-            list_checks: bool, strict: bool, redact: bool, verbose: bool, timeout: float, runtime_timeout: float) -> None:
+            from_text: tuple[str, ...], root: str, workload: tuple[int | None, str | None], no_runtime: bool, python: str | None,
+            only: tuple[str, ...], skip_ids: tuple[str, ...], list_checks: bool, strict: bool, redact: bool, verbose: bool,
+            timeout: float, runtime_timeout: float) -> None:
     """Inspect this machine (or a saved snapshot) and say what is wrong for PyTorch + Triton.
 
     Never imports torch into the doctor itself: torch is probed in a subprocess with a timeout.
@@ -70,7 +70,7 @@ def command(ctx: click.Context, as_json: bool, markdown: bool, save_snapshot: st
         raise Usage(str(exc), ctx) from None
     usage_check(ctx, bool(selected), "--only/--skip leave no check to run")
     try:
-        snap, source = pipeline.load_or_collect(snapshot_path, root=root, python=python, runtime=not no_runtime,
+        snap, source = pipeline.load_or_collect(snapshot_path, root=root, python=python, runtime=not no_runtime, workload=workload,
                                                 timeout=timeout, runtime_timeout=runtime_timeout, from_text=from_text,
                                                 progress=None if (as_json or markdown) else _spinner)
     except snapshot.SnapshotError as exc:

@@ -12,10 +12,11 @@ from rocm_triton_doctor.check.checks import SETS, by_id
 from rocm_triton_doctor.result import ExitCode, Result
 from rocm_triton_doctor.check.facts import Facts, build_facts
 from rocm_triton_doctor.install import env as envmod
-from rocm_triton_doctor.install import executor, lock
+from rocm_triton_doctor.install import devicekernel, executor, lock
 from rocm_triton_doctor.install.plan import CannotTell, NoWheel, Options, Plan, make_plan
 
 VERIFY_CHECKS = SETS["after-install"]
+AUDIT_CHECKS = ("codeobject-target-missing", "codeobject-gpu-code")  # issue #15: the new env's binaries carry the GPU
 
 
 class UsageProblem(Exception):
@@ -123,7 +124,7 @@ def run(opts: Options, *, dry_run: bool, yes: bool, as_json: bool, lock_path: st
     finally:
         if status:
             status.stop()
-    verified, report = verify(plan, outcome.python)
+    verified, report, failed_devices = verify(plan, outcome.python)
     bad = [f for f in report.findings if f.severity.value == "fail"]
     gfx_problem = _gfx_mismatch(plan, verified)
     ok = not bad and not gfx_problem
@@ -134,6 +135,7 @@ def run(opts: Options, *, dry_run: bool, yes: bool, as_json: bool, lock_path: st
                     {"plan": plan.to_dict(), "python": outcome.python, "log": outcome.log,
                      "installed": outcome.installed, "removed": outcome.removed, "seconds": round(outcome.seconds, 1),
                      "verification": [f.to_dict() for f in report.findings], "gfx_problem": gfx_problem,
+                     "failed_devices": list(failed_devices),
                      "lock": lock_path if lock_data else None, "next": _next_command(plan, outcome.python, report)},
                     report.findings)
     if not as_json:
@@ -149,6 +151,8 @@ def _show_outcome(result: Result, report: Any, console: Any) -> None:
                   (", ".join(f"{k} {v}" for k, v in sorted(d["installed"].items())) or "nothing new") +
                   f". Log: {d['log']}")
     human.render(report, console)
+    if d["failed_devices"]:
+        console.print(f"[bold red]✗ the tiny kernel failed on {', '.join(d['failed_devices'])}[/]")
     if d["gfx_problem"]:
         console.print(f"[bold red]✗ {d['gfx_problem']}[/]")
     if d["lock"]:
@@ -156,16 +160,22 @@ def _show_outcome(result: Result, report: Any, console: Any) -> None:
     console.print(f"Next: {d['next']}")
 
 
-def verify(plan: Plan, python: str) -> tuple[Facts, Any]:
-    """The runtime probe in the target environment (with the plan's variables set) and the torch/Triton checks."""
+def verify(plan: Plan, python: str, kernel_timeout: float = devicekernel.TIMEOUT) -> tuple[Facts, Any, tuple[str, ...]]:
+    """The runtime probe in the target environment (with the plan's variables set), the torch/Triton checks, the
+    code-object audit of the new environment (the Collector reads its binaries), and one tiny kernel per visible
+    device (install/devicekernel.py). Returns the facts, the report and the devices whose kernel failed."""
     from rocm_triton_doctor.check.probes.collect import Collector
     from rocm_triton_doctor.check import diagnose
+    from rocm_triton_doctor.check.findings import verdict_for
 
     environ = {**os.environ, **plan.env}
     snap = Collector(python=python, runtime=True, environ=environ).collect()
-    checks = [by_id()[c] for c in VERIFY_CHECKS]
+    checks = [by_id()[c] for c in (*VERIFY_CHECKS, *AUDIT_CHECKS)]
     report = diagnose(snap, checks, source=f"verification of {python}")
-    return report.facts, report
+    kernels, failed = devicekernel.run(python, environ, timeout=kernel_timeout)
+    findings = (*report.findings, *kernels)
+    report = replace(report, findings=findings, verdict=verdict_for(findings))
+    return report.facts, report, tuple(failed)
 
 
 def _gfx_mismatch(plan: Plan, facts: Facts) -> str | None:

@@ -40,10 +40,22 @@ def make_wheel(out: Path, name: str, version: str, requires: tuple[str, ...] = (
     return path
 
 
+_FAKE_TENSOR = """
+class _T(list):
+    def __add__(self, k): return _T(v + k for v in self)
+    def __eq__(self, k): return _T(v == k for v in self)
+    def all(self): return _T([all(self)])
+    def item(self): return self[0]
+    def tolist(self): return list(self)
+def ones(n, device=None): return _T([1.0] * n)
+"""
+
+
 def fake_torch(version: str, requires: tuple[str, ...], hip: str | None = None, cuda: str | None = None,
                arch: tuple[str, ...] = ()) -> dict[str, str]:
     return {
-        "torch/__init__.py": f"__version__ = {version!r}\nfrom . import version, cuda\n",
+        # Just enough tensor for verify's tiny kernel (install/devicekernel.py): ones(8, device=d) + 1 == 2, all, item.
+        "torch/__init__.py": f"__version__ = {version!r}\nfrom . import version, cuda\n" + _FAKE_TENSOR,
         "torch/version.py": f"__version__ = {version!r}\ncuda = {cuda!r}\nhip = {hip!r}\n",
         "torch/cuda/__init__.py": ("def is_available():\n    return False\n\ndef device_count():\n    return 0\n\n"
                                    f"def get_arch_list():\n    return {list(arch)!r}\n"),

@@ -22,6 +22,7 @@ from rocm_triton_doctor.check.checks import (
     torch,
     triton,
     visibility,
+    workload,
 )
 from rocm_triton_doctor.check.checks.base import Check
 from rocm_triton_doctor.check.facts import Facts
@@ -43,6 +44,7 @@ REGISTRY: tuple[Check, ...] = (
     *probes.CHECKS,
     *nvidia.CHECKS,
     *errors.CHECKS,
+    *workload.CHECKS,
 )
 INTERNAL_ERROR = "internal-error"
 

@@ -25,6 +25,7 @@ from rocm_triton_doctor.check.facts import (
     rocm,
     rocminfo,
     runtime,
+    workload,
 )
 from rocm_triton_doctor.check.facts.base import Fact, Status, absent, error, found, safe, unknown
 from rocm_triton_doctor.check.facts.devices import DeviceNode, User
@@ -69,6 +70,7 @@ class Facts:
     which: Fact[dict[str, str | None]]
     pci_display: Fact[tuple[PciDevice, ...]] = field(default_factory=lambda: unknown("/sys/bus/pci"))
     codeobjects: Fact[Any] = field(default_factory=lambda: unknown("codeobjects"))  # facts/codeobjects.CodeObjects
+    workload: Fact[Any] = field(default_factory=lambda: unknown("workload_env"))  # facts/workload.WorkloadEnv
     errors: Fact[tuple[ErrorText, ...]] = field(default_factory=lambda: unknown("errors"))
     commands: tuple[CommandRun, ...] = ()
     probe_errors: tuple[str, ...] = ()
@@ -126,6 +128,7 @@ def build_facts(snap: Mapping[str, Any]) -> Facts:
         **runtime.build(snap),
         **pci.build(snap),
         codeobjects=safe("codeobjects", lambda: codeobjects_fact(snap)),
+        workload=safe("workload_env", lambda: workload.workload_fact(snap)),
         **errors.build(snap),
         commands=snapshot.commands(snap),
         raw=snap,

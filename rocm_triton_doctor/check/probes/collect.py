@@ -39,7 +39,7 @@ ENV_NAMES = (
     "PIP_EXTRA_INDEX_URL", "TORCH_BLAS_PREFER_HIPBLASLT", "TORCH_ROCM_FA_PREFER_CK",
     "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL", "HSA_ENABLE_DXG_DETECTION", "CC", "WSL_DISTRO_NAME",
 )
-ENV_PREFIXES = ("HSA_OVERRIDE_GFX_VERSION_", "TRITON_", "MIOPEN_")
+ENV_PREFIXES = ("HSA_", "TRITON_", "MIOPEN_")  # HSA_*: compared with a workload's (check --pid/--unit)
 # Pip index URLs may embed credentials (https://user:token@host/...); they are reduced to scheme+host below.
 _URL_ENV = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")
 
@@ -72,8 +72,10 @@ def _now() -> str:
 class Collector:
     def __init__(self, root: str = "/", runner: Runner = run_command, timeout: float = 10.0,
                  python: str | None = None, runtime: bool = True, runtime_timeout: float = 120.0,
-                 environ: Mapping[str, str] | None = None, progress: Callable[[str], None] | None = None):
+                 environ: Mapping[str, str] | None = None, progress: Callable[[str], None] | None = None,
+                 workload_pid: int | None = None, workload_unit: str | None = None):
         self.root = root
+        self.workload_pid, self.workload_unit = workload_pid, workload_unit  # check --pid / --unit (probes/workload.py)
         self.live = os.path.realpath(root) == "/"
         self.runner = runner
         self.timeout = timeout
@@ -240,6 +242,23 @@ class Collector:
 
         return run_probe(self.python, self.runtime_timeout, self.environ, self.runner)
 
+    def _read_bytes(self, path: str) -> bytes | None:
+        try:
+            with open(self._p(path), "rb") as fh:
+                return fh.read(MAX_FILE)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def workload_env(self) -> dict[str, object] | None:
+        """The environment of the process / systemd unit named by --pid / --unit (None when neither was named)."""
+        from rocm_triton_doctor.check.probes import workload
+
+        if self.workload_pid is not None:
+            return workload.read_pid(self.workload_pid, self._read_bytes)
+        if self.workload_unit:
+            return workload.read_unit(self.workload_unit, self.runner, self.environ, self._read_bytes, self.timeout)
+        return None
+
     # -- the whole snapshot -----------------------------------------------------------------------------------
     def start(self) -> None:
         """Start the slow subprocess probes now, so they overlap whatever the caller does next (imports, files)."""
@@ -258,6 +277,8 @@ class Collector:
             snap["files"] = self.files()
             snap["paths"] = self.paths()
             snap["env"] = self.env()
+            if self.workload_pid is not None or self.workload_unit:
+                snap["workload_env"] = self.workload_env()
             if self.live:
                 snap["system"] = {"hostname": os.uname().nodename, "machine": os.uname().machine}
                 snap["user"] = self.user()

@@ -40,6 +40,7 @@ from rocm_triton_doctor.check.sources import (
     rocm_smi,
     rocminfo,
     system,
+    workload,
 )
 from rocm_triton_doctor.check.sources._frag import Fragment, merge
 from rocm_triton_doctor.check.sources.split import Segment, segments
@@ -78,6 +79,8 @@ ALWAYS: tuple[Parser, ...] = (env.parse, host.parse_container_run, ls.parse_open
 def _route(seg: Segment) -> list[Parser]:
     """The parsers for a segment whose command line is shown; [] means "sniff the content"."""
     word, cmd = seg.word, seg.cmd or ""
+    if workload.detect(seg.cmd, seg.body):
+        return [workload.parse]
     if repl.is_torch_expr(cmd):
         return [repl.parse]
     if word == "lsmod":
@@ -129,8 +132,9 @@ def _parse_segment(seg: Segment) -> Fragment:
     parsers = routed or [p for d, p in SNIFFERS if _safe_bool(d, body)]
     for p in parsers:
         merge(frag, _safe(p, body, seg.cmd))
-    for p in ALWAYS:
-        merge(frag, _safe(p, body, seg.cmd))
+    for p in ALWAYS:  # a workload's environment is not this shell's: env.parse must not read it
+        if not (p is env.parse and routed == [workload.parse]):
+            merge(frag, _safe(p, body, seg.cmd))
     return frag
 
 
