@@ -34,3 +34,35 @@ def test_python_version_wheels_info_beside_an_installed_rocm_torch() -> None:
 def test_python_version_wheels_skip_without_a_version() -> None:
     f = one("python-version-wheels", files=AMD_LIVE, python={"distributions": {}})
     assert f.severity.value == "skip" and "python --version" in f.detail
+
+
+ROCM_IDX = "https://download.pytorch.org/whl/rocm6.2"
+PYPI_IDX = "https://pypi.org/simple"
+
+
+def _pip_log(wheel: str, *indexes: str) -> dict[str, object]:
+    return {"version": "3.12.3", "executable": "/home/bob/venv/bin/python", "pip_indexes": list(indexes),
+            "pip_downloads": [wheel]}
+
+
+def test_pip_index_order_skip_without_a_pip_log() -> None:
+    f = one("pip-index-order", python={"version": "3.12.3"})
+    assert f.id == "pip-index-order" and (f.severity.value, f.title) == ("skip", "no pip install log for torch in the evidence")
+
+
+def test_pip_index_order_skip_when_only_the_rocm_index_was_searched() -> None:
+    f = one("pip-index-order", python=_pip_log("torch-2.5.1+rocm6.2-cp312-cp312-linux_x86_64.whl", ROCM_IDX))
+    assert (f.severity.value, f.title) == ("skip", f"pip searched {ROCM_IDX} only")
+
+
+def test_pip_index_order_skip_when_pip_chose_the_rocm_wheel() -> None:
+    f = one("pip-index-order", python=_pip_log("torch-2.5.1+rocm6.2-cp312-cp312-linux_x86_64.whl", PYPI_IDX, ROCM_IDX))
+    assert f.severity.value == "skip" and "2.5.1+rocm6.2" in f.title
+
+
+def test_pip_index_order_fail_pypi_torch_won() -> None:
+    # ComfyUI-Installer#15: --extra-index-url for ROCm beside PyPI; PyPI's newer CUDA torch wins.
+    f = one("pip-index-order", python=_pip_log("torch-2.6.0-cp312-cp312-manylinux_2_28_x86_64.whl", PYPI_IDX, ROCM_IDX))
+    assert f.severity.value == "fail" and f.title == f"pip took torch 2.6.0 from PyPI although a ROCm index ({ROCM_IDX}) was given"
+    assert f.fix is not None and f.fix.commands == (
+        f"/home/bob/venv/bin/python -m pip install --force-reinstall torch torchvision torchaudio --index-url {ROCM_IDX}",)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -100,3 +101,11 @@ def test_a_crashing_check_becomes_an_internal_error_finding() -> None:
     out = run_checks(facts(env={}), [bad, by_id()["hsa-override-format"]])
     assert [f.id for f in out] == [INTERNAL_ERROR, "hsa-override-format"]
     assert out[0].severity is Severity.FAIL and "kaboom" in out[0].title and "test_registry.py" in out[0].detail
+
+
+@pytest.mark.parametrize("c", REGISTRY, ids=lambda c: c.id)
+def test_every_check_id_has_a_unit_test_in_its_group_file(c: Check) -> None:
+    # Issue #14 item 7: every check id has a unit test, in tests/check/checks/test_<group>.py next to its siblings.
+    path = Path(__file__).with_name(f"test_{c.group}.py")
+    assert path.is_file(), f"{c.id}: no {path.name} for group {c.group!r}"
+    assert f'"{c.id}"' in path.read_text(), f"{c.id}: not named in {path.name}"

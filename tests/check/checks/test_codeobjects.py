@@ -1,4 +1,5 @@
-"""The codeobjects checks and facts: findings name the library, what it has, and what the device needs."""
+"""checks/codeobjects.py (codeobject-target-missing, codeobject-gpu-code) and their facts: findings name the library, what
+it has, and what the device needs; one test per severity each check can give."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from rocm_triton_doctor.check.facts import Fact, Facts, Status, build_facts, fou
 from rocm_triton_doctor.check.facts.codeobjects import parse_objdump_offloading, parse_roc_obj_ls, runs_on
 from rocm_triton_doctor.check.findings import Finding
 
-from ..conftest import load_scenario
+from ...conftest import load_scenario
 
 NAVI3 = ["gfx1100", "gfx1101", "gfx1102"]
 
@@ -130,7 +131,7 @@ def _cli(*args: str) -> dict[str, Any]:
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     env = {**os.environ, "PYTHONPATH": str(root)}
     res = subprocess.run([sys.executable, "-m", "rocm_triton_doctor", "check", "--json", "--only", "codeobjects", *args],
                          capture_output=True, text=True, timeout=300, env=env, cwd=root)
@@ -155,7 +156,7 @@ def test_cli_on_this_machine_and_on_test_bundles(tmp_path: Any) -> None:
 
     from rocm_triton_doctor.check.probes import codeobjects as co
 
-    from .test_codeobjects import fake_torch
+    from ..test_codeobjects import fake_torch
 
     here = by_id(_cli("--no-runtime"))
     torch_dir = next((Path(p) / "torch" for p in sys.path if (Path(p) / "torch" / "lib").is_dir()), None)
@@ -169,3 +170,27 @@ def test_cli_on_this_machine_and_on_test_bundles(tmp_path: Any) -> None:
     titles = [x["title"] for x in data["codeobject-target-missing"]]
     assert "libtorch_hip.so has gfx1030, gfx90a — not gfx1100, your GPU (node 1: Radeon RX 7900 XTX (gfx1100))" in titles
     assert data["codeobject-gpu-code"][0]["severity"] == "ok"
+
+
+def test_gpu_code_ok_names_the_targets_found() -> None:
+    out = [x for x in findings(facts(section([("torch/lib/libtorch_hip.so", NAVI3)]))) if x.id == "codeobject-gpu-code"]
+    assert [(x.severity.value, x.title) for x in out] == [
+        ("ok", "GPU code for gfx1100, gfx1101, gfx1102 in 1 HIP library in 0.40 s")]
+
+
+def test_gpu_code_info_cpu_build_without_a_gpu() -> None:
+    cpu = {"roots": ["/site/torch"], "shared_objects": 12, "libraries": [], "tensile": [], "miopen": [], "kpack": []}
+    f = build_facts({"schema": "rocm-triton-doctor/snapshot/1", "codeobjects": cpu})
+    out = [x for x in findings(f) if x.id == "codeobject-gpu-code"]
+    assert [(x.severity.value, x.title) for x in out] == [
+        ("info", "no GPU code in /site/torch: 12 shared objects, none with a .hip_fatbin section (a CPU build)")]
+    assert out[0].fix is None
+
+
+def test_gpu_code_info_for_a_partly_read_library() -> None:
+    sec = section([("torch/lib/libtorch_hip.so", NAVI3)])
+    sec["libraries"][0].update(partial=True, error="time budget reached after 2.0 s")
+    out = [x for x in findings(facts(sec)) if x.id == "codeobject-gpu-code"]
+    assert [x.severity.value for x in out] == ["info", "ok"]
+    assert out[0].title == "libtorch_hip.so: only part of its code objects could be read"
+    assert out[0].detail == "time budget reached after 2.0 s"

@@ -1,0 +1,185 @@
+"""checks/errors.py: one test per severity each error-signature check can give. The error lines are the messages the
+knowledge/data/errors.json rows cite (their `example` or the issue the row links), in the snapshot's `errors` section
+as check/sources writes it ({"text": ..., "from": ...})."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rocm_triton_doctor.check.findings import Severity
+
+from ..conftest import AMD_LIVE, gpu, one, rocm_python, run, minimal_snapshot
+
+MIOPEN = "MIOpen(HIP): Error [SQLiteBase] Failed to exec: sqlite3 step: disk I/O error"
+AMDSMI = "NameError: name 'amdsmi' is not defined"
+NO_NVIDIA = "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU"
+SCHED = "amdgpu: sched_policy has invalid value, using default"
+KEY = "modprobe: ERROR: could not insert 'amdgpu': Key was rejected by service"
+KEY_OTHER = "dkms.systemd[1627]: modprobe: ERROR: could not insert 'clevo_acpi': Key was rejected by service"
+PTXAS = "RuntimeError: Internal Triton PTX codegen error: ptxas fatal   : Value 'sm_' is not defined for option 'gpu-name'"
+PIP = ("ERROR: Could not find a version that satisfies the requirement torch (from versions: none)\n"
+       "ERROR: No matching distribution found for torch")
+DOCKER = ('docker: Error response from daemon: error gathering device information while adding custom device "/dev/kfd": '
+          "no such file or directory.")
+NO_BINARY = "HIP error: hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"
+NO_HIP = "RuntimeError: No HIP GPUs are available"
+
+
+def pasted(*texts: str) -> list[dict[str, str]]:
+    return [{"text": t, "from": "text"} for t in texts]
+
+
+def py(torch: str, **more: Any) -> dict[str, Any]:
+    return {**rocm_python(torch), **more}
+
+
+# -- miopen-user-db ---------------------------------------------------------------------------------------------------
+
+def test_miopen_user_db_skip_without_the_error() -> None:
+    f = one("miopen-user-db", errors=pasted(NO_HIP))
+    assert f.severity is Severity.SKIP and "MIOpen" in f.title
+
+
+def test_miopen_user_db_fail_quotes_the_line_and_moves_the_db() -> None:
+    f = one("miopen-user-db", errors=pasted("Traceback ...\n" + MIOPEN + "\nmore"))
+    assert f.severity is Severity.FAIL and f.id == "miopen-user-db"
+    assert f.evidence == (f"text: {MIOPEN}",)
+    assert f.fix is not None and any("MIOPEN_USER_DB_PATH" in c for c in f.fix.commands)
+
+
+# -- nvml-bindings-error ----------------------------------------------------------------------------------------------
+
+def test_nvml_bindings_error_skip_without_the_error() -> None:
+    assert one("nvml-bindings-error", errors=pasted(MIOPEN)).severity is Severity.SKIP
+
+
+def test_nvml_bindings_error_fail_uninstalls_the_bindings_found() -> None:
+    f = one("nvml-bindings-error", errors=pasted(AMDSMI),
+            python=rocm_python("2.4.0+rocm6.1", extra={"pynvml": "11.5.0"}) | {"executable": "/venv/bin/python"})
+    assert f.severity is Severity.FAIL and "pynvml" in f.title and "nvidia-ml-py" not in f.title
+    assert f.fix is not None and f.fix.commands == ("/venv/bin/python -m pip uninstall -y pynvml",)
+
+
+# -- cuda-torch-error -------------------------------------------------------------------------------------------------
+
+def test_cuda_torch_error_skip_without_the_error() -> None:
+    assert one("cuda-torch-error", errors=pasted(AMDSMI)).severity is Severity.SKIP
+
+
+def test_cuda_torch_error_skip_when_torch_is_rocm() -> None:
+    f = one("cuda-torch-error", errors=pasted(NO_NVIDIA), python=rocm_python("2.5.1+rocm6.2"), files=AMD_LIVE)
+    assert f.severity is Severity.SKIP and "ROCm build" in f.title
+
+
+def test_cuda_torch_error_warn_when_the_machine_is_unknown() -> None:
+    f = one("cuda-torch-error", errors=pasted(NO_NVIDIA), python=rocm_python("2.5.1+cu121"))
+    assert f.severity is Severity.WARN and f.fix is None
+    assert f.evidence == (f"text: {NO_NVIDIA}",)
+
+
+def test_cuda_torch_error_fail_on_an_amd_machine_reinstalls_from_rocm() -> None:
+    f = one("cuda-torch-error", errors=pasted("AssertionError: Torch not compiled with CUDA enabled"),
+            python=rocm_python("2.5.1+cu121"), files={**AMD_LIVE, **gpu(1, 110000)})
+    assert f.severity is Severity.FAIL and f.title == "a CUDA/CPU torch on an AMD GPU machine"
+    assert f.fix is not None and len(f.fix.commands) == 1 and "rocm" in f.fix.commands[0]
+
+
+# -- amdgpu-driver-error ----------------------------------------------------------------------------------------------
+
+def test_amdgpu_driver_error_skip_for_another_vendors_module() -> None:
+    # Secure Boot rejecting clevo_acpi is not an amdgpu problem (the row's own example).
+    assert one("amdgpu-driver-error", errors=pasted(KEY_OTHER)).severity is Severity.SKIP
+
+
+def test_amdgpu_driver_error_fail_per_signature_needs_sudo_and_reboot() -> None:
+    out = run("amdgpu-driver-error", minimal_snapshot(errors=pasted(SCHED, KEY)))
+    assert [f.severity for f in out] == [Severity.FAIL, Severity.FAIL]
+    assert [f.evidence for f in out] == [(f"text: {SCHED}",), (f"text: {KEY}",)]
+    assert all(f.fix is not None and f.fix.needs_sudo and f.fix.needs_reboot for f in out)
+
+
+# -- triton-vendor-error ----------------------------------------------------------------------------------------------
+
+def test_triton_vendor_error_skip_without_the_error() -> None:
+    assert one("triton-vendor-error", errors=pasted(NO_HIP)).severity is Severity.SKIP
+
+
+def test_triton_vendor_error_warn_when_torch_is_not_rocm() -> None:
+    f = one("triton-vendor-error", errors=pasted(PTXAS), python=rocm_python("2.5.1+cu121"), files=AMD_LIVE)
+    assert f.severity is Severity.WARN and f.fix is None and "ptxas" in f.title
+
+
+def test_triton_vendor_error_fail_removes_pypi_triton() -> None:
+    f = one("triton-vendor-error", errors=pasted(PTXAS), files=AMD_LIVE,
+            python=rocm_python("2.5.1+rocm6.2", ("pytorch-triton-rocm", "3.1.0"), extra={"triton": "3.1.0"}))
+    assert f.severity is Severity.FAIL and f.fix is not None
+    assert f.fix.commands[0] == "pip uninstall -y triton" and "pytorch-triton-rocm" in f.fix.commands[1]
+
+
+# -- pip-no-torch-wheel -----------------------------------------------------------------------------------------------
+
+def test_pip_no_torch_wheel_skip_without_the_error() -> None:
+    assert one("pip-no-torch-wheel", errors=pasted(NO_HIP)).severity is Severity.SKIP
+
+
+def test_pip_no_torch_wheel_warn_for_a_published_python() -> None:
+    idx = "https://download.pytorch.org/whl/rocm6.2"
+    f = one("pip-no-torch-wheel", errors=pasted(PIP), python={"version": "3.12.3", "pip_indexes": [idx]})
+    assert f.severity is Severity.WARN and f.title == f"pip found no torch on {idx} for Python 3.12.3" and f.fix is None
+
+
+def test_pip_no_torch_wheel_fail_makes_a_312_venv_on_the_same_index() -> None:
+    idx = "https://download.pytorch.org/whl/nightly/rocm6.4"
+    f = one("pip-no-torch-wheel", errors=pasted(PIP), python={"version": "3.14.0", "pip_indexes": [idx]})
+    assert f.severity is Severity.FAIL and "3.14.0" in f.title and idx in f.title
+    assert f.fix is not None and f.fix.commands[0] == "python3.12 -m venv ~/rocm-env"
+    assert "--pre " in f.fix.commands[1] and f.fix.commands[1].endswith(f"--index-url {idx}")
+
+
+# -- container-host-no-kfd --------------------------------------------------------------------------------------------
+
+def test_container_host_no_kfd_skip_without_the_error() -> None:
+    assert one("container-host-no-kfd", errors=pasted(NO_HIP)).severity is Severity.SKIP
+
+
+def test_container_host_no_kfd_fail_names_docker_desktop_on_windows() -> None:
+    f = one("container-host-no-kfd", errors=pasted(DOCKER), system={"os_family": "windows"})
+    assert f.severity is Severity.FAIL and "Docker Desktop" in f.detail
+    assert f.fix is not None and f.fix.commands == ()
+    assert "Docker Desktop" not in one("container-host-no-kfd", errors=pasted(DOCKER)).detail
+
+
+# -- gpu-code-object --------------------------------------------------------------------------------------------------
+
+def test_gpu_code_object_skip_without_the_error() -> None:
+    assert one("gpu-code-object", errors=pasted(NO_HIP)).severity is Severity.SKIP
+
+
+def test_gpu_code_object_warn_when_the_gpu_is_unknown() -> None:
+    f = one("gpu-code-object", errors=pasted(NO_BINARY))
+    assert f.severity is Severity.WARN and f.fix is None and f.evidence == (f"text: {NO_BINARY}",)
+
+
+def test_gpu_code_object_fail_same_family_override() -> None:
+    # gfx1031 (RX 6700 XT) runs gfx1030 code: HSA_OVERRIDE_GFX_VERSION=10.3.0.
+    f = one("gpu-code-object", errors=pasted(NO_BINARY), files={**AMD_LIVE, **gpu(1, 100301)})
+    assert f.severity is Severity.FAIL and "gfx1031" in f.title and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in f.title
+    assert f.fix is not None and f.fix.commands == ("export HSA_OVERRIDE_GFX_VERSION=10.3.0",)
+
+
+def test_gpu_code_object_warn_when_the_build_lists_the_target() -> None:
+    text = NO_BINARY + "\nThe supported AMDGPU versions are gfx1030, gfx1100."
+    f = one("gpu-code-object", errors=pasted(text), files={**AMD_LIVE, **gpu(1, 110000)})
+    assert f.severity is Severity.WARN and "gfx1100" in f.title and "gfx1030, gfx1100" in f.detail
+
+
+# -- known-error ------------------------------------------------------------------------------------------------------
+
+def test_known_error_skip_for_a_claimed_signature() -> None:
+    assert one("known-error", errors=pasted(MIOPEN)).severity is Severity.SKIP
+
+
+def test_known_error_warn_quotes_the_message_and_its_source() -> None:
+    f = one("known-error", errors=pasted(NO_HIP))
+    assert f.severity is Severity.WARN and f.evidence == (f"text: {NO_HIP}",)
+    assert f.links == ("https://github.com/ROCm/hip/issues/3799",) and f.fix is not None and f.fix.commands == ()

@@ -1,0 +1,52 @@
+"""checks/visibility.py: one test per severity visible-devices can give, and its three ways of failing."""
+
+from __future__ import annotations
+
+from rocm_triton_doctor.check.findings import Severity
+
+from ..conftest import AMD_LIVE, gpu, one
+
+
+def test_visible_devices_skip_when_env_not_recorded() -> None:
+    f = one("visible-devices")
+    assert f.id == "visible-devices" and f.severity is Severity.SKIP
+
+
+def test_visible_devices_skip_when_env_is_an_excerpt() -> None:
+    f = one("visible-devices", env={"PATH": "/usr/bin"}, partial=["env"])
+    assert f.severity is Severity.SKIP and f.title == "*_VISIBLE_DEVICES unknown"
+
+
+def test_visible_devices_ok_when_none_set() -> None:
+    f = one("visible-devices", env={"PATH": "/usr/bin"})
+    assert f.severity is Severity.OK and "every GPU is visible" in f.title
+
+
+def test_visible_devices_info_names_the_selection() -> None:
+    f = one("visible-devices", env={"ROCR_VISIBLE_DEVICES": "0"})
+    assert f.severity is Severity.INFO and f.title == "GPU selection: ROCR_VISIBLE_DEVICES='0'" and f.fix is None
+
+
+def test_visible_devices_fail_minus_one_hides_every_gpu() -> None:
+    f = one("visible-devices", env={"HIP_VISIBLE_DEVICES": "-1"})
+    assert f.severity is Severity.FAIL and f.title == "HIP_VISIBLE_DEVICES='-1' hides every GPU"
+    assert f.fix is not None and f.fix.commands == ("unset HIP_VISIBLE_DEVICES",)
+
+
+def test_visible_devices_fail_hip_index_counts_among_rocr_gpus() -> None:
+    # pytorch#140398: ROCR=0 HIP=0,1 asks HIP for a second GPU that ROCr hid.
+    f = one("visible-devices", env={"ROCR_VISIBLE_DEVICES": "0", "HIP_VISIBLE_DEVICES": "0,1"})
+    assert f.severity is Severity.FAIL and f.title.startswith("HIP_VISIBLE_DEVICES asks for GPU 1")
+    assert f.fix is not None and f.fix.commands == ("unset HIP_VISIBLE_DEVICES", "export ROCR_VISIBLE_DEVICES=0")
+
+
+def test_visible_devices_warn_both_set_but_consistent() -> None:
+    f = one("visible-devices", env={"ROCR_VISIBLE_DEVICES": "0,1", "CUDA_VISIBLE_DEVICES": "1"})
+    assert f.severity is Severity.WARN and f.title == "both ROCR_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES are set"
+    assert f.fix is not None and f.fix.commands == ("unset CUDA_VISIBLE_DEVICES",)
+
+
+def test_visible_devices_fail_rocr_index_beyond_kfd_gpus() -> None:
+    f = one("visible-devices", env={"ROCR_VISIBLE_DEVICES": "2"}, files={**AMD_LIVE, **gpu(1, 110000)})
+    assert f.severity is Severity.FAIL and f.title == "ROCR_VISIBLE_DEVICES names GPU 2, but KFD has 1 GPU(s)"
+    assert f.fix is not None and f.fix.commands == ("unset ROCR_VISIBLE_DEVICES",)
