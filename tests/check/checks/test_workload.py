@@ -19,14 +19,14 @@ from rocm_triton_doctor.check.probes import workload
 from rocm_triton_doctor.check.probes.collect import Collector
 from rocm_triton_doctor.check.sources import snapshot_from_text
 
-from ..conftest import load_scenario
+from ...conftest import load_scenario
 
 SHOW = ('LoadState=loaded\nEnvironment="OLLAMA_HOST=0.0.0.0" HSA_XNACK=0 "LD_LIBRARY_PATH=/opt/a b"\n'
         "EnvironmentFiles=/etc/default/ollama (ignore_errors=yes)\nEnvironmentFiles=/etc/ollama.env (ignore_errors=no)\n")
 
 
 def _check(snap: dict[str, Any]) -> list[Finding]:
-    return run_checks(build_facts(snap), select(["workload"]))
+    return run_checks(build_facts(snap), select(["workload-env-differs"]))
 
 
 def _wl(env: dict[str, str], source: str = "unit ollama.service", **more: Any) -> dict[str, Any]:
@@ -210,7 +210,7 @@ def test_pasted_environ_and_unit_with_files() -> None:
 def _cli(*args: str, env: dict[str, str] | None = None) -> Any:
     import subprocess
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     return subprocess.run([sys.executable, "-m", "rocm_triton_doctor", "check", *args], capture_output=True, text=True,
                           timeout=300, cwd=root, env={**os.environ, "PYTHONPATH": str(root), **(env or {})})
 
