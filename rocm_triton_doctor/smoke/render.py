@@ -163,13 +163,21 @@ def plot(report: SmokeReport, path: str) -> None:
     ax2.set_xlabel("% of the measured device ceiling")
     ax1.invert_yaxis()
     fig.suptitle(f"{report.device_name} — smoke {report.preset}")
-    fig.tight_layout()
+    save_png(fig, path, dpi=120)
+
+
+def save_png(fig: Any, path: str, dpi: int) -> None:
+    """Render a matplotlib figure to PNG in memory, close it, and write it through outputs.py (atomic for a regular
+    file, written through for a device node/FIFO/symlink): every smoke plot."""
     import io
+
+    import matplotlib.pyplot as plt
 
     from rocm_triton_doctor import outputs
 
+    fig.tight_layout()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
+    fig.savefig(buf, format="png", dpi=dpi)
     plt.close(fig)
     outputs.write_bytes(path, buf.getvalue())
 

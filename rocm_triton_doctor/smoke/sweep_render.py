@@ -182,12 +182,6 @@ def plot(report: Any, path: str) -> None:
         ax.tick_params(axis="y", labelsize=6)
         ax.invert_yaxis()
     fig.suptitle(f"{report.device_name} — smoke sweep")
-    fig.tight_layout()
-    import io
+    from rocm_triton_doctor.smoke.render import save_png
 
-    from rocm_triton_doctor import outputs
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    outputs.write_bytes(path, buf.getvalue())
+    save_png(fig, path, dpi=110)
