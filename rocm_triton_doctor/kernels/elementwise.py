@@ -45,6 +45,14 @@ def strided_layout(name: str, out: torch.Tensor, *inputs: torch.Tensor) -> Strid
 
 
 @triton.jit
+def full_block(pid, n, BLOCK: tl.constexpr):
+    """Whether flat block `pid` lies wholly inside n elements. The flat kernels branch on it and mask only the last
+    block: a mask `offs < n` on every block, with n not a multiple of 16 (Triton specialises ints only as divisible by
+    16 or not), compiles every load to a scalar one (ld.global.b16 on sm_90, buffer_load_ushort on gfx942)."""
+    return (pid + 1) * BLOCK <= n
+
+
+@triton.jit
 def tile_offsets(rows, cols, D1, s0, s1, sn):
     """[BLOCK_M, BLOCK_N] element offsets of one input (int64: offsets past 2^31)."""
     return ((rows // D1) * s0 + (rows % D1) * s1)[:, None] + cols[None, :].to(tl.int64) * sn

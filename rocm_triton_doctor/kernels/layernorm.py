@@ -18,9 +18,10 @@ from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
 @triton.jit
 def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, sb, eps, BLOCK: tl.constexpr,
                      ROWS: tl.constexpr, LOOPED: tl.constexpr, mean_ptr=None, rstd_ptr=None,
-                     STATS: tl.constexpr = False):
+                     STATS: tl.constexpr = False, DIV: tl.constexpr = 1):
     # STATS: also store each row's fp32 mean and rstd (M values each) for the backward.
-    rows, xrow, rmask = row_offsets(tl.program_id(0), M, D1, s0, s1, ROWS)
+    N = N * DIV  # N, s0 and s1 arrive divided by DIV (rows.vector_div): known multiples for vector loads
+    rows, xrow, rmask = row_offsets(tl.program_id(0), M, D1, s0, s1, ROWS, DIV)
     orow = rows * N  # the output is contiguous
     cols = tl.arange(0, BLOCK)
     # Statistics of x - (the row's first element): rows like 1000 + 0.01·randn keep their digits in fp32 sums
@@ -90,7 +91,7 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: flo
     mean = torch.zeros(L.M, dtype=torch.float32, device=x.device) if stats else None
     rstd = torch.full((L.M,), float(1.0 / eps ** 0.5), dtype=torch.float32, device=x.device) if stats else None
     if not L.empty:
-        layernorm_kernel[L.grid](x, weight, bias, L.out, L.M, L.N, L.D1, L.s0, L.s1, L.sn, weight.stride(0),
+        layernorm_kernel[L.grid](x, weight, bias, L.out, *L.args, weight.stride(0),
                                  bias.stride(0), eps, **L.cfg, mean_ptr=mean, rstd_ptr=rstd, STATS=stats)
     return L.out, mean, rstd
 

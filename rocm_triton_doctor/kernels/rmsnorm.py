@@ -17,9 +17,10 @@ from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
 
 @triton.jit
 def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, eps, BLOCK: tl.constexpr, ROWS: tl.constexpr,
-                   LOOPED: tl.constexpr, rstd_ptr=None, STATS: tl.constexpr = False):
+                   LOOPED: tl.constexpr, rstd_ptr=None, STATS: tl.constexpr = False, DIV: tl.constexpr = 1):
     # STATS: also store each row's fp32 rstd (M values) for the backward, which then need not recompute it.
-    rows, xrow, rmask = row_offsets(tl.program_id(0), M, D1, s0, s1, ROWS)
+    N = N * DIV  # N, s0 and s1 arrive divided by DIV (rows.vector_div): known multiples for vector loads
+    rows, xrow, rmask = row_offsets(tl.program_id(0), M, D1, s0, s1, ROWS, DIV)
     orow = rows * N  # the output is contiguous
     cols = tl.arange(0, BLOCK)
     if LOOPED:
@@ -65,7 +66,7 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tenso
     L = prepare("rmsnorm", x, {"weight": weight}, out, config)
     rstd = torch.empty(L.M, dtype=torch.float32, device=x.device) if stats else None
     if not L.empty:
-        rmsnorm_kernel[L.grid](x, weight, L.out, L.M, L.N, L.D1, L.s0, L.s1, L.sn, weight.stride(0), eps, **L.cfg,
+        rmsnorm_kernel[L.grid](x, weight, L.out, *L.args, weight.stride(0), eps, **L.cfg,
                                rstd_ptr=rstd, STATS=stats)
     elif rstd is not None:
         rstd.fill_(float(1.0 / (eps ** 0.5)))  # a row of width 0 has mean square 0

@@ -26,8 +26,9 @@ def _pad_rows(x, rmask, ROWS: tl.constexpr):
 
 @triton.jit
 def softmax_kernel(x_ptr, out_ptr, M, N, D1, s0, s1, sn, BLOCK: tl.constexpr, ROWS: tl.constexpr,
-                   LOOPED: tl.constexpr):
-    rows, xrow, rmask = row_offsets(tl.program_id(0), M, D1, s0, s1, ROWS)
+                   LOOPED: tl.constexpr, DIV: tl.constexpr = 1):
+    N = N * DIV  # N, s0 and s1 arrive divided by DIV (rows.vector_div): known multiples for vector loads
+    rows, xrow, rmask = row_offsets(tl.program_id(0), M, D1, s0, s1, ROWS, DIV)
     orow = rows * N  # the output is contiguous
     cols = tl.arange(0, BLOCK)
     if LOOPED:
@@ -67,7 +68,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, 
     "num_warps"}) overrides the policy's launch config (tests)."""
     L = prepare("softmax", x, {}, out, config)
     if not L.empty:
-        softmax_kernel[L.grid](x, L.out, L.M, L.N, L.D1, L.s0, L.s1, L.sn, **L.cfg)
+        softmax_kernel[L.grid](x, L.out, *L.args, **L.cfg)
     return L.out
 
 

@@ -12,19 +12,27 @@ import triton.language as tl
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.base import (AotSpec, Case, Inputs, KernelSpec, check_alias, check_device, check_dtype,
                                              prepare_out, randn)
-from rocm_triton_doctor.kernels.elementwise import strided_grid, strided_layout, tile_of, tile_offsets
+from rocm_triton_doctor.kernels.elementwise import full_block, strided_grid, strided_layout, tile_of, tile_offsets
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+
+
+@triton.jit
+def _swiglu_block(a_ptr, b_ptr, out_ptr, offs, n, MASKED: tl.constexpr):
+    mask = offs < n if MASKED else None
+    a = tl.load(a_ptr + offs, mask=mask).to(tl.float32)
+    b = tl.load(b_ptr + offs, mask=mask).to(tl.float32)
+    tl.store(out_ptr + offs, (a * tl.sigmoid(a) * b).to(out_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
 def swiglu_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
     pid = tl.program_id(0).to(tl.int64)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    a = tl.load(a_ptr + offs, mask=mask).to(tl.float32)
-    b = tl.load(b_ptr + offs, mask=mask).to(tl.float32)
-    tl.store(out_ptr + offs, (a * tl.sigmoid(a) * b).to(out_ptr.dtype.element_ty), mask=mask)
+    if full_block(pid, n, BLOCK):  # unmasked, so vector loads whatever n is (elementwise.full_block)
+        _swiglu_block(a_ptr, b_ptr, out_ptr, offs, n, False)
+    else:
+        _swiglu_block(a_ptr, b_ptr, out_ptr, offs, n, True)
 
 
 @triton.jit
@@ -67,11 +75,20 @@ def swiglu(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) ->
 
 @triton.jit
 def _swiglu_backward_kernel(dy_ptr, a_ptr, b_ptr, da_ptr, db_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    dy = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-    a = tl.load(a_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-    b = tl.load(b_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if full_block(pid, n, BLOCK):
+        _swiglu_backward_block(dy_ptr, a_ptr, b_ptr, da_ptr, db_ptr, offs, n, False)
+    else:
+        _swiglu_backward_block(dy_ptr, a_ptr, b_ptr, da_ptr, db_ptr, offs, n, True)
+
+
+@triton.jit
+def _swiglu_backward_block(dy_ptr, a_ptr, b_ptr, da_ptr, db_ptr, offs, n, MASKED: tl.constexpr):
+    mask = offs < n if MASKED else None
+    dy = tl.load(dy_ptr + offs, mask=mask).to(tl.float32)
+    a = tl.load(a_ptr + offs, mask=mask).to(tl.float32)
+    b = tl.load(b_ptr + offs, mask=mask).to(tl.float32)
     s = tl.sigmoid(a)
     tl.store(da_ptr + offs, (dy * b * s * (1.0 + a * (1.0 - s))).to(da_ptr.dtype.element_ty), mask=mask)
     tl.store(db_ptr + offs, (dy * a * s).to(db_ptr.dtype.element_ty), mask=mask)
