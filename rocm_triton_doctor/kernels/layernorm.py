@@ -35,7 +35,8 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, sb,
         for start in range(0, N, BLOCK):
             c = start + cols
             m = rmask[:, None] & (c[None, :] < N)
-            x = tl.load(x_ptr + xrow[:, None] + c[None, :].to(tl.int64) * sn, mask=m, other=0.0).to(tl.float32)
+            x = tl.load(x_ptr + xrow[:, None] + c[None, :].to(tl.int64) * sn, mask=m, other=0.0,
+                        eviction_policy="evict_last").to(tl.float32)
             x = tl.where(m, x - shift[:, None], 0.0)
             nb = tl.minimum(N - start, BLOCK).to(tl.float32)
             bmean = tl.sum(x, axis=1) / nb
@@ -50,10 +51,12 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, sb,
         if STATS:
             tl.store(mean_ptr + rows, mean, mask=rmask)
             tl.store(rstd_ptr + rows, rstd, mask=rmask)
-        for start in range(0, N, BLOCK):
+        for back in range(0, tl.cdiv(N, BLOCK)):  # chunks in reverse (rows.py: wide rows and L2)
+            start = (tl.cdiv(N, BLOCK) - 1 - back) * BLOCK
             c = start + cols
             m = rmask[:, None] & (c[None, :] < N)
-            x = tl.load(x_ptr + xrow[:, None] + c[None, :].to(tl.int64) * sn, mask=m, other=0.0).to(tl.float32)
+            x = tl.load(x_ptr + xrow[:, None] + c[None, :].to(tl.int64) * sn, mask=m, other=0.0,
+                        eviction_policy="evict_first").to(tl.float32)
             w = tl.load(w_ptr + c.to(tl.int64) * sw, mask=c < N, other=0.0).to(tl.float32)
             b = tl.load(b_ptr + c.to(tl.int64) * sb, mask=c < N, other=0.0).to(tl.float32)
             y = (x - mean[:, None]) * rstd[:, None] * w[None, :] + b[None, :]

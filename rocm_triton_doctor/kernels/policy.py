@@ -224,7 +224,12 @@ def fast_tanh(t: Target, elem_size: int) -> bool:
     return t.backend == "cuda" and elem_size == 2
 
 
-ROW_SINGLE_BYTES = 65536 * 4  # a whole row in one block up to 256 KiB (the pre-loop limit: measured shapes unchanged)
+# A whole row in one block up to 64 KiB; wider rows loop over ROW_CHUNK-element chunks with 16 warps, the second pass
+# in reverse with L2 eviction hints (rows.py). H100, RMSNorm bf16 1024x65536: one 65536-wide block 68.9 % of copy,
+# 8192-chunk loop forward 66.2 %, reversed + hints 76.8 %; 8192x65536 76.3 / 68.5 / 80.2 %; 1024x152064 64.4 -> 68.4 %
+# (docs/measurements/2026-11-23-h100-tune-rows-before.json). The reads of pass 2 that miss L2 keep wide rows under
+# 85 %: x is read twice.
+ROW_SINGLE_BYTES = 65536
 ROW_CHUNK = 8192  # wider rows loop over 8192-element chunks (the bench preset's rows, one block at 8/16 warps)
 NARROW_ROW = 256  # rows up to this many elements (as a power of two) share a program with other rows
 
@@ -254,7 +259,8 @@ def _row_config(t: Target, n_cols: int, elem_size: int, n_rows: int) -> dict[str
         return {"BLOCK": block, "ROWS": rows, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
     # 16 warps only for rows of 32 KiB and more: a bf16 row of 8192 (16 KiB) ran LayerNorm at 1.11x torch.compile with
     # 8 warps and 1.04x with 16, fp32 rows of 8192 best with 16 (H200, docs/measurements/2026-11-21-h200-tune-4.json).
-    warps = 4 if block < 2048 else 8 if block * elem_size < 32768 else 16
+    # Looped rows (block < n_cols): 16 warps (8192-element chunks, w16 beat w8 in every wide-row case measured).
+    warps = 16 if block < n_cols else 4 if block < 2048 else 8 if block * elem_size < 32768 else 16
     return {"BLOCK": block, "ROWS": 1, "num_warps": min(warps, _max_warps(t)), "num_stages": 1,
             **_hip_extra(t, gemm=False)}
 

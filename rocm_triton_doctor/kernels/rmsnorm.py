@@ -29,15 +29,18 @@ def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, eps, BLOCK: 
         for start in range(0, N, BLOCK):
             c = start + cols
             m = rmask[:, None] & (c[None, :] < N)
-            x = tl.load(x_ptr + xrow[:, None] + c[None, :].to(tl.int64) * sn, mask=m, other=0.0).to(tl.float32)
+            x = tl.load(x_ptr + xrow[:, None] + c[None, :].to(tl.int64) * sn, mask=m, other=0.0,
+                        eviction_policy="evict_last").to(tl.float32)
             acc += x * x
         rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=1) / N + eps)
         if STATS:
             tl.store(rstd_ptr + rows, rstd, mask=rmask)
-        for start in range(0, N, BLOCK):
+        for back in range(0, tl.cdiv(N, BLOCK)):  # chunks in reverse (rows.py: wide rows and L2)
+            start = (tl.cdiv(N, BLOCK) - 1 - back) * BLOCK
             c = start + cols
             m = rmask[:, None] & (c[None, :] < N)
-            x = tl.load(x_ptr + xrow[:, None] + c[None, :].to(tl.int64) * sn, mask=m, other=0.0).to(tl.float32)
+            x = tl.load(x_ptr + xrow[:, None] + c[None, :].to(tl.int64) * sn, mask=m, other=0.0,
+                        eviction_policy="evict_first").to(tl.float32)
             w = tl.load(w_ptr + c.to(tl.int64) * sw, mask=c < N, other=0.0).to(tl.float32)
             tl.store(out_ptr + orow[:, None] + c[None, :], (x * rstd[:, None] * w[None, :]).to(out_ptr.dtype.element_ty),
                      mask=m)

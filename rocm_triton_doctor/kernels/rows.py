@@ -7,6 +7,10 @@ registers when the row fits (single pass), otherwise a loop (LOOPED), so rows of
 permuted views, stride-0 rows), so no hidden .contiguous() copy; per-column parameters (weight, bias) too — a
 non-contiguous or expanded weight was read as if contiguous before (kernel-edge-cases.md #1, #2) — and may be fp32
 under 16-bit activations (mixed precision as models keep norm weights); statistics are fp32.
+
+Looped rows read x twice (statistics, then normalise). Pass 1 loads with eviction_policy="evict_last" and pass 2 walks
+the chunks in reverse with "evict_first", so pass 2 starts on the chunks most likely still in L2 (policy.py
+ROW_SINGLE_BYTES has the measurements).
 """
 
 from __future__ import annotations

@@ -39,17 +39,20 @@ def softmax_kernel(x_ptr, out_ptr, M, N, D1, s0, s1, sn, BLOCK: tl.constexpr, RO
         for start in range(0, N, BLOCK):
             c = start + cols
             m = rmask[:, None] & (c[None, :] < N)
-            x = _pad_rows(tl.load(x_ptr + xrow[:, None] + c[None, :].to(tl.int64) * sn, mask=m, other=-float("inf")),
+            x = _pad_rows(tl.load(x_ptr + xrow[:, None] + c[None, :].to(tl.int64) * sn, mask=m, other=-float("inf"),
+                                  eviction_policy="evict_last"),
                           rmask, ROWS)
             new = tl.maximum(mx, tl.max(x, axis=1))
             shift = tl.where(new == -float("inf"), 0.0, new)
             sm = sm * tl.exp(mx - shift) + tl.sum(tl.exp(x - shift[:, None]), axis=1)
             mx = new
         shift = tl.where(mx == -float("inf"), 0.0, mx)
-        for start in range(0, N, BLOCK):
+        for back in range(0, tl.cdiv(N, BLOCK)):  # chunks in reverse (rows.py: wide rows and L2)
+            start = (tl.cdiv(N, BLOCK) - 1 - back) * BLOCK
             c = start + cols
             m = rmask[:, None] & (c[None, :] < N)
-            x = _pad_rows(tl.load(x_ptr + xrow[:, None] + c[None, :].to(tl.int64) * sn, mask=m, other=-float("inf")),
+            x = _pad_rows(tl.load(x_ptr + xrow[:, None] + c[None, :].to(tl.int64) * sn, mask=m, other=-float("inf"),
+                                  eviction_policy="evict_first"),
                           rmask, ROWS)
             y = tl.exp(x - shift[:, None]) / sm[:, None]
             tl.store(out_ptr + orow[:, None] + c[None, :], y.to(out_ptr.dtype.element_ty), mask=m)
