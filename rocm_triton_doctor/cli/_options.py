@@ -32,4 +32,12 @@ def workload_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-__all__ = ["workload_options"]
+def suite_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`smoke` suite options that live here to keep cli/smoke.py under its line limit: `--max-seconds`, `--tune`."""
+    fn = click.option("--tune", is_flag=True, help="First fill this GPU's autotune cache for the preset's tunable "
+                      "cases (GEMM, attention): candidates timed and checked, the fastest kept (docs/smoke.md).")(fn)
+    return click.option("--max-seconds", type=click.FloatRange(1),
+                        help="Start no new case after this many seconds (says so).")(fn)
+
+
+__all__ = ["suite_options", "workload_options"]

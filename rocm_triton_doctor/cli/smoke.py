@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from rocm_triton_doctor.cli import _model
+from rocm_triton_doctor.cli import _model, _options
 from rocm_triton_doctor.cli._shared import CONTEXT, Usage, finish, output_option, python_option, spinner, split, usage_check
 
 
@@ -30,7 +30,7 @@ def _arch(ctx: click.Context, _p: click.Parameter, value: str | None) -> list[st
               show_default=True, help="quick: a minute on one GPU; seed: the published seed shapes; full: large shapes; "
               "bench: the performance targets' cases; sweep: the shape grid by class (docs/smoke.md); launch: host µs "
               "per call against eager.")
-@click.option("--max-seconds", type=click.FloatRange(1), help="Start no new case after this many seconds (says so).")
+@_options.suite_options  # --max-seconds, --tune
 @click.option("--only", multiple=True, metavar="KERNEL", help="Run only these kernels (repeat or comma-separate).")
 @click.option("--compile", "with_compile", is_flag=True, help="Also time torch.compile (default mode) of each baseline.")
 @click.option("--json", "as_json", is_flag=True, help="Print the versioned JSON result instead of the table.")
@@ -56,7 +56,7 @@ def _arch(ctx: click.Context, _p: click.Parameter, value: str | None) -> list[st
 def command(ctx: click.Context, device: str, preset: str, max_seconds: float | None, only: tuple[str, ...],
             with_compile: bool, as_json: bool, junit: str | None, plot: str | None, save: str | None, compile_only: bool,
             arch: list[str] | None, seed: int, python: str | None, distributed: bool, rank_timeout: float,
-            collective_max_mib: float, fail_rank: int | None, hang_rank: int | None, broken: str | None) -> None:
+            collective_max_mib: float, fail_rank: int | None, hang_rank: int | None, broken: str | None, tune: bool) -> None:
     """Run fused Triton kernels: correct on this device? how fast against torch and the hardware's own ceilings?
 
     Kernels: GEMM (+bias, ReLU, GELU, dropout epilogues), add-multiply, bias+GELU+dropout+residual, RMSNorm, LayerNorm,
@@ -98,7 +98,7 @@ def command(ctx: click.Context, device: str, preset: str, max_seconds: float | N
     try:
         with spinner(not as_json, "starting…") as status:
             result, report = suite.run(suite.SmokeOptions(device, preset, kernels, with_compile, seed, save, junit,
-                                                          plot, broken, max_seconds),
+                                                          plot, broken, max_seconds, tune),
                                        (lambda m, i, n: status.update(f"[{i + 1}/{n}] {m}")) if status else None)
     except ValueError as exc:  # an unknown --only kernel, found before any case runs
         raise Usage(str(exc), ctx) from None

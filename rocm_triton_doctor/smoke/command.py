@@ -24,13 +24,15 @@ class SmokeOptions:
     plot: str | None = None
     broken: str | None = None
     max_seconds: float | None = None  # start no new case after this long (the GPU script's time budget)
+    tune: bool = False  # fill the autotune cache first (smoke/tune.py)
 
 
 def run(o: SmokeOptions, progress: Callable[[str, int, int], None] | None = None
         ) -> tuple[Result, runner.SmokeReport | None]:
     """ValueError (an unknown kernel) is left to the caller: it is a usage error."""
     try:
-        report = runner.run_smoke(o.device, o.preset, o.only, o.with_compile, o.seed, progress, o.broken, o.max_seconds)
+        report = runner.run_smoke(o.device, o.preset, o.only, o.with_compile, o.seed, progress, o.broken, o.max_seconds,
+                                   o.tune)
     except runner.SmokeCannotStart as exc:
         return Result.error("smoke", str(exc), ExitCode.COULD_NOT_CHECK), None
     from rocm_triton_doctor.smoke import render

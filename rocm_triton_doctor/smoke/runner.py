@@ -181,7 +181,7 @@ def resolve_device(device: str, torch: Any) -> str:
 
 def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...] = (), with_compile: bool = False,
               seed: int = 0, progress: Callable[[str, int, int], None] | None = None,
-              broken: str | None = None, max_seconds: float | None = None) -> SmokeReport:
+              broken: str | None = None, max_seconds: float | None = None, tune: bool = False) -> SmokeReport:
     torch, triton = import_stack(device)
     device = resolve_device(device, torch)
     if device == "cpu":
@@ -218,7 +218,10 @@ def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...]
                      "absolute times are noisy; compare ratios.")
         notes.append("fp32 GEMM cases use IEEE fp32 products (input_precision='ieee'); the fp32 matmul ceiling is "
                      "measured with TF32 off, so they compare like with like.")
+        if tune:
+            notes += _tune(cases, dev, target, torch, progress)
     else:
+        notes += ["--tune: nothing tuned (the interpreter times Python, not kernels)"] if tune else []
         notes.append("Interpreter mode (TRITON_INTERPRET=1) on the CPU: correctness only. Times are omitted because "
                      "they would measure the Python interpreter, not the kernel.")
     if preset == "sweep":
@@ -245,6 +248,16 @@ def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...]
                 "hip": str(getattr(torch.version, "hip", None)), "cuda": str(getattr(torch.version, "cuda", None))}
     return SmokeReport(device, name, target.label, preset, versions, results,
                        ceilings.to_dict() if ceilings else None, clocks, notes, started, time.monotonic() - t0)
+
+
+def _tune(cases: list[Any], dev: Any, target: Any, torch: Any, progress: Any) -> list[str]:
+    from rocm_triton_doctor.smoke import tune
+
+    done = tune.tune(cases, dev, target, torch.cuda.get_device_name(0), torch, progress)
+    n = sum("config" in r for r in done["tuned"])
+    lines = [f"--tune: {n} of {len(done['tuned'])} shape keys tuned, cache {done['path']}"]
+    return lines + [f"tuned {r['kernel']} {r['key']}: {r['policy_us']} -> {r['tuned_us']} us with {r['config']}"
+                    for r in done["tuned"] if "config" in r]
 
 
 def _cases(kernels: Any, preset: str, target: Any, only: tuple[str, ...], dev: Any,
