@@ -17,7 +17,7 @@ fi
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name(0))"
 
-for spec in "tiny-llama float32 150" "tiny-llama bfloat16 150" "medium bfloat16 200"; do
+for spec in "tiny-llama float32 120" "tiny-llama bfloat16 120" "medium bfloat16 200"; do
   set -- $spec
   step "smoke --model $1 --dtype $2 --steps 20"
   timeout "$3" python3 -m rocm_triton_doctor smoke --model "$1" --dtype "$2" --steps 20 --save "$OUT/model-$1-$2.json" \
@@ -26,8 +26,8 @@ for spec in "tiny-llama float32 150" "tiny-llama bfloat16 150" "medium bfloat16 
 done
 if [ -f benchmarks/attention_backward_bench.py ]; then
   step "attention forward+backward vs SDPA"
-  timeout 90 python3 benchmarks/attention_backward_bench.py --json "$OUT/attention_backward.json" 2>&1 | tail -n 20
+  timeout 60 python3 benchmarks/attention_backward_bench.py --json "$OUT/attention_backward.json" 2>&1 | tail -n 20
 fi
 step "host time per call"
-timeout 60 python3 benchmarks/launch_profile.py --calls 300 --json "$OUT/launch_profile.json" 2>&1 | sed -n '/^call /,$p'
+timeout 50 python3 benchmarks/launch_profile.py --calls 300 --json "$OUT/launch_profile.json" 2>&1 | sed -n '/^call /,$p'
 step "done"
