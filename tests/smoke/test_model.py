@@ -119,6 +119,25 @@ def test_the_baseline_forms_do_not_use_the_composites() -> None:
     assert model_forms.SDPA.mlp is None
 
 
+def test_recast_weights_gives_the_same_step_as_casting_once(monkeypatch: Any) -> None:
+    # RECAST_WEIGHTS hands the composites fp32 masters, cast inside in forward and backward: the same bf16 values as
+    # the once-per-step cast, so the loss and every gradient are bit-identical.
+    cfg = model_forms.PRESETS["toy"]
+    x, y = model_forms.make_batches(cfg, 1, 0)[0]
+    runs = []
+    for recast in (False, True):
+        monkeypatch.setattr(model_forms, "RECAST_WEIGHTS", recast)
+        torch.manual_seed(0)
+        m = model_forms.TinyLlama(cfg, model_forms.ours())
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = m(x, y)
+        loss.backward()
+        runs.append((loss.detach(), {n: p.grad for n, p in m.named_parameters()}))
+    assert torch.equal(runs[0][0], runs[1][0])
+    for n, g in runs[0][1].items():
+        assert g is not None and g.dtype == torch.float32 and torch.equal(runs[1][1][n], g), n
+
+
 def test_ours_in_bf16_autocast_trains_like_sdpa() -> None:
     # The autocast path: activations and weights cast to bf16 for the composites, norm weights kept fp32.
     r = model.run_model("toy", ["sdpa", "ours"], steps=3, device="cpu", dtype="bfloat16", seed=1, warmup=1)
