@@ -12,7 +12,9 @@ run_model() returns a JSON-serialisable dict (json.dumps(..., allow_nan=False) w
     device, device_name, dtype ("float32", or the autocast dtype), steps, warmup, seed, versions {torch, triton}
     timer         "cuda-events" (GPU: events around each step, read after the run) or "perf_counter" (CPU)
     ours_ops      per operation (rms_norm, attention, swiglu, loss): {"impl": "ours"|"torch", "module", and for torch
-                  "torch" (the fallback used) and "reason"}: which parts of the "ours" forms are our kernels
+                  "torch" (the fallback used) and "reason"}; and the composites norm_linear, mlp (smoke/model_ops.py)
+                  {"impl", "module": "smoke.model_ops", "kernels": [kernel modules]} (swiglu then says "inside":
+                  "mlp"): which parts of the "ours" forms are our kernels
     forms         {form: {...}} in FORMS order, each with
                     status        "ok" | "error" | "oom" | "skipped"; "reason" (skipped) or "error" (one line)
                     description   what the form runs

@@ -6,16 +6,24 @@ RMSNorm → SwiGLU MLP → residual; final RMSNorm; LM head tied to the embeddin
 the same module with the same parameter names; only the four operations in `Ops` differ, plus how the module is run
 (eager, torch.compile, CUDA graphs).
 
-"ours": each operation is looked up in its kernel module through the hook `autograd_op` (an op with a backward,
-usable under torch.compile). Contracts, the same as the torch function named:
+"ours": each single operation is looked up in its kernel module through the hook `autograd_op` (an op with a
+backward, usable under torch.compile). Contracts, the same as the torch function named:
     rmsnorm.autograd_op(x, weight, eps)             -> torch.nn.functional.rms_norm(x, (H,), weight, eps)
     swiglu.autograd_op(gate, up)                    -> silu(gate) * up
     attention.autograd_op(q, k, v, causal=True)     -> F.scaled_dot_product_attention(q, k, v, is_causal=True,
                                                        enable_gqa=True), q (B, Hq, S, D), k/v (B, Hkv, S, D)
     linear_cross_entropy.autograd_op(h, w, targets) -> F.cross_entropy(F.linear(h, w), targets) (mean, ignore -100)
-The op is handed floating inputs in the autocast dtype (when autocast is on) and contiguous. A module without the hook
-(forward-only kernels cut autograd, the seed's mistake) is NOT used: that op falls back to torch and `ours_ops()`
-says so.
+The op is handed its activations in the autocast dtype (when autocast is on) and as the model makes them: q/k/v are
+the (B, S, H, D).transpose(1, 2) views of the projections, gate/up the halves of one projection (our kernels take
+any strides, so no .contiguous() copies); weights (the norms') stay fp32, which our kernels read. A module without
+the hook (forward-only kernels cut autograd, the seed's mistake) is NOT used: that op falls back to torch and
+`ours_ops()` says so.
+
+On top of those, "ours" runs two composite ops of smoke/model_ops.py that recompute in backward what the
+composition would save (the normalised rows; the SwiGLU output): `norm_linear` (attention norm + the q and kv
+projections) and `mlp` (MLP norm + gate/up GEMMs + SwiGLU + down GEMM). They run the GEMMs in the autocast dtype,
+as Linear does (the weights are cast once per step, as autocast does). Other forms leave `Ops.norm_linear`/`Ops.mlp`
+None and run the op-by-op composition.
 """
 
 from __future__ import annotations
@@ -64,6 +72,11 @@ class Ops:
     attention: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]  # causal, GQA
     swiglu: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
     loss: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]  # (h (N, H), tied weight (V, H), y (N,))
+    # Optional composites (None: Block composes rms_norm, Linear and swiglu). norm_linear(x, norm_w, eps, [w, ...])
+    # -> [F.linear(rms_norm(x), w), ...]; mlp(x, norm_w, eps, w_gate_up, w_down) -> w_down(swiglu(rms_norm(x) ·
+    # w_gate_upᵀ halves)).
+    norm_linear: Callable[[torch.Tensor, torch.Tensor, float, list[torch.Tensor]], list[torch.Tensor]] | None = None
+    mlp: Callable[[torch.Tensor, torch.Tensor, float, torch.Tensor, torch.Tensor], torch.Tensor] | None = None
 
 
 def _naive_rms_norm(x: torch.Tensor, w: torch.Tensor, eps: float) -> torch.Tensor:
@@ -110,12 +123,23 @@ def _autocast_dtype(t: torch.Tensor) -> torch.dtype:
 
 
 def _prep_args(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
-    """For kernel ops (ours, Liger): floating inputs in the autocast dtype and contiguous (the model hands over
-    views: gate/up are halves of one projection, q/k/v transposed heads; a no-op when already so)."""
+    """For Liger's ops: floating inputs in the autocast dtype and contiguous (the model hands over views: gate/up are
+    halves of one projection, q/k/v transposed heads; a no-op when already so)."""
     def wrapped(*args: Any) -> torch.Tensor:
         dt = _autocast_dtype(args[0])
         return fn(*(a.to(dt).contiguous() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
                     for a in args))
+    return wrapped
+
+
+def _cast_args(fn: Callable[..., torch.Tensor], first: int | None = None) -> Callable[..., torch.Tensor]:
+    """For our ops: the floating inputs (only the first `first` of them when given: activations, not the norm weight)
+    in the autocast dtype, in the layout the model made them: our kernels take strides (rmsnorm, swiglu, attention:
+    see their docstrings; linear_cross_entropy makes its own contiguous copy when it needs one)."""
+    def wrapped(*args: Any) -> torch.Tensor:
+        dt = _autocast_dtype(args[0])
+        return fn(*(a.to(dt) if isinstance(a, torch.Tensor) and a.is_floating_point() and (first is None or i < first)
+                    else a for i, a in enumerate(args)))
     return wrapped
 
 
@@ -127,12 +151,35 @@ OUR_OPS = {"rms_norm": ("rmsnorm", "torch.nn.functional.rms_norm"),
            "attention": ("attention", "torch.nn.functional.scaled_dot_product_attention"),
            "swiglu": ("swiglu", "torch silu(gate) * up"),
            "loss": ("linear_cross_entropy", "torch F.linear + F.cross_entropy")}
+# The composites of smoke/model_ops.py: the kernel functions each needs, and what the block does without it.
+OUR_COMPOSITES = {"norm_linear": ({"rmsnorm": ("_forward", "rmsnorm_backward")}, "rms_norm op + torch Linear"),
+                  "mlp": ({"rmsnorm": ("_forward", "rmsnorm_backward"), "swiglu": ("swiglu", "swiglu_backward")},
+                          "torch Linear + swiglu op + torch Linear")}
+# False: the composites get the weights cast to the autocast dtype once per step (autocast's semantics; the cast copy
+# is saved for backward, as Linear saves it). True: they get the fp32 masters and cast inside, in forward and again in
+# backward: 2 bytes per weight element less saved (medium preset: ~0.9 GiB), one more cast pass per weight.
+RECAST_WEIGHTS = False
 
 
-def ours_ops() -> dict[str, dict[str, str]]:
-    """Per operation: {"impl": "ours" | "torch", "module": kernel module, "fallback"/"reason"}. Importing the kernel
-    modules imports triton."""
-    out = {}
+def _composite_entry(op: str) -> dict[str, Any]:
+    needs, fallback = OUR_COMPOSITES[op]
+    try:
+        importlib.import_module("rocm_triton_doctor.smoke.model_ops")
+        missing = [f"{mod}.{fn}" for mod, fns in needs.items() for fn in fns
+                   if not callable(getattr(importlib.import_module(f"rocm_triton_doctor.kernels.{mod}"), fn, None))]
+    except Exception as exc:  # noqa: BLE001 - a module that does not import is reported, and torch is used
+        return {"impl": "torch", "module": "smoke.model_ops", "torch": fallback, "reason": f"import failed: {exc}"}
+    if missing:
+        return {"impl": "torch", "module": "smoke.model_ops", "torch": fallback, "reason": f"missing {', '.join(missing)}"}
+    return {"impl": "ours", "module": "smoke.model_ops", "kernels": sorted(needs)}
+
+
+def ours_ops() -> dict[str, dict[str, Any]]:
+    """Per operation: {"impl": "ours" | "torch", "module": kernel module, "fallback"/"reason"}; the block's norms,
+    projections and MLP run in the composites `norm_linear` and `mlp` ({"impl", "module": "smoke.model_ops",
+    "kernels"}) when those are ours, and then rms_norm is the final norm only and swiglu runs inside mlp ("inside").
+    Importing the kernel modules imports triton."""
+    out: dict[str, dict[str, Any]] = {}
     for op, (mod, fallback) in OUR_OPS.items():
         try:
             m = importlib.import_module(f"rocm_triton_doctor.kernels.{mod}")
@@ -144,21 +191,45 @@ def ours_ops() -> dict[str, dict[str, str]]:
         else:
             out[op] = {"impl": "torch", "module": mod, "torch": fallback,
                        "reason": "no autograd_op (forward-only kernel: using it would cut autograd)"}
+    for op in OUR_COMPOSITES:
+        out[op] = _composite_entry(op)
+    if out["mlp"]["impl"] == "ours":
+        out["swiglu"] = {"impl": "ours", "module": "swiglu", "inside": "mlp"}
     return out
 
 
 def ours() -> Ops:
     table = ours_ops()
 
-    def pick(op: str, fallback: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    def pick(op: str, fallback: Callable[..., torch.Tensor], first: int | None = None) -> Callable[..., torch.Tensor]:
         if table[op]["impl"] != "ours":
             return fallback
-        return _prep_args(importlib.import_module(f"rocm_triton_doctor.kernels.{table[op]['module']}").autograd_op)
+        return _cast_args(importlib.import_module(f"rocm_triton_doctor.kernels.{table[op]['module']}").autograd_op,
+                          first)
 
     attn = pick("attention", _sdpa)
-    return Ops(pick("rms_norm", SDPA.rms_norm),
+    norm_linear = mlp = None
+    if "ours" in (table["norm_linear"]["impl"], table["mlp"]["impl"]):
+        from rocm_triton_doctor.smoke import model_ops
+
+        def weights(ws: list[torch.Tensor], dt: torch.dtype) -> list[torch.Tensor]:
+            return ws if RECAST_WEIGHTS else [w.to(dt) for w in ws]
+
+        def _norm_linear(x: torch.Tensor, norm_w: torch.Tensor, eps: float, ws: list[torch.Tensor]) -> list[torch.Tensor]:
+            dt = _autocast_dtype(x)
+            return model_ops.norm_linear(x.to(dt), norm_w, eps, *weights(ws, dt))
+
+        def _mlp(x: torch.Tensor, norm_w: torch.Tensor, eps: float, w_gate_up: torch.Tensor, w_down: torch.Tensor
+                 ) -> torch.Tensor:
+            dt = _autocast_dtype(x)
+            wgu, wd = weights([w_gate_up, w_down], dt)
+            return model_ops.mlp(x.to(dt), wgu, wd, norm_w, eps)
+
+        norm_linear = _norm_linear if table["norm_linear"]["impl"] == "ours" else None
+        mlp = _mlp if table["mlp"]["impl"] == "ours" else None
+    return Ops(pick("rms_norm", SDPA.rms_norm, first=1),
                attn if attn is _sdpa else (lambda q, k, v: attn(q, k, v, True)),
-               pick("swiglu", _torch_swiglu), pick("loss", _torch_loss))
+               pick("swiglu", _torch_swiglu), pick("loss", _torch_loss), norm_linear, mlp)
 
 
 def liger() -> Ops:
@@ -187,11 +258,17 @@ class Block(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, S, H = x.shape
         c = self.cfg
-        a = self.ops.rms_norm(x, self.attn_norm, c.eps)
-        q = self.wq(a).view(B, S, c.heads, self.d).transpose(1, 2)
-        k, v = self.wkv(a).view(B, S, 2, c.kv_heads, self.d).permute(2, 0, 3, 1, 4).unbind(0)
+        if self.ops.norm_linear is not None:
+            qp, kvp = self.ops.norm_linear(x, self.attn_norm, c.eps, [self.wq.weight, self.wkv.weight])
+        else:
+            a = self.ops.rms_norm(x, self.attn_norm, c.eps)
+            qp, kvp = self.wq(a), self.wkv(a)
+        q = qp.view(B, S, c.heads, self.d).transpose(1, 2)
+        k, v = kvp.view(B, S, 2, c.kv_heads, self.d).permute(2, 0, 3, 1, 4).unbind(0)
         o = self.ops.attention(q, k, v).transpose(1, 2).reshape(B, S, c.heads * self.d)
         x = x + self.wo(o)
+        if self.ops.mlp is not None:
+            return x + self.ops.mlp(x, self.mlp_norm, c.eps, self.w_gate_up.weight, self.w_down.weight)
         gate, up = self.w_gate_up(self.ops.rms_norm(x, self.mlp_norm, c.eps)).chunk(2, dim=-1)
         return x + self.w_down(self.ops.swiglu(gate, up))
 

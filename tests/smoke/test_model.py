@@ -55,8 +55,12 @@ def test_skipped_forms_say_why(toy: dict[str, Any]) -> None:
 def test_ours_ops_records_which_ops_are_ours(toy: dict[str, Any]) -> None:
     ops = toy["ours_ops"]
     assert ops["loss"] == {"impl": "ours", "module": "linear_cross_entropy"}
-    # RMSNorm and SwiGLU have Triton backwards (issue #17); attention stays SDPA until a flash-attention backward exists.
-    assert ops["rms_norm"] == {"impl": "ours", "module": "rmsnorm"} and ops["swiglu"] == {"impl": "ours", "module": "swiglu"}
+    # RMSNorm and SwiGLU have Triton backwards (issue #17): the block runs them inside the recompute-in-backward
+    # composites of smoke/model_ops.py; rms_norm is the final norm; attention is ours once it has an autograd_op.
+    assert ops["rms_norm"] == {"impl": "ours", "module": "rmsnorm"}
+    assert ops["swiglu"] == {"impl": "ours", "module": "swiglu", "inside": "mlp"}
+    assert ops["norm_linear"] == {"impl": "ours", "module": "smoke.model_ops", "kernels": ["rmsnorm"]}
+    assert ops["mlp"] == {"impl": "ours", "module": "smoke.model_ops", "kernels": ["rmsnorm", "swiglu"]}
     for op, (mod, _) in model_forms.OUR_OPS.items():
         has = callable(getattr(importlib.import_module(f"rocm_triton_doctor.kernels.{mod}"), "autograd_op", None))
         assert ops[op]["impl"] == ("ours" if has else "torch"), op
@@ -64,24 +68,81 @@ def test_ours_ops_records_which_ops_are_ours(toy: dict[str, Any]) -> None:
             assert "no autograd_op" in ops[op]["reason"] and ops[op]["torch"]
 
 
-def test_a_kernel_module_with_autograd_op_is_used_by_ours(monkeypatch: Any) -> None:
+def _one_step(ops: model_forms.Ops) -> torch.nn.Module:
+    cfg = model_forms.PRESETS["toy"]
+    torch.manual_seed(0)
+    m = model_forms.TinyLlama(cfg, ops)
+    x, y = model_forms.make_batches(cfg, 1, 0)[0]
+    m(x, y).backward()
+    assert model.params_without_grad(m)[1] == 0
+    return m
+
+
+def test_an_attention_autograd_op_is_used_by_ours_on_the_views_the_model_makes(monkeypatch: Any) -> None:
+    from rocm_triton_doctor.kernels import attention
+
+    calls = []
+
+    def op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
+        calls.append((causal, q.is_contiguous(), k.is_contiguous(), v.is_contiguous()))
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+
+    monkeypatch.setattr(attention, "autograd_op", op, raising=False)
+    assert model_forms.ours_ops()["attention"] == {"impl": "ours", "module": "attention"}
+    _one_step(model_forms.ours())
+    # Once per layer, causal, handed the transposed-head views (attention takes any strides: no copies).
+    assert calls == [(True, False, False, False)] * model_forms.PRESETS["toy"].layers
+
+
+def test_without_the_composites_the_block_composes_the_single_ops(monkeypatch: Any) -> None:
     from rocm_triton_doctor.kernels import swiglu
 
     calls = []
 
     def op(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
-        calls.append(gate.is_contiguous() and up.is_contiguous())
+        calls.append(gate.is_contiguous() or up.is_contiguous())
         return torch.nn.functional.silu(gate) * up
 
-    monkeypatch.setattr(swiglu, "autograd_op", op, raising=False)
-    assert model_forms.ours_ops()["swiglu"] == {"impl": "ours", "module": "swiglu"}
+    monkeypatch.setattr(swiglu, "autograd_op", op)
+    monkeypatch.delattr(swiglu, "swiglu_backward")  # mlp needs it: the block falls back to the swiglu hook
+    table = model_forms.ours_ops()
+    assert table["mlp"]["impl"] == "torch" and "swiglu.swiglu_backward" in table["mlp"]["reason"]
+    assert table["swiglu"] == {"impl": "ours", "module": "swiglu"} and table["norm_linear"]["impl"] == "ours"
+    ops = model_forms.ours()
+    assert ops.mlp is None and ops.norm_linear is not None
+    _one_step(ops)
+    assert calls == [False] * model_forms.PRESETS["toy"].layers  # the halves of one projection, not copied
+
+
+def test_the_baseline_forms_do_not_use_the_composites() -> None:
+    assert model_forms.NAIVE.norm_linear is model_forms.NAIVE.mlp is model_forms.SDPA.norm_linear is None
+    assert model_forms.SDPA.mlp is None
+
+
+def test_recast_weights_gives_the_same_step_as_casting_once(monkeypatch: Any) -> None:
+    # RECAST_WEIGHTS hands the composites fp32 masters, cast inside in forward and backward: the same bf16 values as
+    # the once-per-step cast, so the loss and every gradient are bit-identical.
     cfg = model_forms.PRESETS["toy"]
-    torch.manual_seed(0)
-    m = model_forms.TinyLlama(cfg, model_forms.ours())
     x, y = model_forms.make_batches(cfg, 1, 0)[0]
-    m(x, y).backward()
-    assert calls == [True] * cfg.layers  # once per layer, handed contiguous halves of the gate/up projection
-    assert model.params_without_grad(m)[1] == 0
+    runs = []
+    for recast in (False, True):
+        monkeypatch.setattr(model_forms, "RECAST_WEIGHTS", recast)
+        torch.manual_seed(0)
+        m = model_forms.TinyLlama(cfg, model_forms.ours())
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = m(x, y)
+        loss.backward()
+        runs.append((loss.detach(), {n: p.grad for n, p in m.named_parameters()}))
+    assert torch.equal(runs[0][0], runs[1][0])
+    for n, g in runs[0][1].items():
+        assert g is not None and g.dtype == torch.float32 and torch.equal(runs[1][1][n], g), n
+
+
+def test_ours_in_bf16_autocast_trains_like_sdpa() -> None:
+    # The autocast path: activations and weights cast to bf16 for the composites, norm weights kept fp32.
+    r = model.run_model("toy", ["sdpa", "ours"], steps=3, device="cpu", dtype="bfloat16", seed=1, warmup=1)
+    assert r["ok"], r["problems"]
+    assert r["checks"][0]["max_rel_diff"] <= model.LOSS_TOLERANCE
 
 
 def test_result_is_plain_json_and_round_trips(toy: dict[str, Any], tmp_path: Any, monkeypatch: Any) -> None:
@@ -107,7 +168,7 @@ def test_text_table_shows_every_form_and_what_ours_is(toy: dict[str, Any]) -> No
     buf = io.StringIO()
     model_render.table(toy, Console(file=buf, width=250))
     text = buf.getvalue()
-    assert "ours = our kernels for rms_norm, swiglu, loss" in text and "loss agreement ours vs sdpa" in text
+    assert "ours = our kernels for rms_norm, swiglu, loss, norm_linear, mlp" in text and "loss agreement ours vs sdpa" in text
 
 
 class _DetachedAfterFirstBlock(model_forms.TinyLlama):
