@@ -1,0 +1,93 @@
+"""Attention forward with device-side tensor descriptors (tl.make_tensor_descriptor): attn_fwd_kernel's algorithm with
+every tile moved by Hopper's tensor-memory accelerator, the descriptors built by each program on the GPU.
+
+Why a third kernel: attn_fwd_tma_kernel takes host descriptors (triton.tools.tensor_descriptor), and building four of
+them cost ~75 us of host time per launch on an H100 (issue #16: B4 H32 S128 D128 took 64.8 us event-timed against
+SDPA's 14.3 us, 7.7 vs 8.1 us in graph replay), so it was only used above 16 GFLOP. Built on the device, a descriptor
+costs the program a 128-byte write to a global scratch buffer Triton asks triton.set_allocator's allocator for (the
+way Triton's tutorial 06 builds them); the host passes plain pointers and strides. The descriptors' last dimension is
+the head dim as it is, the block BLOCK_D (a power of two): TMA zero-fills the columns past D on loads and drops them
+on the store, so D = 80 and 96 run here too with no D mask (any D whose rows are 16-byte aligned: D % 8 == 0 in
+16-bit). Reads past S are zero-filled per head and the store drops rows past S_q, as in attn_fwd_tma_kernel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+from rocm_triton_doctor.kernels.attention import _attn_tma_block, _key_ranges
+
+
+@triton.jit
+def attn_fwd_tdesc_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, B, H, H_KV, S_Q, S_K, sq_b, sq_h, sq_s, sk_b, sk_h,
+                          sk_s, sv_b, sv_h, sv_s, so_b, so_h, so_s, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+                          Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr, BLOCK_M: tl.constexpr,
+                          BLOCK_N: tl.constexpr, WARP_SPECIALIZE: tl.constexpr):
+    start_m = tl.program_id(0)
+    if CAUSAL:
+        # Heaviest query tiles (most keys below the diagonal) first, so the short ones fill the last wave (the grid's
+        # tiles of one head are scheduled in order).
+        start_m = tl.num_programs(0) - 1 - start_m
+    h = tl.program_id(1)
+    b = tl.program_id(2)
+    kh = h // (H // H_KV)
+    q_desc = tl.make_tensor_descriptor(q_ptr, [B, H, S_Q, HEAD_DIM], [sq_b, sq_h, sq_s, 1], [1, 1, BLOCK_M, BLOCK_D])
+    k_desc = tl.make_tensor_descriptor(k_ptr, [B, H_KV, S_K, HEAD_DIM], [sk_b, sk_h, sk_s, 1], [1, 1, BLOCK_N, BLOCK_D])
+    v_desc = tl.make_tensor_descriptor(v_ptr, [B, H_KV, S_K, HEAD_DIM], [sv_b, sv_h, sv_s, 1], [1, 1, BLOCK_N, BLOCK_D])
+    o_desc = tl.make_tensor_descriptor(o_ptr, [B, H, S_Q, HEAD_DIM], [so_b, so_h, so_s, 1], [1, 1, BLOCK_M, BLOCK_D])
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    q = q_desc.load([b, h, start_m * BLOCK_M, 0]).reshape(BLOCK_M, BLOCK_D)
+    if UPCAST:
+        q = q.to(tl.float32)
+    if Q_SIGN == -1:
+        q = -q
+    if Q_SIGN == 0:
+        q = (q * 0.0).to(q.dtype)
+    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
+    lo_masked, hi = _key_ranges(start_m, S_K, BLOCK_M, BLOCK_N, CAUSAL)
+    if WARP_SPECIALIZE:
+        for start_n in tl.range(0, lo_masked, BLOCK_N, warp_specialize=True):
+            acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, offs_n, S_K,
+                                            qk_scale, BLOCK_N, BLOCK_D, False, UPCAST, CAUSAL)
+    else:
+        for start_n in range(0, lo_masked, BLOCK_N):
+            acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, offs_n, S_K,
+                                            qk_scale, BLOCK_N, BLOCK_D, False, UPCAST, CAUSAL)
+    for start_n in range(lo_masked, hi, BLOCK_N):
+        acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, offs_n, S_K,
+                                        qk_scale, BLOCK_N, BLOCK_D, True, UPCAST, CAUSAL)
+    acc = acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]  # a row with no finite score: 0, as SDPA gives
+    o_desc.store([b, h, start_m * BLOCK_M, 0], acc.to(o_desc.dtype).reshape(1, 1, BLOCK_M, BLOCK_D))
+
+
+def _scratch(size: int, alignment: int, stream: int | None) -> torch.Tensor:
+    return torch.empty(size, dtype=torch.int8, device="cuda")
+
+
+def ensure_allocator() -> None:
+    """Device-side descriptors need global scratch from triton.set_allocator's allocator; Triton's default refuses.
+    Set one (torch's caching allocator, so a launch costs no cudaMalloc) unless the caller set their own. The setting
+    is a ContextVar, so it is checked on every launch (a new thread starts with the default)."""
+    from triton.runtime import _allocation
+
+    if isinstance(_allocation._allocator.get(), _allocation.NullAllocator):
+        triton.set_allocator(_scratch)
+
+
+def launch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, qk_scale: float, grid: tuple[int, ...],
+           consts: dict[str, Any], cfg: dict[str, Any]) -> None:
+    """attn_fwd_tdesc_kernel over (B, H, S, D) tensors whose layout tma_layout_ok accepted. cfg may carry
+    WARP_SPECIALIZE (default: on, as the host-descriptor kernel was measured with)."""
+    ensure_allocator()
+    B, H, S_q, D = q.shape
+    block_d = max(16, 1 << (D - 1).bit_length())
+    cfg = {"WARP_SPECIALIZE": True, **cfg}
+    attn_fwd_tdesc_kernel[grid](q, k, v, o, qk_scale, B, H, k.shape[1], S_q, k.shape[2], *q.stride()[:3],
+                                *k.stride()[:3], *v.stride()[:3], *o.stride()[:3], HEAD_DIM=D, BLOCK_D=block_d,
+                                **consts, **cfg)
