@@ -146,7 +146,8 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b,
 def _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, offs_n, S_K, qk_scale,
                     BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr, UPCAST: tl.constexpr,
                     CAUSAL: tl.constexpr):
-    """_attn_block with K and V tiles fetched by TMA (rows past S_K come back as zeros)."""
+    """_attn_block with K and V tiles fetched by TMA (rows past S_K come back as zeros; HEAD_DIM is the tile's width,
+    BLOCK_D for attn_fwd_tdesc_kernel)."""
     k = k_desc.load([b, kh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
     v = v_desc.load([b, kh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
     if UPCAST:
@@ -331,6 +332,10 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
                 make_case(1, 1, 65, 128, torch.bfloat16, True), make_case(1, 1, 50, 128, torch.bfloat16, False),
                 # a model's call: GQA 4:2, keys longer than queries, head dim 80 (padded to 128), (B, S, H, D) layout
                 make_case(1, 4, 40, 80, torch.float16, True, H_kv=2, S_k=70, model_layout=True)]
+    if preset == "sweep":  # the grid lives in smoke/sweep.py with the other classes'
+        from rocm_triton_doctor.smoke import sweep as grid
+
+        return grid.attention_cases()
     seeds = [make_case(1, 32, 2048, 128, torch.float16, True, seed_shape=True)]  # a small Llama layer's attention
     if preset == "seed":
         return seeds
@@ -355,7 +360,12 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
                "S_Q": "i32", "S_K": "i32", "GROUP": "i32", **strides}
         const.update({"sq_d": 1, "sk_d": 1, "sv_d": 1, "so_d": 1})  # what Triton's specialisation of stride 1 gives
         out.append((f"attention bf16{' causal' if causal else ''} D={d}", attn_fwd_kernel, sig, const, cfg))
-    if policy.attention_use_tma(target, 128, policy.TMA_ATTENTION_MIN_FLOPS):
+    if policy.tensor_desc_device_supported(target):
+        # What runs on Hopper with a Triton that builds descriptors on the GPU (policy.attention_kernel).
+        from rocm_triton_doctor.kernels import attention_tma
+
+        out += attention_tma.aot_specs(target, lambda bd, c: policy.attention_config(target, bd, 2, c, tma=True))
+    elif policy.attention_use_tma(target, 128, policy.TMA_ATTENTION_MIN_FLOPS):
         # What runs on Hopper: the TMA kernel (descriptor block shapes are part of its signature).
         for causal in (True, False):
             cfg = policy.attention_config(target, 128, 2, causal=causal, tma=True)

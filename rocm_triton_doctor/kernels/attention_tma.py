@@ -80,14 +80,38 @@ def ensure_allocator() -> None:
         triton.set_allocator(_scratch)
 
 
+def warp_specialize(cfg: dict[str, Any]) -> bool:
+    """The default for WARP_SPECIALIZE: on with 8 or more warps (the host-descriptor kernel's measured setting). With
+    4 warps Triton 3.9's NVGPUWarpSpecialization pass fails to compile this kernel for sm_90 (--compile-only: D=64
+    128x64 w4, D=256 64x64 w4), so those run the plain software-pipelined loop."""
+    return bool(cfg.get("WARP_SPECIALIZE", cfg.get("num_warps", 4) >= 8))
+
+
+def aot_specs(target: Any, configs: Any) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
+    """(name, kernel, signature, constexprs, options) for the compile-only audit: bf16 at the head dims the policy
+    sends here (80 and 128 share the 128-wide tiles; 256), causal and not. configs(block_d, causal) gives the tiles."""
+    out = []
+    sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "qk_scale": "fp32",
+           **{n: "i32" for n in ("B", "H", "H_KV", "S_Q", "S_K")},
+           **{f"s{t}_{d}": "i32" for t in "qkvo" for d in "bhs"}}
+    for d, causal in ((128, True), (128, False), (80, True), (256, True), (256, False)):
+        block_d = max(16, 1 << (d - 1).bit_length())
+        cfg = configs(block_d, causal)
+        const = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False,
+                 "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "WARP_SPECIALIZE": warp_specialize(cfg)}
+        out.append((f"attention bf16{' causal' if causal else ''} D={d} (TMA, device descriptors)",
+                    attn_fwd_tdesc_kernel, sig, const, cfg))
+    return out
+
+
 def launch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, qk_scale: float, grid: tuple[int, ...],
            consts: dict[str, Any], cfg: dict[str, Any]) -> None:
     """attn_fwd_tdesc_kernel over (B, H, S, D) tensors whose layout tma_layout_ok accepted. cfg may carry
-    WARP_SPECIALIZE (default: on, as the host-descriptor kernel was measured with)."""
+    WARP_SPECIALIZE (default: warp_specialize(cfg))."""
     ensure_allocator()
     B, H, S_q, D = q.shape
     block_d = max(16, 1 << (D - 1).bit_length())
-    cfg = {"WARP_SPECIALIZE": True, **cfg}
+    cfg = {"WARP_SPECIALIZE": warp_specialize(cfg), **cfg}
     attn_fwd_tdesc_kernel[grid](q, k, v, o, qk_scale, B, H, k.shape[1], S_q, k.shape[2], *q.stride()[:3],
                                 *k.stride()[:3], *v.stride()[:3], *o.stride()[:3], HEAD_DIM=D, BLOCK_D=block_d,
                                 **consts, **cfg)

@@ -321,7 +321,9 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
     if tma:
         if head_dim > 128:
             # D=256, attn_fwd_tdesc_kernel: TMA needs no address registers, so a 128x64 tile fits where the pointer
-            # kernel spills (see below). Shared memory: Q 64 KiB + 2 stages of K and V 128 KiB. Not timed yet.
+            # kernel spills (see below). --compile-only sm_90, Triton 3.9, warp-specialised: 128x64 w8 s2 0 spills
+            # (207 registers, 192 KiB shared), 128x32 w8 s3 0 (180), 64x64 w8 s2 0 (163); 4 warps do not compile
+            # warp-specialised. Not timed yet.
             return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}
         # H200, bf16 B4 H32 S4096 D128 (docs/measurements/2026-11-21-h200-tune-8.json): 128x128, 3 stages, 8 warps,
         # warp-specialised key loop: 561 TF/s non-causal (0.91x SDPA), 482 causal (0.89x), 1.14x / 1.08x the pointer
