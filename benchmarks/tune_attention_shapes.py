@@ -1,13 +1,13 @@
 """Attention forward on the shapes issue #16 measured below 0.9x SDPA on an H100 (docs/measurements/
 2026-11-23-h100-sweep.md): for each shape the policy's choice ("policy": kernel="auto"), the other kernels with the
-policy's tiles (pointer, host-descriptor TMA where it applies, device-descriptor TMA), a few alternative tiles, and
-SDPA, in one run. GPU time is triton.testing.do_bench's median (L2 flushed each call); the host-bound S=128 shape is
-also replayed in a CUDA graph (do_bench_cudagraph), which leaves the host cost out. Each output is checked against
-SDPA's with the tolerance table (|ours - SDPA| <= atol + rtol·|SDPA|); a variant that fails to compile or run is a
-row with its error, not a crash.
+policy's tiles (pointer, host-descriptor TMA where it applies, device-descriptor TMA; for D = 80/96 the device kernel
+with the head dim padded to 128 against split into 64 + 16/32), a few alternative tiles, and SDPA, in one run. GPU time
+is triton.testing.do_bench's median (L2 flushed each call); the host-bound S=128 shape is also replayed in a CUDA graph
+(do_bench_cudagraph), which leaves the host cost out. Each output is checked against SDPA's with the tolerance table
+(|ours - SDPA| <= atol + rtol·|SDPA|); a variant that fails to compile or run is a row with its error, not a crash.
 
 Usage: PYTHONPATH=. python benchmarks/tune_attention_shapes.py [--quick] [--json PATH]
-(about 2 minutes on an H100 with an empty Triton cache; --quick: 7 shapes, the policy's kernels only.)
+About 2 minutes on an H100 with an empty Triton cache (~90 compiles); --quick: 7 shapes, the policy's kernels only.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from triton.testing import do_bench, do_bench_cudagraph
 
-from rocm_triton_doctor.kernels import attention, policy
+from rocm_triton_doctor.kernels import attention, attention_tma, policy
 from rocm_triton_doctor.kernels.base import tma_layout_ok
 from rocm_triton_doctor.kernels.tolerances import tolerance
 
@@ -73,6 +73,9 @@ def variants(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, al
         out.append(("tma_device, policy tiles", "tma_device", tma))
     if layout and block_d == D and D in (64, 128) and policy.tma_supported(t) and chosen != "tma":
         out.append(("tma (host descriptors)", "tma", tma))
+    if layout and policy.tensor_desc_device_supported(t) and attention_tma.column_blocks(D)[1]:
+        # D = 80/96: the head dim split into two column blocks (the default) against padding it to 128
+        out.append(("tma_device, padded to 128", "tma_device", {**tma, "SPLIT_D": False}))
     if alternatives:
         for kern, cfg in ALTERNATIVES.get(block_d, []):
             if kern == "pointer" or (layout and policy.tensor_desc_device_supported(t)):

@@ -23,7 +23,7 @@ from rocm_triton_doctor.kernels.base import Case, Inputs, cdiv, check_device, ra
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 MAX_HEAD_DIM = 256
 LOG2E = 1.4426950408889634
-CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages", "WARP_SPECIALIZE")
+CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages", "WARP_SPECIALIZE", "SPLIT_D")
 KERNELS = ("auto", "pointer", "tma", "tma_device")
 
 
@@ -204,7 +204,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     "tma" (attn_fwd_tma_kernel, host descriptors: fp16/bf16, power-of-two D >= 16, unit last strides, a Triton with
     tensor descriptors, Hopper or the interpreter) or "tma_device" (attention_tma.attn_fwd_tdesc_kernel, descriptors
     built on the GPU: fp16/bf16, any D with 16-byte aligned rows, a Triton with tl.make_tensor_descriptor). config:
-    tiles for tests and the tuning scripts (BLOCK_M, BLOCK_N, num_warps, num_stages; WARP_SPECIALIZE for tma_device)."""
+    tiles for tests and the tuning scripts (BLOCK_M, BLOCK_N, num_warps, num_stages; WARP_SPECIALIZE and SPLIT_D for
+    tma_device)."""
     if kernel not in KERNELS:
         raise ValueError(f"attention: kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     argcheck.check_tensors("attention", q=q, k=k, v=v, out=out)
@@ -259,7 +260,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
 
         attention_tma.launch(q, k, v, o, qk_scale, grid, consts, cfg)
         return o
-    cfg.pop("WARP_SPECIALIZE", None)  # only the device-descriptor kernel has the switch
+    for key in ("WARP_SPECIALIZE", "SPLIT_D"):  # only the device-descriptor kernel has these switches
+        cfg.pop(key, None)
     if use == "tma":
         from triton.tools.tensor_descriptor import TensorDescriptor
 

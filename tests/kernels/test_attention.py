@@ -191,7 +191,8 @@ def _cfg(bm: int, bn: int, **kw: object) -> dict[str, object]:
     ("pointer", 256, _cfg(64, 32)),  # the Hopper pointer tile for D=256 (was 64x16)
     ("pointer", 96, _cfg(128, 64)),  # D=80/96 run D=128's tiles with the D mask
     ("tma_device", 256, _cfg(128, 64)), ("tma_device", 256, _cfg(128, 32)), ("tma_device", 256, _cfg(64, 64)),
-    ("tma_device", 80, _cfg(128, 128)), ("tma_device", 96, _cfg(128, 64, WARP_SPECIALIZE=False)),
+    ("tma_device", 80, _cfg(128, 128)), ("tma_device", 96, _cfg(128, 64, WARP_SPECIALIZE=False)),  # 64 + 16/32
+    ("tma_device", 80, _cfg(64, 64, SPLIT_D=False)),  # padded to 128 (zero-filled by the descriptors)
 ])
 @pytest.mark.parametrize("causal", [False, True])
 def test_new_tiles_match_the_reference(kernel: str, D: int, cfg: dict[str, object], causal: bool) -> None:
@@ -216,7 +217,7 @@ def test_causal_diagonal_blocks_with_unequal_tiles(kernel: str, bm: int, bn: int
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(H_kv=st.integers(1, 2), group=st.sampled_from([1, 3]), S_q=st.integers(1, 80), S_k=st.integers(1, 80),
-       D=st.sampled_from([16, 40, 64, 80, 96, 128, 256]), dtype=st.sampled_from([torch.float16, torch.bfloat16]),
+       D=st.sampled_from([16, 40, 64, 80, 96, 128, 160, 256]), dtype=st.sampled_from([torch.float16, torch.bfloat16]),
        causal=st.booleans(), model_layout=st.booleans(), scale=st.sampled_from([None, -0.2, 0.0]),
        seed=st.integers(0, 2**31 - 1))
 def test_device_descriptor_kernel_matches_sdpa_in_fp64(H_kv: int, group: int, S_q: int, S_k: int, D: int,
@@ -279,3 +280,13 @@ def test_an_allocator_is_set_for_device_descriptors_unless_the_caller_set_one() 
         return fresh()
 
     assert contextvars.Context().run(theirs) is mine
+
+
+def test_head_dims_split_into_two_power_of_two_column_blocks_where_that_saves_columns() -> None:
+    from rocm_triton_doctor.kernels.attention_tma import column_blocks
+
+    assert [column_blocks(d) for d in (80, 96, 40, 72, 160, 192)] == [(64, 16), (64, 32), (32, 16), (64, 16),
+                                                                        (128, 32), (128, 64)]
+    assert [column_blocks(d) for d in (64, 128, 256, 112, 24, 8)] == [(64, 0), (128, 0), (256, 0), (128, 0),
+                                                                        (32, 0), (16, 0)]
+    assert column_blocks(80, split=False) == (128, 0)
