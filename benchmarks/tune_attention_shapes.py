@@ -87,8 +87,8 @@ def variants(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, al
 
 def alternatives_for(shape: Shape, quick: bool) -> bool:
     """Alternative tiles on bf16, non-GQA shapes at S = 1024 and 4096/4097 (S = 1000 compiles again for much the same
-    answer: Triton specialises S on divisibility by 16) for D = 64, 128 and 256; D = 80 and 96 run D = 128's tiles
-    (padded), so their rows say how the padding costs, with the policy's tiles of each kernel."""
+    answer: Triton specialises S on divisibility by 16) for D = 64, 128 and 256. D = 80 and 96 get the policy's tiles
+    of each kernel and the split-against-padded pair instead."""
     B, H, Hkv, S, D, dt, causal = shape
     return not quick and dt == BF and Hkv == H and S in (1024, 4096, 4097) and D in (64, 128, 256)
 
@@ -153,7 +153,9 @@ def summary(rows: list[dict[str, Any]]) -> None:
         best = min(others, key=lambda r: r["us"]) if others else None
         for r in [r for r in rs if r["kernel"] == "sdpa"] + pol + ([best] if best else []):
             tag = "" if r not in others else " (best other)"
-            print(f"{shape} | {r['variant']}{tag} | {r['us']:.1f} | {r['x_sdpa']:.2f}x | {'ok' if r['ok'] else 'WRONG'}")
+            graph = f" (graph replay {r['graph_us']:.1f} us)" if r.get("graph_us") else ""
+            print(f"{shape} | {r['variant']}{tag} | {r['us']:.1f}{graph} | {r['x_sdpa']:.2f}x | "
+                  f"{'ok' if r['ok'] else 'WRONG'}")
     failed = [r for r in rows if "error" in r]
     if failed:
         print(f"{len(failed)} variant(s) failed: " + "; ".join(f"{r['shape']} {r['variant']}" for r in failed))
