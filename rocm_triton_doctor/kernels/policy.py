@@ -299,11 +299,11 @@ def attention_use_tma(t: Target, head_dim: int, flops: float) -> bool:
 
 def attention_kernel(t: Target, head_dim: int, flops: float, tma_layout: bool) -> str:
     """Which attention kernel "auto" runs: "tma_device", "tma" or "pointer". tma_layout: 16-bit tensors whose layout
-    a descriptor takes (base.tma_layout_ok). The device-descriptor kernel for head dims padded to 128 (65-128: 80, 96
-    and 128 run as 128-wide tiles, TMA zero-filling the padding) and to 256 (129-256), where the pointer kernel is
-    furthest from SDPA on an H100 (issue #16: D=80/96 0.61-0.77x, D=256 0.16-0.25x with 64x16 tiles; its 64-bit
-    address tensors cost the registers larger tiles would need); D<=64 keeps the pointer kernel (the host TMA kernel
-    was slower at D=64). Not timed yet: benchmarks/tune_attention_shapes.py compares all three per shape."""
+    a descriptor takes (base.tma_layout_ok). The device-descriptor kernel for head dims above 64 (80 and 96 as two
+    column blocks, 64 + 16/32; 128; 256), where the pointer kernel is furthest from SDPA on an H100 (issue #16:
+    D=80/96 0.61-0.77x with the D mask over 128 columns, D=256 0.16-0.25x with 64x16 tiles: its 64-bit address
+    tensors cost the registers larger tiles would need); D<=64 keeps the pointer kernel (the host TMA kernel was
+    slower at D=64). Not timed yet: benchmarks/tune_attention_shapes.py compares the kernels per shape."""
     if t.interpreter or not tma_layout:
         return "pointer"
     if tensor_desc_device_supported(t) and head_dim > 64 and flops >= TMA_DEVICE_ATTENTION_MIN_FLOPS:
