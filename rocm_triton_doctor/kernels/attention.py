@@ -18,12 +18,13 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import argcheck, policy
-from rocm_triton_doctor.kernels.base import Case, Inputs, check_device, randn, tma_layout_ok, upcast_dots
+from rocm_triton_doctor.kernels.base import Case, Inputs, cdiv, check_device, randn, tma_layout_ok, upcast_dots
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 MAX_HEAD_DIM = 256
 LOG2E = 1.4426950408889634
-CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages")
+CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages", "WARP_SPECIALIZE", "SPLIT_D")
+KERNELS = ("auto", "pointer", "tma", "tma_device")
 
 
 @triton.jit
@@ -103,6 +104,10 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b,
     # B and H in their own dimensions (each up to 65535 on CUDA) so B·H has no such limit (a decode batch of 2048
     # with 32 heads), with no division to split them.
     start_m = tl.program_id(0)
+    if CAUSAL:
+        # Heaviest query tiles (most keys below the diagonal) first: a head's tiles are scheduled in grid order, so the
+        # short ones now fill the last wave instead of the long ones starting last (the tail).
+        start_m = tl.num_programs(0) - 1 - start_m
     h = tl.program_id(1).to(tl.int64)
     b = tl.program_id(2).to(tl.int64)
     q_base = b * sq_b + h * sq_h
@@ -141,7 +146,8 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b,
 def _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, offs_n, S_K, qk_scale,
                     BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr, UPCAST: tl.constexpr,
                     CAUSAL: tl.constexpr):
-    """_attn_block with K and V tiles fetched by TMA (rows past S_K come back as zeros)."""
+    """_attn_block with K and V tiles fetched by TMA (rows past S_K come back as zeros; HEAD_DIM is the tile's width,
+    BLOCK_D for attn_fwd_tdesc_kernel)."""
     k = k_desc.load([b, kh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
     v = v_desc.load([b, kh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
     if UPCAST:
@@ -160,6 +166,8 @@ def attn_fwd_tma_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, S_K, GROUP, HE
     S_q — and the unmasked key loop warp-specialised (producer warps issue the loads, consumer warps do the math).
     Power-of-two D only (a descriptor's block is the tile). UPCAST: see attention()."""
     start_m = tl.program_id(0)
+    if CAUSAL:
+        start_m = tl.num_programs(0) - 1 - start_m  # heaviest tiles first, as in attn_fwd_kernel
     h = tl.program_id(1)
     b = tl.program_id(2)
     kh = h // GROUP
@@ -192,11 +200,14 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     fp32), any strides, 1 <= D <= 256. sm_scale: any finite value (default 1/sqrt(D)). out: a fresh tensor laid out
     like q (so the transposed model layout comes back transposed, ready for .transpose(1, 2).reshape), or `out`
     (q's shape and dtype, any strides, sharing no memory with q, k or v). Inputs that require grad are refused under
-    grad mode (no backward yet). kernel: "auto" (the policy's choice), "pointer" (attn_fwd_kernel) or "tma"
-    (attn_fwd_tma_kernel: fp16/bf16, power-of-two D >= 16, unit last strides, a Triton with tensor descriptors, Hopper
-    or the interpreter). config: tiles for tests and tune.py (BLOCK_M, BLOCK_N, num_warps, num_stages)."""
-    if kernel not in ("auto", "pointer", "tma"):
-        raise ValueError(f"attention: kernel must be auto, pointer or tma, got {kernel!r}")
+    grad mode (no backward yet). kernel: "auto" (policy.attention_kernel's choice), "pointer" (attn_fwd_kernel),
+    "tma" (attn_fwd_tma_kernel, host descriptors: fp16/bf16, power-of-two D >= 16, unit last strides, a Triton with
+    tensor descriptors, Hopper or the interpreter) or "tma_device" (attention_tma.attn_fwd_tdesc_kernel, descriptors
+    built on the GPU: fp16/bf16, any D with 16-byte aligned rows, a Triton with tl.make_tensor_descriptor). config:
+    tiles for tests and the tuning scripts (BLOCK_M, BLOCK_N, num_warps, num_stages; WARP_SPECIALIZE and SPLIT_D for
+    tma_device)."""
+    if kernel not in KERNELS:
+        raise ValueError(f"attention: kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     argcheck.check_tensors("attention", q=q, k=k, v=v, out=out)
     dev = check_device("attention", *[t for t in (q, k, v, out) if t is not None])
     dtype = q.dtype
@@ -232,16 +243,26 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     consts = {"Q_SIGN": 0 if scale == 0 else (1 if scale > 0 else -1), "CAUSAL": bool(causal),
               "UPCAST": upcast_dots(target, dtype)}
     qk_scale = (abs(scale) if scale else 1.0) * LOG2E  # fold log2(e) in: exp(x) == exp2(x * log2 e)
-    tma_ok = (q.element_size() == 2 and block_d == D and policy.tma_supported(target) and tma_layout_ok(q, k, v, o))
-    if kernel == "tma" and not tma_ok:
+    tma_layout = q.element_size() == 2 and tma_layout_ok(q, k, v, o)
+    if kernel == "tma" and not (tma_layout and block_d == D and policy.tma_supported(target)):
         raise ValueError("attention: the TMA kernel needs fp16/bf16 tensors with a power-of-two head dim >= 16, unit "
                          "last strides and 16-byte aligned rows, on a target and Triton with tensor descriptors")
+    if kernel == "tma_device" and not (tma_layout and policy.tensor_desc_device_supported(target)):
+        raise ValueError("attention: the device-descriptor TMA kernel needs fp16/bf16 tensors with unit last strides "
+                         "and 16-byte aligned rows, on a target and Triton with tl.make_tensor_descriptor")
     flops = 4.0 * B * H * S_q * S_k * D * (0.5 if causal else 1.0)
-    use_tma = kernel == "tma" or (kernel == "auto" and tma_ok and policy.attention_use_tma(target, D, flops))
+    use = kernel if kernel != "auto" else policy.attention_kernel(target, D, flops, tma_layout)
     cfg = _checked_config(config) if config is not None else policy.attention_config(
-        target, block_d, q.element_size(), bool(causal), tma=use_tma)
-    grid = (triton.cdiv(S_q, cfg["BLOCK_M"]), H, B)
-    if use_tma:
+        target, block_d, q.element_size(), bool(causal), tma=use != "pointer")
+    grid = (cdiv(S_q, cfg["BLOCK_M"]), H, B)
+    if use == "tma_device":
+        from rocm_triton_doctor.kernels import attention_tma
+
+        attention_tma.launch(q, k, v, o, qk_scale, grid, consts, cfg)
+        return o
+    for key in ("WARP_SPECIALIZE", "SPLIT_D"):  # only the device-descriptor kernel has these switches
+        cfg.pop(key, None)
+    if use == "tma":
         from triton.tools.tensor_descriptor import TensorDescriptor
 
         bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
@@ -313,6 +334,10 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
                 make_case(1, 1, 65, 128, torch.bfloat16, True), make_case(1, 1, 50, 128, torch.bfloat16, False),
                 # a model's call: GQA 4:2, keys longer than queries, head dim 80 (padded to 128), (B, S, H, D) layout
                 make_case(1, 4, 40, 80, torch.float16, True, H_kv=2, S_k=70, model_layout=True)]
+    if preset == "sweep":  # the grid lives in smoke/sweep.py with the other classes'
+        from rocm_triton_doctor.smoke import sweep as grid
+
+        return grid.attention_cases()
     seeds = [make_case(1, 32, 2048, 128, torch.float16, True, seed_shape=True)]  # a small Llama layer's attention
     if preset == "seed":
         return seeds
@@ -337,7 +362,12 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
                "S_Q": "i32", "S_K": "i32", "GROUP": "i32", **strides}
         const.update({"sq_d": 1, "sk_d": 1, "sv_d": 1, "so_d": 1})  # what Triton's specialisation of stride 1 gives
         out.append((f"attention bf16{' causal' if causal else ''} D={d}", attn_fwd_kernel, sig, const, cfg))
-    if policy.attention_use_tma(target, 128, policy.TMA_ATTENTION_MIN_FLOPS):
+    if policy.tensor_desc_device_supported(target):
+        # What runs on Hopper with a Triton that builds descriptors on the GPU (policy.attention_kernel).
+        from rocm_triton_doctor.kernels import attention_tma
+
+        out += attention_tma.aot_specs(target, lambda bd, c: policy.attention_config(target, bd, 2, c, tma=True))
+    elif policy.attention_use_tma(target, 128, policy.TMA_ATTENTION_MIN_FLOPS):
         # What runs on Hopper: the TMA kernel (descriptor block shapes are part of its signature).
         for causal in (True, False):
             cfg = policy.attention_config(target, 128, 2, causal=causal, tma=True)

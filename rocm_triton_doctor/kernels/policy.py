@@ -277,34 +277,72 @@ def strided_config(t: Target, n_cols: int) -> dict[str, Any]:
 
 
 TMA_ATTENTION_MIN_FLOPS = 16e9
+# Device-side descriptors cost no host time, so the floor is only where a launch is too small for TMA to matter;
+# not measured yet (benchmarks/tune_attention_shapes.py times both kernels from S=128 up).
+TMA_DEVICE_ATTENTION_MIN_FLOPS = 0.5e9
+
+
+@cache
+def tensor_desc_device_supported(t: Target) -> bool:
+    """attention_tma.attn_fwd_tdesc_kernel: tensor descriptors built on the GPU (tl.make_tensor_descriptor, with
+    global scratch from triton.set_allocator; Triton 3.4 and later) on the targets tma_supported accepts."""
+    if not tma_supported(t):
+        return False
+    import triton
+    import triton.language as tl
+
+    return hasattr(tl, "make_tensor_descriptor") and hasattr(triton, "set_allocator")
 
 
 def attention_use_tma(t: Target, head_dim: int, flops: float) -> bool:
-    """attn_fwd_tma_kernel on Hopper for head dim 128 and problems of at least TMA_ATTENTION_MIN_FLOPS. Measured on
-    an H200 (docs/measurements/2026-11-21-h200-attention-d64-ab.log): at D=64 it is slower (1,414 vs 1,342 us at
-    B4 H32 S4096), and each launch costs ~75 us of host time (building four tensor descriptors), which small problems
-    cannot hide: B2 H16 S1000 D128 causal took 112 us event-timed against 48 for the pointer kernel, though 37 vs
-    41 us in graph replay. 16 GFLOP is ~35 us of work at 500 TFLOP/s."""
+    """attn_fwd_tma_kernel (host descriptors) on Hopper for head dim 128 and problems of at least
+    TMA_ATTENTION_MIN_FLOPS. Measured on an H200 (docs/measurements/2026-11-21-h200-attention-d64-ab.log): at D=64 it
+    is slower (1,414 vs 1,342 us at B4 H32 S4096), and each launch costs ~75 us of host time (building four tensor
+    descriptors), which small problems cannot hide: B2 H16 S1000 D128 causal took 112 us event-timed against 48 for
+    the pointer kernel, though 37 vs 41 us in graph replay. 16 GFLOP is ~35 us of work at 500 TFLOP/s."""
     return tma_supported(t) and not t.interpreter and head_dim == 128 and flops >= TMA_ATTENTION_MIN_FLOPS
+
+
+def attention_kernel(t: Target, head_dim: int, flops: float, tma_layout: bool) -> str:
+    """Which attention kernel "auto" runs: "tma_device", "tma" or "pointer". tma_layout: 16-bit tensors whose layout
+    a descriptor takes (base.tma_layout_ok). The device-descriptor kernel for head dims above 64 (80 and 96 as two
+    column blocks, 64 + 16/32; 128; 256), where the pointer kernel is furthest from SDPA on an H100 (issue #16:
+    D=80/96 0.61-0.77x with the D mask over 128 columns, D=256 0.16-0.25x with 64x16 tiles: its 64-bit address
+    tensors cost the registers larger tiles would need); D<=64 keeps the pointer kernel (the host TMA kernel was
+    slower at D=64). Not timed yet: benchmarks/tune_attention_shapes.py compares the kernels per shape."""
+    if t.interpreter or not tma_layout:
+        return "pointer"
+    if tensor_desc_device_supported(t) and head_dim > 64 and flops >= TMA_DEVICE_ATTENTION_MIN_FLOPS:
+        return "tma_device"
+    return "tma" if attention_use_tma(t, head_dim, flops) else "pointer"
 
 
 @cached_config
 def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = False,
                      tma: bool = False) -> dict[str, Any]:
-    """Tiles for the attention kernels; head_dim is the padded BLOCK_D (a power of two, 16 to 256)."""
+    """Tiles for the attention kernels; head_dim is the padded BLOCK_D (a power of two, 16 to 256). tma: for either
+    TMA kernel (host or device descriptors)."""
     if t.interpreter:
         return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 1}
     if tma:
+        if head_dim > 128:
+            # D=256, attn_fwd_tdesc_kernel: TMA needs no address registers, so a 128x64 tile fits where the pointer
+            # kernel spills (see below). --compile-only sm_90, Triton 3.9, warp-specialised: 128x64 w8 s2 0 spills
+            # (207 registers, 192 KiB shared), 128x32 w8 s3 0 (180), 64x64 w8 s2 0 (163); 4 warps do not compile
+            # warp-specialised. Not timed yet.
+            return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}
         # H200, bf16 B4 H32 S4096 D128 (docs/measurements/2026-11-21-h200-tune-8.json): 128x128, 3 stages, 8 warps,
         # warp-specialised key loop: 561 TF/s non-causal (0.91x SDPA), 482 causal (0.89x), 1.14x / 1.08x the pointer
         # kernel; 128x64 tiles 1.03x, 2 stages 0.77-1.0x.
         return {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3}
     if t.backend == "cuda":
         if head_dim > 128:
-            # D=256: a 128x256 fp32 accumulator alone is 128 registers per thread at 8 warps. --compile-only sm_90,
-            # Triton 3.9, ptxas spill bytes causal/non-causal: 64x16 w8 s2 0/0 (194/224 registers); 64x32 w8 24/16,
-            # 64x32 w4 152/80, 32x32 w4 0/0 but 255 registers, 128x32 w8 240/240. Not timed yet.
-            return {"BLOCK_M": 64, "BLOCK_N": 16, "num_warps": 8, "num_stages": 2}
+            # D=256 (the pointer kernel: no TMA on this GPU or layout): a 64x256 fp32 accumulator is 64 registers per
+            # thread at 8 warps, and the K/V tiles' 64-bit addresses as many again. --compile-only sm_90, Triton 3.9,
+            # ptxas spill bytes causal/non-causal: 64x32 w8 s2 8/0 (255 registers), 64x16 w8 s2 0/0 (the old choice,
+            # 0.16-0.25x SDPA on an H100), 64x64 w8 204/168, 128x32 w8 232/240, 128x64 w8 584/542. 8 spilled bytes
+            # for twice the keys per step. Not timed yet.
+            return {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 8, "num_stages": 2}
         # H200 sweep with the scale folded into exp2 (docs/measurements/2026-11-21-h200-tune-3.json): 128x64, 8 warps,
         # 3 stages is best for both: 442 TF/s non-causal (0.74x SDPA), 437 TF/s causal (0.82x); 64x64 w4 0.73/0.77x.
         return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8 if head_dim >= 128 else 4, "num_stages": 3}

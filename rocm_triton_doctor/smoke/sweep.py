@@ -1,8 +1,8 @@
 """`smoke --preset sweep` (issue #16 item 3): the shape grid by class, in ONE place.
 
 Row kernels (rmsnorm, layernorm, softmax, swiglu) and the elementwise kernels (add_mul, bias_gelu_dropout_residual)
-take their sweep grid from here through their own cases() (`preset == "sweep"`). GEMM and attention take theirs from
-gemm_cases()/attention_cases() below, called by the runner (their modules' cases() can call them instead later).
+take their sweep grid from here through their own cases() (`preset == "sweep"`), attention too (attention_cases());
+GEMM takes its from gemm_cases() below, called by the runner.
 
 What fits: a row is built only when every tensor is at most MAX_TENSOR_BYTES (~4 GiB) and at most MAX_REF_ELEMENTS
 elements (the correctness check holds fp64 copies: 8 bytes an element, several at once); skipped() says which rows
@@ -11,7 +11,6 @@ were left out and why. Also here: the Liger-Kernel baselines (imported lazily) a
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 from collections.abc import Callable, Iterator
@@ -32,7 +31,7 @@ ROW_EXTRA = tuple((M, N, dt) for dt in (torch.float32, torch.float16)
                   for M, N in ((8192, 128), (8192, 1000), (8192, 4096), (8192, 11008), (1024, 152064)))
 ELEMENTWISE_MIB = (1, 16, 64, 256, 1024)  # bytes of ONE input tensor
 ATTN_S = (128, 1000, 1024, 2048, 4097, 8192, 16384)
-ATTN_EXTRA_D = (80, 96, 256)  # used only when the launcher accepts them (probe_attention)
+ATTN_EXTRA_D = (80, 96, 256)  # head dims other than 64/128 that real models use
 GEMM_SQUARE = (1024, 2048, 4096, 8192)
 LLAMA_KN = ((4096, 4096), (4096, 11008), (4096, 14336), (11008, 4096), (14336, 4096))
 
@@ -161,29 +160,6 @@ def _attention_fits(B: int, H: int, S: int, D: int, elem: int) -> str | None:
     return fits((B, H, S, D), elem)
 
 
-def probe_attention(device: torch.device, refused: dict[str, str] | None = None) -> Callable[[int, bool], bool]:
-    """Which head dims (and GQA) the attention launcher accepts, asked at run time with a tiny call: a ValueError or
-    TypeError means refused (and so does any other failure: the sweep then leaves those rows out rather than
-    crashing). Works before and after the launcher learns more head dims and GQA. `refused` collects the reasons,
-    for the report's notes."""
-    from rocm_triton_doctor.kernels import attention
-
-    @functools.cache
-    def accepts(D: int, gqa: bool) -> bool:
-        q = torch.randn(1, 4, 16, D, device=device, dtype=torch.bfloat16)
-        kv = torch.randn(1, 2 if gqa else 4, 16, D, device=device, dtype=torch.bfloat16)
-        try:
-            with torch.no_grad():
-                attention.attention(q, kv, kv.clone())
-        except Exception as exc:  # noqa: BLE001 - refused, or broken: either way not swept, and the notes say which
-            if refused is not None:
-                refused[f"D={D}{' GQA' if gqa else ''}"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
-            return False
-        return True
-
-    return accepts
-
-
 def attention_case(B: int, H: int, Hkv: int, S: int, D: int, dtype: torch.dtype, causal: bool) -> Case:
     from rocm_triton_doctor.kernels import attention
 
@@ -213,17 +189,11 @@ def attention_case(B: int, H: int, Hkv: int, S: int, D: int, dtype: torch.dtype,
                 params={"B": B, "H": H, "H_kv": Hkv, "S": S, "D": D, "causal": causal})
 
 
-def attention_cases(target: Any, accepts: Callable[[int, bool], bool]) -> list[Case]:
-    from rocm_triton_doctor.kernels import attention
-
-    if target.interpreter:
-        return attention.cases("quick", target)
-    dims = tuple(d for d in (64, 128) + ATTN_EXTRA_D if accepts(d, False))
-    out = []
-    for B, H, Hkv, S, D, dt, causal in _attention_grid(dims):
-        if D in dims and (Hkv == H or accepts(D, True)) and _attention_fits(B, H, S, D, _elem(dt)) is None:
-            out.append(attention_case(B, H, Hkv, S, D, dt, causal))
-    return out
+def attention_cases() -> list[Case]:
+    """attention.cases("sweep"): the grid's rows that fit (every head dim and GQA: the launcher takes them all)."""
+    return [attention_case(B, H, Hkv, S, D, dt, causal)
+            for B, H, Hkv, S, D, dt, causal in _attention_grid((64, 128) + ATTN_EXTRA_D)
+            if _attention_fits(B, H, S, D, _elem(dt)) is None]
 
 
 def interleave(cases: list[Case]) -> list[Case]:

@@ -179,3 +179,114 @@ def test_tma_attention_matches_the_pointer_kernel(causal: bool) -> None:
 def test_launcher_validates_inputs() -> None:
     with pytest.raises(ValueError, match="head dim"):
         attention.attention(*(torch.ones(1, 1, 8, 320),) * 3)  # 1..256 are supported since issue #16
+
+
+# -- issue #16 speed work: new tiles, causal tile order, the device-descriptor TMA kernel ----------------------------
+
+def _cfg(bm: int, bn: int, **kw: object) -> dict[str, object]:
+    return {"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": 8, "num_stages": 2, **kw}
+
+
+@pytest.mark.parametrize("kernel,D,cfg", [
+    ("pointer", 256, _cfg(64, 32)),  # the Hopper pointer tile for D=256 (was 64x16)
+    ("pointer", 96, _cfg(128, 64)),  # D=80/96 run D=128's tiles with the D mask
+    ("tma_device", 256, _cfg(128, 64)), ("tma_device", 256, _cfg(128, 32)), ("tma_device", 256, _cfg(64, 64)),
+    ("tma_device", 80, _cfg(128, 128)), ("tma_device", 96, _cfg(128, 64, WARP_SPECIALIZE=False)),  # 64 + 16/32
+    ("tma_device", 80, _cfg(64, 64, SPLIT_D=False)),  # padded to 128 (zero-filled by the descriptors)
+])
+@pytest.mark.parametrize("causal", [False, True])
+def test_new_tiles_match_the_reference(kernel: str, D: int, cfg: dict[str, object], causal: bool) -> None:
+    # GQA 4:2, S_q != S_k and neither a multiple of a tile, the model layout: every mask and bound at once.
+    g = torch.Generator().manual_seed(5)
+    q, k, v = qkv(1, 4, 2, 100, 150, D, torch.float16, True, g)
+    out = attention.attention(q, k, v, causal, kernel=kernel, config=cfg)
+    assert_matches(out, attention.reference(q, k, v, causal).half(), torch.float16)
+
+
+@pytest.mark.parametrize("kernel", ["pointer", "tma_device"])
+@pytest.mark.parametrize("bm,bn", [(16, 64), (64, 16), (32, 16), (16, 32)])
+@pytest.mark.parametrize("S_q,S_k", [(70, 70), (45, 90), (90, 45)])
+def test_causal_diagonal_blocks_with_unequal_tiles(kernel: str, bm: int, bn: int, S_q: int, S_k: int) -> None:
+    # BLOCK_M != BLOCK_N: the diagonal spans several key blocks (bm > bn) or a key block spans several query tiles
+    # (bn > bm); the query tiles run heaviest-first (reversed), with a partial tile (70 % 16 != 0) among them.
+    g = torch.Generator().manual_seed(6)
+    q, k, v = qkv(1, 2, 1, S_q, S_k, 32, torch.float16, False, g)
+    out = attention.attention(q, k, v, True, kernel=kernel, config=_cfg(bm, bn))
+    assert_matches(out, attention.reference(q, k, v, True).half(), torch.float16)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(H_kv=st.integers(1, 2), group=st.sampled_from([1, 3]), S_q=st.integers(1, 80), S_k=st.integers(1, 80),
+       D=st.sampled_from([16, 40, 64, 80, 96, 128, 160, 256]), dtype=st.sampled_from([torch.float16, torch.bfloat16]),
+       causal=st.booleans(), model_layout=st.booleans(), scale=st.sampled_from([None, -0.2, 0.0]),
+       seed=st.integers(0, 2**31 - 1))
+def test_device_descriptor_kernel_matches_sdpa_in_fp64(H_kv: int, group: int, S_q: int, S_k: int, D: int,
+                                                       dtype: torch.dtype, causal: bool, model_layout: bool,
+                                                       scale: float | None, seed: int) -> None:
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = qkv(1, H_kv * group, H_kv, S_q, S_k, D, dtype, model_layout, g)
+    out = attention.attention(q, k, v, causal, sm_scale=scale, kernel="tma_device")
+    assert_matches(out, attention.reference(q, k, v, causal, scale).to(dtype), dtype)
+
+
+def test_device_descriptor_kernel_refuses_what_tma_cannot_read() -> None:
+    x32 = torch.randn(1, 1, 8, 64)
+    with pytest.raises(ValueError, match="device-descriptor"):
+        attention.attention(x32, x32, x32, kernel="tma_device")  # fp32
+    x = torch.randn(1, 1, 8, 20, dtype=torch.float16)  # rows of 40 bytes: not 16-byte aligned
+    with pytest.raises(ValueError, match="device-descriptor"):
+        attention.attention(x, x, x, kernel="tma_device")
+    with pytest.raises(ValueError, match="kernel must be"):
+        attention.attention(x, x, x, kernel="flash")
+
+
+def test_the_policy_picks_the_kernel_by_head_dim_size_and_layout() -> None:
+    from rocm_triton_doctor.kernels import policy
+
+    h100 = policy.Target("cuda", "sm_90", 32)
+    big = 4.0 * 4 * 32 * 4096 * 4096 * 128
+    assert policy.attention_kernel(policy.Target("interpreter", "cpu", 1), 128, big, True) == "pointer"
+    assert policy.attention_kernel(h100, 128, big, False) == "pointer"  # a layout TMA cannot read
+    assert policy.attention_kernel(policy.Target("hip", "gfx942", 64), 128, big, True) == "pointer"
+    if policy.tensor_desc_device_supported(h100):  # Triton with tl.make_tensor_descriptor (3.4+)
+        for d in (80, 96, 128, 256):
+            assert policy.attention_kernel(h100, d, big, True) == "tma_device", d
+        assert policy.attention_kernel(h100, 64, big, True) == "pointer"  # host TMA lost at D=64 (H200)
+        assert policy.attention_kernel(h100, 128, 1e8, True) == "pointer"  # below TMA_DEVICE_ATTENTION_MIN_FLOPS
+    cfg = policy.attention_config(h100, 256, 2, True, tma=True)
+    assert (cfg["BLOCK_M"], cfg["BLOCK_N"]) == (128, 64)
+    assert (policy.attention_config(h100, 256, 2, True)["BLOCK_N"]) == 32
+
+
+def test_an_allocator_is_set_for_device_descriptors_unless_the_caller_set_one() -> None:
+    import contextvars
+
+    import triton
+    from triton.runtime import _allocation
+
+    from rocm_triton_doctor.kernels import attention_tma
+
+    def fresh() -> object:
+        attention_tma.ensure_allocator()
+        return _allocation._allocator.get()
+
+    assert contextvars.Context().run(fresh) is attention_tma._scratch
+
+    def mine(size: int, alignment: int, stream: int | None) -> torch.Tensor:
+        return torch.empty(size, dtype=torch.int8)
+
+    def theirs() -> object:
+        triton.set_allocator(mine)
+        return fresh()
+
+    assert contextvars.Context().run(theirs) is mine
+
+
+def test_head_dims_split_into_two_power_of_two_column_blocks_where_that_saves_columns() -> None:
+    from rocm_triton_doctor.kernels.attention_tma import column_blocks
+
+    assert [column_blocks(d) for d in (80, 96, 40, 72, 160, 192)] == [(64, 16), (64, 32), (32, 16), (64, 16),
+                                                                        (128, 32), (128, 64)]
+    assert [column_blocks(d) for d in (64, 128, 256, 112, 24, 8)] == [(64, 0), (128, 0), (256, 0), (128, 0),
+                                                                        (32, 0), (16, 0)]
+    assert column_blocks(80, split=False) == (128, 0)

@@ -19,13 +19,12 @@ MI300 = Target("hip", "gfx942", 64)
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _sweep_cases(accepts: Any = lambda d, gqa: True) -> dict[str, list[Any]]:
+def _sweep_cases() -> dict[str, list[Any]]:
     from rocm_triton_doctor import kernels
     from rocm_triton_doctor.smoke import sweep
 
-    by = {m.name: m.cases("sweep", H100) for m in kernels.REGISTRY if m.name not in ("gemm", "attention")}
+    by = {m.name: m.cases("sweep", H100) for m in kernels.REGISTRY if m.name != "gemm"}
     by["gemm"] = sweep.gemm_cases(H100)
-    by["attention"] = sweep.attention_cases(H100, accepts)
     return by
 
 
@@ -54,10 +53,15 @@ def test_the_sweep_grid_builds_by_class() -> None:
     assert sum(len(v) for v in by.values()) == 4 * 38 + 22 + 46 + 54 + 3
 
 
-def test_attention_rows_follow_what_the_launcher_accepts() -> None:
-    only_64_128 = _sweep_cases(lambda d, gqa: d in (64, 128) and not gqa)["attention"]
-    assert len(only_64_128) == 36
-    assert not [c for c in only_64_128 if c.params["D"] not in (64, 128) or c.params["H_kv"] != c.params["H"]]
+def test_attention_takes_its_sweep_grid_through_its_own_cases() -> None:
+    from rocm_triton_doctor import kernels
+    from rocm_triton_doctor.smoke import runner
+
+    cases = runner._cases(kernels, "sweep", H100, ("attention",), torch.device("cpu"))
+    assert {c.kernel for c in cases} == {"attention"} and len(cases) == 54
+    dims = {c.params["D"] for c in cases}
+    assert dims == {64, 80, 96, 128, 256}
+    assert sum(c.params["H_kv"] != c.params["H"] for c in cases) == 6  # GQA 32/8 at S 1024/4096/8192, causal or not
 
 
 def test_rows_that_would_not_fit_are_skipped_with_a_reason() -> None:
