@@ -279,7 +279,8 @@ def strided_config(t: Target, n_cols: int) -> dict[str, Any]:
 TMA_ATTENTION_MIN_FLOPS = 16e9
 # Device-side descriptors cost no host time, so the floor is only where a launch is too small for TMA to matter;
 # not measured yet (benchmarks/tune_attention_shapes.py times both kernels from S=128 up).
-TMA_DEVICE_ATTENTION_MIN_FLOPS = 0.5e9
+TMA_DEVICE_ATTENTION_MIN_FLOPS = 200e9  # D=80/96: B4 H32 S=4097 is 687 GFLOP, S=1024 43
+TMA_DEVICE_D256_MIN_FLOPS = 1e9
 
 
 @cache
@@ -305,14 +306,22 @@ def attention_use_tma(t: Target, head_dim: int, flops: float) -> bool:
 
 def attention_kernel(t: Target, head_dim: int, flops: float, tma_layout: bool) -> str:
     """Which attention kernel "auto" runs: "tma_device", "tma" or "pointer". tma_layout: 16-bit tensors whose layout
-    a descriptor takes (base.tma_layout_ok). The device-descriptor kernel for head dims above 64 (80 and 96 as two
-    column blocks, 64 + 16/32; 128; 256), where the pointer kernel is furthest from SDPA on an H100 (issue #16:
-    D=80/96 0.61-0.77x with the D mask over 128 columns, D=256 0.16-0.25x with 64x16 tiles: its 64-bit address
-    tensors cost the registers larger tiles would need); D<=64 keeps the pointer kernel (the host TMA kernel was
-    slower at D=64). Not timed yet: benchmarks/tune_attention_shapes.py compares the kernels per shape."""
+    a descriptor takes (base.tma_layout_ok). Measured on an H100, bf16 B4 H32, ours / SDPA
+    (docs/measurements/2026-11-23-h100-tune-attention.json, benchmarks/tune_attention_shapes.py):
+    * D=256: device descriptors (128x64 tiles) 0.61-0.75x, the pointer kernel 0.25-0.40x (its address registers
+      leave no room for larger tiles);
+    * D=128: host-descriptor TMA 0.75-0.85x (GQA 0.75-0.84x), device descriptors 0.58-0.73x, pointer 0.67-0.79x;
+    * D=80/96: at S=4097 device descriptors padded to 128 columns 0.72-0.80x against the pointer kernel's 0.68-0.75x
+      (split into 64+16/32 columns: 0.63-0.77x); at S=1024 the pointer kernel 0.63-0.68x against 0.56-0.62x;
+    * D=64: the pointer kernel (128x64, 8 warps) 0.85-0.91x; host TMA 0.69-0.78x, device 0.46-0.69x.
+    Small problems stay on the pointer kernel: at S=128 D=128 the descriptor kernels cost host time (0.31-0.76x
+    event-timed against 1.03x)."""
     if t.interpreter or not tma_layout:
         return "pointer"
-    if tensor_desc_device_supported(t) and head_dim > 64 and flops >= TMA_DEVICE_ATTENTION_MIN_FLOPS:
+    device_ok = tensor_desc_device_supported(t)
+    if head_dim > 128 and device_ok and flops >= TMA_DEVICE_D256_MIN_FLOPS:
+        return "tma_device"
+    if 64 < head_dim < 128 and device_ok and flops >= TMA_DEVICE_ATTENTION_MIN_FLOPS:
         return "tma_device"
     return "tma" if attention_use_tma(t, head_dim, flops) else "pointer"
 
@@ -334,7 +343,9 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
         # H200, bf16 B4 H32 S4096 D128 (docs/measurements/2026-11-21-h200-tune-8.json): 128x128, 3 stages, 8 warps,
         # warp-specialised key loop: 561 TF/s non-causal (0.91x SDPA), 482 causal (0.89x), 1.14x / 1.08x the pointer
         # kernel; 128x64 tiles 1.03x, 2 stages 0.77-1.0x.
-        return {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3}
+        # SPLIT_D off: D=80/96 padded to 128 columns beat two column blocks (64+16/32) on an H100 (0.72-0.80x against
+        # 0.63-0.77x SDPA at S=4097; docs/measurements/2026-11-23-h100-tune-attention.json).
+        return {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "SPLIT_D": False}
     if t.backend == "cuda":
         if head_dim > 128:
             # D=256 (the pointer kernel: no TMA on this GPU or layout): a 64x256 fp32 accumulator is 64 registers per
@@ -345,7 +356,8 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
             return {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 8, "num_stages": 2}
         # H200 sweep with the scale folded into exp2 (docs/measurements/2026-11-21-h200-tune-3.json): 128x64, 8 warps,
         # 3 stages is best for both: 442 TF/s non-causal (0.74x SDPA), 437 TF/s causal (0.82x); 64x64 w4 0.73/0.77x.
-        return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8 if head_dim >= 128 else 4, "num_stages": 3}
+        # H100 (2026-11-23, tune-attention.json): D=64 with 8 warps 0.87-0.91x SDPA against 0.80-0.88x with 4.
+        return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3}
     # HIP: num_stages=1 for fused two-GEMM kernels (ROCm guide). Tiles with 0 VGPR spills for D=64/128, causal or not
     # (Triton 3.9, --compile-only sweep): CDNA (gfx90a/gfx942/gfx950) 64x32 with 8 warps; RDNA3/3.5/4 (gfx1100/
     # gfx1151/gfx1201) 64x16 with 8 warps — 128-row tiles and tutorial 06's waves_per_eu hints spilled. Not timed.
