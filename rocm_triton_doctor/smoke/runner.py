@@ -249,8 +249,8 @@ def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...]
 
 def _cases(kernels: Any, preset: str, target: Any, only: tuple[str, ...], dev: Any,
            refused: dict[str, str] | None = None) -> list[Any]:
-    """The preset's cases. sweep: every kernel's cases("sweep"), GEMM and attention from smoke/sweep.py (their
-    modules' cases() do not know the sweep yet), interleaved; launch: one small case per kernel (baselines.py)."""
+    """The preset's cases. sweep: every kernel's cases("sweep"), attention from smoke/sweep.py (its module's cases()
+    does not know the sweep yet), interleaved; launch: one small case per kernel (baselines.py)."""
     from rocm_triton_doctor.smoke import baselines, sweep
 
     want = lambda k: not only or k in only  # noqa: E731
@@ -258,10 +258,7 @@ def _cases(kernels: Any, preset: str, target: Any, only: tuple[str, ...], dev: A
         return [c for c in baselines.launch_cases(target) if want(c.kernel)]
     if preset != "sweep":
         return [c for m in kernels.REGISTRY if want(m.name) for c in m.cases(preset, target)]
-    cases = [c for m in kernels.REGISTRY if want(m.name) and m.name not in ("gemm", "attention")
-             for c in m.cases(preset, target)]
-    if want("gemm"):
-        cases += sweep.gemm_cases(target)
+    cases = [c for m in kernels.REGISTRY if want(m.name) and m.name != "attention" for c in m.cases(preset, target)]
     if want("attention"):
         accepts = (lambda d, g: True) if target.interpreter else sweep.probe_attention(dev, refused)
         cases += sweep.attention_cases(target, accepts)
