@@ -364,8 +364,12 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     specs = []
     # What the policy picks for a square 4096^3 GEMM and for a decode step (M=16 against a 4096x4096 weight: the
     # split-K path, partial sums into an fp32 workspace, EPILOGUE 0 there as in gemm()).
-    # Strides as gemm() passes them for row-major operands: the leading ones divisible by 16 (DIV 16), unit ones 1.
-    divs = {"DIV_AM": 16, "DIV_AK": 1, "DIV_BK": 16, "DIV_BN": 1, "DIV_CM": 16, "DIV_CN": 1}
+    # Strides as a launch sees them for row-major operands: the leading ones divisible by 16 (DIV 16), the unit ones
+    # the constant 1 (Triton specialises an int argument equal to 1; left as i32 the compiler would see gathers).
+    divs = {"DIV_AM": 16, "DIV_AK": 1, "DIV_BK": 16, "DIV_BN": 1, "DIV_CM": 16, "DIV_CN": 1, "stride_ak": 1,
+            "stride_bn": 1, "stride_cn": 1}
+    divs_bt = {**divs, "DIV_BK": 1, "DIV_BN": 16, "stride_bk": 1}
+    del divs_bt["stride_bn"]
     for label, (m, n, k), epi, nmajor in (
             ("", (4096, 4096, 4096), (0, False), True), (" bias+relu+dropout", (4096, 4096, 4096), (2, True), True),
             (" decode M=16 (split-K)", (16, 4096, 4096), (0, False), True),
@@ -375,7 +379,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
         tiles = {key: cfg[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K")}
         const = {"EPILOGUE": epi[0], "HAS_DROPOUT": epi[1], "UPCAST": False, "PRECISION": "ieee", "EVEN_M": True,
                  "EVEN_N": True, "EVEN_K": True, "INT64": False, **tiles,
-                 **(divs if nmajor else {**divs, "DIV_BK": 1, "DIV_BN": 16})}
+                 **(divs if nmajor else divs_bt)}
         specs.append((f"gemm fp16{label}", gemm_kernel, {**sig, "c_ptr": "*fp32" if tiles["SPLIT_K"] > 1 else "*fp16"},
                       const, cfg))
     if policy.gemm_use_tma(target, 4096, 4096, 4096):
@@ -386,7 +390,8 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
                 "bias_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32", "stride_cm": "i32", "stride_cn": "i32",
                 "stride_bias": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
         tconst = {"EPILOGUE": 2, "HAS_DROPOUT": True, "UPCAST": False, "INT64": False, "BLOCK_M": bm, "BLOCK_N": bn,
-                  "BLOCK_K": bk, "GROUP_M": tcfg["GROUP_M"], "NUM_SMS": 132, "DIV_CM": 16, "DIV_CN": 1}
+                  "BLOCK_K": bk, "GROUP_M": tcfg["GROUP_M"], "NUM_SMS": 132, "DIV_CM": 16, "DIV_CN": 1,
+                  "stride_cn": 1}
         specs.append(("gemm fp16 bias+relu+dropout (TMA, persistent)", gemm_tma_kernel, tsig, tconst, tcfg))
     return [AotSpec(*s) for s in specs]
 

@@ -121,10 +121,11 @@ def tma_supported(t: Target) -> bool:
 
 def gemm_use_tma(t: Target, M: int, N: int, K: int) -> bool:
     """The TMA kernel where there are at least two 128x256 tiles per SM to walk (4096x4096 makes 512). At 2048^3
-    (128 tiles, one per program) it lost to the pointer kernel on an H200: 35.7 against 28.4 us for bf16. Not for a
-    K of one or two blocks (<= 128): there it ran 4096x128x4096 at 0.76x cuBLAS on an H100 (issue #16), and the
-    pointer kernel's short-K tiles (gemm_config) are the other candidate (not timed yet)."""
-    return tma_supported(t) and _wide_tiles(M, N) >= 256 and K > 128
+    (128 tiles, one per program) it lost to the pointer kernel on an H200: 35.7 against 28.4 us for bf16. Short K
+    (4096x128x4096: 0.76x cuBLAS on an H100, issue #16) stays here: a persistent, warp-specialised program overlaps
+    one tile's store of C (what a short-K GEMM waits on) with the next tile's loads, which the pointer kernel, one
+    register-bound program per SM at these tiles, cannot (benchmarks/tune_gemm_shapes.py times both)."""
+    return tma_supported(t) and _wide_tiles(M, N) >= 256
 
 
 @cached_config
@@ -153,8 +154,8 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
     if M <= 32:
         return _decode_config(t, M, N, K, elem_size, cus, b_nmajor)
     small = M * N <= 256 * 256
-    # K of one or two blocks (4096x128x4096, 8192x64x8192): the loop has nothing to pipeline, so 2 stages; the smem
-    # freed lets a second program share the SM, whose loads overlap this one's store of C (what a short-K GEMM waits on).
+    # K of one or two blocks (4096x128x4096, 8192x64x8192): the loop has nothing to pipeline, so 2 stages (half the
+    # smem; sm_90 compile-only: 128x256x64 at 2 stages 0 spills, 128x128x64 at 8 warps 16, at 4 warps 1196).
     short_k = K <= 128
     if t.backend == "cuda":
         if small:
@@ -166,10 +167,6 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
             # Graph-replay times on an H200, 1024^3 fp16 (docs/measurements/2026-11-21-h200-tune-5.json): bias+ReLU
             # 13.9 -> 6.3 us (0.81x -> 1.80x eager), +dropout 19.8 -> 7.7 us; at 2048^3 128x256 stays the best.
             cfg = {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 4}
-        elif short_k:
-            # 128x128 with 8 warps: 64 fp32 accumulator registers a thread, 64 KiB of smem at 2 stages, so two or
-            # three programs share an SM (128x256 at 4 stages fits one). Not timed yet.
-            cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 2}
         else:
             # Measured on an H200 (benchmarks/tune.py, docs/measurements/2026-11-21-h200-tune-1.json): 4 stages beat 3
             # for every epilogue (fp16 4096^3: 673 vs 607 TF/s plain, 604 vs 593 with dropout); 128x128 tiles lose.
@@ -209,11 +206,13 @@ def _decode_config(t: Target, M: int, N: int, K: int, elem_size: int, cus: int, 
         cfg = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 1, "num_warps": 4, "num_stages": 4}
         want = 2 * (cus or DEFAULT_CUS["cuda"])
         return {**cfg, "SPLIT_K": _split_k(M, N, K, bm, bn, bk, want, elem_size)}
-    # AMD: 64-deep K tiles at 2 stages (LDS: (16x64 + 64x128) x 2 bytes x 2 = 36 KiB), 4 waves; the accumulator is
-    # 8 (wave64) or 16 (wave32) VGPRs a lane. MI300X has 304 CUs, RDNA3 up to 96.
-    cfg = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": 64, "GROUP_M": 1, "num_warps": 4, "num_stages": 2}
+    # AMD: 64-deep K tiles at 2 stages, 4 waves. Compile-only (Triton 3.9): 16x128x64 0 spills on gfx942 but 107 on
+    # gfx1100 (wave32: twice the registers a lane), where 16x128x32 has 0 (126 VGPRs); 16x64x64 (B^T) 0 on both.
+    # MI300X has 304 CUs, RDNA3 up to 96.
+    bk = 32 if b_nmajor and not t.cdna else 64
+    cfg = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 1, "num_warps": 4, "num_stages": 2}
     want = 2 * (cus or DEFAULT_CUS["cdna" if t.cdna else "rdna"])
-    return {**cfg, "SPLIT_K": _split_k(M, N, K, bm, bn, 64, want, elem_size), **_hip_extra(t, gemm=True, waves_per_eu=0)}
+    return {**cfg, "SPLIT_K": _split_k(M, N, K, bm, bn, bk, want, elem_size), **_hip_extra(t, gemm=True, waves_per_eu=0)}
 
 
 def _split_k(M: int, N: int, K: int, bm: int, bn: int, bk: int, want: int, elem_size: int = 2) -> int:
