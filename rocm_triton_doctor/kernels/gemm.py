@@ -1,8 +1,9 @@
 """GEMM with a fused epilogue: C = epilogue(A @ B), epilogue in {none, +bias, +bias then ReLU, +bias then GELU(tanh)},
 optionally followed by dropout (seeded Philox, keep prob 1-p, scale 1/(1-p)).
 
-A is M×K, B is K×N, any strides (transposed and chunked views are read in place), bias has N elements (any stride,
-the inputs' dtype or fp32). The product accumulates in fp32 tiles; the epilogue runs on the fp32 accumulator before the
+A is M×K, B is K×N, any strides (transposed and chunked views are read in place; an operand whose rows are not 16-byte
+aligned is copied to an aligned buffer only where policy.gemm_align_copy says the copy pays), bias has N elements (any
+stride, the inputs' dtype or fp32). The product accumulates in fp32 tiles; the epilogue runs on the fp32 accumulator before the
 single store, so the fused kernel reads A and B once and writes C once, where eager torch writes C, reads it back for
 the bias, writes again for the activation, and again for dropout. Small M (decode) can split K over several programs
 (fp32 partial sums, then one reduce-and-epilogue pass), so a 16-row GEMM still fills the GPU.
@@ -11,7 +12,6 @@ FLOPs 2·M·N·K (+ epilogue); bytes e·(M·K + K·N + M·N) + e·N.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import torch
@@ -21,14 +21,13 @@ import triton.language as tl
 from rocm_triton_doctor.kernels import argcheck, policy
 from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, cdiv, check_device, check_p, dropout_args,
                                              randn, tma_layout_ok, upcast_dots)
-from rocm_triton_doctor.kernels.gemm_parts import (CONFIG_KEYS, _checked_config, _epilogue_store, _grouped_tile, _k_step,
-                                                   _wide, aligned_copy, bytes_moved, eager, flops, misaligned,
+from rocm_triton_doctor.kernels.gemm_parts import CONFIG_KEYS as CONFIG_KEYS  # re-exported (tests, tune scripts)
+from rocm_triton_doctor.kernels.gemm_parts import (_checked_config, _epilogue_store, _grouped_tile, _k_step, _scaled, _wide,
+                                                   _cus, _sm_count, aligned_copy, bytes_moved, eager, flops, misaligned,
                                                    reference, split_stride)
 
 EPILOGUES = {"none": 0, "bias": 1, "bias_relu": 2, "bias_gelu": 3}
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
-__all__ = ["CONFIG_KEYS", "DTYPES", "EPILOGUES", "KERNEL", "bytes_moved", "cases", "eager", "flops", "gemm", "make_case",
-           "reference"]
 
 
 @triton.jit
@@ -43,12 +42,12 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     blocks and stores the fp32 partial tile into c_ptr, an fp32 (SPLIT_K, M, stride_cm) workspace;
     _splitk_reduce_kernel adds them and runs the epilogue. Each stride arrives divided by its DIV_* (a constexpr
     power of two, gemm_parts.split_stride): multiplying back tells the compiler the stride's true divisibility."""
-    stride_am = stride_am * DIV_AM
-    stride_ak = stride_ak * DIV_AK
-    stride_bk = stride_bk * DIV_BK
-    stride_bn = stride_bn * DIV_BN
-    stride_cm = stride_cm * DIV_CM
-    stride_cn = stride_cn * DIV_CN
+    stride_am = _scaled(stride_am, DIV_AM, INT64)
+    stride_ak = _scaled(stride_ak, DIV_AK, INT64)
+    stride_bk = _scaled(stride_bk, DIV_BK, INT64)
+    stride_bn = _scaled(stride_bn, DIV_BN, INT64)
+    stride_cm = _scaled(stride_cm, DIV_CM, INT64)
+    stride_cn = _scaled(stride_cn, DIV_CN, INT64)
     pid_m, pid_n = _grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
     pid_k = tl.program_id(1)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -113,9 +112,9 @@ def _splitk_reduce_kernel(ws_ptr, c_ptr, bias_ptr, M, N, stride_wm, stride_cm, s
                           SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, DIV_WM: tl.constexpr,
                           DIV_CM: tl.constexpr, DIV_CN: tl.constexpr):
     """Sum the SPLIT_K fp32 partial tiles (a fixed order: deterministic, unlike atomics) and run the epilogue."""
-    stride_wm = stride_wm * DIV_WM
-    stride_cm = stride_cm * DIV_CM
-    stride_cn = stride_cn * DIV_CN
+    stride_wm = _scaled(stride_wm, DIV_WM, INT64)
+    stride_cm = _scaled(stride_cm, DIV_CM, INT64)
+    stride_cn = _scaled(stride_cn, DIV_CN, INT64)
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     rows = _wide(offs_m, INT64)
@@ -137,8 +136,8 @@ def gemm_tma_kernel(a_desc, b_desc, c_ptr, bias_ptr, M, N, K, stride_cm, stride_
     tensor-memory accelerator through tensor descriptors (out-of-range rows, columns and K are zero-filled, so no
     masks), and the tile loop warp-specialised so loads, tensor-core work and the epilogue of different tiles overlap.
     Same epilogue, same dropout mask as gemm_kernel. UPCAST: see gemm(). DIV_*: as in gemm_kernel."""
-    stride_cm = stride_cm * DIV_CM
-    stride_cn = stride_cn * DIV_CN
+    stride_cm = _scaled(stride_cm, DIV_CM, INT64)
+    stride_cn = _scaled(stride_cn, DIV_CN, INT64)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS, warp_specialize=True):
@@ -271,16 +270,6 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
         ws, c, bias_arg, M, N, wm, cm, cn, bias_stride, seed_v, threshold, scale, SPLIT_K=split, BLOCK_M=rm,
         BLOCK_N=rn, DIV_WM=div_wm, DIV_CM=div_cm, DIV_CN=div_cn, num_warps=4, **epi)
     return c
-
-
-@functools.cache
-def _sm_count(device: torch.device) -> int:
-    return int(torch.cuda.get_device_properties(device).multi_processor_count)
-
-
-def _cus(dev: torch.device) -> int:
-    """SMs (NVIDIA) or CUs (AMD: torch reports them as multi_processor_count) for the split-K policy; 0 unknown."""
-    return _sm_count(dev) if dev.type == "cuda" else 0
 
 
 def make_case(M: int, K: int, N: int, dtype: torch.dtype, epilogue: str, p: float = 0.0, *,

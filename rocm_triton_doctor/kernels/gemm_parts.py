@@ -4,6 +4,7 @@ apart so gemm.py reads as kernels -> launcher -> reference -> cases (and stays u
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import torch
@@ -50,6 +51,16 @@ def _k_step(stride, BLOCK_K: tl.constexpr, INT64: tl.constexpr):
 
 
 @triton.jit
+def _scaled(stride, DIV: tl.constexpr, INT64: tl.constexpr):
+    """stride · DIV (the launcher passed stride // DIV, see split_stride), in 64 bits when offsets need them: a stride
+    of 2^31 + 16 arrives as the 32-bit 2^27 + 1, and a 32-bit product would wrap (a segfault in the interpreter)."""
+    if INT64:
+        return tl.full([], DIV, tl.int64) * stride
+    else:
+        return stride * DIV
+
+
+@triton.jit
 def _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, col0, M, N, stride_cm, stride_cn, stride_bias,
                     seed, threshold, scale, EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
                     BLOCK_N: tl.constexpr):
@@ -91,6 +102,16 @@ def split_stride(stride: int) -> tuple[int, int]:
     """(stride // DIV, DIV): what the kernels take for one stride (see above)."""
     d = stride_div(stride)
     return stride // d, d
+
+
+@functools.cache
+def _sm_count(device: torch.device) -> int:
+    return int(torch.cuda.get_device_properties(device).multi_processor_count)
+
+
+def _cus(dev: torch.device) -> int:
+    """SMs (NVIDIA) or CUs (AMD: torch reports them as multi_processor_count) for the split-K policy; 0 unknown."""
+    return _sm_count(dev) if dev.type == "cuda" else 0
 
 
 def misaligned(t: torch.Tensor) -> bool:

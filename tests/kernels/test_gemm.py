@@ -481,3 +481,13 @@ def test_sweep_preset_builds_the_sweep_grid() -> None:
                                                                                  "bfloat16 8x4096x4096 none"}
     cpu = policy.target_for_device("cpu")  # the interpreter: its small cases, not a 4097^3 grid
     assert [c.name for c in gemm.cases("sweep", cpu)] == [c.name for c in gemm.cases("quick", cpu)]
+
+
+def test_a_stride_past_2_31_divided_by_its_div_still_addresses_in_64_bits() -> None:
+    # 2^31 + 16 arrives as (2^27 + 1) * DIV 16: a 32-bit product wrapped and the interpreter segfaulted.
+    base = torch.empty(2**31 + 256, dtype=torch.float16)  # 4 GiB of address space; only the touched pages are memory
+    a = base.as_strided((2, 64), (2**31 + 16, 1))
+    a.copy_(torch.randn(2, 64))
+    b = (torch.randn(64, 16) / 8).half()
+    for cfg in (None, {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "SPLIT_K": 2}):
+        assert_matches(gemm.gemm(a, b, config=cfg), gemm.reference(a, b, None, "none").half(), torch.float16)
