@@ -491,3 +491,14 @@ def test_a_stride_past_2_31_divided_by_its_div_still_addresses_in_64_bits() -> N
     b = (torch.randn(64, 16) / 8).half()
     for cfg in (None, {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "SPLIT_K": 2}):
         assert_matches(gemm.gemm(a, b, config=cfg), gemm.reference(a, b, None, "none").half(), torch.float16)
+
+
+def test_the_aligned_copy_makes_a_4097_wide_operand_readable_by_the_tma_kernel() -> None:
+    g = torch.Generator().manual_seed(8)
+    a = _odd_operand("s4097", 40, 48, torch.bfloat16, g)
+    b = _odd_operand("col1", 48, 40, torch.bfloat16, g, scale=0.15)
+    with pytest.raises(ValueError, match="TMA"):
+        gemm.gemm(a, b, kernel="tma", config={"ALIGN_COPY": False})
+    ref = gemm.reference(a, b, None, "none").bfloat16()
+    assert_matches(gemm.gemm(a, b, kernel="tma", config={"ALIGN_COPY": True}), ref, torch.bfloat16)
+    assert torch.equal(a, _odd_operand("s4097", 40, 48, torch.bfloat16, torch.Generator().manual_seed(8)))  # untouched
