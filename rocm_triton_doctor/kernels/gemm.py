@@ -1,8 +1,9 @@
 """GEMM with a fused epilogue: C = epilogue(A @ B), epilogue in {none, +bias, +bias then ReLU, +bias then GELU(tanh)},
 optionally followed by dropout (seeded Philox, keep prob 1-p, scale 1/(1-p)).
 
-A is M×K, B is K×N, any strides (transposed and chunked views are read in place), bias has N elements (any stride,
-the inputs' dtype or fp32). The product accumulates in fp32 tiles; the epilogue runs on the fp32 accumulator before the
+A is M×K, B is K×N, any strides (transposed and chunked views are read in place; an operand whose rows are not 16-byte
+aligned is copied to an aligned buffer only where policy.gemm_align_copy says the copy pays), bias has N elements (any
+stride, the inputs' dtype or fp32). The product accumulates in fp32 tiles; the epilogue runs on the fp32 accumulator before the
 single store, so the fused kernel reads A and B once and writes C once, where eager torch writes C, reads it back for
 the bias, writes again for the activation, and again for dropout. Small M (decode) can split K over several programs
 (fp32 partial sums, then one reduce-and-epilogue pass), so a 16-row GEMM still fills the GPU.
@@ -11,7 +12,6 @@ FLOPs 2·M·N·K (+ epilogue); bytes e·(M·K + K·N + M·N) + e·N.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import torch
@@ -19,13 +19,15 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import argcheck, policy
-from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, check_device, check_p, dropout_args, no_tf32,
+from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, cdiv, check_device, check_p, dropout_args,
                                              randn, tma_layout_ok, upcast_dots)
-from rocm_triton_doctor.kernels.gemm_parts import _epilogue_store, _grouped_tile, _k_step, _wide
+from rocm_triton_doctor.kernels.gemm_parts import CONFIG_KEYS as CONFIG_KEYS  # re-exported (tests, tune scripts)
+from rocm_triton_doctor.kernels.gemm_parts import (_checked_config, _epilogue_store, _grouped_tile, _k_step, _scaled, _wide,
+                                                   _cus, _sm_count, aligned_copy, bytes_moved, eager, flops, misaligned,
+                                                   reference, split_stride)
 
 EPILOGUES = {"none": 0, "bias": 1, "bias_relu": 2, "bias_gelu": 3}
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
-CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages")
 
 
 @triton.jit
@@ -33,10 +35,19 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
                 stride_bias, seed, threshold, scale, EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr,
                 UPCAST: tl.constexpr, PRECISION: tl.constexpr, EVEN_M: tl.constexpr, EVEN_N: tl.constexpr,
                 EVEN_K: tl.constexpr, INT64: tl.constexpr, SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr,
-                BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+                BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, DIV_AM: tl.constexpr,
+                DIV_AK: tl.constexpr, DIV_BK: tl.constexpr, DIV_BN: tl.constexpr, DIV_CM: tl.constexpr,
+                DIV_CN: tl.constexpr):
     """SPLIT_K == 1: the whole K range, epilogue, store into C. SPLIT_K > 1: program_id(1) sums its share of the K
-    blocks and stores the fp32 partial tile into c_ptr, an fp32 (SPLIT_K, M, N) workspace; _splitk_reduce_kernel adds
-    them and runs the epilogue."""
+    blocks and stores the fp32 partial tile into c_ptr, an fp32 (SPLIT_K, M, stride_cm) workspace;
+    _splitk_reduce_kernel adds them and runs the epilogue. Each stride arrives divided by its DIV_* (a constexpr
+    power of two, gemm_parts.split_stride): multiplying back tells the compiler the stride's true divisibility."""
+    stride_am = _scaled(stride_am, DIV_AM, INT64)
+    stride_ak = _scaled(stride_ak, DIV_AK, INT64)
+    stride_bk = _scaled(stride_bk, DIV_BK, INT64)
+    stride_bn = _scaled(stride_bn, DIV_BN, INT64)
+    stride_cm = _scaled(stride_cm, DIV_CM, INT64)
+    stride_cn = _scaled(stride_cn, DIV_CN, INT64)
     pid_m, pid_n = _grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
     pid_k = tl.program_id(1)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -91,15 +102,19 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
         _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, pid_n * BLOCK_N, M, N, stride_cm, stride_cn,
                         stride_bias, seed, threshold, scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N)
     else:
-        ws = c_ptr + (rows + pid_k * M)[:, None] * N + cols[None, :]
+        ws = c_ptr + (rows + pid_k * M)[:, None] * stride_cm + cols[None, :]
         tl.store(ws, acc, mask=mask_m[:, None] & mask_n[None, :])
 
 
 @triton.jit
-def _splitk_reduce_kernel(ws_ptr, c_ptr, bias_ptr, M, N, stride_cm, stride_cn, stride_bias, seed, threshold, scale,
-                          EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, INT64: tl.constexpr,
-                          SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def _splitk_reduce_kernel(ws_ptr, c_ptr, bias_ptr, M, N, stride_wm, stride_cm, stride_cn, stride_bias, seed,
+                          threshold, scale, EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, INT64: tl.constexpr,
+                          SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, DIV_WM: tl.constexpr,
+                          DIV_CM: tl.constexpr, DIV_CN: tl.constexpr):
     """Sum the SPLIT_K fp32 partial tiles (a fixed order: deterministic, unlike atomics) and run the epilogue."""
+    stride_wm = _scaled(stride_wm, DIV_WM, INT64)
+    stride_cm = _scaled(stride_cm, DIV_CM, INT64)
+    stride_cn = _scaled(stride_cn, DIV_CN, INT64)
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     rows = _wide(offs_m, INT64)
@@ -107,7 +122,7 @@ def _splitk_reduce_kernel(ws_ptr, c_ptr, bias_ptr, M, N, stride_cm, stride_cn, s
     mask = (offs_m < M)[:, None] & (offs_n < N)[None, :]
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for s in tl.static_range(SPLIT_K):
-        acc += tl.load(ws_ptr + (rows + s * M)[:, None] * N + cols[None, :], mask=mask, other=0.0)
+        acc += tl.load(ws_ptr + (rows + s * M)[:, None] * stride_wm + cols[None, :], mask=mask, other=0.0)
     _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, tl.program_id(1) * BLOCK_N, M, N, stride_cm,
                     stride_cn, stride_bias, seed, threshold, scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N)
 
@@ -116,11 +131,13 @@ def _splitk_reduce_kernel(ws_ptr, c_ptr, bias_ptr, M, N, stride_cm, stride_cn, s
 def gemm_tma_kernel(a_desc, b_desc, c_ptr, bias_ptr, M, N, K, stride_cm, stride_cn, stride_bias, seed, threshold, scale,
                     EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr, INT64: tl.constexpr,
                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                    NUM_SMS: tl.constexpr):
+                    NUM_SMS: tl.constexpr, DIV_CM: tl.constexpr, DIV_CN: tl.constexpr):
     """Hopper: a persistent grid (one program per SM walks the tiles in grouped order), A and B tiles fetched by the
     tensor-memory accelerator through tensor descriptors (out-of-range rows, columns and K are zero-filled, so no
     masks), and the tile loop warp-specialised so loads, tensor-core work and the epilogue of different tiles overlap.
-    Same epilogue, same dropout mask as gemm_kernel. UPCAST: see gemm()."""
+    Same epilogue, same dropout mask as gemm_kernel. UPCAST: see gemm(). DIV_*: as in gemm_kernel."""
+    stride_cm = _scaled(stride_cm, DIV_CM, INT64)
+    stride_cn = _scaled(stride_cn, DIV_CN, INT64)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS, warp_specialize=True):
@@ -191,19 +208,29 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     if M == 0 or N == 0:
         return c
     target = policy.target_for_device(dev.type)
+    user = _checked_config(config) if config is not None else {}
+    copy = user.pop("ALIGN_COPY", None)
+    if K > 0:
+        # An operand 16-byte loads cannot vectorise on (4097-element rows, a view one element off) is copied into an
+        # aligned, padded buffer where the policy says the copy pays (policy.gemm_align_copy); ALIGN_COPY forces it.
+        want_a, want_b = policy.gemm_align_copy(target, M, N, K) if copy is None else (bool(copy), bool(copy))
+        a = aligned_copy(a) if want_a and misaligned(a) else a
+        b = aligned_copy(b) if want_b and misaligned(b) else b
     tma_ok = a.element_size() == 2 and K > 0 and tma_layout_ok(a, b) and policy.tma_supported(target)
     if kernel == "tma" and not tma_ok:
         raise ValueError("gemm: the TMA kernel needs fp16/bf16 inputs with K > 0, contiguous rows and 16-byte aligned "
                          "rows and base pointers, on a target and Triton with tensor descriptors")
     use_tma = kernel == "tma" or (kernel == "auto" and tma_ok and policy.gemm_use_tma(target, M, N, K))
-    cfg = _checked_config(config) if config is not None else policy.gemm_config(target, M, N, K, a.element_size(),
-                                                                                tma=use_tma)
+    cfg = user or policy.gemm_config(target, M, N, K, a.element_size(), tma=use_tma, cus=_cus(dev),
+                                     b_nmajor=b.stride(1) == 1 or b.stride(0) != 1)
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
     split = 1 if use_tma else cfg.get("SPLIT_K", 1)
     launch = {k: v for k, v in cfg.items() if k != "SPLIT_K"}
     pm, pn, pk = -(-M // bm) * bm, -(-N // bn) * bn, -(-K // bk) * bk
+    n_ws = -(-N // 4) * 4  # the split-K workspace's rows, padded to 16 bytes
     int64 = max(argcheck.max_offset(a, (pm, pk)), argcheck.max_offset(b, (pk, pn)), argcheck.max_offset(c, (pm, pn)),
-                argcheck.max_offset(bias, (pn,)) if bias is not None else 0, split * pm * pn) >= argcheck.INT32_LIMIT
+                argcheck.max_offset(bias, (pn,)) if bias is not None else 0,
+                split * pm * max(pn, n_ws) if split > 1 else 0) >= argcheck.INT32_LIMIT
     threshold, scale = dropout_args(p)
     # bf16 tl.dot is wrong in Triton's interpreter: its create_dot runs np.matmul on the raw uint16 bit patterns it
     # stores bf16 in (triton/runtime/interpreter.py; triton#11584), ~1e10 for O(1) inputs, while the descriptor
@@ -213,86 +240,36 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     epi = {"EPILOGUE": EPILOGUES[epilogue], "HAS_DROPOUT": p > 0.0, "INT64": int64}
     bias_arg, bias_stride = (bias, bias.stride(0)) if bias is not None else (c, 0)
     upcast = upcast_dots(target, dtype)
+    (cm, div_cm), (cn, div_cn) = split_stride(c.stride(0)), split_stride(c.stride(1))
     if use_tma:
         from triton.tools.tensor_descriptor import TensorDescriptor
 
         a_desc = TensorDescriptor.from_tensor(a, [bm, bk])
         b_desc = TensorDescriptor.from_tensor(b, [bk, bn])
         sms = _sm_count(a.device) if a.device.type == "cuda" else 4
-        grid = (min(sms, triton.cdiv(M, bm) * triton.cdiv(N, bn)),)
-        gemm_tma_kernel[grid](a_desc, b_desc, c, bias_arg, M, N, K, c.stride(0), c.stride(1), bias_stride, seed_v,
-                              threshold, scale, UPCAST=upcast, NUM_SMS=sms, **epi, **launch)
+        grid = (min(sms, cdiv(M, bm) * cdiv(N, bn)),)
+        gemm_tma_kernel[grid](a_desc, b_desc, c, bias_arg, M, N, K, cm, cn, bias_stride, seed_v, threshold, scale,
+                              UPCAST=upcast, NUM_SMS=sms, DIV_CM=div_cm, DIV_CN=div_cn, **epi, **launch)
         return c
-    tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
+    tiles = cdiv(M, bm) * cdiv(N, bn)
+    (am, div_am), (ak, div_ak) = split_stride(a.stride(0)), split_stride(a.stride(1))
+    (sbk, div_bk), (sbn, div_bn) = split_stride(b.stride(0)), split_stride(b.stride(1))
     ptr_args = dict(UPCAST=upcast, PRECISION=precision if dtype == torch.float32 else "ieee", EVEN_M=M % bm == 0,
-                    EVEN_N=N % bn == 0, EVEN_K=K % bk == 0, SPLIT_K=split)
+                    EVEN_N=N % bn == 0, EVEN_K=K % bk == 0, SPLIT_K=split, DIV_AM=div_am, DIV_AK=div_ak,
+                    DIV_BK=div_bk, DIV_BN=div_bn)
     if split == 1:
-        gemm_kernel[(tiles, 1)](a, b, c, bias_arg, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                c.stride(0), c.stride(1), bias_stride, seed_v, threshold, scale, **ptr_args, **epi,
-                                **launch)
+        gemm_kernel[(tiles, 1)](a, b, c, bias_arg, M, N, K, am, ak, sbk, sbn, cm, cn, bias_stride, seed_v, threshold,
+                                scale, DIV_CM=div_cm, DIV_CN=div_cn, **ptr_args, **epi, **launch)
         return c
-    ws = torch.empty((split, M, N), dtype=torch.float32, device=dev)
-    gemm_kernel[(tiles, split)](a, b, ws, ws, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), N, 1, 0,
-                                0, 0, 1.0, **ptr_args, **{**epi, "EPILOGUE": 0, "HAS_DROPOUT": False}, **launch)
-    rm, rn = policy.splitk_reduce_tile(target)
-    _splitk_reduce_kernel[(triton.cdiv(M, rm), triton.cdiv(N, rn))](
-        ws, c, bias_arg, M, N, c.stride(0), c.stride(1), bias_stride, seed_v, threshold, scale, SPLIT_K=split,
-        BLOCK_M=rm, BLOCK_N=rn, num_warps=4, **epi)
+    ws = torch.empty((split, M, n_ws), dtype=torch.float32, device=dev)
+    wm, div_wm = split_stride(n_ws)
+    gemm_kernel[(tiles, split)](a, b, ws, ws, M, N, K, am, ak, sbk, sbn, wm, 1, 0, 0, 0, 1.0, DIV_CM=div_wm, DIV_CN=1,
+                                **ptr_args, **{**epi, "EPILOGUE": 0, "HAS_DROPOUT": False}, **launch)
+    rm, rn = policy.splitk_reduce_tile(target, M)
+    _splitk_reduce_kernel[(cdiv(M, rm), cdiv(N, rn))](
+        ws, c, bias_arg, M, N, wm, cm, cn, bias_stride, seed_v, threshold, scale, SPLIT_K=split, BLOCK_M=rm,
+        BLOCK_N=rn, DIV_WM=div_wm, DIV_CM=div_cm, DIV_CN=div_cn, num_warps=4, **epi)
     return c
-
-
-def _checked_config(config: dict[str, Any]) -> dict[str, Any]:
-    """A caller's tiles (tests, tune.py): clear errors instead of an interpreter trace (kernel-edge-cases.md #22)."""
-    unknown = set(config) - set(CONFIG_KEYS)
-    if unknown:
-        raise ValueError(f"gemm: unknown config keys {sorted(unknown)} (use {', '.join(CONFIG_KEYS)})")
-    cfg = {"GROUP_M": 8, "num_warps": 4, **config}
-    for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K"):
-        argcheck.check_block("gemm", key, cfg.get(key))
-    split = cfg.get("SPLIT_K", 1)
-    if isinstance(split, bool) or not isinstance(split, int) or not 1 <= split <= 64:
-        raise ValueError(f"gemm: SPLIT_K must be an int in [1, 64], got {split!r}")
-    return cfg
-
-
-@functools.cache
-def _sm_count(device: torch.device) -> int:
-    return int(torch.cuda.get_device_properties(device).multi_processor_count)
-
-
-def reference(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilogue: str) -> torch.Tensor:
-    """fp64 on CPU is exact enough to judge fp32; fp32 elsewhere (matmul in fp64 is slow on GPUs)."""
-    acc_t = torch.float64 if a.device.type == "cpu" else torch.float32
-    with no_tf32():
-        y = a.to(acc_t) @ b.to(acc_t)
-    if bias is not None:  # added whenever given, epilogue "none" included (as gemm() does)
-        y = y + bias.to(acc_t)
-    if epilogue == "bias_relu":
-        y = torch.relu(y)
-    if epilogue == "bias_gelu":
-        y = torch.nn.functional.gelu(y, approximate="tanh")
-    return y
-
-
-def eager(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilogue: str, p: float) -> torch.Tensor:
-    y = a @ b
-    if bias is not None:
-        y = y + bias
-    if epilogue == "bias_relu":
-        y = torch.relu(y)
-    if epilogue == "bias_gelu":
-        y = torch.nn.functional.gelu(y, approximate="tanh")
-    if p > 0:
-        y = torch.nn.functional.dropout(y, p=p, training=True)
-    return y
-
-
-def flops(M: int, N: int, K: int) -> float:
-    return 2.0 * M * N * K
-
-
-def bytes_moved(M: int, N: int, K: int, elem: int, bias: bool) -> float:
-    return float(elem * (M * K + K * N + M * N + (N if bias else 0)))
 
 
 def make_case(M: int, K: int, N: int, dtype: torch.dtype, epilogue: str, p: float = 0.0, *,
@@ -318,12 +295,16 @@ def make_case(M: int, K: int, N: int, dtype: torch.dtype, epilogue: str, p: floa
         drop = DropoutCheck(p, observed=lambda x, out: out, undropped=ref)
     name = f"{str(dtype).replace('torch.', '')} {M}x{K}x{N} {epilogue}" + (f"+dropout{p}" if p else "") + \
         (" A^T" if transposed_a else "") + (" B^T" if transposed_b else "") + (" fp32 bias" if bias_dtype else "")
-    elem = torch.empty((), dtype=dtype).element_size()
+    elem = _elem_size(dtype)
     return Case("gemm", name, dtype, setup, run, ref,
                 eager=lambda x: eager(x["a"], x["b"], x["bias"], epilogue, p),
                 flops=flops(M, N, K), bytes=bytes_moved(M, N, K, elem, epilogue != "none"),
                 out_shape=lambda x: (M, N), tf32=False, dropout=drop, seed_shape=seed_shape,
                 params={"M": M, "N": N, "K": K, "epilogue": epilogue, "p": p})
+
+
+def _elem_size(dtype: torch.dtype) -> int:
+    return torch.empty((), dtype=dtype).element_size()
 
 
 def cases(preset: str, target: policy.Target) -> list[Case]:
@@ -346,6 +327,11 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
              make_case(2048, 2048, 2048, torch.float16, "bias_relu", 0.1)]
     if preset == "quick":
         return seeds[2:3] + seeds[5:6] + quick
+    if preset == "sweep":  # the sweep's grid by class (smoke/sweep.py), rows too big for the GPU's checks left out
+        from rocm_triton_doctor.smoke import sweep
+
+        return [make_case(M, K, N, dt, epi) for M, K, N, dt, epi in sweep.gemm_shapes()
+                if all(sweep.fits(s, _elem_size(dt)) is None for s in ((M, K), (K, N), (M, N)))]
     big = []
     if preset == "bench":
         for dt in (torch.float16, torch.bfloat16):
@@ -367,12 +353,22 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     specs = []
     # What the policy picks for a square 4096^3 GEMM and for a decode step (M=16 against a 4096x4096 weight: the
     # split-K path, partial sums into an fp32 workspace, EPILOGUE 0 there as in gemm()).
-    for label, (m, n, k), epi in (("", (4096, 4096, 4096), (0, False)), (" bias+relu+dropout", (4096, 4096, 4096), (2, True)),
-                                  (" decode M=16 (split-K)", (16, 4096, 4096), (0, False))):
-        cfg = policy.gemm_config(target, m, n, k, 2)
+    # Strides as a launch sees them for row-major operands: the leading ones divisible by 16 (DIV 16), the unit ones
+    # the constant 1 (Triton specialises an int argument equal to 1; left as i32 the compiler would see gathers).
+    divs = {"DIV_AM": 16, "DIV_AK": 1, "DIV_BK": 16, "DIV_BN": 1, "DIV_CM": 16, "DIV_CN": 1, "stride_ak": 1,
+            "stride_bn": 1, "stride_cn": 1}
+    divs_bt = {**divs, "DIV_BK": 1, "DIV_BN": 16, "stride_bk": 1}
+    del divs_bt["stride_bn"]
+    for label, (m, n, k), epi, nmajor in (
+            ("", (4096, 4096, 4096), (0, False), True), (" bias+relu+dropout", (4096, 4096, 4096), (2, True), True),
+            (" decode M=16 (split-K)", (16, 4096, 4096), (0, False), True),
+            (" decode M=16 B^T (split-K)", (16, 4096, 4096), (0, False), False),
+            (" short K=128", (4096, 4096, 128), (0, False), True)):
+        cfg = policy.gemm_config(target, m, n, k, 2, b_nmajor=nmajor)
         tiles = {key: cfg[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K")}
         const = {"EPILOGUE": epi[0], "HAS_DROPOUT": epi[1], "UPCAST": False, "PRECISION": "ieee", "EVEN_M": True,
-                 "EVEN_N": True, "EVEN_K": True, "INT64": False, **tiles}
+                 "EVEN_N": True, "EVEN_K": True, "INT64": False, **tiles,
+                 **(divs if nmajor else divs_bt)}
         specs.append((f"gemm fp16{label}", gemm_kernel, {**sig, "c_ptr": "*fp32" if tiles["SPLIT_K"] > 1 else "*fp16"},
                       const, cfg))
     if policy.gemm_use_tma(target, 4096, 4096, 4096):
@@ -383,7 +379,8 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
                 "bias_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32", "stride_cm": "i32", "stride_cn": "i32",
                 "stride_bias": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
         tconst = {"EPILOGUE": 2, "HAS_DROPOUT": True, "UPCAST": False, "INT64": False, "BLOCK_M": bm, "BLOCK_N": bn,
-                  "BLOCK_K": bk, "GROUP_M": tcfg["GROUP_M"], "NUM_SMS": 132}
+                  "BLOCK_K": bk, "GROUP_M": tcfg["GROUP_M"], "NUM_SMS": 132, "DIV_CM": 16, "DIV_CN": 1,
+                  "stride_cn": 1}
         specs.append(("gemm fp16 bias+relu+dropout (TMA, persistent)", gemm_tma_kernel, tsig, tconst, tcfg))
     return [AotSpec(*s) for s in specs]
 

@@ -121,16 +121,21 @@ def tma_supported(t: Target) -> bool:
 
 def gemm_use_tma(t: Target, M: int, N: int, K: int) -> bool:
     """The TMA kernel where there are at least two 128x256 tiles per SM to walk (4096x4096 makes 512). At 2048^3
-    (128 tiles, one per program) it lost to the pointer kernel on an H200: 35.7 against 28.4 us for bf16."""
+    (128 tiles, one per program) it lost to the pointer kernel on an H200: 35.7 against 28.4 us for bf16. Short K
+    (4096x128x4096: 0.76x cuBLAS on an H100, issue #16) stays here: a persistent, warp-specialised program overlaps
+    one tile's store of C (what a short-K GEMM waits on) with the next tile's loads, which the pointer kernel, one
+    register-bound program per SM at these tiles, cannot (benchmarks/tune_gemm_shapes.py times both)."""
     return tma_supported(t) and _wide_tiles(M, N) >= 256
 
 
 @cached_config
-def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = False) -> dict[str, Any]:
+def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = False, cus: int = 0,
+                b_nmajor: bool = True) -> dict[str, Any]:
     """Tile shape, split-K factor and launch options for the GEMM family (tma: for gemm_tma_kernel). Keyed on the
     element SIZE only: fp16 and bf16 take the same branch everywhere (no measurement says they should differ), and
-    cached per (target, shape, size) so a model's repeated shapes cost one dict lookup. Callers must not mutate the
-    returned dict."""
+    cached per (target, shape, size) so a model's repeated shapes cost one dict lookup. cus: the device's SMs/CUs
+    (0: unknown, a per-target guess); b_nmajor: B's rows (along N) are contiguous, as a (K, N) tensor's; False for
+    the transpose of an nn.Linear weight (K contiguous). Callers must not mutate the returned dict."""
     if t.interpreter:
         # The interpreter costs ~1 ms per program instance: few, large tiles (kernels.md §2.4). Decode-size M takes
         # the split-K path here too, so the CPU tests run the code the GPUs run.
@@ -141,21 +146,17 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
     if tma:
         # H200, fp16/bf16 4096^3 and 8192^3 (docs/measurements/2026-11-21-h200-tune-6.json): 128x256x64, 8 warps,
         # 3 stages, warp-specialised: 1.01-1.04x the pointer kernel plain, 1.01-1.03x with bias+ReLU, 1.01-1.11x with
-        # dropout; 128x128 tiles 0.77-0.93x; 4 stages lost at 8192^3 (0.80-0.90x).
-        return {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
+        # dropout; 128x128 tiles 0.77-0.93x; 4 stages lost at 8192^3 (0.80-0.90x). N <= 128 (65536x4096x128: 0.76x
+        # cuBLAS on an H100, issue #16) took a 256-wide tile half of which the descriptor zero-filled and the tensor
+        # cores multiplied: 128-wide tiles there (not timed yet: benchmarks/tune_gemm_shapes.py).
+        bn = 128 if N <= 128 else 256
+        return {"BLOCK_M": 128, "BLOCK_N": bn, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
     if M <= 32:
-        # Decode-size M: the GEMM is a read of B (K·N elements) with almost no reuse, so what matters is how many
-        # programs stream B at once. 16- or 32-row tiles waste no rows, and K is split (_split_k) until the grid has
-        # about two programs per SM/CU; each split reads a K range of B once. Not timed yet (issue #16: decode 0.55-0.8x
-        # cuBLAS with the 64x64 tiles of the old `small` branch, 64 programs for N=4096 on a 132-SM GPU).
-        bm = 16 if M <= 16 else 32
-        if t.backend == "cuda":
-            cfg = {"BLOCK_M": bm, "BLOCK_N": 64, "BLOCK_K": 128, "GROUP_M": 1, "num_warps": 4, "num_stages": 4}
-            return {**cfg, "SPLIT_K": _split_k(M, N, K, bm, 64, 128, 264)}
-        cfg = {"BLOCK_M": bm, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 1, "num_warps": 4, "num_stages": 2}
-        want = 608 if t.cdna else 192  # MI300X: 304 CUs; RDNA3/4: up to 96
-        return {**cfg, "SPLIT_K": _split_k(M, N, K, bm, 64, 64, want), **_hip_extra(t, gemm=True, waves_per_eu=0)}
+        return _decode_config(t, M, N, K, elem_size, cus, b_nmajor)
     small = M * N <= 256 * 256
+    # K of one or two blocks (4096x128x4096, 8192x64x8192): the loop has nothing to pipeline, so 2 stages (half the
+    # smem; sm_90 compile-only: 128x256x64 at 2 stages 0 spills, 128x128x64 at 8 warps 16, at 4 warps 1196).
+    short_k = K <= 128
     if t.backend == "cuda":
         if small:
             cfg = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3}
@@ -170,8 +171,10 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
             # Measured on an H200 (benchmarks/tune.py, docs/measurements/2026-11-21-h200-tune-1.json): 4 stages beat 3
             # for every epilogue (fp16 4096^3: 673 vs 607 TF/s plain, 604 vs 593 with dropout); 128x128 tiles lose.
             cfg = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 4}
+        if short_k:
+            cfg["num_stages"] = 2
         return {**cfg, "SPLIT_K": 1}
-    # HIP: tutorial-03 HIP list; num_stages=2 for single-GEMM kernels on current Triton.
+    # HIP: tutorial-03 HIP list; num_stages=2 for single-GEMM kernels on current Triton (already the short-K choice).
     if small:
         cfg = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 1, "SPLIT_K": 1, "num_warps": 4, "num_stages": 2}
         return {**cfg, **_hip_extra(t, gemm=True, waves_per_eu=0)}
@@ -185,20 +188,68 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
     return {**cfg, **_hip_extra(t, gemm=True, waves_per_eu=0)}
 
 
-def _split_k(M: int, N: int, K: int, bm: int, bn: int, bk: int, want: int) -> int:
+# SMs/CUs when the device does not say (compile-only audits): H100/H200 SXM 132 SMs, MI300X 304 CUs, RDNA3 96 CUs.
+DEFAULT_CUS = {"cuda": 132, "cdna": 304, "rdna": 96}
+
+
+def _decode_config(t: Target, M: int, N: int, K: int, elem_size: int, cus: int, b_nmajor: bool) -> dict[str, Any]:
+    """Decode-size M (<= 32): the GEMM is a read of B (K·N elements) with almost no reuse, so what matters is how
+    many bytes are in flight and how well each program's reads of B hit whole DRAM lines. 16- or 32-row tiles waste
+    no rows (tl.dot's smallest M on mma/MFMA/WMMA is 16). A row-major B (K, N) is read 128 columns (256 bytes) wide and
+    64 deep; a K-contiguous B (nn.Linear's weight transposed) 64 columns by 128 of K (256 bytes along each column).
+    Then K is split (_split_k) until the grid has about two programs per SM/CU. Issue #16: 0.44-0.45x cuBLAS on an
+    H100 at 16x4096x4096 and 8x4096x14336 with 64x128 tiles for every layout; these tiles are not timed yet
+    (benchmarks/tune_gemm_shapes.py compares them)."""
+    bm = 16 if M <= 16 else 32
+    bn, bk = (128, 64) if b_nmajor else (64, 128)
+    if t.backend == "cuda":
+        cfg = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 1, "num_warps": 4, "num_stages": 4}
+        want = 2 * (cus or DEFAULT_CUS["cuda"])
+        return {**cfg, "SPLIT_K": _split_k(M, N, K, bm, bn, bk, want, elem_size)}
+    # AMD: 64-deep K tiles at 2 stages, 4 waves. Compile-only (Triton 3.9): 16x128x64 0 spills on gfx942 but 107 on
+    # gfx1100 (wave32: twice the registers a lane), where 16x128x32 has 0 (126 VGPRs); 16x64x64 (B^T) 0 on both.
+    # MI300X has 304 CUs, RDNA3 up to 96.
+    bk = 32 if b_nmajor and not t.cdna else 64
+    cfg = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 1, "num_warps": 4, "num_stages": 2}
+    want = 2 * (cus or DEFAULT_CUS["cdna" if t.cdna else "rdna"])
+    return {**cfg, "SPLIT_K": _split_k(M, N, K, bm, bn, bk, want, elem_size), **_hip_extra(t, gemm=True, waves_per_eu=0)}
+
+
+def _split_k(M: int, N: int, K: int, bm: int, bn: int, bk: int, want: int, elem_size: int = 2) -> int:
     """Double the K split while the grid has fewer than `want` programs, every split keeps at least 4 full K blocks
-    (so its pipeline fills), and the fp32 workspace (split·M·N) stays under 2^31 elements; at most 16."""
+    (so its pipeline fills), the fp32 workspace (split·M·N, written once and read once) stays under an eighth of B's
+    bytes (K·N·elem: the read the split is meant to speed up) and under 2^31 elements; at most 16."""
     tiles = -(-M // bm) * -(-N // bn)
     split = 1
     while (split < 16 and tiles * split * 2 <= want and (K // bk) // (split * 2) >= 4
-           and split * 2 * M * N < 2**31):
+           and split * 2 * M * 8 * 8 <= K * elem_size and split * 2 * M * N < 2**31):
         split *= 2
     return split
 
 
-def splitk_reduce_tile(t: Target) -> tuple[int, int]:
-    """(BLOCK_M, BLOCK_N) of gemm's split-K reduce-and-epilogue pass: M is small there, so wide rows."""
-    return (16, 64) if t.interpreter else (16, 128)
+def splitk_reduce_tile(t: Target, M: int) -> tuple[int, int]:
+    """(BLOCK_M, BLOCK_N) of gemm's split-K reduce-and-epilogue pass: M is small there (<= 32), so as many rows as M
+    has (4 to 16) and 64 columns: N=4096 makes 64 programs, each reading SPLIT_K fp32 tiles once."""
+    return (min(16, max(4, _next_pow2(M))), 64)
+
+
+# An operand whose rows are not 16-byte aligned (a leading stride of 4097 elements, a view one element off) is read
+# with scalar loads: bf16 4097^3 ran at 0.38x cuBLAS on an H100 (issue #16). Copying it into a padded buffer costs
+# 2·elem·(its elements) bytes of traffic; against the GEMM's 2·M·N·K FLOPs that is a fraction ~F/(BW·n) of the ideal
+# GEMM time, n the other operand's free dimension (N for A, M for B) and F/BW ~300 FLOP/byte on an H100 (990 TF/s
+# bf16, 3.35 TB/s) and ~250 on an MI300X: at n >= 2048 a copy costs under 15 % of an ideal GEMM, while the
+# misaligned kernel lost 2.6x. The GEMM must also be big enough (>= 2^30 FLOPs, ~1 us at peak) that the copy's
+# launch does not dominate. Conservative on purpose (decode-size M never copies B); A/B it with gemm(config=
+# {"ALIGN_COPY": ...}) and benchmarks/tune_gemm_shapes.py.
+ALIGN_COPY_MIN_REUSE = 2048
+ALIGN_COPY_MIN_FLOPS = 2**30
+
+
+def gemm_align_copy(t: Target, M: int, N: int, K: int) -> tuple[bool, bool]:
+    """(copy A, copy B) if misaligned: see ALIGN_COPY_MIN_REUSE. Never in the interpreter (tests force it)."""
+    if t.interpreter or 2 * M * N * K < ALIGN_COPY_MIN_FLOPS:
+        return False, False
+    return N >= ALIGN_COPY_MIN_REUSE, M >= ALIGN_COPY_MIN_REUSE
 
 
 @cached_config

@@ -262,8 +262,8 @@ def _tune(cases: list[Any], dev: Any, target: Any, torch: Any, progress: Any) ->
 
 def _cases(kernels: Any, preset: str, target: Any, only: tuple[str, ...], dev: Any,
            refused: dict[str, str] | None = None) -> list[Any]:
-    """The preset's cases. sweep: every kernel's cases("sweep"), GEMM and attention from smoke/sweep.py (their
-    modules' cases() do not know the sweep yet), interleaved; launch: one small case per kernel (baselines.py)."""
+    """The preset's cases. sweep: every kernel's cases("sweep") (the grids are in smoke/sweep.py), interleaved; launch:
+    one small case per kernel (baselines.py)."""
     from rocm_triton_doctor.smoke import baselines, sweep
 
     want = lambda k: not only or k in only  # noqa: E731
@@ -271,12 +271,7 @@ def _cases(kernels: Any, preset: str, target: Any, only: tuple[str, ...], dev: A
         return [c for c in baselines.launch_cases(target) if want(c.kernel)]
     if preset != "sweep":
         return [c for m in kernels.REGISTRY if want(m.name) for c in m.cases(preset, target)]
-    cases = [c for m in kernels.REGISTRY if want(m.name) and m.name not in ("gemm", "attention")
-             for c in m.cases(preset, target)]
-    if want("gemm"):
-        cases += sweep.gemm_cases(target)
-    if want("attention"):  # its grid comes through attention.cases("sweep"), as the row kernels' do
-        cases += [c for m in kernels.REGISTRY if m.name == "attention" for c in m.cases(preset, target)]
+    cases = [c for m in kernels.REGISTRY if want(m.name) for c in m.cases(preset, target)]
     return sweep.interleave(cases)
 
 

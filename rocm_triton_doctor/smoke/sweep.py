@@ -1,8 +1,8 @@
 """`smoke --preset sweep` (issue #16 item 3): the shape grid by class, in ONE place.
 
 Row kernels (rmsnorm, layernorm, softmax, swiglu) and the elementwise kernels (add_mul, bias_gelu_dropout_residual)
-take their sweep grid from here through their own cases() (`preset == "sweep"`), attention too (attention_cases());
-GEMM takes its from gemm_cases() below, called by the runner.
+take their sweep grid from here through their own cases() (`preset == "sweep"`), GEMM (gemm_shapes()) and attention
+(attention_cases()) too.
 
 What fits: a row is built only when every tensor is at most MAX_TENSOR_BYTES (~4 GiB) and at most MAX_REF_ELEMENTS
 elements (the correctness check holds fp64 copies: 8 bytes an element, several at once); skipped() says which rows
@@ -121,12 +121,10 @@ def gemm_shapes() -> list[tuple[int, int, int, torch.dtype, str]]:
 
 
 def gemm_cases(target: Any) -> list[Case]:
+    """gemm.cases("sweep", target): the module builds its sweep rows from gemm_shapes() (kept for callers)."""
     from rocm_triton_doctor.kernels import gemm
 
-    if target.interpreter:
-        return gemm.cases("quick", target)
-    return [gemm.make_case(M, K, N, dt, epi) for M, K, N, dt, epi in gemm_shapes()
-            if all(fits(s, _elem(dt)) is None for s in ((M, K), (K, N), (M, N)))]
+    return gemm.cases("sweep", target)
 
 
 # ----------------------------------------------------------------------------------------------------- attention

@@ -314,3 +314,191 @@ def test_launchers_validate_inputs() -> None:
         gemm.gemm(a, b, None, "bias_relu")
     with pytest.raises(TypeError, match="mixed dtypes"):
         gemm.gemm(a, b.half())
+
+
+# -- issue #16: odd strides, misaligned views, decode-size M, split-K, short K -------------------------------------
+
+def _odd_operand(kind: str, rows: int, cols: int, dtype: torch.dtype, g: torch.Generator, scale: float = 1.0) -> torch.Tensor:
+    """(rows, cols) views a model can hand over whose leading stride or base address is not what Triton specialises:
+    rows of a 1000/3000/4097-wide buffer (divisible by 8, 8, 1 elements), the same transposed, a[1:] of such a buffer
+    (offset by a whole row), a[:, 1:] (offset by ONE element: the base is not 16-byte aligned) and a column slice."""
+    def buf(r: int, c: int) -> torch.Tensor:
+        return (torch.randn(r, c, generator=g) * scale).to(dtype)
+    if kind in ("s1000", "s3000", "s4097"):
+        return buf(rows, int(kind[1:]))[:, :cols]
+    if kind == "t1000":
+        return buf(cols, 1000)[:, :rows].t()
+    if kind == "row1":
+        return buf(rows + 1, 1000)[1:, :cols]
+    if kind == "col1":
+        return buf(rows, 1000)[:, 1:cols + 1]
+    if kind == "slice":
+        return buf(rows, 3 * cols + 5)[:, cols + 5:2 * cols + 5]
+    return buf(rows, cols)
+
+
+ODD = ["s1000", "s3000", "s4097", "t1000", "row1", "col1", "slice"]
+
+
+@pytest.mark.parametrize("kind", ODD)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_odd_strides_and_offset_views_match_fp64(kind: str, dtype: torch.dtype) -> None:
+    g = torch.Generator().manual_seed(len(kind) * 7 + DTYPES.index(dtype))
+    M, K, N = 37, 70, 45
+    a = _odd_operand(kind, M, K, dtype, g)
+    b = _odd_operand(ODD[(ODD.index(kind) + 3) % len(ODD)], K, N, dtype, g, scale=K ** -0.5)
+    bias = torch.randn(N, generator=g).to(dtype)
+    ref = gemm.reference(a, b, bias, "bias_gelu").to(dtype)
+    for cfg in (None, {"ALIGN_COPY": True}, {"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 16, "SPLIT_K": 2},
+                {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 32, "SPLIT_K": 2, "ALIGN_COPY": True}):
+        assert_matches(gemm.gemm(a, b, bias, "bias_gelu", config=cfg), ref, dtype)
+
+
+def test_odd_strided_output_matches_fp64() -> None:
+    g = torch.Generator().manual_seed(11)
+    a, b = torch.randn(20, 30, generator=g).half(), (torch.randn(30, 40, generator=g) / 6).half()
+    # an fp16 out one element off a 16-byte boundary with 1001-element rows; an fp32 out with 4097-element rows
+    for out in (torch.zeros(20, 1001, dtype=torch.float16)[:, 1:41], torch.zeros(20, 4097)[:, 3:43]):
+        for cfg in (None, {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "SPLIT_K": 2}):
+            out.zero_()
+            gemm.gemm(a, b, out=out, config=cfg)
+            assert_matches(out.to(torch.float16), gemm.reference(a, b, None, "none").half(), torch.float16)
+
+
+@pytest.mark.parametrize("M", [1, 3, 8, 16])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+def test_decode_sizes_split_k_match_fp64(M: int, dtype: torch.dtype) -> None:
+    g = torch.Generator().manual_seed(M)
+    K, N = 1024, 100
+    a = torch.randn(M, K, generator=g).to(dtype)
+    b = (torch.randn(K, N, generator=g) / 32).to(dtype)
+    wt = (torch.randn(N, K, generator=g) / 32).to(dtype).t()  # an nn.Linear weight read as B (K contiguous)
+    bias = torch.randn(N, generator=g)
+    cpu = policy.target_for_device("cpu")
+    assert policy.gemm_config(cpu, M, N, K, a.element_size())["SPLIT_K"] > 1  # the default really splits K
+    for bb in (b, wt):
+        ref = gemm.reference(a, bb, bias, "bias_relu").to(dtype)
+        for cfg in (None, {"BLOCK_M": 16, "BLOCK_N": 64, "BLOCK_K": 64, "SPLIT_K": 16},
+                    {"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 128, "SPLIT_K": 3}):
+            assert_matches(gemm.gemm(a, bb, bias, "bias_relu", config=cfg), ref, dtype)
+
+
+@pytest.mark.parametrize("K", [64, 128, 100])
+def test_short_k_matches_fp64(K: int) -> None:
+    g = torch.Generator().manual_seed(K)
+    a, b = torch.randn(130, K, generator=g).bfloat16(), (torch.randn(K, 70, generator=g) / 8).bfloat16()
+    ref = gemm.reference(a, b, None, "none").bfloat16()
+    for cfg in (None, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_stages": 2}):
+        assert_matches(gemm.gemm(a, b, config=cfg), ref, torch.bfloat16)
+
+
+class _Spy:
+    """Wraps a @triton.jit kernel: records each launch's positional and keyword arguments, then runs it."""
+
+    def __init__(self, fn: object) -> None:
+        self.fn, self.calls = fn, []  # type: ignore[var-annotated]
+
+    def __getitem__(self, grid: object) -> object:
+        def launch(*args: object, **kwargs: object) -> object:
+            self.calls.append((args, kwargs))
+            return self.fn[grid](*args, **kwargs)  # type: ignore[index]
+        return launch
+
+
+@pytest.mark.parametrize("kind", ODD)
+def test_divisibility_hints_never_claim_more_than_the_strides_have(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The interpreter ignores alignment, so a hint that claimed too much would pass the value tests and corrupt or
+    # crash on a GPU: check what the launcher tells the compiler. Each stride goes in as stride // DIV with DIV a
+    # power of two that divides the true stride; the base pointers are passed unchanged (Triton's own 16-byte test
+    # decides their alignment), so the one-element-offset view ("col1") is never declared aligned.
+    spy, rspy = _Spy(gemm.gemm_kernel), _Spy(gemm._splitk_reduce_kernel)
+    monkeypatch.setattr(gemm, "gemm_kernel", spy)
+    monkeypatch.setattr(gemm, "_splitk_reduce_kernel", rspy)
+    g = torch.Generator().manual_seed(3)
+    a = _odd_operand(kind, 9, 40, torch.float16, g)
+    b = _odd_operand(ODD[(ODD.index(kind) + 2) % len(ODD)], 40, 24, torch.float16, g, scale=0.2)
+    out = torch.zeros(9, 1003, dtype=torch.float16)[:, 2:26]
+    for cfg in (None, {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "SPLIT_K": 2}):
+        spy.calls.clear()
+        gemm.gemm(a, b, out=out, config=cfg)
+        args, kw = spy.calls[-1]
+        assert args[0] is a and args[1] is b  # no copy by default at this size: the hints must hold for these
+        real = [a.stride(0), a.stride(1), b.stride(0), b.stride(1)]
+        names = ["DIV_AM", "DIV_AK", "DIV_BK", "DIV_BN", "DIV_CM", "DIV_CN"]
+        real += [args[2].stride(-2), args[2].stride(-1)]  # out, or the split-K workspace (split, M, padded N)
+        for q, d, true in zip(args[7:13], (kw[n] for n in names), real):
+            assert d in (1, 2, 4, 8, 16) and q * d == true and true % d == 0
+        assert a.data_ptr() % 16 != 0 if kind == "col1" else True
+    assert kw["DIV_AM"] == {"s1000": 8, "s3000": 8, "s4097": 1, "t1000": 1, "row1": 8, "col1": 8, "slice": 1}[kind]
+    assert rspy.calls  # the split-K launch reduced through the other kernel, whose strides are checked too
+    rargs, rkw = rspy.calls[-1]
+    assert rargs[6] * rkw["DIV_CM"] == out.stride(0) and out.stride(0) % rkw["DIV_CM"] == 0
+
+
+def test_misaligned_operands_are_detected_and_copied_aligned() -> None:
+    from rocm_triton_doctor.kernels.gemm_parts import aligned_copy, misaligned, split_stride, stride_div
+
+    assert [stride_div(s) for s in (0, 1, 2, 1000, 3000, 4097, 4096, 48)] == [16, 1, 2, 8, 8, 1, 16, 16]
+    assert split_stride(1000) == (125, 8) and split_stride(1) == (1, 1)
+    buf = torch.randn(10, 4097).bfloat16()
+    assert misaligned(buf[:, :64]) and not misaligned(torch.empty(10, 64, dtype=torch.bfloat16))
+    assert misaligned(torch.empty(10, 64, dtype=torch.bfloat16)[:, 1:])  # base one element off
+    assert not misaligned(torch.empty(10, 1000, dtype=torch.float16)[:, :8])  # 2000-byte rows: aligned
+    assert misaligned(torch.empty(64, 64)[::2, ::2]) and not misaligned(torch.empty(1, 1)[:, :1])
+    for t in (buf[:, 1:100], torch.randn(33, 4097).half()[:, :40].t(), torch.randn(5, 7)):
+        c = aligned_copy(t)
+        assert torch.equal(c, t) and not misaligned(c) and (c.stride(0) == 1) == (t.stride(0) == 1 and t.stride(1) != 1)
+
+
+def test_policy_for_odd_decode_and_short_k_shapes() -> None:
+    h100, mi300, rdna = (policy.target_from_name(n) for n in ("sm_90", "gfx942", "gfx1100"))
+    # The aligned copy: only where the other dimension gives the copy >= 2048-fold reuse and the GEMM is big.
+    assert policy.gemm_align_copy(h100, 4097, 4097, 4097) == (True, True)
+    assert policy.gemm_align_copy(h100, 64, 4097, 4096) == (True, False)  # small M: never copy the weight
+    assert policy.gemm_align_copy(h100, 1000, 1000, 1000) == (False, False)
+    assert policy.gemm_align_copy(policy.target_for_device("cpu"), 4097, 4097, 4097) == (False, False)
+    for t, cus in ((h100, 132), (h100, 114), (mi300, 304), (rdna, 48)):
+        for M, K, N in ((1, 4096, 4096), (8, 4096, 4096), (16, 4096, 14336), (16, 14336, 4096)):
+            for nmajor in (True, False):
+                cfg = policy.gemm_config(t, M, N, K, 2, cus=cus, b_nmajor=nmajor)
+                tiles = -(-N // cfg["BLOCK_N"])
+                assert cfg["BLOCK_M"] == 16 and tiles * cfg["SPLIT_K"] <= max(2 * cus, tiles)  # one wave, or no split
+                assert cfg["num_warps"] * t.warp_size <= 1024
+                if t is h100 and N == 4096:
+                    assert cfg["SPLIT_K"] > 1  # 32-64 column tiles alone would leave most of the 132 SMs idle
+    assert policy.gemm_config(h100, 4096, 4096, 128, 2)["num_stages"] == 2
+    assert policy.gemm_config(policy.target_from_name("sm_80"), 4096, 4096, 64, 2)["num_stages"] == 2
+    assert policy.gemm_config(h100, 65536, 128, 4096, 2, tma=True)["BLOCK_N"] == 128
+    assert policy.splitk_reduce_tile(h100, 1) == (4, 64) and policy.splitk_reduce_tile(h100, 16) == (16, 64)
+
+
+def test_sweep_preset_builds_the_sweep_grid() -> None:
+    from rocm_triton_doctor.smoke import sweep
+
+    h100 = policy.target_from_name("sm_90")
+    rows = gemm.cases("sweep", h100)
+    assert len(rows) == len(sweep.gemm_shapes()) and {c.name for c in rows} >= {"float16 1000x1000x1000 none",
+                                                                                 "bfloat16 8x4096x4096 none"}
+    cpu = policy.target_for_device("cpu")  # the interpreter: its small cases, not a 4097^3 grid
+    assert [c.name for c in gemm.cases("sweep", cpu)] == [c.name for c in gemm.cases("quick", cpu)]
+
+
+def test_a_stride_past_2_31_divided_by_its_div_still_addresses_in_64_bits() -> None:
+    # 2^31 + 16 arrives as (2^27 + 1) * DIV 16: a 32-bit product wrapped and the interpreter segfaulted.
+    base = torch.empty(2**31 + 256, dtype=torch.float16)  # 4 GiB of address space; only the touched pages are memory
+    a = base.as_strided((2, 64), (2**31 + 16, 1))
+    a.copy_(torch.randn(2, 64))
+    b = (torch.randn(64, 16) / 8).half()
+    for cfg in (None, {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "SPLIT_K": 2}):
+        assert_matches(gemm.gemm(a, b, config=cfg), gemm.reference(a, b, None, "none").half(), torch.float16)
+
+
+def test_the_aligned_copy_makes_a_4097_wide_operand_readable_by_the_tma_kernel() -> None:
+    g = torch.Generator().manual_seed(8)
+    a = _odd_operand("s4097", 40, 48, torch.bfloat16, g)
+    b = _odd_operand("col1", 48, 40, torch.bfloat16, g, scale=0.15)
+    with pytest.raises(ValueError, match="TMA"):
+        gemm.gemm(a, b, kernel="tma", config={"ALIGN_COPY": False})
+    ref = gemm.reference(a, b, None, "none").bfloat16()
+    assert_matches(gemm.gemm(a, b, kernel="tma", config={"ALIGN_COPY": True}), ref, torch.bfloat16)
+    assert torch.equal(a, _odd_operand("s4097", 40, 48, torch.bfloat16, torch.Generator().manual_seed(8)))  # untouched
