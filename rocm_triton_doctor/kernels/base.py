@@ -101,15 +101,17 @@ def check_device(name: str, *tensors: torch.Tensor) -> torch.device:
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name}: expected torch.Tensor inputs, got {type(t).__name__}")
     dev = tensors[0].device
-    for t in tensors:
+    for t in tensors[1:]:
         if t.device != dev:
             raise ValueError(f"{name}: all tensors must be on one device, got {t.device} and {dev}")
     if dev.type == "meta":
         raise ValueError(f"{name}: tensors on the meta device have no data to compute on (use a GPU or CPU tensor)")
-    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        raise ValueError(f"{name}: an input requires grad, but these kernels have no backward (the output would be "
-                         "silently detached); call it under torch.no_grad() or torch.inference_mode(), or pass "
-                         ".detach()ed tensors")
+    if torch.is_grad_enabled():
+        for t in tensors:
+            if t.requires_grad:
+                raise ValueError(f"{name}: an input requires grad, but these kernels have no backward (the output "
+                                 "would be silently detached); call it under torch.no_grad() or "
+                                 "torch.inference_mode(), or pass .detach()ed tensors")
     if dev.type == "cpu":
         from rocm_triton_doctor.kernels.policy import interpreter_active
 

@@ -11,6 +11,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy, row_grads
+from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
 
@@ -90,8 +91,8 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: flo
     mean = torch.zeros(L.M, dtype=torch.float32, device=x.device) if stats else None
     rstd = torch.full((L.M,), float(1.0 / eps ** 0.5), dtype=torch.float32, device=x.device) if stats else None
     if not L.empty:
-        layernorm_kernel[L.grid](x, weight, bias, L.out, L.M, L.N, L.D1, L.s0, L.s1, L.sn, weight.stride(0),
-                                 bias.stride(0), eps, **L.cfg, mean_ptr=mean, rstd_ptr=rstd, STATS=stats)
+        launch(layernorm_kernel, L.grid, x, weight, bias, L.out, L.M, L.N, L.D1, L.s0, L.s1, L.sn, weight.stride(0),
+               bias.stride(0), eps, **L.cfg, mean_ptr=mean, rstd_ptr=rstd, STATS=stats)
     return L.out, mean, rstd
 
 
@@ -177,7 +178,7 @@ def layernorm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, 
     grid, rpp = row_grads.launch_shape(M, row_grads.programs(x.device, M))
     alloc = torch.zeros if cfg["LOOPED"] else torch.empty
     wpart, bpart = (alloc((grid[0], N), dtype=torch.float32, device=x.device) for _ in range(2))
-    _layernorm_backward_kernel[grid](dy2, x2, weight, mean, rstd, dx, wpart, bpart, M, N, weight.stride(0), rpp, **cfg)
+    launch(_layernorm_backward_kernel, grid, dy2, x2, weight, mean, rstd, dx, wpart, bpart, M, N, weight.stride(0), rpp, **cfg)
     return dx.reshape(x.shape), wpart.sum(0).to(weight.dtype), bpart.sum(0).to(bias.dtype)
 
 

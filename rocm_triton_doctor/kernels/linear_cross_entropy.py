@@ -36,6 +36,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
+from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_device, check_dtype, dtype_name, randn
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
@@ -161,8 +162,8 @@ def _forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | No
     for r0 in range(0, N, C):
         hc = h[r0:r0 + C]
         z = torch.addmm(bias, hc, w.t()) if bias is not None else hc @ w.t()
-        ce_rows_kernel[(hc.shape[0],)](z, z.stride(0), targets, losses, n_valid, V, ignore_index, r0,
-                                       MEAN=reduction == "mean", WRITE_GRAD=grads, **cfg)
+        launch(ce_rows_kernel, (hc.shape[0],), z, z.stride(0), targets, losses, n_valid, V, ignore_index, r0,
+               MEAN=reduction == "mean", WRITE_GRAD=grads, **cfg)
         if not grads:
             continue
         if gh is not None:

@@ -11,6 +11,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy, row_grads
+from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
 
@@ -65,8 +66,8 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tenso
     L = prepare("rmsnorm", x, {"weight": weight}, out, config)
     rstd = torch.empty(L.M, dtype=torch.float32, device=x.device) if stats else None
     if not L.empty:
-        rmsnorm_kernel[L.grid](x, weight, L.out, L.M, L.N, L.D1, L.s0, L.s1, L.sn, weight.stride(0), eps, **L.cfg,
-                               rstd_ptr=rstd, STATS=stats)
+        launch(rmsnorm_kernel, L.grid, x, weight, L.out, L.M, L.N, L.D1, L.s0, L.s1, L.sn, weight.stride(0), eps, **L.cfg,
+               rstd_ptr=rstd, STATS=stats)
     elif rstd is not None:
         rstd.fill_(float(1.0 / (eps ** 0.5)))  # a row of width 0 has mean square 0
     return L.out, rstd
@@ -140,7 +141,7 @@ def rmsnorm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, rs
     cfg = row_grads.config(x2, N, config)
     grid, rpp = row_grads.launch_shape(M, row_grads.programs(x.device, M))
     part = (torch.zeros if cfg["LOOPED"] else torch.empty)((grid[0], N), dtype=torch.float32, device=x.device)
-    _rmsnorm_backward_kernel[grid](dy2, x2, weight, rstd, dx, part, M, N, weight.stride(0), rpp, **cfg)
+    launch(_rmsnorm_backward_kernel, grid, dy2, x2, weight, rstd, dx, part, M, N, weight.stride(0), rpp, **cfg)
     return dx.reshape(x.shape), part.sum(0).to(weight.dtype)
 
 

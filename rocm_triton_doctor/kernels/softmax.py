@@ -10,6 +10,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy, row_grads
+from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, randn
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
 
@@ -67,7 +68,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, 
     "num_warps"}) overrides the policy's launch config (tests)."""
     L = prepare("softmax", x, {}, out, config)
     if not L.empty:
-        softmax_kernel[L.grid](x, L.out, L.M, L.N, L.D1, L.s0, L.s1, L.sn, **L.cfg)
+        launch(softmax_kernel, L.grid, x, L.out, L.M, L.N, L.D1, L.s0, L.s1, L.sn, **L.cfg)
     return L.out
 
 
@@ -114,7 +115,7 @@ def softmax_backward(dy: torch.Tensor, y: torch.Tensor, config: dict[str, Any] |
     if M and N:
         cfg = row_grads.config(y2, N, config)
         grid, rpp = row_grads.launch_shape(M, M if y.device.type == "cuda" else row_grads.programs(y.device, M))
-        _softmax_backward_kernel[grid](dy2, y2, dx, M, N, rpp, **cfg)
+        launch(_softmax_backward_kernel, grid, dy2, y2, dx, M, N, rpp, **cfg)
     return dx.reshape(y.shape)
 
 

@@ -10,7 +10,8 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import (AotSpec, Case, Inputs, KernelSpec, check_alias, check_device, check_dtype,
+from rocm_triton_doctor.kernels.launch import launch
+from rocm_triton_doctor.kernels.base import (AotSpec, cdiv, Case, Inputs, KernelSpec, check_alias, check_device, check_dtype,
                                              prepare_out, randn)
 from rocm_triton_doctor.kernels.elementwise import strided_grid, strided_layout, tile_of, tile_offsets
 
@@ -46,18 +47,19 @@ def swiglu(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) ->
     if a.shape != b.shape:
         raise ValueError(f"swiglu: shapes differ: {tuple(a.shape)} and {tuple(b.shape)}")
     o = prepare_out(out, tuple(a.shape), a)
-    check_alias("swiglu", o, {"a": a, "b": b}, in_place=("a", "b"))
+    if out is not None:  # a fresh output overlaps nothing
+        check_alias("swiglu", o, {"a": a, "b": b}, in_place=("a", "b"))
     n = a.numel()
     if n == 0:
         return o
     target = policy.target_for_device(a.device.type)
     L = strided_layout("swiglu", o, a, b)
     if L is not None:
-        cfg = policy.strided_config(target, L.N)
-        swiglu_strided_kernel[strided_grid(L, cfg)](a, b, o, L.M, L.N, L.D1, *L.args(), **cfg)
+        cfg = policy.shared(policy.strided_config, target, L.N)
+        launch(swiglu_strided_kernel, strided_grid(L, cfg), a, b, o, L.M, L.N, L.D1, *L.args(), **cfg)
         return o
-    cfg = policy.elementwise_config(target, n)
-    swiglu_kernel[(triton.cdiv(n, cfg["BLOCK"]),)](a, b, o, n, **cfg)
+    cfg = policy.shared(policy.elementwise_config, target, n)
+    launch(swiglu_kernel, (cdiv(n, cfg["BLOCK"]),), a, b, o, n, **cfg)
     return o
 
 
@@ -87,8 +89,8 @@ def swiglu_backward(dy: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> tuple
     da, db = torch.empty_like(a), torch.empty_like(b)
     n = a.numel()
     if n:
-        cfg = policy.elementwise_config(policy.target_for_device(a.device.type), n)
-        _swiglu_backward_kernel[(triton.cdiv(n, cfg["BLOCK"]),)](dy, a, b, da, db, n, **cfg)
+        cfg = policy.shared(policy.elementwise_config, policy.target_for_device(a.device.type), n)
+        launch(_swiglu_backward_kernel, (cdiv(n, cfg["BLOCK"]),), dy, a, b, da, db, n, **cfg)
     return da, db
 
 
