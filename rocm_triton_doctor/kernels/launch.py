@@ -111,6 +111,9 @@ class _Plan:
                       else _SPEC if p.do_not_specialize_on_alignment else _SPEC_ALIGN for p in params]
         self.cache: dict[tuple[Any, ...], tuple[Any, Any, Any, Any]] = {}
         self.backends: dict[Any, tuple[Any, bool]] = {}
+        if not all(p._param.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params):
+            raise _Unsupported("keyword-only or variadic kernel parameters")
+        self.binders = {native: _make_binder(self, native) for native in (True, False)}
 
     def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], tuple[Any, ...]]:
         """(every parameter's value in signature order, defaults applied; the non-parameter keywords as items)."""
@@ -166,10 +169,44 @@ def arg_key(v: Any, kind: int, native: bool, backend: Any) -> Any:
     raise _Unsupported(f"argument of type {t.__name__}")
 
 
-def launch_key(plan: _Plan, vals: list[Any], opts: tuple[Any, ...], knob_state: tuple[Any, ...], device: Any,
-               native: bool, backend: Any) -> tuple[Any, ...]:
-    return (device, opts, knob_state, plan.fn.debug,
-            *[arg_key(v, k, native, backend) for v, k in zip(vals, plan.kinds)])
+def _make_binder(plan: _Plan, native: bool) -> Any:
+    """A function with the kernel's own signature (Python binds the arguments, as Triton's binder does) returning
+    (every parameter's value in signature order, the key of options and arguments); `_rtd_be=` is the backend. It
+    computes exactly what `bind` + `arg_key` compute (the test checks both on random calls), with the common cases
+    inlined: a tensor on a backend with native specialisation, an int that is not 1 and fits in 32 bits, a constexpr."""
+    p = "_rtd_"  # the prefix of every name of the generated code that is not a kernel parameter
+    names = plan.names
+    if any(n.startswith(p) for n in names):
+        raise _Unsupported("a parameter name clashes with the generated binder's")
+    sig, keys = [], []
+    ns: dict[str, Any] = {f"{p}ak": arg_key, f"{p}tt": _TENSOR_TYPES, f"{p}int": int, f"{p}type": type,
+                          f"{p}native": native, f"{p}tuple": tuple}
+    for i, (name, kind, default) in enumerate(zip(names, plan.kinds, plan.defaults)):
+        if default is _MISSING:
+            sig.append(name)
+        else:
+            ns[f"{p}d{i}"] = default
+            sig.append(f"{name}={p}d{i}")
+        slow = f"{p}ak({name}, {kind}, {p}native, {p}be)"
+        if kind == _CONSTEXPR:
+            keys.append(f"({p}type({name}), {name})")
+        elif kind == _SPEC_ALIGN:
+            tensor = f"({name}.dtype, {name}.data_ptr() & 15 == 0)" if native else slow
+            keys.append(f"({tensor} if {p}type({name}) in {p}tt else ('i32', {name} & 15 == 0) if {p}type({name}) is "
+                        f"{p}int and {name} != 1 and -2147483648 <= {name} <= 2147483647 else {slow})")
+        else:
+            keys.append(slow)
+    src = (f"def {p}bind({', '.join(sig + ['*', f'{p}be', f'**{p}opts'])}):\n"
+           f"    return ({', '.join(names)},), ({p}tuple({p}opts.items()), {', '.join(keys)},)\n")
+    exec(compile(src, "<kernels.launch binder>", "exec"), ns)
+    return ns[f"{p}bind"]
+
+
+def reference_key(plan: _Plan, args: tuple[Any, ...], kwargs: dict[str, Any], native: bool, backend: Any
+                  ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """What the generated binder returns, spelled out: (values in signature order, (options, key of each argument))."""
+    vals, opts = plan.bind(args, kwargs)
+    return tuple(vals), (opts, *[arg_key(v, k, native, backend) for v, k in zip(vals, plan.kinds)])
 
 
 _PLANS: dict[int, _Plan | None] = {}
@@ -181,7 +218,7 @@ def _plan_for(kernel: Any) -> _Plan | None:
     if rt is not None and type(kernel) is rt.jit_function:
         try:
             plan = _Plan(kernel)
-        except AttributeError:
+        except (AttributeError, _Unsupported):
             plan = None
     _PLANS[id(kernel)] = plan
     _KEEP.append(kernel)  # the id stays this kernel's for the process (kernels are module globals anyway)
@@ -217,10 +254,10 @@ def launch(kernel: Any, grid: tuple[int, ...], *args: Any, **kwargs: Any) -> Non
         backend = kernel.device_caches[device][3]
         be = plan.backends[device] = (backend, bool(getattr(backend, "supports_native_tensor_specialization", False)))
     try:
-        vals, opts = plan.bind(args, kwargs)
-        key = launch_key(plan, vals, opts, tuple([getattr(s, a) for s, a in rt.knob_reads]), device, be[1], be[0])
+        vals, k = plan.binders[be[1]](*args, _rtd_be=be[0], **kwargs)
+        key = (device, tuple([getattr(s, a) for s, a in rt.knob_reads]), plan.fn.debug, k)
         hit = plan.cache.get(key)
-    except Exception:  # noqa: BLE001 - _Unsupported, an unhashable constexpr or option: Triton's own path decides
+    except Exception:  # noqa: BLE001 - _Unsupported, an unhashable constexpr or option, a bad call: Triton's path decides
         kernel[grid](*args, **kwargs)
         return
     if hit is None:
