@@ -199,11 +199,25 @@ _bgdr_op.register_autograd(_bgdr_autograd, setup_context=_bgdr_setup)
 
 def bias_gelu_dropout_residual_autograd(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor, p: float = 0.0,
                                         seed: int | None = None) -> torch.Tensor:
+    """residual + dropout(gelu_tanh(x + bias)) with Triton forward and backward.
+    Eager: BiasGeluDropoutResidualFunction.apply (a torch.autograd.Function: no custom-op dispatch, ~30 us of host
+    time less a call on an H100 host, issue #16 item 4); under torch.compile: the custom op
+    rocm_triton_doctor::bias_gelu_dropout_residual (opaque to the compiler, no graph break). Both run the same Triton
+    forward and backward. A seed=None with p > 0 is drawn here, on the host (under torch.compile pass one)."""
+    s = resolve_seed("bias_gelu_dropout_residual", seed) if p > 0 else 0
+    if torch.compiler.is_compiling():
+        return _bgdr_op(x, bias, residual, p, s)
+    return BiasGeluDropoutResidualFunction.apply(x, bias, residual, p, s)  # type: ignore[no-any-return]
+
+
+def bias_gelu_dropout_residual_custom_op(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor, p: float = 0.0,
+                                         seed: int | None = None) -> torch.Tensor:
     """residual + dropout(gelu_tanh(x + bias)) with Triton forward and backward, through the custom op."""
     return _bgdr_op(x, bias, residual, p, resolve_seed("bias_gelu_dropout_residual", seed) if p > 0 else 0)
 
 
 autograd_op = bias_gelu_dropout_residual_autograd  # an op with a backward (the contract of smoke/model_forms.py)
+custom_op_form = bias_gelu_dropout_residual_custom_op  # the form torch.compile sees, callable eagerly (tests)
 
 
 def reference_undropped(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
