@@ -13,8 +13,8 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.base import (AotSpec, cdiv, Case, Inputs, KernelSpec, check_alias, check_block, check_device,
-                                             check_dtype, prepare_out, randn)
+from rocm_triton_doctor.kernels.base import (AotSpec, Case, Inputs, KernelSpec, cdiv, check_alias, check_block, check_device,
+                                             check_dtype, prepare_out, randn, target_of)
 from rocm_triton_doctor.kernels.elementwise import strided_grid, strided_layout, tile_of, tile_offsets
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
@@ -58,7 +58,7 @@ def add_mul(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, out: torch.Tensor
     n = x.numel()
     if n == 0:
         return o
-    target = policy.target_for_device(x.device.type)
+    target = target_of(x)
     L = strided_layout("add_mul", o, x, y, z)
     if L is not None:
         cfg = policy.shared(policy.strided_config, target, L.N)

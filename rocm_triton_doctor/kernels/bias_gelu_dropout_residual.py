@@ -17,9 +17,9 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.base import (AotSpec, cdiv, Case, DropoutCheck, Inputs, KernelSpec, check_alias, check_device,
+from rocm_triton_doctor.kernels.base import (AotSpec, Case, DropoutCheck, Inputs, KernelSpec, cdiv, check_alias, check_device,
                                              check_dtype, check_p, dropout_args, prepare_out, randn, resolve_seed,
-                                             row_layout, stream_seed)
+                                             row_layout, stream_seed, target_of)
 from rocm_triton_doctor.kernels.elementwise import tile_offsets
 from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
 
@@ -74,7 +74,7 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
         M, D1, [(sx0, sx1), (sr0, sr1)] = row_layout(name, tuple(x.shape), x.stride(), residual.stride())
     if M == 0 or N == 0:
         return o
-    target = policy.target_for_device(x.device.type)
+    target = target_of(x)
     cfg = policy.shared(policy.tile2d_config, target, M, N)
     grid = (cdiv(M, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))
     threshold, scale = dropout_args(p)
@@ -128,7 +128,7 @@ def bias_gelu_dropout_residual_backward(dy: torch.Tensor, x: torch.Tensor, bias:
     dx = torch.empty_like(x2)
     if M == 0 or N == 0:
         return dx.reshape(x.shape), torch.zeros_like(bias)
-    cfg = policy.shared(policy.tile2d_config, policy.target_for_device(x.device.type), M, N)
+    cfg = policy.shared(policy.tile2d_config, target_of(x), M, N)
     grid = (cdiv(M, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))
     part = torch.empty((grid[0], N), dtype=torch.float32, device=x.device)
     threshold, scale = dropout_args(p)

@@ -37,7 +37,8 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_device, check_dtype, dtype_name, randn
+from rocm_triton_doctor.kernels.base import (AotSpec, Case, Inputs, KernelSpec, check_device, check_dtype, dtype_name, randn,
+                                             target_of)
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 OP_NAME = "rocm_triton_doctor::linear_cross_entropy"
@@ -138,7 +139,7 @@ def forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | Non
     _validate(h, w, bias, targets, reduction)
     if chunk is not None and chunk < 1:
         raise ValueError(f"linear_cross_entropy: chunk must be >= 1 rows, got {chunk}")
-    cfg = config or ce_config(policy.target_for_device(h.device.type), w.shape[0])
+    cfg = config or ce_config(target_of(h), w.shape[0])
     with torch.autocast(h.device.type, enabled=False):
         return _forward_and_grads(h, w, bias, targets, ignore_index, reduction, need_h, need_w, need_b, chunk, cfg)
 

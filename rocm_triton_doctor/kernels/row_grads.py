@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import AotSpec, cdiv
+from rocm_triton_doctor.kernels.base import AotSpec, cdiv, target_of
 
 
 def programs(device: torch.device, M: int) -> int:
@@ -34,7 +34,7 @@ def config(x: torch.Tensor, N: int, override: dict[str, Any] | None) -> dict[str
     """BLOCK (one row in one block when it fits, else chunks: LOOPED) and the compiler options, from the forward's
     policy (policy.row_config) with ROWS dropped: a backward program walks its rows one at a time."""
     if not override:
-        return _config(policy.target_for_device(x.device.type), N, x.element_size())
+        return _config(target_of(x), N, x.element_size())
     cfg = dict(override)
     cfg.pop("ROWS", None)
     cfg["LOOPED"] = cfg["BLOCK"] < N

@@ -20,7 +20,8 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import AotSpec, cdiv, check_alias, check_device, check_dtype, prepare_out, row_layout
+from rocm_triton_doctor.kernels.base import (AotSpec, cdiv, check_alias, check_device, check_dtype, prepare_out, row_layout,
+                                             target_of)
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
@@ -70,7 +71,7 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
         got = ", ".join(f"{p} {shape}" for p, shape in bad.items())
         raise ValueError(f"{name}: {' and '.join(bad)} must have shape ({N},), got {got}")
     if out is None:
-        o = torch.empty(shape, dtype=x.dtype, device=x.device)
+        o = prepare_out(None, shape, x)
     else:
         o = prepare_out(out, tuple(shape), x)
         check_alias(name, o, {"x": x, **params}, in_place=("x",))
@@ -84,7 +85,7 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
         cfg = dict(config)
         cfg["LOOPED"] = cfg["BLOCK"] < N
     else:
-        cfg = _config(policy.target_for_device(x.device.type), N, x.element_size(), min(M, 64))
+        cfg = _config(target_of(x), N, x.element_size(), min(M, 64))
     return RowLaunch(o, M, N, D1, s0, s1, sn, cfg)
 
 

@@ -11,8 +11,8 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.base import (AotSpec, cdiv, Case, Inputs, KernelSpec, check_alias, check_device, check_dtype,
-                                             prepare_out, randn)
+from rocm_triton_doctor.kernels.base import (AotSpec, Case, Inputs, KernelSpec, cdiv, check_alias, check_device, check_dtype,
+                                             prepare_out, randn, target_of)
 from rocm_triton_doctor.kernels.elementwise import strided_grid, strided_layout, tile_of, tile_offsets
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
@@ -52,7 +52,7 @@ def swiglu(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) ->
     n = a.numel()
     if n == 0:
         return o
-    target = policy.target_for_device(a.device.type)
+    target = target_of(a)
     L = strided_layout("swiglu", o, a, b)
     if L is not None:
         cfg = policy.shared(policy.strided_config, target, L.N)
@@ -89,7 +89,7 @@ def swiglu_backward(dy: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> tuple
     da, db = torch.empty_like(a), torch.empty_like(b)
     n = a.numel()
     if n:
-        cfg = policy.shared(policy.elementwise_config, policy.target_for_device(a.device.type), n)
+        cfg = policy.shared(policy.elementwise_config, target_of(a), n)
         launch(_swiglu_backward_kernel, (cdiv(n, cfg["BLOCK"]),), dy, a, b, da, db, n, **cfg)
     return da, db
 
