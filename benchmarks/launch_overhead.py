@@ -132,6 +132,7 @@ def calls() -> dict[str, Callable[[], Any]]:
     sa, sb = r(16, 11008), r(16, 11008)
     q = r(1, 4, 128, 64)
     out_x = torch.empty_like(x)
+    xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
     return {
         "gemm 64x256x128 fp16 bias_relu": lambda: gemm.gemm(a16, b16, bias16, "bias_relu"),
         "add_mul 64k bf16": lambda: add_mul.add_mul(e1, e2, e3),
@@ -143,7 +144,16 @@ def calls() -> dict[str, Callable[[], Any]]:
         "softmax 16x4096 bf16": lambda: softmax.softmax(x),
         "swiglu 16x11008 bf16": lambda: swiglu.swiglu(sa, sb),
         "attention 1x4x128x64 causal": lambda: attention.attention(q, q, q, True),
+        # With grad on and leaves that require it (the training forward): the autograd.Function that autograd_op now
+        # takes when eager, against the custom op it took before (custom_op_form).
+        "rmsnorm autograd_op 16x4096 (grad)": lambda: _with_grad(rmsnorm.autograd_op, xg, wg, 1e-6),
+        "rmsnorm custom op 16x4096 (grad)": lambda: _with_grad(rmsnorm.custom_op_form, xg, wg, 1e-6),
     }
+
+
+def _with_grad(fn: Callable[..., Any], *args: Any) -> Any:
+    with torch.enable_grad():
+        return fn(*args)
 
 
 def _old_extent(t: torch.Tensor) -> tuple[int, int] | None:
