@@ -153,7 +153,11 @@ def arg_key(v: Any, kind: int, native: bool, backend: Any) -> Any:
             cls = "u64"
         else:
             raise _Unsupported("int out of 64-bit range")
-        return cls if kind == _NOSPEC else (cls, kind == _SPEC_ALIGN and v & 15 == 0)
+        if kind == _NOSPEC:
+            return cls
+        if cls == "i32" and kind == _SPEC_ALIGN:
+            return v & 15 == 0  # the most common key part, a bare bool (no other argument kind keys to a bool)
+        return (cls, kind == _SPEC_ALIGN and v & 15 == 0)
     if t is bool:
         return "u1"
     if t is float:
@@ -192,8 +196,8 @@ def _make_binder(plan: _Plan, native: bool) -> Any:
             keys.append(f"({p}type({name}), {name})")
         elif kind == _SPEC_ALIGN:
             tensor = f"({name}.dtype, {name}.data_ptr() & 15 == 0)" if native else slow
-            keys.append(f"({tensor} if {p}type({name}) in {p}tt else ('i32', {name} & 15 == 0) if {p}type({name}) is "
-                        f"{p}int and {name} != 1 and -2147483648 <= {name} <= 2147483647 else {slow})")
+            keys.append(f"({name} & 15 == 0 if {p}type({name}) is {p}int and {name} != 1 and -2147483648 <= {name} <= "
+                        f"2147483647 else {tensor} if {p}type({name}) in {p}tt else {slow})")
         else:
             keys.append(slow)
     src = (f"def {p}bind({', '.join(sig + ['*', f'{p}be', f'**{p}opts'])}):\n"

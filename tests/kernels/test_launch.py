@@ -127,10 +127,10 @@ def test_int_and_pointer_keys_follow_triton_rules() -> None:
     k = launch.arg_key
     A = launch._SPEC_ALIGN
     assert k(1, A, True, None) == "one" and k(1, launch._NOSPEC, True, None) == "i32"
-    assert k(16, A, True, None) == ("i32", True) and k(17, A, True, None) == ("i32", False)
+    assert k(16, A, True, None) is True and k(17, A, True, None) is False  # i32: a bare bool, the common case
     assert k(16, launch._SPEC, True, None) == ("i32", False)
-    assert k(2**31, A, True, None) == ("i64", True) and k(-(2**31), A, True, None) == ("i32", True)
-    assert k(2**63, A, True, None) == ("u64", True) and k(-1, A, True, None) == ("i32", False)
+    assert k(2**31, A, True, None) == ("i64", True) and k(-(2**31), A, True, None) is True
+    assert k(2**63, A, True, None) == ("u64", True) and k(-1, A, True, None) is False
     x = torch.zeros(16, dtype=torch.float16)
     assert k(x, A, True, None) == (torch.float16, x.data_ptr() % 16 == 0)
     assert k(x[1:], A, True, None) == (torch.float16, False)
