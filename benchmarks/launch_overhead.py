@@ -6,7 +6,11 @@ lookup, driver call — is not included; on a GPU `smoke --preset launch` measur
 tensors under TRITON_INTERPRET=1 (so the device check accepts them); the policy then takes its interpreter branch,
 which costs the same lookups as the GPU branch.
 
-Usage: python benchmarks/launch_overhead.py [--calls N] [--json]
+--launch times the whole host path instead, on a real JITFunction of each kernel with a no-op launcher behind a fake
+driver: `triton` = our Python + Triton's JITFunction.run (binder, cache key, global check, launch metadata), `launch`
+= our Python + kernels.launch's cached path (issue #16 item 4). GEMM and attention still launch through JITFunction.run.
+
+Usage: python benchmarks/launch_overhead.py [--calls N] [--json] [--ab | --launch]
 """
 
 from __future__ import annotations
@@ -46,6 +50,71 @@ def fake_launches() -> None:
                 setattr(mod, name, _FakeKernel())
 
 
+class _FakeDriver:
+    """Device 0, stream 0: what JITFunction.run and kernels.launch ask the driver per call."""
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def get_current_stream(self, device: int) -> int:
+        return 0
+
+
+class _AnyKey(dict):  # type: ignore[type-arg]
+    """A kernel cache that has every key: JITFunction.run finds its compiled kernel without compiling."""
+
+    def __init__(self, kernel: Any) -> None:
+        super().__init__()
+        self.kernel = kernel
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self.kernel
+
+
+def real_launches() -> dict[str, Any]:
+    """Every @triton.jit kernel becomes a real JITFunction whose compiled kernel is a no-op launcher (no GPU, no
+    compile): JITFunction.run and kernels.launch then run their whole Python. Returns the JITFunctions by name."""
+    from triton.backends.nvidia.compiler import CUDABackend
+    from triton.compiler.compiler import CompiledKernel
+    from triton.runtime.driver import driver as tdriver
+    from triton.runtime.jit import JITFunction, create_function_from_signature
+
+    from rocm_triton_doctor import kernels
+    from rocm_triton_doctor.kernels import launch
+
+    tdriver.set_active(_FakeDriver())  # type: ignore[arg-type]
+    rt = launch._runtime()
+    assert rt is not None, "kernels.launch does not support this Triton"
+    made: dict[str, Any] = {}
+    for spec in kernels.REGISTRY:
+        mod = __import__(f"rocm_triton_doctor.kernels.{spec.name}", fromlist=["_"])
+        for name, obj in list(vars(mod).items()):
+            if type(obj).__name__ not in ("InterpretedFunction", "JITFunction") or not hasattr(obj, "fn"):
+                continue
+            jf = JITFunction(obj.fn)
+            ck = object.__new__(CompiledKernel)
+            ck._run, ck.function, ck.packed_metadata, ck.module, ck.name = _noop, 1, (), 1, name
+            ck.src = None
+            ck.metadata = None
+            binder = create_function_from_signature(jf.signature, jf.params, CUDABackend)
+            jf.device_caches[0] = (_AnyKey(ck), {}, None, CUDABackend, binder)
+            jf.used_global_vals = {}
+            setattr(mod, name, jf)
+            made[f"{spec.name}.{name}"] = jf
+    return made
+
+
+def via_triton(on: bool, made: dict[str, Any]) -> None:
+    """on: kernels.launch hands every kernel to JITFunction.run (its plan is None), as before it existed."""
+    from rocm_triton_doctor.kernels import launch
+
+    for jf in made.values():
+        if on:
+            launch._PLANS[id(jf)] = None
+        else:
+            launch._PLANS.pop(id(jf), None)
+
+
 def calls() -> dict[str, Callable[[], Any]]:
     from rocm_triton_doctor.kernels import (add_mul, attention, bias_gelu_dropout_residual, gemm, layernorm, rmsnorm,
                                             softmax, swiglu)
@@ -63,6 +132,7 @@ def calls() -> dict[str, Callable[[], Any]]:
     sa, sb = r(16, 11008), r(16, 11008)
     q = r(1, 4, 128, 64)
     out_x = torch.empty_like(x)
+    xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
     return {
         "gemm 64x256x128 fp16 bias_relu": lambda: gemm.gemm(a16, b16, bias16, "bias_relu"),
         "add_mul 64k bf16": lambda: add_mul.add_mul(e1, e2, e3),
@@ -74,7 +144,16 @@ def calls() -> dict[str, Callable[[], Any]]:
         "softmax 16x4096 bf16": lambda: softmax.softmax(x),
         "swiglu 16x11008 bf16": lambda: swiglu.swiglu(sa, sb),
         "attention 1x4x128x64 causal": lambda: attention.attention(q, q, q, True),
+        # With grad on and leaves that require it (the training forward): the autograd.Function that autograd_op now
+        # takes when eager, against the custom op it took before (custom_op_form).
+        "rmsnorm autograd_op 16x4096 (grad)": lambda: _with_grad(rmsnorm.autograd_op, xg, wg, 1e-6),
+        "rmsnorm custom op 16x4096 (grad)": lambda: _with_grad(rmsnorm.custom_op_form, xg, wg, 1e-6),
     }
+
+
+def _with_grad(fn: Callable[..., Any], *args: Any) -> Any:
+    with torch.enable_grad():
+        return fn(*args)
 
 
 def _old_extent(t: torch.Tensor) -> tuple[int, int] | None:
@@ -110,8 +189,11 @@ def uncached(on: bool) -> None:
     rows.cdiv = elementwise.cdiv = triton.cdiv if on else base.cdiv  # type: ignore[attr-defined]
 
 
-def measure(n: int, ab: bool = False) -> dict[str, Any]:
-    fake_launches()
+def measure(n: int, ab: bool = False, real: bool = False) -> dict[str, Any]:
+    made = real_launches() if real else None
+    if made is None:
+        fake_launches()
+    ab = ab or real
     out: dict[str, Any] = {}
     with torch.no_grad():
         for name, fn in calls().items():
@@ -120,7 +202,12 @@ def measure(n: int, ab: bool = False) -> dict[str, Any]:
             best = {False: float("inf"), True: float("inf")}
             for _ in range(7):  # best of 7 batches, in this thread's CPU time: the machine is shared
                 for before in ((True, False) if ab else (False,)):
-                    uncached(before) if ab else None
+                    if made is not None:
+                        via_triton(before, made)
+                    elif ab:
+                        uncached(before)
+                    for _ in range(5):  # warm: a first call after the switch fills kernels.launch's cache
+                        fn()
                     t0 = time.thread_time()
                     for _ in range(n):
                         fn()
@@ -134,8 +221,10 @@ if __name__ == "__main__":
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--ab", action="store_true", help="time the path before and after the caching, interleaved")
+    ap.add_argument("--launch", action="store_true", help="whole host path: JITFunction.run against kernels.launch "
+                    "(no-op launcher), interleaved")
     args = ap.parse_args()
-    res = measure(args.calls, args.ab)
+    res = measure(args.calls, args.ab, args.launch)
     if args.json:
         print(json.dumps(res, indent=1))
     else:

@@ -3,7 +3,9 @@ Triton's JITFunction.run and everything else (our checks, policy, allocation), p
 
 Usage (GPU): python benchmarks/launch_profile.py [--calls N] [--json PATH] [--profile NAME,...]
 Host µs per call = wall time of N back-to-back calls (no sync between them) / N, on shapes whose GPU time is a few
-µs, so the host is the bottleneck. "triton" is the time spent inside JITFunction.run (binding, cache key, launch).
+µs, so the host is the bottleneck. "triton" is the time spent inside JITFunction.run (binding, cache key, launch),
+"launch" the time inside kernels.launch.launch (its cached path; a miss or a fallback also counts the JITFunction.run
+inside it), "other" = ours - the larger of the two: our checks, policy and allocation.
 """
 
 from __future__ import annotations
@@ -64,7 +66,63 @@ def calls(dev: torch.device) -> dict[str, tuple[Callable[[], Any], Callable[[], 
         "attention 4x32x128x128": (lambda: attention.attention(q128, q128, q128),
                                    lambda: F.scaled_dot_product_attention(q128, q128, q128)),
         "rmsnorm autograd op 16x4096": (lambda: rmsnorm.autograd_op(x, w, 1e-6), None),
+        "rmsnorm custom op 16x4096": (lambda: rmsnorm.custom_op_form(x, w, 1e-6), None),
+        **_launch_rows(x, w),
     }
+
+
+def _launch_rows(x: torch.Tensor, w: torch.Tensor) -> dict[str, tuple[Callable[[], Any], Callable[[], Any] | None]]:
+    """The rmsnorm kernel launched with nothing of ours around it: kernel[grid](...) (Triton's JITFunction.run) against
+    kernels.launch.launch (its compiled-kernel cache); `eager` is the bare kernel[grid] call, for the ratio."""
+    from rocm_triton_doctor.kernels import launch as fast, rmsnorm, rows
+
+    L = rows.prepare("rmsnorm", x, {"weight": w}, None)
+    k, cfg = rmsnorm.rmsnorm_kernel, dict(L.cfg)
+    args = (x, w, L.out, L.M, L.N, L.D1, L.s0, L.s1, L.sn, w.stride(0), 1e-6)
+
+    def triton_path() -> None:
+        k[L.grid](*args, **cfg, rstd_ptr=None, STATS=False)
+
+    def fast_path() -> None:
+        fast.launch(k, L.grid, *args, **cfg, rstd_ptr=None, STATS=False)
+
+    return {"rmsnorm kernel[grid] only": (triton_path, None), "rmsnorm launch() only": (fast_path, triton_path)}
+
+
+class LaunchTimer:
+    """Accumulates the wall time spent inside kernels.launch.launch (the fast path, or Triton's on a miss), patched
+    into every kernel module that imported it."""
+
+    def __init__(self) -> None:
+        import importlib
+
+        from rocm_triton_doctor import kernels
+        from rocm_triton_doctor.kernels import launch as fast
+
+        self.orig = fast.launch
+        self.mods = [m for m in (importlib.import_module(f"rocm_triton_doctor.kernels.{s.name}") for s in kernels.REGISTRY)
+                     if getattr(m, "launch", None) is self.orig]
+        self.total = 0.0
+        timer = self
+
+        def launch(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return timer.orig(*args, **kwargs)
+            finally:
+                timer.total += time.perf_counter() - t0
+
+        self.wrapped = launch
+
+    def __enter__(self) -> LaunchTimer:
+        self.total = 0.0
+        for m in self.mods:
+            m.launch = self.wrapped  # type: ignore[attr-defined]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for m in self.mods:
+            m.launch = self.orig  # type: ignore[attr-defined]
 
 
 class TritonTimer:
@@ -170,9 +228,15 @@ def main() -> None:
                         ours()
                     torch.cuda.synchronize()
                 triton_us = tt.total / a.calls * 1e6
+                with LaunchTimer() as lt:  # kernels.launch: its hits never enter JITFunction.run
+                    for _ in range(a.calls):
+                        ours()
+                    torch.cuda.synchronize()
+                launch_us = lt.total / a.calls * 1e6
                 e = per_call_us(eager, a.calls) if eager else None
                 rows[name] = {"ours_us": round(total, 1), "triton_run_us": round(triton_us, 1),
-                              "ours_other_us": round(total - triton_us, 1), "eager_us": round(e, 1) if e else None}
+                              "launch_us": round(launch_us, 1), "ours_other_us": round(total - max(triton_us, launch_us), 1),
+                              "eager_us": round(e, 1) if e else None}
             except Exception as exc:  # noqa: BLE001 - a diagnostic: report and go on
                 rows[name] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
             print(name, rows[name], flush=True)
@@ -190,12 +254,12 @@ def main() -> None:
     for name, text in profiles.items():
         print(f"\n==== cProfile (200 calls, by tottime): {name}")
         print("\n".join(line for line in text.splitlines() if line.strip())[:3500])
-    print(f"\n{'call':34} {'ours':>7} {'triton':>7} {'other':>7} {'eager':>7}  (host us per call)")
+    print(f"\n{'call':34} {'ours':>7} {'triton':>7} {'launch':>7} {'other':>7} {'eager':>7}  (host us per call)")
     for name, r in rows.items():
         if "error" in r:
             print(f"{name:34} {r['error']}")
         else:
-            print(f"{name:34} {r['ours_us']:7.1f} {r['triton_run_us']:7.1f} {r['ours_other_us']:7.1f} "
+            print(f"{name:34} {r['ours_us']:7.1f} {r['triton_run_us']:7.1f} {r['launch_us']:7.1f} {r['ours_other_us']:7.1f} "
                   f"{r['eager_us'] if r['eager_us'] is not None else '-':>7}")
     if a.json:
         Path(a.json).write_text(json.dumps({"rows": rows, "profiles": profiles, "gemm_probe": probe}, indent=1))

@@ -12,8 +12,9 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import (AotSpec, Case, Inputs, KernelSpec, check_alias, check_block, check_device,
-                                             check_dtype, prepare_out, randn)
+from rocm_triton_doctor.kernels.launch import launch
+from rocm_triton_doctor.kernels.base import (AotSpec, Case, Inputs, KernelSpec, cdiv, check_alias, check_block, check_device,
+                                             check_dtype, prepare_out, randn, target_of)
 from rocm_triton_doctor.kernels.elementwise import full_block, strided_grid, strided_layout, tile_of, tile_offsets
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
@@ -62,20 +63,21 @@ def add_mul(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, out: torch.Tensor
     if not (x.shape == y.shape == z.shape):
         raise ValueError(f"add_mul: shapes differ: {tuple(x.shape)}, {tuple(y.shape)}, {tuple(z.shape)}")
     o = prepare_out(out, tuple(x.shape), x)
-    check_alias("add_mul", o, {"x": x, "y": y, "z": z}, in_place=("x", "y", "z"))
+    if out is not None:  # a fresh output overlaps nothing
+        check_alias("add_mul", o, {"x": x, "y": y, "z": z}, in_place=("x", "y", "z"))
     n = x.numel()
     if n == 0:
         return o
-    target = policy.target_for_device(x.device.type)
+    target = target_of(x)
     L = strided_layout("add_mul", o, x, y, z)
     if L is not None:
-        cfg = policy.strided_config(target, L.N)
-        add_mul_strided_kernel[strided_grid(L, cfg)](x, y, z, o, L.M, L.N, L.D1, *L.args(), **cfg)
+        cfg = policy.shared(policy.strided_config, target, L.N)
+        launch(add_mul_strided_kernel, strided_grid(L, cfg), x, y, z, o, L.M, L.N, L.D1, *L.args(), **cfg)
         return o
-    cfg = policy.elementwise_config(target, n)
+    cfg = policy.shared(policy.elementwise_config, target, n)
     if block is not None:
-        cfg["BLOCK"] = block
-    add_mul_kernel[(triton.cdiv(n, cfg["BLOCK"]),)](x, y, z, o, n, **cfg)
+        cfg = {**cfg, "BLOCK": block}
+    launch(add_mul_kernel, (cdiv(n, cfg["BLOCK"]),), x, y, z, o, n, **cfg)
     return o
 
 

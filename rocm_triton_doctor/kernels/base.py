@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 
 import torch
 
-from rocm_triton_doctor.kernels.policy import Target
+from rocm_triton_doctor.kernels.policy import Target, target_for_device
 
 Inputs = dict[str, Any]
 
@@ -100,17 +100,20 @@ def check_device(name: str, *tensors: torch.Tensor) -> torch.device:
     for t in tensors:
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name}: expected torch.Tensor inputs, got {type(t).__name__}")
-    dev = tensors[0].device
-    for t in tensors:
+    x = tensors[0]
+    dev = x.device
+    for t in tensors[1:]:
         if t.device != dev:
             raise ValueError(f"{name}: all tensors must be on one device, got {t.device} and {dev}")
-    if dev.type == "meta":
+    if x.is_meta:  # (is_meta / is_cpu: flags, cheaper than device.type on the hot path)
         raise ValueError(f"{name}: tensors on the meta device have no data to compute on (use a GPU or CPU tensor)")
-    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        raise ValueError(f"{name}: an input requires grad, but these kernels have no backward (the output would be "
-                         "silently detached); call it under torch.no_grad() or torch.inference_mode(), or pass "
-                         ".detach()ed tensors")
-    if dev.type == "cpu":
+    if torch.is_grad_enabled():
+        for t in tensors:
+            if t.requires_grad:
+                raise ValueError(f"{name}: an input requires grad, but these kernels have no backward (the output "
+                                 "would be silently detached); call it under torch.no_grad() or "
+                                 "torch.inference_mode(), or pass .detach()ed tensors")
+    if x.is_cpu:
         from rocm_triton_doctor.kernels.policy import interpreter_active
 
         if not interpreter_active():
@@ -129,6 +132,8 @@ def check_dtype(name: str, allowed: tuple[torch.dtype, ...], *tensors: torch.Ten
 
 
 def check_p(p: float) -> float:
+    if type(p) is float and 0.0 <= p < 1.0:  # the common case, without the numbers.Real ABC check
+        return p
     if isinstance(p, bool) or not isinstance(p, numbers.Real):
         raise TypeError(f"dropout probability must be a number, got {type(p).__name__}")
     if not (0.0 <= float(p) < 1.0):
@@ -137,6 +142,8 @@ def check_p(p: float) -> float:
 
 
 def check_eps(name: str, eps: float) -> float:
+    if type(eps) is float and eps > 0:  # the common case, without the numbers.Real ABC check
+        return eps
     if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
         raise TypeError(f"{name}: eps must be a number, got {type(eps).__name__}")
     if not eps > 0:
@@ -185,6 +192,11 @@ def dropout_args(p: float) -> tuple[int, float]:
 
 def prepare_out(out: torch.Tensor | None, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
     if out is None:
+        if like.shape == shape:
+            # empty_like costs a third to a half of torch.empty(shape, dtype=, device=) (no device object to parse);
+            # the output is contiguous whatever like's layout is
+            return torch.empty_like(like) if like.is_contiguous() else torch.empty_like(
+                like, memory_format=torch.contiguous_format)
         return torch.empty(shape, dtype=like.dtype, device=like.device)
     if not isinstance(out, torch.Tensor):
         raise TypeError(f"out must be a torch.Tensor, got {type(out).__name__}")
@@ -193,6 +205,12 @@ def prepare_out(out: torch.Tensor | None, shape: tuple[int, ...], like: torch.Te
     if torch.is_grad_enabled() and out.requires_grad:
         raise ValueError("out requires grad: these kernels have no backward; pass a tensor that does not")
     return out
+
+
+def target_of(t: torch.Tensor) -> Target:
+    """policy.target_for_device for t's device, reading the is_cuda flag first (a torch.device object and its .type
+    string cost ~1 us a call; ROCm tensors report "cuda" too)."""
+    return target_for_device("cuda" if t.is_cuda else t.device.type)
 
 
 def cdiv(a: int, b: int) -> int:

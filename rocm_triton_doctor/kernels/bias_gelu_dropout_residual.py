@@ -8,6 +8,7 @@ one. x and residual may be any layout (read through strides), the bias fp32 unde
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -15,9 +16,10 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import (AotSpec, Case, DropoutCheck, Inputs, KernelSpec, check_alias, check_device,
+from rocm_triton_doctor.kernels.launch import launch
+from rocm_triton_doctor.kernels.base import (AotSpec, Case, DropoutCheck, Inputs, KernelSpec, cdiv, check_alias, check_device,
                                              check_dtype, check_p, dropout_args, prepare_out, randn, resolve_seed,
-                                             row_layout, stream_seed)
+                                             row_layout, stream_seed, target_of)
 from rocm_triton_doctor.kernels.elementwise import tile_offsets
 from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
 
@@ -63,19 +65,23 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
     p = check_p(p)
     seed = resolve_seed(name, seed) if p > 0 or seed is not None else 0
     o = prepare_out(out, tuple(x.shape), x)
-    check_alias(name, o, {"x": x, "residual": residual, "bias": bias}, in_place=("x", "residual"))
+    if out is not None:  # a fresh output overlaps nothing
+        check_alias(name, o, {"x": x, "residual": residual, "bias": bias}, in_place=("x", "residual"))
     N = x.shape[-1]
-    M, D1, [(sx0, sx1), (sr0, sr1)] = row_layout(name, tuple(x.shape), x.stride(), residual.stride())
+    if x.is_contiguous() and residual.is_contiguous():  # the common case: no stride folding
+        M, D1, sx0, sx1, sr0, sr1 = (x.numel() // N if N else math.prod(x.shape[:-1])), 1, N, 0, N, 0
+    else:
+        M, D1, [(sx0, sx1), (sr0, sr1)] = row_layout(name, tuple(x.shape), x.stride(), residual.stride())
     if M == 0 or N == 0:
         return o
-    target = policy.target_for_device(x.device.type)
-    cfg = policy.tile2d_config(target, M, N)
-    grid = (triton.cdiv(M, cfg["BLOCK_M"]), triton.cdiv(N, cfg["BLOCK_N"]))
+    target = target_of(x)
+    cfg = policy.shared(policy.tile2d_config, target, M, N)
+    grid = (cdiv(M, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))
     threshold, scale = dropout_args(p)
-    bias_gelu_dropout_residual_kernel[grid](x, bias, residual, o, M, N, D1, sx0, sx1, x.stride(-1), sr0, sr1,
-                                            residual.stride(-1), bias.stride(0), stream_seed(seed, STREAM), threshold,
-                                            scale, HAS_DROPOUT=p > 0.0, FAST_TANH=policy.fast_tanh(target, x.element_size()),
-                                            **cfg)
+    launch(bias_gelu_dropout_residual_kernel, grid, x, bias, residual, o, M, N, D1, sx0, sx1, x.stride(-1), sr0, sr1,
+           residual.stride(-1), bias.stride(0), stream_seed(seed, STREAM), threshold,
+           scale, HAS_DROPOUT=p > 0.0, FAST_TANH=policy.fast_tanh(target, x.element_size()),
+           **cfg)
     return o
 
 
@@ -122,13 +128,13 @@ def bias_gelu_dropout_residual_backward(dy: torch.Tensor, x: torch.Tensor, bias:
     dx = torch.empty_like(x2)
     if M == 0 or N == 0:
         return dx.reshape(x.shape), torch.zeros_like(bias)
-    cfg = policy.tile2d_config(policy.target_for_device(x.device.type), M, N)
-    grid = (triton.cdiv(M, cfg["BLOCK_M"]), triton.cdiv(N, cfg["BLOCK_N"]))
+    cfg = policy.shared(policy.tile2d_config, target_of(x), M, N)
+    grid = (cdiv(M, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))
     part = torch.empty((grid[0], N), dtype=torch.float32, device=x.device)
     threshold, scale = dropout_args(p)
-    _bias_gelu_dropout_residual_backward_kernel[grid](dy2, x2, bias, dx, part, M, N, bias.stride(0),
-                                                      stream_seed(resolve_seed(name, seed), STREAM), threshold, scale,
-                                                      HAS_DROPOUT=p > 0.0, **cfg)
+    launch(_bias_gelu_dropout_residual_backward_kernel, grid, dy2, x2, bias, dx, part, M, N, bias.stride(0),
+           stream_seed(resolve_seed(name, seed), STREAM), threshold, scale,
+           HAS_DROPOUT=p > 0.0, **cfg)
     return dx.reshape(x.shape), part.sum(0).to(bias.dtype)
 
 
@@ -193,11 +199,25 @@ _bgdr_op.register_autograd(_bgdr_autograd, setup_context=_bgdr_setup)
 
 def bias_gelu_dropout_residual_autograd(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor, p: float = 0.0,
                                         seed: int | None = None) -> torch.Tensor:
+    """residual + dropout(gelu_tanh(x + bias)) with Triton forward and backward.
+    Eager: BiasGeluDropoutResidualFunction.apply (a torch.autograd.Function: no custom-op dispatch, ~30 us of host
+    time less a call on an H100 host, issue #16 item 4); under torch.compile: the custom op
+    rocm_triton_doctor::bias_gelu_dropout_residual (opaque to the compiler, no graph break). Both run the same Triton
+    forward and backward. A seed=None with p > 0 is drawn here, on the host (under torch.compile pass one)."""
+    s = resolve_seed("bias_gelu_dropout_residual", seed) if p > 0 else 0
+    if torch.compiler.is_compiling():
+        return _bgdr_op(x, bias, residual, p, s)
+    return BiasGeluDropoutResidualFunction.apply(x, bias, residual, p, s)  # type: ignore[no-any-return]
+
+
+def bias_gelu_dropout_residual_custom_op(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor, p: float = 0.0,
+                                         seed: int | None = None) -> torch.Tensor:
     """residual + dropout(gelu_tanh(x + bias)) with Triton forward and backward, through the custom op."""
     return _bgdr_op(x, bias, residual, p, resolve_seed("bias_gelu_dropout_residual", seed) if p > 0 else 0)
 
 
 autograd_op = bias_gelu_dropout_residual_autograd  # an op with a backward (the contract of smoke/model_forms.py)
+custom_op_form = bias_gelu_dropout_residual_custom_op  # the form torch.compile sees, callable eagerly (tests)
 
 
 def reference_undropped(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:

@@ -32,6 +32,12 @@ class Strided:
 def strided_layout(name: str, out: torch.Tensor, *inputs: torch.Tensor) -> Strided | None:
     """None when every input has the output's (contiguous) layout: the flat kernel. Otherwise the folded 2-D/3-D
     view; layouts that fold into more than three dimensions are refused (call .contiguous())."""
+    if out.is_contiguous():  # the common case first: every input dense (same shape: the callers checked) is flat
+        for t in inputs:
+            if not t.is_contiguous():
+                break
+        else:
+            return None
     dims = collapse(tuple(out.shape), out.stride(), *(t.stride() for t in inputs))
     if len(dims) <= 1 and all(st == 1 for _, sts in dims for st in sts):
         return None

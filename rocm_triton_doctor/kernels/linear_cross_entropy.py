@@ -36,7 +36,9 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_device, check_dtype, dtype_name, randn
+from rocm_triton_doctor.kernels.launch import launch
+from rocm_triton_doctor.kernels.base import (AotSpec, Case, Inputs, KernelSpec, check_device, check_dtype, dtype_name, randn,
+                                             target_of)
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 OP_NAME = "rocm_triton_doctor::linear_cross_entropy"
@@ -137,7 +139,7 @@ def forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | Non
     _validate(h, w, bias, targets, reduction)
     if chunk is not None and chunk < 1:
         raise ValueError(f"linear_cross_entropy: chunk must be >= 1 rows, got {chunk}")
-    cfg = config or ce_config(policy.target_for_device(h.device.type), w.shape[0])
+    cfg = config or ce_config(target_of(h), w.shape[0])
     with torch.autocast(h.device.type, enabled=False):
         return _forward_and_grads(h, w, bias, targets, ignore_index, reduction, need_h, need_w, need_b, chunk, cfg)
 
@@ -161,8 +163,8 @@ def _forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | No
     for r0 in range(0, N, C):
         hc = h[r0:r0 + C]
         z = torch.addmm(bias, hc, w.t()) if bias is not None else hc @ w.t()
-        ce_rows_kernel[(hc.shape[0],)](z, z.stride(0), targets, losses, n_valid, V, ignore_index, r0,
-                                       MEAN=reduction == "mean", WRITE_GRAD=grads, **cfg)
+        launch(ce_rows_kernel, (hc.shape[0],), z, z.stride(0), targets, losses, n_valid, V, ignore_index, r0,
+               MEAN=reduction == "mean", WRITE_GRAD=grads, **cfg)
         if not grads:
             continue
         if gh is not None:
@@ -191,12 +193,13 @@ def _scaled(g: torch.Tensor | None, grad_loss: torch.Tensor) -> torch.Tensor | N
 
 class LinearCrossEntropyFunction(torch.autograd.Function):
     """The plain autograd.Function form: LinearCrossEntropyFunction.apply(h, w, bias, targets, ignore_index,
-    reduction) -> loss."""
+    reduction, grad_enabled) -> loss. `grad_enabled`: torch.is_grad_enabled() of the caller (forward runs with grad
+    mode off, and ctx.needs_input_grad says True under torch.no_grad() too): False computes no gradients."""
 
     @staticmethod
     def forward(ctx: Any, h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, targets: torch.Tensor,
-                ignore_index: int = -100, reduction: str = "mean") -> torch.Tensor:
-        need = ctx.needs_input_grad
+                ignore_index: int = -100, reduction: str = "mean", grad_enabled: bool = True) -> torch.Tensor:
+        need = [n and grad_enabled for n in ctx.needs_input_grad[:3]]
         loss, gh, gw, gb = forward_and_grads(h, w, bias, targets, ignore_index, reduction, need[0], need[1], need[2])
         ctx.grads = (gh, gw, gb)
         return loss
@@ -205,7 +208,7 @@ class LinearCrossEntropyFunction(torch.autograd.Function):
     def backward(ctx: Any, grad_loss: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         gh, gw, gb = (_scaled(g, grad_loss) for g in ctx.grads)
         ctx.grads = None
-        return gh, gw, gb, None, None, None
+        return gh, gw, gb, None, None, None, None
 
 
 # ---- custom op: the same computation, opaque to torch.compile (one node, fake shapes, autograd from saved grads) ----
@@ -250,8 +253,19 @@ _lce_op.register_autograd(_lce_backward, setup_context=_lce_setup)
 
 def linear_cross_entropy(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor, bias: torch.Tensor | None = None,
                          ignore_index: int = -100, reduction: str = "mean") -> torch.Tensor:
-    """Loss of F.cross_entropy(F.linear(h, w, bias), targets) through the custom op (eager or under torch.compile).
-    Gradients are computed in the forward only for inputs that require them and only when grad mode is on."""
+    """Loss of F.cross_entropy(F.linear(h, w, bias), targets). Gradients are computed in the forward only for inputs
+    that require them and only when grad mode is on. Eager: LinearCrossEntropyFunction (no custom-op dispatch, ~30 us
+    of host time less a call, issue #16 item 4); under torch.compile: the custom op (no graph break)."""
+    if not torch.compiler.is_compiling():
+        return LinearCrossEntropyFunction.apply(h, w, bias, targets, ignore_index, reduction,  # type: ignore[no-any-return]
+                                                torch.is_grad_enabled())
+    return linear_cross_entropy_custom_op(h, w, targets, bias, ignore_index, reduction)
+
+
+def linear_cross_entropy_custom_op(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor,
+                                   bias: torch.Tensor | None = None, ignore_index: int = -100,
+                                   reduction: str = "mean") -> torch.Tensor:
+    """linear_cross_entropy through the custom op (what torch.compile sees; callable eagerly)."""
     on = torch.is_grad_enabled()
     need_b = on and bias is not None and bias.requires_grad
     return _lce_op(h, w, bias, targets, ignore_index, reduction, on and h.requires_grad, on and w.requires_grad,
@@ -259,6 +273,7 @@ def linear_cross_entropy(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor
 
 
 autograd_op = linear_cross_entropy  # the hook smoke/model.py looks for (an op with a backward)
+custom_op_form = linear_cross_entropy_custom_op  # the form torch.compile sees, callable eagerly (tests)
 
 
 def reference(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor, bias: torch.Tensor | None = None,
@@ -353,5 +368,5 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
 # Compute-bound (three GEMMs of 2·N·V·H FLOPs each); no performance target of issue #5 covers it yet.
 KERNEL = KernelSpec("linear_cross_entropy", "compute", cases, aot_specs)
 
-__all__ = ["KERNEL", "LinearCrossEntropyFunction", "autograd_op", "cases", "chunk_rows", "forward_and_grads",
-           "linear_cross_entropy", "reference", "eager", "aot_specs"]
+__all__ = ["KERNEL", "LinearCrossEntropyFunction", "autograd_op", "cases", "chunk_rows", "custom_op_form", "forward_and_grads",
+           "linear_cross_entropy", "linear_cross_entropy_custom_op", "reference", "eager", "aot_specs"]

@@ -13,13 +13,13 @@ gradient torch hands in is usually contiguous already) — strided inputs are ha
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import torch
-import triton
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import AotSpec
+from rocm_triton_doctor.kernels.base import AotSpec, cdiv, target_of
 
 
 def programs(device: torch.device, M: int) -> int:
@@ -33,7 +33,18 @@ def programs(device: torch.device, M: int) -> int:
 def config(x: torch.Tensor, N: int, override: dict[str, Any] | None) -> dict[str, Any]:
     """BLOCK (one row in one block when it fits, else chunks: LOOPED) and the compiler options, from the forward's
     policy (policy.row_config) with ROWS dropped: a backward program walks its rows one at a time."""
-    cfg = dict(override) if override else policy.row_config(policy.target_for_device(x.device.type), N, x.element_size())
+    if not override:
+        return _config(target_of(x), N, x.element_size())
+    cfg = dict(override)
+    cfg.pop("ROWS", None)
+    cfg["LOOPED"] = cfg["BLOCK"] < N
+    return cfg
+
+
+@functools.lru_cache(maxsize=policy.CONFIG_CACHE_SIZE)
+def _config(target: policy.Target, N: int, elem_size: int) -> dict[str, Any]:
+    """One shared dict per (target, width, element size): launchers splat it and never mutate it."""
+    cfg = policy.row_config(target, N, elem_size)
     cfg.pop("ROWS", None)
     cfg["LOOPED"] = cfg["BLOCK"] < N
     return cfg
@@ -41,8 +52,8 @@ def config(x: torch.Tensor, N: int, override: dict[str, Any] | None) -> dict[str
 
 def launch_shape(M: int, G: int) -> tuple[tuple[int], int]:
     """(grid, rows per program)."""
-    rpp = triton.cdiv(M, G) if M else 1
-    return (triton.cdiv(M, rpp) if M else 0,), rpp
+    rpp = cdiv(M, G) if M else 1
+    return (cdiv(M, rpp) if M else 0,), rpp
 
 
 def rows2d(t: torch.Tensor, N: int) -> torch.Tensor:

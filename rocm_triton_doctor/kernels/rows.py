@@ -15,6 +15,8 @@ ROW_SINGLE_BYTES has the measurements).
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any
 
 import torch
@@ -22,7 +24,8 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import AotSpec, cdiv, check_alias, check_device, check_dtype, prepare_out, row_layout
+from rocm_triton_doctor.kernels.base import (AotSpec, cdiv, check_alias, check_device, check_dtype, prepare_out, row_layout,
+                                             target_of)
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
@@ -36,6 +39,7 @@ def row_offsets(pid, M, D1, s0, s1, ROWS: tl.constexpr, DIV: tl.constexpr = 1):
     return rows, (rows // D1) * (s0 * DIV) + (rows % D1) * (s1 * DIV), rows < M
 
 
+@functools.lru_cache(maxsize=4096)
 def vector_div(*values: int) -> int:
     """The largest power of two up to 16 dividing every value: the launcher passes width and row strides divided by
     it and the kernel multiplies them back by the constexpr DIV, so Triton knows they are multiples of DIV. Triton
@@ -55,8 +59,9 @@ class RowLaunch:
 
     def __init__(self, out: torch.Tensor, M: int, N: int, D1: int, s0: int, s1: int, sn: int, cfg: dict[str, Any]):
         self.out, self.M, self.N, self.D1, self.s0, self.s1, self.sn, self.cfg = out, M, N, D1, s0, s1, sn, cfg
-        div = cfg["DIV"]
-        # The kernel's (M, N, D1, s0, s1, sn) arguments: width and row strides divided by DIV (vector_div).
+        # The kernel's (M, N, D1, s0, s1, sn) arguments: width and row strides divided by the constexpr DIV, passed
+        # as DIV=L.div (vector_div; not in the shared config dict: it depends on the strides).
+        self.div = div = vector_div(N, s0, s1 if D1 > 1 else 0)
         self.args = (M, N // div, D1, s0 // div, s1 // div, sn)
 
     @property
@@ -71,25 +76,50 @@ class RowLaunch:
 def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: torch.Tensor | None,
             config: dict[str, Any] | None = None) -> RowLaunch:
     """Validate a row kernel's input and its per-column parameters (each of shape (N,), any stride and float dtype),
-    allocate or check the output, and choose the launch config (`config` overrides the policy's, for tests)."""
+    allocate or check the output, and choose the launch config (`config` overrides the policy's, for tests).
+
+    Every check is O(1) in the data; the common call (out=None, a contiguous x) skips the alias test (a fresh output
+    overlaps nothing) and the stride folding, and shares one cached config dict (issue #16 item 4)."""
     check_device(name, x, *params.values())
-    check_dtype(name, DTYPES, x)
+    if x.dtype not in DTYPES:
+        check_dtype(name, DTYPES, x)
     for p, t in params.items():
-        check_dtype(f"{name} {p}", DTYPES, t)
-    if x.dim() < 1:
+        if t.dtype not in DTYPES:
+            check_dtype(f"{name} {p}", DTYPES, t)
+    shape = x.shape
+    if not shape:
         raise ValueError(f"{name}: input must have at least one dimension, got a 0-dim tensor")
-    N = x.shape[-1]
+    N = shape[-1]
     bad = {p: tuple(t.shape) for p, t in params.items() if tuple(t.shape) != (N,)}
     if bad:
         got = ", ".join(f"{p} {shape}" for p, shape in bad.items())
         raise ValueError(f"{name}: {' and '.join(bad)} must have shape ({N},), got {got}")
-    o = prepare_out(out, tuple(x.shape), x)
-    check_alias(name, o, {"x": x, **params}, in_place=("x",))
-    M, D1, [(s0, s1)] = row_layout(name, tuple(x.shape), x.stride())
-    cfg = dict(config) if config else policy.row_config(policy.target_for_device(x.device.type), N, x.element_size(), M)
+    if out is None:
+        o = prepare_out(None, shape, x)
+    else:
+        o = prepare_out(out, tuple(shape), x)
+        check_alias(name, o, {"x": x, **params}, in_place=("x",))
+    if x.is_contiguous():
+        M = x.numel() // N if N else math.prod(shape[:-1])
+        D1, s0, s1, sn = 1, N, 0, 1
+    else:
+        M, D1, [(s0, s1)] = row_layout(name, tuple(shape), x.stride())
+        sn = x.stride(-1)
+    if config:
+        cfg = dict(config)
+        cfg["LOOPED"] = cfg["BLOCK"] < N
+    else:
+        cfg = _config(target_of(x), N, x.element_size(), min(M, 64))
+    return RowLaunch(o, M, N, D1, s0, s1, sn, cfg)
+
+
+@functools.lru_cache(maxsize=policy.CONFIG_CACHE_SIZE)
+def _config(target: policy.Target, N: int, elem_size: int, rows: int) -> dict[str, Any]:
+    """The policy's config with LOOPED, one dict per (target, width, element size, row class up to 64) shared by
+    every call: launchers splat it and never mutate it."""
+    cfg = policy.row_config(target, N, elem_size, rows)
     cfg["LOOPED"] = cfg["BLOCK"] < N
-    cfg["DIV"] = vector_div(N, s0, s1 if D1 > 1 else 0)
-    return RowLaunch(o, M, N, D1, s0, s1, x.stride(-1), cfg)
+    return cfg
 
 
 def row_aot(name: str, fn: Any, pointers: tuple[str, ...], scalars: dict[str, str], unit: dict[str, int],

@@ -167,7 +167,7 @@ def test_autograd_function_and_custom_op_give_the_gradients() -> None:
     def ref(xd: torch.Tensor, bd: torch.Tensor, rd: torch.Tensor) -> torch.Tensor:
         return rd + keep * F.gelu(xd + bd, approximate="tanh")
 
-    for fn in (K.BiasGeluDropoutResidualFunction.apply, K.autograd_op):
+    for fn in (K.BiasGeluDropoutResidualFunction.apply, K.autograd_op, K.custom_op_form):
         x, r = leaf(torch.randn(4, 50, generator=gen), torch.float32), leaf(torch.randn(4, 50, generator=gen), torch.float32)
         b = leaf(torch.randn(50, generator=gen), torch.float32)
         dy = dy_like(x, gen)

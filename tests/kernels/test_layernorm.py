@@ -141,7 +141,8 @@ def test_backward_matches_fp64_autograd(shape: tuple[int, ...], dt: torch.dtype,
 
 def test_autograd_function_and_custom_op_give_the_gradients() -> None:
     gen = torch.Generator().manual_seed(4)
-    for fn in (lambda x, w, b: layernorm.LayerNormFunction.apply(x, w, b, 1e-5), layernorm.autograd_op):
+    for fn in (lambda x, w, b: layernorm.LayerNormFunction.apply(x, w, b, 1e-5), layernorm.autograd_op,
+               layernorm.custom_op_form):
         x = leaf(torch.randn(6, 40, generator=gen), torch.float32)
         w, b = leaf(torch.randn(40, generator=gen), torch.float32), leaf(torch.randn(40, generator=gen), torch.float32)
         dy = dy_like(x, gen)

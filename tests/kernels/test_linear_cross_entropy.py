@@ -71,12 +71,15 @@ def test_large_logits_stay_finite_across_vocabulary_blocks() -> None:
     _close(gw, rw, torch.float32, "grad W")
 
 
-@pytest.mark.parametrize("path", ["custom_op", "autograd_function"])
+@pytest.mark.parametrize("path", ["custom_op", "autograd_op", "autograd_function"])
 def test_autograd_paths_scale_by_the_incoming_gradient(path: str) -> None:
     h, w, b, y = _inputs(21, 24, 1000, torch.float32, ignored=3, bias=True, seed=1)
     hh, ww, bb = (t.clone().requires_grad_() for t in (h, w, b))  # type: ignore[union-attr]
     if path == "custom_op":
-        loss = lce.linear_cross_entropy(hh, ww, y, bias=bb)
+        loss = lce.custom_op_form(hh, ww, y, bias=bb)
+    elif path == "autograd_op":  # eager: the autograd.Function, no custom-op dispatch
+        loss = lce.autograd_op(hh, ww, y, bias=bb)
+        assert type(loss.grad_fn).__name__ == "LinearCrossEntropyFunctionBackward"
     else:
         loss = lce.LinearCrossEntropyFunction.apply(hh, ww, bb, y, -100, "mean")
     (loss * 3.0).backward()

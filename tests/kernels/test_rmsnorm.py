@@ -146,7 +146,7 @@ def test_backward_matches_fp64_autograd(shape: tuple[int, ...], dt: torch.dtype,
 
 def test_autograd_function_and_custom_op_give_the_gradients() -> None:
     gen = torch.Generator().manual_seed(4)
-    for fn in (lambda x, w: rmsnorm.RMSNormFunction.apply(x, w, 1e-6), rmsnorm.autograd_op):
+    for fn in (lambda x, w: rmsnorm.RMSNormFunction.apply(x, w, 1e-6), rmsnorm.autograd_op, rmsnorm.custom_op_form):
         x, w = leaf(torch.randn(6, 40, generator=gen), torch.float32), leaf(torch.randn(40, generator=gen), torch.float32)
         dy = dy_like(x, gen)
         fn(x, w).backward(dy)

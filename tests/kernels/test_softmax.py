@@ -98,7 +98,7 @@ def test_backward_matches_fp64_autograd(shape: tuple[int, ...], dt: torch.dtype,
 
 def test_autograd_function_and_custom_op_give_the_gradient() -> None:
     gen = torch.Generator().manual_seed(4)
-    for fn in (softmax.SoftmaxFunction.apply, softmax.autograd_op):
+    for fn in (softmax.SoftmaxFunction.apply, softmax.autograd_op, softmax.custom_op_form):
         x = leaf(torch.randn(6, 40, generator=gen), torch.float32)
         dy = dy_like(x, gen)
         fn(x).backward(dy)

@@ -81,7 +81,7 @@ def test_backward_matches_fp64_autograd(shape: tuple[int, ...], dt: torch.dtype)
 
 def test_backward_of_chunked_halves_through_the_custom_op_and_function() -> None:
     gen = torch.Generator().manual_seed(4)
-    for fn in (swiglu.SwiGLUFunction.apply, swiglu.autograd_op):
+    for fn in (swiglu.SwiGLUFunction.apply, swiglu.autograd_op, swiglu.custom_op_form):
         h = leaf(torch.randn(6, 2 * 37, generator=gen), torch.float32)
         a, b = h.chunk(2, dim=-1)  # strided halves, as the model hands them
         dy = torch.randn(6, 37, generator=gen)
