@@ -98,7 +98,8 @@ def _key_ranges(start_m, S_K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUS
 def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s,
                     sk_d, sv_b, sv_h, sv_s, sv_d, so_b, so_h, so_s, so_d, HEAD_DIM: tl.constexpr,
                     BLOCK_D: tl.constexpr, Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr,
-                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, lse_ptr=None, STATS: tl.constexpr = False):
+    # STATS: also store each row's log2-sum-exp of the scaled scores (fp32, (B, H, S_q) contiguous) for the backward.
     # Grid (query tiles, H, B): tiles fastest, so the programs of one head, which read the same K/V, run together;
     # B and H in their own dimensions (each up to 65535 on CUDA) so B·H has no such limit (a decode batch of 2048
     # with 32 heads), with no division to split them.
@@ -133,6 +134,9 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b,
         acc, l_i, m_i = _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_n, offs_d,
                                     S_K, sk_s, sk_d, sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, True, UPCAST, CAUSAL)
     acc = acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]  # a row with no finite score: 0, as SDPA gives
+    if STATS:  # +inf for a row with no finite score, so that the backward's exp2(s - lse) is 0 there
+        lse = tl.where(l_i == 0.0, float("inf"), m_i + tl.log2(l_i))
+        tl.store(lse_ptr + (b * tl.num_programs(1) + h) * S_Q + offs_m, lse, mask=offs_m < S_Q)
     tl.store(o_ptr + o_base + offs_m[:, None] * so_s + offs_d[None, :] * so_d, acc.to(o_ptr.dtype.element_ty),
              mask=rows_ok)
 
@@ -187,14 +191,16 @@ def attn_fwd_tma_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, S_K, GROUP, HE
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False, sm_scale: float | None = None,
-              out: torch.Tensor | None = None, kernel: str = "auto", config: dict[str, Any] | None = None) -> torch.Tensor:
+              out: torch.Tensor | None = None, kernel: str = "auto", config: dict[str, Any] | None = None,
+              lse: torch.Tensor | None = None) -> torch.Tensor:
     """SDPA's forward: q (B, H_q, S_q, D), k and v (B, H_kv, S_k, D), H_q a multiple of H_kv, one dtype (fp16, bf16,
     fp32), any strides, 1 <= D <= 256. sm_scale: any finite value (default 1/sqrt(D)). out: a fresh tensor laid out
     like q (so the transposed model layout comes back transposed, ready for .transpose(1, 2).reshape), or `out`
     (q's shape and dtype, any strides, sharing no memory with q, k or v). Inputs that require grad are refused under
-    grad mode (no backward yet). kernel: "auto" (the policy's choice), "pointer" (attn_fwd_kernel) or "tma"
+    grad mode (gradients: autograd_op). kernel: "auto" (the policy's choice), "pointer" (attn_fwd_kernel) or "tma"
     (attn_fwd_tma_kernel: fp16/bf16, power-of-two D >= 16, unit last strides, a Triton with tensor descriptors, Hopper
-    or the interpreter). config: tiles for tests and tune.py (BLOCK_M, BLOCK_N, num_warps, num_stages)."""
+    or the interpreter). config: tiles for tests and tune.py (BLOCK_M, BLOCK_N, num_warps, num_stages). lse: an fp32
+    (B, H_q, S_q) contiguous tensor that receives the rows' log2-sum-exp for the backward (pointer kernel: STATS)."""
     if kernel not in ("auto", "pointer", "tma"):
         raise ValueError(f"attention: kernel must be auto, pointer or tma, got {kernel!r}")
     argcheck.check_tensors("attention", q=q, k=k, v=v, out=out)
@@ -225,6 +231,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     if o.numel() == 0:
         return o
     if S_k == 0:
+        if lse is not None:
+            lse.fill_(float("inf"))
         return o.zero_()  # softmax over no keys: SDPA returns zeros
     target = policy.target_for_device(dev.type)
     block_d = max(16, 1 << (D - 1).bit_length())
@@ -237,7 +245,9 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         raise ValueError("attention: the TMA kernel needs fp16/bf16 tensors with a power-of-two head dim >= 16, unit "
                          "last strides and 16-byte aligned rows, on a target and Triton with tensor descriptors")
     flops = 4.0 * B * H * S_q * S_k * D * (0.5 if causal else 1.0)
-    use_tma = kernel == "tma" or (kernel == "auto" and tma_ok and policy.attention_use_tma(target, D, flops))
+    if lse is not None and kernel == "tma":
+        raise ValueError("attention: the row statistics (lse) come from the pointer kernel only")
+    use_tma = kernel == "tma" or (kernel == "auto" and lse is None and tma_ok and policy.attention_use_tma(target, D, flops))
     cfg = _checked_config(config) if config is not None else policy.attention_config(
         target, block_d, q.element_size(), bool(causal), tma=use_tma)
     grid = (triton.cdiv(S_q, cfg["BLOCK_M"]), H, B)
@@ -249,7 +259,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         attn_fwd_tma_kernel[grid](*descs, qk_scale, S_k, H // H_kv, HEAD_DIM=D, **consts, **cfg)
         return o
     attn_fwd_kernel[grid](q, k, v, o, qk_scale, S_q, S_k, H // H_kv, *q.stride(), *k.stride(), *v.stride(),
-                          *o.stride(), HEAD_DIM=D, BLOCK_D=block_d, **consts, **cfg)
+                          *o.stride(), HEAD_DIM=D, BLOCK_D=block_d, **consts, **cfg, lse_ptr=lse, STATS=lse is not None)
     return o
 
 
@@ -351,5 +361,45 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     return [AotSpec(*s) for s in out]
 
 
+# ---- autograd: a custom op (fake shapes + autograd registration: opaque to torch.compile, no graph break) ---------
+from rocm_triton_doctor.kernels import attention_backward as _bwd  # noqa: E402 (it imports this module's helpers)
+
+
+@torch.library.custom_op("rocm_triton_doctor::attention", mutates_args=())
+def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float | None
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)  # the rows' log2-sum-exp, for the backward
+    with torch.no_grad():  # the op's autograd registration differentiates it
+        return attention(q, k, v, causal, sm_scale, lse=lse), lse
+
+
+@_attention_op.register_fake
+def _attention_fake(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float | None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.empty_like(q), q.new_empty(q.shape[:3], dtype=torch.float32)
+
+
+def _attention_setup(ctx: Any, inputs: tuple[Any, ...], output: tuple[torch.Tensor, torch.Tensor]) -> None:
+    ctx.causal, ctx.sm_scale = inputs[3], inputs[4]
+    ctx.save_for_backward(*inputs[:3], *output)
+
+
+def _attention_autograd(ctx: Any, do: torch.Tensor, _dlse: torch.Tensor | None) -> tuple[torch.Tensor | None, ...]:
+    q, k, v, o, lse = ctx.saved_tensors
+    return (*_bwd.attention_backward_op(do, q, k, v, o, lse, ctx.causal, ctx.sm_scale), None, None)
+
+
+_attention_op.register_autograd(_attention_autograd, setup_context=_attention_setup)
+
+
+def autograd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
+                sm_scale: float | None = None) -> torch.Tensor:
+    """SDPA(q, k, v, is_causal=causal, scale=sm_scale, enable_gqa=True) with Triton forward and backward (the hook
+    smoke/model_forms.py looks for): what attention() takes, any finite scale (gradients right for <= 0 too)."""
+    if sm_scale is not None and (isinstance(sm_scale, bool) or not isinstance(sm_scale, numbers.Real)):
+        raise TypeError(f"attention: sm_scale must be a real number or None, got {type(sm_scale).__name__}")
+    return _attention_op(q, k, v, bool(causal), None if sm_scale is None else float(sm_scale))[0]
+
+
 from rocm_triton_doctor.kernels.base import AotSpec, KernelSpec  # noqa: E402 (appended so KERN-B's rewrite merges)
-KERNEL = KernelSpec("attention", "compute", cases, aot_specs, perf_targets=("attention",))
+KERNEL = KernelSpec("attention", "compute", cases, lambda t: aot_specs(t) + _bwd.aot_specs(t), perf_targets=("attention",))

@@ -321,3 +321,31 @@ def _wide_tiles(M: int, N: int) -> int:
 
 def _next_pow2(n: int) -> int:
     return 1 << max(0, (int(n) - 1).bit_length())
+
+
+@cached_config
+def attention_backward_config(t: Target, block_d: int, elem_size: int, causal: bool = False) -> dict[str, Any]:
+    """Tiles for the attention backward (attention_backward.py): BLOCK_N1 keys per dK/dV program stepping over
+    BLOCK_M1 query rows, BLOCK_M2 query rows per dQ program stepping over BLOCK_N2 keys (tutorial 06's transposed
+    pair: the resident tile large, the streamed one small), with num_warps/num_stages shared. block_d is the padded
+    power-of-two head dim. The dK/dV program keeps K, V, dK and dV (4 tiles of BLOCK_N1 x block_d) resident."""
+    if t.interpreter:
+        return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 4, "num_stages": 1}
+    if t.backend == "cuda":
+        if block_d > 128:
+            return {"BLOCK_M1": 16, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 16, "num_warps": 8, "num_stages": 2}
+        # Tutorial 06 (H100, fp16, D 64/128): 32x128 dK/dV, 128x32 dQ, 4 warps, 5 stages.
+        return {"BLOCK_M1": 32, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 32, "num_warps": 8 if block_d > 64 else 4,
+                "num_stages": 3}
+    # HIP: one stage (fused multi-GEMM loops, the ROCm guide's advice, as the forward).
+    if t.cdna:
+        if block_d > 128:
+            return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 8, "num_stages": 1,
+                    **_hip_extra(t, gemm=True)}
+        return {"BLOCK_M1": 16, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 16, "num_warps": 4, "num_stages": 1,
+                **_hip_extra(t, gemm=True)}
+    if block_d > 128:
+        return {"BLOCK_M1": 16, "BLOCK_N1": 16, "BLOCK_M2": 16, "BLOCK_N2": 16, "num_warps": 8, "num_stages": 1,
+                **_hip_extra(t, gemm=True)}
+    return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 4, "num_stages": 1,
+            **_hip_extra(t, gemm=True)}
