@@ -342,9 +342,9 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
         block_d = max(16, 1 << (d - 1).bit_length())
         cfg = policy.attention_config(target, block_d, 2, causal=causal)
         const = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False,
-                 "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
+                 "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "STATS": False}
         sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "qk_scale": "fp32",
-               "S_Q": "i32", "S_K": "i32", "GROUP": "i32", **strides}
+               "S_Q": "i32", "S_K": "i32", "GROUP": "i32", **strides, "lse_ptr": "*fp32"}
         const.update({"sq_d": 1, "sk_d": 1, "sv_d": 1, "so_d": 1})  # what Triton's specialisation of stride 1 gives
         out.append((f"attention bf16{' causal' if causal else ''} D={d}", attn_fwd_kernel, sig, const, cfg))
     if policy.attention_use_tma(target, 128, policy.TMA_ATTENTION_MIN_FLOPS):

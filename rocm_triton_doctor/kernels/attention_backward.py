@@ -9,7 +9,7 @@ Three kernels: attn_bwd_preprocess_kernel (Δ), attn_bwd_dkdv_kernel (one progra
 looping over the query blocks of every query head of its group, so GQA/MQA dK/dV are summed in-program: no atomics,
 deterministic) and attn_bwd_dq_kernel (one program per query block, looping over key blocks: deterministic, where
 FA2's reference adds dQ with atomics). Causal (top-left, as the forward): the dK/dV program skips query blocks wholly
-above the diagonal and masks only the blocks it crosses; the dQ program stops at the diagonal. Any strides in; fp32
+above the diagonal; the dQ program stops at the diagonal and masks only the blocks it crosses. Any strides in; fp32
 accumulation; dQ, dK, dV in the input dtype, laid out like q, k, v (empty_like). FLOPs 2.5× the forward's
 (5 matmuls of S_q·S_k·D against 2); the dK/dV program recomputes P, the dQ program recomputes P and dP again."""
 
@@ -26,7 +26,12 @@ from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.attention import LOG2E, _key_ranges
 from rocm_triton_doctor.kernels.base import AotSpec, upcast_dots
 
-PRE_BLOCK_M = 64  # rows per program of the Δ kernel (a memory-bound row dot product)
+
+
+def pre_rows(block_d: int) -> int:
+    """Rows per program of the Δ kernel (a memory-bound row dot product): 4096 elements per tile (64 rows x 128 had
+    spilled on gfx942, 16 VGPRs; 32 x 128 and 16 x 256: 0)."""
+    return max(1, 4096 // block_d)
 
 
 @triton.jit
@@ -112,27 +117,19 @@ def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr
         v = v.to(tl.float32)
     dk = tl.zeros((BLOCK_N, BLOCK_D), dtype=tl.float32)
     dv = tl.zeros((BLOCK_N, BLOCK_D), dtype=tl.float32)
-    if CAUSAL:
-        # Query blocks before the one holding query start_n·BLOCK_N see none of these keys; those up to the block
-        # holding the last key's row cross the diagonal (masked); the rest see every key of the block.
-        lo = (start_n * BLOCK_N) // BLOCK_M * BLOCK_M
-        mid = tl.minimum(tl.cdiv((start_n + 1) * BLOCK_N, BLOCK_M) * BLOCK_M, S_Q)
-    else:
-        lo = 0
-        mid = 0
+    # Causal: query blocks before the one holding query start_n·BLOCK_N see none of these keys and are skipped. One
+    # loop with the mask on every block (a compare and select next to three dots), not a masked and an unmasked copy
+    # of the body: the two copies made ptxas spill dK/dV at D=128 on sm_90 (112 bytes at 32x64, 8 warps; 0 with one).
+    lo = (start_n * BLOCK_N) // BLOCK_M * BLOCK_M if CAUSAL else 0
     for g in range(0, GROUP):
         h = kh * GROUP + g
         q_base = b * sq_b + h * sq_h
         do_base = b * sdo_b + h * sdo_h
         row_base = (b * H + h) * S_Q
-        for start_m in range(lo, mid, BLOCK_M):
+        for start_m in range(lo, S_Q, BLOCK_M):
             dk, dv = _dkdv_block(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, q_base, do_base, row_base, start_m,
                                  offs_n, offs_d, S_Q, sq_s, sq_d, sdo_s, sdo_d, qk_scale, HEAD_DIM, BLOCK_D, BLOCK_M,
-                                 Q_SIGN, UPCAST, True)
-        for start_m in range(mid, S_Q, BLOCK_M):
-            dk, dv = _dkdv_block(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, q_base, do_base, row_base, start_m,
-                                 offs_n, offs_d, S_Q, sq_s, sq_d, sdo_s, sdo_d, qk_scale, HEAD_DIM, BLOCK_D, BLOCK_M,
-                                 Q_SIGN, UPCAST, False)
+                                 Q_SIGN, UPCAST, CAUSAL)
     dk = dk * dk_scale
     tl.store(dk_ptr + b * sdk_b + kh * sdk_h + offs_n[:, None] * sdk_s + offs_d[None, :] * sdk_d,
              dk.to(dk_ptr.dtype.element_ty), mask=kv_mask)
@@ -227,8 +224,8 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
               "CAUSAL": bool(causal), "UPCAST": upcast_dots(target, q.dtype)}
     qk_scale = (abs(scale) if scale else 1.0) * LOG2E  # the forward's, so P is recomputed exactly
     delta = torch.empty((B, H, S_q), dtype=torch.float32, device=q.device)
-    attn_bwd_preprocess_kernel[(triton.cdiv(S_q, PRE_BLOCK_M), H, B)](
-        o, do, delta, S_q, *o.stride(), *do.stride(), HEAD_DIM=D, BLOCK_D=block_d, BLOCK_M=PRE_BLOCK_M)
+    attn_bwd_preprocess_kernel[(triton.cdiv(S_q, pre_rows(block_d)), H, B)](
+        o, do, delta, S_q, *o.stride(), *do.stride(), HEAD_DIM=D, BLOCK_D=block_d, BLOCK_M=pre_rows(block_d))
     opts = {key: val for key, val in cfg.items() if not key.startswith("BLOCK_")}
     attn_bwd_dkdv_kernel[(triton.cdiv(S_k, cfg["BLOCK_N1"]), H_kv, B)](
         q, k, v, do, lse, delta, dk, dv, qk_scale, abs(scale), S_q, S_k, H // H_kv, *q.stride(), *k.stride(),
@@ -258,8 +255,12 @@ def _attention_backward_fake(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
 
 def aot_specs(target: policy.Target) -> list[AotSpec]:
     """The backward as training runs it (bf16, unit last strides): Δ, dK/dV and dQ for D = 64, 128 (causal and
-    not), 80 (padded to 128, masked) and 256."""
-    specs = []
+    not), 80 (padded to 128, masked) and 256, and the forward with STATS."""
+    from rocm_triton_doctor.kernels import attention
+
+    # The forward as training runs it: STATS (the row lse stored), pointer kernel.
+    specs = [AotSpec(f"{sp.label} (STATS)", sp.fn, sp.signature, {**sp.constexprs, "STATS": True}, sp.options)
+             for sp in attention.aot_specs(target) if sp.label in ("attention bf16 causal D=128", "attention bf16 D=128")]
     st = {f"s{t}_{d}": "i32" for t in ("q", "k", "v", "do") for d in "bhsd"}
     for d, causal in ((64, True), (64, False), (128, True), (128, False), (80, True), (256, True)):
         block_d = max(16, 1 << (d - 1).bit_length())
@@ -284,6 +285,6 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
             specs.append(AotSpec(f"attention backward bf16 D={d} delta", attn_bwd_preprocess_kernel,
                                  {"o_ptr": "*bf16", "do_ptr": "*bf16", "delta_ptr": "*fp32", "S_Q": "i32",
                                   **{f"s{t}_{x}": "i32" for t in ("o", "do") for x in "bhsd"}},
-                                 {"HEAD_DIM": d, "BLOCK_D": block_d, "BLOCK_M": PRE_BLOCK_M, "so_d": 1, "sdo_d": 1},
+                                 {"HEAD_DIM": d, "BLOCK_D": block_d, "BLOCK_M": pre_rows(block_d), "so_d": 1, "sdo_d": 1},
                                  {"num_warps": 4}))
     return specs
