@@ -379,17 +379,7 @@ def _attention_fake(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     return torch.empty_like(q), q.new_empty(q.shape[:3], dtype=torch.float32)
 
 
-def _attention_setup(ctx: Any, inputs: tuple[Any, ...], output: tuple[torch.Tensor, torch.Tensor]) -> None:
-    ctx.causal, ctx.sm_scale = inputs[3], inputs[4]
-    ctx.save_for_backward(*inputs[:3], *output)
-
-
-def _attention_autograd(ctx: Any, do: torch.Tensor, _dlse: torch.Tensor | None) -> tuple[torch.Tensor | None, ...]:
-    q, k, v, o, lse = ctx.saved_tensors
-    return (*_bwd.attention_backward_op(do, q, k, v, o, lse, ctx.causal, ctx.sm_scale), None, None)
-
-
-_attention_op.register_autograd(_attention_autograd, setup_context=_attention_setup)
+_attention_op.register_autograd(_bwd.autograd_backward, setup_context=_bwd.setup_context)
 
 
 def autograd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,

@@ -253,6 +253,18 @@ def _attention_backward_fake(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
 
+def setup_context(ctx: Any, inputs: tuple[Any, ...], output: tuple[torch.Tensor, torch.Tensor]) -> None:
+    """attention's custom op (q, k, v, causal, sm_scale) -> (o, lse): keep what the backward needs."""
+    ctx.causal, ctx.sm_scale = inputs[3], inputs[4]
+    ctx.save_for_backward(*inputs[:3], *output)
+
+
+def autograd_backward(ctx: Any, do: torch.Tensor, _dlse: torch.Tensor | None) -> tuple[torch.Tensor | None, ...]:
+    """The op's autograd formula (lse is a statistic: its gradient is ignored)."""
+    q, k, v, o, lse = ctx.saved_tensors
+    return (*attention_backward_op(do, q, k, v, o, lse, ctx.causal, ctx.sm_scale), None, None)
+
+
 def aot_specs(target: policy.Target) -> list[AotSpec]:
     """The backward as training runs it (bf16, unit last strides): Δ, dK/dV and dQ for D = 64, 128 (causal and
     not), 80 (padded to 128, masked) and 256, and the forward with STATS."""
