@@ -55,8 +55,9 @@ def test_skipped_forms_say_why(toy: dict[str, Any]) -> None:
 def test_ours_ops_records_which_ops_are_ours(toy: dict[str, Any]) -> None:
     ops = toy["ours_ops"]
     assert ops["loss"] == {"impl": "ours", "module": "linear_cross_entropy"}
-    # RMSNorm and SwiGLU have Triton backwards (issue #17); attention stays SDPA until a flash-attention backward exists.
+    # RMSNorm, SwiGLU and attention (flash-attention backward) have Triton backwards (issue #17).
     assert ops["rms_norm"] == {"impl": "ours", "module": "rmsnorm"} and ops["swiglu"] == {"impl": "ours", "module": "swiglu"}
+    assert ops["attention"] == {"impl": "ours", "module": "attention"}
     for op, (mod, _) in model_forms.OUR_OPS.items():
         has = callable(getattr(importlib.import_module(f"rocm_triton_doctor.kernels.{mod}"), "autograd_op", None))
         assert ops[op]["impl"] == ("ours" if has else "torch"), op
@@ -107,7 +108,7 @@ def test_text_table_shows_every_form_and_what_ours_is(toy: dict[str, Any]) -> No
     buf = io.StringIO()
     model_render.table(toy, Console(file=buf, width=250))
     text = buf.getvalue()
-    assert "ours = our kernels for rms_norm, swiglu, loss" in text and "loss agreement ours vs sdpa" in text
+    assert "ours = our kernels for rms_norm, attention, swiglu, loss" in text and "loss agreement ours vs sdpa" in text
 
 
 class _DetachedAfterFirstBlock(model_forms.TinyLlama):
