@@ -139,3 +139,11 @@ def test_torch_compile_fullgraph_has_no_graph_break() -> None:
     torch.testing.assert_close(got, eager)
     assert model.proj.weight.grad is not None
     torch.testing.assert_close(model.proj.weight.grad, want, rtol=1e-4, atol=1e-6)
+
+
+def test_expanded_output_gradient_and_the_widest_head_dim() -> None:
+    # out.sum() hands the backward a dO of stride 0 everywhere (read in place); D=256 is the largest head dim.
+    q, k, v, _ = _leaves(1, 2, 1, 20, 24, 256, torch.float32, False, seed=6)
+    attention.autograd_op(q, k, v, True).sum().backward()
+    assert_grads(lambda qd, kd, vd: attention.reference(qd, kd, vd, True), (q, k, v), torch.ones(1, 2, 20, 256),
+                 (q.grad, k.grad, v.grad))
