@@ -348,7 +348,9 @@ def attention_backward_config(t: Target, block_d: int, elem_size: int, causal: b
             return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 8, **hip}
         return {"BLOCK_M1": 32, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 32, "num_warps": 8, **hip}
     # RDNA3 (gfx1100): D<=64 0 spills at 16x32 / 32x16, 8 warps (4 warps: 16 dK/dV). D>=128 spills in every tile
-    # tried (256 VGPRs; dK/dV 16x16..32x32 with 4-16 warps 84-250, dQ 110-141): the least is used, expect it slow.
+    # tried (256 VGPRs; dK/dV 16x16..32x32 with 4-16 warps 84-250, dQ 110-141): each program keeps five D-wide tiles
+    # (dQ: Q, dO, dQ and the streamed Kᵀ, Vᵀ) and RDNA3's WMMA holds its operands twice (both half-waves), so at D=128
+    # even 16-row tiles need more than 256 VGPRs. The least spilling is used: correct, expect it slow there.
     if block_d > 64:
         return {"BLOCK_M1": 16, "BLOCK_N1": 16, "BLOCK_M2": 16, "BLOCK_N2": 16, "num_warps": 16, **hip}
     return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 8, **hip}
