@@ -3,7 +3,7 @@ the gradients of O = softmax(s·Q·Kᵀ [+ causal mask])·V from dO, the forward
 (attention(..., lse=) with STATS), never materialising the S_q×S_k matrices.
 
 With P = softmax rows recomputed as exp2(s'·Q'·Kᵀ - lse) (Q' = sign(s)·Q and s' = |s|·log2 e, the forward's own
-folding, so P is bit-for-bit the forward's), Δ = rowsum(dO∘O), dS = P∘(dO·Vᵀ - Δ):
+folding, so P matches the forward's to rounding, for any sign of s), Δ = rowsum(dO∘O), dS = P∘(dO·Vᵀ - Δ):
     dV = Pᵀ·dO,   dK = |s|·dSᵀ·Q',   dQ = s·dS·K        (s = 0: P uniform, dQ = dK = 0).
 Three kernels: attn_bwd_preprocess_kernel (Δ), attn_bwd_dkdv_kernel (one program per key block of a KV head,
 looping over the query blocks of every query head of its group, so GQA/MQA dK/dV are summed in-program: no atomics,
@@ -25,7 +25,6 @@ import triton.language as tl
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.attention import LOG2E, _key_ranges
 from rocm_triton_doctor.kernels.base import AotSpec, upcast_dots
-
 
 
 def pre_rows(block_d: int) -> int:
