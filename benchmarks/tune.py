@@ -360,7 +360,7 @@ def tune_tma_gemm(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
 
 
 def tune_attention_tma(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
-    """The TMA attention kernel (attention.attn_fwd_tma_kernel) at several tiles and stage counts against the pointer
+    """The TMA attention kernel (attention_tma.attn_fwd_tma_kernel) at several tiles and stage counts against the pointer
     kernel and SDPA (the sweep that chose it is docs/measurements/2026-11-21-h200-tune-8.json)."""
     B, H, S, D = 4, 32, 4096, 128
     q, k, v = (torch.randn(B, H, S, D, device=dev, dtype=torch.bfloat16) for _ in range(3))

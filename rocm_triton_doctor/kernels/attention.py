@@ -17,6 +17,7 @@ import torch
 import triton
 import triton.language as tl
 
+from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import argcheck, policy
 from rocm_triton_doctor.kernels.base import Case, Inputs, cdiv, check_device, randn, tma_layout_ok, upcast_dots
 
@@ -99,7 +100,8 @@ def _key_ranges(start_m, S_K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUS
 def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s,
                     sk_d, sv_b, sv_h, sv_s, sv_d, so_b, so_h, so_s, so_d, HEAD_DIM: tl.constexpr,
                     BLOCK_D: tl.constexpr, Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr,
-                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, lse_ptr=None, STATS: tl.constexpr = False):
+    # STATS: also store each row's log2-sum-exp of the scaled scores (fp32, (B, H, S_q) contiguous) for the backward.
     # Grid (query tiles, H, B): tiles fastest, so the programs of one head, which read the same K/V, run together;
     # B and H in their own dimensions (each up to 65535 on CUDA) so B·H has no such limit (a decode batch of 2048
     # with 32 heads), with no division to split them.
@@ -138,74 +140,27 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b,
         acc, l_i, m_i = _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_n, offs_d,
                                     S_K, sk_s, sk_d, sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, True, UPCAST, CAUSAL)
     acc = acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]  # a row with no finite score: 0, as SDPA gives
+    if STATS:  # +inf for a row with no finite score, so that the backward's exp2(s - lse) is 0 there
+        lse = tl.where(l_i == 0.0, float("inf"), m_i + tl.log2(l_i))
+        tl.store(lse_ptr + (b * tl.num_programs(1) + h) * S_Q + offs_m, lse, mask=offs_m < S_Q)
     tl.store(o_ptr + o_base + offs_m[:, None] * so_s + offs_d[None, :] * so_d, acc.to(o_ptr.dtype.element_ty),
              mask=rows_ok)
 
 
-@triton.jit
-def _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, offs_n, S_K, qk_scale,
-                    BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr, UPCAST: tl.constexpr,
-                    CAUSAL: tl.constexpr):
-    """_attn_block with K and V tiles fetched by TMA (rows past S_K come back as zeros; HEAD_DIM is the tile's width,
-    BLOCK_D for attn_fwd_tdesc_kernel)."""
-    k = k_desc.load([b, kh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
-    v = v_desc.load([b, kh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
-    if UPCAST:
-        k = k.to(tl.float32)
-        v = v.to(tl.float32)
-    return _softmax_update(acc, l_i, m_i, tl.dot(q, k.T), v, offs_m, start_n + offs_n, S_K, qk_scale, MASKED, CAUSAL)
-
-
-@triton.jit
-def attn_fwd_tma_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, S_K, GROUP, HEAD_DIM: tl.constexpr,
-                        Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr, BLOCK_M: tl.constexpr,
-                        BLOCK_N: tl.constexpr):
-    """Hopper: the same algorithm as attn_fwd_kernel, with Q, K, V and O tiles moved by the tensor-memory accelerator
-    through 4-D descriptors over the (B, H, S, D) tensors as they lie (any layout with a unit, 16-byte aligned last
-    stride, so the transposed model layout too) — reads past S are zero-filled per head, the store drops rows past
-    S_q — and the unmasked key loop warp-specialised (producer warps issue the loads, consumer warps do the math).
-    Power-of-two D only (a descriptor's block is the tile). UPCAST: see attention()."""
-    start_m = tl.program_id(0)
-    if CAUSAL:
-        start_m = tl.num_programs(0) - 1 - start_m  # heaviest tiles first, as in attn_fwd_kernel
-    h = tl.program_id(1)
-    b = tl.program_id(2)
-    kh = h // GROUP
-    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = tl.arange(0, BLOCK_N)
-    q = q_desc.load([b, h, start_m * BLOCK_M, 0]).reshape(BLOCK_M, HEAD_DIM)
-    if UPCAST:
-        q = q.to(tl.float32)
-    if Q_SIGN == -1:
-        q = -q
-    if Q_SIGN == 0:
-        q = (q * 0.0).to(q.dtype)
-    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
-    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
-    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
-    lo_masked, hi = _key_ranges(start_m, S_K, BLOCK_M, BLOCK_N, CAUSAL)
-    for start_n in tl.range(0, lo_masked, BLOCK_N, warp_specialize=True):
-        acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, offs_n, S_K,
-                                        qk_scale, BLOCK_N, HEAD_DIM, False, UPCAST, CAUSAL)
-    for start_n in range(lo_masked, hi, BLOCK_N):
-        acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, offs_n, S_K,
-                                        qk_scale, BLOCK_N, HEAD_DIM, True, UPCAST, CAUSAL)
-    acc = acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]  # a row with no finite score: 0, as SDPA gives
-    o_desc.store([b, h, start_m * BLOCK_M, 0], acc.to(o_desc.dtype).reshape(1, 1, BLOCK_M, HEAD_DIM))
-
-
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False, sm_scale: float | None = None,
-              out: torch.Tensor | None = None, kernel: str = "auto", config: dict[str, Any] | None = None) -> torch.Tensor:
+              out: torch.Tensor | None = None, kernel: str = "auto", config: dict[str, Any] | None = None,
+              lse: torch.Tensor | None = None) -> torch.Tensor:
     """SDPA's forward: q (B, H_q, S_q, D), k and v (B, H_kv, S_k, D), H_q a multiple of H_kv, one dtype (fp16, bf16,
     fp32), any strides, 1 <= D <= 256. sm_scale: any finite value (default 1/sqrt(D)). out: a fresh tensor laid out
     like q (so the transposed model layout comes back transposed, ready for .transpose(1, 2).reshape), or `out`
     (q's shape and dtype, any strides, sharing no memory with q, k or v). Inputs that require grad are refused under
-    grad mode (no backward yet). kernel: "auto" (policy.attention_kernel's choice), "pointer" (attn_fwd_kernel),
-    "tma" (attn_fwd_tma_kernel, host descriptors: fp16/bf16, power-of-two D >= 16, unit last strides, a Triton with
-    tensor descriptors, Hopper or the interpreter) or "tma_device" (attention_tma.attn_fwd_tdesc_kernel, descriptors
-    built on the GPU: fp16/bf16, any D with 16-byte aligned rows, a Triton with tl.make_tensor_descriptor). config:
-    tiles for tests and the tuning scripts (BLOCK_M, BLOCK_N, num_warps, num_stages; WARP_SPECIALIZE and SPLIT_D for
-    tma_device)."""
+    grad mode (gradients: autograd_op). kernel: "auto" (policy.attention_kernel's choice), "pointer"
+    (attn_fwd_kernel), "tma" (attn_fwd_tma_kernel, host descriptors: fp16/bf16, power-of-two D >= 16, unit last
+    strides, a Triton with tensor descriptors, Hopper or the interpreter) or "tma_device" (attention_tma.
+    attn_fwd_tdesc_kernel, descriptors built on the GPU: fp16/bf16, any D with 16-byte aligned rows, a Triton with
+    tl.make_tensor_descriptor). config: tiles for tests and the tuning scripts (BLOCK_M, BLOCK_N, num_warps,
+    num_stages; WARP_SPECIALIZE and SPLIT_D for tma_device). lse: an fp32 (B, H_q, S_q) contiguous tensor that
+    receives the rows' log2-sum-exp for the backward (pointer kernel only: STATS)."""
     if kernel not in KERNELS:
         raise ValueError(f"attention: kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     argcheck.check_tensors("attention", q=q, k=k, v=v, out=out)
@@ -236,6 +191,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     if o.numel() == 0:
         return o
     if S_k == 0:
+        if lse is not None:
+            lse.fill_(float("inf"))
         return o.zero_()  # softmax over no keys: SDPA returns zeros
     target = policy.target_for_device(dev.type)
     block_d = max(16, 1 << (D - 1).bit_length())
@@ -251,7 +208,10 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         raise ValueError("attention: the device-descriptor TMA kernel needs fp16/bf16 tensors with unit last strides "
                          "and 16-byte aligned rows, on a target and Triton with tl.make_tensor_descriptor")
     flops = 4.0 * B * H * S_q * S_k * D * (0.5 if causal else 1.0)
-    use = kernel if kernel != "auto" else policy.attention_kernel(target, D, flops, tma_layout)
+    if lse is not None and kernel in ("tma", "tma_device"):
+        raise ValueError("attention: the row statistics (lse) come from the pointer kernel only")
+    use = "pointer" if lse is not None else kernel if kernel != "auto" else policy.attention_kernel(
+        target, D, flops, tma_layout)
     cfg = _checked_config(config) if config is not None else policy.attention_config(
         target, block_d, q.element_size(), bool(causal), tma=use != "pointer")
     grid = (cdiv(S_q, cfg["BLOCK_M"]), H, B)
@@ -265,12 +225,14 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     if use == "tma":
         from triton.tools.tensor_descriptor import TensorDescriptor
 
+        from rocm_triton_doctor.kernels import attention_tma
+
         bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
         descs = [TensorDescriptor.from_tensor(t, [1, 1, blk, D]) for t, blk in ((q, bm), (k, bn), (v, bn), (o, bm))]
-        attn_fwd_tma_kernel[grid](*descs, qk_scale, S_k, H // H_kv, HEAD_DIM=D, **consts, **cfg)
+        attention_tma.attn_fwd_tma_kernel[grid](*descs, qk_scale, S_k, H // H_kv, HEAD_DIM=D, **consts, **cfg)
         return o
-    attn_fwd_kernel[grid](q, k, v, o, qk_scale, S_q, S_k, H // H_kv, *q.stride(), *k.stride(), *v.stride(),
-                          *o.stride(), HEAD_DIM=D, BLOCK_D=block_d, **consts, **cfg)
+    launch(attn_fwd_kernel, grid, q, k, v, o, qk_scale, S_q, S_k, H // H_kv, *q.stride(), *k.stride(), *v.stride(),
+                          *o.stride(), HEAD_DIM=D, BLOCK_D=block_d, **consts, **cfg, lse_ptr=lse, STATS=lse is not None)
     return o
 
 
@@ -357,29 +319,60 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
         block_d = max(16, 1 << (d - 1).bit_length())
         cfg = policy.attention_config(target, block_d, 2, causal=causal)
         const = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False,
-                 "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
+                 "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "STATS": False}
         sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "qk_scale": "fp32",
-               "S_Q": "i32", "S_K": "i32", "GROUP": "i32", **strides}
+               "S_Q": "i32", "S_K": "i32", "GROUP": "i32", **strides, "lse_ptr": "*fp32"}
         const.update({"sq_d": 1, "sk_d": 1, "sv_d": 1, "so_d": 1})  # what Triton's specialisation of stride 1 gives
         out.append((f"attention bf16{' causal' if causal else ''} D={d}", attn_fwd_kernel, sig, const, cfg))
-    if policy.tensor_desc_device_supported(target):
-        # What runs on Hopper with a Triton that builds descriptors on the GPU (policy.attention_kernel).
-        from rocm_triton_doctor.kernels import attention_tma
+    from rocm_triton_doctor.kernels import attention_tma
 
+    if policy.tensor_desc_device_supported(target):
+        # What runs on Hopper for D=80/96/256 with a Triton that builds descriptors on the GPU (attention_kernel).
         out += attention_tma.aot_specs(target, lambda bd, c: policy.attention_config(target, bd, 2, c, tma=True))
-    elif policy.attention_use_tma(target, 128, policy.TMA_ATTENTION_MIN_FLOPS):
-        # What runs on Hopper: the TMA kernel (descriptor block shapes are part of its signature).
+    if policy.attention_use_tma(target, 128, policy.TMA_ATTENTION_MIN_FLOPS):
+        # What runs on Hopper for D=128: the host-descriptor kernel (block shapes are part of its signature).
         for causal in (True, False):
-            cfg = policy.attention_config(target, 128, 2, causal=causal, tma=True)
+            cfg = {k: v for k, v in policy.attention_config(target, 128, 2, causal=causal, tma=True).items()
+                   if k not in ("WARP_SPECIALIZE", "SPLIT_D")}  # the device kernel's switches
             bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
             sig = {"q_desc": f"tensordesc<bf16[1, 1, {bm}, 128]>", "k_desc": f"tensordesc<bf16[1, 1, {bn}, 128]>",
                    "v_desc": f"tensordesc<bf16[1, 1, {bn}, 128]>", "o_desc": f"tensordesc<bf16[1, 1, {bm}, 128]>",
                    "qk_scale": "fp32", "S_K": "i32", "GROUP": "i32"}
             const = {"HEAD_DIM": 128, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False, "BLOCK_M": bm, "BLOCK_N": bn}
-            out.append((f"attention bf16{' causal' if causal else ''} D=128 (TMA)", attn_fwd_tma_kernel, sig, const,
-                        cfg))
+            label = f"attention bf16{' causal' if causal else ''} D=128 (TMA)"
+            out.append((label, attention_tma.attn_fwd_tma_kernel, sig, const, cfg))
     return [AotSpec(*s) for s in out]
 
 
+# ---- autograd: a custom op (fake shapes + autograd registration: opaque to torch.compile, no graph break) ---------
+from rocm_triton_doctor.kernels import attention_backward as _bwd  # noqa: E402 (it imports this module's helpers)
+
+
+@torch.library.custom_op("rocm_triton_doctor::attention", mutates_args=())
+def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float | None
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)  # the rows' log2-sum-exp, for the backward
+    with torch.no_grad():  # the op's autograd registration differentiates it
+        return attention(q, k, v, causal, sm_scale, lse=lse), lse
+
+
+@_attention_op.register_fake
+def _attention_fake(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float | None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.empty_like(q), q.new_empty(q.shape[:3], dtype=torch.float32)
+
+
+_attention_op.register_autograd(_bwd.autograd_backward, setup_context=_bwd.setup_context)
+
+
+def autograd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
+                sm_scale: float | None = None) -> torch.Tensor:
+    """SDPA(q, k, v, is_causal=causal, scale=sm_scale, enable_gqa=True) with Triton forward and backward (the hook
+    smoke/model_forms.py looks for): what attention() takes, any finite scale (gradients right for <= 0 too)."""
+    if sm_scale is not None and (isinstance(sm_scale, bool) or not isinstance(sm_scale, numbers.Real)):
+        raise TypeError(f"attention: sm_scale must be a real number or None, got {type(sm_scale).__name__}")
+    return _attention_op(q, k, v, bool(causal), None if sm_scale is None else float(sm_scale))[0]
+
+
 from rocm_triton_doctor.kernels.base import AotSpec, KernelSpec  # noqa: E402 (appended so KERN-B's rewrite merges)
-KERNEL = KernelSpec("attention", "compute", cases, aot_specs, perf_targets=("attention",))
+KERNEL = KernelSpec("attention", "compute", cases, lambda t: aot_specs(t) + _bwd.aot_specs(t), perf_targets=("attention",))

@@ -19,7 +19,8 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels.attention import _key_ranges
+from rocm_triton_doctor.kernels.launch import launch as launch_kernel
+from rocm_triton_doctor.kernels.attention import _key_ranges, _softmax_update
 
 
 @triton.jit
@@ -193,6 +194,60 @@ def launch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, q
     B, H, S_q, D = q.shape
     cfg = {"WARP_SPECIALIZE": warp_specialize(cfg), **cfg}
     block_d, block_d2 = column_blocks(D, bool(cfg.pop("SPLIT_D", True)))
-    attn_fwd_tdesc_kernel[grid](q, k, v, o, qk_scale, B, H, k.shape[1], S_q, k.shape[2], *q.stride()[:3],
+    launch_kernel(attn_fwd_tdesc_kernel, grid, q, k, v, o, qk_scale, B, H, k.shape[1], S_q, k.shape[2], *q.stride()[:3],
                                 *k.stride()[:3], *v.stride()[:3], *o.stride()[:3], HEAD_DIM=D, BLOCK_D=block_d,
                                 BLOCK_D2=block_d2, **consts, **cfg)
+
+
+# ---- host descriptors (triton.tools.tensor_descriptor): the kernel attention(kernel="tma") runs -------------------
+
+@triton.jit
+def _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, offs_n, S_K, qk_scale,
+                    BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr, UPCAST: tl.constexpr,
+                    CAUSAL: tl.constexpr):
+    """_attn_block with K and V tiles fetched by TMA (rows past S_K come back as zeros; HEAD_DIM is the tile's width,
+    BLOCK_D for attn_fwd_tdesc_kernel)."""
+    k = k_desc.load([b, kh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+    v = v_desc.load([b, kh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+    if UPCAST:
+        k = k.to(tl.float32)
+        v = v.to(tl.float32)
+    return _softmax_update(acc, l_i, m_i, tl.dot(q, k.T), v, offs_m, start_n + offs_n, S_K, qk_scale, MASKED, CAUSAL)
+
+
+@triton.jit
+def attn_fwd_tma_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, S_K, GROUP, HEAD_DIM: tl.constexpr,
+                        Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr, BLOCK_M: tl.constexpr,
+                        BLOCK_N: tl.constexpr):
+    """Hopper: the same algorithm as attn_fwd_kernel, with Q, K, V and O tiles moved by the tensor-memory accelerator
+    through 4-D descriptors over the (B, H, S, D) tensors as they lie (any layout with a unit, 16-byte aligned last
+    stride, so the transposed model layout too) — reads past S are zero-filled per head, the store drops rows past
+    S_q — and the unmasked key loop warp-specialised (producer warps issue the loads, consumer warps do the math).
+    Power-of-two D only (a descriptor's block is the tile). UPCAST: see attention()."""
+    start_m = tl.program_id(0)
+    if CAUSAL:
+        start_m = tl.num_programs(0) - 1 - start_m  # heaviest tiles first, as in attn_fwd_kernel
+    h = tl.program_id(1)
+    b = tl.program_id(2)
+    kh = h // GROUP
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    q = q_desc.load([b, h, start_m * BLOCK_M, 0]).reshape(BLOCK_M, HEAD_DIM)
+    if UPCAST:
+        q = q.to(tl.float32)
+    if Q_SIGN == -1:
+        q = -q
+    if Q_SIGN == 0:
+        q = (q * 0.0).to(q.dtype)
+    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    lo_masked, hi = _key_ranges(start_m, S_K, BLOCK_M, BLOCK_N, CAUSAL)
+    for start_n in tl.range(0, lo_masked, BLOCK_N, warp_specialize=True):
+        acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, offs_n, S_K,
+                                        qk_scale, BLOCK_N, HEAD_DIM, False, UPCAST, CAUSAL)
+    for start_n in range(lo_masked, hi, BLOCK_N):
+        acc, l_i, m_i = _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, offs_n, S_K,
+                                        qk_scale, BLOCK_N, HEAD_DIM, True, UPCAST, CAUSAL)
+    acc = acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]  # a row with no finite score: 0, as SDPA gives
+    o_desc.store([b, h, start_m * BLOCK_M, 0], acc.to(o_desc.dtype).reshape(1, 1, BLOCK_M, HEAD_DIM))

@@ -18,6 +18,7 @@ import torch
 import triton
 import triton.language as tl
 
+from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import argcheck, policy
 from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, cdiv, check_device, check_p, dropout_args,
                                              randn, tma_layout_ok, upcast_dots)
@@ -225,7 +226,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
                                      b_nmajor=b.stride(1) == 1 or b.stride(0) != 1)
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
     split = 1 if use_tma else cfg.get("SPLIT_K", 1)
-    launch = {k: v for k, v in cfg.items() if k != "SPLIT_K"}
+    opts = {k: v for k, v in cfg.items() if k != "SPLIT_K"}
     pm, pn, pk = -(-M // bm) * bm, -(-N // bn) * bn, -(-K // bk) * bk
     n_ws = -(-N // 4) * 4  # the split-K workspace's rows, padded to 16 bytes
     int64 = max(argcheck.max_offset(a, (pm, pk)), argcheck.max_offset(b, (pk, pn)), argcheck.max_offset(c, (pm, pn)),
@@ -249,7 +250,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
         sms = _sm_count(a.device) if a.device.type == "cuda" else 4
         grid = (min(sms, cdiv(M, bm) * cdiv(N, bn)),)
         gemm_tma_kernel[grid](a_desc, b_desc, c, bias_arg, M, N, K, cm, cn, bias_stride, seed_v, threshold, scale,
-                              UPCAST=upcast, NUM_SMS=sms, DIV_CM=div_cm, DIV_CN=div_cn, **epi, **launch)
+                              UPCAST=upcast, NUM_SMS=sms, DIV_CM=div_cm, DIV_CN=div_cn, **epi, **opts)
         return c
     tiles = cdiv(M, bm) * cdiv(N, bn)
     (am, div_am), (ak, div_ak) = split_stride(a.stride(0)), split_stride(a.stride(1))
@@ -258,17 +259,17 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
                     EVEN_N=N % bn == 0, EVEN_K=K % bk == 0, SPLIT_K=split, DIV_AM=div_am, DIV_AK=div_ak,
                     DIV_BK=div_bk, DIV_BN=div_bn)
     if split == 1:
-        gemm_kernel[(tiles, 1)](a, b, c, bias_arg, M, N, K, am, ak, sbk, sbn, cm, cn, bias_stride, seed_v, threshold,
-                                scale, DIV_CM=div_cm, DIV_CN=div_cn, **ptr_args, **epi, **launch)
+        launch(gemm_kernel, (tiles, 1), a, b, c, bias_arg, M, N, K, am, ak, sbk, sbn, cm, cn, bias_stride, seed_v,
+               threshold, scale, DIV_CM=div_cm, DIV_CN=div_cn, **ptr_args, **epi, **opts)
         return c
     ws = torch.empty((split, M, n_ws), dtype=torch.float32, device=dev)
     wm, div_wm = split_stride(n_ws)
-    gemm_kernel[(tiles, split)](a, b, ws, ws, M, N, K, am, ak, sbk, sbn, wm, 1, 0, 0, 0, 1.0, DIV_CM=div_wm, DIV_CN=1,
-                                **ptr_args, **{**epi, "EPILOGUE": 0, "HAS_DROPOUT": False}, **launch)
+    launch(gemm_kernel, (tiles, split), a, b, ws, ws, M, N, K, am, ak, sbk, sbn, wm, 1, 0, 0, 0, 1.0, DIV_CM=div_wm,
+           DIV_CN=1, **ptr_args, **{**epi, "EPILOGUE": 0, "HAS_DROPOUT": False}, **opts)
     rm, rn = policy.splitk_reduce_tile(target, M)
-    _splitk_reduce_kernel[(cdiv(M, rm), cdiv(N, rn))](
-        ws, c, bias_arg, M, N, wm, cm, cn, bias_stride, seed_v, threshold, scale, SPLIT_K=split, BLOCK_M=rm,
-        BLOCK_N=rn, DIV_WM=div_wm, DIV_CM=div_cm, DIV_CN=div_cn, num_warps=4, **epi)
+    launch(_splitk_reduce_kernel, (cdiv(M, rm), cdiv(N, rn)), ws, c, bias_arg, M, N, wm, cm, cn, bias_stride, seed_v,
+           threshold, scale, SPLIT_K=split, BLOCK_M=rm, BLOCK_N=rn, DIV_WM=div_wm, DIV_CM=div_cm, DIV_CN=div_cn,
+           num_warps=4, **epi)
     return c
 
 

@@ -21,6 +21,7 @@ import torch
 import triton
 import triton.language as tl
 
+from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import gemm, policy
 from rocm_triton_doctor.kernels.base import cdiv, check_p, dropout_args, resolve_seed
 from rocm_triton_doctor.kernels.common import dropout_tile
@@ -68,7 +69,7 @@ def epilogue_backward(dy: torch.Tensor, v: torch.Tensor | None, bias: torch.Tens
     if M and N:
         threshold, scale = dropout_args(p)
         vv = v.contiguous() if v is not None else g
-        _epilogue_backward_kernel[grid](dy, vv, bias if bias is not None else g, g, part, M, N, dy.stride(0),
+        launch(_epilogue_backward_kernel, grid, dy, vv, bias if bias is not None else g, g, part, M, N, dy.stride(0),
                                         dy.stride(1), bias.stride(0) if bias is not None else 0, seed, threshold,
                                         scale, ACT=act, HAS_DROPOUT=p > 0.0, **cfg)
     return g, part.sum(0)

@@ -435,3 +435,36 @@ def _wide_tiles(M: int, N: int) -> int:
 
 def _next_pow2(n: int) -> int:
     return 1 << max(0, (int(n) - 1).bit_length())
+
+
+@cached_config
+def attention_backward_config(t: Target, block_d: int, elem_size: int, causal: bool = False) -> dict[str, Any]:
+    """Tiles for the attention backward (attention_backward.py): BLOCK_N1 keys per dK/dV program stepping over
+    BLOCK_M1 query rows, BLOCK_M2 query rows per dQ program stepping over BLOCK_N2 keys (tutorial 06's transposed
+    pair), num_warps/num_stages shared by both; block_d is the padded power-of-two head dim. Chosen spill-free with
+    --compile-only (Triton 3.9, bf16, causal and not; a sweep over tiles and warps, 2026-11-23); not timed yet."""
+    if t.interpreter:
+        return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 4, "num_stages": 1}
+    if t.backend == "cuda":
+        # sm_90 ptxas spill bytes: D=128 dK/dV 32x128 w8 752, 64x64 w8 s2 180 (with the masked and unmasked loop
+        # copies), 32x64 w8 s3 0 (one loop); D=64 dK/dV 32x128 w4 460 (tutorial 06's 4 warps), w8 0; D=256 dK/dV 16x64
+        # w8 428, 16x32 w8 0, dQ 64x16 w8 176, 32x32 w8 0.
+        if block_d > 128:
+            return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 32, "num_warps": 8, "num_stages": 2}
+        if block_d > 64:
+            return {"BLOCK_M1": 32, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 64, "num_warps": 8, "num_stages": 3}
+        return {"BLOCK_M1": 32, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 64, "num_warps": 8, "num_stages": 3}
+    # HIP: one stage (fused multi-GEMM loops, the ROCm guide's advice, as the forward).
+    hip = {"num_stages": 1, **_hip_extra(t, gemm=True)}
+    if t.cdna:
+        # gfx942: D=128 dK/dV 16x64 w4 28 spills, 16x64/32x64 w8 0; dQ 64x16 w4 24, w8 0; D=256 16x32/32x16 w8 0.
+        if block_d > 128:
+            return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 8, **hip}
+        return {"BLOCK_M1": 32, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 32, "num_warps": 8, **hip}
+    # RDNA3 (gfx1100): D<=64 0 spills at 16x32 / 32x16, 8 warps (4 warps: 16 dK/dV). D>=128 spills in every tile
+    # tried (256 VGPRs; dK/dV 16x16..32x32 with 4-16 warps 84-250, dQ 110-141): each program keeps five D-wide tiles
+    # (dQ: Q, dO, dQ and the streamed Kᵀ, Vᵀ) and RDNA3's WMMA holds its operands twice (both half-waves), so at D=128
+    # even 16-row tiles need more than 256 VGPRs. The least spilling is used: correct, expect it slow there.
+    if block_d > 64:
+        return {"BLOCK_M1": 16, "BLOCK_N1": 16, "BLOCK_M2": 16, "BLOCK_N2": 16, "num_warps": 16, **hip}
+    return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 8, **hip}

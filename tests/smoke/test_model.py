@@ -55,10 +55,11 @@ def test_skipped_forms_say_why(toy: dict[str, Any]) -> None:
 def test_ours_ops_records_which_ops_are_ours(toy: dict[str, Any]) -> None:
     ops = toy["ours_ops"]
     assert ops["loss"] == {"impl": "ours", "module": "linear_cross_entropy"}
-    # RMSNorm and SwiGLU have Triton backwards (issue #17): the block runs them inside the recompute-in-backward
-    # composites of smoke/model_ops.py; rms_norm is the final norm; attention is ours once it has an autograd_op.
+    # RMSNorm, SwiGLU and attention (flash-attention backward) have Triton backwards (issue #17): the block runs the
+    # norms and SwiGLU inside the recompute-in-backward composites of smoke/model_ops.py; rms_norm is the final norm.
     assert ops["rms_norm"] == {"impl": "ours", "module": "rmsnorm"}
     assert ops["swiglu"] == {"impl": "ours", "module": "swiglu", "inside": "mlp"}
+    assert ops["attention"] == {"impl": "ours", "module": "attention"}
     assert ops["norm_linear"] == {"impl": "ours", "module": "smoke.model_ops", "kernels": ["rmsnorm"]}
     assert ops["mlp"] == {"impl": "ours", "module": "smoke.model_ops", "kernels": ["rmsnorm", "swiglu"]}
     for op, (mod, _) in model_forms.OUR_OPS.items():
@@ -168,7 +169,8 @@ def test_text_table_shows_every_form_and_what_ours_is(toy: dict[str, Any]) -> No
     buf = io.StringIO()
     model_render.table(toy, Console(file=buf, width=250))
     text = buf.getvalue()
-    assert "ours = our kernels for rms_norm, swiglu, loss, norm_linear, mlp" in text and "loss agreement ours vs sdpa" in text
+    assert "ours = our kernels for rms_norm, attention, swiglu, loss, norm_linear, mlp" in text
+    assert "loss agreement ours vs sdpa" in text
 
 
 class _DetachedAfterFirstBlock(model_forms.TinyLlama):

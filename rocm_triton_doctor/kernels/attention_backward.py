@@ -1,0 +1,302 @@
+"""Attention backward (FlashAttention-2, Dao 2023 Algorithm 2; the layout of Triton's tutorial 06-fused-attention):
+the gradients of O = softmax(s·Q·Kᵀ [+ causal mask])·V from dO, the forward's O and its per-row log2-sum-exp
+(attention(..., lse=) with STATS), never materialising the S_q×S_k matrices.
+
+With P = softmax rows recomputed as exp2(s'·Q'·Kᵀ - lse) (Q' = sign(s)·Q and s' = |s|·log2 e, the forward's own
+folding, so P matches the forward's to rounding, for any sign of s), Δ = rowsum(dO∘O), dS = P∘(dO·Vᵀ - Δ):
+    dV = Pᵀ·dO,   dK = |s|·dSᵀ·Q',   dQ = s·dS·K        (s = 0: P uniform, dQ = dK = 0).
+Three kernels: attn_bwd_preprocess_kernel (Δ), attn_bwd_dkdv_kernel (one program per key block of a KV head,
+looping over the query blocks of every query head of its group, so GQA/MQA dK/dV are summed in-program: no atomics,
+deterministic) and attn_bwd_dq_kernel (one program per query block, looping over key blocks: deterministic, where
+FA2's reference adds dQ with atomics). Causal (top-left, as the forward): the dK/dV program skips query blocks wholly
+above the diagonal; the dQ program stops at the diagonal and masks only the blocks it crosses. Any strides in; fp32
+accumulation; dQ, dK, dV in the input dtype, laid out like q, k, v (empty_like). FLOPs 2.5× the forward's
+(5 matmuls of S_q·S_k·D against 2); the dK/dV program recomputes P, the dQ program recomputes P and dP again."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+from rocm_triton_doctor.kernels.launch import launch
+from rocm_triton_doctor.kernels import policy
+from rocm_triton_doctor.kernels.attention import LOG2E, _key_ranges
+from rocm_triton_doctor.kernels.base import AotSpec, cdiv, upcast_dots
+
+
+def pre_rows(block_d: int) -> int:
+    """Rows per program of the Δ kernel (a memory-bound row dot product): 4096 elements per tile (64 rows x 128 had
+    spilled on gfx942, 16 VGPRs; 32 x 128 and 16 x 256: 0)."""
+    return max(1, 4096 // block_d)
+
+
+@triton.jit
+def attn_bwd_preprocess_kernel(o_ptr, do_ptr, delta_ptr, S_Q, so_b, so_h, so_s, so_d, sdo_b, sdo_h, sdo_s, sdo_d,
+                               HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr):
+    """Δ[b, h, i] = Σ_d dO·O in fp32, stored (B, H, S_q) contiguous."""
+    start_m = tl.program_id(0)
+    h = tl.program_id(1).to(tl.int64)
+    b = tl.program_id(2).to(tl.int64)
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, BLOCK_D)
+    mask = (offs_m[:, None] < S_Q) & (offs_d[None, :] < HEAD_DIM)
+    o = tl.load(o_ptr + b * so_b + h * so_h + offs_m[:, None] * so_s + offs_d[None, :] * so_d, mask=mask, other=0.0)
+    do = tl.load(do_ptr + b * sdo_b + h * sdo_h + offs_m[:, None] * sdo_s + offs_d[None, :] * sdo_d, mask=mask,
+                 other=0.0)
+    delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)
+    tl.store(delta_ptr + (b * tl.num_programs(1) + h) * S_Q + offs_m, delta, mask=offs_m < S_Q)
+
+
+@triton.jit
+def _signed(x, Q_SIGN: tl.constexpr, UPCAST: tl.constexpr):
+    """The forward's Q': upcast first (the interpreter negates bf16 as its raw uint16), then the scale's sign."""
+    if UPCAST:
+        x = x.to(tl.float32)
+    if Q_SIGN == -1:
+        x = -x
+    if Q_SIGN == 0:
+        x = (x * 0.0).to(x.dtype)
+    return x
+
+
+@triton.jit
+def _dkdv_block(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, q_base, do_base, row_base, start_m, offs_n, offs_d,
+                S_Q, sq_s, sq_d, sdo_s, sdo_d, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+                BLOCK_M: tl.constexpr, Q_SIGN: tl.constexpr, UPCAST: tl.constexpr, MASKED: tl.constexpr):
+    """One query block against the program's key block, in transposed form (keys as rows): Pᵀ, dV += Pᵀ·dO,
+    dSᵀ = Pᵀ∘(V·dOᵀ - Δ), dK += dSᵀ·Q'. Query rows past S_q load as zeros (dO = Δ = 0 there: they add nothing).
+    Keys past S_k (zero K/V rows) only touch their own dK/dV rows, which are not stored. MASKED: causal diagonal."""
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+    rows = offs_m < S_Q
+    qT_mask = rows[None, :]
+    do_mask = rows[:, None]
+    if BLOCK_D != HEAD_DIM:
+        qT_mask = qT_mask & (offs_d[:, None] < HEAD_DIM)
+        do_mask = do_mask & (offs_d[None, :] < HEAD_DIM)
+    qT = tl.load(q_ptr + q_base + offs_m[None, :] * sq_s + offs_d[:, None] * sq_d, mask=qT_mask, other=0.0)
+    do = tl.load(do_ptr + do_base + offs_m[:, None] * sdo_s + offs_d[None, :] * sdo_d, mask=do_mask, other=0.0)
+    qT = _signed(qT, Q_SIGN, UPCAST)
+    if UPCAST:
+        do = do.to(tl.float32)
+    lse = tl.load(lse_ptr + row_base + offs_m, mask=rows, other=0.0)
+    delta = tl.load(delta_ptr + row_base + offs_m, mask=rows, other=0.0)
+    pT = tl.exp2(tl.dot(k, qT) * qk_scale - lse[None, :])
+    if MASKED:  # top-left causal: query i sees key j <= i
+        pT = tl.where(offs_m[None, :] >= offs_n[:, None], pT, 0.0)
+    dv = tl.dot(pT.to(do.dtype), do, dv)
+    dsT = pT * (tl.dot(v, tl.trans(do)) - delta[None, :])
+    dk = tl.dot(dsT.to(qT.dtype), tl.trans(qT), dk)
+    return dk, dv
+
+
+@triton.jit
+def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, qk_scale, dk_scale, S_Q,
+                         S_K, GROUP, sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s, sk_d, sv_b, sv_h, sv_s, sv_d, sdo_b,
+                         sdo_h, sdo_s, sdo_d, sdk_b, sdk_h, sdk_s, sdk_d, sdv_b, sdv_h, sdv_s, sdv_d,
+                         HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr,
+                         UPCAST: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Grid (key blocks, H_kv, B). dK/dV of BLOCK_N keys of KV head kh: the sum over the GROUP query heads
+    kh·GROUP .. kh·GROUP+GROUP-1 (GQA) of every query block that sees them, in fp32 registers."""
+    start_n = tl.program_id(0)
+    kh = tl.program_id(1).to(tl.int64)
+    b = tl.program_id(2).to(tl.int64)
+    H = tl.num_programs(1) * GROUP
+    offs_n = start_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, BLOCK_D)
+    kv_mask = offs_n[:, None] < S_K
+    if BLOCK_D != HEAD_DIM:
+        kv_mask = kv_mask & (offs_d[None, :] < HEAD_DIM)
+    k = tl.load(k_ptr + b * sk_b + kh * sk_h + offs_n[:, None] * sk_s + offs_d[None, :] * sk_d, mask=kv_mask, other=0.0)
+    v = tl.load(v_ptr + b * sv_b + kh * sv_h + offs_n[:, None] * sv_s + offs_d[None, :] * sv_d, mask=kv_mask, other=0.0)
+    if UPCAST:
+        k = k.to(tl.float32)
+        v = v.to(tl.float32)
+    dk = tl.zeros((BLOCK_N, BLOCK_D), dtype=tl.float32)
+    dv = tl.zeros((BLOCK_N, BLOCK_D), dtype=tl.float32)
+    # Causal: query blocks before the one holding query start_n·BLOCK_N see none of these keys and are skipped. One
+    # loop with the mask on every block (a compare and select next to three dots), not a masked and an unmasked copy
+    # of the body: the two copies made ptxas spill dK/dV at D=128 on sm_90 (112 bytes at 32x64, 8 warps; 0 with one).
+    lo = (start_n * BLOCK_N) // BLOCK_M * BLOCK_M if CAUSAL else 0
+    for g in range(0, GROUP):
+        h = kh * GROUP + g
+        q_base = b * sq_b + h * sq_h
+        do_base = b * sdo_b + h * sdo_h
+        row_base = (b * H + h) * S_Q
+        for start_m in range(lo, S_Q, BLOCK_M):
+            dk, dv = _dkdv_block(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, q_base, do_base, row_base, start_m,
+                                 offs_n, offs_d, S_Q, sq_s, sq_d, sdo_s, sdo_d, qk_scale, HEAD_DIM, BLOCK_D, BLOCK_M,
+                                 Q_SIGN, UPCAST, CAUSAL)
+    dk = dk * dk_scale
+    tl.store(dk_ptr + b * sdk_b + kh * sdk_h + offs_n[:, None] * sdk_s + offs_d[None, :] * sdk_d,
+             dk.to(dk_ptr.dtype.element_ty), mask=kv_mask)
+    tl.store(dv_ptr + b * sdv_b + kh * sdv_h + offs_n[:, None] * sdv_s + offs_d[None, :] * sdv_d,
+             dv.to(dv_ptr.dtype.element_ty), mask=kv_mask)
+
+
+@triton.jit
+def _dq_block(dq, q, do, lse, delta, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_d, S_K, sk_s, sk_d, sv_s,
+              sv_d, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_N: tl.constexpr,
+              UPCAST: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr):
+    """One key block of the dQ loop: P, dS = P∘(dO·Vᵀ - Δ), dQ += dS·K. MASKED: keys past S_k (their P would be
+    exp2(-lse), not 0) or above the diagonal."""
+    cols = start_n + tl.arange(0, BLOCK_N)
+    kv_mask = cols[None, :] < S_K
+    if BLOCK_D != HEAD_DIM:
+        kv_mask = kv_mask & (offs_d[:, None] < HEAD_DIM)
+    kT = tl.load(k_ptr + k_base + cols[None, :] * sk_s + offs_d[:, None] * sk_d, mask=kv_mask, other=0.0)
+    vT = tl.load(v_ptr + v_base + cols[None, :] * sv_s + offs_d[:, None] * sv_d, mask=kv_mask, other=0.0)
+    if UPCAST:
+        kT = kT.to(tl.float32)
+        vT = vT.to(tl.float32)
+    p = tl.exp2(tl.dot(q, kT) * qk_scale - lse[:, None])
+    if MASKED:
+        valid = cols[None, :] < S_K
+        if CAUSAL:
+            valid = valid & (offs_m[:, None] >= cols[None, :])
+        p = tl.where(valid, p, 0.0)
+    ds = p * (tl.dot(do, vT) - delta[:, None])
+    return tl.dot(ds.to(kT.dtype), tl.trans(kT), dq)
+
+
+@triton.jit
+def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, qk_scale, dq_scale, S_Q, S_K, GROUP,
+                       sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s, sk_d, sv_b, sv_h, sv_s, sv_d, sdo_b, sdo_h, sdo_s,
+                       sdo_d, sdq_b, sdq_h, sdq_s, sdq_d, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+                       Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr, BLOCK_M: tl.constexpr,
+                       BLOCK_N: tl.constexpr):
+    """Grid (query blocks, H_q, B): dQ of BLOCK_M query rows, looping over the key blocks they see (the forward's
+    _key_ranges: unmasked blocks first, then those crossing the diagonal or S_k)."""
+    start_m = tl.program_id(0)
+    h = tl.program_id(1).to(tl.int64)
+    b = tl.program_id(2).to(tl.int64)
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, BLOCK_D)
+    rows = offs_m < S_Q
+    mask = rows[:, None]
+    if BLOCK_D != HEAD_DIM:
+        mask = mask & (offs_d[None, :] < HEAD_DIM)
+    q = tl.load(q_ptr + b * sq_b + h * sq_h + offs_m[:, None] * sq_s + offs_d[None, :] * sq_d, mask=mask, other=0.0)
+    do = tl.load(do_ptr + b * sdo_b + h * sdo_h + offs_m[:, None] * sdo_s + offs_d[None, :] * sdo_d, mask=mask,
+                 other=0.0)
+    q = _signed(q, Q_SIGN, UPCAST)
+    if UPCAST:
+        do = do.to(tl.float32)
+    row_base = (b * tl.num_programs(1) + h) * S_Q
+    lse = tl.load(lse_ptr + row_base + offs_m, mask=rows, other=0.0)
+    delta = tl.load(delta_ptr + row_base + offs_m, mask=rows, other=0.0)
+    k_base = b * sk_b + (h // GROUP) * sk_h
+    v_base = b * sv_b + (h // GROUP) * sv_h
+    dq = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
+    lo_masked, hi = _key_ranges(start_m, S_K, BLOCK_M, BLOCK_N, CAUSAL)
+    for start_n in range(0, lo_masked, BLOCK_N):
+        dq = _dq_block(dq, q, do, lse, delta, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_d, S_K, sk_s, sk_d,
+                       sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, BLOCK_N, UPCAST, False, CAUSAL)
+    for start_n in range(lo_masked, hi, BLOCK_N):
+        dq = _dq_block(dq, q, do, lse, delta, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_d, S_K, sk_s, sk_d,
+                       sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, BLOCK_N, UPCAST, True, CAUSAL)
+    dq = dq * dq_scale
+    tl.store(dq_ptr + b * sdq_b + h * sdq_h + offs_m[:, None] * sdq_s + offs_d[None, :] * sdq_d,
+             dq.to(dq_ptr.dtype.element_ty), mask=mask)
+
+
+def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
+                       lse: torch.Tensor, causal: bool, scale: float, config: dict[str, Any] | None = None
+                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(dQ, dK, dV) of attention(q, k, v, causal, scale) from dO (o's shape, any strides), the forward's o and its
+    lse (fp32 (B, H_q, S_q) contiguous, attention(..., lse=)). scale: the resolved finite scale. The inputs are those
+    attention() accepted (autograd_op checks them through the forward). config: policy.attention_backward_config's
+    keys (tests)."""
+    B, H, S_q, D = q.shape
+    H_kv, S_k = k.shape[1], k.shape[2]
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    if q.numel() == 0 or S_k == 0 or B * H_kv == 0:  # no query rows or no keys: every gradient is 0
+        return dq.zero_(), dk.zero_(), dv.zero_()
+    do = do.to(q.dtype)
+    target = policy.target_for_device(q.device.type)
+    block_d = max(16, 1 << (D - 1).bit_length())
+    cfg = dict(config) if config is not None else policy.attention_backward_config(target, block_d, q.element_size(),
+                                                                                    bool(causal))
+    consts = {"HEAD_DIM": D, "BLOCK_D": block_d, "Q_SIGN": 0 if scale == 0 else (1 if scale > 0 else -1),
+              "CAUSAL": bool(causal), "UPCAST": upcast_dots(target, q.dtype)}
+    qk_scale = (abs(scale) if scale else 1.0) * LOG2E  # the forward's, so P is recomputed exactly
+    delta = torch.empty((B, H, S_q), dtype=torch.float32, device=q.device)
+    launch(attn_bwd_preprocess_kernel, (cdiv(S_q, pre_rows(block_d)), H, B),
+        o, do, delta, S_q, *o.stride(), *do.stride(), HEAD_DIM=D, BLOCK_D=block_d, BLOCK_M=pre_rows(block_d))
+    opts = {key: val for key, val in cfg.items() if not key.startswith("BLOCK_")}
+    launch(attn_bwd_dkdv_kernel, (cdiv(S_k, cfg["BLOCK_N1"]), H_kv, B),
+        q, k, v, do, lse, delta, dk, dv, qk_scale, abs(scale), S_q, S_k, H // H_kv, *q.stride(), *k.stride(),
+        *v.stride(), *do.stride(), *dk.stride(), *dv.stride(), **consts, BLOCK_M=cfg["BLOCK_M1"],
+        BLOCK_N=cfg["BLOCK_N1"], **opts)
+    launch(attn_bwd_dq_kernel, (cdiv(S_q, cfg["BLOCK_M2"]), H, B),
+        q, k, v, do, lse, delta, dq, qk_scale, scale, S_q, S_k, H // H_kv, *q.stride(), *k.stride(), *v.stride(),
+        *do.stride(), *dq.stride(), **consts, BLOCK_M=cfg["BLOCK_M2"], BLOCK_N=cfg["BLOCK_N2"], **opts)
+    return dq, dk, dv
+
+
+@torch.library.custom_op("rocm_triton_doctor::attention_backward", mutates_args=())
+def attention_backward_op(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
+                          lse: torch.Tensor, causal: bool, sm_scale: float | None
+                          ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """attention_backward as a custom op (attention.autograd_op's backward); sm_scale None: 1/sqrt(D)."""
+    scale = 1.0 / math.sqrt(q.shape[-1]) if sm_scale is None else sm_scale
+    return attention_backward(do, q, k, v, o, lse, causal, scale)
+
+
+@attention_backward_op.register_fake
+def _attention_backward_fake(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
+                             lse: torch.Tensor, causal: bool, sm_scale: float | None
+                             ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+
+def setup_context(ctx: Any, inputs: tuple[Any, ...], output: tuple[torch.Tensor, torch.Tensor]) -> None:
+    """attention's custom op (q, k, v, causal, sm_scale) -> (o, lse): keep what the backward needs."""
+    ctx.causal, ctx.sm_scale = inputs[3], inputs[4]
+    ctx.save_for_backward(*inputs[:3], *output)
+
+
+def autograd_backward(ctx: Any, do: torch.Tensor, _dlse: torch.Tensor | None) -> tuple[torch.Tensor | None, ...]:
+    """The op's autograd formula (lse is a statistic: its gradient is ignored)."""
+    q, k, v, o, lse = ctx.saved_tensors
+    return (*attention_backward_op(do, q, k, v, o, lse, ctx.causal, ctx.sm_scale), None, None)
+
+
+def aot_specs(target: policy.Target) -> list[AotSpec]:
+    """The backward as training runs it (bf16, unit last strides): Δ, dK/dV and dQ for D = 64, 128 (causal and
+    not), 80 (padded to 128, masked) and 256, and the forward with STATS."""
+    from rocm_triton_doctor.kernels import attention
+
+    # The forward as training runs it: STATS (the row lse stored), pointer kernel.
+    specs = [AotSpec(f"{sp.label} (STATS)", sp.fn, sp.signature, {**sp.constexprs, "STATS": True}, sp.options)
+             for sp in attention.aot_specs(target) if sp.label in ("attention bf16 causal D=128", "attention bf16 D=128")]
+    st = {f"s{t}_{d}": "i32" for t in ("q", "k", "v", "do") for d in "bhsd"}
+    for d, causal in ((64, True), (64, False), (128, True), (128, False), (80, True), (256, True)):
+        block_d = max(16, 1 << (d - 1).bit_length())
+        cfg = policy.attention_backward_config(target, block_d, 2, causal)
+        opts = {key: val for key, val in cfg.items() if not key.startswith("BLOCK_")}
+        unit = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False,
+                **{f"s{t}_d": 1 for t in ("q", "k", "v", "do")}}
+        ptrs = {p: "*bf16" for p in ("q_ptr", "k_ptr", "v_ptr", "do_ptr")} | {"lse_ptr": "*fp32", "delta_ptr": "*fp32"}
+        sc = {"qk_scale": "fp32"}
+        label = f"attention backward bf16{' causal' if causal else ''} D={d}"
+        specs.append(AotSpec(f"{label} dK/dV", attn_bwd_dkdv_kernel,
+                             {**ptrs, "dk_ptr": "*bf16", "dv_ptr": "*bf16", **sc, "dk_scale": "fp32", "S_Q": "i32",
+                              "S_K": "i32", "GROUP": "i32", **st, **{f"s{t}_{x}": "i32" for t in ("dk", "dv")
+                                                                      for x in "bhsd"}},
+                             {**unit, "sdk_d": 1, "sdv_d": 1, "BLOCK_M": cfg["BLOCK_M1"], "BLOCK_N": cfg["BLOCK_N1"]},
+                             opts))
+        specs.append(AotSpec(f"{label} dQ", attn_bwd_dq_kernel,
+                             {**ptrs, "dq_ptr": "*bf16", **sc, "dq_scale": "fp32", "S_Q": "i32", "S_K": "i32",
+                              "GROUP": "i32", **st, **{f"sdq_{x}": "i32" for x in "bhsd"}},
+                             {**unit, "sdq_d": 1, "BLOCK_M": cfg["BLOCK_M2"], "BLOCK_N": cfg["BLOCK_N2"]}, opts))
+        if d in (128, 256) and causal:
+            specs.append(AotSpec(f"attention backward bf16 D={d} delta", attn_bwd_preprocess_kernel,
+                                 {"o_ptr": "*bf16", "do_ptr": "*bf16", "delta_ptr": "*fp32", "S_Q": "i32",
+                                  **{f"s{t}_{x}": "i32" for t in ("o", "do") for x in "bhsd"}},
+                                 {"HEAD_DIM": d, "BLOCK_D": block_d, "BLOCK_M": pre_rows(block_d), "so_d": 1, "sdo_d": 1},
+                                 {"num_warps": 4}))
+    return specs

@@ -1,0 +1,149 @@
+"""Attention backward (issue #17) in the interpreter: dQ, dK, dV of attention.autograd_op against fp64 torch autograd
+of SDPA's math (attention.reference), causal and not, GQA/MQA, S_q != S_k, padded head dims, the model's transposed
+layout, any scale sign; the custom ops' registrations (opcheck) and torch.compile(fullgraph=True) with no graph break."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rocm_triton_doctor.kernels import attention, attention_backward
+from tests.kernels.grads import assert_grads
+
+# (B, H, H_kv, S_q, S_k, D, causal, dtype, model_layout): tiny, the interpreter runs every program in Python.
+GRAD_CASES = [
+    (1, 2, 2, 20, 20, 16, False, torch.float32, False),
+    (1, 2, 2, 37, 37, 32, True, torch.float32, False),
+    (1, 4, 2, 24, 40, 80, True, torch.float16, True),  # GQA 4:2, keys longer, D=80 padded to 128, (B, S, H, D)
+    (1, 4, 1, 30, 18, 16, True, torch.bfloat16, False),  # MQA, queries longer than keys (causal top-left)
+    (2, 2, 1, 17, 33, 128, False, torch.float32, True),
+    (1, 2, 2, 33, 21, 32, False, torch.bfloat16, True),
+]
+
+
+def _leaves(B: int, H: int, H_kv: int, S_q: int, S_k: int, D: int, dtype: torch.dtype, model_layout: bool,
+            seed: int = 0) -> tuple[torch.Tensor, ...]:
+    gen = torch.Generator().manual_seed(seed)
+
+    def make(h: int, s: int) -> torch.Tensor:
+        if model_layout:  # (B, S, H, D) as a projection makes it, read through .transpose(1, 2)
+            return torch.randn(B, s, h, D, generator=gen).to(dtype).transpose(1, 2).requires_grad_()
+        return torch.randn(B, h, s, D, generator=gen).to(dtype).requires_grad_()
+
+    q, k, v = make(H, S_q), make(H_kv, S_k), make(H_kv, S_k)
+    return q, k, v, torch.randn(B, H, S_q, D, generator=gen).to(dtype)
+
+
+@pytest.mark.parametrize("B,H,H_kv,S_q,S_k,D,causal,dtype,model_layout", GRAD_CASES,
+                         ids=[f"H{c[1]}-{c[2]} S{c[3]}x{c[4]} D{c[5]}{' causal' if c[6] else ''} "
+                              f"{str(c[7])[6:]}{' BSHD' if c[8] else ''}" for c in GRAD_CASES])
+def test_gradients_match_fp64_autograd(B: int, H: int, H_kv: int, S_q: int, S_k: int, D: int, causal: bool,
+                                       dtype: torch.dtype, model_layout: bool) -> None:
+    q, k, v, do = _leaves(B, H, H_kv, S_q, S_k, D, dtype, model_layout)
+    out = attention.autograd_op(q, k, v, causal)
+    assert out.dtype == dtype and out.shape == q.shape
+    out.backward(do)
+    assert_grads(lambda qd, kd, vd: attention.reference(qd, kd, vd, causal), (q, k, v), do, (q.grad, k.grad, v.grad))
+
+
+@pytest.mark.parametrize("scale", [-0.7, 0.0, 2.5])
+def test_any_finite_scale_sign_gives_the_gradient(scale: float) -> None:
+    # The kernels fold the scale's sign into Q (dQ = s·dS·K, dK = |s|·dSᵀ·Q'); scale 0: uniform P, dQ = dK = 0.
+    q, k, v, do = _leaves(1, 2, 1, 19, 23, 16, torch.float32, False, seed=1)
+    attention.autograd_op(q, k, v, True, sm_scale=scale).backward(do)
+    assert_grads(lambda qd, kd, vd: attention.reference(qd, kd, vd, True, scale), (q, k, v), do,
+                 (q.grad, k.grad, v.grad))
+
+
+@pytest.mark.parametrize("tiles", [{"BLOCK_M1": 32, "BLOCK_N1": 16, "BLOCK_M2": 16, "BLOCK_N2": 32},
+                                   {"BLOCK_M1": 16, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 16}])
+def test_tile_shapes_either_way_round(tiles: dict[str, int]) -> None:
+    # The causal dK/dV start (the query block holding the key block's first key) and the dQ stop at the diagonal,
+    # with query tiles taller and shorter than key tiles, lengths not multiples of either.
+    q, k, v, do = _leaves(1, 2, 2, 45, 38, 32, torch.float32, False, seed=2)
+    with torch.no_grad():
+        lse = torch.empty(1, 2, 45)
+        o = attention.attention(q, k, v, True, lse=lse)
+    grads = attention_backward.attention_backward(do, q.detach(), k.detach(), v.detach(), o, lse, True, 32 ** -0.5,
+                                                  config={**tiles, "num_warps": 4, "num_stages": 1})
+    assert_grads(lambda qd, kd, vd: attention.reference(qd, kd, vd, True), (q, k, v), do, grads)
+
+
+def test_gqa_sum_is_deterministic() -> None:
+    # dK/dV of a KV head sum its query heads inside one program (no atomics): two runs agree bit for bit.
+    runs = []
+    for _ in range(2):
+        q, k, v, do = _leaves(1, 4, 1, 21, 21, 16, torch.float32, False, seed=3)
+        attention.autograd_op(q, k, v, False).backward(do)
+        runs.append((q.grad, k.grad, v.grad))
+    for a, b in zip(*runs):
+        assert a is not None and b is not None and torch.equal(a, b)
+
+
+def test_no_keys_gives_zero_gradients_and_no_queries_too() -> None:
+    # S_k = 0: every row sees no key (the only fully masked rows top-left causal attention has): O = 0, dQ = 0.
+    q, k, v, do = _leaves(1, 2, 2, 5, 0, 16, torch.float32, False)
+    out = attention.autograd_op(q, k, v, True)
+    out.backward(do)
+    assert torch.equal(out, torch.zeros_like(out)) and q.grad is not None and torch.equal(q.grad, torch.zeros_like(q))
+    assert k.grad is not None and k.grad.shape == k.shape
+    q, k, v, do = _leaves(1, 2, 2, 0, 7, 16, torch.float32, False)
+    attention.autograd_op(q, k, v).backward(do)
+    assert k.grad is not None and v.grad is not None and not k.grad.any() and not v.grad.any()
+
+
+def test_bad_scales_are_refused_clearly() -> None:
+    q, k, v, _ = _leaves(1, 1, 1, 4, 4, 16, torch.float32, False)
+    with pytest.raises(TypeError, match="sm_scale"):
+        attention.autograd_op(q, k, v, sm_scale=True)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="finite"):
+        attention.autograd_op(q, k, v, sm_scale=float("inf"))
+
+
+def test_custom_ops_opcheck() -> None:
+    q, k, v, do = _leaves(1, 2, 1, 9, 12, 16, torch.float32, False, seed=4)
+    torch.library.opcheck(attention._attention_op, (q, k, v, True, None))
+    with torch.no_grad():
+        o, lse = attention._attention_op(q, k, v, True, None)
+    torch.library.opcheck(attention_backward.attention_backward_op, (do, q.detach(), k.detach(), v.detach(), o, lse,
+                                                                    True, None))
+
+
+class _Attn(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(16, 3 * 16, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, S, _ = x.shape
+        q, k, v = self.proj(x).view(B, S, 3, 1, 16).permute(2, 0, 3, 1, 4).unbind(0)
+        return attention.autograd_op(q, k, v, causal=True).square().mean()
+
+
+def test_torch_compile_fullgraph_has_no_graph_break() -> None:
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    model = _Attn()
+    x = torch.randn(1, 12, 16, generator=torch.Generator().manual_seed(5))
+    explain = torch._dynamo.explain(model)(x)
+    assert explain.graph_break_count == 0 and explain.graph_count == 1
+    eager = model(x)
+    eager.backward()
+    assert model.proj.weight.grad is not None
+    want = model.proj.weight.grad.clone()
+    model.zero_grad(set_to_none=True)
+    # aot_eager: dynamo + AOTAutograd through the op's fake and autograd registrations (no C++ toolchain needed).
+    got = torch.compile(model, fullgraph=True, backend="aot_eager")(x)
+    got.backward()
+    torch.testing.assert_close(got, eager)
+    assert model.proj.weight.grad is not None
+    torch.testing.assert_close(model.proj.weight.grad, want, rtol=1e-4, atol=1e-6)
+
+
+def test_expanded_output_gradient_and_the_widest_head_dim() -> None:
+    # out.sum() hands the backward a dO of stride 0 everywhere (read in place); D=256 is the largest head dim.
+    q, k, v, _ = _leaves(1, 2, 1, 20, 24, 256, torch.float32, False, seed=6)
+    attention.autograd_op(q, k, v, True).sum().backward()
+    assert_grads(lambda qd, kd, vd: attention.reference(qd, kd, vd, True), (q, k, v), torch.ones(1, 2, 20, 256),
+                 (q.grad, k.grad, v.grad))
