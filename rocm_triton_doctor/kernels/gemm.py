@@ -38,7 +38,7 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
                 EVEN_K: tl.constexpr, INT64: tl.constexpr, SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr,
                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, DIV_AM: tl.constexpr,
                 DIV_AK: tl.constexpr, DIV_BK: tl.constexpr, DIV_BN: tl.constexpr, DIV_CM: tl.constexpr,
-                DIV_CN: tl.constexpr):
+                DIV_CN: tl.constexpr, DIV_M: tl.constexpr = 1, DIV_N: tl.constexpr = 1):
     """SPLIT_K == 1: the whole K range, epilogue, store into C. SPLIT_K > 1: program_id(1) sums its share of the K
     blocks and stores the fp32 partial tile into c_ptr, an fp32 (SPLIT_K, M, stride_cm) workspace;
     _splitk_reduce_kernel adds them and runs the epilogue. Each stride arrives divided by its DIV_* (a constexpr
@@ -49,6 +49,10 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     stride_bn = _scaled(stride_bn, DIV_BN, INT64)
     stride_cm = _scaled(stride_cm, DIV_CM, INT64)
     stride_cn = _scaled(stride_cn, DIV_CN, INT64)
+    # M and N too: the masks `offs_n < N` (B's loads, C's store) vectorise only when N is a known multiple of the
+    # vector width (fp16 1000^3 ran at 0.17x cuBLAS on an H100 with strides hinted but N not).
+    M = M * DIV_M
+    N = N * DIV_N
     pid_m, pid_n = _grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
     pid_k = tl.program_id(1)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -255,16 +259,17 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     tiles = cdiv(M, bm) * cdiv(N, bn)
     (am, div_am), (ak, div_ak) = split_stride(a.stride(0)), split_stride(a.stride(1))
     (sbk, div_bk), (sbn, div_bn) = split_stride(b.stride(0)), split_stride(b.stride(1))
+    (mk, div_m), (nk, div_n) = split_stride(M), split_stride(N)
     ptr_args = dict(UPCAST=upcast, PRECISION=precision if dtype == torch.float32 else "ieee", EVEN_M=M % bm == 0,
                     EVEN_N=N % bn == 0, EVEN_K=K % bk == 0, SPLIT_K=split, DIV_AM=div_am, DIV_AK=div_ak,
-                    DIV_BK=div_bk, DIV_BN=div_bn)
+                    DIV_BK=div_bk, DIV_BN=div_bn, DIV_M=div_m, DIV_N=div_n)
     if split == 1:
-        launch(gemm_kernel, (tiles, 1), a, b, c, bias_arg, M, N, K, am, ak, sbk, sbn, cm, cn, bias_stride, seed_v,
+        launch(gemm_kernel, (tiles, 1), a, b, c, bias_arg, mk, nk, K, am, ak, sbk, sbn, cm, cn, bias_stride, seed_v,
                threshold, scale, DIV_CM=div_cm, DIV_CN=div_cn, **ptr_args, **epi, **opts)
         return c
     ws = torch.empty((split, M, n_ws), dtype=torch.float32, device=dev)
     wm, div_wm = split_stride(n_ws)
-    launch(gemm_kernel, (tiles, split), a, b, ws, ws, M, N, K, am, ak, sbk, sbn, wm, 1, 0, 0, 0, 1.0, DIV_CM=div_wm,
+    launch(gemm_kernel, (tiles, split), a, b, ws, ws, mk, nk, K, am, ak, sbk, sbn, wm, 1, 0, 0, 0, 1.0, DIV_CM=div_wm,
            DIV_CN=1, **ptr_args, **{**epi, "EPILOGUE": 0, "HAS_DROPOUT": False}, **opts)
     rm, rn = policy.splitk_reduce_tile(target, M)
     launch(_splitk_reduce_kernel, (cdiv(M, rm), cdiv(N, rn)), ws, c, bias_arg, M, N, wm, cm, cn, bias_stride, seed_v,

@@ -132,7 +132,11 @@ def gemm_use_tma(t: Target, M: int, N: int, K: int) -> bool:
     (4096x128x4096: 0.76x cuBLAS on an H100, issue #16) stays here: a persistent, warp-specialised program overlaps
     one tile's store of C (what a short-K GEMM waits on) with the next tile's loads, which the pointer kernel, one
     register-bound program per SM at these tiles, cannot (benchmarks/tune_gemm_shapes.py times both)."""
-    return tma_supported(t) and _wide_tiles(M, N) >= 256
+    # H100, benchmarks/tune_gemm_shapes.py (docs/measurements/2026-11-23-h100-tune-gemm.json), graph replay vs cuBLAS:
+    # short K 4096x128x4096 TMA 0.71x, pointer 128x128x64 w8 s2 0.84x; 8192x64x8192 0.69x against 0.98x; N = 128
+    # (65536x4096x128) TMA 0.74x (128-wide tiles) against the pointer kernel's 1.01x. So K <= 128 and N <= 128 take
+    # the pointer kernel (the persistent kernel's store/load overlap did not pay there).
+    return tma_supported(t) and _wide_tiles(M, N) >= 256 and K > 128 and N > 128
 
 
 @cached_config
@@ -168,7 +172,13 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
         if small:
             cfg = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3}
         elif elem_size == 4:
-            cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
+            # fp32 (IEEE, no tensor cores) 1024^3 on an H100: 128x64x32 w4 s4 0.67x cuBLAS, 64x128x32 w4 s4 0.63x,
+            # 128x128x32 w8 s3 0.54x (tune-gemm.json).
+            cfg = {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 4}
+        elif short_k or N <= 128:
+            # K of one or two blocks, or a 128-column product: 128x128x64 with 8 warps (H100: 4096x128x4096 0.84x
+            # cuBLAS against 0.78x for 128x256; 8192x64x8192 0.98x against 0.88x; 65536x4096x128 1.01x at 4 stages).
+            cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 4}
         elif _wide_tiles(M, N) < 64:
             # Too few 128x256 tiles to fill the GPU (1024x1024 makes 32 for an H200's 132 SMs): 64x128 tiles, 4 warps.
             # Graph-replay times on an H200, 1024^3 fp16 (docs/measurements/2026-11-21-h200-tune-5.json): bias+ReLU
