@@ -461,9 +461,13 @@ def attention_backward_config(t: Target, block_d: int, elem_size: int, causal: b
         # w8 428, 16x32 w8 0, dQ 64x16 w8 176, 32x32 w8 0.
         if block_d > 128:
             return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 32, "num_warps": 8, "num_stages": 2}
+        # Timed on an H100 (bf16 B4 H32 S1024/4096, benchmarks/tune_attention_backward.py,
+        # docs/measurements/2026-11-23-h100-tune-attention-backward.json), against SDPA's backward: D=128 32x64/64x32
+        # w4 s4 0.62-0.91x (the spill-free 32x64/64x64 w8 s3 above: 0.30-0.45x); D=64 64x64/64x64 w4 s3 0.82-1.07x
+        # (32x128/128x64 w8 s3: 0.68-0.86x).
         if block_d > 64:
-            return {"BLOCK_M1": 32, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 64, "num_warps": 8, "num_stages": 3}
-        return {"BLOCK_M1": 32, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 64, "num_warps": 8, "num_stages": 3}
+            return {"BLOCK_M1": 32, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 32, "num_warps": 4, "num_stages": 4}
+        return {"BLOCK_M1": 64, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 64, "num_warps": 4, "num_stages": 3}
     # HIP: one stage (fused multi-GEMM loops, the ROCm guide's advice, as the forward).
     hip = {"num_stages": 1, **_hip_extra(t, gemm=True)}
     if t.cdna:
