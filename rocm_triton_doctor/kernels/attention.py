@@ -18,7 +18,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels import argcheck, policy
+from rocm_triton_doctor.kernels import argcheck, policy, tunecache
 from rocm_triton_doctor.kernels.base import Case, Inputs, cdiv, check_device, randn, tma_layout_ok, upcast_dots
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
@@ -210,9 +210,13 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     flops = 4.0 * B * H * S_q * S_k * D * (0.5 if causal else 1.0)
     if lse is not None and kernel in ("tma", "tma_device"):
         raise ValueError("attention: the row statistics (lse) come from the pointer kernel only")
-    use = "pointer" if lse is not None else kernel if kernel != "auto" else policy.attention_kernel(
+    # The per-device autotune cache (tunecache.py, `smoke --tune`; one dict lookup, never in the interpreter) holds
+    # pointer-kernel configs (tune_candidates): a cached one runs there, as config=<it>, kernel="pointer" would.
+    cached = None if config is not None or kernel not in ("auto", "pointer") or target.interpreter else tunecache.lookup(
+        "attention", (str(dtype).removeprefix("torch."), H // H_kv, S_q, S_k, D, bool(causal)), target)
+    use = "pointer" if lse is not None or cached else kernel if kernel != "auto" else policy.attention_kernel(
         target, D, flops, tma_layout)
-    cfg = _checked_config(config) if config is not None else policy.attention_config(
+    cfg = _checked_config(chosen) if (chosen := cached or config) is not None else policy.attention_config(
         target, block_d, q.element_size(), bool(causal), tma=use != "pointer")
     grid = (cdiv(S_q, cfg["BLOCK_M"]), H, B)
     if use == "tma_device":
@@ -243,7 +247,22 @@ def _checked_config(config: dict[str, Any]) -> dict[str, Any]:
     cfg = {"num_warps": 4, "num_stages": 1, **config}
     for key in ("BLOCK_M", "BLOCK_N"):
         argcheck.check_block("attention", key, cfg.get(key), lo=16, hi=256)
+    argcheck.check_block("attention", "num_warps", cfg["num_warps"], lo=1, hi=16)  # a hand-edited tune cache entry
+    if isinstance(stages := cfg["num_stages"], bool) or not isinstance(stages, int) or not 1 <= stages <= 8:
+        raise ValueError(f"attention: num_stages must be an int in [1, 8], got {stages!r}")
     return cfg
+
+
+tunecache.register_validator("attention", _checked_config)  # cached entries pass the config= check, or are dropped
+
+
+def tune_candidates(key: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """Pointer-kernel tiles `smoke --tune` times for key (dtype, H_q // H_kv, S_q, S_k, D, causal); D > 128 only tiles
+    that (almost) do not spill on sm_90, AMD builds 1 stage (as policy.attention_config says why)."""
+    tiles = [(64, 32, 8, 2), (64, 16, 8, 2)] if key[4] > 128 else [(128, 64, 8, 3), (64, 64, 4, 3), (128, 32, 8, 2),
+                                                                   (64, 32, 4, 2)]
+    hip = torch.version.hip is not None
+    return [{"BLOCK_M": m, "BLOCK_N": n, "num_warps": w, "num_stages": 1 if hip else s} for m, n, w, s in tiles]
 
 
 def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,

@@ -19,16 +19,18 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels import argcheck, policy
+from rocm_triton_doctor.kernels import argcheck, policy, tunecache
 from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, cdiv, check_device, check_p, dropout_args,
                                              randn, tma_layout_ok, upcast_dots)
 from rocm_triton_doctor.kernels.gemm_parts import CONFIG_KEYS as CONFIG_KEYS  # re-exported (tests, tune scripts)
 from rocm_triton_doctor.kernels.gemm_parts import (_checked_config, _epilogue_store, _grouped_tile, _k_step, _scaled, _wide,
                                                    _cus, _sm_count, aligned_copy, bytes_moved, eager, flops, misaligned,
-                                                   reference, split_stride)
+                                                   reference, split_stride, tune_key)
+from rocm_triton_doctor.kernels.gemm_parts import tune_candidates as tune_candidates  # smoke --tune's candidates
 
 EPILOGUES = {"none": 0, "bias": 1, "bias_relu": 2, "bias_gelu": 3}
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+tunecache.register_validator("gemm", _checked_config)  # cached entries pass the config= check, or are dropped
 
 
 @triton.jit
@@ -213,7 +215,12 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     if M == 0 or N == 0:
         return c
     target = policy.target_for_device(dev.type)
-    user = _checked_config(config) if config is not None else {}
+    # The per-device autotune cache (tunecache.py, filled by `smoke --tune`): one tuple and one dict lookup; never in
+    # the interpreter. Its configs are pointer-kernel configs (tune_candidates), so a cached one runs on gemm_kernel
+    # (use_tma False below), exactly as config=<it> with kernel="pointer" would; a forced kernel="tma" skips it.
+    cached = None if config is not None or kernel == "tma" or target.interpreter else tunecache.lookup(
+        "gemm", tune_key(a, b, epilogue, p, precision), target)
+    user = _checked_config(cached or config or {})  # {}: the policy's tiles
     copy = user.pop("ALIGN_COPY", None)
     if K > 0:
         # An operand 16-byte loads cannot vectorise on (4097-element rows, a view one element off) is copied into an
@@ -225,7 +232,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     if kernel == "tma" and not tma_ok:
         raise ValueError("gemm: the TMA kernel needs fp16/bf16 inputs with K > 0, contiguous rows and 16-byte aligned "
                          "rows and base pointers, on a target and Triton with tensor descriptors")
-    use_tma = kernel == "tma" or (kernel == "auto" and tma_ok and policy.gemm_use_tma(target, M, N, K))
+    use_tma = kernel == "tma" or (kernel == "auto" and not cached and tma_ok and policy.gemm_use_tma(target, M, N, K))
     cfg = user or policy.gemm_config(target, M, N, K, a.element_size(), tma=use_tma, cus=_cus(dev),
                                      b_nmajor=b.stride(1) == 1 or b.stride(0) != 1)
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]

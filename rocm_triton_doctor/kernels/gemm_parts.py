@@ -156,10 +156,53 @@ def _checked_config(config: dict[str, Any]) -> dict[str, Any]:
     cfg = {"GROUP_M": 8, "num_warps": 4, **config}
     for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K"):
         argcheck.check_block("gemm", key, cfg.get(key))
-    split = cfg.get("SPLIT_K", 1)
-    if isinstance(split, bool) or not isinstance(split, int) or not 1 <= split <= 64:
-        raise ValueError(f"gemm: SPLIT_K must be an int in [1, 64], got {split!r}")
+    # Ints in range, also for the launch options: a hand-edited tune-cache entry (tunecache.py) is checked here too,
+    # and num_warps=3 would otherwise fail inside Triton's compiler instead of being dropped with a warning.
+    argcheck.check_block("gemm", "num_warps", cfg["num_warps"], lo=1, hi=16)
+    for key, hi in (("SPLIT_K", 64), ("GROUP_M", 64), ("num_stages", 8)):
+        value = cfg.get(key, 1)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
+            raise ValueError(f"gemm: {key} must be an int in [1, {hi}], got {value!r}")
     return cfg
+
+
+# -- the per-device autotune cache (tunecache.py, smoke --tune) ---------------------------------------------------
+DTYPE_NAMES = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32"}
+
+
+def tune_key(a: torch.Tensor, b: torch.Tensor, epilogue: str, p: float, precision: str) -> tuple[Any, ...]:
+    """What gemm()'s cache entry is keyed on: everything the policy's choice depends on besides the device (the cache
+    file is per device): dtype, M, N, K, the epilogue and dropout, fp32's precision, A K-contiguous, B N-major, and
+    whether A/B are misaligned (aligned-copy candidates). Whether the policy would take the TMA kernel follows from
+    these (dtype, shape, layout, alignment), so a config measured for one key was measured against the same policy
+    choice. Plain values: the key is a tuple and its text (tunecache.key_text) names the entry in the file."""
+    return (DTYPE_NAMES[a.dtype], a.shape[0], b.shape[1], a.shape[1], epilogue, p > 0.0,
+            precision if a.dtype == torch.float32 else "ieee", a.stride(1) == 1, b.stride(1) == 1 or b.stride(0) != 1,
+            misaligned(a), misaligned(b))
+
+
+def tune_candidates(key: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """Pointer-kernel configs `smoke --tune` times against the policy for `key` (tune_key's): the cache stores only
+    pointer-kernel configs, and gemm() runs a cached config on that kernel. The policy's open questions (policy.
+    gemm_config, _decode_config): decode M <= 16 with 16-row tiles and a K split of 1, 2 or 4; fp32 at BLOCK_K 32;
+    64x64 / 64x128 / 128x128 tiles for small and odd sizes; 128x256 where there are enough of them. AMD builds
+    (torch.version.hip) take 2 stages, as the policy's HIP configs do (the LDS holds fewer)."""
+    dtype, M, N, K = key[0], key[1], key[2], key[3]
+    hip = torch.version.hip is not None
+
+    def cfg(bm: int, bn: int, bk: int, warps: int, stages: int = 3, split: int = 1, group: int = 8) -> dict[str, Any]:
+        return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": group, "SPLIT_K": split, "num_warps": warps,
+                "num_stages": 2 if hip else stages}
+
+    if M <= 16:  # each split keeps >= 4 K blocks (as policy._split_k): fewer leave its pipeline nothing to overlap
+        return [cfg(16, 128, 64, 4, 4, split=s, group=1) for s in (1, 2, 4) if s == 1 or 64 * 4 * s <= K] + \
+            [cfg(16, 64, 128, 4, 4, group=1)]
+    if dtype == "float32":
+        return [cfg(128, 128, 32, 8), cfg(64, 128, 32, 4), cfg(64, 64, 32, 4)]
+    out = [cfg(64, 64, 64, 4), cfg(64, 128, 64, 4, 4), cfg(128, 128, 64, 8)]
+    if M * N >= 1024 * 1024:
+        out.append(cfg(128, 256, 64, 8, 4))
+    return out
 
 
 def reference(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilogue: str) -> torch.Tensor:

@@ -9,8 +9,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import torch
 
-from rocm_triton_doctor.kernels import tunecache
+from rocm_triton_doctor.kernels import attention, gemm, policy, tunecache
+from rocm_triton_doctor.kernels.gemm_parts import tune_key
 from rocm_triton_doctor.kernels.policy import Target
 from rocm_triton_doctor.smoke import tune
 
@@ -22,6 +24,7 @@ IDENT = {"device": "NVIDIA H100", "target": "cuda:sm_90:wave32", "triton": "3.6.
 def fresh(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("RTD_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("RTD_TUNE_CACHE", raising=False)
+    monkeypatch.setattr(tunecache, "_validators", dict(tunecache._validators))  # a test's validator stays in its test
     tunecache.deactivate()
     yield tmp_path
     tunecache.deactivate()
@@ -29,32 +32,32 @@ def fresh(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 def test_round_trip_and_the_file_depends_on_the_device_identity() -> None:
     path = tunecache.activate(IDENT)
-    tunecache.store("gemm", ("bf16", 1000, 1000, 1000), {"BLOCK_M": 64}, 12.0, 45.0)
+    tunecache.store("demo", ("bf16", 1000, 1000, 1000), {"BLOCK_M": 64}, 12.0, 45.0)
     assert tunecache.save(IDENT) == path and path.exists()
     tunecache.deactivate()
     tunecache.activate(IDENT)
-    assert tunecache.lookup("gemm", ("bf16", 1000, 1000, 1000)) == {"BLOCK_M": 64}
-    assert tunecache.lookup("gemm", ("bf16", 1000, 1000, 1001)) is None
+    assert tunecache.lookup("demo", ("bf16", 1000, 1000, 1000)) == {"BLOCK_M": 64}
+    assert tunecache.lookup("demo", ("bf16", 1000, 1000, 1001)) is None
     other = tunecache.path_for({**IDENT, "triton": "3.7.0"})
     assert other != path  # a Triton upgrade reads another file: stale entries are never applied
 
 
 def test_off_switch_forced_configs_and_last_key(monkeypatch: pytest.MonkeyPatch) -> None:
     tunecache.activate(IDENT)
-    tunecache.store("gemm", ("k",), {"BLOCK_M": 64}, 1.0, 2.0)
+    tunecache.store("demo", ("k",), {"BLOCK_M": 64}, 1.0, 2.0)
     monkeypatch.setenv("RTD_TUNE_CACHE", "off")
-    assert tunecache.lookup("gemm", ("k",)) is None
+    assert tunecache.lookup("demo", ("k",)) is None
     monkeypatch.delenv("RTD_TUNE_CACHE")
-    with tunecache.forced("gemm", {"BLOCK_M": 32}):
-        assert tunecache.lookup("gemm", ("k",)) == {"BLOCK_M": 32}
-    with tunecache.forced("gemm", None):  # the policy, ignoring the cache
-        assert not tunecache.lookup("gemm", ("k",))
-    assert tunecache.lookup("gemm", ("k",)) == {"BLOCK_M": 64}
-    assert tunecache.last_key("gemm") == ("k",)
+    with tunecache.forced("demo", {"BLOCK_M": 32}):
+        assert tunecache.lookup("demo", ("k",)) == {"BLOCK_M": 32}
+    with tunecache.forced("demo", None):  # the policy, ignoring the cache
+        assert not tunecache.lookup("demo", ("k",))
+    assert tunecache.lookup("demo", ("k",)) == {"BLOCK_M": 64}
+    assert tunecache.last_key("demo") == ("k",)
 
 
 def test_the_interpreter_never_reads_the_cache() -> None:
-    assert tunecache.lookup("gemm", ("k",), Target("interpreter", "cpu", 1)) is None
+    assert tunecache.lookup("demo", ("k",), Target("interpreter", "cpu", 1)) is None
     assert tunecache.entries() == {}
 
 
@@ -64,19 +67,19 @@ def test_a_corrupt_file_or_a_bad_entry_is_dropped_with_a_warning() -> None:
     path.write_text("{not json")
     with pytest.warns(UserWarning, match="unreadable tune cache"):
         tunecache.activate(IDENT)
-    assert tunecache.lookup("gemm", ("k",)) is None
+    assert tunecache.lookup("demo", ("k",)) is None
     path.write_text(json.dumps({"schema": tunecache.SCHEMA, "identity": IDENT,
-                                "entries": {"gemm": {"k": {"config": {"BLOCK_M": 3}}}}}))
+                                "entries": {"demo": {"k": {"config": {"BLOCK_M": 3}}}}}))
     tunecache.activate(IDENT)
 
     def check(cfg: dict[str, Any]) -> None:
         if cfg["BLOCK_M"] & (cfg["BLOCK_M"] - 1):
             raise ValueError("BLOCK_M must be a power of two")
 
-    tunecache.register_validator("gemm", check)
+    tunecache.register_validator("demo", check)
     with pytest.warns(UserWarning, match="dropping tune cache entry"):
-        assert tunecache.lookup("gemm", ("k",)) is None
-    assert tunecache.entries()["gemm"] == {}
+        assert tunecache.lookup("demo", ("k",)) is None
+    assert tunecache.entries()["demo"] == {}
 
 
 def _fake_case(times: dict[int, float], wrong: set[int]) -> Any:
@@ -121,3 +124,156 @@ def test_tune_keeps_the_fastest_correct_candidate_that_beats_the_policy(
     assert done["tuned"][0]["tried"] == 3 - len(wrong)
     saved = json.loads(Path(done["path"]).read_text())
     assert saved["identity"] == IDENT and ("fake" in saved["entries"]) == (stored is not None)
+
+
+# -- the launchers' hook: gemm() and attention() read the cache on a GPU target, never in the interpreter -----------
+TILES = {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 2, "SPLIT_K": 1, "num_warps": 4, "num_stages": 2}
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[tuple[str, dict[str, Any]]]:
+    """Record what the launcher launches (kernel name, constexpr/launch kwargs) instead of running it."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    monkeypatch.setattr(module, "launch", lambda fn, grid, *a, **kw: calls.append((fn.fn.__name__, kw)))
+    if module is gemm:
+        monkeypatch.setattr(gemm, "gemm_tma_kernel", _Indexable(lambda *a, **kw: calls.append(("gemm_tma_kernel", kw))))
+    return calls
+
+
+class _Indexable:
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+    def __getitem__(self, grid: Any) -> Any:
+        return self.fn
+
+
+def _gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPU tensors, but the launchers decide as on an H100 (the spies keep anything from running)."""
+    monkeypatch.setattr(policy, "target_for_device", lambda device: GPU)
+
+
+def test_gemm_ignores_the_cache_in_the_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = torch.randn(40, 72), torch.randn(72, 48)
+    tunecache.activate(IDENT)
+    tunecache.store("gemm", tune_key(a, b, "none", 0.0, "ieee"), TILES, 1.0, 2.0)
+    calls = _spy(monkeypatch, gemm)
+    gemm.gemm(a, b)
+    interp = policy.gemm_config(policy.target_for_device("cpu"), 40, 48, 72, 4)
+    assert [(n, kw["BLOCK_M"], kw["BLOCK_K"]) for n, kw in calls] == [("gemm_kernel", interp["BLOCK_M"], interp["BLOCK_K"])]
+    assert interp["BLOCK_M"] != TILES["BLOCK_M"]
+
+
+def test_gemm_runs_a_cached_config_on_the_pointer_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 4096^2 fp16 on an H100: the policy's choice is the persistent TMA kernel; a cached config is a pointer-kernel one.
+    a, b = torch.empty(4096, 512, dtype=torch.float16), torch.empty(512, 4096, dtype=torch.float16)
+    key = tune_key(a, b, "none", 0.0, "ieee")
+    assert key == ("float16", 4096, 4096, 512, "none", False, "ieee", True, True, False, False)
+    _gpu(monkeypatch)
+    calls = _spy(monkeypatch, gemm)
+    tunecache.activate(IDENT)
+    gemm.gemm(a, b)
+    assert [n for n, _ in calls] == ["gemm_tma_kernel"]
+    tunecache.store("gemm", key, TILES, 1.0, 2.0)
+    calls.clear()
+    gemm.gemm(a, b)
+    (name, kw), = calls
+    assert name == "gemm_kernel" and {k: kw[k] for k in TILES if k != "SPLIT_K"} == {k: v for k, v in TILES.items()
+                                                                                      if k != "SPLIT_K"}
+    calls.clear()
+    gemm.gemm(a, b, config={"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64})  # config= wins over the cache
+    assert calls[0][1]["BLOCK_M"] == 64
+    calls.clear()
+    monkeypatch.setenv("RTD_TUNE_CACHE", "off")
+    gemm.gemm(a, b)
+    assert [n for n, _ in calls] == ["gemm_tma_kernel"]
+    monkeypatch.delenv("RTD_TUNE_CACHE")
+    calls.clear()
+    with tunecache.forced("gemm", {**TILES, "BLOCK_N": 64}):  # how smoke --tune times a candidate
+        gemm.gemm(a, b, bias=torch.empty(4096, dtype=torch.float16), epilogue="bias_relu")
+    assert calls[0][1]["BLOCK_N"] == 64 and calls[0][1]["EPILOGUE"] == 2
+    assert tunecache.last_key("gemm") == ("float16", 4096, 4096, 512, "bias_relu") + key[5:]
+
+
+def test_a_corrupt_cached_gemm_config_is_dropped_and_the_policy_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = torch.empty(100, 300), torch.empty(300, 200)
+    key = tune_key(a, b, "none", 0.0, "ieee")
+    _gpu(monkeypatch)
+    calls = _spy(monkeypatch, gemm)
+    tunecache.activate(IDENT)
+    for bad in ({**TILES, "BLOCK_M": 48}, {**TILES, "num_warps": 3}, {**TILES, "FAST": 1}, {**TILES, "num_stages": "2"}):
+        tunecache.store("gemm", key, bad, 1.0, 2.0)
+        calls.clear()
+        with pytest.warns(UserWarning, match="dropping tune cache entry gemm"):
+            gemm.gemm(a, b)
+        want = policy.gemm_config(GPU, 100, 200, 300, 4)
+        assert [(n, kw["BLOCK_M"], kw["num_warps"]) for n, kw in calls] == [("gemm_kernel", want["BLOCK_M"],
+                                                                              want["num_warps"])]
+        assert tunecache.entries()["gemm"] == {}
+
+
+def test_attention_runs_a_cached_config_on_the_pointer_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    q = torch.empty(1, 2, 8192, 128, dtype=torch.bfloat16)
+    kv = torch.empty(1, 1, 8192, 128, dtype=torch.bfloat16)
+    assert policy.attention_kernel(GPU, 128, 4.0 * 2 * 8192 * 8192 * 128 / 2, True) == "tma"  # what auto would take
+    _gpu(monkeypatch)
+    calls = _spy(monkeypatch, attention)
+    tunecache.activate(IDENT)
+    cfg = {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4, "num_stages": 2}
+    tunecache.store("attention", ("bfloat16", 2, 8192, 8192, 128, True), cfg, 1.0, 2.0)
+    attention.attention(q, kv, kv, causal=True)
+    (name, kw), = calls
+    assert name == "attn_fwd_kernel" and {k: kw[k] for k in cfg} == cfg
+    tunecache.store("attention", ("bfloat16", 2, 8192, 8192, 128, True), {**cfg, "BLOCK_N": 24}, 1.0, 2.0)
+    calls.clear()
+    with pytest.warns(UserWarning, match="dropping tune cache entry attention"):
+        attention.attention(q, kv, kv, causal=True, kernel="pointer")
+    want = policy.attention_config(GPU, 128, 2, True)
+    (name, kw), = calls
+    assert name == "attn_fwd_kernel" and {k: kw[k] for k in want} == want
+
+
+def test_attention_ignores_the_cache_in_the_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    q = torch.randn(1, 2, 40, 16)
+    tunecache.activate(IDENT)
+    tunecache.store("attention", ("float32", 1, 40, 40, 16, False), {"BLOCK_M": 16, "BLOCK_N": 16}, 1.0, 2.0)
+    calls = _spy(monkeypatch, attention)
+    attention.attention(q, q, q)
+    assert calls[0][1]["BLOCK_M"] == policy.attention_config(policy.target_for_device("cpu"), 16, 4)["BLOCK_M"] != 16
+
+
+@pytest.mark.parametrize("key", [
+    ("float16", 16, 4096, 4096, "none", False, "ieee", True, True, False, False),
+    ("bfloat16", 8, 14336, 4096, "bias", False, "ieee", True, False, False, False),
+    ("float16", 5, 70, 200, "none", False, "ieee", True, True, False, False),  # K too short to split
+    ("float32", 1023, 769, 517, "bias_gelu", False, "ieee", True, True, True, True),
+    ("bfloat16", 1000, 1000, 1000, "none", False, "ieee", True, True, False, False),
+    ("float16", 4096, 4096, 4096, "bias_relu", True, "ieee", True, True, False, False),
+])
+def test_gemm_tune_candidates_are_valid_configs(key: tuple[Any, ...]) -> None:
+    cands = gemm.tune_candidates(key)
+    assert 2 <= len(cands) <= 6 and len({tuple(sorted(c.items())) for c in cands}) == len(cands)
+    for cfg in cands:
+        assert gemm._checked_config(cfg) == {"GROUP_M": 8, "num_warps": 4, **cfg}
+        assert cfg["BLOCK_K"] * cfg["SPLIT_K"] * 4 <= max(key[3], cfg["BLOCK_K"] * 4)  # no split of nothing
+    if key[1] <= 16:
+        assert {c["BLOCK_M"] for c in cands} == {16}
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_attention_tune_candidates_are_valid_configs(d: int) -> None:
+    cands = attention.tune_candidates(("bfloat16", 4, 4096, 4096, d, True))
+    assert len(cands) == (2 if d > 128 else 4)
+    for cfg in cands:
+        assert attention._checked_config(cfg) == cfg
+
+
+def test_gemm_decode_candidates_compute_right_in_the_interpreter() -> None:
+    """The split-K candidates through the real kernels (the interpreter): a stored one must give the right answer."""
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(5, 1040, generator=gen, dtype=torch.float16), torch.randn(1040, 70, generator=gen).half() * 0.03
+    bias = torch.randn(70, generator=gen).half()
+    ref = gemm.reference(a, b, bias, "bias_gelu")
+    cands = gemm.tune_candidates(tune_key(a, b, "bias_gelu", 0.0, "ieee"))
+    assert {c["SPLIT_K"] for c in cands} == {1, 2, 4}
+    for cfg in cands:
+        torch.testing.assert_close(gemm.gemm(a, b, bias, "bias_gelu", config=cfg).double(), ref, atol=2e-2, rtol=2e-2)
