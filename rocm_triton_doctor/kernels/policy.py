@@ -136,7 +136,16 @@ def gemm_use_tma(t: Target, M: int, N: int, K: int) -> bool:
     # short K 4096x128x4096 TMA 0.71x, pointer 128x128x64 w8 s2 0.84x; 8192x64x8192 0.69x against 0.98x; N = 128
     # (65536x4096x128) TMA 0.74x (128-wide tiles) against the pointer kernel's 1.01x. So K <= 128 and N <= 128 take
     # the pointer kernel (the persistent kernel's store/load overlap did not pay there).
-    return tma_supported(t) and _wide_tiles(M, N) >= 256 and K > 128 and N > 128
+    # Host time: the TMA launch builds two host descriptors and takes Triton's slow launch path (descriptor arguments
+    # are not keyed by kernels.launch): ~65 us more per call on the H100 host. Event-timed 2048x4096x4096 bf16 took
+    # 162 us with TMA against 96 us with the pointer kernel (same GPU time within 4 %, `smoke --tune`,
+    # docs/measurements/2026-11-23-h100-final-tune-sweep-gemm.json), so TMA only where the GPU work (>= 100 GFLOP,
+    # ~150 us on an H100) hides it: 4096^3 (137 GFLOP) ran 184 us against cuBLAS's 177 us event-timed.
+    return (tma_supported(t) and _wide_tiles(M, N) >= 256 and K > 128 and N > 128
+            and 2.0 * M * N * K >= GEMM_TMA_MIN_FLOPS)
+
+
+GEMM_TMA_MIN_FLOPS = 100e9
 
 
 @cached_config
