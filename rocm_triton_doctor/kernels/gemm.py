@@ -20,13 +20,12 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import argcheck, policy, tunecache
-from rocm_triton_doctor.kernels.base import (Case, DropoutCheck, Inputs, cdiv, check_device, check_p, dropout_args,
-                                             randn, tma_layout_ok, upcast_dots)
-from rocm_triton_doctor.kernels.gemm_parts import CONFIG_KEYS as CONFIG_KEYS  # re-exported (tests, tune scripts)
+from rocm_triton_doctor.kernels.base import (AotSpec, Case, DropoutCheck, Inputs, KernelSpec, cdiv, check_device, check_p,
+                                             dropout_args, randn, tma_layout_ok, upcast_dots)
 from rocm_triton_doctor.kernels.gemm_parts import (_checked_config, _epilogue_store, _grouped_tile, _k_step, _scaled, _wide,
                                                    _cus, _sm_count, aligned_copy, bytes_moved, eager, flops, misaligned,
                                                    reference, split_stride, tune_key)
-from rocm_triton_doctor.kernels.gemm_parts import tune_candidates as tune_candidates  # smoke --tune's candidates
+from rocm_triton_doctor.kernels.gemm_parts import CONFIG_KEYS, tune_candidates  # noqa: F401 - re-exported (tests, --tune)
 
 EPILOGUES = {"none": 0, "bias": 1, "bias_relu": 2, "bias_gelu": 3}
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
@@ -308,16 +307,12 @@ def make_case(M: int, K: int, N: int, dtype: torch.dtype, epilogue: str, p: floa
         drop = DropoutCheck(p, observed=lambda x, out: out, undropped=ref)
     name = f"{str(dtype).replace('torch.', '')} {M}x{K}x{N} {epilogue}" + (f"+dropout{p}" if p else "") + \
         (" A^T" if transposed_a else "") + (" B^T" if transposed_b else "") + (" fp32 bias" if bias_dtype else "")
-    elem = _elem_size(dtype)
+    elem = dtype.itemsize
     return Case("gemm", name, dtype, setup, run, ref,
                 eager=lambda x: eager(x["a"], x["b"], x["bias"], epilogue, p),
                 flops=flops(M, N, K), bytes=bytes_moved(M, N, K, elem, epilogue != "none"),
                 out_shape=lambda x: (M, N), tf32=False, dropout=drop, seed_shape=seed_shape,
                 params={"M": M, "N": N, "K": K, "epilogue": epilogue, "p": p})
-
-
-def _elem_size(dtype: torch.dtype) -> int:
-    return torch.empty((), dtype=dtype).element_size()
 
 
 def cases(preset: str, target: policy.Target) -> list[Case]:
@@ -344,7 +339,7 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
         from rocm_triton_doctor.smoke import sweep
 
         return [make_case(M, K, N, dt, epi) for M, K, N, dt, epi in sweep.gemm_shapes()
-                if all(sweep.fits(s, _elem_size(dt)) is None for s in ((M, K), (K, N), (M, N)))]
+                if all(sweep.fits(s, dt.itemsize) is None for s in ((M, K), (K, N), (M, N)))]
     big = []
     if preset == "bench":
         for dt in (torch.float16, torch.bfloat16):
@@ -398,6 +393,5 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     return [AotSpec(*s) for s in specs]
 
 
-from rocm_triton_doctor.kernels.base import AotSpec, KernelSpec  # noqa: E402 (appended so KERN-B's rewrite merges)
 KERNEL = KernelSpec("gemm", "compute", cases, aot_specs,
                     perf_targets=("gemm-plain", "gemm-bias-relu", "gemm-dropout", "gemm-compile", "seed-graph"))

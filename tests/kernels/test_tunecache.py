@@ -164,10 +164,11 @@ def test_gemm_ignores_the_cache_in_the_interpreter(monkeypatch: pytest.MonkeyPat
 
 
 def test_gemm_runs_a_cached_config_on_the_pointer_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
-    # 4096^2 fp16 on an H100: the policy's choice is the persistent TMA kernel; a cached config is a pointer-kernel one.
-    a, b = torch.empty(4096, 512, dtype=torch.float16), torch.empty(512, 4096, dtype=torch.float16)
+    # 4096^3 fp16 on an H100: the policy's choice is the persistent TMA kernel (>= GEMM_TMA_MIN_FLOPS); a cached config
+    # is a pointer-kernel one.
+    a, b = torch.empty(4096, 4096, dtype=torch.float16), torch.empty(4096, 4096, dtype=torch.float16)
     key = tune_key(a, b, "none", 0.0, "ieee")
-    assert key == ("float16", 4096, 4096, 512, "none", False, "ieee", True, True, False, False)
+    assert key == ("float16", 4096, 4096, 4096, "none", False, "ieee", True, True, False, False)
     _gpu(monkeypatch)
     calls = _spy(monkeypatch, gemm)
     tunecache.activate(IDENT)
@@ -191,7 +192,7 @@ def test_gemm_runs_a_cached_config_on_the_pointer_kernel(monkeypatch: pytest.Mon
     with tunecache.forced("gemm", {**TILES, "BLOCK_N": 64}):  # how smoke --tune times a candidate
         gemm.gemm(a, b, bias=torch.empty(4096, dtype=torch.float16), epilogue="bias_relu")
     assert calls[0][1]["BLOCK_N"] == 64 and calls[0][1]["EPILOGUE"] == 2
-    assert tunecache.last_key("gemm") == ("float16", 4096, 4096, 512, "bias_relu") + key[5:]
+    assert tunecache.last_key("gemm") == ("float16", 4096, 4096, 4096, "bias_relu") + key[5:]
 
 
 def test_a_corrupt_cached_gemm_config_is_dropped_and_the_policy_used(monkeypatch: pytest.MonkeyPatch) -> None:

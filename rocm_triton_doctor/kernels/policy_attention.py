@@ -1,0 +1,140 @@
+"""Launch policy for the attention kernels (forward: pointer, host-descriptor TMA, device-descriptor TMA; backward):
+the kernel choice and tiles per target, keyed like policy.py's functions (which re-exports every name here, so callers
+keep using `policy.attention_config` and friends). Split from policy.py to keep one topic per file."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from rocm_triton_doctor.kernels.policy import Target, _hip_extra, cached_config, tma_supported
+
+TMA_ATTENTION_MIN_FLOPS = 16e9
+# Device-side descriptors cost no host time, so the floor is only where a launch is too small for TMA to matter;
+# not measured yet (benchmarks/tune_attention_shapes.py times both kernels from S=128 up).
+TMA_DEVICE_ATTENTION_MIN_FLOPS = 200e9  # D=80/96: B4 H32 S=4097 is 687 GFLOP, S=1024 43
+TMA_DEVICE_D256_MIN_FLOPS = 1e9
+
+
+@cache
+def tensor_desc_device_supported(t: Target) -> bool:
+    """attention_tma.attn_fwd_tdesc_kernel: tensor descriptors built on the GPU (tl.make_tensor_descriptor, with
+    global scratch from triton.set_allocator; Triton 3.4 and later) on the targets tma_supported accepts."""
+    if not tma_supported(t):
+        return False
+    import triton
+    import triton.language as tl
+
+    return hasattr(tl, "make_tensor_descriptor") and hasattr(triton, "set_allocator")
+
+
+def attention_use_tma(t: Target, head_dim: int, flops: float) -> bool:
+    """attn_fwd_tma_kernel (host descriptors) on Hopper for head dim 128 and problems of at least
+    TMA_ATTENTION_MIN_FLOPS. Measured on an H200 (docs/measurements/2026-11-21-h200-attention-d64-ab.log): at D=64 it
+    is slower (1,414 vs 1,342 us at B4 H32 S4096), and each launch costs ~75 us of host time (building four tensor
+    descriptors), which small problems cannot hide: B2 H16 S1000 D128 causal took 112 us event-timed against 48 for
+    the pointer kernel, though 37 vs 41 us in graph replay. 16 GFLOP is ~35 us of work at 500 TFLOP/s."""
+    return tma_supported(t) and not t.interpreter and head_dim == 128 and flops >= TMA_ATTENTION_MIN_FLOPS
+
+
+def attention_kernel(t: Target, head_dim: int, flops: float, tma_layout: bool) -> str:
+    """Which attention kernel "auto" runs: "tma_device", "tma" or "pointer". tma_layout: 16-bit tensors whose layout
+    a descriptor takes (base.tma_layout_ok). Measured on an H100, bf16 B4 H32, ours / SDPA
+    (docs/measurements/2026-11-23-h100-tune-attention.json, benchmarks/tune_attention_shapes.py):
+    * D=256: device descriptors (128x64 tiles) 0.61-0.75x, the pointer kernel 0.25-0.40x (its address registers
+      leave no room for larger tiles);
+    * D=128: host-descriptor TMA 0.75-0.85x (GQA 0.75-0.84x), device descriptors 0.58-0.73x, pointer 0.67-0.79x;
+    * D=80/96: at S=4097 device descriptors padded to 128 columns 0.72-0.80x against the pointer kernel's 0.68-0.75x
+      (split into 64+16/32 columns: 0.63-0.77x); at S=1024 the pointer kernel 0.63-0.68x against 0.56-0.62x;
+    * D=64: the pointer kernel (128x64, 8 warps) 0.85-0.91x; host TMA 0.69-0.78x, device 0.46-0.69x.
+    Small problems stay on the pointer kernel: at S=128 D=128 the descriptor kernels cost host time (0.31-0.76x
+    event-timed against 1.03x)."""
+    if t.interpreter or not tma_layout:
+        return "pointer"
+    device_ok = tensor_desc_device_supported(t)
+    if head_dim > 128 and device_ok and flops >= TMA_DEVICE_D256_MIN_FLOPS:
+        return "tma_device"
+    if 64 < head_dim < 128 and device_ok and flops >= TMA_DEVICE_ATTENTION_MIN_FLOPS:
+        return "tma_device"
+    return "tma" if attention_use_tma(t, head_dim, flops) else "pointer"
+
+
+@cached_config
+def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = False,
+                     tma: bool = False) -> dict[str, Any]:
+    """Tiles for the attention kernels; head_dim is the padded BLOCK_D (a power of two, 16 to 256). tma: for either
+    TMA kernel (host or device descriptors)."""
+    if t.interpreter:
+        return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 1}
+    if tma:
+        if head_dim > 128:
+            # D=256, attn_fwd_tdesc_kernel: TMA needs no address registers, so a 128x64 tile fits where the pointer
+            # kernel spills (see below). --compile-only sm_90, Triton 3.9, warp-specialised: 128x64 w8 s2 0 spills
+            # (207 registers, 192 KiB shared), 128x32 w8 s3 0 (180), 64x64 w8 s2 0 (163); 4 warps do not compile
+            # warp-specialised. Not timed yet.
+            return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}
+        # H200, bf16 B4 H32 S4096 D128 (docs/measurements/2026-11-21-h200-tune-8.json): 128x128, 3 stages, 8 warps,
+        # warp-specialised key loop: 561 TF/s non-causal (0.91x SDPA), 482 causal (0.89x), 1.14x / 1.08x the pointer
+        # kernel; 128x64 tiles 1.03x, 2 stages 0.77-1.0x.
+        # SPLIT_D off: D=80/96 padded to 128 columns beat two column blocks (64+16/32) on an H100 (0.72-0.80x against
+        # 0.63-0.77x SDPA at S=4097; docs/measurements/2026-11-23-h100-tune-attention.json).
+        return {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "SPLIT_D": False}
+    if t.backend == "cuda":
+        if head_dim > 128:
+            # D=256 (the pointer kernel: no TMA on this GPU or layout): a 64x256 fp32 accumulator is 64 registers per
+            # thread at 8 warps, and the K/V tiles' 64-bit addresses as many again. --compile-only sm_90, Triton 3.9,
+            # ptxas spill bytes causal/non-causal: 64x32 w8 s2 8/0 (255 registers), 64x16 w8 s2 0/0 (the old choice,
+            # 0.16-0.25x SDPA on an H100), 64x64 w8 204/168, 128x32 w8 232/240, 128x64 w8 584/542. 8 spilled bytes
+            # for twice the keys per step. Not timed yet.
+            return {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 8, "num_stages": 2}
+        # H200 sweep with the scale folded into exp2 (docs/measurements/2026-11-21-h200-tune-3.json): 128x64, 8 warps,
+        # 3 stages is best for both: 442 TF/s non-causal (0.74x SDPA), 437 TF/s causal (0.82x); 64x64 w4 0.73/0.77x.
+        # H100 (2026-11-23, tune-attention.json): D=64 with 8 warps 0.87-0.91x SDPA against 0.80-0.88x with 4.
+        return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3}
+    # HIP: num_stages=1 for fused two-GEMM kernels (ROCm guide). Tiles with 0 VGPR spills for D=64/128, causal or not
+    # (Triton 3.9, --compile-only sweep): CDNA (gfx90a/gfx942/gfx950) 64x32 with 8 warps; RDNA3/3.5/4 (gfx1100/
+    # gfx1151/gfx1201) 64x16 with 8 warps — 128-row tiles and tutorial 06's waves_per_eu hints spilled. Not timed.
+    # D=80/96 (BLOCK_D 128, masked) and D=256 on CDNA: the same tiles, 0 spills on gfx942 (256: 215 VGPRs, 2 waves).
+    # RDNA with D=256 spills in every tile tried on gfx1100 (VGPR spills causal: 64x16 w8 327, 64x16 w16 117,
+    # 32x16 w8 230, 32x16 w16 96, 16x16 w4 311): the least is used; correct, but expect it slow there.
+    bn = 32 if t.cdna else 16
+    if head_dim > 128 and not t.cdna:
+        return {"BLOCK_M": 32, "BLOCK_N": 16, "num_warps": 16, "num_stages": 1, **_hip_extra(t, gemm=True)}
+    return {"BLOCK_M": 64, "BLOCK_N": bn, "num_warps": 8, "num_stages": 1, **_hip_extra(t, gemm=True, waves_per_eu=0)}
+
+
+@cached_config
+def attention_backward_config(t: Target, block_d: int, elem_size: int, causal: bool = False) -> dict[str, Any]:
+    """Tiles for the attention backward (attention_backward.py): BLOCK_N1 keys per dK/dV program stepping over
+    BLOCK_M1 query rows, BLOCK_M2 query rows per dQ program stepping over BLOCK_N2 keys (tutorial 06's transposed
+    pair), num_warps/num_stages shared by both; block_d is the padded power-of-two head dim. Chosen spill-free with
+    --compile-only (Triton 3.9, bf16, causal and not; a sweep over tiles and warps, 2026-11-23); not timed yet."""
+    if t.interpreter:
+        return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 4, "num_stages": 1}
+    if t.backend == "cuda":
+        # sm_90 ptxas spill bytes: D=128 dK/dV 32x128 w8 752, 64x64 w8 s2 180 (with the masked and unmasked loop
+        # copies), 32x64 w8 s3 0 (one loop); D=64 dK/dV 32x128 w4 460 (tutorial 06's 4 warps), w8 0; D=256 dK/dV 16x64
+        # w8 428, 16x32 w8 0, dQ 64x16 w8 176, 32x32 w8 0.
+        if block_d > 128:
+            return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 32, "num_warps": 8, "num_stages": 2}
+        # Timed on an H100 (bf16 B4 H32 S1024/4096, benchmarks/tune_attention_backward.py,
+        # docs/measurements/2026-11-23-h100-tune-attention-backward.json), against SDPA's backward: D=128 32x64/64x32
+        # w4 s4 0.62-0.91x (the spill-free 32x64/64x64 w8 s3 above: 0.30-0.45x); D=64 64x64/64x64 w4 s3 0.82-1.07x
+        # (32x128/128x64 w8 s3: 0.68-0.86x).
+        if block_d > 64:
+            return {"BLOCK_M1": 32, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 32, "num_warps": 4, "num_stages": 4}
+        return {"BLOCK_M1": 64, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 64, "num_warps": 4, "num_stages": 3}
+    # HIP: one stage (fused multi-GEMM loops, the ROCm guide's advice, as the forward).
+    hip = {"num_stages": 1, **_hip_extra(t, gemm=True)}
+    if t.cdna:
+        # gfx942: D=128 dK/dV 16x64 w4 28 spills, 16x64/32x64 w8 0; dQ 64x16 w4 24, w8 0; D=256 16x32/32x16 w8 0.
+        if block_d > 128:
+            return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 8, **hip}
+        return {"BLOCK_M1": 32, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 32, "num_warps": 8, **hip}
+    # RDNA3 (gfx1100): D<=64 0 spills at 16x32 / 32x16, 8 warps (4 warps: 16 dK/dV). D>=128 spills in every tile
+    # tried (256 VGPRs; dK/dV 16x16..32x32 with 4-16 warps 84-250, dQ 110-141): each program keeps five D-wide tiles
+    # (dQ: Q, dO, dQ and the streamed Kᵀ, Vᵀ) and RDNA3's WMMA holds its operands twice (both half-waves), so at D=128
+    # even 16-row tiles need more than 256 VGPRs. The least spilling is used: correct, expect it slow there.
+    if block_d > 64:
+        return {"BLOCK_M1": 16, "BLOCK_N1": 16, "BLOCK_M2": 16, "BLOCK_N2": 16, "num_warps": 16, **hip}
+    return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 8, **hip}
