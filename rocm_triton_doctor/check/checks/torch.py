@@ -180,6 +180,12 @@ def torch_sees_gpu(f: Facts) -> Iterable[Finding]:
         yield skip("whether torch sees a GPU is unknown", "Paste `python -c 'import torch; print(torch.cuda.is_available())'`.")
         return
     why = r.error or "torch.cuda.is_available() returned False"
+    if plat not in ("amd", "nvidia"):
+        # No GPU evidence in this snapshot (no PCI/sysfs/rocminfo/nvidia-smi facts): "does not see a GPU" may be right
+        # for a machine without one, so no failure and no fix from an unknown (found by the delete-any-subset property
+        # test: a WSL capture with its files and commands removed).
+        yield skip(f"torch {r.torch_version} sees no GPU; whether this machine has one is unknown", why)
+        return
     want = {"amd": "rocm", "nvidia": "cuda"}.get(plat)
     if torch_build(f) not in ("rocm", "cuda") or (want and torch_build(f) != want):
         yield skip(f"torch {r.torch_version} is not a build for this GPU (see 'torch-build-mismatch')")
