@@ -212,7 +212,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         raise ValueError("attention: the row statistics (lse) come from the pointer kernel only")
     # The per-device autotune cache (tunecache.py, `smoke --tune`; one dict lookup, never in the interpreter) holds
     # pointer-kernel configs (tune_candidates): a cached one runs there, as config=<it>, kernel="pointer" would.
-    cached = None if config is not None or kernel not in ("auto", "pointer") or target.interpreter else tunecache.lookup(
+    cached = None if config is not None or kernel not in ("auto", "pointer") else tunecache.lookup(
         "attention", (str(dtype).removeprefix("torch."), H // H_kv, S_q, S_k, D, bool(causal)), target)
     use = "pointer" if lse is not None or cached else kernel if kernel != "auto" else policy.attention_kernel(
         target, D, flops, tma_layout)

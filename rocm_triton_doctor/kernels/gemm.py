@@ -214,10 +214,10 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     if M == 0 or N == 0:
         return c
     target = policy.target_for_device(dev.type)
-    # The per-device autotune cache (tunecache.py, filled by `smoke --tune`): one tuple and one dict lookup; never in
-    # the interpreter. Its configs are pointer-kernel configs (tune_candidates), so a cached one runs on gemm_kernel
-    # (use_tma False below), exactly as config=<it> with kernel="pointer" would; a forced kernel="tma" skips it.
-    cached = None if config is not None or kernel == "tma" or target.interpreter else tunecache.lookup(
+    # The per-device autotune cache (tunecache.py, filled by `smoke --tune`; never read in the interpreter): one tuple
+    # and one dict lookup. Its configs are pointer-kernel configs (tune_candidates), so a cached one runs on
+    # gemm_kernel (use_tma False below), exactly as config=<it> with kernel="pointer" would; kernel="tma" skips it.
+    cached = None if config is not None or kernel == "tma" else tunecache.lookup(
         "gemm", tune_key(a, b, epilogue, p, precision), target)
     user = _checked_config(cached or config or {})  # {}: the policy's tiles
     copy = user.pop("ALIGN_COPY", None)

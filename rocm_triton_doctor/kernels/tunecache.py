@@ -111,8 +111,10 @@ def lookup(kernel: str, key: Key, target: Any = None) -> dict[str, Any] | None:
     forced = _forced.get(kernel)
     if forced is not None:
         return dict(forced)
+    if target is not None and target.interpreter:
+        return None
     if _entries is None:
-        if target is None or target.interpreter or not _enabled():
+        if target is None or not _enabled():
             return None
         _auto_activate(target)
     if not _entries or not _enabled():
