@@ -25,9 +25,14 @@ from rocm_triton_doctor.kernels.base import AotSpec, cdiv, target_of
 def programs(device: torch.device, M: int) -> int:
     """G, the number of programs (each with its own partial-sum row)."""
     if device.type == "cuda":
-        units = torch.cuda.get_device_properties(device).multi_processor_count
-        return max(1, min(M, 2 * units))
+        return max(1, min(M, 2 * _units(device.index if device.index is not None else torch.cuda.current_device())))
     return max(1, min(M, 4))  # the interpreter: few programs, each a loop over rows
+
+
+@functools.lru_cache(maxsize=64)
+def _units(index: int) -> int:
+    """Compute units of GPU `index` (get_device_properties costs a few us a call: kept per device)."""
+    return int(torch.cuda.get_device_properties(index).multi_processor_count)
 
 
 def config(x: torch.Tensor, N: int, override: dict[str, Any] | None) -> dict[str, Any]:

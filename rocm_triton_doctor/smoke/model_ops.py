@@ -23,8 +23,9 @@ comes back in the weight's own dtype. The norm weight may be fp32 with x in bf16
 Each op is a torch.library custom op (`rocm_triton_doctor::norm_linear`, `rocm_triton_doctor::mlp`, with fake and
 autograd registrations and backward custom ops), so torch.compile keeps it as one opaque node without a graph break
 and CUDA graphs can capture it; `NormLinearFunction` / `MLPFunction` are the same computations as plain
-torch.autograd.Functions. The kernels are kernels/rmsnorm.py (_forward with stats, rmsnorm_backward) and
-kernels/swiglu.py (swiglu, swiglu_backward).
+torch.autograd.Functions, and what norm_linear() / mlp() call in eager mode (a custom op's eager dispatch cost ~190 us
+of host time a call more on an H100 host, torch 2.11: benchmarks/model_profile.py). The kernels are kernels/rmsnorm.py
+(_forward with stats, rmsnorm_backward) and kernels/swiglu.py (swiglu, swiglu_backward).
 """
 
 from __future__ import annotations
@@ -63,8 +64,24 @@ def _norm_backward(dy: torch.Tensor, x2: torch.Tensor, norm_w: torch.Tensor, rst
     return dx, dw.to(norm_w.dtype)
 
 
-def _no_autocast(t: torch.Tensor) -> Any:
-    return torch.autocast(t.device.type, enabled=False)
+class _no_autocast:
+    """Autocast off for the body, back as it was after: what `torch.autocast(device, enabled=False)` does for this
+    use, without its Python (~15-30 us an enter/exit pair, ~4 pairs per layer and step), and nothing at all when
+    autocast is off already (fp32 runs; backward runs on autograd's thread, where it is off)."""
+
+    __slots__ = ("dev", "was")
+
+    def __init__(self, t: torch.Tensor) -> None:
+        self.dev = "cuda" if t.is_cuda else t.device.type
+
+    def __enter__(self) -> None:
+        self.was = torch.is_autocast_enabled(self.dev)
+        if self.was:
+            torch.set_autocast_enabled(self.dev, False)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.was:
+            torch.set_autocast_enabled(self.dev, True)
 
 
 # ---- norm_linear ----------------------------------------------------------------------------------------------------
@@ -144,8 +161,11 @@ _norm_linear_op.register_autograd(_norm_linear_autograd, setup_context=_norm_lin
 
 def norm_linear(x: torch.Tensor, norm_w: torch.Tensor, eps: float, *weights: torch.Tensor) -> list[torch.Tensor]:
     """[F.linear(F.rms_norm(x, (H,), norm_w, eps), w) for w in weights] through the custom op, the normalised rows
-    recomputed in backward instead of saved."""
-    return list(_norm_linear_op(x, norm_w, eps, list(weights))[:-1])
+    recomputed in backward instead of saved. Eager: NormLinearFunction (the custom op's eager dispatch costs ~0.45 ms
+    of host time a call: benchmarks/model_profile.py); under torch.compile: the custom op (no graph break)."""
+    if torch.compiler.is_compiling():
+        return list(_norm_linear_op(x, norm_w, eps, list(weights))[:-1])
+    return list(NormLinearFunction.apply(x, norm_w, eps, *weights))
 
 
 class NormLinearFunction(torch.autograd.Function):
@@ -272,8 +292,11 @@ _mlp_op.register_autograd(_mlp_autograd, setup_context=_mlp_setup)
 def mlp(x: torch.Tensor, w_gate_up: torch.Tensor, w_down: torch.Tensor, norm_weight: torch.Tensor | None = None,
         eps: float = 1e-6) -> torch.Tensor:
     """F.linear(silu(gate)·up, w_down) with gate, up = F.linear(F.rms_norm(x) or x, w_gate_up).chunk(2, -1), through
-    the custom op; h and the normalised rows are recomputed in backward instead of saved."""
-    return _mlp_op(x, w_gate_up, w_down, norm_weight, eps)[0]
+    the custom op under torch.compile, MLPFunction in eager (see norm_linear); h and the normalised rows are
+    recomputed in backward instead of saved."""
+    if torch.compiler.is_compiling():
+        return _mlp_op(x, w_gate_up, w_down, norm_weight, eps)[0]
+    return MLPFunction.apply(x, w_gate_up, w_down, norm_weight, eps)  # type: ignore[no-any-return]
 
 
 class MLPFunction(torch.autograd.Function):

@@ -108,12 +108,14 @@ def test_autograd_functions_give_the_custom_ops_gradients() -> None:
     grads = []
     for use_function in (False, True):
         x, nw, wgu, wd, wq = (t.detach().clone().requires_grad_() for t in base)
-        if use_function:
-            (q,) = model_ops.NormLinearFunction.apply(x, nw, EPS, wq)
-            out = model_ops.MLPFunction.apply(x, wgu, wd, nw, EPS)
-        else:
+        if use_function:  # what the public norm_linear / mlp call in eager mode (no custom-op dispatch: host time)
             (q,) = model_ops.norm_linear(x, nw, EPS, wq)
             out = model_ops.mlp(x, wgu, wd, nw, EPS)
+            assert type(q.grad_fn).__name__ == "NormLinearFunctionBackward"
+            assert type(out.grad_fn).__name__ == "MLPFunctionBackward"
+        else:  # the custom ops torch.compile sees
+            q = model_ops._norm_linear_op(x, nw, EPS, [wq])[0]
+            out = model_ops._mlp_op(x, wgu, wd, nw, EPS)[0]
         (q.square().sum() + (out * torch.arange(H)).sum()).backward()
         grads.append([t.grad for t in (x, nw, wgu, wd, wq)])
     for a, b in zip(*grads):
