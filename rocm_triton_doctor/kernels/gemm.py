@@ -137,13 +137,19 @@ def _splitk_reduce_kernel(ws_ptr, c_ptr, bias_ptr, M, N, stride_wm, stride_cm, s
 def gemm_tma_kernel(a_desc, b_desc, c_ptr, bias_ptr, M, N, K, stride_cm, stride_cn, stride_bias, seed, threshold, scale,
                     EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr, INT64: tl.constexpr,
                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                    NUM_SMS: tl.constexpr, DIV_CM: tl.constexpr, DIV_CN: tl.constexpr):
+                    NUM_SMS: tl.constexpr, DIV_CM: tl.constexpr, DIV_CN: tl.constexpr, DIV_M: tl.constexpr = 1,
+                    DIV_N: tl.constexpr = 1):
     """Hopper: a persistent grid (one program per SM walks the tiles in grouped order), A and B tiles fetched by the
     tensor-memory accelerator through tensor descriptors (out-of-range rows, columns and K are zero-filled, so no
     masks), and the tile loop warp-specialised so loads, tensor-core work and the epilogue of different tiles overlap.
-    Same epilogue, same dropout mask as gemm_kernel. UPCAST: see gemm(). DIV_*: as in gemm_kernel."""
+    Same epilogue, same dropout mask as gemm_kernel. UPCAST: see gemm(). DIV_*: as in gemm_kernel; M and N too: the
+    epilogue's store mask `offs_n < N` with N = 3000 or 5000 (not a multiple of 16, so no divisibility Triton knows)
+    made every store of C scalar, and bf16 5000x2048x5000 ran at 0.51x cuBLAS in graph replay on an H100 against
+    0.96x at 4000x4096x4000 (benchmarks/gemm_wave_probe.py --kernels)."""
     stride_cm = _scaled(stride_cm, DIV_CM, INT64)
     stride_cn = _scaled(stride_cn, DIV_CN, INT64)
+    M = M * DIV_M
+    N = N * DIV_N
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS, warp_specialize=True):
@@ -259,29 +265,52 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
         b_desc = TensorDescriptor.from_tensor(b, [bk, bn])
         sms = _sm_count(a.device) if a.device.type == "cuda" else 4
         grid = (min(sms, cdiv(M, bm) * cdiv(N, bn)),)
-        gemm_tma_kernel[grid](a_desc, b_desc, c, bias_arg, M, N, K, cm, cn, bias_stride, seed_v, threshold, scale,
-                              UPCAST=upcast, NUM_SMS=sms, DIV_CM=div_cm, DIV_CN=div_cn, **epi, **opts)
+        (mk, div_m), (nk, div_n) = split_stride(M), split_stride(N)
+        gemm_tma_kernel[grid](a_desc, b_desc, c, bias_arg, mk, nk, K, cm, cn, bias_stride, seed_v, threshold, scale,
+                              UPCAST=upcast, NUM_SMS=sms, DIV_CM=div_cm, DIV_CN=div_cn, DIV_M=div_m, DIV_N=div_n, **epi,
+                              **opts)
         return c
+    common = dict(UPCAST=upcast, PRECISION=precision if dtype == torch.float32 else "ieee", EVEN_N=N % bn == 0,
+                  EVEN_K=K % bk == 0, **epi, **opts)
+    if split == 1 and p == 0.0 and not user:
+        # Wave quantisation (policy_waves.py): the last row bands run K-split in a second launch when the grid's
+        # last wave would be a small remainder. Not with dropout: its mask hashes the row index, which a row slice
+        # would shift.
+        m_main, tail = policy.gemm_tail_split(target, M, N, K, bm, bn, bk, _cus(dev))
+        if m_main < M:
+            _pointer(a[:m_main], b, c[:m_main], bias_arg, bias_stride, N, K, 1, seed_v, threshold, scale, common, target)
+            _pointer(a[m_main:], b, c[m_main:], bias_arg, bias_stride, N, K, tail, seed_v, threshold, scale, common, target)
+            return c
+    _pointer(a, b, c, bias_arg, bias_stride, N, K, split, seed_v, threshold, scale, common, target)
+    return c
+
+
+def _pointer(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor, bias_stride: int, N: int, K: int,
+             split: int, seed: int, threshold: int, scale: float, common: dict[str, Any], target: policy.Target) -> None:
+    """gemm_kernel over a's rows into c (split == 1), or K-split into an fp32 workspace and _splitk_reduce_kernel into
+    c. common: the launch's constexprs and options that do not depend on the rows (from gemm())."""
+    M = a.shape[0]
+    bm, bn = common["BLOCK_M"], common["BLOCK_N"]
     tiles = cdiv(M, bm) * cdiv(N, bn)
     (am, div_am), (ak, div_ak) = split_stride(a.stride(0)), split_stride(a.stride(1))
     (sbk, div_bk), (sbn, div_bn) = split_stride(b.stride(0)), split_stride(b.stride(1))
+    (cm, div_cm), (cn, div_cn) = split_stride(c.stride(0)), split_stride(c.stride(1))
     (mk, div_m), (nk, div_n) = split_stride(M), split_stride(N)
-    ptr_args = dict(UPCAST=upcast, PRECISION=precision if dtype == torch.float32 else "ieee", EVEN_M=M % bm == 0,
-                    EVEN_N=N % bn == 0, EVEN_K=K % bk == 0, SPLIT_K=split, DIV_AM=div_am, DIV_AK=div_ak,
-                    DIV_BK=div_bk, DIV_BN=div_bn, DIV_M=div_m, DIV_N=div_n)
+    rows = dict(EVEN_M=M % bm == 0, SPLIT_K=split, DIV_AM=div_am, DIV_AK=div_ak, DIV_BK=div_bk, DIV_BN=div_bn, DIV_M=div_m,
+                DIV_N=div_n)
     if split == 1:
-        launch(gemm_kernel, (tiles, 1), a, b, c, bias_arg, mk, nk, K, am, ak, sbk, sbn, cm, cn, bias_stride, seed_v,
-               threshold, scale, DIV_CM=div_cm, DIV_CN=div_cn, **ptr_args, **epi, **opts)
-        return c
-    ws = torch.empty((split, M, n_ws), dtype=torch.float32, device=dev)
+        launch(gemm_kernel, (tiles, 1), a, b, c, bias, mk, nk, K, am, ak, sbk, sbn, cm, cn, bias_stride, seed,
+               threshold, scale, DIV_CM=div_cm, DIV_CN=div_cn, **rows, **common)
+        return
+    n_ws = -(-N // 4) * 4  # the split-K workspace's rows, padded to 16 bytes
+    ws = torch.empty((split, M, n_ws), dtype=torch.float32, device=a.device)
     wm, div_wm = split_stride(n_ws)
     launch(gemm_kernel, (tiles, split), a, b, ws, ws, mk, nk, K, am, ak, sbk, sbn, wm, 1, 0, 0, 0, 1.0, DIV_CM=div_wm,
-           DIV_CN=1, **ptr_args, **{**epi, "EPILOGUE": 0, "HAS_DROPOUT": False}, **opts)
+           DIV_CN=1, **rows, **{**common, "EPILOGUE": 0, "HAS_DROPOUT": False})
     rm, rn = policy.splitk_reduce_tile(target, M)
-    launch(_splitk_reduce_kernel, (cdiv(M, rm), cdiv(N, rn)), ws, c, bias_arg, M, N, wm, cm, cn, bias_stride, seed_v,
+    launch(_splitk_reduce_kernel, (cdiv(M, rm), cdiv(N, rn)), ws, c, bias, M, N, wm, cm, cn, bias_stride, seed,
            threshold, scale, SPLIT_K=split, BLOCK_M=rm, BLOCK_N=rn, DIV_WM=div_wm, DIV_CM=div_cm, DIV_CN=div_cn,
-           num_warps=4, **epi)
-    return c
+           num_warps=4, EPILOGUE=common["EPILOGUE"], HAS_DROPOUT=common["HAS_DROPOUT"], INT64=common["INT64"])
 
 
 def make_case(M: int, K: int, N: int, dtype: torch.dtype, epilogue: str, p: float = 0.0, *,
@@ -387,7 +416,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
                 "bias_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32", "stride_cm": "i32", "stride_cn": "i32",
                 "stride_bias": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
         tconst = {"EPILOGUE": 2, "HAS_DROPOUT": True, "UPCAST": False, "INT64": False, "BLOCK_M": bm, "BLOCK_N": bn,
-                  "BLOCK_K": bk, "GROUP_M": tcfg["GROUP_M"], "NUM_SMS": 132, "DIV_CM": 16, "DIV_CN": 1,
+                  "BLOCK_K": bk, "GROUP_M": tcfg["GROUP_M"], "NUM_SMS": 132, "DIV_CM": 16, "DIV_CN": 1, "DIV_M": 16, "DIV_N": 16,
                   "stride_cn": 1}
         specs.append(("gemm fp16 bias+relu+dropout (TMA, persistent)", gemm_tma_kernel, tsig, tconst, tcfg))
     return [AotSpec(*s) for s in specs]

@@ -173,6 +173,10 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
         return {"BLOCK_M": 128, "BLOCK_N": bn, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
     if M <= 32:
         return _decode_config(t, M, N, K, elem_size, cus, b_nmajor)
+    if t.backend == "cuda" and elem_size == 2 and (split := gemm_split_under_a_wave(M, N, K, cus)) > 1:
+        # Under half a wave of 128x256 tiles and a long K: split K (policy_waves.py has the measurements).
+        return {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 4,
+                "SPLIT_K": split}
     small = M * N <= 256 * 256
     # K of one or two blocks (4096x128x4096, 8192x64x8192): the loop has nothing to pipeline, so 2 stages (half the
     # smem; sm_90 compile-only: 128x256x64 at 2 stages 0 spills, 128x128x64 at 8 warps 16, at 4 warps 1196).
@@ -366,4 +370,5 @@ def _next_pow2(n: int) -> int:
 from rocm_triton_doctor.kernels.policy_attention import (  # noqa: E402,F401
     TMA_ATTENTION_MIN_FLOPS, TMA_DEVICE_ATTENTION_MIN_FLOPS, TMA_DEVICE_D256_MIN_FLOPS, attention_backward_config,
     attention_config, attention_kernel, attention_use_tma, tensor_desc_device_supported)
+from rocm_triton_doctor.kernels.policy_waves import gemm_split_under_a_wave, gemm_tail_split  # noqa: E402,F401
 

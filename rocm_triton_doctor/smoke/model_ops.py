@@ -38,6 +38,17 @@ import torch
 from rocm_triton_doctor.kernels import rmsnorm, swiglu
 
 
+# The eager Functions save an activation instead of recomputing it in backward when it is at most this big: below it
+# the step is launch-bound (tiny-llama: 1-8 MiB tensors, one launch and its ~40 us of host time saved per tensor),
+# above it memory is what the recompute buys (medium: 32-128 MiB per tensor per layer). The custom ops (what
+# torch.compile and CUDA graphs run, where a launch costs no host time) always recompute.
+RECOMPUTE_MIN_BYTES = 16 << 20
+
+
+def _small(t: torch.Tensor) -> bool:
+    return t.numel() * t.element_size() <= RECOMPUTE_MIN_BYTES
+
+
 def _rows(t: torch.Tensor) -> torch.Tensor:
     return t.reshape(-1, t.shape[-1])
 
@@ -87,21 +98,25 @@ class _no_autocast:
 # ---- norm_linear ----------------------------------------------------------------------------------------------------
 
 def norm_linear_forward(x: torch.Tensor, norm_w: torch.Tensor, eps: float, weights: list[torch.Tensor]
-                        ) -> tuple[list[torch.Tensor], torch.Tensor]:
-    """([rms_norm(x)·wᵀ for w in weights] each of shape (..., w.shape[0]) in x's dtype, per-row fp32 rstd (M,))."""
+                        ) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
+    """([rms_norm(x)·wᵀ for w in weights] each of shape (..., w.shape[0]) in x's dtype, per-row fp32 rstd (M,),
+    the normalised rows y (M, H): the caller saves it or lets it go)."""
     with _no_autocast(x):
         y, rstd = _normed(_rows(x), norm_w, eps, stats=True)
         assert rstd is not None
         outs = [(y @ _as(w, y.dtype).t()).reshape(*x.shape[:-1], w.shape[0]) for w in weights]
-    return outs, rstd
+    return outs, rstd, y
 
 
 def norm_linear_backward(douts: list[torch.Tensor | None], x: torch.Tensor, norm_w: torch.Tensor, rstd: torch.Tensor,
-                         eps: float, weights: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
-    """(∂x, ∂norm_w, [∂w...]); a None output gradient counts as zero."""
+                         eps: float, weights: list[torch.Tensor], y: torch.Tensor | None = None
+                         ) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+    """(∂x, ∂norm_w, [∂w...]); a None output gradient counts as zero. y: the forward's normalised rows when saved,
+    else recomputed from x and rstd."""
     with _no_autocast(x):
         x2 = _rows(x)
-        y = _normed(x2, norm_w, eps, stats=False)[0]  # recomputed: not saved
+        if y is None:
+            y = _normed(x2, norm_w, eps, stats=False)[0]
         dy: torch.Tensor | None = None
         dws = []
         for g, w in zip(douts, weights):
@@ -118,7 +133,7 @@ def norm_linear_backward(douts: list[torch.Tensor | None], x: torch.Tensor, norm
 
 @torch.library.custom_op("rocm_triton_doctor::norm_linear", mutates_args=())
 def _norm_linear_op(x: torch.Tensor, norm_w: torch.Tensor, eps: float, weights: list[torch.Tensor]) -> list[torch.Tensor]:
-    outs, rstd = norm_linear_forward(x, norm_w, eps, weights)
+    outs, rstd, _ = norm_linear_forward(x, norm_w, eps, weights)
     return [*outs, rstd]
 
 
@@ -161,8 +176,9 @@ _norm_linear_op.register_autograd(_norm_linear_autograd, setup_context=_norm_lin
 
 def norm_linear(x: torch.Tensor, norm_w: torch.Tensor, eps: float, *weights: torch.Tensor) -> list[torch.Tensor]:
     """[F.linear(F.rms_norm(x, (H,), norm_w, eps), w) for w in weights] through the custom op, the normalised rows
-    recomputed in backward instead of saved. Eager: NormLinearFunction (the custom op's eager dispatch costs ~0.45 ms
-    of host time a call: benchmarks/model_profile.py); under torch.compile: the custom op (no graph break)."""
+    recomputed in backward instead of saved (in eager, only above RECOMPUTE_MIN_BYTES). Eager: NormLinearFunction (the
+    custom op's eager dispatch cost ~190 us of host time a call more: benchmarks/model_profile.py); under
+    torch.compile: the custom op (no graph break)."""
     if torch.compiler.is_compiling():
         return list(_norm_linear_op(x, norm_w, eps, list(weights))[:-1])
     return list(NormLinearFunction.apply(x, norm_w, eps, *weights))
@@ -174,24 +190,26 @@ class NormLinearFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor, norm_w: torch.Tensor, eps: float, *weights: torch.Tensor
                 ) -> tuple[torch.Tensor, ...]:
-        outs, rstd = norm_linear_forward(x, norm_w, eps, list(weights))
+        outs, rstd, y = norm_linear_forward(x, norm_w, eps, list(weights))
         ctx.eps = eps
-        ctx.save_for_backward(x, norm_w, rstd, *weights)
+        ctx.save_for_backward(x, norm_w, rstd, y if _small(y) else None, *weights)
         ctx.set_materialize_grads(False)
         return tuple(outs)
 
     @staticmethod
     def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple[torch.Tensor | None, ...]:
-        x, norm_w, rstd, *weights = ctx.saved_tensors
-        dx, dnw, dws = norm_linear_backward(list(grads), x, norm_w, rstd, ctx.eps, weights)
+        x, norm_w, rstd, y, *weights = ctx.saved_tensors
+        dx, dnw, dws = norm_linear_backward(list(grads), x, norm_w, rstd, ctx.eps, weights, y)
         return (dx, dnw, None, *dws)
 
 
 # ---- mlp ------------------------------------------------------------------------------------------------------------
 
 def mlp_forward(x: torch.Tensor, w_gate_up: torch.Tensor, w_down: torch.Tensor, norm_w: torch.Tensor | None, eps: float
-                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
-    """(out (..., w_down.shape[0]) in x's dtype, gate (M, F), up (M, F), rstd (M,) fp32 or None without a norm)."""
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor]:
+    """(out (..., w_down.shape[0]) in x's dtype, gate (M, F), up (M, F), rstd (M,) fp32 or None without a norm, the
+    normalised rows y (M, H) (x's rows without a norm), h = silu(gate)·up (M, F)): the caller saves y and h or lets
+    them go."""
     if w_gate_up.shape[0] % 2 or w_down.shape[1] * 2 != w_gate_up.shape[0]:
         raise ValueError(f"mlp: w_gate_up {tuple(w_gate_up.shape)} must be (2F, H) and w_down (H_out, F), got w_down "
                          f"{tuple(w_down.shape)}")
@@ -200,24 +218,29 @@ def mlp_forward(x: torch.Tensor, w_gate_up: torch.Tensor, w_down: torch.Tensor, 
         f = w_gate_up.shape[0] // 2
         wgu = _as(w_gate_up, y.dtype)
         gate, up = y @ wgu[:f].t(), y @ wgu[f:].t()  # two GEMMs: each half contiguous for the SwiGLU kernels
-        del y, wgu
-        out = swiglu.swiglu(gate, up) @ _as(w_down, gate.dtype).t()
-    return out.reshape(*x.shape[:-1], w_down.shape[0]), gate, up, rstd
+        del wgu
+        h = swiglu.swiglu(gate, up)
+        out = h @ _as(w_down, gate.dtype).t()
+    return out.reshape(*x.shape[:-1], w_down.shape[0]), gate, up, rstd, y, h
 
 
 def mlp_backward(dout: torch.Tensor, x: torch.Tensor, w_gate_up: torch.Tensor, w_down: torch.Tensor,
-                 norm_w: torch.Tensor | None, rstd: torch.Tensor | None, gate: torch.Tensor, up: torch.Tensor, eps: float
+                 norm_w: torch.Tensor | None, rstd: torch.Tensor | None, gate: torch.Tensor, up: torch.Tensor, eps: float,
+                 y: torch.Tensor | None = None, h: torch.Tensor | None = None
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
-    """(∂x, ∂w_gate_up, ∂w_down, ∂norm_w or None), each in its input's dtype."""
+    """(∂x, ∂w_gate_up, ∂w_down, ∂norm_w or None), each in its input's dtype. y, h: the forward's normalised rows
+    and silu(gate)·up when saved, else recomputed (from x and rstd, and from gate and up)."""
     with _no_autocast(x):
         x2 = _rows(x)
         dt = gate.dtype
         g = _rows(dout).to(dt)
-        h = swiglu.swiglu(gate, up)  # recomputed from the saved projections: h is not saved
+        if h is None:
+            h = swiglu.swiglu(gate, up)
         dwd = (g.t() @ h).to(w_down.dtype)
         del h
         da, db = swiglu.swiglu_backward(g @ _as(w_down, dt), gate, up)
-        y = _normed(x2, norm_w, eps, stats=False)[0]  # recomputed when there is a norm
+        if y is None:
+            y = _normed(x2, norm_w, eps, stats=False)[0]  # recomputed when there is a norm
         f = gate.shape[1]
         dwgu = torch.empty(w_gate_up.shape, dtype=dt, device=x.device)
         torch.mm(da.t(), y, out=dwgu[:f])  # the two halves written in place: no torch.cat
@@ -244,7 +267,7 @@ def _mlp_fake_outputs(x: torch.Tensor, w_gate_up: torch.Tensor, w_down: torch.Te
 @torch.library.custom_op("rocm_triton_doctor::mlp", mutates_args=())
 def _mlp_op(x: torch.Tensor, w_gate_up: torch.Tensor, w_down: torch.Tensor, norm_w: torch.Tensor | None, eps: float
             ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    out, gate, up, rstd = mlp_forward(x, w_gate_up, w_down, norm_w, eps)
+    out, gate, up, rstd, _, _ = mlp_forward(x, w_gate_up, w_down, norm_w, eps)
     return out, gate, up, rstd if rstd is not None else x.new_empty((0,), dtype=torch.float32)
 
 
@@ -293,7 +316,7 @@ def mlp(x: torch.Tensor, w_gate_up: torch.Tensor, w_down: torch.Tensor, norm_wei
         eps: float = 1e-6) -> torch.Tensor:
     """F.linear(silu(gate)·up, w_down) with gate, up = F.linear(F.rms_norm(x) or x, w_gate_up).chunk(2, -1), through
     the custom op under torch.compile, MLPFunction in eager (see norm_linear); h and the normalised rows are
-    recomputed in backward instead of saved."""
+    recomputed in backward instead of saved (in eager, only above RECOMPUTE_MIN_BYTES)."""
     if torch.compiler.is_compiling():
         return _mlp_op(x, w_gate_up, w_down, norm_weight, eps)[0]
     return MLPFunction.apply(x, w_gate_up, w_down, norm_weight, eps)  # type: ignore[no-any-return]
@@ -305,13 +328,15 @@ class MLPFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor, w_gate_up: torch.Tensor, w_down: torch.Tensor, norm_w: torch.Tensor | None,
                 eps: float = 1e-6) -> torch.Tensor:
-        out, gate, up, rstd = mlp_forward(x, w_gate_up, w_down, norm_w, eps)
+        out, gate, up, rstd, y, h = mlp_forward(x, w_gate_up, w_down, norm_w, eps)
         ctx.eps = eps
-        ctx.save_for_backward(x, w_gate_up, w_down, norm_w, rstd, gate, up)
+        keep_y = norm_w is not None and _small(y)  # without a norm y is x itself (saved anyway)
+        ctx.save_for_backward(x, w_gate_up, w_down, norm_w, rstd, gate, up, y if keep_y else None,
+                              h if _small(h) else None)
         return out
 
     @staticmethod
     def backward(ctx: Any, dout: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
-        x, w_gate_up, w_down, norm_w, rstd, gate, up = ctx.saved_tensors
-        dx, dwgu, dwd, dnw = mlp_backward(dout, x, w_gate_up, w_down, norm_w, rstd, gate, up, ctx.eps)
+        x, w_gate_up, w_down, norm_w, rstd, gate, up, y, h = ctx.saved_tensors
+        dx, dwgu, dwd, dnw = mlp_backward(dout, x, w_gate_up, w_down, norm_w, rstd, gate, up, ctx.eps, y, h)
         return dx, dwgu, dwd, dnw, None

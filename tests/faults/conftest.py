@@ -34,3 +34,4 @@ def matrix_results(request: pytest.FixtureRequest, fx: Fixtures) -> dict[str, Re
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "fault_matrix: a cell of the fault matrix (tests/faults/matrix.py)")
     config.addinivalue_line("markers", "cli_contract: a CLI-contract cell of the fault matrix (test_cli_contract.py)")
+

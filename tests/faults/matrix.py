@@ -51,7 +51,7 @@ def broken_stacks() -> list[Case]:
         for how, text in says.items():
             py = f"{{py_{pkg}_{how}}}"
             # A hang after a real torch import must not be mistaken for torch's: Triton gets a longer limit.
-            limit = "5" if pkg == "torch" else "30"
+            limit = "5" if pkg == "torch" else "20"
             fault = f"{pkg}-import-{how}"
             out.append(Case(fault, "check", ("check", "--python", py, "--runtime-timeout", limit), PROBLEMS,
                             has=(f"import {pkg}", text),

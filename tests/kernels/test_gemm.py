@@ -502,3 +502,60 @@ def test_the_aligned_copy_makes_a_4097_wide_operand_readable_by_the_tma_kernel()
     ref = gemm.reference(a, b, None, "none").bfloat16()
     assert_matches(gemm.gemm(a, b, kernel="tma", config={"ALIGN_COPY": True}), ref, torch.bfloat16)
     assert torch.equal(a, _odd_operand("s4097", 40, 48, torch.bfloat16, torch.Generator().manual_seed(8)))  # untouched
+
+
+# -- wave quantisation: the tail row bands K-split in a second launch (policy_waves.py) ---------------------------
+
+@pytest.mark.parametrize("M,K,N,main,split", [
+    (3072, 4096, 3072, 2816, 5),   # 288 tiles = 2.18 waves of 132: the last 24 tiles split 5 ways
+    (3000, 5120, 3000, 2816, 5),
+    (2304, 4096, 2304, 1792, 3),
+    (5000, 2048, 5000, 4992, 6),
+    (2048, 4096, 2048, 2048, 1),   # 0.97 waves: nothing to gain
+    (4000, 4096, 4000, 4000, 1),   # 3.88 waves: the last wave is nearly full
+    (1536, 8192, 1536, 1536, 1),   # under one wave: not this rule's case
+    (3072, 256, 3072, 3072, 1),    # K of 4 blocks: a split would leave each part less than TAIL_MIN_K_BLOCKS
+])
+def test_tail_split_policy_on_an_h100(M: int, K: int, N: int, main: int, split: int) -> None:
+    t = policy.target_from_name("sm_90")
+    assert policy.gemm_tail_split(t, M, N, K, 128, 256, 64, 132) == (main, split)
+    assert policy.gemm_tail_split(policy.target_from_name("gfx942"), M, N, K, 128, 256, 64, 304) == (M, 1)  # not timed
+
+
+@pytest.mark.parametrize("epilogue", ["none", "bias_gelu"])
+@pytest.mark.parametrize("la", ["c", "t", "step"])
+def test_tail_split_launches_compute_the_same_product(monkeypatch: pytest.MonkeyPatch, epilogue: str, la: str) -> None:
+    # The interpreter never takes the rule (policy_waves: NVIDIA only), so force it: rows [0, 64) in one launch, rows
+    # [64, 83) K-split 3 ways, into a strided out=, with an fp32 bias on bf16 operands.
+    g = torch.Generator().manual_seed(11)
+    M, K, N = 83, 200, 70
+    a = operand(M, K, la, torch.bfloat16, g)
+    b = operand(K, N, "c", torch.bfloat16, g, scale=K ** -0.5)
+    bias = torch.randn(N, generator=g) if epilogue != "none" else None
+    calls: list[tuple] = []
+
+    def forced(t: policy.Target, M_: int, N_: int, K_: int, bm: int, bn: int, bk: int, cus: int) -> tuple[int, int]:
+        calls.append((M_, N_, K_))
+        return 64, 3
+
+    monkeypatch.setattr(policy, "gemm_tail_split", forced)
+    out = torch.full((M, N + 5), float("nan"), dtype=torch.bfloat16)[:, 2:N + 2]
+    gemm.gemm(a, b, bias, epilogue, out=out)
+    assert calls == [(M, N, K)]
+    assert_matches(out, gemm.reference(a, b, bias, epilogue), torch.bfloat16)
+    calls.clear()
+    gemm.gemm(a, b, bias, epilogue, p=0.1, seed=1)  # dropout: one launch (its mask hashes the row index)
+    assert calls == []
+
+
+@pytest.mark.parametrize("M,K,N,split", [
+    (1000, 8192, 1000, 4), (512, 8192, 2048, 4), (4096, 16384, 256, 4),  # 32 tiles of 128x256, K long: split 4
+    (1536, 8192, 1536, 1),   # 72 tiles: over half a wave already
+    (768, 4096, 768, 1),     # 18 tiles, K too short for a split to fill half the GPU
+    (1000, 4096, 1000, 1),
+])
+def test_split_k_under_half_a_wave_on_an_h100(M: int, K: int, N: int, split: int) -> None:
+    assert policy.gemm_split_under_a_wave(M, N, K, 132) == split
+    cfg = policy.gemm_config(policy.target_from_name("sm_90"), M, N, K, 2, cus=132)
+    assert cfg["SPLIT_K"] == split and (split == 1 or (cfg["BLOCK_M"], cfg["BLOCK_N"]) == (128, 256))
+    assert policy.gemm_config(policy.target_from_name("sm_90"), M, N, K, 4, cus=132)["SPLIT_K"] == 1  # fp32: not timed

@@ -146,19 +146,43 @@ def _saved_activation_elements(fn: Callable[[], torch.Tensor], params: list[torc
     return sum(seen.values())
 
 
-def test_the_composites_save_neither_the_normalised_rows_nor_h() -> None:
+def test_the_composites_save_neither_the_normalised_rows_nor_h(monkeypatch: pytest.MonkeyPatch) -> None:
     # What the memory claim rests on: per token, mlp saves x (H) + gate, up (2F) + rstd (1); the composition also
     # saves the normalised rows (H, the gate/up GEMM's input) and h (F, the down GEMM's input).
     gen = torch.Generator().manual_seed(5)
     M, H, Fd = 8, 16, 32
     x, wgu, wd, nw = _leaves(gen, [(M, H), (2 * Fd, H), (H, Fd), (H,)], [torch.float32] * 4)
     ps = [wgu, wd, nw]
+    monkeypatch.setattr(model_ops, "RECOMPUTE_MIN_BYTES", 0)  # the recompute path, as at the medium preset
     ours = _saved_activation_elements(lambda: model_ops.mlp(x, wgu, wd, nw, EPS), ps)
     assert ours == M * H + 2 * M * Fd + M
     composed = _saved_activation_elements(lambda: _ref_mlp(x, wgu, wd, nw), ps)
     assert composed >= ours + M * H + M * Fd - M  # F.rms_norm also saves its rstd; h and the normalised rows on top
     wq = _leaves(gen, [(12, H)], [torch.float32])[0]
     assert _saved_activation_elements(lambda: model_ops.norm_linear(x, nw, EPS, wq)[0], [wq, nw]) == M * H + M
+
+
+def test_eager_keeps_small_activations_and_recomputes_big_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    # At or below RECOMPUTE_MIN_BYTES the eager Functions save y and h (the step is launch-bound there: one launch
+    # less per tensor); above it they recompute them. The gradients are the same either way.
+    gen = torch.Generator().manual_seed(6)
+    M, H, Fd = 8, 16, 32
+    base = _leaves(gen, [(M, H), (2 * Fd, H), (H, Fd), (H,), (12, H)], [torch.float32] * 5)
+    grads = []
+    for limit in (0, 1 << 30):
+        monkeypatch.setattr(model_ops, "RECOMPUTE_MIN_BYTES", limit)
+        x, wgu, wd, nw, wq = (t.detach().clone().requires_grad_() for t in base)
+        saved_mlp = _saved_activation_elements(lambda x=x, wgu=wgu, wd=wd, nw=nw: model_ops.mlp(x, wgu, wd, nw, EPS),
+                                               [wgu, wd, nw])
+        saved_nl = _saved_activation_elements(lambda x=x, nw=nw, wq=wq: model_ops.norm_linear(x, nw, EPS, wq)[0], [wq, nw])
+        kept = limit > 0
+        assert saved_mlp == M * H + 2 * M * Fd + M + (M * H + M * Fd if kept else 0)
+        assert saved_nl == M * H + M + (M * H if kept else 0)
+        (q,) = model_ops.norm_linear(x, nw, EPS, wq)
+        (q.square().sum() + (model_ops.mlp(x, wgu, wd, nw, EPS) * torch.arange(H)).sum()).backward()
+        grads.append([t.grad for t in (x, wgu, wd, nw, wq)])
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
 
 
 def test_weights_must_pair_up() -> None:

@@ -1,0 +1,66 @@
+"""Wave quantisation of a GEMM grid: when the output tiles fill the GPU's SMs a whole number of times plus a small
+remainder, the last wave runs a few tiles while most SMs idle. On an H100 (132 SMs), fp16 3072x4096x3072 in
+128x256 tiles makes 288 tiles = 2.18 waves: it ran at 0.76x cuBLAS in graph replay, 3000x5120x3000 at 0.66x and
+2304x4096x2304 (1.23 waves) at 0.79x, while 2048x4096x2048 (0.97 waves) and 4000x4096x4000 (3.88) ran at 0.99-1.01x
+(benchmarks/gemm_wave_probe.py, docs/measurements/2026-11-23-h100-gemm-waves-*.json).
+
+The remedy here is a split of the grid by rows: the first row bands, whole waves of tiles, run as usual; the last
+bands (the remainder) run with their K range split over several programs (gemm's split-K path: fp32 partial tiles,
+one reduce-and-epilogue pass), so the tail takes a fraction of a wave instead of a whole one. A poor man's
+stream-K: two launches of the same kernels, no new kernel code."""
+
+from __future__ import annotations
+
+from rocm_triton_doctor.kernels.policy import Target
+
+TAIL_MAX_SPLIT = 8
+TAIL_MIN_K_BLOCKS = 4  # each split keeps at least this many full K blocks, so its pipeline fills
+TAIL_REDUCE_WAVES = 0.15  # the reduce pass and the second launch, in waves of the main kernel (a guess, on the safe side)
+
+
+def gemm_tail_split(t: Target, M: int, N: int, K: int, bm: int, bn: int, bk: int, cus: int) -> tuple[int, int]:
+    """(rows of the main launch, split-K factor of the tail launch over the remaining rows); (M, 1): one launch.
+    Only where it pays in the model below (main waves + tail waves / split + the reduce < the unsplit waves), with
+    at least one whole wave in the main part, a remainder of at most half a wave, and each split keeping
+    TAIL_MIN_K_BLOCKS full K blocks. NVIDIA only: it is measured there; AMD keeps one launch until timed."""
+    if t.backend != "cuda" or t.interpreter or cus <= 0 or bm >= M:
+        return M, 1
+    tiles_n, bands = -(-N // bn), -(-M // bm)
+    tiles = bands * tiles_n
+    full = tiles // cus
+    last = tiles - full * cus
+    if full < 1 or last == 0 or 2 * last > cus:
+        return M, 1
+    main_bands = full * cus // tiles_n
+    tail_tiles = (bands - main_bands) * tiles_n
+    if main_bands < 1 or tail_tiles <= 0:
+        return M, 1
+    split = min(TAIL_MAX_SPLIT, cus // tail_tiles, (K // bk) // TAIL_MIN_K_BLOCKS)
+    if split < 2 or split * (M - main_bands * bm) * (-(-N // 4) * 4) >= 2**31:  # the fp32 workspace, int32-indexed
+        return M, 1
+    main_waves = -(-(main_bands * tiles_n) // cus)
+    tail_waves = -(-(tail_tiles * split) // cus) / split
+    if main_waves + tail_waves + TAIL_REDUCE_WAVES >= -(-tiles // cus):
+        return M, 1
+    return main_bands * bm, split
+
+
+SPLIT_MIN_K_BLOCKS = 32  # a split keeps at least 32 K blocks of 64 (K >= 2048 each): shorter splits lost to no split
+
+
+def gemm_split_under_a_wave(M: int, N: int, K: int, cus: int) -> int:
+    """SPLIT_K for a 16-bit GEMM whose 128x256 tiles fill less than half of one wave of `cus` SMs but whose K is long:
+    the largest power of two (<= 8) with tiles·split <= cus and SPLIT_MIN_K_BLOCKS blocks per split, taken only when
+    tiles·split fills at least half the SMs; 1 otherwise. Graph replay on an H100, bf16, against cuBLAS
+    (benchmarks/gemm_splitk_probe.py, docs/measurements/2026-11-23-h100-gemm-splitk.json): 1000x8192x1000 0.65 ->
+    0.85x (128x256, split 4), 512x8192x2048 0.80 -> 0.94x, 256x16384x4096 0.81 -> 0.99x, 4096x16384x256 0.77 ->
+    0.95x; 768x4096x768 and 1000x4096x1000 (K too short to split) and 1536x8192x1536 (72 tiles) keep one pass."""
+    if cus <= 0:
+        return 1
+    tiles = -(-M // 128) * -(-N // 256)
+    if 2 * tiles >= cus:
+        return 1
+    split = 1
+    while split < 8 and tiles * split * 2 <= cus and (K // 64) // (split * 2) >= SPLIT_MIN_K_BLOCKS:
+        split *= 2
+    return split if split > 1 and 2 * tiles * split >= cus and split * M * N < 2**31 else 1
