@@ -219,20 +219,103 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
         c = argcheck.check_out("gemm", out, (M, N), (dtype, torch.float32), dev, a, b, bias)
     if M == 0 or N == 0:
         return c
+    if config is None:
+        # The launch plan of this call's signature (shape, strides, dtypes, 16-byte alignment, options, tune-cache
+        # state): everything below is a pure function of it, so it is worked out once and reused (issue #16 item 4:
+        # ~70 us of Python per GEMM call on an H100 host before, checks and policy and stride hints included).
+        pkey = (dev, dtype, c.dtype, M, N, K, a.stride(), b.stride(), c.stride(), epilogue, p > 0.0, precision, kernel,
+                None if bias is None else (bias.dtype, bias.stride(0), bias.data_ptr() & 15), a.data_ptr() & 15,
+                b.data_ptr() & 15, c.data_ptr() & 15, tunecache.generation(), tunecache._enabled())
+        plan = _PLANS.get(pkey)
+        if plan is not None:
+            if plan.tkey is not None:
+                tunecache.note("gemm", plan.tkey)
+            plan.run(a, b, c, bias, seed_v, p)
+            return c
+    plan = _decide(a, b, c, bias, epilogue, p, seed_v, precision, config, kernel, dev)
+    if plan is None:  # the TMA kernel ran (host descriptors per call: not planned, only used >= 100 GFLOP)
+        return c
+    if config is None:
+        if len(_PLANS) >= PLAN_LIMIT:
+            _PLANS.clear()
+        _PLANS[pkey] = plan
+    plan.run(a, b, c, bias, seed_v, p)
+    return c
+
+
+PLAN_LIMIT = 4096  # launch plans kept before the table is cleared (a bound on memory for shape-varying callers)
+_PLANS: dict[tuple[Any, ...], _Plan] = {}
+
+
+def clear_plans() -> None:
+    """Forget every cached launch plan (tests that change the policy; nothing else needs to)."""
+    _PLANS.clear()
+
+
+class _Part:
+    """One pointer-kernel launch set over rows [lo, hi) of A and C: gemm_kernel into C (split 1), or K-split into an
+    fp32 workspace and _splitk_reduce_kernel into C. ints: the kernel's integer arguments; kw: its constexprs and
+    options; the reduce's likewise."""
+
+    __slots__ = ("lo", "hi", "split", "grid", "ints", "kw", "ws_cols", "rgrid", "rints", "rkw")
+
+    def __init__(self, lo: int, hi: int, split: int, grid: tuple[int, int], ints: tuple[Any, ...], kw: dict[str, Any],
+                 ws_cols: int = 0, rgrid: tuple[int, int] = (0, 0), rints: tuple[Any, ...] = (),
+                 rkw: dict[str, Any] | None = None) -> None:
+        self.lo, self.hi, self.split, self.grid, self.ints, self.kw = lo, hi, split, grid, ints, kw
+        self.ws_cols, self.rgrid, self.rints, self.rkw = ws_cols, rgrid, rints, rkw or {}
+
+
+class _Plan:
+    """What one GEMM signature launches: copies of misaligned operands, then its parts in order."""
+
+    __slots__ = ("copy_a", "copy_b", "parts", "M", "tkey")
+
+    def __init__(self, copy_a: bool, copy_b: bool, parts: list[_Part], M: int, tkey: tuple[Any, ...] | None) -> None:
+        self.copy_a, self.copy_b, self.parts, self.M, self.tkey = copy_a, copy_b, parts, M, tkey
+
+    def run(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor | None, seed: int,
+            p: float) -> None:
+        if self.copy_a:
+            a = aligned_copy(a)
+        if self.copy_b:
+            b = aligned_copy(b)
+        threshold, scale = dropout_args(p)
+        bias_arg = bias if bias is not None else c
+        for part in self.parts:
+            whole = part.lo == 0 and part.hi == self.M
+            ap, cp = (a, c) if whole else (a[part.lo:part.hi], c[part.lo:part.hi])
+            if part.split == 1:
+                launch(gemm_kernel, part.grid, ap, b, cp, bias_arg, *part.ints, seed, threshold, scale, **part.kw)
+                continue
+            ws = torch.empty((part.split, part.hi - part.lo, part.ws_cols), dtype=torch.float32, device=a.device)
+            launch(gemm_kernel, part.grid, ap, b, ws, ws, *part.ints, 0, 0, 1.0, **part.kw)
+            launch(_splitk_reduce_kernel, part.rgrid, ws, cp, bias_arg, *part.rints, seed, threshold, scale, **part.rkw)
+
+
+def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor | None, epilogue: str, p: float,
+            seed_v: int, precision: str, config: dict[str, Any] | None, kernel: str, dev: torch.device) -> _Plan | None:
+    """gemm()'s decisions for one call: the tune cache, the aligned copies, TMA or pointer kernel, tiles, split-K and
+    the wave-quantisation tail. Launches the TMA kernel itself and returns None; otherwise the plan to run."""
+    dtype = a.dtype
+    M, K = a.shape
+    N = b.shape[1]
     target = policy.target_for_device(dev.type)
     # The per-device autotune cache (tunecache.py, filled by `smoke --tune`; never read in the interpreter): one tuple
     # and one dict lookup. Its configs are pointer-kernel configs (tune_candidates), so a cached one runs on
     # gemm_kernel (use_tma False below), exactly as config=<it> with kernel="pointer" would; kernel="tma" skips it.
-    cached = None if config is not None or kernel == "tma" else tunecache.lookup(
-        "gemm", tune_key(a, b, epilogue, p, precision), target)
+    tkey = None if config is not None or kernel == "tma" else tune_key(a, b, epilogue, p, precision)
+    cached = None if tkey is None else tunecache.lookup("gemm", tkey, target)
     user = _checked_config(cached or config or {})  # {}: the policy's tiles
     copy = user.pop("ALIGN_COPY", None)
+    copy_a = copy_b = False
     if K > 0:
         # An operand 16-byte loads cannot vectorise on (4097-element rows, a view one element off) is copied into an
         # aligned, padded buffer where the policy says the copy pays (policy.gemm_align_copy); ALIGN_COPY forces it.
         want_a, want_b = policy.gemm_align_copy(target, M, N, K) if copy is None else (bool(copy), bool(copy))
-        a = aligned_copy(a) if want_a and misaligned(a) else a
-        b = aligned_copy(b) if want_b and misaligned(b) else b
+        copy_a, copy_b = want_a and misaligned(a), want_b and misaligned(b)
+        a = aligned_copy(a) if copy_a else a
+        b = aligned_copy(b) if copy_b else b
     tma_ok = a.element_size() == 2 and K > 0 and tma_layout_ok(a, b) and policy.tma_supported(target)
     if kernel == "tma" and not tma_ok:
         raise ValueError("gemm: the TMA kernel needs fp16/bf16 inputs with K > 0, contiguous rows and 16-byte aligned "
@@ -248,48 +331,46 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     int64 = max(argcheck.max_offset(a, (pm, pk)), argcheck.max_offset(b, (pk, pn)), argcheck.max_offset(c, (pm, pn)),
                 argcheck.max_offset(bias, (pn,)) if bias is not None else 0,
                 split * pm * max(pn, n_ws) if split > 1 else 0) >= argcheck.INT32_LIMIT
-    threshold, scale = dropout_args(p)
     # bf16 tl.dot is wrong in Triton's interpreter: its create_dot runs np.matmul on the raw uint16 bit patterns it
     # stores bf16 in (triton/runtime/interpreter.py; triton#11584), ~1e10 for O(1) inputs, while the descriptor
     # loads themselves are exact (checked: a bf16 tile loaded through a TensorDescriptor equals the tensor). So the
     # TMA kernels' garbage there is the interpreter's, not the kernel's; both GEMM kernels upcast the tiles to fp32
     # in the interpreter only (UPCAST), which tests the same tiling, descriptors, masks and epilogue.
     epi = {"EPILOGUE": EPILOGUES[epilogue], "HAS_DROPOUT": p > 0.0, "INT64": int64}
-    bias_arg, bias_stride = (bias, bias.stride(0)) if bias is not None else (c, 0)
+    bias_stride = bias.stride(0) if bias is not None else 0
     upcast = upcast_dots(target, dtype)
-    (cm, div_cm), (cn, div_cn) = split_stride(c.stride(0)), split_stride(c.stride(1))
     if use_tma:
         from triton.tools.tensor_descriptor import TensorDescriptor
 
+        threshold, scale = dropout_args(p)
+        (cm, div_cm), (cn, div_cn) = split_stride(c.stride(0)), split_stride(c.stride(1))
         a_desc = TensorDescriptor.from_tensor(a, [bm, bk])
         b_desc = TensorDescriptor.from_tensor(b, [bk, bn])
         sms = _sm_count(a.device) if a.device.type == "cuda" else 4
         grid = (min(sms, cdiv(M, bm) * cdiv(N, bn)),)
         (mk, div_m), (nk, div_n) = split_stride(M), split_stride(N)
-        gemm_tma_kernel[grid](a_desc, b_desc, c, bias_arg, mk, nk, K, cm, cn, bias_stride, seed_v, threshold, scale,
-                              UPCAST=upcast, NUM_SMS=sms, DIV_CM=div_cm, DIV_CN=div_cn, DIV_M=div_m, DIV_N=div_n, **epi,
-                              **opts)
-        return c
+        gemm_tma_kernel[grid](a_desc, b_desc, c, bias if bias is not None else c, mk, nk, K, cm, cn, bias_stride, seed_v,
+                              threshold, scale, UPCAST=upcast, NUM_SMS=sms, DIV_CM=div_cm, DIV_CN=div_cn, DIV_M=div_m,
+                              DIV_N=div_n, **epi, **opts)
+        return None
     common = dict(UPCAST=upcast, PRECISION=precision if dtype == torch.float32 else "ieee", EVEN_N=N % bn == 0,
                   EVEN_K=K % bk == 0, **epi, **opts)
+    parts = [(0, M, split)]
     if split == 1 and p == 0.0 and not user:
         # Wave quantisation (policy_waves.py): the last row bands run K-split in a second launch when the grid's
         # last wave would be a small remainder. Not with dropout: its mask hashes the row index, which a row slice
         # would shift.
         m_main, tail = policy.gemm_tail_split(target, M, N, K, bm, bn, bk, _cus(dev))
         if m_main < M:
-            _pointer(a[:m_main], b, c[:m_main], bias_arg, bias_stride, N, K, 1, seed_v, threshold, scale, common, target)
-            _pointer(a[m_main:], b, c[m_main:], bias_arg, bias_stride, N, K, tail, seed_v, threshold, scale, common, target)
-            return c
-    _pointer(a, b, c, bias_arg, bias_stride, N, K, split, seed_v, threshold, scale, common, target)
-    return c
+            parts = [(0, m_main, 1), (m_main, M, tail)]
+    return _Plan(copy_a, copy_b, [_part(a, b, c, lo, hi, sp, N, K, bias_stride, common, target) for lo, hi, sp in parts],
+                 M, tkey)
 
 
-def _pointer(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor, bias_stride: int, N: int, K: int,
-             split: int, seed: int, threshold: int, scale: float, common: dict[str, Any], target: policy.Target) -> None:
-    """gemm_kernel over a's rows into c (split == 1), or K-split into an fp32 workspace and _splitk_reduce_kernel into
-    c. common: the launch's constexprs and options that do not depend on the rows (from gemm())."""
-    M = a.shape[0]
+def _part(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, lo: int, hi: int, split: int, N: int, K: int,
+          bias_stride: int, common: dict[str, Any], target: policy.Target) -> _Part:
+    """The launch arguments for rows [lo, hi) (common: the constexprs and options that do not depend on the rows)."""
+    M = hi - lo
     bm, bn = common["BLOCK_M"], common["BLOCK_N"]
     tiles = cdiv(M, bm) * cdiv(N, bn)
     (am, div_am), (ak, div_ak) = split_stride(a.stride(0)), split_stride(a.stride(1))
@@ -299,18 +380,17 @@ def _pointer(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tens
     rows = dict(EVEN_M=M % bm == 0, SPLIT_K=split, DIV_AM=div_am, DIV_AK=div_ak, DIV_BK=div_bk, DIV_BN=div_bn, DIV_M=div_m,
                 DIV_N=div_n)
     if split == 1:
-        launch(gemm_kernel, (tiles, 1), a, b, c, bias, mk, nk, K, am, ak, sbk, sbn, cm, cn, bias_stride, seed,
-               threshold, scale, DIV_CM=div_cm, DIV_CN=div_cn, **rows, **common)
-        return
+        return _Part(lo, hi, 1, (tiles, 1), (mk, nk, K, am, ak, sbk, sbn, cm, cn, bias_stride),
+                     {"DIV_CM": div_cm, "DIV_CN": div_cn, **rows, **common})
     n_ws = -(-N // 4) * 4  # the split-K workspace's rows, padded to 16 bytes
-    ws = torch.empty((split, M, n_ws), dtype=torch.float32, device=a.device)
     wm, div_wm = split_stride(n_ws)
-    launch(gemm_kernel, (tiles, split), a, b, ws, ws, mk, nk, K, am, ak, sbk, sbn, wm, 1, 0, 0, 0, 1.0, DIV_CM=div_wm,
-           DIV_CN=1, **rows, **{**common, "EPILOGUE": 0, "HAS_DROPOUT": False})
     rm, rn = policy.splitk_reduce_tile(target, M)
-    launch(_splitk_reduce_kernel, (cdiv(M, rm), cdiv(N, rn)), ws, c, bias, M, N, wm, cm, cn, bias_stride, seed,
-           threshold, scale, SPLIT_K=split, BLOCK_M=rm, BLOCK_N=rn, DIV_WM=div_wm, DIV_CM=div_cm, DIV_CN=div_cn,
-           num_warps=4, EPILOGUE=common["EPILOGUE"], HAS_DROPOUT=common["HAS_DROPOUT"], INT64=common["INT64"])
+    return _Part(lo, hi, split, (tiles, split), (mk, nk, K, am, ak, sbk, sbn, wm, 1, 0),
+                 {"DIV_CM": div_wm, "DIV_CN": 1, **rows, **{**common, "EPILOGUE": 0, "HAS_DROPOUT": False}},
+                 ws_cols=n_ws, rgrid=(cdiv(M, rm), cdiv(N, rn)), rints=(M, N, wm, cm, cn, bias_stride),
+                 rkw={"SPLIT_K": split, "BLOCK_M": rm, "BLOCK_N": rn, "DIV_WM": div_wm, "DIV_CM": div_cm,
+                      "DIV_CN": div_cn, "num_warps": 4, "EPILOGUE": common["EPILOGUE"],
+                      "HAS_DROPOUT": common["HAS_DROPOUT"], "INT64": common["INT64"]})
 
 
 def make_case(M: int, K: int, N: int, dtype: torch.dtype, epilogue: str, p: float = 0.0, *,

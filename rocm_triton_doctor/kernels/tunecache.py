@@ -57,6 +57,20 @@ def path_for(identity: dict[str, str]) -> Path:
     return cache_dir() / f"{digest}.json"
 
 
+_generation = 0  # bumped whenever what lookup() would answer may change (launchers key cached launch plans on it)
+
+
+def generation() -> int:
+    """A number that changes whenever a lookup could answer differently than before (a cache loaded, forgotten, an
+    entry stored or dropped, a forced config entered or left): gemm's launch plans include it in their key."""
+    return _generation
+
+
+def _changed() -> None:
+    global _generation
+    _generation += 1
+
+
 def key_text(key: Key) -> str:
     return "|".join(str(k) for k in key)
 
@@ -69,6 +83,7 @@ def register_validator(kernel: str, check: Callable[[dict[str, Any]], Any]) -> N
 def activate(identity: dict[str, str]) -> Path:
     """Load the cache file of this device (called once per process by the first GPU lookup, or by smoke)."""
     global _entries, _path
+    _changed()
     _path = path_for(identity)
     _entries = {}
     try:
@@ -90,6 +105,7 @@ def _auto_activate(target: Any) -> None:
     except Exception as exc:  # noqa: BLE001 - no cache is never an error: the policy decides
         global _entries
         _entries = {}
+        _changed()
         warnings.warn(f"rocm-triton-doctor: tune cache not loaded: {exc}", stacklevel=3)
 
 
@@ -97,6 +113,7 @@ def deactivate() -> None:
     """Forget the loaded cache (tests; a process that changes device)."""
     global _entries, _path
     _entries, _path = None, None
+    _changed()
 
 
 def _enabled() -> bool:
@@ -132,6 +149,7 @@ def lookup(kernel: str, key: Key, target: Any = None) -> dict[str, Any] | None:
     except (ValueError, TypeError) as exc:
         warnings.warn(f"rocm-triton-doctor: dropping tune cache entry {kernel} {key_text(key)}: {exc}", stacklevel=2)
         _entries[kernel].pop(key_text(key), None)
+        _changed()
         return None
     return dict(cfg)
 
@@ -140,14 +158,21 @@ def last_key(kernel: str) -> Key | None:
     return _last.get(kernel)
 
 
+def note(kernel: str, key: Key) -> None:
+    """Record `key` as the kernel's last lookup without looking it up (a launcher that reused a cached plan)."""
+    _last[kernel] = key
+
+
 @contextlib.contextmanager
 def forced(kernel: str, config: dict[str, Any] | None) -> Iterator[None]:
     """Every lookup of `kernel` returns `config` inside the block (None: the policy, ignoring the cache)."""
     _forced[kernel] = dict(config) if config is not None else {}
+    _changed()
     try:
         yield
     finally:
         _forced.pop(kernel, None)
+        _changed()
 
 
 def store(kernel: str, key: Key, config: dict[str, Any], us: float, policy_us: float) -> None:
@@ -155,6 +180,7 @@ def store(kernel: str, key: Key, config: dict[str, Any], us: float, policy_us: f
         raise RuntimeError("tunecache.activate() first")
     _entries.setdefault(kernel, {})[key_text(key)] = {"config": dict(config), "us": round(us, 3),
                                                       "policy_us": round(policy_us, 3)}
+    _changed()
 
 
 def entries() -> dict[str, dict[str, dict[str, Any]]]:

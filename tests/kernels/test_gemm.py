@@ -20,6 +20,12 @@ from rocm_triton_doctor.kernels.base import Case
 from tests.kernels.helpers import check_in_interpreter, interpreter_cases
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_launch_plans() -> None:
+    # gemm() caches a launch plan per call signature; tests that monkeypatch the policy must not meet an old plan.
+    gemm.clear_plans()
 TILES = [None, {"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 2},
          {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "SPLIT_K": 3}, {"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32,
                                                                        "SPLIT_K": 2}]
@@ -559,3 +565,40 @@ def test_split_k_under_half_a_wave_on_an_h100(M: int, K: int, N: int, split: int
     cfg = policy.gemm_config(policy.target_from_name("sm_90"), M, N, K, 2, cus=132)
     assert cfg["SPLIT_K"] == split and (split == 1 or (cfg["BLOCK_M"], cfg["BLOCK_N"]) == (128, 256))
     assert policy.gemm_config(policy.target_from_name("sm_90"), M, N, K, 4, cus=132)["SPLIT_K"] == 1  # fp32: not timed
+
+
+
+# -- launch plans: gemm() works out its decisions once per call signature (issue #16 item 4) ----------------------
+
+def test_a_cached_plan_gives_the_same_result_and_skips_the_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    g = torch.Generator().manual_seed(12)
+    a, b, bias = torch.randn(40, 72, generator=g), torch.randn(72, 56, generator=g) / 8, torch.randn(56, generator=g)
+    first = gemm.gemm(a, b, bias, "bias_gelu")
+    calls: list[int] = []
+    real = policy.gemm_config
+    monkeypatch.setattr(policy, "gemm_config", lambda *x, **k: calls.append(1) or real(*x, **k))
+    again = gemm.gemm(a, b, bias, "bias_gelu")
+    assert calls == [] and torch.equal(first, again)  # the plan ran: no policy call
+    # Another signature (a view one element off: different alignment and strides) gets its own plan, right numbers.
+    wide = torch.randn(40, 73, generator=g)
+    av = wide[:, 1:]
+    av.copy_(a)
+    assert_matches(gemm.gemm(av, b, bias, "bias_gelu"), gemm.reference(a, b, bias, "bias_gelu"), torch.float32)
+    assert calls  # a new signature asked the policy
+
+
+def test_a_plan_follows_the_tune_cache_and_new_dropout_seeds() -> None:
+    from rocm_triton_doctor.kernels import tunecache
+
+    g = torch.Generator().manual_seed(13)
+    a, b = torch.randn(24, 64, generator=g), torch.randn(64, 48, generator=g)
+    gemm.gemm(a, b)
+    with tunecache.forced("gemm", {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "SPLIT_K": 2}):
+        gemm.gemm(a, b)
+        assert tunecache.last_key("gemm") is not None
+        n_before = len(gemm._PLANS)
+    assert n_before == 2  # the forced config made a new plan instead of reusing the policy's
+    x = torch.ones(16, 32)
+    w = torch.ones(32, 16)
+    masks = {tuple((gemm.gemm(x, w, p=0.5) == 0).flatten().tolist()) for _ in range(4)}
+    assert len(masks) > 1  # a cached plan still draws a fresh seed per call
