@@ -294,3 +294,22 @@ def test_head_dims_split_into_two_power_of_two_column_blocks_where_that_saves_co
     assert [column_blocks(d) for d in (64, 128, 256, 112, 24, 8)] == [(64, 0), (128, 0), (256, 0), (128, 0),
                                                                         (32, 0), (16, 0)]
     assert column_blocks(80, split=False) == (128, 0)
+
+
+def test_a_cached_launch_plan_reuses_its_decisions_and_stays_right() -> None:
+    # attention() keeps the pointer kernel's launch per call signature (shape, strides, dtype, alignment, options);
+    # a second call with the same signature reuses it, and another layout gets its own.
+    attention.clear_plans()
+    g = torch.Generator().manual_seed(21)
+    q, k, v = (torch.randn(1, 2, 17, 16, generator=g) for _ in range(3))
+    ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True)
+    first = attention.attention(q, k, v, True)
+    assert len(attention._PLANS) == 1
+    again = attention.attention(q, k, v, True)
+    assert len(attention._PLANS) == 1 and torch.equal(first, again)
+    qt = q.transpose(1, 2).contiguous().transpose(1, 2)  # the model's (B, S, H, D) layout: new strides, new plan
+    torch.testing.assert_close(attention.attention(qt, k, v, True).double(), ref, rtol=2e-5, atol=2e-5)
+    assert len(attention._PLANS) == 2
+    lse = torch.empty(1, 2, 17)
+    attention.attention(q, k, v, True, lse=lse)  # the statistics are part of the signature
+    assert len(attention._PLANS) == 3 and torch.isfinite(lse).all()
