@@ -13,8 +13,8 @@ INT32_LIMIT = 2**31
 
 def check_tensors(name: str, **tensors: torch.Tensor | None) -> None:
     """Every named argument is a tensor (or None), holds data (not `meta`), and carries no autograd history to lose:
-    the kernels have no backward yet, so an input that requires grad under grad mode would come back detached and
-    training would silently stop its gradients (kernel-edge-cases.md #9)."""
+    these plain calls record no backward (the modules' autograd_op do), so an input that requires grad under grad
+    mode would come back detached and training would silently stop its gradients (kernel-edge-cases.md #9)."""
     grad = torch.is_grad_enabled()
     for arg, t in tensors.items():
         if t is None:
@@ -24,8 +24,9 @@ def check_tensors(name: str, **tensors: torch.Tensor | None) -> None:
         if t.device.type == "meta":
             raise ValueError(f"{name}: {arg} is on the meta device (no data to compute with)")
         if grad and t.requires_grad:
-            raise ValueError(f"{name}: {arg} requires grad, and this kernel has no backward yet: call it under "
-                             "torch.no_grad() or pass {arg}.detach()")
+            raise ValueError(f"{name}: {arg} requires grad, but this call records no backward (the output would come "
+                             f"back detached): for gradients use the kernel module's autograd_op where it has one, "
+                             f"or call it under torch.no_grad(), or pass {arg}.detach()")
 
 
 def max_offset(t: torch.Tensor, padded: tuple[int, ...] | None = None) -> int:

@@ -94,9 +94,9 @@ def check_device(name: str, *tensors: torch.Tensor) -> torch.device:
     """All inputs are tensors with data, on one device the kernels can run on, and none needs autograd.
 
     Refused: non-tensors (TypeError), tensors on `meta` (no data: Triton would fail with "0 active drivers"), and,
-    while autograd is recording, inputs that require grad — these kernels have no backward, so the output would come
-    back silently detached (kernel-edge-cases.md #9, #18, #20). Under torch.no_grad()/inference_mode() a parameter
-    that requires grad is fine: nothing would be recorded anyway."""
+    while autograd is recording, inputs that require grad — a plain call records no backward (autograd_op does), so
+    the output would come back silently detached (kernel-edge-cases.md #9, #18, #20). Under torch.no_grad() or
+    inference_mode() a parameter that requires grad is fine: nothing would be recorded anyway."""
     for t in tensors:
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name}: expected torch.Tensor inputs, got {type(t).__name__}")
@@ -110,9 +110,10 @@ def check_device(name: str, *tensors: torch.Tensor) -> torch.device:
     if torch.is_grad_enabled():
         for t in tensors:
             if t.requires_grad:
-                raise ValueError(f"{name}: an input requires grad, but these kernels have no backward (the output "
-                                 "would be silently detached); call it under torch.no_grad() or "
-                                 "torch.inference_mode(), or pass .detach()ed tensors")
+                raise ValueError(f"{name}: an input requires grad, but this call records no backward (the output "
+                                 "would be silently detached): for gradients use the kernel module's autograd_op "
+                                 "where it has one (rmsnorm, layernorm, softmax, swiglu, attention, ...), or call it "
+                                 "under torch.no_grad() or torch.inference_mode(), or pass .detach()ed tensors")
     if x.is_cpu:
         from rocm_triton_doctor.kernels.policy import interpreter_active
 
@@ -203,7 +204,7 @@ def prepare_out(out: torch.Tensor | None, shape: tuple[int, ...], like: torch.Te
     if tuple(out.shape) != tuple(shape) or out.dtype != like.dtype or not out.is_contiguous() or out.device != like.device:
         raise ValueError(f"out must be a contiguous {like.dtype} tensor of shape {shape} on {like.device}")
     if torch.is_grad_enabled() and out.requires_grad:
-        raise ValueError("out requires grad: these kernels have no backward; pass a tensor that does not")
+        raise ValueError("out requires grad: a plain kernel call records no backward; pass a tensor that does not")
     return out
 
 

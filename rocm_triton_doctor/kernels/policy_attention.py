@@ -9,7 +9,14 @@ from typing import Any
 
 from rocm_triton_doctor.kernels.policy import Target, _hip_extra, cached_config, tma_supported
 
-TMA_ATTENTION_MIN_FLOPS = 16e9
+# The host-descriptor kernel builds four tensor descriptors per call and takes Triton's slow launch path (~65-75 us
+# of host time on an H100 host). From 16 GFLOP (the first floor) two sweeps on an H100 showed its mid-size rows
+# host-bound and moving with the host's load: bf16 B4 H32 S=1024 D=128 causal (34 GFLOP) 134 and 173 us against SDPA's
+# 88, B1 H4 S=4097 D=128 (34 GFLOP) 73 and 142 us (docs/measurements/2026-11-23-h100-{last,s5}-sweep.json). With the
+# floor at 100 GFLOP the pointer kernel (its launch now planned, ~30 us of host time) ran those at 130 and 77 us, but
+# the non-causal S=1024 rows (69 GFLOP) lost: 181 us against the TMA kernel's 157 (…-s5-sweep-attention-tma100.json).
+# So the floor sits between: 50 GFLOP.
+TMA_ATTENTION_MIN_FLOPS = 50e9
 # Device-side descriptors cost no host time, so the floor is only where a launch is too small for TMA to matter;
 # not measured yet (benchmarks/tune_attention_shapes.py times both kernels from S=128 up).
 TMA_DEVICE_ATTENTION_MIN_FLOPS = 200e9  # D=80/96: B4 H32 S=4097 is 687 GFLOP, S=1024 43
@@ -33,7 +40,7 @@ def attention_use_tma(t: Target, head_dim: int, flops: float) -> bool:
     TMA_ATTENTION_MIN_FLOPS. Measured on an H200 (docs/measurements/2026-11-21-h200-attention-d64-ab.log): at D=64 it
     is slower (1,414 vs 1,342 us at B4 H32 S4096), and each launch costs ~75 us of host time (building four tensor
     descriptors), which small problems cannot hide: B2 H16 S1000 D128 causal took 112 us event-timed against 48 for
-    the pointer kernel, though 37 vs 41 us in graph replay. 16 GFLOP is ~35 us of work at 500 TFLOP/s."""
+    the pointer kernel, though 37 vs 41 us in graph replay. The floor: TMA_ATTENTION_MIN_FLOPS (why 50 GFLOP: above it)."""
     return tma_supported(t) and not t.interpreter and head_dim == 128 and flops >= TMA_ATTENTION_MIN_FLOPS
 
 
