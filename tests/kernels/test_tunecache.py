@@ -213,9 +213,9 @@ def test_a_corrupt_cached_gemm_config_is_dropped_and_the_policy_used(monkeypatch
 
 
 def test_attention_runs_a_cached_config_on_the_pointer_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
-    q = torch.empty(1, 2, 8192, 128, dtype=torch.bfloat16)
-    kv = torch.empty(1, 1, 8192, 128, dtype=torch.bfloat16)
-    assert policy.attention_kernel(GPU, 128, 4.0 * 2 * 8192 * 8192 * 128 / 2, True) == "tma"  # what auto would take
+    q = torch.empty(1, 4, 8192, 128, dtype=torch.bfloat16)  # 69 GFLOP causal: over policy.TMA_ATTENTION_MIN_FLOPS
+    kv = torch.empty(1, 2, 8192, 128, dtype=torch.bfloat16)
+    assert policy.attention_kernel(GPU, 128, 4.0 * 4 * 8192 * 8192 * 128 / 2, True) == "tma"  # what auto would take
     _gpu(monkeypatch)
     calls = _spy(monkeypatch, attention)
     tunecache.activate(IDENT)
