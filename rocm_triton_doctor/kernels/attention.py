@@ -199,7 +199,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         # shapes, strides, dtype, 16-byte alignment, options and the tune-cache state fix every decision below.
         pkey = (dev, dtype, q.shape, k.shape, q.stride(), k.stride(), v.stride(), o.stride(), bool(causal), scale,
                 kernel, lse is not None, q.data_ptr() & 15, k.data_ptr() & 15, v.data_ptr() & 15, o.data_ptr() & 15,
-                tunecache.generation(), tunecache._enabled())
+                tunecache.generation(), tunecache.enabled())
         plan = _PLANS.get(pkey)
         if plan is not None:
             tunecache.note("attention", plan[0])

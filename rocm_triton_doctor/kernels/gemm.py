@@ -225,7 +225,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
         # ~70 us of Python per GEMM call on an H100 host before, checks and policy and stride hints included).
         pkey = (dev, dtype, c.dtype, M, N, K, a.stride(), b.stride(), c.stride(), epilogue, p > 0.0, precision, kernel,
                 None if bias is None else (bias.dtype, bias.stride(0), bias.data_ptr() & 15), a.data_ptr() & 15,
-                b.data_ptr() & 15, c.data_ptr() & 15, tunecache.generation(), tunecache._enabled())
+                b.data_ptr() & 15, c.data_ptr() & 15, tunecache.generation(), tunecache.enabled())
         plan = _PLANS.get(pkey)
         if plan is not None:
             if plan.tkey is not None:

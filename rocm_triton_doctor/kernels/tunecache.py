@@ -116,8 +116,10 @@ def deactivate() -> None:
     _changed()
 
 
-def _enabled() -> bool:
+def enabled() -> bool:
+    """Whether lookups read the cache (RTD_TUNE_CACHE=off|0|no turns reading off)."""
     return os.environ.get("RTD_TUNE_CACHE", "on").lower() not in ("off", "0", "no")
+
 
 
 def lookup(kernel: str, key: Key, target: Any = None) -> dict[str, Any] | None:
@@ -131,10 +133,10 @@ def lookup(kernel: str, key: Key, target: Any = None) -> dict[str, Any] | None:
     if target is not None and target.interpreter:
         return None
     if _entries is None:
-        if target is None or not _enabled():
+        if target is None or not enabled():
             return None
         _auto_activate(target)
-    if not _entries or not _enabled():
+    if not _entries or not enabled():
         return None
     entry = _entries.get(kernel, {}).get(key_text(key))
     if entry is None:
