@@ -16,7 +16,7 @@ from rocm_triton_doctor.kernels import policy, softmax
 
 
 @triton.jit
-def _sm_1d(x_ptr, out_ptr, N, BLOCK: tl.constexpr, RECIP: tl.constexpr, EXP2: tl.constexpr):
+def _sm_1d(x_ptr, out_ptr, N, BLOCK: tl.constexpr, RECIP: tl.constexpr, EXP2: tl.constexpr, CS: tl.constexpr = False):
     row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK)
     m = cols < N
@@ -25,7 +25,10 @@ def _sm_1d(x_ptr, out_ptr, N, BLOCK: tl.constexpr, RECIP: tl.constexpr, EXP2: tl
     e = tl.exp2(x * 1.4426950408889634) if EXP2 else tl.exp(x)
     s = tl.sum(e, axis=0)
     y = e * (1.0 / s) if RECIP else e / s
-    tl.store(out_ptr + row * N + cols, y.to(out_ptr.dtype.element_ty), mask=m)
+    if CS:  # streaming store (Liger's `.cs`): the output does not evict the input from L2
+        tl.store(out_ptr + row * N + cols, y.to(out_ptr.dtype.element_ty), mask=m, cache_modifier=".cs")
+    else:
+        tl.store(out_ptr + row * N + cols, y.to(out_ptr.dtype.element_ty), mask=m)
 
 
 def main() -> None:
@@ -58,6 +61,9 @@ def main() -> None:
                 run()
                 err = float((o.float() - ref).abs().max())
                 row[f"1d{' recip' if recip else ''}{' exp2' if exp2 else ''}"] = pct(run) if err < 1e-2 else f"wrong {err}"
+        def run_cs() -> None:
+            _sm_1d[(M,)](x, o, N, BLOCK=cfg["BLOCK"], RECIP=True, EXP2=True, CS=True, num_warps=cfg["num_warps"])
+        row["1d recip exp2 .cs"] = pct(run_cs)
         if LigerSoftmaxFunction is not None:
             row["liger"] = pct(lambda: LigerSoftmaxFunction.apply(x))
         print(f"{M}x{N} BLOCK {cfg['BLOCK']} w{cfg['num_warps']}: {row}")
