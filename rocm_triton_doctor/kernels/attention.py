@@ -63,6 +63,15 @@ def _softmax_update(acc, l_i, m_i, qk, v, offs_m, cols, S_K, qk_scale, MASKED: t
     new running max and sum, the accumulator rescaled and P·V added (both attention kernels). qk_scale > 0 always
     (the launcher folds a negative or zero scale into Q's sign), so -inf stays -inf after the scaling and the max of
     the scaled scores is the scaled max (a scale <= 0 had made every masked row NaN, kernel-edge-cases.md #8)."""
+    p, alpha, l_i, m_new = _online_softmax(l_i, m_i, qk, offs_m, cols, S_K, qk_scale, MASKED, CAUSAL)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    return acc, l_i, m_new
+
+
+@triton.jit
+def _online_softmax(l_i, m_i, qk, offs_m, cols, S_K, qk_scale, MASKED: tl.constexpr, CAUSAL: tl.constexpr):
+    """_softmax_update's masking and running max/sum: (P, the factor the accumulators are rescaled by, the new sum,
+    the new max). attention_tma's split-head-dim kernel applies P and the factor to two accumulators."""
     if MASKED:
         valid = cols[None, :] < S_K
         if CAUSAL:
@@ -75,9 +84,22 @@ def _softmax_update(acc, l_i, m_i, qk, v, offs_m, cols, S_K, qk_scale, MASKED: t
     m_base = tl.where(m_new == float("-inf"), 0.0, m_new)
     p = tl.exp2(qk * qk_scale - m_base[:, None])
     alpha = tl.exp2(m_i - m_base)
-    l_i = l_i * alpha + tl.sum(p, 1)
-    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
-    return acc, l_i, m_new
+    return p, alpha, l_i * alpha + tl.sum(p, 1), m_new
+
+
+@triton.jit
+def _signed(x, Q_SIGN: tl.constexpr, UPCAST: tl.constexpr):
+    """Q with the scale's sign folded in (the launchers pass |scale|, so the kernels always scale by a positive
+    number): upcast first where asked (the interpreter negates bf16 as the raw uint16 it stores it in), then negate
+    for a negative scale (exact in every dtype: scores·(-s) == (-q)·k·s), or zero for a zero scale (every visible key
+    then weighs the same, as SDPA gives). Every attention kernel, forward and backward, reads Q through it."""
+    if UPCAST:
+        x = x.to(tl.float32)
+    if Q_SIGN == -1:
+        x = -x
+    if Q_SIGN == 0:
+        x = (x * 0.0).to(x.dtype)
+    return x
 
 
 @triton.jit
@@ -122,13 +144,8 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b,
     rows_ok = offs_m[:, None] < S_Q
     if BLOCK_D != HEAD_DIM:
         rows_ok = rows_ok & (offs_d[None, :] < HEAD_DIM)
-    q = tl.load(q_ptr + q_base + offs_m[:, None] * sq_s + offs_d[None, :] * sq_d, mask=rows_ok, other=0.0)
-    if UPCAST:  # before the sign: the interpreter negates bf16 as the raw uint16 it stores it in
-        q = q.to(tl.float32)
-    if Q_SIGN == -1:
-        q = -q  # exact in every dtype: scores·(-s) == (-q)·k·s
-    if Q_SIGN == 0:
-        q = (q * 0.0).to(q.dtype)  # scale 0: every visible key weighs the same, as SDPA gives
+    q = _signed(tl.load(q_ptr + q_base + offs_m[:, None] * sq_s + offs_d[None, :] * sq_d, mask=rows_ok, other=0.0),
+                Q_SIGN, UPCAST)
     m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
     l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
@@ -378,73 +395,15 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
         # What runs on Hopper for D=80/96/256 with a Triton that builds descriptors on the GPU (attention_kernel).
         out += attention_tma.aot_specs(target, lambda bd, c: policy.attention_config(target, bd, 2, c, tma=True))
     if policy.attention_use_tma(target, 128, policy.TMA_ATTENTION_MIN_FLOPS):
-        # What runs on Hopper for D=128: the host-descriptor kernel (block shapes are part of its signature).
-        for causal in (True, False):
-            cfg = {k: v for k, v in policy.attention_config(target, 128, 2, causal=causal, tma=True).items()
-                   if k not in ("WARP_SPECIALIZE", "SPLIT_D")}  # the device kernel's switches
-            bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
-            sig = {"q_desc": f"tensordesc<bf16[1, 1, {bm}, 128]>", "k_desc": f"tensordesc<bf16[1, 1, {bn}, 128]>",
-                   "v_desc": f"tensordesc<bf16[1, 1, {bn}, 128]>", "o_desc": f"tensordesc<bf16[1, 1, {bm}, 128]>",
-                   "qk_scale": "fp32", "S_K": "i32", "GROUP": "i32"}
-            const = {"HEAD_DIM": 128, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False, "BLOCK_M": bm, "BLOCK_N": bn}
-            label = f"attention bf16{' causal' if causal else ''} D=128 (TMA)"
-            out.append((label, attention_tma.attn_fwd_tma_kernel, sig, const, cfg))
+        # What runs on Hopper for D=128: the host-descriptor kernel.
+        out += attention_tma.host_aot_specs(lambda c: policy.attention_config(target, 128, 2, causal=c, tma=True))
     return [AotSpec(*s) for s in out]
 
 
-# ---- autograd: a custom op (fake shapes + autograd registration: opaque to torch.compile, no graph break) ---------
+# ---- autograd: attention_backward.py holds the backward kernels, the custom ops and the eager Function -------------
 from rocm_triton_doctor.kernels import attention_backward as _bwd  # noqa: E402 (it imports this module's helpers)
 
-
-@torch.library.custom_op("rocm_triton_doctor::attention", mutates_args=())
-def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float | None
-                  ) -> tuple[torch.Tensor, torch.Tensor]:
-    lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)  # the rows' log2-sum-exp, for the backward
-    with torch.no_grad():  # the op's autograd registration differentiates it
-        return attention(q, k, v, causal, sm_scale, lse=lse), lse
-
-
-@_attention_op.register_fake
-def _attention_fake(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float | None
-                    ) -> tuple[torch.Tensor, torch.Tensor]:
-    return torch.empty_like(q), q.new_empty(q.shape[:3], dtype=torch.float32)
-
-
-_attention_op.register_autograd(_bwd.autograd_backward, setup_context=_bwd.setup_context)
-
-
-def autograd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
-                sm_scale: float | None = None) -> torch.Tensor:
-    """SDPA(q, k, v, is_causal=causal, scale=sm_scale, enable_gqa=True) with Triton forward and backward (the hook
-    smoke/model_forms.py looks for): what attention() takes, any finite scale (gradients right for <= 0 too)."""
-    if sm_scale is not None and (isinstance(sm_scale, bool) or not isinstance(sm_scale, numbers.Real)):
-        raise TypeError(f"attention: sm_scale must be a real number or None, got {type(sm_scale).__name__}")
-    scale = None if sm_scale is None else float(sm_scale)
-    if torch.compiler.is_compiling():
-        return _attention_op(q, k, v, bool(causal), scale)[0]
-    return AttentionFunction.apply(q, k, v, bool(causal), scale)  # type: ignore[no-any-return]
-
-
-class AttentionFunction(torch.autograd.Function):
-    """AttentionFunction.apply(q, k, v, causal, sm_scale) -> o: the same forward and backward as the custom op, for
-    eager autograd. The custom op's eager dispatch (torch.library's autograd and backend
-    wrappers behind a dynamo-disable frame) cost ~190 us of host time a call more than this Function on an H100 host
-    (benchmarks/model_profile.py, torch 2.11: tiny-llama's eager step enqueue 37.7 -> 28.7 ms with the three ops)."""
-
-    @staticmethod
-    def forward(ctx: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float | None
-                ) -> torch.Tensor:
-        lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
-        o = attention(q, k, v, causal, sm_scale, lse=lse)
-        ctx.causal, ctx.sm_scale = causal, sm_scale
-        ctx.save_for_backward(q, k, v, o, lse)
-        return o
-
-    @staticmethod
-    def backward(ctx: Any, do: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
-        q, k, v, o, lse = ctx.saved_tensors
-        scale = 1.0 / math.sqrt(q.shape[-1]) if ctx.sm_scale is None else ctx.sm_scale
-        return (*_bwd.attention_backward(do, q, k, v, o, lse, ctx.causal, scale), None, None)
+autograd_op = _bwd.autograd_op  # the hook smoke/model_forms.py looks for (an op with a backward)
 
 
 from rocm_triton_doctor.kernels.base import AotSpec, KernelSpec  # noqa: E402 (appended so KERN-B's rewrite merges)

@@ -16,6 +16,7 @@ accumulation; dQ, dK, dV in the input dtype, laid out like q, k, v (empty_like).
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import torch
@@ -24,7 +25,8 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.attention import LOG2E, _key_ranges
+from rocm_triton_doctor.kernels import attention as _fwd
+from rocm_triton_doctor.kernels.attention import LOG2E, _key_ranges, _signed  # the forward's Q'
 from rocm_triton_doctor.kernels.base import AotSpec, cdiv, upcast_dots
 
 
@@ -49,18 +51,6 @@ def attn_bwd_preprocess_kernel(o_ptr, do_ptr, delta_ptr, S_Q, so_b, so_h, so_s, 
                  other=0.0)
     delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)
     tl.store(delta_ptr + (b * tl.num_programs(1) + h) * S_Q + offs_m, delta, mask=offs_m < S_Q)
-
-
-@triton.jit
-def _signed(x, Q_SIGN: tl.constexpr, UPCAST: tl.constexpr):
-    """The forward's Q': upcast first (the interpreter negates bf16 as its raw uint16), then the scale's sign."""
-    if UPCAST:
-        x = x.to(tl.float32)
-    if Q_SIGN == -1:
-        x = -x
-    if Q_SIGN == 0:
-        x = (x * 0.0).to(x.dtype)
-    return x
 
 
 @triton.jit
@@ -237,13 +227,38 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
     return dq, dk, dv
 
 
+# ---- autograd: the custom ops torch.compile sees, and the plain Function eager mode runs (same kernels) ------------
+
+def _scale(q: torch.Tensor, sm_scale: float | None) -> float:
+    return 1.0 / math.sqrt(q.shape[-1]) if sm_scale is None else sm_scale
+
+
+def _forward_with_stats(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float | None
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
+    """attention() and the rows' log2-sum-exp the backward needs."""
+    lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
+    return _fwd.attention(q, k, v, causal, sm_scale, lse=lse), lse
+
+
+@torch.library.custom_op("rocm_triton_doctor::attention", mutates_args=())
+def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float | None
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    with torch.no_grad():  # the op's autograd registration differentiates it
+        return _forward_with_stats(q, k, v, causal, sm_scale)
+
+
+@_attention_op.register_fake
+def _attention_fake(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float | None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.empty_like(q), q.new_empty(q.shape[:3], dtype=torch.float32)
+
+
 @torch.library.custom_op("rocm_triton_doctor::attention_backward", mutates_args=())
 def attention_backward_op(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
                           lse: torch.Tensor, causal: bool, sm_scale: float | None
                           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """attention_backward as a custom op (attention.autograd_op's backward); sm_scale None: 1/sqrt(D)."""
-    scale = 1.0 / math.sqrt(q.shape[-1]) if sm_scale is None else sm_scale
-    return attention_backward(do, q, k, v, o, lse, causal, scale)
+    return attention_backward(do, q, k, v, o, lse, causal, _scale(q, sm_scale))
 
 
 @attention_backward_op.register_fake
@@ -263,6 +278,42 @@ def autograd_backward(ctx: Any, do: torch.Tensor, _dlse: torch.Tensor | None) ->
     """The op's autograd formula (lse is a statistic: its gradient is ignored)."""
     q, k, v, o, lse = ctx.saved_tensors
     return (*attention_backward_op(do, q, k, v, o, lse, ctx.causal, ctx.sm_scale), None, None)
+
+
+_attention_op.register_autograd(autograd_backward, setup_context=setup_context)
+
+
+class AttentionFunction(torch.autograd.Function):
+    """AttentionFunction.apply(q, k, v, causal, sm_scale) -> o: the same forward and backward as the custom op, for
+    eager autograd. The custom op's eager dispatch (torch.library's autograd and backend wrappers behind a
+    dynamo-disable frame) cost ~190 us of host time a call more than this Function on an H100 host
+    (benchmarks/model_profile.py, torch 2.11: tiny-llama's eager step enqueue 37.7 -> 28.7 ms with the three ops)."""
+
+    @staticmethod
+    def forward(ctx: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float | None
+                ) -> torch.Tensor:
+        o, lse = _forward_with_stats(q, k, v, causal, sm_scale)
+        ctx.causal, ctx.sm_scale = causal, sm_scale
+        ctx.save_for_backward(q, k, v, o, lse)
+        return o
+
+    @staticmethod
+    def backward(ctx: Any, do: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        q, k, v, o, lse = ctx.saved_tensors
+        return (*attention_backward(do, q, k, v, o, lse, ctx.causal, _scale(q, ctx.sm_scale)), None, None)
+
+
+def autograd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
+                sm_scale: float | None = None) -> torch.Tensor:
+    """SDPA(q, k, v, is_causal=causal, scale=sm_scale, enable_gqa=True) with Triton forward and backward (attention.
+    autograd_op, the hook smoke/model_forms.py looks for): what attention() takes, any finite scale (gradients right
+    for <= 0 too). Eager: AttentionFunction; under torch.compile: the custom op (no graph break)."""
+    if sm_scale is not None and (isinstance(sm_scale, bool) or not isinstance(sm_scale, numbers.Real)):
+        raise TypeError(f"attention: sm_scale must be a real number or None, got {type(sm_scale).__name__}")
+    scale = None if sm_scale is None else float(sm_scale)
+    if torch.compiler.is_compiling():
+        return _attention_op(q, k, v, bool(causal), scale)[0]
+    return AttentionFunction.apply(q, k, v, bool(causal), scale)  # type: ignore[no-any-return]
 
 
 def aot_specs(target: policy.Target) -> list[AotSpec]:

@@ -3,13 +3,13 @@ every tile moved by Hopper's tensor-memory accelerator, the descriptors built by
 
 Why a third kernel: attn_fwd_tma_kernel takes host descriptors (triton.tools.tensor_descriptor), and building four of
 them cost ~75 us of host time per launch on an H100 (issue #16: B4 H32 S128 D128 took 64.8 us event-timed against
-SDPA's 14.3 us, 7.7 vs 8.1 us in graph replay), so it was only used above 16 GFLOP. Built on the device, a descriptor
-costs the program a 128-byte write to a global scratch buffer Triton asks triton.set_allocator's allocator for (the way
-Triton's tutorial 06 builds them); the host passes plain pointers and strides. The descriptors' last dimension is the
-head dim as it is, the blocks powers of two: TMA zero-fills the columns past D on loads and drops them on the store, so
-D = 80 and 96 run here too with no D mask (any D whose rows are 16-byte aligned: D % 8 == 0 in 16-bit), split into two
-column blocks (64 + 16, 64 + 32) rather than padded to 128 (column_blocks). Reads past S are zero-filled per head and
-the store drops rows past S_q, as in attn_fwd_tma_kernel."""
+SDPA's 14.3 us, 7.7 vs 8.1 us in graph replay), so it is only used from policy.TMA_ATTENTION_MIN_FLOPS. Built on the
+device, a descriptor costs the program a 128-byte write to a global scratch buffer Triton asks triton.set_allocator's
+allocator for (the way Triton's tutorial 06 builds them); the host passes plain pointers and strides. The descriptors'
+last dimension is the head dim as it is, the blocks powers of two: TMA zero-fills the columns past D on loads and
+drops them on the store, so D = 80 and 96 run here too with no D mask (any D whose rows are 16-byte aligned: D % 8 ==
+0 in 16-bit), split into two column blocks (64 + 16, 64 + 32) rather than padded to 128 (column_blocks). Reads past S
+are zero-filled per head and the store drops rows past S_q, as in attn_fwd_tma_kernel."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch import launch as launch_kernel
-from rocm_triton_doctor.kernels.attention import _key_ranges, _softmax_update
+from rocm_triton_doctor.kernels.attention import _key_ranges, _online_softmax, _signed, _softmax_update
 
 
 @triton.jit
@@ -40,17 +40,7 @@ def _tdesc_block(acc, acc2, l_i, m_i, q, q2, k_desc, v_desc, k2_desc, v2_desc, b
         if UPCAST:
             k2 = k2.to(tl.float32)
         qk = tl.dot(q2, k2.T, qk)
-    cols = start_n + offs_n
-    if MASKED:
-        valid = cols[None, :] < S_K
-        if CAUSAL:
-            valid = valid & (offs_m[:, None] >= cols[None, :])
-        qk = tl.where(valid, qk, float("-inf"))
-    m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-    m_base = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row with no finite score yet: see _softmax_update
-    p = tl.exp2(qk * qk_scale - m_base[:, None])
-    alpha = tl.exp2(m_i - m_base)
-    l_i = l_i * alpha + tl.sum(p, 1)
+    p, alpha, l_i, m_new = _online_softmax(l_i, m_i, qk, offs_m, start_n + offs_n, S_K, qk_scale, MASKED, CAUSAL)
     acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
     if BLOCK_D2 > 0:
         v2 = v2_desc.load([b, kh, start_n, BLOCK_D]).reshape(BLOCK_N, BLOCK_D2)
@@ -124,14 +114,7 @@ def attn_fwd_tdesc_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, B, H, H_KV, S_Q,
 def _q_tile(desc, b, h, row, col, BLOCK_M: tl.constexpr, WIDTH: tl.constexpr, Q_SIGN: tl.constexpr,
             UPCAST: tl.constexpr):
     """Q's tile at (row, col) with the scale's sign folded in (see attention.attention)."""
-    q = desc.load([b, h, row, col]).reshape(BLOCK_M, WIDTH)
-    if UPCAST:  # before the sign: the interpreter negates bf16 as the raw uint16 it stores it in
-        q = q.to(tl.float32)
-    if Q_SIGN == -1:
-        q = -q
-    if Q_SIGN == 0:
-        q = (q * 0.0).to(q.dtype)
-    return q
+    return _signed(desc.load([b, h, row, col]).reshape(BLOCK_M, WIDTH), Q_SIGN, UPCAST)
 
 
 def column_blocks(D: int, split: bool = True) -> tuple[int, int]:
@@ -186,6 +169,21 @@ def aot_specs(target: Any, configs: Any) -> list[tuple[str, Any, dict[str, str],
     return out
 
 
+def host_aot_specs(configs: Any) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
+    """The compile-only audit's rows for attn_fwd_tma_kernel (host descriptors, bf16 D=128, causal and not; the block
+    shapes are part of its signature). configs(causal) gives the tiles (the device kernel's switches are dropped)."""
+    out = []
+    for causal in (True, False):
+        cfg = {k: v for k, v in configs(causal).items() if k not in ("WARP_SPECIALIZE", "SPLIT_D")}
+        bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
+        sig = {"q_desc": f"tensordesc<bf16[1, 1, {bm}, 128]>", "k_desc": f"tensordesc<bf16[1, 1, {bn}, 128]>",
+               "v_desc": f"tensordesc<bf16[1, 1, {bn}, 128]>", "o_desc": f"tensordesc<bf16[1, 1, {bm}, 128]>",
+               "qk_scale": "fp32", "S_K": "i32", "GROUP": "i32"}
+        const = {"HEAD_DIM": 128, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False, "BLOCK_M": bm, "BLOCK_N": bn}
+        out.append((f"attention bf16{' causal' if causal else ''} D=128 (TMA)", attn_fwd_tma_kernel, sig, const, cfg))
+    return out
+
+
 def launch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, qk_scale: float, grid: tuple[int, ...],
            consts: dict[str, Any], cfg: dict[str, Any]) -> None:
     """attn_fwd_tdesc_kernel over (B, H, S, D) tensors whose layout tma_layout_ok accepted. cfg may carry
@@ -232,13 +230,7 @@ def attn_fwd_tma_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, S_K, GROUP, HE
     kh = h // GROUP
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
-    q = q_desc.load([b, h, start_m * BLOCK_M, 0]).reshape(BLOCK_M, HEAD_DIM)
-    if UPCAST:
-        q = q.to(tl.float32)
-    if Q_SIGN == -1:
-        q = -q
-    if Q_SIGN == 0:
-        q = (q * 0.0).to(q.dtype)
+    q = _signed(q_desc.load([b, h, start_m * BLOCK_M, 0]).reshape(BLOCK_M, HEAD_DIM), Q_SIGN, UPCAST)
     m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
     l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)

@@ -102,9 +102,9 @@ def test_bad_scales_are_refused_clearly() -> None:
 
 def test_custom_ops_opcheck() -> None:
     q, k, v, do = _leaves(1, 2, 1, 9, 12, 16, torch.float32, False, seed=4)
-    torch.library.opcheck(attention._attention_op, (q, k, v, True, None))
+    torch.library.opcheck(attention_backward._attention_op, (q, k, v, True, None))
     with torch.no_grad():
-        o, lse = attention._attention_op(q, k, v, True, None)
+        o, lse = attention_backward._attention_op(q, k, v, True, None)
     torch.library.opcheck(attention_backward.attention_backward_op, (do, q.detach(), k.detach(), v.detach(), o, lse,
                                                                     True, None))
 
