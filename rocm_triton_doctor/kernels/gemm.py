@@ -15,158 +15,19 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import triton
-import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import argcheck, policy, tunecache
 from rocm_triton_doctor.kernels.base import (AotSpec, Case, DropoutCheck, Inputs, KernelSpec, cdiv, check_device, check_p,
                                              dropout_args, randn, tma_layout_ok, upcast_dots)
-from rocm_triton_doctor.kernels.gemm_parts import (_checked_config, _epilogue_store, _grouped_tile, _k_step, _scaled, _wide,
-                                                   _cus, _sm_count, aligned_copy, bytes_moved, eager, flops, misaligned,
-                                                   reference, split_stride, tune_key)
+from rocm_triton_doctor.kernels.gemm_kernels import _splitk_reduce_kernel, gemm_kernel, gemm_tma_kernel
+from rocm_triton_doctor.kernels.gemm_parts import (_checked_config, _cus, _sm_count, aligned_copy, bytes_moved, eager, flops,
+                                                   misaligned, reference, split_stride, tune_key)
 from rocm_triton_doctor.kernels.gemm_parts import CONFIG_KEYS, tune_candidates  # noqa: F401 - re-exported (tests, --tune)
 
 EPILOGUES = {"none": 0, "bias": 1, "bias_relu": 2, "bias_gelu": 3}
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 tunecache.register_validator("gemm", _checked_config)  # cached entries pass the config= check, or are dropped
-
-
-@triton.jit
-def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                stride_bias, seed, threshold, scale, EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr,
-                UPCAST: tl.constexpr, PRECISION: tl.constexpr, EVEN_M: tl.constexpr, EVEN_N: tl.constexpr,
-                EVEN_K: tl.constexpr, INT64: tl.constexpr, SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr,
-                BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, DIV_AM: tl.constexpr,
-                DIV_AK: tl.constexpr, DIV_BK: tl.constexpr, DIV_BN: tl.constexpr, DIV_CM: tl.constexpr,
-                DIV_CN: tl.constexpr, DIV_M: tl.constexpr = 1, DIV_N: tl.constexpr = 1):
-    """SPLIT_K == 1: the whole K range, epilogue, store into C. SPLIT_K > 1: program_id(1) sums its share of the K
-    blocks and stores the fp32 partial tile into c_ptr, an fp32 (SPLIT_K, M, stride_cm) workspace;
-    _splitk_reduce_kernel adds them and runs the epilogue. Each stride arrives divided by its DIV_* (a constexpr
-    power of two, gemm_parts.split_stride): multiplying back tells the compiler the stride's true divisibility."""
-    stride_am = _scaled(stride_am, DIV_AM, INT64)
-    stride_ak = _scaled(stride_ak, DIV_AK, INT64)
-    stride_bk = _scaled(stride_bk, DIV_BK, INT64)
-    stride_bn = _scaled(stride_bn, DIV_BN, INT64)
-    stride_cm = _scaled(stride_cm, DIV_CM, INT64)
-    stride_cn = _scaled(stride_cn, DIV_CN, INT64)
-    # M and N too: the masks `offs_n < N` (B's loads, C's store) vectorise only when N is a known multiple of the
-    # vector width (fp16 1000^3 ran at 0.17x cuBLAS on an H100 with strides hinted but N not).
-    M = M * DIV_M
-    N = N * DIV_N
-    pid_m, pid_n = _grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
-    pid_k = tl.program_id(1)
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    rows = _wide(offs_m, INT64)
-    cols = _wide(offs_n, INT64)
-    offs_k = _wide(tl.arange(0, BLOCK_K), INT64)
-    # Only the full K blocks run in the main loop, with no K mask, and no M/N mask where M/N are multiples of the tile
-    # (EVEN_M/EVEN_N); a partial last K block is one masked step after it (the tail), so an odd K no longer masks
-    # every step. (A wrap-around of out-of-range rows/columns, tutorial 03's trick, hides N's contiguity from the
-    # compiler: the fp32 1023x517x769 case fell from 85 to 135 us on an H200; masks on rows/columns only keep it.)
-    k_full = K // BLOCK_K
-    if SPLIT_K == 1:
-        k_lo = 0
-        k_hi = k_full
-    else:
-        per = tl.cdiv(k_full, SPLIT_K)
-        k_lo = tl.minimum(pid_k * per, k_full)
-        k_hi = tl.minimum(k_lo + per, k_full)
-    step_a = _k_step(stride_ak, BLOCK_K, INT64)
-    step_b = _k_step(stride_bk, BLOCK_K, INT64)
-    a_ptrs = a_ptr + rows[:, None] * stride_am + offs_k[None, :] * stride_ak + k_lo * step_a
-    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + cols[None, :] * stride_bn + k_lo * step_b
-    mask_m = offs_m < M
-    mask_n = offs_n < N
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for _ in range(k_lo, k_hi):
-        if EVEN_M:
-            a = tl.load(a_ptrs)
-        else:
-            a = tl.load(a_ptrs, mask=mask_m[:, None], other=0.0)
-        if EVEN_N:
-            b = tl.load(b_ptrs)
-        else:
-            b = tl.load(b_ptrs, mask=mask_n[None, :], other=0.0)
-        if UPCAST:
-            a = a.to(tl.float32)
-            b = b.to(tl.float32)
-        acc = tl.dot(a, b, acc, input_precision=PRECISION)
-        a_ptrs += step_a
-        b_ptrs += step_b
-    if not EVEN_K:  # noqa: SIM102 - a compile-time test around a run-time one (Triton folds only the first)
-        if pid_k == SPLIT_K - 1:  # the last split owns the tail; its pointers stopped at block k_full
-            k_left = K - k_full * BLOCK_K
-            a = tl.load(a_ptrs, mask=mask_m[:, None] & (offs_k[None, :] < k_left), other=0.0)
-            b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & mask_n[None, :], other=0.0)
-            if UPCAST:
-                a = a.to(tl.float32)
-                b = b.to(tl.float32)
-            acc = tl.dot(a, b, acc, input_precision=PRECISION)
-    if SPLIT_K == 1:
-        _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, pid_n * BLOCK_N, M, N, stride_cm, stride_cn,
-                        stride_bias, seed, threshold, scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N)
-    else:
-        ws = c_ptr + (rows + pid_k * M)[:, None] * stride_cm + cols[None, :]
-        tl.store(ws, acc, mask=mask_m[:, None] & mask_n[None, :])
-
-
-@triton.jit
-def _splitk_reduce_kernel(ws_ptr, c_ptr, bias_ptr, M, N, stride_wm, stride_cm, stride_cn, stride_bias, seed,
-                          threshold, scale, EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, INT64: tl.constexpr,
-                          SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, DIV_WM: tl.constexpr,
-                          DIV_CM: tl.constexpr, DIV_CN: tl.constexpr):
-    """Sum the SPLIT_K fp32 partial tiles (a fixed order: deterministic, unlike atomics) and run the epilogue."""
-    stride_wm = _scaled(stride_wm, DIV_WM, INT64)
-    stride_cm = _scaled(stride_cm, DIV_CM, INT64)
-    stride_cn = _scaled(stride_cn, DIV_CN, INT64)
-    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    rows = _wide(offs_m, INT64)
-    cols = _wide(offs_n, INT64)
-    mask = (offs_m < M)[:, None] & (offs_n < N)[None, :]
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for s in tl.static_range(SPLIT_K):
-        acc += tl.load(ws_ptr + (rows + s * M)[:, None] * stride_wm + cols[None, :], mask=mask, other=0.0)
-    _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, tl.program_id(1) * BLOCK_N, M, N, stride_cm,
-                    stride_cn, stride_bias, seed, threshold, scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N)
-
-
-@triton.jit
-def gemm_tma_kernel(a_desc, b_desc, c_ptr, bias_ptr, M, N, K, stride_cm, stride_cn, stride_bias, seed, threshold, scale,
-                    EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr, UPCAST: tl.constexpr, INT64: tl.constexpr,
-                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                    NUM_SMS: tl.constexpr, DIV_CM: tl.constexpr, DIV_CN: tl.constexpr, DIV_M: tl.constexpr = 1,
-                    DIV_N: tl.constexpr = 1):
-    """Hopper: a persistent grid (one program per SM walks the tiles in grouped order), A and B tiles fetched by the
-    tensor-memory accelerator through tensor descriptors (out-of-range rows, columns and K are zero-filled, so no
-    masks), and the tile loop warp-specialised so loads, tensor-core work and the epilogue of different tiles overlap.
-    Same epilogue, same dropout mask as gemm_kernel. UPCAST: see gemm(). DIV_*: as in gemm_kernel; M and N too: the
-    epilogue's store mask `offs_n < N` with N = 3000 or 5000 (not a multiple of 16, so no divisibility Triton knows)
-    made every store of C scalar, and bf16 5000x2048x5000 ran at 0.51x cuBLAS in graph replay on an H100 against
-    0.96x at 4000x4096x4000 (benchmarks/gemm_wave_probe.py --kernels)."""
-    stride_cm = _scaled(stride_cm, DIV_CM, INT64)
-    stride_cn = _scaled(stride_cn, DIV_CN, INT64)
-    M = M * DIV_M
-    N = N * DIV_N
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, NUM_SMS, warp_specialize=True):
-        pid_m, pid_n = _grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M)
-        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for k in range(0, tl.cdiv(K, BLOCK_K)):
-            a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
-            b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
-            if UPCAST:
-                a = a.to(tl.float32)
-                b = b.to(tl.float32)
-            acc = tl.dot(a, b, acc)
-        offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-        _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, _wide(offs_m, INT64), _wide(offs_n, INT64),
-                        pid_n * BLOCK_N, M, N, stride_cm, stride_cn, stride_bias, seed, threshold, scale, EPILOGUE,
-                        HAS_DROPOUT, BLOCK_M, BLOCK_N)
 
 
 def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epilogue: str = "none", p: float = 0.0,

@@ -1,6 +1,6 @@
-"""Device functions shared by the GEMM kernels in gemm.py (the pointer kernel, its split-K reduce pass and the
-persistent TMA kernel): grouped tile order, 64-bit offsets when needed, and the fused epilogue + single store. Kept
-apart so gemm.py reads as kernels -> launcher -> reference -> cases (and stays under the 400-line module limit)."""
+"""Device functions shared by the GEMM kernels in gemm_kernels.py (the pointer kernel, its split-K reduce pass and the
+persistent TMA kernel): grouped tile order, 64-bit offsets when needed, and the fused epilogue + single store; and the
+launcher's host helpers (stride hints, alignment, the config check, the tune-cache key, reference and eager forms)."""
 
 from __future__ import annotations
 
