@@ -46,14 +46,7 @@ def profile_form(name: str, preset: str, dtype: str, cprof: int) -> dict[str, An
     amp = torch.autocast("cuda", dtype=getattr(torch, dtype)) if dtype != "float32" else contextlib.nullcontext()
 
     def step(i: int) -> None:
-        x, y = batches[i % len(batches)]
-        if form.compile_mode == "reduce-overhead":
-            torch.compiler.cudagraph_mark_step_begin()
-        opt.zero_grad(set_to_none=True)
-        with amp:
-            loss = fn(x, y)
-        loss.backward()
-        opt.step()
+        M.train_step(torch, form, fn, opt, amp, *batches[i % len(batches)])
 
     for i in range(8 if form.compile_mode else 5):
         step(i)

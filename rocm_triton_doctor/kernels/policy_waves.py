@@ -11,7 +11,7 @@ stream-K: two launches of the same kernels, no new kernel code."""
 
 from __future__ import annotations
 
-from rocm_triton_doctor.kernels.policy import Target
+from rocm_triton_doctor.kernels.policy import Target, _wide_tiles
 
 TAIL_MAX_SPLIT = 8
 TAIL_MIN_K_BLOCKS = 4  # each split keeps at least this many full K blocks, so its pipeline fills
@@ -57,7 +57,7 @@ def gemm_split_under_a_wave(M: int, N: int, K: int, cus: int) -> int:
     0.95x; 768x4096x768 and 1000x4096x1000 (K too short to split) and 1536x8192x1536 (72 tiles) keep one pass."""
     if cus <= 0:
         return 1
-    tiles = -(-M // 128) * -(-N // 256)
+    tiles = _wide_tiles(M, N)
     if 2 * tiles >= cus:
         return 1
     split = 1

@@ -107,6 +107,19 @@ def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def train_step(torch: Any, form: Form, fn: Any, opt: Any, amp: Any, x: Any, y: Any) -> Any:
+    """One training step of a form (also what benchmarks/model_profile.py times): zero the gradients, forward under
+    `amp`, backward, optimizer step; a new CUDA-graph step is marked for the reduce-overhead form. Returns the loss."""
+    if form.compile_mode == "reduce-overhead":
+        torch.compiler.cudagraph_mark_step_begin()
+    opt.zero_grad(set_to_none=True)
+    with amp:
+        loss = fn(x, y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
 def _run_form(form: Form, cfg: mf.ModelConfig, batches: list[Any], torch: Any, dev: Any, dtype: str, seed: int,
               warmup: int, build: Callable[[mf.ModelConfig, mf.Ops], Any]) -> dict[str, Any]:
     on_gpu = dev.type != "cpu"
@@ -132,13 +145,7 @@ def _run_form(form: Form, cfg: mf.ModelConfig, batches: list[Any], torch: Any, d
         if on_gpu:
             ev = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
             ev[0].record()
-        if form.compile_mode == "reduce-overhead":
-            torch.compiler.cudagraph_mark_step_begin()
-        opt.zero_grad(set_to_none=True)
-        with amp:
-            loss = fn(x, y)
-        loss.backward()
-        opt.step()
+        loss = train_step(torch, form, fn, opt, amp, x, y)
         if on_gpu:
             ev[1].record()
             marks.append(ev)
