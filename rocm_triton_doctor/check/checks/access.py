@@ -11,22 +11,37 @@ from rocm_triton_doctor.check.findings import Finding, Fix
 DOCS = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/prerequisites.html"
 
 
-def _access(node: DeviceNode, user: User | None) -> tuple[bool | None, str]:
-    """(can open read-write?, why). Measured access wins; otherwise derive it from mode, owner and groups."""
+def _access(node: DeviceNode, user: User | None, in_container: bool = False) -> tuple[bool | None, str]:
+    """(can open read-write?, why). Measured access wins; otherwise derive it from mode, owner and groups. A "no"
+    derived from the mode is only a "cannot tell" when `ls -l` showed an ACL ("+"): logind's uaccess ACL opens the
+    node to the desktop user whatever the mode says."""
     if node.open_error:
         return False, f"opening it failed: {node.open_error}"
     if node.readable is not None and node.writable is not None:
         if node.readable and node.writable:
             return True, "open for read-write (measured)"
         return False, "not openable read-write (measured)"
+    can, why = _from_mode(node, user, in_container)
+    if can is False and node.acl:
+        return None, "an ACL ('+' after the mode) may grant access (paste `getfacl` of the node)"
+    return can, why
+
+
+def _from_mode(node: DeviceNode, user: User | None, in_container: bool) -> tuple[bool | None, str]:
     if node.mode is None:
         return None, "mode unknown"
     if node.world_rw:
         return True, "world read-write"
+    if user is not None and (user.uid == 0 or user.name == "root"):
+        return True, "root"
+    if not node.group_rw and node.owner == "root":
+        # Root-only (0600 root): no group membership opens it, so who the user is does not matter unless it is root.
+        # Inside a container the process usually is root, so there it stays undecided until `id` is shown.
+        if user is None and in_container:
+            return None, "root-only, and a container's process is usually root (paste `id`)"
+        return False, "only root can open it"
     if user is None:
         return None, "user unknown"
-    if user.uid == 0 or user.name == "root":
-        return True, "root"
     if not user.groups_known:
         return None, "the user's groups are unknown (paste `id`)"
     if node.group_rw and node.group in user.groups:
@@ -68,7 +83,7 @@ def _each_node(nodes: tuple[DeviceNode, ...], f: Facts, what: str) -> Iterable[F
         if special is not None:
             yield special
             continue
-        can, why = _access(node, user)
+        can, why = _access(node, user, f.container.found or bool(_container_runs(f)))
         if can:
             yield ok(f"{node.path} accessible ({why})", desc)
             continue

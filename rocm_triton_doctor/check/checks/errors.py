@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, skip, warn
-from rocm_triton_doctor.check.checks.gpus import amd_gpus, native_rocm, newest_wheel_for, torch_arch_list
+from rocm_triton_doctor.check.checks.gpus import amd_gpus, last_rocm, native_rocm, newest_wheel_for, torch_arch_list
 from rocm_triton_doctor.check.checks.torch import install_command, pip
 from rocm_triton_doctor.check.facts import ErrorText, Facts, Gpu
 from rocm_triton_doctor.check.facts.errors import supported_targets, with_signature
@@ -199,6 +199,40 @@ def pip_no_torch_wheel(f: Facts) -> Iterable[Finding]:
                        + ("." if index else " (paste the pip command to get it spelled out)."), cmds))
 
 
+@check("pip-torch-version-missing", "errors", "The pinned torch version exists on the index pip was given.",
+       "'Could not find a version that satisfies the requirement torch==2.4.1 (from versions: 2.2.0+rocm5.6, …)': "
+       "each ROCm index publishes only the torch releases built for its ROCm; an installer that then falls back "
+       "to PyPI gets a CUDA torch (InvokeAI#7146).",
+       "Pin a version the index lists, or use the ROCm index that publishes the pinned version.")
+def pip_torch_version_missing(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "pip-torch-version-not-on-index")
+    if not errs:
+        yield skip("no pip 'version not on this index' error for torch in the evidence")
+        return
+    m = next((re.search(r"requirement torch==(?P<want>\S+) \(from versions: (?P<have>[^)]*)\)", e.text) for e in errs), None)
+    if m is None:
+        yield skip("the pinned version could not be read from the error")
+        return
+    want, have = m.group("want"), [v.strip() for v in m.group("have").split(",") if v.strip()]
+    env = f.python.value if f.python.found else None
+    index = next((u for u in (env.pip_indexes if env else ()) if "rocm" in u), None)
+    rel = knowledge.torch_release(want)
+    with_it = [i for i in (rel.rocm_indexes if rel else ()) if i in knowledge.rocm_indexes()]
+    if with_it:
+        best = with_it[-1]
+        # Words, not a command: another ROCm index is another ROCm release, and whether it supports this GPU is
+        # unknown here (fix safety: no index the text did not name while the hardware is unknown).
+        text = (f"torch {want} is published on the {', '.join(with_it)} index(es), not on {index or 'this one'} "
+                f"(which has {', '.join(have[-3:])}). Either install it with `--index-url "
+                f"{knowledge.index_url(best)}` as the only index (once `rocm-triton-doctor check` confirms ROCm "
+                f"{best[4:]} supports this GPU), or pin a version this index lists.")
+    else:
+        text = (f"Pin one of the versions the index lists ({', '.join(have[-3:])}), or use an index that publishes "
+                f"torch {want} (`--index-url`, as the only index).")
+    yield fail(f"torch {want} is not on {index or 'the index pip searched'}", "An installer that then falls back "
+               "to PyPI installs PyPI's torch, a CUDA build on Linux.", evidence=_quote(errs), fix=Fix(text))
+
+
 @check("container-host-no-kfd", "errors", "The container host has /dev/kfd to pass through.",
        "docker refuses --device=/dev/kfd ('error gathering device information while adding custom device') when "
        "the host has none: Docker Desktop's VM (Windows, macOS), a host without amdgpu/KFD, WSL without AMD's WSL "
@@ -220,7 +254,7 @@ def container_host_no_kfd(f: Facts) -> Iterable[Finding]:
 
 # Signatures the checks above (and the access/platform/rocm checks) decide; the rest are reported by known-error.
 CLAIMED = {"miopen-sqlite", "amdsmi-nameerror", "found-no-nvidia-driver", "torch-not-compiled-with-cuda", *DRIVER,
-           "ptxas-on-amd", "pip-no-matching-torch", "docker-no-kfd-device", *CODE_OBJECT,
+           "ptxas-on-amd", "pip-no-matching-torch", "pip-torch-version-not-on-index", "docker-no-kfd-device", *CODE_OBJECT,
            "kfd-open-permission-denied", "kfd-open-no-memory", "kfd-asic-not-supported", "amdgpu-get-auth-failed"}
 
 
@@ -229,8 +263,9 @@ CLAIMED = {"miopen-sqlite", "amdsmi-nameerror", "found-no-nvidia-driver", "torch
        "have several causes; the message narrows them and says which facts decide.",
        "Paste what the finding asks for; the fix depends on which cause the facts show.")
 def known_error(f: Facts) -> Iterable[Finding]:
-    ids = list(dict.fromkeys(s for e in (f.errors.value or ()) if f.errors.found for s in e.signatures
-                             if s not in CLAIMED))
+    decided = set(code_object_errors(f))
+    ids = list(dict.fromkeys(s for e in (f.errors.value or ()) if f.errors.found and e not in decided
+                             for s in e.signatures if s not in CLAIMED))
     if not ids:
         yield skip("no other known error message in the evidence")
         return
@@ -246,7 +281,38 @@ def known_error(f: Facts) -> Iterable[Finding]:
 
 # -- "no code object for this GPU" -------------------------------------------------------------------------------
 
+_TORCH_PROCESS = re.compile(r"site-packages/torch/|import torch|\btorch\.cuda\b|File \".*torch/", re.I)
+
+
+def _rocblas_lacks_target(e: ErrorText) -> bool:
+    """A rocBLAS "no Tensile library" error that proves the rocBLAS the program loaded has no kernels for the GPU:
+    the library is torch's own (site-packages/torch/lib/rocblas), or no torch is in sight and the message names the
+    GPU's arch (a program's own ROCm: ollama, llama.cpp). A system /opt/rocm rocBLAS inside a torch process can be a
+    library mix instead (known-error says so)."""
+    if "rocblas-tensile-missing" not in e.signatures:
+        return False
+    if re.search(r"/torch/lib/rocblas/", e.text):
+        return True
+    return bool(re.search(r"for GPU arch\s*:\s*gfx", e.text)) and not _TORCH_PROCESS.search(e.text)
+
+
+def code_object_errors(f: Facts) -> tuple[ErrorText, ...]:
+    """The error texts that say the running build has no code for the GPU (CODE_OBJECT signatures, and rocBLAS's
+    missing Tensile library where it proves the same)."""
+    return tuple(e for e in f.errors.value or () if f.errors.found
+                 and (set(e.signatures) & set(CODE_OBJECT) or _rocblas_lacks_target(e)))
+
+
+def _therock_targets(f: Facts) -> tuple[str, ...] | None:
+    sdk = f.raw.get("rocm_sdk")
+    targets = sdk.get("targets") if isinstance(sdk, dict) else None
+    return tuple(str(t) for t in targets) if isinstance(targets, list) and targets else None
+
+
 def _build_targets(f: Facts, errs: tuple[ErrorText, ...]) -> tuple[tuple[str, ...] | None, str]:
+    therock = _therock_targets(f)
+    if therock:
+        return therock, "the targets `rocm-sdk targets` lists"
     for e in errs:
         listed = supported_targets(e.text)
         if listed:
@@ -260,7 +326,9 @@ def _service_fix(f: Facts, errs: tuple[ErrorText, ...], value: str) -> tuple[str
     """Where the override must be set: ollama runs as a systemd service (a shell export never reaches it); a
     container needs -e."""
     setting = f"{VAR}={value}"
-    if any("ollama-gfx-not-supported" in e.signatures for e in errs):
+    # ollama: its own gfx message, or its server log format (`level=INFO source=gpu.go:109 msg=…`)
+    if any("ollama-gfx-not-supported" in e.signatures or re.search(r"\bsource=\w+\.go:\d+|\bollama\b", e.text)
+           for e in errs):
         docker = (f"docker run -e {setting} --device /dev/kfd --device /dev/dri … ollama/ollama:rocm",)
         in_container = bool(f.raw.get("container_run"))
         return (("Set it in the ollama server's environment: in a container with `-e` on the run command; for the "
@@ -273,6 +341,21 @@ def _service_fix(f: Facts, errs: tuple[ErrorText, ...], value: str) -> tuple[str
                  "sudo systemctl daemon-reload && sudo systemctl restart ollama"))
     return ("Export it in the environment of the process that runs the GPU code (shell, systemd unit, container -e).",
             (f"export {setting}",))
+
+
+def _rocm_in_use(errs: tuple[ErrorText, ...]) -> str | None:
+    """The ROCm release whose libraries the error names by path (`/opt/rocm-6.4.0/lib/rocblas/…`)."""
+    for e in errs:
+        m = re.search(r"/opt/rocm-(\d+\.\d+(?:\.\d+)?)/|\\ROCm\\(\d+\.\d+(?:\.\d+)?)\\", e.text)  # Linux; Windows HIP SDK
+        if m:
+            return m.group(1) or m.group(2)
+    return None
+
+
+def _newer(a: str, b: str) -> bool:
+    from packaging.version import Version
+
+    return Version(a) > Version(b)
 
 
 def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Finding:
@@ -289,6 +372,18 @@ def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Findi
         return warn(f"the program has code for {gfx}, yet reports no usable code object",
                     f"{where}: {', '.join(arches)}. Another visible GPU or an override may be the cause; paste "
                     "`rocminfo | grep -E 'Marketing|gfx'` and `env | grep -E 'HSA|VISIBLE'`.", evidence=ev)
+    running = _rocm_in_use(errs)
+    last = last_rocm(gfx) if native else None
+    if native and last and running and _newer(running, last):
+        # A target this ROCm dropped (gfx906 from 6.4, gfx803 long ago): the ROCm in use is newer than the last
+        # release that lists it, so a newer build cannot help and no override maps it to a supported sibling.
+        return fail(f"ROCm {running} no longer carries {gfx} ({g.name or 'this GPU'})",
+                    f"The libraries of ROCm {running} ship no {gfx} code objects. ROCm supported {gfx} officially up "
+                    f"to {last}; later releases carried it as deprecated for a while, then dropped it. An override to "
+                    "another target runs another ISA's code and is not a fix.", evidence=ev,
+                    fix=Fix(f"Go back to the newest ROCm that still ships {gfx} libraries (the one this GPU last "
+                            f"worked with; officially ROCm {last}) and a torch built for it, or use a build compiled "
+                            f"for {gfx}; remove any GFX-version override from the environment."))
     if native:
         # Natively supported by a newer ROCm (gfx1151, gfx1201, gfx950 …): an override runs another ISA's code and
         # faults; the fix is a build that carries the target (ROCm release notes; pytorch#164346).
@@ -297,7 +392,29 @@ def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Findi
                     f"{native}; an HSA_OVERRIDE_GFX_VERSION to another target is not a fix for it.{wheel_text}",
                     evidence=ev,
                     fix=Fix(f"Install a build for {gfx} (ROCm {native} or newer{'; torch: see the command' if wheel_cmd else ''})"
-                            f" and unset any {VAR}.", (wheel_cmd,) if wheel_cmd else ()))
+                            " and remove any GFX-version override from the environment.",
+                            (wheel_cmd,) if wheel_cmd else ()))
+    system = f.raw.get("system")
+    if isinstance(system, dict) and system.get("os_family") == "windows":
+        # Windows (HIP SDK): no HSA runtime, so no HSA_OVERRIDE_GFX_VERSION; the libraries must carry the target.
+        return fail(f"no code for {gfx} ({g.name or 'this GPU'}) in this HIP SDK / build",
+                    "On Windows the libraries (HIP SDK, rocBLAS, the program's own build) must carry the GPU's target; "
+                    "the Linux runtime's gfx override does not exist there.", evidence=ev,
+                    fix=Fix(f"Use a HIP SDK / library build that includes {gfx}"
+                            + (f" (ROCm {native} or newer)" if native else "")
+                            + "; if an integrated GPU is being picked instead of the discrete one, disable it in "
+                            "the firmware or select the discrete GPU with HIP_VISIBLE_DEVICES."))
+    therock = _therock_targets(f)
+    if therock and gfx not in therock:
+        # TheRock builds every supported target in some family package, so the fix is the package for this one, not
+        # another target's code under an override (rocm-facts §2.6; ROCm/TheRock#1184: gfx1103 run as gfx1100 hung).
+        return fail(f"the installed ROCm packages (TheRock) are built for {', '.join(therock)}, not {gfx}",
+                    f"`rocm-sdk targets` lists {', '.join(therock)}: the family package installed does not carry "
+                    f"{g.name or gfx}'s {gfx} code objects.", evidence=ev,
+                    fix=Fix(f"Install the packages for {gfx}: multi-arch torch with the device extra for this GPU "
+                            "(or the per-family index whose family includes it), instead of an override.",
+                            ((f'{pip(f)} install --force-reinstall "torch[device-{gfx}]" --index-url '
+                             "https://repo.amd.com/rocm/whl-multi-arch/"),)))
     rules = [r for r in knowledge.override_rules(gfx) if arches is None or r.target in arches]
     if rules:
         rule = rules[0]
@@ -305,6 +422,10 @@ def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Findi
         text = f"Run {gfx} as {rule.target}: {VAR}={rule.value}. {text}" + (
             f" Better: install a build that carries {gfx} itself.{wheel_text}" if wheel else "")
         hedge = "" if arches is not None else f" (if the build carries {rule.target}, as ROCm builds usually do)"
+        if arches is None:
+            # The build's targets are unknown: say the value, but offer no command (fix safety: a command follows only
+            # from facts that were found; the property test deletes evidence and checks that no command appears).
+            cmds = ()
         return fail(f"no code for {gfx} ({g.name or 'this GPU'}); run it as {rule.target} with {VAR}={rule.value}",
                     f"{gfx} has the ISA of {rule.target}{hedge}; AMD does not support this pairing officially"
                     f"{'' if rule.verified else ' and it is a community report'}. Source: {rule.source}.{wheel_text}",
@@ -322,7 +443,7 @@ def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Findi
        "A build that carries the target; a same-ISA-family override only where one exists; never an override for "
        "targets a newer ROCm supports natively.")
 def gpu_code_object(f: Facts) -> Iterable[Finding]:
-    errs = with_signature(f.errors, *CODE_OBJECT)
+    errs = code_object_errors(f)
     if not errs:
         yield skip("no missing-code-object error in the evidence")
         return
@@ -345,4 +466,4 @@ def gpu_code_object(f: Facts) -> Iterable[Finding]:
 
 
 CHECKS = (miopen_user_db, nvml_bindings_error, cuda_torch_error, amdgpu_driver_error, triton_vendor_error,
-          pip_no_torch_wheel, container_host_no_kfd, gpu_code_object, known_error)
+          pip_no_torch_wheel, pip_torch_version_missing, container_host_no_kfd, gpu_code_object, known_error)

@@ -62,6 +62,17 @@ def native_rocm(gfx: str) -> str | None:
     return None
 
 
+def last_rocm(gfx: str) -> str | None:
+    """The newest ROCm release whose official support list still has `gfx` (None when none has it)."""
+    from packaging.version import Version
+
+    from rocm_triton_doctor.knowledge import _load
+
+    with_it = [r["version"] for r in _load("rocm_releases.json")["releases"] if not r.get("therock")
+               and gfx in r.get("gfx", ())]
+    return str(max(with_it, key=Version)) if with_it else None
+
+
 def _python_version(f: Facts) -> str | None:
     return f.python.value.version if f.python.found and f.python.value else None
 

@@ -54,8 +54,10 @@ def hsa_override_format(f: Facts) -> Iterable[Finding]:
     for name, value in sorted(ovs.items()):
         if value == "":
             yield fail(f"{name} is set to an empty string",
-                       "An empty value is still 'set': the runtime parses it and fails (seen in containers whose "
-                       "env files leave it blank).", fix=Fix("Unset it.", (f"unset {name}",)))
+                       "An empty value is still 'set': the runtime parses it and fails, and ROCm enumerates no GPU "
+                       "(seen in containers whose env files or compose templates such as `${VAR:-}` leave it blank).",
+                       fix=Fix("Unset it; in a compose or env file remove the line (define it only with a real "
+                               "value), since a template with an empty default still defines it.", (f"unset {name}",)))
             continue
         gfx, why = knowledge.parse_override(value)
         if gfx is None:
@@ -164,7 +166,8 @@ def hsa_override_harmful(f: Facts) -> Iterable[Finding]:
         return
     gpus = amd_gpus(f)
     if not gpus:
-        yield info(f"{', '.join(sorted(ovs))} is set but there is no AMD GPU", "It has no effect here.")
+        yield info(f"{', '.join(sorted(ovs))} is set; no AMD GPU was identified in the evidence",
+                   "Whether it is right depends on the GPU's gfx: paste `rocminfo | grep -E 'Marketing|gfx'`.")
         return
     harmful = False
     distinct = {g.gfx for g in gpus if g.gfx}

@@ -179,10 +179,11 @@ def container_passthrough(f: Facts) -> Iterable[Finding]:
         # sysfs (PCI devices, /sys/module/amdgpu) is the host's even inside a container, so "no AMD GPU" is reliable.
         yield ok(f"{kind} container; the host shows no AMD GPU, so no AMD devices are expected")
         return
-    if f.dev_kfd.status is Status.UNKNOWN or f.render_nodes.status is Status.UNKNOWN:
+    if f.dev_kfd.status is Status.UNKNOWN or (kfd and f.render_nodes.status is Status.UNKNOWN):
         yield skip(f"{kind} container; its device nodes were not recorded", "Paste `ls -l /dev/kfd /dev/dri` from inside it.")
         return
-    missing = [p for p, present in (("/dev/kfd", kfd), ("/dev/dri/renderD*", dri)) if not present]
+    missing = [p for p, present in (("/dev/kfd", kfd), ("/dev/dri/renderD*", dri))
+               if not present and not (p.startswith("/dev/dri") and f.render_nodes.status is Status.UNKNOWN)]
     engine = "podman" if kind == "podman" else "docker"
     yield fail(f"{kind} container without {' and '.join(missing)}",
                "The GPU device nodes are not visible inside this container, so ROCm cannot see any AMD GPU.",

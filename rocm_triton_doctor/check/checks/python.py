@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from packaging.version import Version
@@ -94,6 +95,36 @@ def pip_index_order(f: Facts) -> Iterable[Finding]:
                links=("https://pytorch.org/get-started/locally/",))
 
 
+@check("pip-kept-non-rocm-torch", "python", "A ROCm install command did not keep a non-ROCm torch.",
+       "Given a torch that is already installed, pip answers 'Requirement already satisfied' and never looks at the "
+       "ROCm index: a CUDA or CPU torch from PyPI (no +rocm in its version) stays, and so does its CUDA stack.",
+       "Uninstall torch, torchvision and torchaudio, then install them from the ROCm index alone.")
+def pip_kept_non_rocm_torch(f: Facts) -> Iterable[Finding]:
+    env = f.python.value if f.python.found else None
+    kept = env.pip_kept.get("torch") if env else None
+    if env is None or kept is None:
+        yield skip("no 'Requirement already satisfied: torch' in a pip log")
+        return
+    rocm = [u for u in env.pip_indexes if re.search(r"/rocm|rocm\.nightlies|repo\.radeon\.com|repo\.amd\.com", u)]
+    if not rocm:
+        yield skip(f"pip kept torch {kept}; it was not asked for a ROCm index")
+        return
+    if "rocm" in kept.lower():
+        yield ok(f"pip kept torch {kept}, a ROCm build")
+        return
+    # The user's own command names the ROCm index, so this machine is meant to run ROCm: reinstalling from that
+    # index is what they asked for. Other packages pip kept (torchvision, torchaudio) must go too, or they pull
+    # the PyPI torch back.
+    yield fail(f"pip kept torch {kept}, which is not a ROCm build, instead of installing from {rocm[0]}",
+               f"'Requirement already satisfied' means pip did not look at {rocm[0]}: the torch already in this "
+               "environment (a PyPI build: CUDA on Linux, or CPU) stays, and ROCm is never used.",
+               evidence=("pip install log",),
+               fix=Fix("Remove the non-ROCm torch and its companions, then install from the ROCm index alone.",
+                       (f"{pip(f)} uninstall -y torch torchvision torchaudio",
+                        f"{pip(f)} install torch torchvision torchaudio --index-url {rocm[0]}")),
+               links=("https://pytorch.org/get-started/locally/",))
+
+
 def _venv_install(f: Facts) -> tuple[str, ...]:
     """The torch install for the new Python 3.12 venv, run by that venv's own interpreter."""
     cmd = install_command(f)
@@ -103,4 +134,4 @@ def _venv_install(f: Facts) -> tuple[str, ...]:
             else "~/rocm-env/bin/python -m " + cmd,)
 
 
-CHECKS = (python_version_wheels, pip_index_order)
+CHECKS = (python_version_wheels, pip_index_order, pip_kept_non_rocm_torch)

@@ -36,7 +36,8 @@ def _how(error: object, prefix: str) -> str:
 
 @check("torch-import", "runtime", "`import torch` succeeds in the target interpreter, for every build (CPU included).",
        "A torch that raises, hangs or crashes at import breaks everything, whatever its metadata says.",
-       "Reinstall torch in that environment (`rocm-triton-doctor install`); the import error is quoted verbatim.")
+       "Reinstall torch in that environment (`rocm-triton-doctor install`); the import error is quoted verbatim.",
+       ok_is_evidence=False)
 def torch_import(f: Facts) -> Iterable[Finding]:
     r = _runtime(f)
     if r is None:

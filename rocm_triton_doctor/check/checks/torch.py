@@ -168,7 +168,7 @@ def torch_sees_gpu(f: Facts) -> Iterable[Finding]:
         names = "; ".join(f"{d.index}: {d.name}" + (f" ({d.gcn_arch})" if d.gcn_arch and r.hip_version else "") for d in r.devices)
         expected = len(amd_gpus(f)) if plat == "amd" else (len(f.nvidia.value.gpus) if f.nvidia.value else 0)
         hidden = any(f.env_var(v) for v in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"))
-        if expected and len(r.devices) < expected and not hidden:
+        if expected and r.devices and len(r.devices) < expected and not hidden:  # unlisted devices: not 'sees 0'
             yield warn(f"torch sees {len(r.devices)} of {expected} GPUs", names,
                        fix=Fix("A GPU whose render node cannot be opened is skipped silently; see 'render-access'."))
         elif r.devices:

@@ -20,6 +20,7 @@ class DeviceNode:
     readable: bool | None  # None: not measured (snapshot written by hand, or --root)
     writable: bool | None
     open_error: str | None = None  # strerror of a failed open, as a tool reported it (rocminfo, strace, a panic)
+    acl: bool = False  # `ls -l` showed "+" after the mode: an ACL (systemd-logind's uaccess) may grant more than it
 
     @property
     def perms(self) -> str:
@@ -74,7 +75,7 @@ def _device(snap: Mapping[str, Any], path: str) -> Fact[DeviceNode]:
         mode_int = None
     oe = v.get("open_error")
     return found(DeviceNode(path, mode_int, v.get("owner"), v.get("group"), v.get("readable"), v.get("writable"),
-                            str(oe) if oe else None), path)
+                            str(oe) if oe else None, v.get("acl") is True), path)
 
 
 def _render_nodes(snap: Mapping[str, Any]) -> Fact[tuple[DeviceNode, ...]]:

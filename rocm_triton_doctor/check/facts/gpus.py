@@ -266,8 +266,14 @@ def _from_seen(snap: Mapping[str, Any], env: Fact[dict[str, str]]) -> tuple[Gpu,
             ovs = _overrides(env)
             value = ovs.get("HSA_OVERRIDE_GFX_VERSION")
             var = "HSA_OVERRIDE_GFX_VERSION" if value is not None else None
-            real = info.gfx if (info and value is not None) else shown
-            eff = shown
+            forced = knowledge.parse_override(value)[0] if value else None
+            if forced and shown != forced:
+                # The tool shows a target other than the override's, so it ran without it (a separate command, as
+                # `rocminfo` beside a launcher line that sets it): what it shows is the chip itself.
+                real, eff = shown, forced
+            else:
+                real = info.gfx if (info and value is not None) else shown
+                eff = shown
         info = knowledge.gfx_info(real) or info
         gpu = Gpu(None, real, eff, value, var, int(pci.split(":")[-1], 16) if pci else None,
                   str(e.get("name") or "") or (_generic_name(info, None) if info else ""), None, None,

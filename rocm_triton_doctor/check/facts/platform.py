@@ -150,7 +150,11 @@ def _wsl(snap: Mapping[str, Any]) -> Fact[bool]:
 def _container(snap: Mapping[str, Any]) -> Fact[str]:
     cg = snapshot.file(snap, "/proc/1/cgroup")
     denv, cenv = snapshot.path(snap, "/.dockerenv"), snapshot.file(snap, "/run/.containerenv")
+    system = snap.get("system")
+    prompt = system.get("container_prompt") if isinstance(system, dict) else None
     if not (cg.known or denv.known or cenv.known):
+        if isinstance(prompt, str):  # pasted text: the prompt's hostname is a docker/podman container id
+            return found("docker/podman", f"shell prompt (hostname {prompt} is a container id)")
         return unknown("/proc/1/cgroup")
     kind = container_from(cg.value, denv.found, cenv.value if cenv.found else None)
     if kind:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from rocm_triton_doctor import knowledge
@@ -71,6 +71,7 @@ class PythonEnv:
     distributions_complete: bool = True
     pip_indexes: tuple[str, ...] = ()  # the indexes pip said it searched ("Looking in indexes: …"), pasted text
     pip_downloads: tuple[str, ...] = ()  # wheel files pip said it downloaded / took from its cache, pasted text
+    pip_kept: Mapping[str, str] = field(default_factory=dict)  # "Requirement already satisfied" (name -> version)
 
     def downloaded(self, name: str) -> str | None:
         """The version of `name` in a wheel pip fetched ('triton-3.1.0-cp310-….whl' -> '3.1.0'), if any."""
@@ -128,7 +129,9 @@ def _python(snap: Mapping[str, Any]) -> Fact[PythonEnv]:
                            str(p.get("include_dir") or ""), dists,
                            tuple(norm_name(o) for o in owners) if isinstance(owners, list) else (), complete,
                            tuple(str(u) for u in p.get("pip_indexes") or () if u),
-                           tuple(str(w) for w in p.get("pip_downloads") or () if w)), "python")
+                           tuple(str(w) for w in p.get("pip_downloads") or () if w),
+                           {norm_name(str(k)): str(v) for k, v in (p.get("pip_kept") or {}).items()}
+                           if isinstance(p.get("pip_kept"), dict) else {}), "python")
 
 
 # -- the installed torch, from the runtime probe when it ran, else from wheel metadata ---------------------------

@@ -72,7 +72,7 @@ SNIFFERS: tuple[tuple[Callable[[str], bool], Parser], ...] = (
 # Run on every segment: inline variables, container command lines, device open errors, GPU names, Windows hints,
 # error text.
 ALWAYS: tuple[Parser, ...] = (env.parse, host.parse_container_run, ls.parse_open_errors, gpu_names.parse,
-                              host.parse_windows, repl.parse_banner,
+                              host.parse_windows, repl.parse_banner, repl.parse_labels,
                               repl.parse_site_packages, errtext.parse)
 
 
@@ -89,6 +89,8 @@ def _route(seg: Segment) -> list[Parser]:
         return [host.parse_packages]
     if word == "rocminfo":
         return [lambda t, c: rocminfo.parse(t)]
+    if word == "rocm-sdk" and "targets" in cmd:
+        return [host.parse_rocm_sdk_targets]
     if word == "rocm-smi":
         return [rocm_smi.parse_rocm_smi]
     if word == "amd-smi":
@@ -159,6 +161,7 @@ def snapshot_from_text(texts: Iterable[str]) -> dict[str, Any]:
     for text in texts:
         if not isinstance(text, str):
             continue
+        merge(merged, _safe(host.parse_prompt, text, None))  # prompts are gone from the segments: read them here
         try:
             segs = segments(text)
         except Exception:  # noqa: BLE001

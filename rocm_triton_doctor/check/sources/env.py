@@ -34,9 +34,16 @@ def _keep(name: str, value: str) -> bool:
     return bool(RELEVANT.match(name)) and "${" not in value and "$(" not in value
 
 
+# `HSA_OVERRIDE_GFX_VERSION=${HSA_OVERRIDE_GFX_VERSION:-}` (compose files, env templates): the variable is DEFINED
+# and empty whenever the host leaves it unset, and an empty override makes ROCm enumerate no GPU (Osmantic/ODS#1779).
+_EMPTY_DEFAULT = re.compile(r"(?:^|[\s\"'-])(?P<name>HSA_OVERRIDE_GFX_VERSION(?:_\d+)?)[=:]\s*[\"']?\$\{(?P=name):?-\}")
+
+
 def parse(text: str, cmd: str | None = None) -> Fragment:
     """Inline assignments anywhere in the segment, including its command line."""
     env: dict[str, str] = {}
+    for t in _EMPTY_DEFAULT.finditer("\n".join(([cmd] if cmd else []) + text.splitlines())):
+        env.setdefault(t.group("name"), "")
     for line in ([cmd] if cmd else []) + text.splitlines():
         s = line.strip().strip("`")
         m = _EXPORT.match(s)

@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 import re
 
-from rocm_triton_doctor.check.sources._frag import Fragment, gfx_names, gpu_seen, merge
+from rocm_triton_doctor.check.sources._frag import Fragment, command, gfx_names, gpu_seen, merge
 
 
 def parse(text: str, cmd: str | None = None) -> Fragment:
     frag: Fragment = {}
+    agent_names = re.search(r"^\s*Name:\s+gfx[0-9a-f]{3,4}\s*$", text, re.M) is not None
     for ln in text.splitlines():
         s = ln.strip()
         _ollama(s, frag)
@@ -50,6 +51,21 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
         m = re.match(r"^Device:\s+(?P<name>(?:AMD|Radeon)\b.*)$", s)
         if m:
             merge(frag, gpu_seen("torch", None, m.group("name")))
+        # ComfyUI / Fooocus / Forge (model_management): `Device: cuda:0 AMD Radeon RX 6600 XT : native` is printed
+        # after torch.cuda initialised the device, so torch itself saw this GPU.
+        m = re.match(r"^Device:\s+cuda:(?P<i>\d+)\s+(?P<name>(?:AMD|Radeon)\b.*?)\s*:\s*(?:native|cudaMallocAsync|\w+)\s*$", s)
+        if m:
+            merge(frag, gpu_seen("torch", None, m.group("name"), index=int(m.group("i"))))
+            merge(frag, {"runtime": {"is_available": True}})
+        # rocBLAS: `Cannot read …/TensileLibrary.dat: … for GPU arch : gfx1032` names the GPU it ran on.
+        m = re.search(r"\bfor GPU arch\s*:\s*(gfx[0-9a-f]{3,4})\b", s)
+        if m:
+            merge(frag, gpu_seen("rocblas", m.group(1).lower()))
+        # An ISA name (rocminfo's `Name: amdgcn-amd-amdhsa--gfx803`, issue forms, amd-smi): the GPU's own target;
+        # the `gfx11-generic` style names are the family's generic ISA, not a GPU.
+        if not agent_names:  # in a full rocminfo the agents' own `Name: gfx…` lines already say it
+            for g in re.findall(r"\bamdgcn-amd-amdhsa--(gfx[0-9a-f]{3,4})(?![\w-])", s):
+                merge(frag, gpu_seen("isa", g.lower()))
     _clinfo(text, frag)
     return frag
 
@@ -81,6 +97,9 @@ def _ollama(s: str, frag: Fragment) -> None:
 
 
 def _clinfo(text: str, frag: Fragment) -> None:
+    if re.search(r"Platform Name\s+AMD Accelerated Parallel Processing", text) and re.search(
+            r"^Number of devices\s+\d+", text, re.M):
+        merge(frag, command("clinfo", text))  # the AMD OpenCL platform and how many devices it has (0 is a fact too)
     board: str | None = None
     for ln in text.splitlines():
         m = re.match(r"^\s*Board name:\s*(.+?)\s*$", ln)

@@ -4,6 +4,7 @@ command line, and Windows.
 * `apt show X` / `dpkg -l` / `dnf list` / `rpm -qa` -> `packages` {name: version} (an excerpt: partial by nature;
   a package not listed is unknown). `apt show rocm-libs` tells the system ROCm version.
 * `lsmod` -> `commands.lsmod` verbatim.
+* a shell prompt whose hostname is a container id (`root@101acc334128:/#`) -> `system.container_prompt`;
 * `docker run` / `podman run` / `singularity exec` -> `container_run`: runtime, devices passed (`--device`),
   groups added (`--group-add`), `--privileged`, user (`-u`), image. The environment it sets goes to `env`
   (env.py).
@@ -93,6 +94,23 @@ def parse_container_run(text: str, cmd: str | None = None) -> Fragment:
             run.setdefault("privileged", False)
         merge(frag, {"container_run": [run]})
     return frag
+
+
+# A shell prompt whose hostname is 12 hex digits: docker and podman name a container's host after the first 12
+# digits of its id (`root@101acc334128:/var/lib/jenkins#`), which no installer picks for a real machine.
+_CONTAINER_PROMPT = re.compile(r"^\s*(?:\([^)]*\)\s*)?[A-Za-z0-9_.-]*@(?P<host>[0-9a-f]{12}):\S*\s?[#$]", re.M)
+
+
+def parse_prompt(text: str, cmd: str | None = None) -> Fragment:
+    m = _CONTAINER_PROMPT.search(text)
+    return {"system": {"container_prompt": m.group("host")}} if m else {}
+
+
+def parse_rocm_sdk_targets(text: str, cmd: str | None = None) -> Fragment:
+    """`rocm-sdk targets` (TheRock's pip-installed ROCm): the gfx targets its installed libraries were built for,
+    `gfx1100;gfx1101;gfx1102` -> `rocm_sdk.targets`."""
+    found = re.findall(r"\bgfx[0-9a-f]{3,4}\b", text)
+    return {"rocm_sdk": {"targets": sorted(set(found))}} if found else {}
 
 
 def parse_windows(text: str, cmd: str | None = None) -> Fragment:

@@ -14,7 +14,7 @@ from typing import Any
 
 from rocm_triton_doctor.check.sources._frag import Fragment, merge
 
-_ROW = re.compile(r"^(?P<type>[cdlbps-])(?P<perm>[rwxsStT-]{9})[.+@]?\s+\d+\s+(?P<owner>\S+)\s+(?P<group>\S+)\s+"
+_ROW = re.compile(r"^(?P<type>[cdlbps-])(?P<perm>[rwxsStT-]{9})(?P<alt>[.+@]?)\s+\d+\s+(?P<owner>\S+)\s+(?P<group>\S+)\s+"
                   r"(?:\d+,\s*\d+|\d+)\s+\w{3}\s+\d{1,2}\s+(?:\d{1,2}:\d{2}|\d{4})\s+(?P<name>\S+)(?:\s+->\s+(?P<link>\S+))?\s*$")
 _MISSING = re.compile(r"(?:ls|stat): cannot (?:access|stat) '?(?P<path>/dev/[^':\s]+)'?: No such file or directory")
 _INTEREST = re.compile(r"^/dev/(kfd|dxg|dri(/(renderD\d+|card\d+|by-path.*))?)$")
@@ -62,6 +62,8 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
                                  "owner": m.group("owner"), "group": m.group("group")}
         if m.group("link"):
             entry["link"] = m.group("link")
+        if m.group("alt") == "+":  # an ACL: the mode alone does not say who may open the node
+            entry["acl"] = True
         merge(frag, {"paths": {path: entry}})
     return frag
 
@@ -86,7 +88,8 @@ def parse_open_errors(text: str, cmd: str | None = None) -> Fragment:
             merge(frag, {"paths": {path: {"exists": False}}})
         else:
             merge(frag, {"paths": {path: {"exists": True, "open_error": m.group("msg").strip()}}})
-    if not frag and "Permission denied" in text and "Unable to open /dev/kfd" not in text:
+    # Any case: ollama logs "open /dev/kfd: permission denied" (amd_linux.go), Rust prints "Permission denied".
+    if not frag and re.search(r"permission denied", text, re.I) and "Unable to open /dev/kfd" not in text:
         found = set(_DEVICE.findall(text))
         if len(found) == 1 and not _ROW.search(text):
             merge(frag, {"paths": {found.pop(): {"exists": True, "open_error": "Permission denied"}}})

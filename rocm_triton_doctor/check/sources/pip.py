@@ -101,6 +101,13 @@ def _install_log(text: str) -> Fragment:
     for m in re.finditer(rf"Requirement already satisfied:\s*(?P<name>{_NAME})==(?P<ver>[^\s]+)\s+in\s+(?P<loc>\S+)", text):
         merge(frag, {"python": {"distributions": {m.group("name").lower(): {"version": m.group("ver"),
                                                                              "location": m.group("loc")}}}})
+    # pip >= 20: `Requirement already satisfied: torch in /…/site-packages (2.7.1)`; the wheel pip KEPT, whatever
+    # index it was given, so a non-ROCm torch here survives a ROCm install command.
+    for m in re.finditer(rf"Requirement already satisfied:\s*(?P<name>{_NAME})\s+in\s+(?P<loc>\S+)\s+\((?P<ver>\d[^)\s]*)\)",
+                         text):
+        name = m.group("name").lower()
+        merge(frag, {"python": {"distributions": {name: {"version": m.group("ver"), "location": m.group("loc")}},
+                                "pip_kept": {name: m.group("ver")}}})
     for m in re.finditer(r"Successfully installed (?P<list>.+)$", text, re.M):
         for item in m.group("list").split():
             mm = re.match(rf"^(?P<name>{_NAME})-(?P<ver>\d[^\s-]*)$", item)

@@ -59,6 +59,43 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
     return {"runtime": rt} if rt else {}
 
 
+# What check scripts print, one labelled value per line (`torch version = 2.2.1+rocm5.7`, `torch.__version__:
+# 2.6.0+cu124`, `torch.version.hip: None`, `CUDA available: False`, `cuda version = None`): label, then ":" or "=".
+_LABELS = (
+    (re.compile(r"^(?:torch(?:\.__version__|[ _]version)|pytorch[ _]version)\s*[:=]\s*(?P<v>\S+)\s*$", re.I),
+     "torch_version"),
+    (re.compile(r"^(?:torch\.version\.hip|hip[ _]version)\s*[:=]\s*(?P<v>\S+)\s*$", re.I), "hip_version"),
+    (re.compile(r"^(?:torch\.version\.cuda|cuda[ _]version)\s*[:=]\s*(?P<v>\S+)\s*$", re.I), "cuda_version"),
+    (re.compile(r"^(?:torch\.cuda\.is_available\(\)|cuda[ _]available|is[ _]available)\s*[:=]\s*(?P<v>True|False)\s*$",
+                re.I), "is_available"),
+)
+
+
+def parse_labels(text: str, cmd: str | None = None) -> Fragment:
+    """Labelled values a script printed (see _LABELS) -> `runtime`, read only when the value has the shape the label
+    promises (a version starting with a digit or None; True/False), so prose never fills a fact."""
+    rt: dict[str, Any] = {}
+    for ln in text.splitlines():
+        s = ln.strip()
+        for rx, key in _LABELS:
+            m = rx.match(s)
+            if not m or key in rt:
+                continue
+            v = m.group("v").strip("'\"")
+            if key == "is_available":
+                rt[key] = v.lower() == "true"
+            elif v == "None":
+                rt[key] = None
+            elif re.match(r"^\d[\w.+-]*$", v):
+                rt[key] = v
+    frag: Fragment = {"runtime": rt} if rt else {}
+    m = re.search(r"^\s*(?:name|device[ _]name|gpu[ _]name|torch\.cuda\.get_device_name\(\d*\))\s*[:=]\s*"
+                  r"['\"]?(?P<n>(?:AMD|Radeon)\b[^'\"\n]*?)['\"]?\s*$", text, re.M | re.I)
+    if m:
+        frag["gpus_seen"] = [{"tool": "torch", "name": m.group("n")}]
+    return frag
+
+
 def parse_banner(text: str, cmd: str | None = None) -> Fragment:
     """The interpreter's banner: `Python 3.7.13 (default, Mar 29 2022, 02:18:16)` -> python.version; also what
     environment tools print when they create the interpreter: uv's `Using CPython 3.12.3 interpreter at: …`,

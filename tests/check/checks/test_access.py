@@ -22,6 +22,20 @@ def test_kfd_root_only_needs_udev_rule_not_usermod() -> None:
     assert any("udev" in c for c in f.fix.commands)
 
 
+def test_kfd_root_only_fails_even_when_the_user_is_unknown() -> None:
+    # `ls -la /dev | grep kfd` alone (ROCT-Thunk-Interface#36): 0600 root:root opens for root only, whoever asks.
+    f = one("kfd-access", paths={"/dev/kfd": node("0o20600", group="root")})
+    assert f.severity is Severity.FAIL and "root-only" in f.title and f.fix is not None
+    assert any("udev" in c for c in f.fix.commands)
+    # ... but an ACL ("+" after the mode) may open it to the desktop user, and a container usually runs as root.
+    acl = one("kfd-access", paths={"/dev/kfd": {**node("0o20600", group="root"), "acl": True}})
+    assert acl.severity is Severity.SKIP and "ACL" in acl.detail
+    boxed = one("kfd-access", paths={"/dev/kfd": node("0o20600", group="root")}, container_run=[{"runtime": "docker"}])
+    assert boxed.severity is Severity.SKIP
+    assert one("kfd-access", paths={"/dev/kfd": node("0o20600", group="root")},
+               user={"name": "root", "uid": 0, "groups": ["root"]}).severity is Severity.OK
+
+
 def test_kfd_group_added_but_session_old_needs_relogin() -> None:
     f = one("kfd-access", paths={"/dev/kfd": node("0o20660")}, user=bob(configured=["bob", "render"]))
     assert f.severity is Severity.FAIL and f.fix is not None and f.fix.needs_relogin and not f.fix.needs_sudo

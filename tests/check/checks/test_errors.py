@@ -161,10 +161,46 @@ def test_gpu_code_object_warn_when_the_gpu_is_unknown() -> None:
 
 
 def test_gpu_code_object_fail_same_family_override() -> None:
-    # gfx1031 (RX 6700 XT) runs gfx1030 code: HSA_OVERRIDE_GFX_VERSION=10.3.0.
+    # gfx1031 (RX 6700 XT) runs gfx1030 code: HSA_OVERRIDE_GFX_VERSION=10.3.0. The build's targets are unknown here,
+    # so the value is said but no command is given (a command only from facts that were found).
     f = one("gpu-code-object", errors=pasted(NO_BINARY), files={**AMD_LIVE, **gpu(1, 100301)})
     assert f.severity is Severity.FAIL and "gfx1031" in f.title and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in f.title
+    assert f.fix is not None and f.fix.commands == () and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in f.fix.text
+    # The build says what it carries (gfx1030 among them): now the command follows from facts.
+    listed = NO_BINARY + "\nThe supported AMDGPU versions are gfx1030, gfx1100."
+    f = one("gpu-code-object", errors=pasted(listed), files={**AMD_LIVE, **gpu(1, 100301)})
     assert f.fix is not None and f.fix.commands == ("export HSA_OVERRIDE_GFX_VERSION=10.3.0",)
+
+
+def test_gpu_code_object_rocblas_missing_tensile_for_the_arch() -> None:
+    # rocBLAS names the arch it ran on; no torch in sight: the program's own rocBLAS lacks it (ollama#2870).
+    text = ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : "
+            "gfx1032")
+    seen = [{"tool": "rocblas", "gfx": "gfx1032"}]  # what sources/gpu_names reads from the same line
+    f = one("gpu-code-object", errors=pasted(text), files=AMD_LIVE, gpus_seen=seen)
+    assert f.severity is Severity.FAIL and "gfx1032" in f.title and "10.3.0" in f.fix.text  # type: ignore[union-attr]
+    # A system /opt/rocm rocBLAS inside a torch process may be a library mix instead: not decided here.
+    torch_text = text + "\n  File \"/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py\", line 125"
+    assert one("gpu-code-object", errors=pasted(torch_text), files=AMD_LIVE, gpus_seen=seen).severity is Severity.SKIP
+
+
+def test_gpu_code_object_target_dropped_by_the_rocm_in_use() -> None:
+    # ROCm 6.4.0's rocBLAS ships no gfx906 (legacy-rocm-build#4625): a newer build cannot help, nor can an override.
+    text = ("rocBLAS error: Cannot read /opt/rocm-6.4.0/lib/rocblas/library/TensileLibrary.dat: No such file or "
+            "directory for GPU arch : gfx906")
+    f = one("gpu-code-object", errors=pasted(text), files=AMD_LIVE, gpus_seen=[{"tool": "rocblas", "gfx": "gfx906"}])
+    assert f.severity is Severity.FAIL and "ROCm 6.4.0 no longer carries gfx906" in f.title
+    assert f.fix is not None and f.fix.commands == () and "HSA_OVERRIDE_GFX_VERSION" not in f.fix.text
+
+
+def test_pip_torch_version_missing_names_the_indexes_that_have_it() -> None:
+    text = ("Looking in indexes: https://download.pytorch.org/whl/rocm5.6\nERROR: Could not find a version that "
+            "satisfies the requirement torch==2.4.1 (from versions: 2.2.0+rocm5.6, 2.2.2+rocm5.6)\n"
+            "ERROR: No matching distribution found for torch==2.4.1")
+    f = one("pip-torch-version-missing", errors=pasted(text))
+    assert f.severity is Severity.FAIL and "torch 2.4.1" in f.title and f.fix is not None
+    assert "--index-url https://download.pytorch.org/whl/rocm6.1" in f.fix.text and f.fix.commands == ()
+    assert one("pip-torch-version-missing", errors=pasted(NO_HIP)).severity is Severity.SKIP
 
 
 def test_gpu_code_object_warn_when_the_build_lists_the_target() -> None:

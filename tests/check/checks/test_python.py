@@ -66,3 +66,25 @@ def test_pip_index_order_fail_pypi_torch_won() -> None:
     assert f.severity.value == "fail" and f.title == f"pip took torch 2.6.0 from PyPI although a ROCm index ({ROCM_IDX}) was given"
     assert f.fix is not None and f.fix.commands == (
         f"/home/bob/venv/bin/python -m pip install --force-reinstall torch torchvision torchaudio --index-url {ROCM_IDX}",)
+
+
+def _kept(version: str, *indexes: str) -> dict[str, object]:
+    return {"version": "3.13.5", "executable": "/home/z/venv/bin/python", "pip_indexes": list(indexes),
+            "pip_kept": {"torch": version}}
+
+
+def test_pip_kept_non_rocm_torch_skip_without_a_kept_torch() -> None:
+    assert one("pip-kept-non-rocm-torch", python={"version": "3.12.3"}).severity.value == "skip"
+    assert one("pip-kept-non-rocm-torch", python=_kept("2.7.1", PYPI_IDX)).severity.value == "skip"  # no ROCm index
+
+
+def test_pip_kept_non_rocm_torch_ok_for_a_rocm_build() -> None:
+    assert one("pip-kept-non-rocm-torch", python=_kept("2.7.1+rocm6.3", ROCM_IDX)).severity.value == "ok"
+
+
+def test_pip_kept_non_rocm_torch_fail_reinstalls_from_the_users_own_index() -> None:
+    # ComfyUI#8638: `pip install torch … --index-url …/rocm6.3` answered "already satisfied … (2.7.1)".
+    f = one("pip-kept-non-rocm-torch", python=_kept("2.7.1", ROCM_IDX))
+    assert f.severity.value == "fail" and "2.7.1" in f.title and f.fix is not None
+    assert f.fix.commands == ("/home/z/venv/bin/python -m pip uninstall -y torch torchvision torchaudio",
+                              f"/home/z/venv/bin/python -m pip install torch torchvision torchaudio --index-url {ROCM_IDX}")

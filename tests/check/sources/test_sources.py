@@ -162,7 +162,9 @@ def test_llama_cpp_vulkaninfo_clinfo_tensorflow_and_hip_log_names() -> None:
 def test_env_from_exports_prefixes_and_dumps() -> None:
     assert snap_of("swarmui-565-rocr-and-hip-visible-both-set")["env"] == {"ROCR_VISIBLE_DEVICES": "1", "HIP_VISIBLE_DEVICES": "1"}
     assert snap_of("legacy-5824-gfx1151-rocm631-override-11-0-0-memory-fault")["env"]["HSA_OVERRIDE_GFX_VERSION"] == "11.0.0"
-    assert "env" not in snap_of("ods-1779-empty-override-no-rocm-devices")  # ${VAR:-} is a template, not a value
+    # `HSA_OVERRIDE_GFX_VERSION=${HSA_OVERRIDE_GFX_VERSION:-}` defines it empty whenever the host leaves it unset
+    assert snap_of("ods-1779-empty-override-no-rocm-devices")["env"] == {"HSA_OVERRIDE_GFX_VERSION": ""}
+    assert "env" not in snapshot_from_text(["export ROCM_PATH=${ROCM_PATH:-/opt/rocm}"])  # other templates: no value
     dump = snapshot_from_text([("$ env\nHOME=/home/a\nPATH=/usr/bin\nSHELL=/bin/bash\nLANG=C.UTF-8\nTERM=xterm\n"
                                "HSA_OVERRIDE_GFX_VERSION=10.3.0")])
     assert dump["env"] == {"HOME": "/home/a", "PATH": "/usr/bin", "HSA_OVERRIDE_GFX_VERSION": "10.3.0"}
@@ -319,3 +321,55 @@ def test_cat_of_a_known_file_and_rocminfo_excerpts() -> None:
     assert "files" not in snapshot_from_text(["$ cat notes.txt\nlive"])
     seen = snap_of("healthy-rocm-docker-pr93-gfx90a-container")["gpus_seen"]
     assert [(g["tool"], g["gfx"], g["index"]) for g in seen] == [("rocminfo", "gfx90a", 0), ("rocminfo", "gfx90a", 1)]
+
+
+# -- forms the held-out captures of 2026-11-23 showed (tests/fixtures/captures/README.md, "Held-out round") -------------
+
+def test_ls_root_only_row_acl_and_lowercase_permission_denied() -> None:
+    snap = snapshot_from_text(["$ ls -la /dev | grep kfd\ncrw-------   1 root    root    234,   0 Mai 21 05:13 kfd"])
+    assert snap["paths"]["/dev/kfd"] == {"exists": True, "mode": "0o20600", "owner": "root", "group": "root"}
+    acl = snapshot_from_text(["$ ls -l /dev/kfd\ncrw-rw----+ 1 root render 234, 0 Jan  1 00:00 /dev/kfd"])
+    assert acl["paths"]["/dev/kfd"]["acl"] is True
+    ollama = snapshot_from_text([('level=ERROR source=amd_linux.go:404 msg="amdgpu devices detected but permission '
+                                 'problems block access" open /dev/kfd: permission denied')])
+    assert ollama["paths"]["/dev/kfd"] == {"exists": True, "open_error": "Permission denied"}
+
+
+def test_container_prompt_marks_a_container() -> None:
+    snap = snapshot_from_text([("root@101acc334128:/var/lib/jenkins# /opt/rocm-5.2.0/bin/rocminfo\nROCk module is loaded"
+                               "\nUnable to open /dev/kfd read-write: No such file or directory")])
+    assert snap["system"]["container_prompt"] == "101acc334128" and snap["paths"]["/dev/kfd"] == {"exists": False}
+    assert "system" not in snapshot_from_text(["bob@workstation:~$ rocminfo\nROCk module is loaded"])
+
+
+def test_labelled_torch_values_and_comfyui_device_line() -> None:
+    snap = snapshot_from_text([("torch.__version__: 2.6.0+cu124\ntorch.version.cuda: 12.4\ntorch.version.hip: None\n"
+                               "CUDA available: False")])
+    assert snap["runtime"] == {"torch_version": "2.6.0+cu124", "cuda_version": "12.4", "hip_version": None,
+                               "is_available": False}
+    script = snapshot_from_text(["torch version = 2.2.1+rocm5.7\ncuda available = True\nname = AMD Radeon RX 6600 XT"])
+    assert script["runtime"] == {"torch_version": "2.2.1+rocm5.7", "is_available": True}
+    assert script["gpus_seen"] == [{"tool": "torch", "name": "AMD Radeon RX 6600 XT"}]
+    comfy = snapshot_from_text(["Total VRAM 8176 MB\nDevice: cuda:0 AMD Radeon RX 6600 XT : native"])
+    assert comfy["gpus_seen"] == [{"tool": "torch", "name": "AMD Radeon RX 6600 XT", "index": 0}]
+    assert comfy["runtime"] == {"is_available": True}
+
+
+def test_rocblas_arch_isa_names_and_rocm_sdk_targets() -> None:
+    snap = snapshot_from_text([("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: "
+                               "No such file or directory for GPU arch : gfx1036")])
+    assert snap["gpus_seen"] == [{"tool": "rocblas", "gfx": "gfx1036"}]
+    assert snap["errors"][0]["signatures"] == ["rocblas-tensile-missing"]
+    isa = snapshot_from_text(["  ISA Info:\n    ISA 1\n      Name:                    amdgcn-amd-amdhsa--gfx803"])
+    assert {"tool": "isa", "gfx": "gfx803"} in isa["gpus_seen"]
+    generic = snapshot_from_text(["AMD Radeon 780M (amdgcn-amd-amdhsa--gfx1103, amdgcn-amd-amdhsa--gfx11-generic)"])
+    assert generic["gpus_seen"] == [{"tool": "isa", "gfx": "gfx1103"}]
+    sdk = snapshot_from_text(["$ rocm-sdk targets\ngfx1100;gfx1101;gfx1102"])
+    assert sdk["rocm_sdk"] == {"targets": ["gfx1100", "gfx1101", "gfx1102"]}
+
+
+def test_pip_already_satisfied_new_format() -> None:
+    snap = snapshot_from_text([("Looking in indexes: https://download.pytorch.org/whl/rocm6.3\nRequirement already "
+                               "satisfied: torch in /home/z/venv/lib/python3.13/site-packages (2.7.1)")])
+    assert snap["python"]["pip_kept"] == {"torch": "2.7.1"}
+    assert snap["python"]["distributions"]["torch"]["version"] == "2.7.1"
