@@ -19,11 +19,15 @@ from triton.testing import do_bench
 
 from rocm_triton_doctor.kernels import attention, attention_backward, policy
 
-CANDIDATES = {
+CANDIDATES = {  # keyed by the padded head dim (D = 96 runs the 128 list)
     64: [(32, 128, 128, 32, 4, 5), (32, 128, 128, 32, 8, 3), (64, 64, 64, 64, 4, 3), (32, 64, 64, 32, 4, 3),
          (64, 128, 128, 64, 8, 2)],
     128: [(32, 128, 128, 32, 8, 3), (64, 64, 64, 64, 8, 2), (32, 64, 64, 32, 4, 4), (64, 128, 128, 64, 8, 2),
-          (32, 128, 128, 32, 4, 3), (64, 64, 64, 64, 4, 3)],
+          (32, 128, 128, 32, 4, 3), (64, 64, 64, 64, 4, 3),
+          # session 6, after FlexAttention's backward ran 6-13 % faster at D = 128 non-causal and D = 96
+          # (docs/measurements/2026-11-23-h100-s6-triton-ceiling.json): more stages, 8 warps on 64-row tiles
+          (32, 128, 128, 32, 4, 5), (32, 64, 64, 32, 4, 5), (64, 64, 64, 64, 4, 4), (64, 128, 128, 64, 8, 3),
+          (64, 64, 64, 64, 8, 3), (32, 64, 64, 32, 8, 4)],
 }
 
 
@@ -34,13 +38,15 @@ def cfg_of(c: tuple[int, ...]) -> dict[str, int]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
+    ap.add_argument("--dims", default="64,128", help="head dims, comma-separated (96: the 128 candidates, masked)")
+    ap.add_argument("--seqs", default="1024,4096")
     a = ap.parse_args()
     dev = torch.device("cuda")
     t = policy.target_for_device("cuda")
     rows: list[dict[str, Any]] = []
     g = torch.Generator(device=dev).manual_seed(0)
-    for S in (1024, 4096):
-        for D in (64, 128):
+    for S in (int(x) for x in a.seqs.split(",")):
+        for D in (int(x) for x in a.dims.split(",")):
             for causal in (False, True):
                 B, H = 4, 32
                 q, k, v, do = (torch.randn(B, H, S, D, device=dev, generator=g, dtype=torch.bfloat16) for _ in range(4))
@@ -52,9 +58,10 @@ def main() -> None:
                 os_ = torch.nn.functional.scaled_dot_product_attention(qs, ks, vs, is_causal=causal)
                 sdpa_ms = do_bench(lambda: torch.autograd.grad(os_, (qs, ks, vs), do, retain_graph=True), warmup=5, rep=40)
                 base = attention_backward.attention_backward(do, q, k, v, o, lse, causal, scale)
-                pol = policy.attention_backward_config(t, D, 2, causal)
+                block_d = max(16, 1 << (D - 1).bit_length())
+                pol = policy.attention_backward_config(t, block_d, 2, causal)
                 for label, cfg in [("policy " + str(tuple(pol.values())[:6]), None)] + [
-                        (str(c), cfg_of(c)) for c in CANDIDATES[D]]:
+                        (str(c), cfg_of(c)) for c in CANDIDATES[block_d]]:
                     fn = functools.partial(attention_backward.attention_backward, do, q, k, v, o, lse, causal, scale,
                                            cfg)
                     try:

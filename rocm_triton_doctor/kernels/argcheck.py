@@ -5,6 +5,7 @@ dropout seed. Each check looks at shapes, strides and pointers only: no device w
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import torch
 
@@ -53,6 +54,13 @@ def _distinct_elements(t: torch.Tensor) -> bool:
     return True
 
 
+def overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """The byte ranges of two non-empty tensors intersect (conservative: interleaved disjoint views count too)."""
+    alo, ahi = _extent(a)
+    blo, bhi = _extent(b)
+    return alo < bhi and blo < ahi
+
+
 def check_out(name: str, out: torch.Tensor, shape: tuple[int, ...], dtypes: tuple[torch.dtype, ...],
               device: torch.device, *inputs: torch.Tensor | None) -> torch.Tensor:
     """`out=` of the right shape, dtype and device, with no two elements at one address, and sharing no memory with
@@ -96,3 +104,27 @@ def check_block(name: str, key: str, value: object, lo: int = 16, hi: int = 1024
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi or value & (value - 1):
         raise ValueError(f"{name}: {key} must be a power of two in [{lo}, {hi}], got {value!r}")
     return value
+
+
+ROW_CONFIG_KEYS = ("BLOCK", "ROWS", "num_warps", "num_stages")
+
+
+def check_row_config(name: str, config: dict[str, Any], rows: bool = True) -> dict[str, Any]:
+    """A row kernel's `config=` override (tests, tuning): BLOCK and ROWS powers of two, num_warps a power of two up
+    to 32, no unknown keys; a copy, never the caller's dict. rows=False: the backward's, whose programs take one row
+    at a time (ROWS is ignored there)."""
+    if not isinstance(config, dict):
+        raise TypeError(f"{name}: config must be a dict, got {type(config).__name__}")
+    unknown = set(config) - set(ROW_CONFIG_KEYS)
+    if unknown:
+        raise ValueError(f"{name}: unknown config keys {sorted(unknown)} (use {', '.join(ROW_CONFIG_KEYS)})")
+    cfg = {"ROWS": 1, "num_warps": 4, **config}
+    check_block(name, "BLOCK", cfg.get("BLOCK"), lo=1, hi=1 << 20)
+    check_block(name, "ROWS", cfg["ROWS"], lo=1, hi=1024)
+    check_block(name, "num_warps", cfg["num_warps"], lo=1, hi=32)
+    if "num_stages" in cfg and (isinstance(cfg["num_stages"], bool) or not isinstance(cfg["num_stages"], int)
+                                or not 1 <= cfg["num_stages"] <= 8):
+        raise ValueError(f"{name}: num_stages must be an int in [1, 8], got {cfg['num_stages']!r}")
+    if not rows:
+        cfg.pop("ROWS")
+    return cfg

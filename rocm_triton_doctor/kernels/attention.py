@@ -198,9 +198,9 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         raise ValueError(f"attention: query heads ({H}) must be a multiple of key/value heads ({H_kv})")
     if sm_scale is not None and (isinstance(sm_scale, bool) or not isinstance(sm_scale, numbers.Real)):
         raise TypeError(f"attention: sm_scale must be a real number or None, got {type(sm_scale).__name__}")
-    scale = 1.0 / math.sqrt(D) if sm_scale is None else float(sm_scale)
-    if not math.isfinite(scale):
-        raise ValueError(f"attention: sm_scale must be finite, got {sm_scale}")
+    scale = kernel_scale(D, sm_scale)
+    if lse is not None:
+        _check_lse(lse, (B, H, S_q), dev, q, k, v, out)
     if out is None:
         o = torch.empty_like(q)  # q's strides when q is dense (the model layout stays transposed), else contiguous
     else:
@@ -224,6 +224,11 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
             return o
     else:
         pkey = None
+    for name, t in (("q", q), ("k", k), ("v", v), ("out", o)):  # once per call signature (the plan remembers)
+        if argcheck.max_offset(t) >= argcheck.INT32_LIMIT:
+            # The kernels index rows with 32-bit offsets: refuse rather than wrap (a segfault, or wrong rows).
+            raise ValueError(f"attention: {name} spans 2^31 elements or more of memory (shape {tuple(t.shape)}, "
+                             f"strides {t.stride()}); split the batch or the sequence")
     target = policy.target_for_device(dev.type)
     block_d = max(16, 1 << (D - 1).bit_length())
     # Q_SIGN folds the scale's sign into Q (exact), so the kernels always scale by a positive number.
@@ -273,6 +278,31 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         _PLANS[pkey] = (tkey, grid, ints, kw)
     launch(attn_fwd_kernel, grid, q, k, v, o, *ints, lse_ptr=lse, **kw)
     return o
+
+
+FP32_MIN_NORMAL = 2.0**-126
+
+
+def kernel_scale(D: int, sm_scale: float | None) -> float:
+    """The softmax scale the kernels use: 1/sqrt(D) by default (1 for D = 0, where there is nothing to scale), the
+    given finite value otherwise, and 0 for a value so small that scale·log2(e) underflows fp32: every visible key
+    then weighs the same, which is what such a scale means to fp32 (it had made every row NaN: -inf·0)."""
+    scale = (1.0 / math.sqrt(D) if D else 1.0) if sm_scale is None else float(sm_scale)
+    if not math.isfinite(scale):
+        raise ValueError(f"attention: sm_scale must be finite, got {sm_scale}")
+    return 0.0 if abs(scale) * LOG2E < FP32_MIN_NORMAL else scale
+
+
+def _check_lse(lse: torch.Tensor, shape: tuple[int, int, int], dev: torch.device, *others: torch.Tensor | None) -> None:
+    """lse= must be what the kernel writes: fp32, (B, H_q, S_q), contiguous, on q's device, sharing no memory with
+    the inputs (a strided or short one had been written past or as if contiguous)."""
+    if not isinstance(lse, torch.Tensor) or lse.dtype != torch.float32 or tuple(lse.shape) != shape:
+        raise ValueError(f"attention: lse must be an fp32 tensor of shape {shape}, got "
+                         f"{getattr(lse, 'dtype', type(lse).__name__)} {tuple(getattr(lse, 'shape', ()))}")
+    if not lse.is_contiguous() or lse.device != dev:
+        raise ValueError(f"attention: lse must be contiguous and on {dev}")
+    if any(t is not None and t.numel() and lse.numel() and argcheck.overlaps(lse, t) for t in others):
+        raise ValueError("attention: lse shares memory with q, k, v or out")
 
 
 PLAN_LIMIT = 4096

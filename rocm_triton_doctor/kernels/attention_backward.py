@@ -15,7 +15,6 @@ accumulation; dQ, dK, dV in the input dtype, laid out like q, k, v (empty_like).
 
 from __future__ import annotations
 
-import math
 import numbers
 from typing import Any
 
@@ -24,10 +23,11 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels import policy
+from rocm_triton_doctor.kernels import argcheck, policy
 from rocm_triton_doctor.kernels import attention as _fwd
-from rocm_triton_doctor.kernels.attention import LOG2E, _key_ranges, _signed  # the forward's Q'
-from rocm_triton_doctor.kernels.base import AotSpec, cdiv, upcast_dots
+from rocm_triton_doctor.kernels.attention import (FP32_MIN_NORMAL, LOG2E, _key_ranges, _signed,  # the forward's Q'
+                                                  kernel_scale)
+from rocm_triton_doctor.kernels.base import AotSpec, cdiv, upcast_dots, first_order_only
 
 
 def pre_rows(block_d: int) -> int:
@@ -202,6 +202,11 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
     keys (tests)."""
     B, H, S_q, D = q.shape
     H_kv, S_k = k.shape[1], k.shape[2]
+    if do.shape != q.shape:
+        raise ValueError(f"attention backward: dO {tuple(do.shape)} must have q's shape {tuple(q.shape)}")
+    if argcheck.max_offset(do) >= argcheck.INT32_LIMIT:  # 32-bit row offsets, as the forward's inputs
+        raise ValueError(f"attention backward: dO spans 2^31 elements or more of memory (strides {do.stride()})")
+    scale = 0.0 if abs(scale) * LOG2E < FP32_MIN_NORMAL else scale
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     if q.numel() == 0 or S_k == 0 or B * H_kv == 0:  # no query rows or no keys: every gradient is 0
         return dq.zero_(), dk.zero_(), dv.zero_()
@@ -230,7 +235,7 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
 # ---- autograd: the custom ops torch.compile sees, and the plain Function eager mode runs (same kernels) ------------
 
 def _scale(q: torch.Tensor, sm_scale: float | None) -> float:
-    return 1.0 / math.sqrt(q.shape[-1]) if sm_scale is None else sm_scale
+    return kernel_scale(q.shape[-1], sm_scale)  # the forward's, underflow to 0 included
 
 
 def _forward_with_stats(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float | None
@@ -298,6 +303,7 @@ class AttentionFunction(torch.autograd.Function):
         return o
 
     @staticmethod
+    @first_order_only  # its kernels record no graph: a second order must fail, not drop terms
     def backward(ctx: Any, do: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         q, k, v, o, lse = ctx.saved_tensors
         return (*attention_backward(do, q, k, v, o, lse, ctx.causal, _scale(q, ctx.sm_scale)), None, None)

@@ -313,3 +313,21 @@ def no_tf32() -> Iterator[None]:
         yield
     finally:
         torch.backends.cuda.matmul.allow_tf32 = old
+
+
+def first_order_only(backward: Callable[..., Any]) -> Callable[..., Any]:
+    """For an autograd.Function's backward that runs Triton kernels: refuse a backward that is itself being recorded
+    (create_graph=True, the grad mode a gradient penalty runs it in). Its kernels record no graph, so second-order
+    terms would be dropped silently (the gradient of x's gradient w.r.t. the weight, say); torch's
+    @once_differentiable does not catch that when the incoming gradient does not require grad."""
+    import functools
+
+    @functools.wraps(backward)
+    def wrapper(ctx: Any, *grads: Any) -> Any:
+        if torch.is_grad_enabled():
+            raise RuntimeError(f"{type(ctx).__name__.removesuffix('Backward')}: gradients of gradients "
+                               "(create_graph=True) are not supported: its backward runs Triton kernels that record "
+                               "no graph")
+        return backward(ctx, *grads)
+
+    return wrapper

@@ -17,7 +17,8 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.base import (AotSpec, Case, DropoutCheck, Inputs, KernelSpec, cdiv, check_alias, check_device,
+from rocm_triton_doctor.kernels.base import (
+    first_order_only, AotSpec, Case, DropoutCheck, Inputs, KernelSpec, cdiv, check_alias, check_device,
                                              check_dtype, check_p, dropout_args, prepare_out, randn, resolve_seed,
                                              row_layout, stream_seed, target_of)
 from rocm_triton_doctor.kernels.elementwise import tile_offsets
@@ -122,12 +123,15 @@ def bias_gelu_dropout_residual_backward(dy: torch.Tensor, x: torch.Tensor, bias:
     if dy.shape != x.shape:
         raise ValueError(f"{name}: dy {tuple(dy.shape)} must have x's shape {tuple(x.shape)}")
     p = check_p(p)
+    if p > 0.0 and seed is None:
+        # A fresh seed here would draw a different mask than the forward's: a silently wrong gradient.
+        raise ValueError(f"{name}: seed is required when p > 0 (pass the seed the forward used)")
+    if x.numel() == 0:  # (…, 0) or (0, …): reshape(-1, 0) is ambiguous, and there is nothing to compute
+        return torch.zeros_like(x), torch.zeros_like(bias)
     N = x.shape[-1]
     x2, dy2 = x.reshape(-1, N).contiguous(), dy.to(x.dtype).reshape(-1, N).contiguous()
     M = x2.shape[0]
     dx = torch.empty_like(x2)
-    if M == 0 or N == 0:
-        return dx.reshape(x.shape), torch.zeros_like(bias)
     cfg = policy.shared(policy.tile2d_config, target_of(x), M, N)
     grid = (cdiv(M, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))
     part = torch.empty((grid[0], N), dtype=torch.float32, device=x.device)
@@ -151,6 +155,7 @@ class BiasGeluDropoutResidualFunction(torch.autograd.Function):
         return bias_gelu_dropout_residual(x, bias, residual, p, seed)
 
     @staticmethod
+    @first_order_only  # its kernels record no graph: a second order must fail, not drop terms
     def backward(ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         x, bias = ctx.saved_tensors
         dx, db = bias_gelu_dropout_residual_backward(dy, x, bias, ctx.p, ctx.seed)

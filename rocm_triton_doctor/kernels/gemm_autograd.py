@@ -23,7 +23,7 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import gemm, policy
-from rocm_triton_doctor.kernels.base import cdiv, check_p, dropout_args, resolve_seed
+from rocm_triton_doctor.kernels.base import cdiv, check_p, dropout_args, resolve_seed, first_order_only
 from rocm_triton_doctor.kernels.common import dropout_tile
 
 RELU, GELU = gemm.EPILOGUES["bias_relu"], gemm.EPILOGUES["bias_gelu"]
@@ -90,6 +90,7 @@ class GemmFunction(torch.autograd.Function):
         return y
 
     @staticmethod
+    @first_order_only  # its kernels record no graph: a second order must fail, not drop terms
     def backward(ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         a, b, bias, y = ctx.saved_tensors
         dy = dy.to(a.dtype)

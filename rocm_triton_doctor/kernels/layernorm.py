@@ -12,7 +12,7 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy, row_grads
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn
+from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
 
 
@@ -196,6 +196,7 @@ class LayerNormFunction(torch.autograd.Function):
         return y
 
     @staticmethod
+    @first_order_only  # its kernels record no graph: a second order must fail, not drop terms
     def backward(ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         x, weight, bias, mean, rstd = ctx.saved_tensors
         return (*layernorm_backward(dy, x, weight, bias, mean, rstd), None)

@@ -37,7 +37,8 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.base import (AotSpec, Case, Inputs, KernelSpec, check_device, check_dtype, dtype_name, randn,
+from rocm_triton_doctor.kernels.base import (
+    first_order_only, AotSpec, Case, Inputs, KernelSpec, check_device, check_dtype, dtype_name, randn,
                                              target_of)
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
@@ -111,8 +112,10 @@ def ce_config(target: policy.Target, V: int) -> dict[str, Any]:
 
 
 def _validate(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, targets: torch.Tensor,
-              reduction: str) -> None:
+              reduction: str, ignore_index: Any = -100) -> None:
     name = "linear_cross_entropy"
+    if isinstance(ignore_index, bool) or not isinstance(ignore_index, int) or not -(2**63) <= ignore_index < 2**63:
+        raise TypeError(f"{name}: ignore_index must be a Python int in the int64 range, got {ignore_index!r}")
     if reduction not in ("mean", "sum"):
         raise ValueError(f"{name}: reduction must be 'mean' or 'sum', got {reduction!r}")
     floats = (h, w) if bias is None else (h, w, bias)
@@ -136,7 +139,7 @@ def forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | Non
     """(loss fp32 0-dim, ∂h, ∂W, ∂b) for a loss gradient of 1, each in its input's dtype (None where not asked).
     `chunk` (rows) and `config` (ce_config's launch dict) override the policy. Autocast is off inside: the GEMMs run
     in the inputs' dtype (callers under autocast cast the inputs first)."""
-    _validate(h, w, bias, targets, reduction)
+    _validate(h, w, bias, targets, reduction, ignore_index)
     if chunk is not None and chunk < 1:
         raise ValueError(f"linear_cross_entropy: chunk must be >= 1 rows, got {chunk}")
     cfg = config or ce_config(target_of(h), w.shape[0])
@@ -155,7 +158,10 @@ def _forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | No
     grads = need_h or need_w or (need_b and bias is not None)
     C = chunk or chunk_rows(N, V, H, h.element_size())
     losses = torch.empty(N, dtype=torch.float32, device=h.device)
-    n_valid = (targets != ignore_index).sum()  # stays on the device: no host sync, so the step can be graph-captured
+    # On the device (no host sync, so the step can be graph-captured). An ignore_index outside the targets' dtype
+    # (int32 targets, 2**32 + 1) would wrap in torch's comparison, while the kernel compares exactly: compare in int64.
+    info = torch.iinfo(targets.dtype)
+    n_valid = ((targets if info.min <= ignore_index <= info.max else targets.long()) != ignore_index).sum()
     gh = torch.empty_like(h) if need_h else None
     gw32: torch.Tensor | None = None  # fp32 sum of the chunks' ∂W (only with more than one chunk)
     gw = None
@@ -205,7 +211,13 @@ class LinearCrossEntropyFunction(torch.autograd.Function):
         return loss
 
     @staticmethod
+    @first_order_only  # its kernels record no graph: a second order must fail, not drop terms
     def backward(ctx: Any, grad_loss: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        if ctx.grads is None:
+            # The gradients were computed in the forward and freed by the first backward (they are as large as W).
+            raise RuntimeError("linear_cross_entropy: backward ran twice through the same forward (retain_graph); "
+                               "its gradients are computed in the forward and freed after one backward: run the "
+                               "forward again, or use linear_cross_entropy_custom_op")
         gh, gw, gb = (_scaled(g, grad_loss) for g in ctx.grads)
         ctx.grads = None
         return gh, gw, gb, None, None, None, None

@@ -12,7 +12,7 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy, row_grads
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn
+from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
 
 
@@ -159,6 +159,7 @@ class RMSNormFunction(torch.autograd.Function):
         return y
 
     @staticmethod
+    @first_order_only  # its kernels record no graph: a second order must fail, not drop terms
     def backward(ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         x, weight, rstd = ctx.saved_tensors
         dx, dw = rmsnorm_backward(dy, x, weight, rstd)

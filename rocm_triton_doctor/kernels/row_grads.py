@@ -14,11 +14,12 @@ gradient torch hands in is usually contiguous already) — strided inputs are ha
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import torch
 
-from rocm_triton_doctor.kernels import policy
+from rocm_triton_doctor.kernels import argcheck, policy
 from rocm_triton_doctor.kernels.base import AotSpec, cdiv, target_of
 
 
@@ -40,8 +41,7 @@ def config(x: torch.Tensor, N: int, override: dict[str, Any] | None) -> dict[str
     policy (policy.row_config) with ROWS dropped: a backward program walks its rows one at a time."""
     if not override:
         return _config(target_of(x), N, x.element_size())
-    cfg = dict(override)
-    cfg.pop("ROWS", None)
+    cfg = argcheck.check_row_config("row backward", override, rows=False)
     cfg["LOOPED"] = cfg["BLOCK"] < N
     return cfg
 
@@ -62,7 +62,9 @@ def launch_shape(M: int, G: int) -> tuple[tuple[int], int]:
 
 
 def rows2d(t: torch.Tensor, N: int) -> torch.Tensor:
-    return t.reshape(-1, N).contiguous()
+    """(rows, N), contiguous; rows counted from the leading dims, so a zero-width (…, 0) tensor keeps its rows
+    (`reshape(-1, 0)` is ambiguous and raised)."""
+    return t.reshape(math.prod(t.shape[:-1]), N).contiguous()
 
 
 def grad_aot(name: str, fn: Any, pointers: dict[str, str], unit: dict[str, Any], target: policy.Target) -> list[AotSpec]:

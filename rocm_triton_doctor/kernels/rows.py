@@ -23,7 +23,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import policy
+from rocm_triton_doctor.kernels import argcheck, policy
 from rocm_triton_doctor.kernels.base import (AotSpec, cdiv, check_alias, check_device, check_dtype, prepare_out, row_layout,
                                              target_of)
 
@@ -106,7 +106,7 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
         M, D1, [(s0, s1)] = row_layout(name, tuple(shape), x.stride())
         sn = x.stride(-1)
     if config:
-        cfg = dict(config)
+        cfg = argcheck.check_row_config(name, config)
         cfg["LOOPED"] = cfg["BLOCK"] < N
     else:
         cfg = _config(target_of(x), N, x.element_size(), min(M, 64))

@@ -11,7 +11,7 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy, row_grads
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, randn
+from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, randn, first_order_only
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
 
 
@@ -139,6 +139,7 @@ class SoftmaxFunction(torch.autograd.Function):
         return y
 
     @staticmethod
+    @first_order_only  # its kernels record no graph: a second order must fail, not drop terms
     def backward(ctx: Any, dy: torch.Tensor) -> torch.Tensor:
         (y,) = ctx.saved_tensors
         return softmax_backward(dy, y)

@@ -11,7 +11,8 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.base import (AotSpec, Case, Inputs, KernelSpec, cdiv, check_alias, check_device, check_dtype,
+from rocm_triton_doctor.kernels.base import (
+    first_order_only, AotSpec, Case, Inputs, KernelSpec, cdiv, check_alias, check_device, check_dtype,
                                              prepare_out, randn, target_of)
 from rocm_triton_doctor.kernels.elementwise import full_block, strided_grid, strided_layout, tile_of, tile_offsets
 
@@ -120,6 +121,7 @@ class SwiGLUFunction(torch.autograd.Function):
         return swiglu(a, b)
 
     @staticmethod
+    @first_order_only  # its kernels record no graph: a second order must fail, not drop terms
     def backward(ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         a, b = ctx.saved_tensors
         return swiglu_backward(dy, a, b)

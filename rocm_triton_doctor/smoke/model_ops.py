@@ -36,6 +36,7 @@ from typing import Any
 import torch
 
 from rocm_triton_doctor.kernels import rmsnorm, swiglu
+from rocm_triton_doctor.kernels.base import first_order_only
 
 
 # The eager Functions save an activation instead of recomputing it in backward when it is at most this big: below it
@@ -197,6 +198,7 @@ class NormLinearFunction(torch.autograd.Function):
         return tuple(outs)
 
     @staticmethod
+    @first_order_only  # its kernels record no graph: a second order must fail, not drop terms
     def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple[torch.Tensor | None, ...]:
         x, norm_w, rstd, y, *weights = ctx.saved_tensors
         dx, dnw, dws = norm_linear_backward(list(grads), x, norm_w, rstd, ctx.eps, weights, y)
@@ -336,6 +338,7 @@ class MLPFunction(torch.autograd.Function):
         return out
 
     @staticmethod
+    @first_order_only  # its kernels record no graph: a second order must fail, not drop terms
     def backward(ctx: Any, dout: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         x, w_gate_up, w_down, norm_w, rstd, gate, up, y, h = ctx.saved_tensors
         dx, dwgu, dwd, dnw = mlp_backward(dout, x, w_gate_up, w_down, norm_w, rstd, gate, up, ctx.eps, y, h)

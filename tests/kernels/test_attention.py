@@ -313,3 +313,42 @@ def test_a_cached_launch_plan_reuses_its_decisions_and_stays_right() -> None:
     lse = torch.empty(1, 2, 17)
     attention.attention(q, k, v, True, lse=lse)  # the statistics are part of the signature
     assert len(attention._PLANS) == 3 and torch.isfinite(lse).all()
+
+
+# -- the fuzz round of 2026-11-23 (/work/staging/fuzz-s6 reproducers, summarised in the closing note) ------------------
+
+def test_lse_must_be_what_the_kernel_writes() -> None:
+    q = k = v = torch.randn(1, 2, 20, 16)
+    for bad, match in ((torch.zeros(1, 2, 40)[:, :, ::2], "contiguous"), (torch.zeros(1, 2, 20, dtype=torch.float16),
+                       "fp32"), (torch.zeros(1, 2, 19), "shape")):
+        with pytest.raises(ValueError, match=match):
+            attention.attention(q, k, v, lse=bad)
+
+
+def test_a_scale_that_underflows_fp32_weighs_every_key_the_same() -> None:
+    g = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(1, 1, 9, 16, generator=g) for _ in range(3))
+    for scale, causal in ((1e-50, False), (-1e-50, True)):
+        got = attention.attention(q, k, v, causal, sm_scale=scale)
+        s = (q.double() @ k.double().transpose(-1, -2)) * scale  # by hand: torch's SDPA takes sqrt(scale)
+        if causal:
+            s = s.masked_fill(torch.ones(9, 9, dtype=torch.bool).triu(1), float("-inf"))
+        want = torch.softmax(s, -1) @ v.double()
+        torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_zero_head_dim_needs_no_scale() -> None:
+    q = torch.randn(1, 2, 4, 0)
+    assert attention.attention(q, q, q).shape == (1, 2, 4, 0)
+
+
+def test_views_past_32_bit_offsets_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The kernels index rows with 32-bit offsets; a view reaching 2^31 elements had segfaulted. The limit is lowered
+    # here so that an ordinary tensor stands in for a 16 GB one.
+    from rocm_triton_doctor.kernels import argcheck
+
+    monkeypatch.setattr(argcheck, "INT32_LIMIT", 1000)
+    attention.clear_plans()
+    q = torch.randn(1, 2, 40, 16)
+    with pytest.raises(ValueError, match="2\\^31 elements"):
+        attention.attention(q, q, q)

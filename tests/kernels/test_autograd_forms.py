@@ -96,3 +96,19 @@ def test_torch_compile_sees_the_custom_op_without_a_graph_break(name: str, mod: 
     dy = torch.randn(y.shape, generator=g)
     y.backward(dy)
     _check_against_fp64(lambda *t: ref(*t) * 2.0, inputs, y.detach(), [x.grad for x in xs], dy)
+
+
+@pytest.mark.parametrize("name,mod,ref,make,eager_fn,op", CASES, ids=[c[0] for c in CASES])
+def test_gradients_of_gradients_are_refused_not_dropped(name: str, mod: Any, ref: Callable[..., torch.Tensor],
+                                                        make: Callable[[torch.Generator], tuple[torch.Tensor, ...]],
+                                                        eager_fn: str, op: str) -> None:
+    # A gradient penalty (create_graph=True): the Triton backward records no graph, so its second-order terms would
+    # be missing from the result; it must raise instead (the fuzz round of 2026-11-23 found dL/dw off by up to 15).
+    g = torch.Generator().manual_seed(3)
+    xs = _leaves(make(g))
+    y = mod.autograd_op(*xs)
+    c = torch.randn(y.shape, generator=g)
+    with pytest.raises(RuntimeError, match="gradients of gradients"):
+        torch.autograd.grad((y * c).sum(), xs[0], create_graph=True)
+    (gx,) = torch.autograd.grad((mod.autograd_op(*xs) * c).sum(), xs[0])  # first order still works
+    assert gx.shape == xs[0].shape

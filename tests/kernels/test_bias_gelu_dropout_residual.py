@@ -181,3 +181,13 @@ def test_custom_op_opcheck() -> None:
     b = torch.randn(24, generator=gen, requires_grad=True)
     torch.library.opcheck(K._bgdr_op, (x, b, r, 0.2, 9))
     torch.library.opcheck(K._bgdr_backward_op, (torch.randn(4, 24), x.detach(), b.detach(), 0.2, 9))
+
+
+def test_backward_needs_the_forwards_seed_with_dropout() -> None:
+    # A fresh seed draws another mask: dx was off by ~6 (fuzz round 2026-11-23). Zero-width input: nothing to do.
+    x, bias = torch.randn(4, 32), torch.randn(32)
+    with pytest.raises(ValueError, match="seed is required"):
+        bias_gelu_dropout_residual.bias_gelu_dropout_residual_backward(torch.ones_like(x), x, bias, 0.5, None)
+    dx, db = bias_gelu_dropout_residual.bias_gelu_dropout_residual_backward(torch.ones(3, 0), torch.ones(3, 0),
+                                                                            torch.ones(0), 0.0, None)
+    assert dx.shape == (3, 0) and db.shape == (0,)

@@ -177,6 +177,29 @@ def test_input_validation(bad: object, err: type[Exception], match: str) -> None
         lce.forward_and_grads(h, w, None, y, chunk=0)
 
 
+def test_ignore_index_must_be_an_int_and_is_compared_exactly() -> None:
+    h, w, _, y = _inputs(6, 8, 50, torch.float32)
+    for bad in (None, 2**64, torch.tensor(-100), 1.5, True):
+        with pytest.raises(TypeError, match="ignore_index"):
+            lce.forward_and_grads(h, w, None, y, ignore_index=bad)  # type: ignore[arg-type]
+    # int32 targets and an ignore_index outside int32: torch's comparison would wrap it to 1 and drop the rows whose
+    # target is 1 from the count, while the kernel compares exactly (fuzz round 2026-11-23: loss 8.21 vs 5.47).
+    y32 = y.int()
+    y32[::2] = 1
+    loss, *_ = lce.forward_and_grads(h, w, None, y32, ignore_index=2**32 + 1)
+    want, *_ = lce.forward_and_grads(h, w, None, y32.long(), ignore_index=-100)
+    torch.testing.assert_close(loss, want)
+
+
+def test_a_second_backward_is_refused_clearly() -> None:
+    h, w, _, y = _inputs(6, 8, 50, torch.float32)
+    h.requires_grad_()
+    loss = lce.linear_cross_entropy(h, w, y)
+    loss.backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="backward ran twice"):
+        loss.backward()
+
+
 def test_smoke_cases_pass_in_the_interpreter() -> None:
     for case in lce.cases("quick", target_for_device("cpu")):
         inputs = case.setup(torch.device("cpu"), torch.Generator().manual_seed(7))

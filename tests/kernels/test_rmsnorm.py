@@ -175,3 +175,17 @@ def test_backward_of_strided_and_mixed_precision_inputs_through_the_custom_op() 
     dy = torch.randn(3, 17, generator=gen)
     rmsnorm.autograd_op(x, w1.expand(17), 1e-6).backward(dy)
     assert_grads(lambda xd, wd: F.rms_norm(xd, (17,), wd.expand(17), 1e-6), (x, w1), dy, (x.grad, w1.grad))
+
+
+def test_config_override_is_checked_and_zero_width_rows_backpropagate() -> None:
+    # config= (tests, tuning) had surfaced bad values as KeyError or Triton errors; a (3, 0) input's backward had
+    # raised torch's reshape error (fuzz round 2026-11-23).
+    x, w = torch.randn(4, 8), torch.randn(8)
+    for bad, match in (({"BLOCK": 3}, "power of two"), ({"BLOK": 8}, "unknown config keys"), ({"BLOCK": 8, "ROWS": 3},
+                                                                                                "ROWS")):
+        with pytest.raises(ValueError, match=match):
+            rmsnorm.rmsnorm(x, w, config=bad)
+    torch.testing.assert_close(rmsnorm.rmsnorm(x, w, config={"BLOCK": 8}), rmsnorm.rmsnorm(x, w))
+    xe, we = torch.randn(3, 0, requires_grad=True), torch.randn(0, requires_grad=True)
+    rmsnorm.autograd_op(xe, we).sum().backward()
+    assert xe.grad is not None and xe.grad.shape == (3, 0)
