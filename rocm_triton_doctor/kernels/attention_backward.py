@@ -193,6 +193,9 @@ def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, 
              dq.to(dq_ptr.dtype.element_ty), mask=mask)
 
 
+LONG_SEQ = 4096  # from here the backward takes larger tiles (policy_attention.attention_backward_config)
+
+
 def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
                        lse: torch.Tensor, causal: bool, scale: float, config: dict[str, Any] | None = None
                        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -213,8 +216,8 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
     do = do.to(q.dtype)
     target = policy.target_for_device(q.device.type)
     block_d = max(16, 1 << (D - 1).bit_length())
-    cfg = dict(config) if config is not None else policy.attention_backward_config(target, block_d, q.element_size(),
-                                                                                    bool(causal))
+    cfg = dict(config) if config is not None else policy.attention_backward_config(
+        target, block_d, q.element_size(), bool(causal), min(S_q, S_k) >= LONG_SEQ)
     consts = {"HEAD_DIM": D, "BLOCK_D": block_d, "Q_SIGN": 0 if scale == 0 else (1 if scale > 0 else -1),
               "CAUSAL": bool(causal), "UPCAST": upcast_dots(target, q.dtype)}
     qk_scale = (abs(scale) if scale else 1.0) * LOG2E  # the forward's, so P is recomputed exactly

@@ -111,7 +111,8 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
 
 
 @cached_config
-def attention_backward_config(t: Target, block_d: int, elem_size: int, causal: bool = False) -> dict[str, Any]:
+def attention_backward_config(t: Target, block_d: int, elem_size: int, causal: bool = False,
+                              long_seq: bool = False) -> dict[str, Any]:
     """Tiles for the attention backward (attention_backward.py): BLOCK_N1 keys per dK/dV program stepping over
     BLOCK_M1 query rows, BLOCK_M2 query rows per dQ program stepping over BLOCK_N2 keys (tutorial 06's transposed
     pair), num_warps/num_stages shared by both; block_d is the padded power-of-two head dim. Chosen spill-free with
@@ -128,6 +129,13 @@ def attention_backward_config(t: Target, block_d: int, elem_size: int, causal: b
         # docs/measurements/2026-11-23-h100-tune-attention-backward.json), against SDPA's backward: D=128 32x64/64x32
         # w4 s4 0.62-0.91x (the spill-free 32x64/64x64 w8 s3 above: 0.30-0.45x); D=64 64x64/64x64 w4 s3 0.82-1.07x
         # (32x128/128x64 w8 s3: 0.68-0.86x).
+        if block_d > 64 and long_seq:
+            # Sequences of 4096 and more (long_seq: min(S_q, S_k) >= 4096): 64x128 / 128x64 tiles with 8 warps and
+            # 3 stages (the tiles FlexAttention's backward uses on sm_90, which had run 6-13 % faster than ours
+            # there). H100, bf16 B4 H32 S4096, against the config below: D=128 7278 -> 7081 us, causal 4067 -> 3770,
+            # D=96 7555 -> 6751, causal 4010 -> 3832; at S1024 they lost 2-8 % causal, so shorter sequences keep it
+            # (docs/measurements/2026-11-23-h100-s6-tune-attention-backward.json).
+            return {"BLOCK_M1": 64, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 64, "num_warps": 8, "num_stages": 3}
         if block_d > 64:
             return {"BLOCK_M1": 32, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 32, "num_warps": 4, "num_stages": 4}
         return {"BLOCK_M1": 64, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 64, "num_warps": 4, "num_stages": 3}

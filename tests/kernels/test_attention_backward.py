@@ -147,3 +147,14 @@ def test_expanded_output_gradient_and_the_widest_head_dim() -> None:
     attention.autograd_op(q, k, v, True).sum().backward()
     assert_grads(lambda qd, kd, vd: attention.reference(qd, kd, vd, True), (q, k, v), torch.ones(1, 2, 20, 256),
                  (q.grad, k.grad, v.grad))
+
+
+def test_the_backward_policy_takes_larger_tiles_for_long_sequences_on_nvidia_only() -> None:
+    from rocm_triton_doctor.kernels import policy
+
+    h100, mi300 = policy.Target("cuda", "sm_90", 32), policy.Target("hip", "gfx942", 64)
+    long = policy.attention_backward_config(h100, 128, 2, True, True)
+    assert (long["BLOCK_M1"], long["BLOCK_N1"], long["num_warps"]) == (64, 128, 8)
+    assert policy.attention_backward_config(h100, 128, 2, True)["BLOCK_N1"] == 64  # S < 4096: unchanged
+    assert policy.attention_backward_config(h100, 64, 2, True, True)["BLOCK_M1"] == 64  # D <= 64: its own tiles
+    assert policy.attention_backward_config(mi300, 128, 2, True, True) == policy.attention_backward_config(mi300, 128, 2)
