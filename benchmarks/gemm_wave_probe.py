@@ -21,8 +21,8 @@ SHAPES = [(3000, 5120, 3000), (2048, 4096, 2048), (2304, 4096, 2304), (3072, 409
           (4000, 4096, 4000), (2048, 4096, 5120), (5000, 2048, 5000), (1000, 8192, 1000), (6144, 4096, 3000)]
 
 
-def cfg(bm: int, bn: int, warps: int, stages: int, bk: int = 64) -> dict[str, int]:
-    return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "SPLIT_K": 1, "num_warps": warps,
+def cfg(bm: int, bn: int, warps: int, stages: int, bk: int = 64, split: int = 1) -> dict[str, int]:
+    return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "SPLIT_K": split, "num_warps": warps,
             "num_stages": stages}
 
 
@@ -37,6 +37,20 @@ CANDIDATES = {
 }
 
 
+# Small grids (fewer than 64 tiles of 128x256 and a K too short for policy_waves' split-K): the policy's 64x128
+# tiles leave half an H100 idle at 768x4096x768 (72 tiles; 0.68x cuBLAS, inductor's Triton 0.76x, session 6 probe).
+SMALL_GRID = {
+    "p64x128w4s4": ("pointer", cfg(64, 128, 4, 4)),
+    "p64x64w4s4": ("pointer", cfg(64, 64, 4, 4)),
+    "p64x64w4s6": ("pointer", cfg(64, 64, 4, 6)),
+    "p64x128w4s6": ("pointer", cfg(64, 128, 4, 6)),
+    "p128x64w4s4": ("pointer", cfg(128, 64, 4, 4)),
+    "p64x128w4s4k2": ("pointer", cfg(64, 128, 4, 4, split=2)),
+    "p64x64w4s4k2": ("pointer", cfg(64, 64, 4, 4, split=2)),
+    "p128x128w8s4k4": ("pointer", cfg(128, 128, 8, 4, split=4)),
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dtype", default="float16")
@@ -44,13 +58,15 @@ def main() -> None:
     ap.add_argument("--only-auto", action="store_true", help="time the policy's choice and torch only")
     ap.add_argument("--kernels", action="store_true", help="the policy's tiles on the pointer and the TMA kernel")
     ap.add_argument("--shapes", help="MxKxN,... instead of the built-in list")
+    ap.add_argument("--small-grid", action="store_true", help="the SMALL_GRID candidates instead of CANDIDATES")
     args = ap.parse_args()
     dt = getattr(torch, args.dtype)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     g = torch.Generator(device="cuda").manual_seed(0)
     out = []
     shapes = [tuple(int(v) for v in x.split("x")) for x in args.shapes.split(",")] if args.shapes else SHAPES
-    cands = POLICY_KERNELS if args.kernels else {} if args.only_auto else CANDIDATES
+    cands = (POLICY_KERNELS if args.kernels else {} if args.only_auto else SMALL_GRID if args.small_grid
+             else CANDIDATES)
     for M, K, N in shapes:
         a = torch.randn((M, K), generator=g, device="cuda").to(dt)
         b = (torch.randn((K, N), generator=g, device="cuda") * K ** -0.5).to(dt)

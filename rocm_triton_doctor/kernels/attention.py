@@ -252,7 +252,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     use = "pointer" if lse is not None or cached else kernel if kernel != "auto" else policy.attention_kernel(
         target, D, flops, tma_layout)
     cfg = _checked_config(chosen) if (chosen := cached or config) is not None else policy.attention_config(
-        target, block_d, q.element_size(), bool(causal), tma=use != "pointer")
+        target, block_d, q.element_size(), bool(causal), tma=use != "pointer",
+        mid=flops < policy.TMA_ATTENTION_MIN_FLOPS)
     grid = (cdiv(S_q, cfg["BLOCK_M"]), H, B)
     if use == "tma_device":
         from rocm_triton_doctor.kernels import attention_tma

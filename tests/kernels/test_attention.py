@@ -352,3 +352,15 @@ def test_views_past_32_bit_offsets_are_refused(monkeypatch: pytest.MonkeyPatch) 
     q = torch.randn(1, 2, 40, 16)
     with pytest.raises(ValueError, match="2\\^31 elements"):
         attention.attention(q, q, q)
+
+
+def test_causal_mid_size_problems_take_half_height_tiles_on_nvidia() -> None:
+    from rocm_triton_doctor.kernels import policy
+
+    h100 = policy.Target("cuda", "sm_90", 32)
+    assert policy.attention_config(h100, 128, 2, True, mid=True)["BLOCK_M"] == 64
+    assert policy.attention_config(h100, 128, 2, True)["BLOCK_M"] == 128  # large problems: unchanged
+    assert policy.attention_config(h100, 128, 2, False, mid=True)["BLOCK_M"] == 128  # not causal: unchanged
+    assert policy.attention_config(h100, 256, 2, True, mid=True)["BLOCK_N"] == 32  # D = 256 keeps its spill-free tile
+    mi300 = policy.Target("hip", "gfx942", 64)
+    assert policy.attention_config(mi300, 128, 2, True, mid=True) == policy.attention_config(mi300, 128, 2, True)
