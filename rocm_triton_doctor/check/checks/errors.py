@@ -63,6 +63,18 @@ def miopen_user_db(f: Facts) -> Iterable[Finding]:
     if not errs:
         yield skip("no MIOpen database error in the evidence")
         return
+    if all("memvfs" in e.text and not re.search(r"disk I/O error|malformed|locked", e.text) for e in errs):
+        # `open memvfs: unable to open database file`: MIOpen's read-only SYSTEM database (loaded into an in-memory
+        # VFS from the install's share/miopen/db), not the user DB that MIOPEN_USER_DB_PATH moves (MIOpen#1010:
+        # the environment sat on network storage). Which file and where it lives decide the remedy.
+        yield warn("MIOpen could not open its system database (memvfs)",
+                   "This is the read-only kernel database shipped with MIOpen (torch's lib or /opt/rocm), not the "
+                   "user database; seen when the environment sits on slow or network storage.",
+                   evidence=_quote(errs),
+                   fix=Fix("Paste where the Python environment and torch's MIOpen live (`python -c 'import torch, os; "
+                           "print(os.path.dirname(torch.__file__))'` and `df -h` of it); a copy on local disk is the "
+                           "remedy when it is network storage."))
+        return
     yield fail("MIOpen cannot use its sqlite user database (disk I/O error / malformed DB)",
                "MIOpen's user DB and kernel cache default to your home directory; sqlite's file locking fails on "
                "network or read-only filesystems and with several jobs sharing one DB.",
@@ -233,6 +245,43 @@ def pip_torch_version_missing(f: Facts) -> Iterable[Finding]:
                "to PyPI installs PyPI's torch, a CUDA build on Linux.", evidence=_quote(errs), fix=Fix(text))
 
 
+@check("pip-rocm-triton-missing", "errors", "pip found the ROCm Triton that torch pins.",
+       "A ROCm torch pins its own Triton build (triton==3.5.1+rocm7.2.0…, or pytorch-triton-rocm): only the ROCm index "
+       "publishes it, so an install that searches PyPI alone fails or takes PyPI's NVIDIA Triton (textgen#7436).",
+       "Install torch and its Triton from the ROCm index torch came from.")
+def pip_rocm_triton_missing(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "pip-rocm-triton-not-on-index")
+    if not errs:
+        yield skip("no pip error for torch's pinned ROCm Triton in the evidence")
+        return
+    m = next((re.search(r"==(?P<pin>\S+?\+rocm(?P<rocm>\d+\.\d+)\S*)", e.text) for e in errs), None)
+    rocm = m.group("rocm") if m else None
+    where = f"https://download.pytorch.org/whl/rocm{rocm}" if rocm else "the ROCm index torch came from"
+    # Words, not a command: the torch and Python in question are not shown, only the pin.
+    yield fail(f"torch pins the ROCm Triton {m.group('pin') if m else ''}, which the index pip searched does not have",
+               "Only the ROCm index publishes the ROCm Triton builds; PyPI's triton is the NVIDIA one.",
+               evidence=_quote(errs),
+               fix=Fix(f"Install torch together with its triton from {where} (`--index-url {where}`, as the only "
+                       "index for these packages), not from PyPI."))
+
+
+@check("amdsmi-missing", "errors", "The amdsmi Python bindings are importable where a program needs them.",
+       "vLLM finds a ROCm GPU through amdsmi: without it ('No module named amdsmi') it falls back to no platform "
+       "and runs nothing on the GPU (vllm#24576).", "Install the amdsmi package of the installed ROCm version.")
+def amdsmi_missing(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "amdsmi-module-missing")
+    if not errs:
+        yield skip("no missing-amdsmi error in the evidence")
+        return
+    fatal = any(re.search(r"UnspecifiedPlatform|No platform detected|Failed to infer device type", e.text) for e in errs)
+    yield (fail if fatal else warn)(
+        "the amdsmi Python bindings are missing" + (": the program found no GPU platform" if fatal else ""),
+        "Programs that detect the AMD GPU through amdsmi (vLLM) see no ROCm platform without it.",
+        evidence=_quote(errs),
+        fix=Fix("Install the amdsmi Python package of the installed ROCm version into this environment: it ships "
+                "with ROCm (`pip install /opt/rocm/share/amd_smi`); a PyPI amdsmi must match that ROCm version."))
+
+
 @check("container-host-no-kfd", "errors", "The container host has /dev/kfd to pass through.",
        "docker refuses --device=/dev/kfd ('error gathering device information while adding custom device') when "
        "the host has none: Docker Desktop's VM (Windows, macOS), a host without amdgpu/KFD, WSL without AMD's WSL "
@@ -255,6 +304,7 @@ def container_host_no_kfd(f: Facts) -> Iterable[Finding]:
 # Signatures the checks above (and the access/platform/rocm checks) decide; the rest are reported by known-error.
 CLAIMED = {"miopen-sqlite", "amdsmi-nameerror", "found-no-nvidia-driver", "torch-not-compiled-with-cuda", *DRIVER,
            "ptxas-on-amd", "pip-no-matching-torch", "pip-torch-version-not-on-index", "docker-no-kfd-device", *CODE_OBJECT,
+           "pip-rocm-triton-not-on-index", "amdsmi-module-missing",
            "kfd-open-permission-denied", "kfd-open-no-memory", "kfd-asic-not-supported", "amdgpu-get-auth-failed"}
 
 
@@ -466,4 +516,5 @@ def gpu_code_object(f: Facts) -> Iterable[Finding]:
 
 
 CHECKS = (miopen_user_db, nvml_bindings_error, cuda_torch_error, amdgpu_driver_error, triton_vendor_error,
-          pip_no_torch_wheel, pip_torch_version_missing, container_host_no_kfd, gpu_code_object, known_error)
+          pip_no_torch_wheel, pip_torch_version_missing, pip_rocm_triton_missing, amdsmi_missing, container_host_no_kfd,
+          gpu_code_object, known_error)

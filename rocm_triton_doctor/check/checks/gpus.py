@@ -11,6 +11,7 @@ from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, fmt_bytes, info, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts, Gpu, Status
 from rocm_triton_doctor.check.facts.platform import amd_host
+from rocm_triton_doctor.check.facts.gpus import shows_effective_gfx
 from rocm_triton_doctor.check.facts.python import rocm_torch, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
 
@@ -227,8 +228,9 @@ def gfx_torch_arch(f: Facts) -> Iterable[Finding]:
             via = f" (via {g.override_var}={g.override}, real {g.gfx})" if g.override and eff != g.gfx else ""
             yield ok(f"{eff} is in torch's arch list{via}", f"source: {source}")
             continue
-        if not f.env.found:
-            # Whether an HSA override makes it run as a target torch has is unknown (no environment recorded).
+        if not f.env.found and not shows_effective_gfx(g):
+            # Whether an HSA override makes it run as a target torch has is unknown (no environment recorded). A
+            # target the runtime itself reported already includes any override, so there this doubt does not arise.
             yield warn(f"{eff} ({g.name}) is not compiled into torch {torch_version(f)}",
                        f"torch carries {', '.join(arches)} ({source}); unless an HSA_OVERRIDE_GFX_VERSION maps it to one "
                        "of those (the environment was not recorded: paste `env | grep HSA`), kernels fail with "

@@ -205,6 +205,14 @@ def _name_from_runtime(gpus: list[Gpu], runtime: Any, env: Fact[dict[str, str]])
 REAL_GFX_TOOLS = ("lspci", "rocm-smi", "amd-smi", "ollama", "vulkaninfo", "kfd")
 
 
+def shows_effective_gfx(g: Gpu) -> bool:
+    """The GPU's target was read from the runtime (rocminfo, torch's gcnArchName, rocBLAS, HIP's log, …), which
+    reports it AFTER any HSA_OVERRIDE_GFX_VERSION: the target kernels run as, whatever the unrecorded environment.
+    False for the chip's own id (KFD sysfs, lspci, amd-smi, …), which an override does not change."""
+    tool = g.source.split(" (", 1)[0]
+    return tool not in REAL_GFX_TOOLS and not tool.startswith("/sys/") and tool != "text"
+
+
 def _norm(text: str) -> str:
     return " " + re.sub(r"[^a-z0-9+]+", " ", text.lower()).strip() + " "
 

@@ -37,7 +37,9 @@ class RocminfoReport:
 # -- parsers (formats checked against the captures in tests/fixtures/text) ------------------------------------
 
 _ERROR_PATTERNS = ("Unable to open /dev/kfd", "is not member of", "hsa api call failure", "HSA_STATUS_ERROR",
-                   "ROCk module is NOT", "Failed to get user name")
+                   "ROCk module is NOT", "Failed to get user name",
+                   # rocminfo itself died (WSL's thunk asserting on a second, non-AMD adapter: legacy-rocm-build#4584)
+                   "Assertion `", "Aborted (core dumped)", "Segmentation fault")
 
 
 def _int_prefix(value: str) -> int | None:

@@ -22,8 +22,17 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
     frag: Fragment = {}
     agent_names = re.search(r"^\s*Name:\s+gfx[0-9a-f]{3,4}\s*$", text, re.M) is not None
     for ln in text.splitlines():
-        s = ln.strip()
+        s = re.sub(r"^\[(?:INFO|WARNING|DEBUG|ERROR)\]\s*", "", ln.strip())  # ComfyUI's logging prefix
         _ollama(s, frag)
+        # ComfyUI's startup: `AMD arch: gfx1151` (torch's gcnArchName for the device it opened: the runtime's view).
+        m = re.match(r"^AMD arch:\s*(gfx[0-9a-f]{3,4})\b", s)
+        if m:
+            merge(frag, gpu_seen("torch", m.group(1).lower()))
+        # `torch.cuda.get_device_properties(i)` printed: name and gcnArchName of a device torch opened.
+        m = re.search(r"_CudaDeviceProperties\(name='(?P<name>[^']*)'.*?gcnArchName='(?P<gfx>gfx[0-9a-f]{3,4})", s)
+        if m:
+            merge(frag, gpu_seen("torch", m.group("gfx").lower(), m.group("name")))
+            merge(frag, {"runtime": {"is_available": True}})
         m = re.search(r"Device (\d+): (?P<name>[^,]+), (?P<gfx>gfx\w+)(?::[\w+-:]+)? \(0x[0-9a-f]+\)", s)
         if m:
             merge(frag, gpu_seen("llama.cpp", m.group("gfx").lower(), m.group("name").strip(), index=int(m.group(1))))

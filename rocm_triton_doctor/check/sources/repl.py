@@ -76,7 +76,7 @@ def parse_labels(text: str, cmd: str | None = None) -> Fragment:
     promises (a version starting with a digit or None; True/False), so prose never fills a fact."""
     rt: dict[str, Any] = {}
     for ln in text.splitlines():
-        s = ln.strip()
+        s = re.sub(r"^\[(?:INFO|WARNING|DEBUG|ERROR)\]\s*", "", ln.strip())  # ComfyUI's logging prefix
         for rx, key in _LABELS:
             m = rx.match(s)
             if not m or key in rt:
@@ -89,6 +89,10 @@ def parse_labels(text: str, cmd: str | None = None) -> Fragment:
             elif re.match(r"^\d[\w.+-]*$", v):
                 rt[key] = v
     frag: Fragment = {"runtime": rt} if rt else {}
+    # `torch:        2.9.1+rocm7.2.1`, `torchvision: 0.24.1` (a version summary): the distributions (partial list)
+    for m in re.finditer(r"^\s*(?P<n>torch|torchvision|torchaudio|triton|pytorch-triton-rocm|xformers)\s*:\s*"
+                         r"(?P<v>\d[\w.+-]*)\s*$", text, re.M):
+        frag.setdefault("python", {"distributions": {}})["distributions"][m.group("n")] = {"version": m.group("v")}
     m = re.search(r"^\s*(?:name|device[ _]name|gpu[ _]name|torch\.cuda\.get_device_name\(\d*\))\s*[:=]\s*"
                   r"['\"]?(?P<n>(?:AMD|Radeon)\b[^'\"\n]*?)['\"]?\s*$", text, re.M | re.I)
     if m:

@@ -219,3 +219,29 @@ def test_known_error_warn_quotes_the_message_and_its_source() -> None:
     f = one("known-error", errors=pasted(NO_HIP))
     assert f.severity is Severity.WARN and f.evidence == (f"text: {NO_HIP}",)
     assert f.links == ("https://github.com/ROCm/hip/issues/3799",) and f.fix is not None and f.fix.commands == ()
+
+
+def test_miopen_system_db_memvfs_asks_where_the_install_lives() -> None:
+    # MIOpen#1010: `open memvfs` is the read-only system database, not the user DB MIOPEN_USER_DB_PATH moves.
+    text = ("MIOpen(HIP): Warning [FindWinogradSolutions] /MIOpen/src/sqlite_db.cpp:109: open memvfs: unable to open "
+            "database file")
+    f = one("miopen-user-db", errors=pasted(text))
+    assert f.severity is Severity.WARN and "system database" in f.title and f.fix is not None and f.fix.commands == ()
+
+
+def test_pip_rocm_triton_missing_names_the_rocm_index_in_words() -> None:
+    text = ("ERROR: Could not find a version that satisfies the requirement triton==3.5.1+rocm7.2.0.gita272dfa8; "
+            'platform_system == "Linux" (from torch) (from versions: 3.2.0, 3.3.0, 3.6.0)')
+    f = one("pip-rocm-triton-missing", errors=pasted(text))
+    assert f.severity is Severity.FAIL and f.fix is not None and f.fix.commands == ()
+    assert "--index-url https://download.pytorch.org/whl/rocm7.2" in f.fix.text
+    assert one("pip-rocm-triton-missing", errors=pasted(NO_HIP)).severity is Severity.SKIP
+
+
+def test_amdsmi_missing_fails_only_where_the_program_lost_its_platform() -> None:
+    lost = ("DEBUG Failed to import from amdsmi with ModuleNotFoundError(\"No module named 'amdsmi'\")\n"
+            "DEBUG No platform detected, vLLM is running on UnspecifiedPlatform")
+    assert one("amdsmi-missing", errors=pasted(lost)).severity is Severity.FAIL
+    f = one("amdsmi-missing", errors=pasted("ModuleNotFoundError: No module named 'amdsmi'"))
+    assert f.severity is Severity.WARN and f.fix is not None and "amd_smi" in f.fix.text
+    assert one("amdsmi-missing", errors=pasted(NO_HIP)).severity is Severity.SKIP

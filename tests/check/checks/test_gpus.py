@@ -95,3 +95,14 @@ def test_gfx_torch_arch_warns_without_commands_when_the_environment_is_unknown()
     # an override may already map gfx1031 to gfx1030: no environment, no command
     f = one("gfx-torch-arch", files=gpu(1, 100301), python=rocm_python("2.5.1+rocm6.2"))
     assert f.severity.value == "warn" and f.fix is not None and not f.fix.commands
+
+
+def test_gfx_torch_arch_fails_when_the_runtime_itself_reports_the_missing_target() -> None:
+    # ComfyUI#8211: torch's own gcnArchName says gfx1151; the environment is not recorded, but an override would have
+    # changed what the runtime reports, so kernels run as gfx1151 and torch 2.8+rocm6.4 has none.
+    rt = {"torch_version": "2.8.0.dev20250518+rocm6.4", "is_available": True}
+    f = one("gfx-torch-arch", runtime=rt, gpus_seen=[{"tool": "torch", "gfx": "gfx1151"}])
+    assert f.severity.value == "fail"
+    # The chip's own id (lspci) does not include an override: there an unrecorded environment leaves it open.
+    g = one("gfx-torch-arch", runtime=rt, gpus_seen=[{"tool": "lspci", "pci_id": "1002:1586"}])
+    assert g.severity.value == "warn"

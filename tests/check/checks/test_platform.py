@@ -53,6 +53,16 @@ def test_wsl_fail_with_a_download_pytorch_org_wheel() -> None:
     assert f.severity.value == "fail" and f.fix is not None and f.fix.commands
 
 
+def test_wsl_fail_when_rocminfo_itself_dies() -> None:
+    # legacy-rocm-build#4584: the WSL thunk asserts (a second, NVIDIA adapter): rocminfo aborts with no agent.
+    died = ("WSL environment detected.\nrocminfo: ./sources/wsl/libhsakmt/src/thunk_proxy/thunk_proxy.cpp:111: void "
+            "thunk_proxy::QueryAdapterInfo(D3DKMT_HANDLE, ATIADAPTERINFO*): Assertion `ret == STATUS_SUCCESS' failed."
+            "\nAborted (core dumped)")
+    f = one("wsl", files={"/proc/version": WSL_VERSION},
+            commands={"rocminfo": {"argv": ["rocminfo"], "returncode": 134, "stdout": died, "stderr": ""}})
+    assert f.severity.value == "fail"
+
+
 def test_wsl_warn_in_words_when_nothing_shows_a_failure() -> None:
     f = one("wsl", files={"/proc/version": WSL_VERSION}, python=rocm_python("2.9.1+rocm6.4"))
     assert f.severity.value == "warn" and f.fix is not None and not f.fix.commands and "Ubuntu 22.04" in f.fix.text

@@ -373,3 +373,16 @@ def test_pip_already_satisfied_new_format() -> None:
                                "satisfied: torch in /home/z/venv/lib/python3.13/site-packages (2.7.1)")])
     assert snap["python"]["pip_kept"] == {"torch": "2.7.1"}
     assert snap["python"]["distributions"]["torch"]["version"] == "2.7.1"
+
+
+def test_comfyui_startup_lines_device_properties_and_version_summaries() -> None:
+    comfy = snapshot_from_text([("[INFO] pytorch version: 2.15.0a0+rocm10.1.0a20260908\n[INFO] AMD arch: gfx1030\n"
+                                "[INFO] Device: cuda:0 AMD Radeon RX 6800 XT : native")])
+    assert comfy["runtime"] == {"torch_version": "2.15.0a0+rocm10.1.0a20260908", "is_available": True}
+    assert {"tool": "torch", "gfx": "gfx1030"} in comfy["gpus_seen"]
+    props = snapshot_from_text([(">>> torch.cuda.get_device_properties(0)\n_CudaDeviceProperties(name='AMD Radeon "
+                                "Graphics', major=11, minor=5, gcnArchName='gfx1151', total_memory=98304MB)")])
+    assert props["gpus_seen"] == [{"tool": "torch", "gfx": "gfx1151", "name": "AMD Radeon Graphics"}]
+    summary = snapshot_from_text(["torch:        2.9.1+rocm7.2.1.lw.gitff65f5bc\ntorchvision:  0.24.1\nPython: 3.12"])
+    assert summary["python"]["distributions"] == {"torch": {"version": "2.9.1+rocm7.2.1.lw.gitff65f5bc"},
+                                                  "torchvision": {"version": "0.24.1"}}
