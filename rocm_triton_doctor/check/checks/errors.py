@@ -282,6 +282,23 @@ def amdsmi_missing(f: Facts) -> Iterable[Finding]:
                 "with ROCm (`pip install /opt/rocm/share/amd_smi`); a PyPI amdsmi must match that ROCm version."))
 
 
+@check("rocm-glibc-mismatch", "errors", "The ROCm binaries run on this OS release's C/C++ runtime.",
+       "'GLIBC_2.34 not found (required by …/libhsa-runtime64.so)': ROCm packages built for a newer distribution "
+       "release than this one; nothing in them loads (legacy-rocm-build#2043).",
+       "Install the ROCm packages for this OS release, or an OS release ROCm supports.")
+def rocm_glibc_mismatch(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "rocm-needs-newer-glibc")
+    if not errs:
+        yield skip("no glibc/libstdc++ version error from a ROCm binary in the evidence")
+        return
+    yield fail("the ROCm binaries need a newer glibc/libstdc++ than this OS has",
+               "They were built for a newer distribution release: the loader refuses them before any GPU work.",
+               evidence=_quote(errs),
+               fix=Fix("Install the ROCm packages built for this OS release (the amdgpu-install package for your "
+                       "Ubuntu/RHEL version, from repo.radeon.com), or move to an OS release ROCm supports; keep "
+                       "the torch wheel's own ROCm if you only need PyTorch."))
+
+
 @check("container-host-no-kfd", "errors", "The container host has /dev/kfd to pass through.",
        "docker refuses --device=/dev/kfd ('error gathering device information while adding custom device') when "
        "the host has none: Docker Desktop's VM (Windows, macOS), a host without amdgpu/KFD, WSL without AMD's WSL "
@@ -304,7 +321,7 @@ def container_host_no_kfd(f: Facts) -> Iterable[Finding]:
 # Signatures the checks above (and the access/platform/rocm checks) decide; the rest are reported by known-error.
 CLAIMED = {"miopen-sqlite", "amdsmi-nameerror", "found-no-nvidia-driver", "torch-not-compiled-with-cuda", *DRIVER,
            "ptxas-on-amd", "pip-no-matching-torch", "pip-torch-version-not-on-index", "docker-no-kfd-device", *CODE_OBJECT,
-           "pip-rocm-triton-not-on-index", "amdsmi-module-missing",
+           "pip-rocm-triton-not-on-index", "amdsmi-module-missing", "rocm-needs-newer-glibc",
            "kfd-open-permission-denied", "kfd-open-no-memory", "kfd-asic-not-supported", "amdgpu-get-auth-failed"}
 
 
@@ -516,5 +533,6 @@ def gpu_code_object(f: Facts) -> Iterable[Finding]:
 
 
 CHECKS = (miopen_user_db, nvml_bindings_error, cuda_torch_error, amdgpu_driver_error, triton_vendor_error,
-          pip_no_torch_wheel, pip_torch_version_missing, pip_rocm_triton_missing, amdsmi_missing, container_host_no_kfd,
+          pip_no_torch_wheel, pip_torch_version_missing, pip_rocm_triton_missing, amdsmi_missing, rocm_glibc_mismatch,
+          container_host_no_kfd,
           gpu_code_object, known_error)

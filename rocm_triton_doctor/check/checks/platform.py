@@ -104,6 +104,17 @@ def wsl(f: Facts) -> Iterable[Finding]:
     if not f.wsl.value:
         yield ok("not WSL")
         return
+    from rocm_triton_doctor.check.facts.platform import accelerator
+    from rocm_triton_doctor.check.facts.python import torch_build
+
+    if accelerator(f) == "nvidia" or (torch_build(f) == "cuda" and amd_host(f) is not True):
+        # CUDA on WSL2 is NVIDIA's own supported path: the ROCm-on-WSL advice does not apply (held-out capture
+        # vllm#9293, an RTX 4070 laptop).
+        yield ok("WSL with an NVIDIA GPU / CUDA torch: the ROCm-on-WSL path does not apply")
+        return
+    if amd_host(f) is not True and not (rocm_torch(f) or f.rocminfo.value is not None or f.rocm.found):
+        yield skip("WSL; whether this machine runs ROCm is unknown", "Paste rocminfo and the torch version.")
+        return
     dxg = "present" if f.dev_dxg.found else "absent"
     detail = (f"WSL kernel detected (/proc/version); /dev/dxg is {dxg}, /dev/kfd is "
               f"{'present' if f.dev_kfd.found else 'absent'}. ROCm under WSL talks to the Windows driver through "
@@ -150,10 +161,30 @@ def wsl(f: Facts) -> Iterable[Finding]:
        "Restart the container with the devices and the video/render groups.")
 def container_passthrough(f: Facts) -> Iterable[Finding]:
     runs = f.raw.get("container_run")
+    vendor = _container_vendor(f)
     for run in runs if isinstance(runs, list) else ():
         # The run command itself (pasted): without --device=/dev/kfd (or --privileged) the container has no KFD.
         if not isinstance(run, dict) or run.get("privileged") or run.get("runtime") not in ("docker", "podman"):
             continue
+        if vendor == "nvidia":
+            if not run.get("gpus"):
+                # An NVIDIA container gets its GPU and driver from the NVIDIA Container Toolkit, not from device nodes:
+                # AMD's --device=/dev/kfd would be wrong advice there (held-out capture anomalib#584).
+                engine = str(run["runtime"])
+                yield fail(f"{engine} run command without --gpus (an NVIDIA/CUDA container)",
+                           "Without --gpus the NVIDIA Container Toolkit injects neither the GPU nor the driver: inside, "
+                           "nvidia-smi is missing and torch.cuda.is_available() is False.",
+                           evidence=("container run command",),
+                           fix=Fix("Start the container with the GPUs (the host needs the NVIDIA Container Toolkit).",
+                                   (f"{engine} run --gpus all IMAGE",)),
+                           links=("https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/",))
+                return
+            continue
+        if vendor != "amd":
+            # Which vendor's passthrough this container needs is unknown: no device advice from an unknown.
+            yield skip("a container run command without GPU devices; whether the GPU is AMD or NVIDIA is unknown",
+                       "Paste rocminfo or nvidia-smi from the host.")
+            return
         devices = [str(d) for d in run.get("devices") or ()] if isinstance(run.get("devices"), list) else []
         missing = [d for d in ("/dev/kfd", "/dev/dri") if not any(x == d or x.startswith(d + "/") for x in devices)]
         if missing:
@@ -194,6 +225,24 @@ def container_passthrough(f: Facts) -> Iterable[Finding]:
                        "device plugin and request amd.com/gpu).",
                        (DOCKER_RUN.format(engine=engine),)),
                links=("https://rocm.docs.amd.com/projects/install-on-linux/en/latest/how-to/docker.html",))
+
+
+def _container_vendor(f: Facts) -> str:
+    """amd | nvidia | unknown: whose GPU stack a pasted container run is meant for. AMD: the machine is known AMD, or
+    the text shows ROCm (a ROCm torch, rocminfo, a KFD error, an image named *rocm*); NVIDIA: a CUDA torch, nvcc or
+    nvidia-smi in the text, or --gpus on a run line. Both or neither: unknown."""
+    from rocm_triton_doctor.check.facts.platform import accelerator
+    from rocm_triton_doctor.check.facts.python import torch_build
+
+    runs = [r for r in f.raw.get("container_run") or () if isinstance(r, dict)]
+    raw_system = f.raw.get("system")
+    system: dict[str, object] = raw_system if isinstance(raw_system, dict) else {}
+    amd = (amd_host(f) is True or torch_build(f) == "rocm" or f.rocminfo.value is not None
+           or bool(with_signature(f.errors, "kfd-open-no-such-file", "kfd-open-permission-denied"))
+           or any("rocm" in str(r.get("image") or "").lower() or r.get("rocm_flag") for r in runs))
+    nvidia = (accelerator(f) == "nvidia" or torch_build(f) == "cuda" or bool(system.get("cuda_toolkit"))
+              or bool(system.get("nvidia_smi_missing")) or any(r.get("gpus") for r in runs))
+    return "amd" if amd and not nvidia else "nvidia" if nvidia and not amd else "unknown"
 
 
 @check("kernel-config-hsa", "platform", "The running kernel was built with CONFIG_HSA_AMD (the KFD compute interface).",

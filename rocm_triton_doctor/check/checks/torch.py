@@ -121,8 +121,9 @@ def torch_build_mismatch(f: Facts) -> Iterable[Finding]:
         yield fail(f"torch {v} is a {labels[b]} build on an AMD GPU machine", detail, evidence=("torch version",),
                    fix=fix, links=("https://pytorch.org/get-started/locally/",))
     elif plat == "nvidia":
-        yield (fail if b == "rocm" else warn)(f"torch {v} is a {labels[b]} build on an NVIDIA GPU machine",
-                                              "It cannot use the NVIDIA GPU.", fix=fix)
+        # A CPU build cannot use the GPU either: as on AMD machines, that fails the GPU check (textgen#645).
+        yield fail(f"torch {v} is a {labels[b]} build on an NVIDIA GPU machine", "It cannot use the NVIDIA GPU.",
+                   fix=fix)
 
 
 @check("torch-sees-gpu", "torch", "torch.cuda.is_available() is True and torch sees every GPU (runtime probe).",

@@ -66,6 +66,13 @@ def _fix(w: WorkloadEnv, name: str, value: str | None) -> Fix:
                "restart it.", (f"systemctl status {w.pid}",) if w.pid else ())
 
 
+def _service_in_text(f: Facts) -> str | None:
+    """The systemd unit a paste shows running the GPU program (`journalctl -u ollama`), from sources/host.py."""
+    system = f.raw.get("system")
+    unit = system.get("service_unit") if isinstance(system, dict) else None
+    return str(unit) if unit else None
+
+
 def _show(v: str | None) -> str:
     return "unset" if v is None else (repr(v) if v == "" else v)
 
@@ -79,6 +86,23 @@ def _show(v: str | None) -> str:
 def workload_env_differs(f: Facts) -> Iterable[Finding]:
     w = f.workload
     if w.status is Status.UNKNOWN:
+        service = _service_in_text(f)
+        shell = {n: v for n, v in (f.env.value or {}).items() if n == VAR or n.startswith(VAR + "_")} if f.env.found else {}
+        if service and shell:
+            # The paste shows the override exported in a shell (~/.bashrc) and the GPU program running as a systemd
+            # service: systemd.exec(5) gives a unit Environment=/EnvironmentFile= and the manager's environment, never
+            # a login shell's, so the service runs without it unless its unit sets it (ollama#6152, #3107).
+            name, value = sorted(shell.items())[0]
+            unit = service if "." in service else f"{service}.service"
+            yield fail(f"{name}={value} is set in a shell, but {unit} is a systemd service that never reads it",
+                       "A service's environment comes from its unit (Environment=, EnvironmentFile=), not from "
+                       "~/.bashrc or /etc/profile; unless the unit sets it (check: `systemctl show "
+                       f"{unit} -p Environment`), the server runs without the override.", evidence=("env", unit),
+                       # The GPU is not shown: the user's own value, said in words (fix safety: no override
+                       # command while the hardware is unknown).
+                       fix=(_fix(WorkloadEnv(f"unit {unit}", {}), name, value) if amd_gpus(f)
+                            else Fix(_fix(WorkloadEnv(f"unit {unit}", {}), name, value).text)))
+            return
         yield skip("no workload named", "Run `rocm-triton-doctor check --unit ollama.service` or `--pid PID`.")
         return
     if w.status is Status.ABSENT:

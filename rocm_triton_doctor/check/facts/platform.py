@@ -195,6 +195,9 @@ def amd_host(f: Facts) -> bool | None:
 def _nvidia_host(f: Facts) -> bool:
     if f.nvidia_gpus_present:
         return True
+    system = f.raw.get("system")
+    if isinstance(system, dict) and system.get("nvidia_gpus"):
+        return True  # collect_env named NVIDIA GPUs through nvidia-smi (sources/collect_env.py)
     rt = f.runtime.value if f.runtime.found else None
     return bool(rt is not None and rt.cuda_version and not rt.hip_version and rt.is_available and rt.devices)
 

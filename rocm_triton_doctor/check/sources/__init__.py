@@ -71,7 +71,9 @@ SNIFFERS: tuple[tuple[Callable[[str], bool], Parser], ...] = (
 )
 # Run on every segment: inline variables, container command lines, device open errors, GPU names, Windows hints,
 # error text.
-ALWAYS: tuple[Parser, ...] = (env.parse, host.parse_container_run, ls.parse_open_errors, gpu_names.parse,
+ALWAYS: tuple[Parser, ...] = (env.parse, host.parse_container_run, host.parse_nvidia_hints, host.parse_service,
+                              ls.parse_open_errors,
+                              gpu_names.parse,
                               host.parse_windows, repl.parse_banner, repl.parse_labels,
                               repl.parse_site_packages, errtext.parse)
 

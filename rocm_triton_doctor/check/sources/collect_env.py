@@ -70,6 +70,15 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
     if devices is not None:
         runtime["devices"] = devices
         runtime["device_count"] = len(devices)
+    driver = kv.get("nvidia driver version", "N/A")
+    nvidia = [n for n in (re.sub(r"^GPU \d+\s*[:：]\s*", "", g).strip() for g in gpu_lines)
+              if re.match(r"^(?:NVIDIA|Tesla|Quadro|GeForce)\b", n)]
+    if not _na(driver) and re.match(r"^\d+\.\d+", driver.strip()):
+        frag.setdefault("system", {})["nvidia_driver"] = driver.strip()
+        if nvidia:
+            # With a driver version, collect_env got these names from nvidia-smi when torch could not see the GPU:
+            # they are the machine's GPUs whatever torch is (a CPU torch on an RTX 4090: textgen#645).
+            frag["system"]["nvidia_gpus"] = nvidia
     for key, field in (("hip runtime version", "hip_runtime_version"), ("miopen runtime version", "miopen_version")):
         if key in kv:  # extension keys: what collect_env found at run time ("N/A": none)
             runtime[field] = None if _na(kv[key]) else kv[key]

@@ -87,9 +87,14 @@ def parse_container_run(text: str, cmd: str | None = None) -> Fragment:
                 run["user"] = a.split("=", 1)[1]
             elif a == "--privileged":
                 run["privileged"] = True
+            elif a in ("--gpus", "--runtime=nvidia") or a.startswith("--gpus="):
+                run["gpus"] = True
             elif a == "--rocm":
                 run["rocm_flag"] = True
             i += 1
+        image = _image(args)
+        if image:
+            run["image"] = image  # the first bare word: the image, when no option takes a separate value before it
         if m.group(1) in ("docker", "podman"):
             run.setdefault("privileged", False)
         merge(frag, {"container_run": [run]})
@@ -111,6 +116,49 @@ def parse_rocm_sdk_targets(text: str, cmd: str | None = None) -> Fragment:
     `gfx1100;gfx1101;gfx1102` -> `rocm_sdk.targets`."""
     found = re.findall(r"\bgfx[0-9a-f]{3,4}\b", text)
     return {"rocm_sdk": {"targets": sorted(set(found))}} if found else {}
+
+
+# Options of docker/podman run that take a separate value (`--device /dev/kfd`), so that value is not the image.
+_VALUED = {"--device", "--group-add", "-e", "--env", "-v", "--volume", "--name", "-u", "--user", "--network", "--net",
+           "--ipc", "--shm-size", "--security-opt", "--cap-add", "--cap-drop", "-p", "--publish", "-w", "--workdir",
+           "--entrypoint", "--runtime", "--gpus", "--env-file", "--mount", "-h", "--hostname", "--platform", "-m",
+           "--memory", "--ulimit", "--label", "-l", "--tmpfs", "--pid", "--userns"}
+
+
+def _image(args: list[str]) -> str | None:
+    """The image of a run command: the first argument that is neither an option nor an option's value."""
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in _VALUED:
+            skip = True
+            continue
+        if not a.startswith("-"):
+            return a
+    return None
+
+
+def parse_service(text: str, cmd: str | None = None) -> Fragment:
+    """`journalctl -u NAME` (or `systemctl status NAME`) with output: the GPU program runs as that systemd unit."""
+    rx = r"\b(?:journalctl\s+(?:-\S+\s+)*-u\s*|systemctl\s+status\s+)([A-Za-z0-9@_.:-]+)"
+    m = re.search(rx, cmd or "") or re.search(r"^\s*" + rx[2:], text, re.M)  # also a bare command line in the paste
+    if m and re.search(r"systemd\[1\]: Start|\w\[\d+\]: ", text):
+        return {"system": {"service_unit": m.group(1)}}
+    return {}
+
+
+def parse_nvidia_hints(text: str, cmd: str | None = None) -> Fragment:
+    """NVIDIA's CUDA toolkit (`nvcc --version`: `Cuda compilation tools, release 11.4`) and a missing nvidia-smi
+    (`nvidia-smi: command not found`, inside a container started without --gpus) -> `system`."""
+    frag: Fragment = {}
+    m = re.search(r"Cuda compilation tools, release (\d+\.\d+)", text)
+    if m:
+        merge(frag, {"system": {"cuda_toolkit": m.group(1)}})
+    if re.search(r"nvidia-smi: (?:command )?not found", text) or (cmd and "nvidia-smi" in cmd and "not found" in text):
+        merge(frag, {"system": {"nvidia_smi_missing": True}})
+    return frag
 
 
 def parse_windows(text: str, cmd: str | None = None) -> Fragment:

@@ -245,3 +245,11 @@ def test_amdsmi_missing_fails_only_where_the_program_lost_its_platform() -> None
     f = one("amdsmi-missing", errors=pasted("ModuleNotFoundError: No module named 'amdsmi'"))
     assert f.severity is Severity.WARN and f.fix is not None and "amd_smi" in f.fix.text
     assert one("amdsmi-missing", errors=pasted(NO_HIP)).severity is Severity.SKIP
+
+
+def test_rocm_glibc_mismatch() -> None:
+    text = ("rocminfo: /lib/x86_64-linux-gnu/libc.so.6: version GLIBC_2.34 not found (required by "
+            "/opt/rocm-5.4.3/bin/../lib/libhsa-runtime64.so.1)")
+    f = one("rocm-glibc-mismatch", errors=pasted(text))
+    assert f.severity is Severity.FAIL and f.fix is not None and f.fix.commands == ()
+    assert one("rocm-glibc-mismatch", errors=pasted(NO_HIP)).severity is Severity.SKIP

@@ -20,3 +20,28 @@ def test_nvidia_driver_warn_when_smi_lists_no_gpu() -> None:
 def test_nvidia_driver_info() -> None:
     f = one("nvidia-driver", files=PROC, commands={"nvidia-smi": {"argv": ["nvidia-smi"], "returncode": 0, "stdout": SMI}})
     assert (f.severity.value, f.title) == ("info", "NVIDIA driver 580.159.03: 1 GPU(s)")
+
+
+# -- cuda-driver-vs-torch (held-out round 3, 2026-11-23) ----------------------------------------------------------
+
+def test_cuda_driver_vs_torch_skip_without_versions() -> None:
+    assert one("cuda-driver-vs-torch").severity.value == "skip"
+
+
+def test_cuda_driver_vs_torch_fail_on_a_driver_older_than_torchs_cuda() -> None:
+    # pytorch#37320: torch 1.5 (CUDA 10.2, needs 440.33) on driver 410.104, CUDA not available.
+    rt = {"torch_version": "1.5.0", "cuda_version": "10.2", "hip_version": None, "is_available": False}
+    f = one("cuda-driver-vs-torch", runtime=rt, system={"nvidia_driver": "410.104"})
+    assert f.severity.value == "fail" and "440.33" in f.detail and f.fix is not None and f.fix.commands == ()
+    # The same versions with CUDA available (NVIDIA's forward-compatibility package): fine.
+    ok_rt = {**rt, "cuda_version": "12.1", "is_available": True}
+    assert one("cuda-driver-vs-torch", runtime=ok_rt, system={"nvidia_driver": "470.57"}).severity.value == "ok"
+
+
+def test_cuda_driver_vs_torch_reads_torchs_own_messages() -> None:
+    too_old = ("UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11040). "
+               "Please update your GPU driver")
+    assert one("cuda-driver-vs-torch", errors=[{"text": too_old}]).severity.value == "fail"
+    no_sm = "NVIDIA H100 PCIe with CUDA capability sm_90 is not compatible with the current PyTorch installation."
+    f = one("cuda-driver-vs-torch", errors=[{"text": no_sm}])
+    assert f.severity.value == "fail" and "sm_90" in f.title

@@ -97,6 +97,27 @@ def test_container_passthrough_fail_without_devices() -> None:
     assert f.fix is not None and "--device=/dev/kfd" in f.fix.commands[0]
 
 
+def test_container_run_advice_follows_the_gpu_vendor() -> None:
+    # A pasted run line without devices: AMD flags only when the paste shows ROCm, NVIDIA's --gpus when it shows
+    # CUDA, nothing when it shows neither (held-out anomalib#584: AMD flags on an NVIDIA container were harmful).
+    bare = [{"runtime": "docker", "devices": [], "group_add": [], "privileged": False, "image": "test"}]
+    assert one("container-passthrough", container_run=bare).severity.value == "skip"
+    amd = one("container-passthrough", container_run=[{**bare[0], "image": "rocm/pytorch:latest"}])
+    assert amd.severity.value == "fail" and amd.fix is not None and "--device=/dev/kfd" in amd.fix.commands[0]
+    nv = one("container-passthrough", container_run=bare, system={"cuda_toolkit": "11.4", "nvidia_smi_missing": True})
+    assert nv.severity.value == "fail" and nv.fix is not None and nv.fix.commands == ("docker run --gpus all IMAGE",)
+    assert "/dev/kfd" not in nv.fix.text + " ".join(nv.fix.commands)
+
+
+def test_wsl_leaves_an_nvidia_machine_alone() -> None:
+    # vllm#9293: a CUDA torch that sees an RTX 4070 under WSL2 is NVIDIA's own supported path.
+    rt = {"torch_version": "2.4.0+cu121", "cuda_version": "12.1", "hip_version": None, "is_available": True,
+          "devices": [{"index": 0, "name": "NVIDIA GeForce RTX 4070 Laptop GPU"}]}
+    f = one("wsl", files={"/proc/version": WSL_VERSION}, runtime=rt)
+    assert f.severity.value == "ok" and "NVIDIA" in f.title
+    assert one("wsl", files={"/proc/version": WSL_VERSION}).severity.value == "skip"  # nothing says ROCm
+
+
 def test_kernel_config_hsa_ok_with_kfd() -> None:
     assert one("kernel-config-hsa", paths={"/dev/kfd": node()}).severity.value == "ok"
 

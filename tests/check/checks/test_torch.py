@@ -71,9 +71,9 @@ def test_torch_build_mismatch_fail_cuda_torch_on_amd() -> None:
     assert (f.severity.value, f.title) == ("fail", "torch 2.9.1+cu128 is a CUDA build on an AMD GPU machine")
 
 
-def test_torch_build_mismatch_warn_cpu_torch_on_nvidia() -> None:
+def test_torch_build_mismatch_fail_cpu_torch_on_nvidia() -> None:
     f = one("torch-build-mismatch", commands=NVIDIA_SMI, python=rocm_python("2.9.1+cpu"))
-    assert (f.severity.value, f.title) == ("warn", "torch 2.9.1+cpu is a CPU-only build on an NVIDIA GPU machine")
+    assert (f.severity.value, f.title) == ("fail", "torch 2.9.1+cpu is a CPU-only build on an NVIDIA GPU machine")
 
 
 def test_torch_sees_gpu_skip_without_runtime_probe() -> None:

@@ -242,3 +242,14 @@ def test_cli_usage_errors(tmp_path: Path) -> None:
     assert res.returncode == 2 and "--snapshot" in res.stderr
     res = _cli("--pid", "0")
     assert res.returncode == 2
+
+
+def test_a_shell_override_does_not_reach_a_systemd_service_shown_in_the_paste() -> None:
+    # ollama#6152: ~/.bashrc exports the override; `journalctl -u ollama` shows the server started by systemd.
+    text = ["export HSA_OVERRIDE_GFX_VERSION=10.3.0",
+            ("journalctl -u ollama\nago 02 20:27:15 host systemd[1]: Started Ollama Service.\n"
+            "ago 02 20:27:15 host ollama[78976]: Couldn't find '/usr/share/ollama/.ollama/id_ed25519'.")]
+    facts = build_facts(snapshot_from_text(text))
+    [f] = [x for x in run_checks(facts, select(["workload-env-differs"])) if x.id == "workload-env-differs"]
+    assert f.severity.value == "fail" and "ollama.service" in f.title and f.fix is not None
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in f.fix.text and f.fix.commands == ()  # GPU not shown: words only
