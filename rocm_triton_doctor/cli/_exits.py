@@ -35,13 +35,26 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+RECEIVED: list[int] = []  # signals _raise turned into exceptions: code that must catch broad errors checks it
+
+
 def _raise(signum: int, _frame: object) -> None:
     # Tools run in their own sessions, so the terminal's signal never reaches them, and a thread pool's exit waits
     # for them: stop them here, at once, or an interrupted `check` waits out each tool's --timeout.
     runner = sys.modules.get("rocm_triton_doctor.check.probes.runner")
     if runner is not None:
         runner.kill_running()
+    RECEIVED.append(signum)
     raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
+
+
+def reraise_if_interrupted() -> None:
+    """Inside `except Exception`: an interrupt that a C extension turned into another error (Ctrl-C while torch's
+    extension module loads surfaces as ImportError 'cannot load module more than once per process') is still an
+    interrupt: exit 130, not 'cannot import torch'."""
+    if RECEIVED:
+        signum = RECEIVED[-1]
+        raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
 
 
 def install_handlers() -> None:

@@ -162,10 +162,16 @@ def import_stack(device: str) -> tuple[Any, Any]:
         try:
             import torch
         except Exception as exc:  # noqa: BLE001
+            from rocm_triton_doctor.cli._exits import reraise_if_interrupted
+
+            reraise_if_interrupted()
             raise SmokeCannotStart(f"cannot import torch ({type(exc).__name__}: {exc}); run `rocm-triton-doctor check`") from None
         try:
             import triton
         except Exception as exc:  # noqa: BLE001
+            from rocm_triton_doctor.cli._exits import reraise_if_interrupted
+
+            reraise_if_interrupted()
             raise SmokeCannotStart(f"cannot import triton ({type(exc).__name__}: {exc}); run `rocm-triton-doctor check`") from None
     return torch, triton
 

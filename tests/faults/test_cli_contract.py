@@ -282,3 +282,21 @@ def test_d19_a_bogus_home_is_not_created(fx: Fixtures, tmp_path: Path) -> None:
          timeout=150)
     assert not bogus.exists()
 
+
+
+def test_an_interrupt_that_a_c_extension_turned_into_another_error_stays_an_interrupt(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C while torch's extension loads surfaced as ImportError ('cannot load module more than once per process')
+    # and smoke said "cannot import torch", exit 3 (seen under load in tests/cli/test_contracts.py's Ctrl-C test).
+    import signal
+
+    from rocm_triton_doctor.cli import _exits
+
+    monkeypatch.setattr(_exits, "RECEIVED", [])
+    _exits.reraise_if_interrupted()  # nothing received: nothing raised
+    monkeypatch.setattr(_exits, "RECEIVED", [int(signal.SIGINT)])
+    with pytest.raises(KeyboardInterrupt):
+        _exits.reraise_if_interrupted()
+    monkeypatch.setattr(_exits, "RECEIVED", [int(signal.SIGTERM)])
+    with pytest.raises(_exits.Terminated):
+        _exits.reraise_if_interrupted()
