@@ -17,7 +17,8 @@ from rocm_triton_doctor.cli._shared import Usage, finish, spinner, split, usage_
 
 # Options of the kernel suite that mean nothing for a model run (their defaults are what "not given" looks like).
 _SUITE_ONLY = {"only": (), "with_compile": False, "junit": None, "plot": None, "compile_only": False, "arch": None,
-               "distributed": False, "broken": None, "preset": "quick", "python": None}
+               "distributed": False, "broken": None, "preset": "quick", "python": None, "max_seconds": None,
+               "tune": False, "rank_timeout": 300.0, "collective_max_mib": 256.0}
 
 
 # Spelled out here: smoke.model_forms imports torch, and every CLI start (check on a machine without torch too)

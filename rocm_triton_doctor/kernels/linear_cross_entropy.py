@@ -234,8 +234,17 @@ def _lce_op(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, targets
             reduction: str, need_h: bool, need_w: bool, need_b: bool
             ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     loss, gh, gw, gb = forward_and_grads(h, w, bias, targets, ignore_index, reduction, need_h, need_w, need_b)
-    return (loss, gh if gh is not None else _empty(h), gw if gw is not None else _empty(w),
+    # The gradients in their inputs' layouts, as the fake (empty_like) says and as autograd expects a gradient to
+    # match its input: computed contiguous, they are copied only for a non-contiguous h or W (a transposed h had
+    # given inductor a stride mismatch, or with size asserts off wrong dh; fuzz round 2, 2026-11-23).
+    return (loss, _like(gh, h) if gh is not None else _empty(h), _like(gw, w) if gw is not None else _empty(w),
             gb if gb is not None else _empty(h))
+
+
+def _like(g: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    if g.stride() == x.stride():
+        return g
+    return torch.empty_like(x).copy_(g)
 
 
 @_lce_op.register_fake

@@ -294,6 +294,11 @@ def to_result(result: dict[str, Any]) -> Any:
     from rocm_triton_doctor.result import ExitCode, Result
 
     ok = bool(result["ok"])
+    forms = result.get("forms") or {}
+    if ok and forms and all(f.get("status") == "skipped" for f in forms.values()):
+        # Nothing trained (every form skipped: Liger not installed, say): no verdict, not "passed" (fuzz round 2).
+        return Result(SCHEMA.removeprefix("rocm-triton-doctor/"), "smoke --model", "could-not-check",
+                      int(ExitCode.COULD_NOT_CHECK), {k: v for k, v in result.items() if k != "schema"})
     return Result(SCHEMA.removeprefix("rocm-triton-doctor/"), "smoke --model", "passed" if ok else "failed",
                   int(ExitCode.HEALTHY if ok else ExitCode.PROBLEMS), {k: v for k, v in result.items() if k != "schema"})
 

@@ -51,7 +51,8 @@ def _small(t: torch.Tensor) -> bool:
 
 
 def _rows(t: torch.Tensor) -> torch.Tensor:
-    return t.reshape(-1, t.shape[-1])
+    # Rows from the leading dims: `reshape(-1, 0)` is ambiguous for a zero-width last dim (fuzz round 2).
+    return t.reshape(math.prod(t.shape[:-1]), t.shape[-1])
 
 
 def _as(w: torch.Tensor, dt: torch.dtype) -> torch.Tensor:

@@ -144,9 +144,10 @@ def save_last(report: SmokeReport) -> None:
 
 def import_stack(device: str) -> tuple[Any, Any]:
     """Import torch and triton for `device`; on failure raise SmokeCannotStart with one clear line."""
+    interpret = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
     if device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"  # must be set before any @triton.jit function is created
-    elif os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+    elif device == "cuda" and interpret:
         raise SmokeCannotStart("TRITON_INTERPRET is set: unset it to run on the GPU, or use --device cpu")
     if "torch" not in sys.modules:  # a torch that segfaults or hangs at import must not take the doctor with it
         from rocm_triton_doctor.smoke import preflight
@@ -166,6 +167,15 @@ def import_stack(device: str) -> tuple[Any, Any]:
 
             reraise_if_interrupted()
             raise SmokeCannotStart(f"cannot import torch ({type(exc).__name__}: {exc}); run `rocm-triton-doctor check`") from None
+        if device == "auto":
+            # Decided here, between torch and Triton: triton.language's own @jit helpers are created when Triton is
+            # imported, so a laptop without a GPU must have TRITON_INTERPRET set before that (it had failed with
+            # "Cannot call @triton.jit'd outside of the scope of a kernel"; fuzz round 2, 2026-11-23).
+            gpu = torch.cuda.is_available()
+            if not gpu and "triton" not in sys.modules:
+                os.environ["TRITON_INTERPRET"] = "1"
+            elif gpu and interpret:
+                raise SmokeCannotStart("TRITON_INTERPRET is set: unset it to run on the GPU, or use --device cpu")
         try:
             import triton
         except Exception as exc:  # noqa: BLE001

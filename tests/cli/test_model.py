@@ -87,3 +87,17 @@ def test_no_gpu_exits_3(cache: Path) -> None:
 
 def test_cli_choices_match_the_harness() -> None:
     assert tuple(model_forms.PRESETS) == _model.PRESETS and _model.DTYPES == model.DTYPES
+
+
+def test_suite_only_options_are_refused_and_a_run_with_nothing_trained_has_no_verdict(cache: Path) -> None:
+    # --max-seconds, --tune, --rank-timeout and --collective-max-mib had been accepted and ignored with --model, and a
+    # run whose every form was skipped said "passed" (fuzz round 2, 2026-11-23).
+    for opt in (("--max-seconds", "5"), ("--tune",), ("--rank-timeout", "10"), ("--collective-max-mib", "1")):
+        res = invoke(*TOY, "--forms", "sdpa", *opt)
+        assert res.exit_code == 2 and "--model runs the model alone" in res.output, opt
+    import importlib.util
+
+    if importlib.util.find_spec("liger_kernel") is not None:
+        pytest.skip("Liger-Kernel is installed here: its form would run")
+    res = invoke(*TOY, "--forms", "liger", "--json")
+    assert res.exit_code == 3 and json.loads(res.stdout)["status"] == "could-not-check"

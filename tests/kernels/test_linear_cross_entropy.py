@@ -283,3 +283,15 @@ def test_torch_compile_inductor_cpu() -> None:
     for p, w in zip(model.parameters(), want, strict=True):
         assert p.grad is not None
         torch.testing.assert_close(p.grad, w, rtol=1e-4, atol=1e-6)
+
+
+def test_the_custom_ops_gradients_have_the_layouts_its_fake_promises() -> None:
+    # The fake says empty_like(h) / empty_like(W); the real op computes contiguous gradients. For a transposed h the
+    # two disagreed, and inductor then asserted on the strides or, with size asserts off, read dh wrongly (fuzz
+    # round 2, 2026-11-23). Both now give the inputs' layouts.
+    h, w, _, y = _inputs(7, 16, 33, torch.float32)
+    ht = h.t().contiguous().t()  # (7, 16) with strides (1, 7)
+    _, gh, gw, _ = lce._lce_op(ht, w, None, y, -100, "mean", True, True, False)
+    assert gh.stride() == torch.empty_like(ht).stride() and gw.stride() == torch.empty_like(w).stride()
+    _, want, _, _ = lce.forward_and_grads(h, w, None, y)
+    torch.testing.assert_close(gh, want)
