@@ -331,3 +331,20 @@ def first_order_only(backward: Callable[..., Any]) -> Callable[..., Any]:
         return backward(ctx, *grads)
 
     return wrapper
+
+
+def refuse_forward_ad(name: str, *tensors: object) -> None:
+    """Forward-mode differentiation (torch.func.jvp / jacfwd, forward_ad dual tensors) through a torch.library custom
+    op gives a ZERO tangent, silently: the op registers no forward rule and torch raises nothing (fuzz round 2,
+    2026-11-23). Refuse it instead, in the custom ops' eager entry points (torch.compile traces them itself)."""
+    if torch.compiler.is_compiling():
+        return
+    from torch._C import _functorch
+    from torch.autograd import forward_ad
+
+    top = _functorch.peek_interpreter_stack()
+    if (top is not None and top.key() == _functorch.TransformType.Jvp) or any(
+            isinstance(t, torch.Tensor) and forward_ad.unpack_dual(t).tangent is not None for t in tensors):
+        raise RuntimeError(f"{name}: forward-mode differentiation (torch.func.jvp, jacfwd, forward_ad) is not "
+                           "supported: its Triton kernels have no forward-mode rule; use reverse mode (backward, "
+                           "torch.func.grad/vjp)")

@@ -17,7 +17,7 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.base import (
+from rocm_triton_doctor.kernels.base import (refuse_forward_ad,
     first_order_only, AotSpec, Case, DropoutCheck, Inputs, KernelSpec, cdiv, check_alias, check_device,
                                              check_dtype, check_p, dropout_args, prepare_out, randn, resolve_seed,
                                              row_layout, stream_seed, target_of)
@@ -218,6 +218,7 @@ def bias_gelu_dropout_residual_autograd(x: torch.Tensor, bias: torch.Tensor, res
 def bias_gelu_dropout_residual_custom_op(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor, p: float = 0.0,
                                          seed: int | None = None) -> torch.Tensor:
     """residual + dropout(gelu_tanh(x + bias)) with Triton forward and backward, through the custom op."""
+    refuse_forward_ad("bias_gelu_dropout_residual", x, bias, residual)
     return _bgdr_op(x, bias, residual, p, resolve_seed("bias_gelu_dropout_residual", seed) if p > 0 else 0)
 
 

@@ -12,7 +12,7 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy, row_grads
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only
+from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
 
 
@@ -250,6 +250,7 @@ _layernorm_op.register_autograd(_layernorm_autograd, setup_context=_layernorm_se
 
 def layernorm_custom_op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
     """F.layer_norm(x, (N,), weight, bias, eps) with Triton forward and backward, through the custom op."""
+    refuse_forward_ad("layernorm", x, weight, bias)
     return _layernorm_op(x, weight, bias, eps)[0]
 
 

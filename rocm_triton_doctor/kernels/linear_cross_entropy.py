@@ -37,7 +37,7 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.base import (
+from rocm_triton_doctor.kernels.base import (refuse_forward_ad,
     first_order_only, AotSpec, Case, Inputs, KernelSpec, check_device, check_dtype, dtype_name, randn,
                                              target_of)
 
@@ -287,6 +287,7 @@ def linear_cross_entropy_custom_op(h: torch.Tensor, w: torch.Tensor, targets: to
                                    bias: torch.Tensor | None = None, ignore_index: int = -100,
                                    reduction: str = "mean") -> torch.Tensor:
     """linear_cross_entropy through the custom op (what torch.compile sees; callable eagerly)."""
+    refuse_forward_ad("linear_cross_entropy", h, w, targets, bias)
     on = torch.is_grad_enabled()
     need_b = on and bias is not None and bias.requires_grad
     return _lce_op(h, w, bias, targets, ignore_index, reduction, on and h.requires_grad, on and w.requires_grad,

@@ -12,7 +12,7 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy, row_grads
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only
+from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
 
 
@@ -207,6 +207,7 @@ _rmsnorm_op.register_autograd(_rmsnorm_autograd, setup_context=_rmsnorm_setup)
 
 def rmsnorm_custom_op(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """F.rms_norm(x, (N,), weight, eps) with Triton forward and backward, through the custom op."""
+    refuse_forward_ad("rmsnorm", x, weight)
     return _rmsnorm_op(x, weight, eps)[0]
 
 

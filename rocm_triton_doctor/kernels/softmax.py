@@ -11,7 +11,7 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy, row_grads
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, randn, first_order_only
+from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
 
 
@@ -181,6 +181,7 @@ _softmax_op.register_autograd(_softmax_autograd, setup_context=_softmax_setup)
 
 def softmax_custom_op(x: torch.Tensor) -> torch.Tensor:
     """torch.softmax(x, -1) with Triton forward and backward, through the custom op."""
+    refuse_forward_ad("softmax", x)
     return _softmax_op(x)
 
 

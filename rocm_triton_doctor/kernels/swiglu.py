@@ -11,7 +11,7 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.base import (
+from rocm_triton_doctor.kernels.base import (refuse_forward_ad,
     first_order_only, AotSpec, Case, Inputs, KernelSpec, cdiv, check_alias, check_device, check_dtype,
                                              prepare_out, randn, target_of)
 from rocm_triton_doctor.kernels.elementwise import full_block, strided_grid, strided_layout, tile_of, tile_offsets
@@ -164,6 +164,7 @@ _swiglu_op.register_autograd(_swiglu_autograd, setup_context=_swiglu_setup)
 
 def swiglu_custom_op(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
     """silu(gate) * up with Triton forward and backward, through the custom op."""
+    refuse_forward_ad("swiglu", gate, up)
     return _swiglu_op(gate, up)
 
 

@@ -112,3 +112,16 @@ def test_gradients_of_gradients_are_refused_not_dropped(name: str, mod: Any, ref
         torch.autograd.grad((y * c).sum(), xs[0], create_graph=True)
     (gx,) = torch.autograd.grad((mod.autograd_op(*xs) * c).sum(), xs[0])  # first order still works
     assert gx.shape == xs[0].shape
+
+
+@pytest.mark.parametrize("name,mod,ref,make,eager_fn,op", CASES, ids=[c[0] for c in CASES])
+def test_forward_mode_through_the_custom_op_is_refused_not_zero(name: str, mod: Any, ref: Callable[..., torch.Tensor],
+                                                                make: Callable[[torch.Generator], tuple[torch.Tensor, ...]],
+                                                                eager_fn: str, op: str) -> None:
+    # torch.func.jvp through a torch.library custom op had returned a ZERO tangent (fuzz round 2, 2026-11-23).
+    form = getattr(mod, "custom_op_form", None)
+    if form is None:
+        pytest.skip(f"{name} has no eagerly callable custom-op form")
+    inputs = make(torch.Generator().manual_seed(4))
+    with pytest.raises(RuntimeError, match="forward-mode"):
+        torch.func.jvp(lambda x: form(x, *inputs[1:]), (inputs[0],), (torch.ones_like(inputs[0]),))
