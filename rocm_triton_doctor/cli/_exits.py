@@ -1,11 +1,9 @@
 """How every command ends abnormally, the same way in every command (result.py ExitCode; docs/output.md):
 
-* Ctrl-C (SIGINT), SIGTERM (a CI timeout, `kill`), SIGHUP (a closed terminal or SSH session) -> one line, exit
-  128 + the signal's number (130, 143, 129), as a shell reports a death by that signal; SIGTERM and SIGHUP are
-  raised as `Terminated`, a KeyboardInterrupt, so every cleanup written for Ctrl-C runs for them too (issue #18 §5);
-* stdout closed by its reader (`| head -1`) -> nothing printed, exit 141 (128 + SIGPIPE);
-* stdout on a full disk (`> /dev/full`, a full quota) -> one line, exit 3: the answer could not be delivered, which
-  is neither a problem with the machine (1) nor a crash of the doctor (4);
+* Ctrl-C (SIGINT), SIGTERM (a CI timeout, `kill`), SIGHUP (a closed terminal) -> one line, exit 128 + the signal's
+  number (130, 143, 129), as a shell reports it; SIGTERM and SIGHUP are raised as `Terminated`, a KeyboardInterrupt,
+  so every cleanup written for Ctrl-C runs for them too (issue #18 §5);
+* stdout closed by its reader (`| head -1`) -> silent, exit 141; on a full disk -> one line, exit 3 (undelivered);
 * anything else uncaught -> one line, exit 4 (RTD_DEBUG=1 re-raises for a traceback).
 """
 
@@ -25,6 +23,7 @@ from rocm_triton_doctor.result import ExitCode
 
 # Write errors that mean "the output has nowhere to go", not "the doctor is broken".
 FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+RECEIVED: list[int] = []  # the signals _raise turned into exceptions (smoke/runner.py's import guard reads it)
 
 
 class Terminated(KeyboardInterrupt):
@@ -35,9 +34,6 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
-RECEIVED: list[int] = []  # signals _raise turned into exceptions: code that must catch broad errors checks it
-
-
 def _raise(signum: int, _frame: object) -> None:
     # Tools run in their own sessions, so the terminal's signal never reaches them, and a thread pool's exit waits
     # for them: stop them here, at once, or an interrupted `check` waits out each tool's --timeout.
@@ -46,15 +42,6 @@ def _raise(signum: int, _frame: object) -> None:
         runner.kill_running()
     RECEIVED.append(signum)
     raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
-
-
-def reraise_if_interrupted() -> None:
-    """Inside `except Exception`: an interrupt that a C extension turned into another error (Ctrl-C while torch's
-    extension module loads surfaces as ImportError 'cannot load module more than once per process') is still an
-    interrupt: exit 130, not 'cannot import torch'."""
-    if RECEIVED:
-        signum = RECEIVED[-1]
-        raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
 
 
 def install_handlers() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import signal
 import sys
 import time
 import traceback
@@ -142,6 +143,16 @@ def save_last(report: SmokeReport) -> None:
         pass  # a read-only home must not fail the smoke run
 
 
+def _reraise_if_interrupted() -> None:
+    """In `except Exception`: an interrupt that a C extension turned into another error (Ctrl-C while torch loads:
+    ImportError 'cannot load module more than once per process') is still one: exit 130, not 'cannot import torch'."""
+    from rocm_triton_doctor.cli import _exits
+
+    if _exits.RECEIVED:
+        signum = _exits.RECEIVED[-1]
+        raise KeyboardInterrupt if signum == signal.SIGINT else _exits.Terminated(signum)
+
+
 def import_stack(device: str) -> tuple[Any, Any]:
     """Import torch and triton for `device`; on failure raise SmokeCannotStart with one clear line."""
     interpret = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
@@ -163,9 +174,7 @@ def import_stack(device: str) -> tuple[Any, Any]:
         try:
             import torch
         except Exception as exc:  # noqa: BLE001
-            from rocm_triton_doctor.cli._exits import reraise_if_interrupted
-
-            reraise_if_interrupted()
+            _reraise_if_interrupted()
             raise SmokeCannotStart(f"cannot import torch ({type(exc).__name__}: {exc}); run `rocm-triton-doctor check`") from None
         if device == "auto":
             # Decided here, between torch and Triton: triton.language's own @jit helpers are created when Triton is
@@ -179,9 +188,7 @@ def import_stack(device: str) -> tuple[Any, Any]:
         try:
             import triton
         except Exception as exc:  # noqa: BLE001
-            from rocm_triton_doctor.cli._exits import reraise_if_interrupted
-
-            reraise_if_interrupted()
+            _reraise_if_interrupted()
             raise SmokeCannotStart(f"cannot import triton ({type(exc).__name__}: {exc}); run `rocm-triton-doctor check`") from None
     return torch, triton
 

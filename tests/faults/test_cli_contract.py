@@ -291,12 +291,13 @@ def test_an_interrupt_that_a_c_extension_turned_into_another_error_stays_an_inte
     import signal
 
     from rocm_triton_doctor.cli import _exits
+    from rocm_triton_doctor.smoke.runner import _reraise_if_interrupted
 
     monkeypatch.setattr(_exits, "RECEIVED", [])
-    _exits.reraise_if_interrupted()  # nothing received: nothing raised
+    _reraise_if_interrupted()  # nothing received: nothing raised
     monkeypatch.setattr(_exits, "RECEIVED", [int(signal.SIGINT)])
     with pytest.raises(KeyboardInterrupt):
-        _exits.reraise_if_interrupted()
+        _reraise_if_interrupted()
     monkeypatch.setattr(_exits, "RECEIVED", [int(signal.SIGTERM)])
     with pytest.raises(_exits.Terminated):
-        _exits.reraise_if_interrupted()
+        _reraise_if_interrupted()
