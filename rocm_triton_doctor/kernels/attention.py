@@ -291,6 +291,11 @@ def kernel_scale(D: int, sm_scale: float | None) -> float:
     scale = (1.0 / math.sqrt(D) if D else 1.0) if sm_scale is None else float(sm_scale)
     if not math.isfinite(scale):
         raise ValueError(f"attention: sm_scale must be finite, got {sm_scale}")
+    return underflow_to_zero(scale)
+
+
+def underflow_to_zero(scale: float) -> float:
+    """0 for a scale whose scale·log2(e) underflows fp32 (the kernels then weigh every visible key the same)."""
     return 0.0 if abs(scale) * LOG2E < FP32_MIN_NORMAL else scale
 
 

@@ -25,8 +25,8 @@ import triton.language as tl
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import argcheck, policy
 from rocm_triton_doctor.kernels import attention as _fwd
-from rocm_triton_doctor.kernels.attention import (FP32_MIN_NORMAL, LOG2E, _key_ranges, _signed,  # the forward's Q'
-                                                  kernel_scale)
+from rocm_triton_doctor.kernels.attention import (LOG2E, _key_ranges, _signed,  # the forward's Q'
+                                                  kernel_scale, underflow_to_zero)
 from rocm_triton_doctor.kernels.base import AotSpec, cdiv, upcast_dots, first_order_only
 
 
@@ -209,7 +209,7 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
         raise ValueError(f"attention backward: dO {tuple(do.shape)} must have q's shape {tuple(q.shape)}")
     if argcheck.max_offset(do) >= argcheck.INT32_LIMIT:  # 32-bit row offsets, as the forward's inputs
         raise ValueError(f"attention backward: dO spans 2^31 elements or more of memory (strides {do.stride()})")
-    scale = 0.0 if abs(scale) * LOG2E < FP32_MIN_NORMAL else scale
+    scale = underflow_to_zero(scale)  # callers passing a raw scale get the forward's rule too
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     if q.numel() == 0 or S_k == 0 or B * H_kv == 0:  # no query rows or no keys: every gradient is 0
         return dq.zero_(), dk.zero_(), dv.zero_()

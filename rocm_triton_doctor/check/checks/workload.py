@@ -94,14 +94,14 @@ def workload_env_differs(f: Facts) -> Iterable[Finding]:
             # a login shell's, so the service runs without it unless its unit sets it (ollama#6152, #3107).
             name, value = sorted(shell.items())[0]
             unit = service if "." in service else f"{service}.service"
+            fix = _fix(WorkloadEnv(f"unit {unit}", {}), name, value)
             yield fail(f"{name}={value} is set in a shell, but {unit} is a systemd service that never reads it",
                        "A service's environment comes from its unit (Environment=, EnvironmentFile=), not from "
                        "~/.bashrc or /etc/profile; unless the unit sets it (check: `systemctl show "
                        f"{unit} -p Environment`), the server runs without the override.", evidence=("env", unit),
                        # The GPU is not shown: the user's own value, said in words (fix safety: no override
                        # command while the hardware is unknown).
-                       fix=(_fix(WorkloadEnv(f"unit {unit}", {}), name, value) if amd_gpus(f)
-                            else Fix(_fix(WorkloadEnv(f"unit {unit}", {}), name, value).text)))
+                       fix=fix if amd_gpus(f) else Fix(fix.text))
             return
         yield skip("no workload named", "Run `rocm-triton-doctor check --unit ollama.service` or `--pid PID`.")
         return

@@ -80,3 +80,11 @@ def gpu_seen(tool: str, gfx: str | None = None, name: str | None = None, **extra
         entry["name"] = name
     entry.update({k: v for k, v in extra.items() if v is not None})
     return {"gpus_seen": [entry]}
+
+
+_LOG_PREFIX = re.compile(r"^\[(?:INFO|WARNING|DEBUG|ERROR)\]\s*")
+
+
+def log_line(line: str) -> str:
+    """A pasted line without surrounding blanks and a leading `[INFO] ` level tag (ComfyUI's logging prefix)."""
+    return _LOG_PREFIX.sub("", line.strip())

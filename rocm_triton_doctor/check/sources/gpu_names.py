@@ -15,14 +15,14 @@ from __future__ import annotations
 import json
 import re
 
-from rocm_triton_doctor.check.sources._frag import Fragment, command, gfx_names, gpu_seen, merge
+from rocm_triton_doctor.check.sources._frag import Fragment, command, gfx_names, gpu_seen, merge, log_line
 
 
 def parse(text: str, cmd: str | None = None) -> Fragment:
     frag: Fragment = {}
     agent_names = re.search(r"^\s*Name:\s+gfx[0-9a-f]{3,4}\s*$", text, re.M) is not None
     for ln in text.splitlines():
-        s = re.sub(r"^\[(?:INFO|WARNING|DEBUG|ERROR)\]\s*", "", ln.strip())  # ComfyUI's logging prefix
+        s = log_line(ln)
         _ollama(s, frag)
         # ComfyUI's startup: `AMD arch: gfx1151` (torch's gcnArchName for the device it opened: the runtime's view).
         m = re.match(r"^AMD arch:\s*(gfx[0-9a-f]{3,4})\b", s)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rocm_triton_doctor.check.sources._frag import Fragment
+from rocm_triton_doctor.check.sources._frag import Fragment, log_line
 
 _EXPR = {
     "torch.__version__": "torch_version",
@@ -76,7 +76,7 @@ def parse_labels(text: str, cmd: str | None = None) -> Fragment:
     promises (a version starting with a digit or None; True/False), so prose never fills a fact."""
     rt: dict[str, Any] = {}
     for ln in text.splitlines():
-        s = re.sub(r"^\[(?:INFO|WARNING|DEBUG|ERROR)\]\s*", "", ln.strip())  # ComfyUI's logging prefix
+        s = log_line(ln)
         for rx, key in _LABELS:
             m = rx.match(s)
             if not m or key in rt:
