@@ -82,8 +82,10 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tenso
 # partial sums per program, reduced by torch — no atomics). r comes saved from the forward (STATS).
 
 @triton.jit
-def _rmsnorm_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dwp_ptr, M, N, sw, RPP, BLOCK: tl.constexpr,
-                             LOOPED: tl.constexpr):
+def _rmsnorm_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dwp_ptr, y_ptr, M, N, sw, RPP, BLOCK: tl.constexpr,
+                             LOOPED: tl.constexpr, STORE_Y: tl.constexpr):
+    # STORE_Y: also write the forward's output y = x·r·w, for a caller that let it go (norm_linear's recompute for
+    # its weight gradients): one write, where a second forward pass would read x again and launch once more.
     pid = tl.program_id(0)
     first = pid * RPP
     n_rows = tl.minimum(M - first, RPP)
@@ -111,6 +113,8 @@ def _rmsnorm_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dwp_ptr, M,
                 x = tl.load(x_ptr + base + c, mask=m, other=0.0).to(tl.float32)
                 w = tl.load(w_ptr + c.to(tl.int64) * sw, mask=m, other=0.0).to(tl.float32)
                 tl.store(dx_ptr + base + c, (r * w * dy - x * k).to(dx_ptr.dtype.element_ty), mask=m)
+                if STORE_Y:
+                    tl.store(y_ptr + base + c, (x * r * w).to(y_ptr.dtype.element_ty), mask=m)
                 p = tl.load(part + c, mask=m, other=0.0)
                 tl.store(part + c, p + dy * x * r, mask=m)
     else:
@@ -124,6 +128,8 @@ def _rmsnorm_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dwp_ptr, M,
             x = tl.load(x_ptr + base + cols, mask=m, other=0.0).to(tl.float32)
             k = tl.sum(dy * w * x, axis=0) * r * r * r / N
             tl.store(dx_ptr + base + cols, (r * w * dy - x * k).to(dx_ptr.dtype.element_ty), mask=m)
+            if STORE_Y:
+                tl.store(y_ptr + base + cols, (x * r * w).to(y_ptr.dtype.element_ty), mask=m)
             dw += dy * x * r
         tl.store(part + cols, dw, mask=m)
 
@@ -132,6 +138,22 @@ def rmsnorm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, rs
                      config: dict[str, Any] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(∂x in x's dtype and shape, ∂weight in weight's dtype) from the output gradient dy (x's shape), the forward's
     x and weight (any layout, as the forward takes) and its per-row rstd."""
+    dx, dw, _ = _backward(dy, x, weight, rstd, config, with_y=False)
+    return dx, dw
+
+
+def rmsnorm_backward_with_output(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, rstd: torch.Tensor,
+                                 config: dict[str, Any] | None = None
+                                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(∂x, ∂weight, y) in one pass: rmsnorm_backward plus the forward's output y (x's dtype, shape (M, N) of x's
+    rows, as computed from the saved rstd) for a caller that did not keep it."""
+    dx, dw, y = _backward(dy, x, weight, rstd, config, with_y=True)
+    assert y is not None
+    return dx, dw, y
+
+
+def _backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, rstd: torch.Tensor,
+              config: dict[str, Any] | None, with_y: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     N = x.shape[-1]
     if dy.shape != x.shape:
         raise ValueError(f"rmsnorm backward: dy {tuple(dy.shape)} must have x's shape {tuple(x.shape)}")
@@ -140,13 +162,17 @@ def rmsnorm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, rs
     if rstd.shape != (M,) or rstd.dtype != torch.float32:
         raise ValueError(f"rmsnorm backward: rstd must be fp32 of shape ({M},), got {rstd.dtype} {tuple(rstd.shape)}")
     dx = torch.empty_like(x2)
+    y = torch.empty_like(x2) if with_y else None
     if M == 0 or N == 0:
-        return dx.reshape(x.shape), torch.zeros_like(weight)
+        if y is not None:
+            y.zero_()
+        return dx.reshape(x.shape), torch.zeros_like(weight), y
     cfg = row_grads.config(x2, N, config)
     grid, rpp = row_grads.launch_shape(M, row_grads.programs(x.device, M))
     part = (torch.zeros if cfg["LOOPED"] else torch.empty)((grid[0], N), dtype=torch.float32, device=x.device)
-    launch(_rmsnorm_backward_kernel, grid, dy2, x2, weight, rstd, dx, part, M, N, weight.stride(0), rpp, **cfg)
-    return dx.reshape(x.shape), part.sum(0).to(weight.dtype)
+    launch(_rmsnorm_backward_kernel, grid, dy2, x2, weight, rstd, dx, part, y if y is not None else dx, M, N,
+           weight.stride(0), rpp, STORE_Y=with_y, **cfg)
+    return dx.reshape(x.shape), part.sum(0).to(weight.dtype), y
 
 
 class RMSNormFunction(torch.autograd.Function):
@@ -272,8 +298,11 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     # The forward as training runs it (STATS: rstd saved for the backward), then the backward.
     fwd = row_aot("rmsnorm", rmsnorm_kernel, ("x_ptr", "w_ptr", "out_ptr"), {"eps": "fp32", "rstd_ptr": "*fp32"},
                   {"sw": 1, "STATS": True}, target)
-    return fwd + row_grads.grad_aot("rmsnorm", _rmsnorm_backward_kernel, {"dy_ptr": "x", "x_ptr": "x", "w_ptr": "x",
-                                    "rstd_ptr": "*fp32", "dx_ptr": "x", "dwp_ptr": "*fp32"}, {"sw": 1}, target)
+    ptrs = {"dy_ptr": "x", "x_ptr": "x", "w_ptr": "x", "rstd_ptr": "*fp32", "dx_ptr": "x", "dwp_ptr": "*fp32",
+            "y_ptr": "x"}
+    return (fwd + row_grads.grad_aot("rmsnorm", _rmsnorm_backward_kernel, ptrs, {"sw": 1, "STORE_Y": False}, target)
+            + row_grads.grad_aot("rmsnorm (writing y for norm_linear)", _rmsnorm_backward_kernel, ptrs,
+                                 {"sw": 1, "STORE_Y": True}, target))
 
 
 KERNEL = KernelSpec("rmsnorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile", "mem-eager"))

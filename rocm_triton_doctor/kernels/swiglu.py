@@ -77,39 +77,67 @@ def swiglu(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) ->
 # (Liger-Kernel's swiglu backward recomputes σ(a) the same way instead of saving silu(a)).
 
 @triton.jit
-def _swiglu_backward_kernel(dy_ptr, a_ptr, b_ptr, da_ptr, db_ptr, n, BLOCK: tl.constexpr):
+def _swiglu_backward_kernel(dy_ptr, a_ptr, b_ptr, da_ptr, db_ptr, h_ptr, n, BLOCK: tl.constexpr, STORE_H: tl.constexpr):
     pid = tl.program_id(0).to(tl.int64)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     if full_block(pid, n, BLOCK):
-        _swiglu_backward_block(dy_ptr, a_ptr, b_ptr, da_ptr, db_ptr, offs, n, False)
+        _swiglu_backward_block(dy_ptr, a_ptr, b_ptr, da_ptr, db_ptr, h_ptr, offs, n, False, STORE_H)
     else:
-        _swiglu_backward_block(dy_ptr, a_ptr, b_ptr, da_ptr, db_ptr, offs, n, True)
+        _swiglu_backward_block(dy_ptr, a_ptr, b_ptr, da_ptr, db_ptr, h_ptr, offs, n, True, STORE_H)
 
 
 @triton.jit
-def _swiglu_backward_block(dy_ptr, a_ptr, b_ptr, da_ptr, db_ptr, offs, n, MASKED: tl.constexpr):
+def _swiglu_backward_block(dy_ptr, a_ptr, b_ptr, da_ptr, db_ptr, h_ptr, offs, n, MASKED: tl.constexpr,
+                           STORE_H: tl.constexpr):
     mask = offs < n if MASKED else None
     dy = tl.load(dy_ptr + offs, mask=mask).to(tl.float32)
     a = tl.load(a_ptr + offs, mask=mask).to(tl.float32)
     b = tl.load(b_ptr + offs, mask=mask).to(tl.float32)
     s = tl.sigmoid(a)
+    # da may be dy's own memory (swiglu_backward(..., da_into_dy=True)): each element's dy is read above, before
+    # its da is stored, by the same program.
     tl.store(da_ptr + offs, (dy * b * s * (1.0 + a * (1.0 - s))).to(da_ptr.dtype.element_ty), mask=mask)
     tl.store(db_ptr + offs, (dy * a * s).to(db_ptr.dtype.element_ty), mask=mask)
+    if STORE_H:  # the forward's output, for a caller that let it go (a recompute that costs one write, no reads)
+        tl.store(h_ptr + offs, (a * s * b).to(h_ptr.dtype.element_ty), mask=mask)
 
 
 def swiglu_backward(dy: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(∂a, ∂b), contiguous, in a's dtype and shape. Inputs of any layout (made contiguous: a copy when strided)."""
+    da, db, _ = _backward(dy, a, b, with_h=False, da_into_dy=False)
+    return da, db
+
+
+def swiglu_backward_with_output(dy: torch.Tensor, a: torch.Tensor, b: torch.Tensor, da_into_dy: bool = False
+                                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(∂a, ∂b, silu(a)·b) in one pass: the backward for a caller that did not keep the forward's output (an MLP's
+    recompute for its down projection's weight gradient) gets it for one extra write instead of a second pass that
+    reads a and b again. da_into_dy: ∂a is written over dy (which must then be a's dtype, contiguous and not needed
+    afterwards), saving one (M, F) buffer at the caller's peak."""
+    da, db, h = _backward(dy, a, b, with_h=True, da_into_dy=da_into_dy)
+    assert h is not None
+    return da, db, h
+
+
+def _backward(dy: torch.Tensor, a: torch.Tensor, b: torch.Tensor, with_h: bool, da_into_dy: bool
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     check_device("swiglu backward", dy, a, b)
     check_dtype("swiglu backward", DTYPES, a, b)
     if not (a.shape == b.shape == dy.shape):
         raise ValueError(f"swiglu backward: shapes differ: dy {tuple(dy.shape)}, a {tuple(a.shape)}, b {tuple(b.shape)}")
+    if da_into_dy and (dy.dtype != a.dtype or not dy.is_contiguous()):
+        raise ValueError("swiglu backward: da_into_dy needs dy contiguous in a's dtype")
     dy, a, b = dy.to(a.dtype).contiguous(), a.contiguous(), b.contiguous()
-    da, db = torch.empty_like(a), torch.empty_like(b)
+    if da_into_dy:
+        check_alias("swiglu backward", dy, {"a": a, "b": b})
+    da, db = (dy if da_into_dy else torch.empty_like(a)), torch.empty_like(b)
+    h = torch.empty_like(a) if with_h else None
     n = a.numel()
     if n:
         cfg = policy.shared(policy.elementwise_config, target_of(a), n)
-        launch(_swiglu_backward_kernel, (cdiv(n, cfg["BLOCK"]),), dy, a, b, da, db, n, **cfg)
-    return da, db
+        launch(_swiglu_backward_kernel, (cdiv(n, cfg["BLOCK"]),), dy, a, b, da, db, h if h is not None else da, n,
+               STORE_H=with_h, **cfg)
+    return da, db, h
 
 
 class SwiGLUFunction(torch.autograd.Function):
@@ -219,10 +247,13 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     ssig = {"a_ptr": "*bf16", "b_ptr": "*bf16", "out_ptr": "*bf16", "M": "i32", "N": "i32", "D1": "i32", "sa0": "i32",
             "sa1": "i32", "sb0": "i32", "sb1": "i32"}
     sconst = {"san": 1, "sbn": 1, "BLOCK_M": scfg["BLOCK_M"], "BLOCK_N": scfg["BLOCK_N"]}
-    bsig = {"dy_ptr": "*bf16", "a_ptr": "*bf16", "b_ptr": "*bf16", "da_ptr": "*bf16", "db_ptr": "*bf16", "n": "i32"}
+    bsig = {"dy_ptr": "*bf16", "a_ptr": "*bf16", "b_ptr": "*bf16", "da_ptr": "*bf16", "db_ptr": "*bf16", "h_ptr": "*bf16",
+            "n": "i32"}
     return [AotSpec("swiglu bf16", swiglu_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg),
             AotSpec("swiglu bf16 chunked halves", swiglu_strided_kernel, ssig, sconst, scfg),
-            AotSpec("swiglu backward bf16", _swiglu_backward_kernel, bsig, {"BLOCK": cfg["BLOCK"]}, cfg)]
+            AotSpec("swiglu backward bf16", _swiglu_backward_kernel, bsig, {"BLOCK": cfg["BLOCK"], "STORE_H": False}, cfg),
+            AotSpec("swiglu backward bf16 with its output (MLP recompute)", _swiglu_backward_kernel, bsig,
+                    {"BLOCK": cfg["BLOCK"], "STORE_H": True}, cfg)]
 
 
 KERNEL = KernelSpec("swiglu", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

@@ -71,10 +71,15 @@ def _normed(x2: torch.Tensor, norm_w: torch.Tensor | None, eps: float, stats: bo
     return rmsnorm._forward(x2, _norm_w(norm_w, x2), eps, stats=stats)
 
 
-def _norm_backward(dy: torch.Tensor, x2: torch.Tensor, norm_w: torch.Tensor, rstd: torch.Tensor
-                   ) -> tuple[torch.Tensor, torch.Tensor]:
-    dx, dw = rmsnorm.rmsnorm_backward(dy, x2, _norm_w(norm_w, x2), rstd)
-    return dx, dw.to(norm_w.dtype)
+def _norm_backward(dy: torch.Tensor, x2: torch.Tensor, norm_w: torch.Tensor, rstd: torch.Tensor, with_y: bool = False
+                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """(∂x, ∂norm_w, and with_y the forward's normalised rows, written by the same pass)."""
+    y = None
+    if with_y:
+        dx, dw, y = rmsnorm.rmsnorm_backward_with_output(dy, x2, _norm_w(norm_w, x2), rstd)
+    else:
+        dx, dw = rmsnorm.rmsnorm_backward(dy, x2, _norm_w(norm_w, x2), rstd)
+    return dx, dw.to(norm_w.dtype), y
 
 
 class _no_autocast:
@@ -117,19 +122,22 @@ def norm_linear_backward(douts: list[torch.Tensor | None], x: torch.Tensor, norm
     else recomputed from x and rstd."""
     with _no_autocast(x):
         x2 = _rows(x)
-        if y is None:
-            y = _normed(x2, norm_w, eps, stats=False)[0]
+        dt = x2.dtype  # the forward's GEMMs ran in the normalised rows' dtype, which is x's
         dy: torch.Tensor | None = None
-        dws = []
+        g2s = []
         for g, w in zip(douts, weights):
-            if g is None:
-                dws.append(torch.zeros_like(w))
-                continue
-            g2, wc = _rows(g).to(y.dtype), _as(w, y.dtype)
-            dy = g2 @ wc if dy is None else dy.addmm_(g2, wc)
-            dws.append((g2.t() @ y).to(w.dtype))
+            g2 = None if g is None else _rows(g).to(dt)
+            g2s.append(g2)
+            if g2 is not None:
+                wc = _as(w, dt)
+                dy = g2 @ wc if dy is None else dy.addmm_(g2, wc)
+        # Not saved: the norm's backward writes y as it goes (one write, no second read of x, one launch less).
+        dx, dnw, y_new = _norm_backward(dy if dy is not None else torch.zeros_like(x2), x2, norm_w, rstd,
+                                        with_y=y is None)
+        y = y if y is not None else y_new
+        assert y is not None
+        dws = [torch.zeros_like(w) if g2 is None else (g2.t() @ y).to(w.dtype) for g2, w in zip(g2s, weights)]
         del y
-        dx, dnw = _norm_backward(dy if dy is not None else torch.zeros_like(x2), x2, norm_w, rstd)
     return dx.reshape(x.shape), dnw, dws
 
 
@@ -237,26 +245,27 @@ def mlp_backward(dout: torch.Tensor, x: torch.Tensor, w_gate_up: torch.Tensor, w
         x2 = _rows(x)
         dt = gate.dtype
         g = _rows(dout).to(dt)
-        if h is None:
-            h = swiglu.swiglu(gate, up)
+        if h is None:  # not saved: the SwiGLU backward writes it as it goes (one write, no second read of gate, up)
+            da, db, h = swiglu.swiglu_backward_with_output(g @ _as(w_down, dt), gate, up, da_into_dy=True)
+        else:
+            da, db = swiglu.swiglu_backward(g @ _as(w_down, dt), gate, up)
         dwd = (g.t() @ h).to(w_down.dtype)
         del h
-        da, db = swiglu.swiglu_backward(g @ _as(w_down, dt), gate, up)
-        if y is None:
-            y = _normed(x2, norm_w, eps, stats=False)[0]  # recomputed when there is a norm
         f = gate.shape[1]
+        wgu = _as(w_gate_up, dt)
+        dy = (da @ wgu[:f]).addmm_(db, wgu[f:])
+        del wgu
+        if norm_w is None:
+            dx, dnw, y = dy, None, x2
+        else:
+            assert rstd is not None  # y not saved: the norm's backward writes it as it goes
+            dx, dnw, y_new = _norm_backward(dy, x2, norm_w, rstd, with_y=y is None)
+            y = y if y is not None else y_new
+        assert y is not None
         dwgu = torch.empty(w_gate_up.shape, dtype=dt, device=x.device)
         torch.mm(da.t(), y, out=dwgu[:f])  # the two halves written in place: no torch.cat
         torch.mm(db.t(), y, out=dwgu[f:])
-        del y
-        wgu = _as(w_gate_up, dt)
-        dy = (da @ wgu[:f]).addmm_(db, wgu[f:])
-        del da, db, wgu
-        if norm_w is None:
-            dx, dnw = dy, None
-        else:
-            assert rstd is not None
-            dx, dnw = _norm_backward(dy, x2, norm_w, rstd)
+        del y, da, db
     return dx.reshape(x.shape), dwgu.to(w_gate_up.dtype), dwd, dnw
 
 

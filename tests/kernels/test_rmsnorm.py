@@ -189,3 +189,20 @@ def test_config_override_is_checked_and_zero_width_rows_backpropagate() -> None:
     xe, we = torch.randn(3, 0, requires_grad=True), torch.randn(0, requires_grad=True)
     rmsnorm.autograd_op(xe, we).sum().backward()
     assert xe.grad is not None and xe.grad.shape == (3, 0)
+
+
+@pytest.mark.parametrize("shape,dt,wdt,cfg", BWD, ids=[f"{s}-{d}-{w}-{'looped' if c else 'block'}" for s, d, w, c in BWD])
+def test_backward_with_output_writes_the_forward_rows(shape: tuple[int, ...], dt: torch.dtype, wdt: torch.dtype,
+                                                      cfg: dict | None) -> None:
+    # norm_linear's recompute: y written by the backward pass from the saved rstd, equal to the forward's y.
+    gen = torch.Generator().manual_seed(4)
+    x, w = torch.randn(shape, generator=gen).to(dt), (1 + 0.1 * torch.randn(shape[-1], generator=gen)).to(wdt)
+    dy = torch.randn(shape, generator=gen).to(dt)
+    y, rstd = rmsnorm._forward(x, w, 1e-6, config=cfg, stats=True)
+    assert rstd is not None
+    dx0, dw0 = rmsnorm.rmsnorm_backward(dy, x, w, rstd, config=cfg)
+    dx, dw, y2 = rmsnorm.rmsnorm_backward_with_output(dy, x, w, rstd, config=cfg)
+    assert torch.equal(dx, dx0) and torch.equal(dw, dw0)
+    torch.testing.assert_close(y2, y.reshape(-1, shape[-1]), rtol=0, atol=0)
+    empty = torch.empty(0, shape[-1], dtype=dt)
+    assert rmsnorm.rmsnorm_backward_with_output(empty, empty, w, torch.empty(0))[2].shape == (0, shape[-1])

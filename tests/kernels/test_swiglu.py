@@ -94,3 +94,26 @@ def test_custom_op_opcheck() -> None:
     a, b = torch.randn(4, 24, generator=gen, requires_grad=True), torch.randn(4, 24, generator=gen, requires_grad=True)
     torch.library.opcheck(swiglu._swiglu_op, (a, b))
     torch.library.opcheck(swiglu._swiglu_backward_op, (torch.randn(4, 24), a.detach(), b.detach()))
+
+
+@pytest.mark.parametrize("shape,dt", BWD, ids=[f"{s}-{d}" for s, d in BWD])
+def test_backward_with_output_writes_the_forward_and_the_same_gradients(shape: tuple[int, ...], dt: torch.dtype
+                                                                       ) -> None:
+    gen = torch.Generator().manual_seed(6)
+    a, b = (2 * torch.randn(shape, generator=gen)).to(dt), torch.randn(shape, generator=gen).to(dt)
+    dy = torch.randn(shape, generator=gen).to(dt)
+    da0, db0 = swiglu.swiglu_backward(dy, a, b)
+    for into in (False, True):
+        dyc = dy.clone()
+        da, db, h = swiglu.swiglu_backward_with_output(dyc, a, b, da_into_dy=into)
+        assert torch.equal(da, da0) and torch.equal(db, db0)
+        assert torch.equal(h, swiglu.swiglu(a, b))
+        assert (da.data_ptr() == dyc.data_ptr()) == into  # written over dy only when asked
+
+
+def test_backward_with_output_refuses_da_into_a_dy_it_cannot_reuse() -> None:
+    a = b = torch.randn(4, 8)
+    with pytest.raises(ValueError, match="da_into_dy"):
+        swiglu.swiglu_backward_with_output(torch.randn(8, 4).t(), a, b, da_into_dy=True)
+    with pytest.raises(ValueError, match="da_into_dy"):
+        swiglu.swiglu_backward_with_output(torch.randn(4, 8, dtype=torch.float64), a, b, da_into_dy=True)
