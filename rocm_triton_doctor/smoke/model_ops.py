@@ -178,7 +178,9 @@ def _norm_linear_autograd(ctx: Any, grads: list[torch.Tensor | None]) -> tuple[A
     douts = [g if g is not None else torch.zeros((*x.shape[:-1], w.shape[0]), dtype=x.dtype, device=x.device)
              for g, w in zip(list(grads)[:ctx.n], weights)]
     dx, dnw, *dws = _norm_linear_backward_op(douts, x, norm_w, rstd, ctx.eps, weights)
-    return dx, dnw, None, list(dws)
+    # A weight whose output got no gradient gets none either (None, as torch's own linear gives), not zeros: a
+    # parameter that received no gradient must stay visible (smoke --model counts them).
+    return dx, dnw, None, [None if g is None else d for g, d in zip(list(grads)[:ctx.n], dws)]
 
 
 _norm_linear_op.register_autograd(_norm_linear_autograd, setup_context=_norm_linear_setup)
@@ -211,7 +213,7 @@ class NormLinearFunction(torch.autograd.Function):
     def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple[torch.Tensor | None, ...]:
         x, norm_w, rstd, y, *weights = ctx.saved_tensors
         dx, dnw, dws = norm_linear_backward(list(grads), x, norm_w, rstd, ctx.eps, weights, y)
-        return (dx, dnw, None, *dws)
+        return (dx, dnw, None, *(None if g is None else d for g, d in zip(grads, dws)))  # as _norm_linear_autograd
 
 
 # ---- mlp ------------------------------------------------------------------------------------------------------------

@@ -197,3 +197,18 @@ def test_zero_width_hidden_rows_compute_like_torch() -> None:
     out = model_ops.norm_linear(x, torch.randn(0), 1e-6, w1)
     got = out[0] if isinstance(out, (tuple, list)) else out
     assert got.shape == (3, 4) and bool((got == 0).all())
+
+
+def test_a_weight_whose_output_is_unused_gets_no_gradient_like_torch_linear() -> None:
+    # Zeros would hide a parameter that received no gradient (smoke --model counts them); torch's linear gives None.
+    gen = torch.Generator().manual_seed(9)
+    x, nw = torch.randn(4, 16, generator=gen, requires_grad=True), torch.ones(16, requires_grad=True)
+    w1, w2 = (torch.randn(8, 16, generator=gen, requires_grad=True) for _ in range(2))
+    forms = (lambda: model_ops.NormLinearFunction.apply(x, nw, EPS, w1, w2)[0],
+             lambda: model_ops._norm_linear_op(x, nw, EPS, [w1, w2])[0])
+    for form in forms:
+        for t in (x, nw, w1, w2):
+            t.grad = None
+        form().sum().backward()
+        assert w1.grad is not None and x.grad is not None and nw.grad is not None
+        assert w2.grad is None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from packaging.version import Version
@@ -105,7 +104,7 @@ def pip_kept_non_rocm_torch(f: Facts) -> Iterable[Finding]:
     if env is None or kept is None:
         yield skip("no 'Requirement already satisfied: torch' in a pip log")
         return
-    rocm = [u for u in env.pip_indexes if re.search(r"/rocm|rocm\.nightlies|repo\.radeon\.com|repo\.amd\.com", u)]
+    rocm = env.rocm_indexes
     if not rocm:
         yield skip(f"pip kept torch {kept}; it was not asked for a ROCm index")
         return

@@ -14,6 +14,10 @@ from rocm_triton_doctor.check.facts.base import Fact, error, found, safe, unknow
 if TYPE_CHECKING:
     from rocm_triton_doctor.check.facts import Facts
 
+# A ROCm package index: download.pytorch.org/whl/rocm6.4 (and nightly/rocm…), AMD's nightlies, repo.radeon.com's
+# wheels, TheRock's repo.amd.com (rocm-facts.md, wheels and indexes).
+ROCM_INDEX = re.compile(r"/rocm|rocm\.nightlies|repo\.radeon\.com|repo\.amd\.com")
+
 
 def norm_name(name: str) -> str:
     """PEP 503 name normalisation: 'PyTorch_Triton.ROCm' -> 'pytorch-triton-rocm'."""
@@ -82,9 +86,14 @@ class PythonEnv:
         return None
 
     @property
+    def rocm_indexes(self) -> list[str]:
+        """The ROCm indexes pip was pointed at (download.pytorch.org/whl/…rocm…, AMD's nightlies, repo.radeon.com,
+        TheRock's repo.amd.com), in pip's order."""
+        return [u for u in self.pip_indexes if ROCM_INDEX.search(u)]
+
+    @property
     def wants_rocm(self) -> bool:
-        """pip was pointed at a ROCm index (download.pytorch.org/whl/…rocm…, AMD's nightlies, repo.radeon.com)."""
-        return any(re.search(r"/rocm|rocm\.nightlies|repo\.radeon\.com", u) for u in self.pip_indexes)
+        return bool(self.rocm_indexes)
 
     def dist(self, name: str) -> Distribution | None:
         return self.distributions.get(norm_name(name))
