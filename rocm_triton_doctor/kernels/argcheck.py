@@ -128,3 +128,18 @@ def check_row_config(name: str, config: dict[str, Any], rows: bool = True) -> di
     if not rows:
         cfg.pop("ROWS")
     return cfg
+
+
+
+def check_flag(name: str, key: str, value: object) -> bool:
+    """A yes/no argument (attention's causal): True/False or what equals them (numpy.bool_, 0, 1), never any truthy
+    object: causal="False" had silently run causal attention (fuzz round 3); SDPA's is_causal refuses it too."""
+    if isinstance(value, bool):
+        return value
+    if not isinstance(value, (str, bytes)):
+        try:
+            if value == True or value == False:  # noqa: E712 (equality on purpose: numpy.bool_, 0, 1)
+                return bool(value)
+        except (TypeError, ValueError, RuntimeError):  # e.g. a tensor of several elements
+            pass
+    raise TypeError(f"{name}: {key} must be True or False, got {value!r}")

@@ -180,6 +180,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     receives the rows' log2-sum-exp for the backward (pointer kernel only: STATS)."""
     if kernel not in KERNELS:
         raise ValueError(f"attention: kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
+    causal = argcheck.check_flag("attention", "causal", causal)
     argcheck.check_tensors("attention", q=q, k=k, v=v, out=out)
     dev = check_device("attention", *[t for t in (q, k, v, out) if t is not None])
     dtype = q.dtype

@@ -58,7 +58,7 @@ def _dkdv_block(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, q_base, do_base
                 S_Q, sq_s, sq_d, sdo_s, sdo_d, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
                 BLOCK_M: tl.constexpr, Q_SIGN: tl.constexpr, UPCAST: tl.constexpr, MASKED: tl.constexpr):
     """One query block against the program's key block, in transposed form (keys as rows): Pᵀ, dV += Pᵀ·dO,
-    dSᵀ = Pᵀ∘(V·dOᵀ - Δ), dK += dSᵀ·Q'. Query rows past S_q load as zeros (dO = Δ = 0 there: they add nothing).
+    dSᵀ = Pᵀ∘(V·dOᵀ - Δ), dK += dSᵀ·Q'. Query rows past S_q load as zeros and their Pᵀ columns are zeroed.
     Keys past S_k (zero K/V rows) only touch their own dK/dV rows, which are not stored. MASKED: causal diagonal."""
     offs_m = start_m + tl.arange(0, BLOCK_M)
     rows = offs_m < S_Q
@@ -75,8 +75,12 @@ def _dkdv_block(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, q_base, do_base
     lse = tl.load(lse_ptr + row_base + offs_m, mask=rows, other=0.0)
     delta = tl.load(delta_ptr + row_base + offs_m, mask=rows, other=0.0)
     pT = tl.exp2(tl.dot(k, qT) * qk_scale - lse[None, :])
+    # Query rows past S_q are zeros, but a key holding ±inf makes their score inf·0 = NaN, which dO = 0 does not
+    # cancel (NaN·0 = NaN): such rows are zeroed by the select (fuzz round 3: NaN dK/dV for a -inf key, S_q=9).
     if MASKED:  # top-left causal: query i sees key j <= i
-        pT = tl.where(offs_m[None, :] >= offs_n[:, None], pT, 0.0)
+        pT = tl.where((offs_m[None, :] >= offs_n[:, None]) & rows[None, :], pT, 0.0)
+    else:
+        pT = tl.where(rows[None, :], pT, 0.0)
     dv = tl.dot(pT.to(do.dtype), do, dv)
     dsT = pT * (tl.dot(v, tl.trans(do)) - delta[None, :])
     dk = tl.dot(dsT.to(qT.dtype), tl.trans(qT), dk)
@@ -320,9 +324,10 @@ def autograd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool 
     if sm_scale is not None and (isinstance(sm_scale, bool) or not isinstance(sm_scale, numbers.Real)):
         raise TypeError(f"attention: sm_scale must be a real number or None, got {type(sm_scale).__name__}")
     scale = None if sm_scale is None else float(sm_scale)
+    causal = argcheck.check_flag("attention", "causal", causal)
     if torch.compiler.is_compiling():
-        return _attention_op(q, k, v, bool(causal), scale)[0]
-    return AttentionFunction.apply(q, k, v, bool(causal), scale)  # type: ignore[no-any-return]
+        return _attention_op(q, k, v, causal, scale)[0]
+    return AttentionFunction.apply(q, k, v, causal, scale)  # type: ignore[no-any-return]
 
 
 def aot_specs(target: policy.Target) -> list[AotSpec]:

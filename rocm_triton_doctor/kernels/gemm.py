@@ -65,7 +65,8 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
         if bias is None or tuple(bias.shape) != (N,):
             raise ValueError(f"gemm: epilogue {epilogue!r} needs a bias of shape ({N},)")
         if bias.dtype not in (dtype, torch.float32):
-            raise TypeError(f"gemm: bias must be {dtype} or float32, got {bias.dtype}")
+            allowed = " or ".join(dict.fromkeys(str(d).removeprefix("torch.") for d in (dtype, torch.float32)))
+            raise TypeError(f"gemm: bias must be {allowed}, got {str(bias.dtype).removeprefix('torch.')}")
     elif bias is not None:
         # A bias passed with epilogue="none" is added, as F.linear(x, w, bias) would: silently dropping it was a
         # wrong result (kernel-edge-cases.md #23), and gemm(a, b, bias) reads as "with bias".

@@ -55,6 +55,20 @@ def _rows(t: torch.Tensor) -> torch.Tensor:
     return t.reshape(math.prod(t.shape[:-1]), t.shape[-1])
 
 
+def _check(name: str, x: torch.Tensor, norm_w: torch.Tensor | None, weights: tuple[torch.Tensor, ...]) -> None:
+    """The shapes a caller can get wrong, named, before any kernel or GEMM (a 0-dim x had raised IndexError from
+    _rows: fuzz round 3): x (..., H) with at least one dim, norm_w (H,), each weight (out, H)."""
+    if not isinstance(x, torch.Tensor) or x.dim() < 1:
+        raise ValueError(f"{name}: x must be a tensor of shape (..., H), got {getattr(x, 'shape', type(x).__name__)}")
+    H = x.shape[-1]
+    if norm_w is not None and tuple(norm_w.shape) != (H,):
+        raise ValueError(f"{name}: the norm weight must have shape ({H},) for x {tuple(x.shape)}, got "
+                         f"{tuple(norm_w.shape)}")
+    for w in weights:
+        if w.dim() != 2 or w.shape[1] != H:
+            raise ValueError(f"{name}: weights must be (out, {H}) for x {tuple(x.shape)}, got {tuple(w.shape)}")
+
+
 def _as(w: torch.Tensor, dt: torch.dtype) -> torch.Tensor:
     return w if w.dtype == dt else w.to(dt)
 
@@ -191,6 +205,7 @@ def norm_linear(x: torch.Tensor, norm_w: torch.Tensor, eps: float, *weights: tor
     recomputed in backward instead of saved (in eager, only above RECOMPUTE_MIN_BYTES). Eager: NormLinearFunction (the
     custom op's eager dispatch cost ~190 us of host time a call more: benchmarks/model_profile.py); under
     torch.compile: the custom op (no graph break)."""
+    _check("norm_linear", x, norm_w, weights)
     if torch.compiler.is_compiling():
         return list(_norm_linear_op(x, norm_w, eps, list(weights))[:-1])
     return list(NormLinearFunction.apply(x, norm_w, eps, *weights))
@@ -331,6 +346,7 @@ def mlp(x: torch.Tensor, w_gate_up: torch.Tensor, w_down: torch.Tensor, norm_wei
     """F.linear(silu(gate)·up, w_down) with gate, up = F.linear(F.rms_norm(x) or x, w_gate_up).chunk(2, -1), through
     the custom op under torch.compile, MLPFunction in eager (see norm_linear); h and the normalised rows are
     recomputed in backward instead of saved (in eager, only above RECOMPUTE_MIN_BYTES)."""
+    _check("mlp", x, norm_weight, (w_gate_up,))
     if torch.compiler.is_compiling():
         return _mlp_op(x, w_gate_up, w_down, norm_weight, eps)[0]
     return MLPFunction.apply(x, w_gate_up, w_down, norm_weight, eps)  # type: ignore[no-any-return]

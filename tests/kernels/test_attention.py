@@ -8,12 +8,13 @@ import os
 
 os.environ["TRITON_INTERPRET"] = "1"  # before any @triton.jit function is created
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rocm_triton_doctor.kernels import attention
+from rocm_triton_doctor.kernels import attention, attention_backward
 from rocm_triton_doctor.kernels.tolerances import tolerance
 from rocm_triton_doctor.kernels.base import Case
 from tests.kernels.helpers import check_in_interpreter, interpreter_cases
@@ -364,3 +365,14 @@ def test_causal_mid_size_problems_take_half_height_tiles_on_nvidia() -> None:
     assert policy.attention_config(h100, 256, 2, True, mid=True)["BLOCK_N"] == 32  # D = 256 keeps its spill-free tile
     mi300 = policy.Target("hip", "gfx942", 64)
     assert policy.attention_config(mi300, 128, 2, True, mid=True) == policy.attention_config(mi300, 128, 2, True)
+
+
+@pytest.mark.parametrize("bad", ["False", "no", 2, None, [True]])
+def test_causal_must_be_a_bool(bad: object) -> None:
+    # Fuzz round 3: causal="False" (truthy) had silently run causal attention; SDPA refuses it too.
+    q = torch.randn(1, 1, 4, 8)
+    for fn in (attention.attention, attention_backward.autograd_op):
+        with pytest.raises(TypeError, match="causal must be True or False"):
+            fn(q, q, q, causal=bad)  # type: ignore[arg-type]
+    assert torch.equal(attention.attention(q, q, q, causal=np.bool_(True)), attention.attention(q, q, q, causal=True))
+    assert torch.equal(attention.attention(q, q, q, causal=0), attention.attention(q, q, q, causal=False))

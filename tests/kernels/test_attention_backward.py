@@ -158,3 +158,22 @@ def test_the_backward_policy_takes_larger_tiles_for_long_sequences_on_nvidia_onl
     assert policy.attention_backward_config(h100, 128, 2, True)["BLOCK_N1"] == 64  # S < 4096: unchanged
     assert policy.attention_backward_config(h100, 64, 2, True, True)["BLOCK_M1"] == 64  # D <= 64: its own tiles
     assert policy.attention_backward_config(mi300, 128, 2, True, True) == policy.attention_backward_config(mi300, 128, 2)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_key_holding_minus_inf_gets_zero_gradients_when_queries_pad_the_block(causal: bool) -> None:
+    # Fuzz round 3: padded query rows (S_q=9 in a 16-row block) met a -inf key as 0·(-inf) = NaN and poisoned dK/dV.
+    gen = torch.Generator().manual_seed(0)
+    q = torch.randn(1, 1, 9, 16, generator=gen).abs()  # positive queries: the key's score is -inf for every query
+    k, v = torch.randn(1, 1, 8, 16, generator=gen), torch.randn(1, 1, 8, 16, generator=gen)
+    k[0, 0, 4, 0] = float("-inf")
+    qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+    dq, dk, dv = torch.autograd.grad(attention_backward.autograd_op(qg, kg, vg, causal).sum(), (qg, kg, vg))
+    qd, kd, vd = (t.double().requires_grad_() for t in (q, k, v))
+    ref = torch.autograd.grad(torch.nn.functional.scaled_dot_product_attention(qd, kd, vd, is_causal=causal).sum(),
+                              (qd, kd, vd))
+    for got, want in zip((dk, dv), ref[1:]):
+        assert not got.isnan().any()
+        torch.testing.assert_close(got.double(), want, rtol=1e-4, atol=1e-4)
+    # dQ's column 0 is 0·(-inf) in torch as in ours (dS is 0 for that key, K holds -inf): NaN in both, as torch has it.
+    torch.testing.assert_close(dq.double(), ref[0], rtol=1e-4, atol=1e-4, equal_nan=True)

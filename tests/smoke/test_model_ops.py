@@ -212,3 +212,15 @@ def test_a_weight_whose_output_is_unused_gets_no_gradient_like_torch_linear() ->
         form().sum().backward()
         assert w1.grad is not None and x.grad is not None and nw.grad is not None
         assert w2.grad is None
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: model_ops.norm_linear(torch.tensor(1.0), torch.ones(1), EPS, torch.ones(4, 1)), "x must be"),
+    (lambda: model_ops.mlp(torch.tensor(1.0), torch.ones(4, 1), torch.ones(1, 2)), "x must be"),
+    (lambda: model_ops.norm_linear(torch.ones(2, 8), torch.ones(7), EPS, torch.ones(4, 8)), r"norm weight .*\(8,\)"),
+    (lambda: model_ops.norm_linear(torch.ones(2, 8), torch.ones(8), EPS, torch.ones(4, 9)), r"weights must be \(out, 8\)"),
+    (lambda: model_ops.mlp(torch.ones(2, 8), torch.ones(6, 5), torch.ones(8, 3)), r"weights must be \(out, 8\)"),
+])
+def test_malformed_calls_get_an_error_naming_the_argument(call: Callable[[], Any], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        call()
