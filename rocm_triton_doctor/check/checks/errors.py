@@ -60,8 +60,12 @@ def _first_sig(errs: tuple[ErrorText, ...], ids: tuple[str, ...]) -> str:
        "Point MIOPEN_USER_DB_PATH and MIOPEN_CUSTOM_CACHE_DIR at a node-local directory.")
 def miopen_user_db(f: Facts) -> Iterable[Finding]:
     errs = with_signature(f.errors, "miopen-sqlite")
-    if not errs:
+    dirs = with_signature(f.errors, "miopen-dir-unwritable")
+    if not errs and not dirs:
         yield skip("no MIOpen database error in the evidence")
+        return
+    if dirs and not errs:
+        yield from _miopen_dir(dirs)
         return
     if all("memvfs" in e.text and not re.search(r"disk I/O error|malformed|locked", e.text) for e in errs):
         # `open memvfs: unable to open database file`: MIOpen's read-only SYSTEM database (loaded into an in-memory
@@ -85,6 +89,26 @@ def miopen_user_db(f: Facts) -> Iterable[Finding]:
                         'mkdir -p "$MIOPEN_USER_DB_PATH" "$MIOPEN_CUSTOM_CACHE_DIR"')),
                links=("https://rocm.docs.amd.com/projects/MIOpen/en/latest/conceptual/perfdb.html",
                       "https://github.com/pytorch/pytorch/issues/143043"))
+
+
+def _miopen_dir(errs: tuple[ErrorText, ...]) -> Iterable[Finding]:
+    """MIOpen could not create its database/cache directory (cmssw#51819: read-only cache dir; LUMI-AI-Guide#81: a
+    shared /tmp, and torchrun ranks racing to create a fresh one). A MIOpen 'Warning' only costs the cache (kernels
+    are rebuilt every run); an 'Error' aborts the operation."""
+    only_warnings = all(re.search(r"Warning", line) for line in _quote(errs))
+    text = ("MIOpen could not create its user database / kernel cache directory: the path is not writable for this "
+            "user, belongs to another user (a shared /tmp), or several processes race to create it.")
+    fix = Fix("Give each user (on a cluster each job) a writable MIOpen directory and create it before the processes "
+              "start, so that no rank has to.",
+              ('export MIOPEN_USER_DB_PATH="/tmp/$USER/miopen-db" MIOPEN_CUSTOM_CACHE_DIR="/tmp/$USER/miopen-cache"',
+               'mkdir -p "$MIOPEN_USER_DB_PATH" "$MIOPEN_CUSTOM_CACHE_DIR"'))
+    links = ("https://rocm.docs.amd.com/projects/MIOpen/en/latest/conceptual/cache.html",)
+    if only_warnings:
+        yield warn("MIOpen cannot create its database directory (kernels are rebuilt every run)", text,
+                   evidence=_quote(errs), fix=fix, links=links)
+    else:
+        yield fail("MIOpen cannot create its database / cache directory", text, evidence=_quote(errs), fix=fix,
+                   links=links)
 
 
 @check("nvml-bindings-error", "errors", "torch's device queries do not fall into the amdsmi path because NVML "
@@ -319,7 +343,7 @@ def container_host_no_kfd(f: Facts) -> Iterable[Finding]:
 
 
 # Signatures the checks above (and the access/platform/rocm checks) decide; the rest are reported by known-error.
-CLAIMED = {"miopen-sqlite", "amdsmi-nameerror", "found-no-nvidia-driver", "torch-not-compiled-with-cuda", *DRIVER,
+CLAIMED = {"miopen-sqlite", "miopen-dir-unwritable", "amdsmi-nameerror", "found-no-nvidia-driver", "torch-not-compiled-with-cuda", *DRIVER,
            "ptxas-on-amd", "pip-no-matching-torch", "pip-torch-version-not-on-index", "docker-no-kfd-device", *CODE_OBJECT,
            "pip-rocm-triton-not-on-index", "amdsmi-module-missing", "rocm-needs-newer-glibc",
            "kfd-open-permission-denied", "kfd-open-no-memory", "kfd-asic-not-supported", "amdgpu-get-auth-failed"}

@@ -60,7 +60,7 @@ def no_command_why(f: Facts) -> str:
     if not (f.python.found and f.python.value and f.python.value.version):
         return "Which wheel fits depends on the Python version: paste `python --version`."
     if accelerator(f) == "amd" and gfx:
-        return (f"No ROCm wheel on download.pytorch.org carries {', '.join(gfx)} for this Python (as of "
+        return (f"No ROCm wheel (download.pytorch.org/whl/rocmX.Y) carries {', '.join(gfx)} for this Python (as of "
                 f"{knowledge.as_of()}); such GPUs need a source build or an older/community build.")
     return "Which build that is depends on the GPU: paste `rocminfo | grep gfx` or `nvidia-smi -L`."
 
@@ -113,8 +113,9 @@ def torch_build_mismatch(f: Facts) -> Iterable[Finding]:
             yield ok(f"torch {v} is a {b.upper() if b != 'rocm' else 'ROCm'} build, matching this {plat.upper()} machine")
         return
     labels = {"rocm": "ROCm", "cuda": "CUDA", "cpu": "CPU-only"}
-    fix = Fix("Replace it with the matching build (torch, torchvision and torchaudio together, from one index).",
-              commands(install_command(f)))
+    cmd = install_command(f)
+    fix = Fix("Replace it with the matching build (torch, torchvision and torchaudio together, from one index)."
+              + ("" if cmd else " " + no_command_why(f)), commands(cmd))
     if plat == "amd":
         detail = {"cuda": "This is what `pip install torch` gives on Linux. It cannot use AMD GPUs.",
                   "cpu": "pip may have fallen back to it because no ROCm wheel matched (Python version?)."}.get(b, "")

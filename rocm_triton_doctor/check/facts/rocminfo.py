@@ -52,6 +52,10 @@ def parse_rocminfo(text: str) -> RocminfoReport:
     rep = RocminfoReport()
     cur: RocminfoAgent | None = None
     in_isa = False
+    # An agent excerpt pasted without its `Agent N` header (aiter#3139: `Name: gfx942` … `Device Type: GPU`) is still
+    # rocminfo's agent block: its first `Name:` opens an agent when the text carries rocminfo's own agent keys
+    # (a `pip show` also prints `Name:`, never `Device Type:`).
+    headerless = not re.search(r"^\s*Agent \d+\s*$", text, re.M) and bool(re.search(r"^\s*Device Type:", text, re.M))
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
@@ -67,6 +71,10 @@ def parse_rocminfo(text: str) -> RocminfoReport:
             rep.agents.append(cur)
             in_isa = False
             continue
+        if headerless and re.match(r"^Name:\s*gfx[0-9a-f]+\s*$", line):  # one per agent (ISA names are amdgcn-…)
+            cur = RocminfoAgent()
+            rep.agents.append(cur)
+            in_isa = False
         if cur is None or ":" not in line:
             continue
         if line.startswith("ISA Info"):

@@ -88,6 +88,10 @@ def parse_labels(text: str, cmd: str | None = None) -> Fragment:
                 rt[key] = None
             elif re.match(r"^\d[\w.+-]*$", v):
                 rt[key] = v
+    # A tensor printed on the GPU (`tensor(10433.3145, device='cuda:0', grad_fn=…)`, pytorch#102968): torch created it
+    # there, so torch.cuda.is_available() was True in that process (ROCm builds name HIP devices 'cuda' too).
+    if "is_available" not in rt and re.search(r"^\s*(?:#\s*|Out\[\d+\]:\s*)?tensor\(.*\bdevice='cuda:\d+'", text, re.M):
+        rt["is_available"] = True
     frag: Fragment = {"runtime": rt} if rt else {}
     # `torch:        2.9.1+rocm7.2.1`, `torchvision: 0.24.1` (a version summary): the distributions (partial list)
     for m in re.finditer(r"^\s*(?P<n>torch|torchvision|torchaudio|triton|pytorch-triton-rocm|xformers)\s*:\s*"

@@ -47,6 +47,23 @@ def test_miopen_user_db_fail_quotes_the_line_and_moves_the_db() -> None:
     assert f.fix is not None and any("MIOPEN_USER_DB_PATH" in c for c in f.fix.commands)
 
 
+def test_miopen_user_db_fail_when_it_cannot_create_its_cache_directory() -> None:
+    # cms-sw/cmssw#51819: the cache directory read-only for the user; an Error aborts the operation.
+    line = "MIOpen Error: filesystem error: cannot create directories: Permission denied [/tmp/miopen-cache/3.5.2.]"
+    f = one("miopen-user-db", errors=pasted(line))
+    assert f.severity is Severity.FAIL and f.evidence == (f"text: {line}",)
+    assert f.fix is not None and any("mkdir -p" in c for c in f.fix.commands)
+    assert any("MIOPEN_CUSTOM_CACHE_DIR" in c for c in f.fix.commands)
+
+
+def test_miopen_user_db_warn_when_only_a_warning_says_the_directory_failed() -> None:
+    # LUMI-AI-Guide#81/#108: torchrun ranks racing to create a fresh MIOPEN_USER_DB_PATH; MIOpen warns and goes on.
+    line = 'MIOpen(HIP): Warning [PlainTextDb] Unable to create a directory: "/tmp/tmp.C1tl0S4LqD/config"'
+    f = one("miopen-user-db", errors=pasted(line))
+    assert f.severity is Severity.WARN
+    assert f.fix is not None and any("MIOPEN_USER_DB_PATH" in c for c in f.fix.commands)
+
+
 # -- nvml-bindings-error ----------------------------------------------------------------------------------------------
 
 def test_nvml_bindings_error_skip_without_the_error() -> None:

@@ -59,3 +59,15 @@ def test_agent_enumerator() -> None:
     f = facts(commands={"rocm_agent_enumerator": {"argv": ["rocm_agent_enumerator"], "stdout": "gfx000\ngfx942\n"}})
     assert f.agent_enumerator.value == ("gfx000", "gfx942")
     assert facts().agent_enumerator.status is Status.UNKNOWN
+
+
+def test_an_agent_excerpt_without_its_agent_header_is_still_an_agent() -> None:
+    # aiter#3139: the reporter pasted one agent from `Name: gfx942` on, no `Agent N` line (indentation stripped).
+    text = ("Name:                    gfx942\nMarketing Name:          AMD Instinct MI325X\nVendor Name:             AMD\n"
+            "Device Type:             GPU\nChip ID:                 29861(0x74a5)\nCompute Unit:            304\n"
+            "Name:                    gfx942\nMarketing Name:          AMD Instinct MI325X\nDevice Type:             GPU\n")
+    rep = parse_rocminfo(text)
+    assert [(a.name, a.marketing_name, a.chip_id) for a in rep.gpus][0] == ("gfx942", "AMD Instinct MI325X", 0x74A5)
+    assert len(rep.gpus) == 2
+    # `Name:` without rocminfo's agent keys (pip show) opens nothing
+    assert parse_rocminfo("Name: torch\nVersion: 2.9.1\nName: gfx942\n").agents == []

@@ -386,3 +386,15 @@ def test_comfyui_startup_lines_device_properties_and_version_summaries() -> None
     summary = snapshot_from_text(["torch:        2.9.1+rocm7.2.1.lw.gitff65f5bc\ntorchvision:  0.24.1\nPython: 3.12"])
     assert summary["python"]["distributions"] == {"torch": {"version": "2.9.1+rocm7.2.1.lw.gitff65f5bc"},
                                                   "torchvision": {"version": "0.24.1"}}
+
+
+def test_a_tensor_printed_on_the_gpu_means_torch_had_a_gpu() -> None:
+    # pytorch#102968: `layer.to('cuda:0')(x.to('cuda:0')).sum()` printed a tensor on cuda:0 (a ROCm torch names its
+    # HIP devices cuda too).
+    snap = snapshot_from_text(["torch.__version__\n# '2.0.1+rocm5.4.2'\n"
+                               "# tensor(10433.3145, device='cuda:0', grad_fn=<SumBackward0>)"])
+    assert snap["runtime"]["is_available"] is True
+    cpu = snapshot_from_text(["tensor(1619.2983, grad_fn=<SumBackward0>)"])
+    assert "is_available" not in cpu.get("runtime", {})
+    error = snapshot_from_text(["RuntimeError: expected tensor(1., device='cuda:0') on the same device"])
+    assert "is_available" not in error.get("runtime", {})
