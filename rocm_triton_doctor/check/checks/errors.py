@@ -343,7 +343,8 @@ def container_host_no_kfd(f: Facts) -> Iterable[Finding]:
 
 
 # Signatures the checks above (and the access/platform/rocm checks) decide; the rest are reported by known-error.
-CLAIMED = {"miopen-sqlite", "miopen-dir-unwritable", "amdsmi-nameerror", "found-no-nvidia-driver", "torch-not-compiled-with-cuda", *DRIVER,
+CLAIMED = {"miopen-sqlite", "miopen-dir-unwritable", "amdsmi-nameerror", "found-no-nvidia-driver",
+           "torch-not-compiled-with-cuda", *DRIVER,
            "ptxas-on-amd", "pip-no-matching-torch", "pip-torch-version-not-on-index", "docker-no-kfd-device", *CODE_OBJECT,
            "pip-rocm-triton-not-on-index", "amdsmi-module-missing", "rocm-needs-newer-glibc",
            "kfd-open-permission-denied", "kfd-open-no-memory", "kfd-asic-not-supported", "amdgpu-get-auth-failed"}

@@ -391,8 +391,8 @@ def test_comfyui_startup_lines_device_properties_and_version_summaries() -> None
 def test_a_tensor_printed_on_the_gpu_means_torch_had_a_gpu() -> None:
     # pytorch#102968: `layer.to('cuda:0')(x.to('cuda:0')).sum()` printed a tensor on cuda:0 (a ROCm torch names its
     # HIP devices cuda too).
-    snap = snapshot_from_text(["torch.__version__\n# '2.0.1+rocm5.4.2'\n"
-                               "# tensor(10433.3145, device='cuda:0', grad_fn=<SumBackward0>)"])
+    text = "torch.__version__\n# '2.0.1+rocm5.4.2'\n# tensor(10433.3145, device='cuda:0', grad_fn=<SumBackward0>)"
+    snap = snapshot_from_text([text])
     assert snap["runtime"]["is_available"] is True
     cpu = snapshot_from_text(["tensor(1619.2983, grad_fn=<SumBackward0>)"])
     assert "is_available" not in cpu.get("runtime", {})
