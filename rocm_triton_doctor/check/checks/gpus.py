@@ -159,18 +159,63 @@ def igpu_with_dgpu(f: Facts) -> Iterable[Finding]:
         yield ok(f"iGPU present ({names}); device visibility is restricted ({hidden!r})",
                  "Make sure the listed indices select the discrete GPU(s): indices follow ROCm's enumeration order.")
         return
-    order = [g for g in gpus]
+    system = f.raw.get("system")
+    windows = isinstance(system, dict) and system.get("os_family") == "windows"
+    links = ("https://github.com/ROCm/rocm-systems/issues/11549",)
+    seen_by_runtime = _runtime_gfx(f)
+    if seen_by_runtime and all(_integrated(g) for g in seen_by_runtime):
+        # The runtime enumerated the iGPU alone while the machine has a discrete GPU (legacy-rocm-build#4390:
+        # amdgpu-arch printed only gfx1036 beside an RX 6800 XT): no visibility index can select a GPU the runtime
+        # does not list. AMD's advice there: disable the iGPU.
+        dnames = ", ".join(g.label for g in dgpus)
+        yield fail(f"the ROCm runtime sees only the integrated GPU ({', '.join(sorted(seen_by_runtime))}), not {dnames}",
+                   "Programs run on (or fail on) the iGPU; the discrete GPU is not in the runtime's device list, so "
+                   "HIP_VISIBLE_DEVICES cannot select it.",
+                   evidence=tuple(g.source for g in igpus + dgpus),
+                   fix=Fix("Disable the integrated GPU in the BIOS/UEFI"
+                           + (" (or in Device Manager)" if windows else "")
+                           + ", then check that amdgpu-arch / rocminfo lists the discrete GPU's target."),
+                   links=links)
+        return
+    # A visibility index is given only when the GPU order is the runtime's own (torch, rocminfo/KFD, amdgpu-arch);
+    # Windows' adapter list or lspci order says nothing about HIP's numbering.
+    order = list(gpus)
+    runtime_order = all(g.source.split(" ")[0] in RUNTIME_ORDER or g.source.startswith("/sys/") for g in gpus)
     dgpu_idx = ",".join(str(i) for i, g in enumerate(order) if g.integrated is False)
+    # Which variable the indices are for: torch's device numbers are HIP's (HIP_VISIBLE_DEVICES, also the only one
+    # Windows' HIP reads; TheRock#5543); KFD/rocminfo order is ROCr's (ROCR_VISIBLE_DEVICES).
+    torch_order = all(g.source.startswith(("torch", "amdgpu-arch", "llama.cpp")) for g in gpus)
+    var = "HIP_VISIBLE_DEVICES" if windows or torch_order else "ROCR_VISIBLE_DEVICES"
+    where = "torch's device numbers" if var == "HIP_VISIBLE_DEVICES" else "KFD node order; check with rocminfo"
+    cmd = (f'$env:{var}="{dgpu_idx}"' if windows else f"export {var}={dgpu_idx}") if runtime_order else None
     # A GPU program that already failed on such a machine (the pasted error) is the iGPU problem until shown otherwise.
     crashed = bool(f.errors.found and f.errors.value)
     yield (fail if crashed else warn)(f"integrated GPU next to a discrete GPU: {names}",
                "Both are visible to ROCm. torch may select the iGPU, and a global HSA_OVERRIDE_GFX_VERSION applies "
                "to it too (memory faults, hangs).",
                evidence=tuple(g.source for g in igpus),
-               fix=Fix("Hide the iGPU from ROCm for GPU programs (indices follow KFD node order; check with "
-                       "rocminfo), or disable it in the BIOS.",
-                       (f"export ROCR_VISIBLE_DEVICES={dgpu_idx}",)),
-               links=("https://github.com/ROCm/rocm-systems/issues/11549",))
+               fix=Fix(f"Hide the iGPU from ROCm for GPU programs with {var} (indices follow {where}), or disable it "
+                       "in the BIOS." + ("" if cmd else " The runtime's device numbers are not in the evidence: "
+                                         "list them with amdgpu-arch, rocminfo or torch.cuda.get_device_name(i)."),
+                       (cmd,) if cmd else ()),
+               links=links)
+
+
+# Tools whose GPU order is the runtime's own enumeration (what *_VISIBLE_DEVICES indices count).
+RUNTIME_ORDER = ("torch", "rocminfo", "amdgpu-arch", "llama.cpp", "kfd")
+
+
+def _integrated(gfx: str) -> bool:
+    info = knowledge.gfx_info(gfx)
+    return bool(info and info.integrated)
+
+
+def _runtime_gfx(f: Facts) -> set[str]:
+    """The gfx targets of amdgpu-arch's full enumeration in the pasted text (torch's lines name only the device a
+    program opened, so they cannot show that a GPU is missing from the runtime's list)."""
+    seen = f.raw.get("gpus_seen")
+    return {str(e["gfx"]) for e in seen if isinstance(e, dict) and e.get("tool") == "amdgpu-arch"
+            and e.get("gfx")} if isinstance(seen, list) else set()
 
 
 @check("gfx-rocm-support", "gpus", "Each GPU's gfx target is in the installed system ROCm's official support list.",

@@ -133,8 +133,11 @@ def wsl(f: Facts) -> Iterable[Finding]:
     # download.pytorch.org wheels carry a plain +rocmX.Y tag; AMD's repo.radeon.com builds (the ones AMD documents for
     # WSL) add .git<hash>. The plain Linux wheel cannot reach the GPU through /dev/dxg (ROCm/hip#3710).
     rt = f.runtime.value if f.runtime.found else None
-    if rt is not None and rt.hip_version and rt.is_available and rt.devices:
-        yield ok(f"WSL with a working ROCm runtime: torch sees {len(rt.devices)} GPU(s)",
+    if rt is not None and rt.is_available and (rt.hip_version or rocm_torch(f)):
+        # A ROCm torch that has a GPU under WSL reached it through /dev/dxg: the WSL runtime is in place (ComfyUI's
+        # `Device: cuda:0 AMD Radeon RX 7900 XTX` under WSL, legacy-rocm-build#5000, with no device list printed).
+        seen = f"{len(rt.devices)} GPU(s)" if rt.devices else "the GPU"
+        yield ok(f"WSL with a working ROCm runtime: torch sees {seen}",
                  "The WSL runtime is in place (torch reaches the GPU through /dev/dxg).")
         return
     v = torch_version(f) or ""

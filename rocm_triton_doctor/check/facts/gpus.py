@@ -213,6 +213,12 @@ def shows_effective_gfx(g: Gpu) -> bool:
     return tool not in REAL_GFX_TOOLS and not tool.startswith("/sys/") and tool != "text"
 
 
+# The marketing name AMD gives APU graphics without a model number (amdgpu.ids: Renoir, Cezanne, Raphael, Granite
+# Ridge iGPUs); every discrete Radeon/Instinct product carries its model. Such a GPU is an iGPU even when its gfx is
+# not shown (TheRock#5543: torch listing 'AMD Radeon(TM) Graphics' as cuda:0 beside an RX 7900 XT).
+GENERIC_IGPU_NAME = re.compile(r"^\s*AMD Radeon(?:\(TM\))? Graphics\s*$")
+
+
 def _norm(text: str) -> str:
     return " " + re.sub(r"[^a-z0-9+]+", " ", text.lower()).strip() + " "
 
@@ -283,9 +289,11 @@ def _from_seen(snap: Mapping[str, Any], env: Fact[dict[str, str]]) -> tuple[Gpu,
                 real = info.gfx if (info and value is not None) else shown
                 eff = shown
         info = knowledge.gfx_info(real) or info
+        name = str(e.get("name") or "")
+        integrated = info.integrated if info else (True if GENERIC_IGPU_NAME.match(name) else None)
         gpu = Gpu(None, real, eff, value, var, int(pci.split(":")[-1], 16) if pci else None,
-                  str(e.get("name") or "") or (_generic_name(info, None) if info else ""), None, None,
-                  info.wave_size if info else None, None, info.integrated if info else None, f"{tool} (pasted text)", info)
+                  name or (_generic_name(info, None) if info else ""), None, None,
+                  info.wave_size if info else None, None, integrated, f"{tool} (pasted text)", info)
         rows = by_tool.setdefault(tool, [])
         index = e.get("index")
         dup = any(g.gfx == gpu.gfx and g.name == gpu.name for g in rows) and index is None

@@ -74,7 +74,7 @@ SNIFFERS: tuple[tuple[Callable[[str], bool], Parser], ...] = (
 ALWAYS: tuple[Parser, ...] = (env.parse, host.parse_container_run, host.parse_nvidia_hints, host.parse_service,
                               ls.parse_open_errors,
                               gpu_names.parse,
-                              host.parse_windows, repl.parse_banner, repl.parse_labels,
+                              host.parse_windows, repl.parse_banner, repl.parse_labels, repl.parse_commented,
                               repl.parse_site_packages, errtext.parse)
 
 
@@ -85,6 +85,10 @@ def _route(seg: Segment) -> list[Parser]:
         return [workload.parse]
     if repl.is_torch_expr(cmd):
         return [repl.parse]
+    if word == "amdgpu-arch":
+        return [gpu_names.parse_amdgpu_arch]
+    if re.search(r"win32_videocontroller", cmd, re.I):
+        return [gpu_names.parse_wmi_video]
     if word == "lsmod":
         return [host.parse_lsmod]
     if word in ("apt", "apt-cache", "dpkg", "dnf", "yum", "rpm", "zypper"):

@@ -119,3 +119,24 @@ def _clinfo(text: str, frag: Fragment) -> None:
         if m and board is not None:
             merge(frag, gpu_seen("clinfo", m.group(1).lower(), board))
             board = None
+
+
+def parse_amdgpu_arch(text: str, cmd: str | None = None) -> Fragment:
+    """`amdgpu-arch` (LLVM's offload-arch for AMD, shipped in ROCm and the Windows HIP SDK): one `gfxN` line per GPU
+    the HIP/HSA runtime enumerates, in its order -> the runtime's view of the GPUs (legacy-rocm-build#4390: only the
+    iGPU's gfx1036 on a machine with an RX 6800 XT)."""
+    frag: Fragment = {}
+    for i, g in enumerate(m.group(1) for m in re.finditer(r"^\s*(gfx[0-9a-f]{3,4})\s*$", text, re.M)):
+        merge(frag, gpu_seen("amdgpu-arch", g.lower(), index=i))
+    return frag
+
+
+def parse_wmi_video(text: str, cmd: str | None = None) -> Fragment:
+    """Windows' display adapters, `(Get-WmiObject win32_VideoController).Name` / `Get-CimInstance …`: one name per
+    line, in Windows' order (not the runtime's: no index is kept). Only AMD names are GPUs for this doctor."""
+    frag: Fragment = {}
+    for ln in text.splitlines():
+        s = ln.strip()
+        if re.match(r"^(?:AMD|ATI)\b.*\bRadeon\b|^AMD Instinct\b", s) and not s.startswith("PS "):
+            merge(frag, gpu_seen("wmi", None, s))
+    return frag

@@ -8,6 +8,7 @@ The interpreter banner gives python.version.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
@@ -101,6 +102,65 @@ def parse_labels(text: str, cmd: str | None = None) -> Fragment:
                   r"['\"]?(?P<n>(?:AMD|Radeon)\b[^'\"\n]*?)['\"]?\s*$", text, re.M | re.I)
     if m:
         frag["gpus_seen"] = [{"tool": "torch", "name": m.group("n")}]
+    return frag
+
+
+def _top_level_args(args: str) -> list[str]:
+    """`a, f(b, c), [d for d in e]` -> ['a', 'f(b, c)', '[d for d in e]']: commas outside brackets."""
+    out, depth, cur = [], 0, ""
+    for ch in args:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return [*out, cur.strip()] if cur.strip() else out
+
+
+def parse_commented(text: str, cmd: str | None = None) -> Fragment:
+    """A script pasted with what it printed as a comment under each line (TheRock#5543):
+    `print(torch.__version__, torch.cuda.is_available())` / `# 2.10.0+rocm7.13.0a20260508 True`, and
+    `print([torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())])` / `# ['AMD Radeon(TM) Graphics',
+    'AMD Radeon RX 7900 XT']` (device names in torch's order, so indices are known). Read only when the printed
+    values match the expressions one for one, with the shapes the expressions promise."""
+    rt: dict[str, Any] = {}
+    seen: list[dict[str, Any]] = []
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for code, out in zip(lines, lines[1:]):
+        if code.startswith("#") or not out.startswith("#"):
+            continue
+        m = re.match(r"^(?:print\((?P<args>.*)\)|(?P<expr>torch\.[\w.]+(?:\(\))?))\s*$", code)
+        if not m:
+            continue
+        exprs = [e.replace(" ", "") for e in (_top_level_args(m.group("args")) if m.group("args") else [m.group("expr")])]
+        value = out.lstrip("#").strip()
+        if len(exprs) == 1 and "get_device_name" in exprs[0] and value.startswith("["):
+            try:
+                names = ast.literal_eval(value)
+            except (ValueError, SyntaxError):
+                continue
+            if isinstance(names, list) and names and all(isinstance(n, str) and n for n in names):
+                rt.setdefault("device_count", len(names))
+                rt.setdefault("is_available", True)
+                seen += [{"tool": "torch", "name": n, "index": i} for i, n in enumerate(names)]
+            continue
+        values = value.split()
+        if len(values) != len(exprs):
+            continue
+        for e, v in zip(exprs, values):
+            key = _EXPR.get(e)
+            v = v.strip("'\"")
+            if key in ("torch_version", "hip_version", "cuda_version") and re.match(r"^\d[\w.+-]*$", v):
+                rt.setdefault(key, v)
+            elif key == "is_available" and v in ("True", "False"):
+                rt.setdefault(key, v == "True")
+            elif key == "device_count" and v.isdigit():
+                rt.setdefault(key, int(v))
+    frag: Fragment = {"runtime": rt} if rt else {}
+    if seen:
+        frag["gpus_seen"] = seen
     return frag
 
 

@@ -24,6 +24,8 @@ KNOWN = frozenset({
 _PROMPT = re.compile(
     r"^(?P<prefix>.{0,80}?)(?:(?<=[\s~/\]):)\w])|^)(?P<sigil>[$#>%λ❯➜])\s+(?P<cmd>\S.*?)\s*$")
 _IPY = re.compile(r"^\s*(?:In \[\d+\]:|>>>)\s*(?P<cmd>.*)$")
+# PowerShell: `PS C:\Users\banya> & 'C:\Program Files\AMD\ROCm\6.1\bin\amdgpu-arch.exe'` (legacy-rocm-build#4390)
+_PS = re.compile(r"^PS [A-Za-z]:\\[^>]{0,120}>\s*(?P<cmd>\S.*?)\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HTML = re.compile(r"^\s*</?(details|summary|pre|code)\b[^>]*>\s*$", re.IGNORECASE)
 
@@ -40,13 +42,18 @@ class Segment:
 
 
 def command_word(cmd: str) -> str:
+    cmd = re.sub(r"^&\s*", "", cmd.strip())  # PowerShell's call operator
+    q = re.match(r"""^(['"])(?P<path>[^'"]+)\1(?P<rest>.*)$""", cmd)
+    if q:  # a quoted program path with spaces ('C:\Program Files\…\amdgpu-arch.exe')
+        cmd = q.group("path").replace(" ", "_") + q.group("rest")
     words = [w for w in re.split(r"\s+", cmd.strip()) if w]
     # skip `sudo`, `VAR=value` prefixes and `time`
     while words and (words[0] in ("sudo", "time", "exec", "command") or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0])):
         words = words[1:]
     if not words:
         return ""
-    w = words[0].rsplit("/", 1)[-1].strip("`'\"")
+    w = re.split(r"[/\\]", words[0])[-1].strip("`'\"")
+    w = re.sub(r"\.exe$", "", w, flags=re.I)
     if w in ("python", "python3") or re.match(r"^python3(\.\d+)?$", w):
         rest = " ".join(words[1:])
         if re.match(r"^-m\s+pip\b", rest):
@@ -62,6 +69,9 @@ def command_word(cmd: str) -> str:
 
 
 def _prompt_command(line: str) -> str | None:
+    m = _PS.match(line)
+    if m:
+        return m.group("cmd")
     m = _PROMPT.match(line)
     if m:
         prefix, sigil, cmd = m.group("prefix"), m.group("sigil"), m.group("cmd")

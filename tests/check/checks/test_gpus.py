@@ -56,6 +56,33 @@ def test_igpu_with_dgpu_warn_tells_which_indices_to_keep() -> None:
     assert f.fix.commands == ("export ROCR_VISIBLE_DEVICES=1",)
 
 
+def test_igpu_with_dgpu_fail_when_amdgpu_arch_lists_only_the_igpu() -> None:
+    # legacy-rocm-build#4390 (Windows): amdgpu-arch printed gfx1036 alone; Windows lists the iGPU and an RX 6800 XT.
+    f = one("igpu-with-dgpu", system={"os_family": "windows"},
+            gpus_seen=[{"tool": "amdgpu-arch", "gfx": "gfx1036", "index": 0},
+                       {"tool": "wmi", "name": "AMD Radeon(TM) Graphics"}, {"tool": "wmi", "name": "AMD Radeon RX 6800 XT"}])
+    assert f.severity.value == "fail" and "only the integrated GPU" in f.title
+    assert f.fix is not None and not f.fix.commands and "BIOS" in f.fix.text  # no index can pick an unlisted GPU
+
+
+def test_igpu_with_dgpu_gives_no_index_from_an_order_that_is_not_the_runtimes() -> None:
+    # Windows' adapter list (or lspci) is not HIP's numbering: the fix says how to find it instead of guessing.
+    f = one("igpu-with-dgpu", gpus_seen=[{"tool": "wmi", "name": "AMD Radeon(TM) Graphics"},
+                                         {"tool": "wmi", "name": "AMD Radeon RX 6800 XT"}])
+    assert f.severity.value == "warn" and f.fix is not None and not f.fix.commands
+    assert "amdgpu-arch" in f.fix.text
+
+
+def test_igpu_with_dgpu_uses_hip_visible_devices_for_torchs_numbers() -> None:
+    # TheRock#5543: torch listed 'AMD Radeon(TM) Graphics' (the generic APU name: an iGPU) as cuda:0.
+    seen = [{"tool": "torch", "name": "AMD Radeon(TM) Graphics", "index": 0},
+            {"tool": "torch", "name": "AMD Radeon RX 7900 XT", "index": 1}]
+    f = one("igpu-with-dgpu", gpus_seen=seen)
+    assert f.severity.value == "warn" and f.fix is not None and f.fix.commands == ("export HIP_VISIBLE_DEVICES=1",)
+    win = one("igpu-with-dgpu", gpus_seen=seen, system={"os_family": "windows"})
+    assert win.fix is not None and win.fix.commands == ('$env:HIP_VISIBLE_DEVICES="1"',)
+
+
 def test_gfx_rocm_support_skip_without_system_rocm() -> None:
     f = one("gfx-rocm-support", files={**MI300X, "/opt/rocm/.info/version": None})
     assert f.title == "no system ROCm installed (PyTorch wheels bundle their own)"

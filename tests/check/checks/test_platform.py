@@ -75,6 +75,13 @@ def test_wsl_ok_when_a_rocm_torch_sees_the_gpu() -> None:
     assert f.severity.value == "ok"
 
 
+def test_wsl_ok_when_a_rocm_torch_has_a_gpu_without_a_device_list() -> None:
+    # legacy-rocm-build#5000: ComfyUI under WSL prints only `Device: cuda:0 AMD Radeon RX 7900 XTX` (is_available).
+    f = one("wsl", files={"/proc/version": WSL_VERSION}, python=rocm_python("2.6.0+rocm6.4.1.git1ded221d"),
+            runtime={"torch_version": "2.6.0+rocm6.4.1.git1ded221d", "is_available": True})
+    assert f.severity.value == "ok"
+
+
 def test_wsl_warn_with_amds_wsl_wheel() -> None:
     # repo.radeon.com builds carry .git<hash>: AMD documents them for WSL, so only a warning remains.
     f = one("wsl", files={"/proc/version": WSL_VERSION}, python=rocm_python("2.6.0+rocm6.4.1.git1ded221d"))

@@ -398,3 +398,29 @@ def test_a_tensor_printed_on_the_gpu_means_torch_had_a_gpu() -> None:
     assert "is_available" not in cpu.get("runtime", {})
     error = snapshot_from_text(["RuntimeError: expected tensor(1., device='cuda:0') on the same device"])
     assert "is_available" not in error.get("runtime", {})
+
+
+def test_powershell_prompts_amdgpu_arch_and_windows_adapters() -> None:
+    # legacy-rocm-build#4390
+    text = ("PS C:\\Users\\banya> & 'C:\\Program Files\\AMD\\ROCm\\6.1\\bin\\amdgpu-arch.exe'\ngfx1036\n"
+            "PS C:\\Users\\banya>   (Get-WmiObject win32_VideoController).Name\nAMD Radeon(TM) Graphics\n"
+            "AMD Radeon RX 6800 XT\nPS C:\\Users\\banya>")
+    assert [s.word for s in segments(text)] == ["amdgpu-arch", "(Get-WmiObject"]
+    snap = snapshot_from_text([text])
+    assert snap["gpus_seen"] == [{"tool": "amdgpu-arch", "gfx": "gfx1036", "index": 0},
+                                 {"tool": "wmi", "name": "AMD Radeon(TM) Graphics"},
+                                 {"tool": "wmi", "name": "AMD Radeon RX 6800 XT"}]
+    assert command_word("& 'C:\\Program Files\\AMD\\ROCm\\6.1\\bin\\hipInfo.exe'") == "hipInfo"
+
+
+def test_a_script_with_its_printed_values_as_comments() -> None:
+    # TheRock#5543: each print() followed by what it printed, as a comment.
+    text = ("import torch\nprint(torch.__version__, torch.cuda.is_available())\n# 2.10.0+rocm7.13.0a20260508 True\n"
+            "print([torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())])\n"
+            "# ['AMD Radeon(TM) Graphics', 'AMD Radeon RX 7900 XT']")
+    snap = snapshot_from_text([text])
+    assert snap["runtime"] == {"torch_version": "2.10.0+rocm7.13.0a20260508", "is_available": True, "device_count": 2}
+    assert snap["gpus_seen"] == [{"tool": "torch", "name": "AMD Radeon(TM) Graphics", "index": 0},
+                                 {"tool": "torch", "name": "AMD Radeon RX 7900 XT", "index": 1}]
+    # values that do not match the expressions one for one are not read
+    assert "runtime" not in snapshot_from_text(["print(torch.__version__, torch.cuda.is_available())\n# it printed True"])
