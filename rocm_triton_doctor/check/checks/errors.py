@@ -278,8 +278,14 @@ def pip_rocm_triton_missing(f: Facts) -> Iterable[Finding]:
     if not errs:
         yield skip("no pip error for torch's pinned ROCm Triton in the evidence")
         return
-    m = next((re.search(r"==(?P<pin>\S+?\+rocm(?P<rocm>\d+\.\d+)\S*)", e.text) for e in errs), None)
-    rocm = m.group("rocm") if m else None
+    m = next((re.search(r"requirement (?:triton|pytorch-triton-rocm)==(?P<pin>\S+?\+rocm(?P<rocm>\d+\.\d+)[^\s)]*)",
+                        e.text) for e in errs), None)
+    # The older pin names the package (pytorch-triton-rocm==2.2.0); the ROCm release is then the requiring torch's
+    # local version: `(from torch==2.2.0+rocm5.7)` (pytorch#118233, a torch wheel installed from a file).
+    by = next((re.search(r"\(from torch==\S+?\+rocm(?P<rocm>\d+\.\d+)", e.text) for e in errs), None)
+    rocm = m.group("rocm") if m else (by.group("rocm") if by else None)
+    if m is None:
+        m = next((re.search(r"requirement (?P<pin>pytorch-triton-rocm==[^\s)]+)", e.text) for e in errs), None)
     where = f"https://download.pytorch.org/whl/rocm{rocm}" if rocm else "the ROCm index torch came from"
     # Words, not a command: the torch and Python in question are not shown, only the pin.
     yield fail(f"torch pins the ROCm Triton {m.group('pin') if m else ''}, which the index pip searched does not have",

@@ -152,7 +152,8 @@ def triton_version_pin(f: Facts) -> Iterable[Finding]:
     else:
         yield fail(f"{name} {inst[name]} does not satisfy torch's pin {name}{spec}",
                    "torch.compile and Triton kernels can break in import or code generation.",
-                   fix=Fix("Reinstall the pinned version.", _cmds(_reinstall(f))))
+                   fix=Fix(f"Reinstall the pinned version ({name}{spec}) from the index torch came from.",
+                           _cmds(_reinstall(f))))
 
 
 @check("triton-backend", "triton", "Triton's active backend is HIP (AMD) or CUDA (NVIDIA) and targets the GPU's arch.",

@@ -18,14 +18,15 @@ from rocm_triton_doctor.check.sources._frag import Fragment, merge
 
 _NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 _LIST_ROW = re.compile(rf"^(?P<name>{_NAME})\s+(?P<ver>\d[^\s]*)(?:\s+(?P<loc>/\S*|[A-Za-z]:\\\S*))?(?:\s+\S+)?\s*$")
-_FREEZE_ROW = re.compile(rf"^(?P<name>{_NAME})\s*(?:==\s*(?P<ver>[^\s;]+)|\s@\s(?P<url>\S+))")
+_FREEZE_ROW = re.compile(rf"^(?P<name>{_NAME})\s*(?:==\s*(?P<ver>\d[^\s;]*)|\s@\s(?P<url>\S+))")
 
 
 def detect(text: str) -> bool:
     return bool(re.search(r"^Package\s+Version\s*$|^Package\s+Version\s+", text, re.M)
                 or re.search(r"^Name:\s+\S+\s*\n-?Version:\s+\S+", text, re.M)
                 or re.search(r"Requirement already satisfied:|Successfully installed |Looking in indexes:|"
-                             r"Could not find a version that satisfies the requirement", text)
+                             r"Could not find a version that satisfies the requirement|"
+                             r"pip's dependency resolver does not currently take", text)
                 or re.search(r"^\s*(?:Collecting \S+.*\n\s*)?(?:Downloading|Using cached) \S+\.whl\b", text, re.M)
                 or len(re.findall(rf"^{_NAME}==\d\S*\s*$", text, re.M)) >= 3
                 # `pip list` rows pasted without their header: name, 2+ spaces of alignment, a version
@@ -113,6 +114,17 @@ def _install_log(text: str) -> Fragment:
             mm = re.match(rf"^(?P<name>{_NAME})-(?P<ver>\d[^\s-]*)$", item)
             if mm:
                 merge(frag, {"python": {"distributions": {mm.group("name").lower(): {"version": mm.group("ver")}}}})
+    # The resolver's conflict report: `torch 2.5.1+cu121 requires triton==3.1.0; platform_system == "Linux" …, but
+    # you have triton 3.0.0+gite82dfd99 which is incompatible.` (triton-lang/triton#5058; pasted wrapped over lines).
+    # Both versions are installed ones, and the requirement is the package's own pin.
+    flat = re.sub(r"\s+", " ", text)
+    for m in re.finditer(rf"(?P<pkg>{_NAME}) (?P<pv>\d[^\s,]*) requires (?P<req>(?P<dep>{_NAME})[^,;]*?)(?:;[^,]*)?, "
+                         rf"but you have (?P<dname>{_NAME}) (?P<dv>\d[^\s,]*) which is incompatible", flat):
+        if m.group("dep").lower() != m.group("dname").lower():
+            continue
+        merge(frag, {"python": {"distributions": {
+            m.group("pkg").lower(): {"version": m.group("pv"), "requires": [m.group("req").replace(" ", "")]},
+            m.group("dname").lower(): {"version": m.group("dv")}}}})
     idx = [u.strip().rstrip(",") for m in re.finditer(r"Looking in indexes:\s*(.+)$", text, re.M) for u in m.group(1).split(",")]
     if idx:
         merge(frag, {"python": {"pip_indexes": [u for u in idx if u]}})

@@ -255,6 +255,15 @@ def test_pip_rocm_triton_missing_names_the_rocm_index_in_words() -> None:
     assert one("pip-rocm-triton-missing", errors=pasted(NO_HIP)).severity is Severity.SKIP
 
 
+def test_pip_rocm_triton_missing_older_pin_takes_rocm_from_the_requiring_torch() -> None:
+    # pytorch#118233: a torch wheel installed from a file; its pin names the package, the torch names the ROCm.
+    text = ("ERROR: Could not find a version that satisfies the requirement pytorch-triton-rocm==2.2.0 (from "
+            "torch==2.2.0+rocm5.7) (from versions: 0.0.1, 2.0.0, 2.0.1, 2.1.0)")
+    f = one("pip-rocm-triton-missing", errors=pasted(text))
+    assert f.severity is Severity.FAIL and "pytorch-triton-rocm==2.2.0" in f.title and "rocm5.7)" not in f.title
+    assert f.fix is not None and "https://download.pytorch.org/whl/rocm5.7" in f.fix.text
+
+
 def test_amdsmi_missing_fails_only_where_the_program_lost_its_platform() -> None:
     lost = ("DEBUG Failed to import from amdsmi with ModuleNotFoundError(\"No module named 'amdsmi'\")\n"
             "DEBUG No platform detected, vLLM is running on UnspecifiedPlatform")

@@ -68,7 +68,8 @@ def test_triton_version_pin_skip_without_a_pin() -> None:
 def test_triton_pin_mismatch_and_wrong_distribution() -> None:
     py = rocm_python("2.9.1+rocm6.4", PIN)
     py["distributions"]["pytorch-triton-rocm"]["version"] = "3.4.0"
-    assert one("triton-version-pin", python=py).severity.value == "fail"
+    f = one("triton-version-pin", python=py)
+    assert f.severity.value == "fail" and f.fix is not None and "pytorch-triton-rocm==3.5.1" in f.fix.text
     py = rocm_python("2.9.1+rocm6.4", PIN)
     del py["distributions"]["pytorch-triton-rocm"]
     py["distributions"]["triton"] = {"version": "3.5.1", "requires": []}

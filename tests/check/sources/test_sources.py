@@ -424,3 +424,13 @@ def test_a_script_with_its_printed_values_as_comments() -> None:
                                  {"tool": "torch", "name": "AMD Radeon RX 7900 XT", "index": 1}]
     # values that do not match the expressions one for one are not read
     assert "runtime" not in snapshot_from_text(["print(torch.__version__, torch.cuda.is_available())\n# it printed True"])
+
+
+def test_pip_resolver_conflict_gives_both_installed_versions_and_the_pin() -> None:
+    # triton-lang/triton#5058, pasted wrapped over lines.
+    text = ("ERROR: pip's dependency resolver does not currently take into account all the packages that are installed."
+            "\n\ntorch 2.5.1+cu121 requires triton==3.1.0; \nplatform_system == \"Linux\" and python_version < \"3.13\","
+            "\n\nbut you have triton 3.0.0+gite82dfd99 which is incompatible.")
+    dists = snapshot_from_text([text])["python"]["distributions"]
+    assert dists == {"torch": {"version": "2.5.1+cu121", "requires": ["triton==3.1.0"]},
+                     "triton": {"version": "3.0.0+gite82dfd99"}}
