@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from packaging.version import Version
 
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, info, needed, ok, skip, warn
+from rocm_triton_doctor.check.checks.gpus import amd_gpus
 from rocm_triton_doctor.check.checks.torch import install_command, pip
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.facts.errors import with_signature
@@ -124,6 +126,46 @@ def pip_kept_non_rocm_torch(f: Facts) -> Iterable[Finding]:
                links=("https://pytorch.org/get-started/locally/",))
 
 
+# TheRock's per-family nightly indexes (rocm.nightlies.amd.com/v2/<family>/, e.g. gfx110X-all, gfx1151) stopped
+# receiving builds when the per-family release workflows were deleted (ROCm/TheRock PR #5790, 2026-06-11; maintainer
+# in TheRock#5954): the multi-arch index replaces them, device code chosen with the torch[device-gfxN] extra
+# (rocm-facts.md, TheRock multi-arch wheels).
+RETIRED_FAMILY_INDEX = re.compile(r"rocm\.nightlies\.amd\.com/v2(?:-staging)?/(?P<family>gfx[\w-]+)")
+MULTI_ARCH_NIGHTLY = "https://rocm.nightlies.amd.com/whl-multi-arch/"
+MULTI_ARCH_STABLE = "https://repo.amd.com/rocm/whl-multi-arch/"
+
+
+@check("pip-retired-index", "python", "torch is not installed from a TheRock index that no longer gets builds.",
+       "TheRock's per-family nightly indexes (rocm.nightlies.amd.com/v2/<family>/) were frozen when the per-family "
+       "release workflows were deleted (TheRock PR #5790, June 2026): an install from them gets months-old builds.",
+       "Install from the multi-arch index with the torch[device-gfxN] extra for the GPU's target.")
+def pip_retired_index(f: Facts) -> Iterable[Finding]:
+    env = f.python.value if f.python.found else None
+    urls = [u for u in (env.install_indexes + env.pip_indexes if env else ()) if RETIRED_FAMILY_INDEX.search(u)]
+    if not urls:
+        yield skip("no TheRock per-family index in a pasted install command or pip log")
+        return
+    family = RETIRED_FAMILY_INDEX.search(urls[0]).group("family")  # type: ignore[union-attr]
+    rt = f.runtime.value if f.runtime.found else None
+    if rt is not None and rt.is_available and torch_build(f) == "rocm":
+        # Working now (legacy-rocm-build#4846, installed while the index was live): nothing to fix today; updates
+        # from that index will not come.
+        yield info(f"torch came from TheRock's per-family index for {family}, which no longer gets builds; it works",
+                   f"For newer builds use the multi-arch index ({MULTI_ARCH_NIGHTLY}) with torch[device-gfxNNNN].")
+        return
+    gfx = sorted({g.gfx for g in amd_gpus(f) if g.gfx})
+    # A command only from a known GPU target (fix safety): the family name alone does not say which device extra.
+    cmds = ((f'{pip(f)} install --index-url {MULTI_ARCH_NIGHTLY} ' + " ".join(f'"torch[device-{g}]"' for g in gfx)
+             + " " + " ".join(f'"torchvision[device-{g}]"' for g in gfx) + " torchaudio",) if gfx else ())
+    yield warn(f"torch is installed from TheRock's per-family index for {family}, which no longer gets builds",
+               f"{urls[0]} was frozen when TheRock moved to multi-arch releases (PR #5790, June 2026).",
+               evidence=("pip install command",),
+               fix=Fix(f"Install from the multi-arch index instead, {MULTI_ARCH_NIGHTLY} (nightly) or "
+                       f"{MULTI_ARCH_STABLE} (stable), choosing the device code with torch[device-gfxNNNN] for the "
+                       "GPU's target" + ("." if gfx else " (rocminfo | grep gfx names it)."), cmds),
+               links=("https://github.com/ROCm/TheRock/pull/5790", "https://github.com/ROCm/TheRock/issues/5954"))
+
+
 def _venv_install(f: Facts) -> tuple[str, ...]:
     """The torch install for the new Python 3.12 venv, run by that venv's own interpreter."""
     cmd = install_command(f)
@@ -133,4 +175,4 @@ def _venv_install(f: Facts) -> tuple[str, ...]:
             else "~/rocm-env/bin/python -m " + cmd,)
 
 
-CHECKS = (python_version_wheels, pip_index_order, pip_kept_non_rocm_torch)
+CHECKS = (python_version_wheels, pip_index_order, pip_kept_non_rocm_torch, pip_retired_index)

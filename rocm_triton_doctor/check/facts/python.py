@@ -76,6 +76,7 @@ class PythonEnv:
     pip_indexes: tuple[str, ...] = ()  # the indexes pip said it searched ("Looking in indexes: …"), pasted text
     pip_downloads: tuple[str, ...] = ()  # wheel files pip said it downloaded / took from its cache, pasted text
     pip_kept: Mapping[str, str] = field(default_factory=dict)  # "Requirement already satisfied" (name -> version)
+    install_indexes: tuple[str, ...] = ()  # indexes named on a pasted `pip/uv install` command line (asked, not searched)
 
     def downloaded(self, name: str) -> str | None:
         """The version of `name` in a wheel pip fetched ('triton-3.1.0-cp310-….whl' -> '3.1.0'), if any."""
@@ -140,7 +141,8 @@ def _python(snap: Mapping[str, Any]) -> Fact[PythonEnv]:
                            tuple(str(u) for u in p.get("pip_indexes") or () if u),
                            tuple(str(w) for w in p.get("pip_downloads") or () if w),
                            {norm_name(str(k)): str(v) for k, v in (p.get("pip_kept") or {}).items()}
-                           if isinstance(p.get("pip_kept"), dict) else {}), "python")
+                           if isinstance(p.get("pip_kept"), dict) else {},
+                           tuple(str(u) for u in p.get("install_indexes") or () if u)), "python")
 
 
 # -- the installed torch, from the runtime probe when it ran, else from wheel metadata ---------------------------

@@ -135,3 +135,16 @@ def _install_log(text: str) -> Fragment:
         merge(frag, {"python": {"pip_errors": re.findall(r"^.*(?:Could not find a version that satisfies the requirement|"
                                                           r"No matching distribution found for).*$", text, re.M)}})
     return frag
+
+
+def parse_install_commands(text: str, cmd: str | None = None) -> Fragment:
+    """Indexes named on `pip install` / `uv pip install` / `python -m pip install` command lines pasted anywhere (an
+    issue's steps to reproduce: `pip install --index-url https://rocm.nightlies.amd.com/v2/gfx110X-all/ torch`)
+    -> `python.install_indexes`: what the user asked for, apart from what pip said it searched."""
+    urls: list[str] = []
+    for line in ([cmd] if cmd else []) + text.splitlines():
+        if not re.search(r"\b(?:pip3?(?:\.\d+)?|uv pip|-m pip)\s+install\b", line):
+            continue
+        urls += re.findall(r"(?:--(?:extra-)?index-url|(?<!\S)-i)(?:\s+|=)(https?://\S+)", line)
+    urls = [u.strip("'\"") for u in dict.fromkeys(urls)]
+    return {"python": {"install_indexes": urls}} if urls else {}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..conftest import AMD_LIVE, one, rocm_python
+from ..conftest import AMD_LIVE, gpu, one, rocm_python
 
 
 def test_python_version_wheels_skip_without_python() -> None:
@@ -88,3 +88,30 @@ def test_pip_kept_non_rocm_torch_fail_reinstalls_from_the_users_own_index() -> N
     assert f.severity.value == "fail" and "2.7.1" in f.title and f.fix is not None
     assert f.fix.commands == ("/home/z/venv/bin/python -m pip uninstall -y torch torchvision torchaudio",
                               f"/home/z/venv/bin/python -m pip install torch torchvision torchaudio --index-url {ROCM_IDX}")
+
+
+FAMILY_IDX = "https://rocm.nightlies.amd.com/v2/gfx110X-all/"
+
+
+def test_pip_retired_index_skip_without_a_per_family_index() -> None:
+    assert one("pip-retired-index", python={"install_indexes": [ROCM_IDX]}).severity.value == "skip"
+
+
+def test_pip_retired_index_warn_names_the_multi_arch_index_in_words_without_a_gpu() -> None:
+    # TheRock#5954: the steps to reproduce install from the frozen per-family index; the GPU's target is not shown.
+    f = one("pip-retired-index", python={"install_indexes": [FAMILY_IDX]})
+    assert f.severity.value == "warn" and "gfx110X-all" in f.title
+    assert f.fix is not None and f.fix.commands == () and "whl-multi-arch" in f.fix.text
+
+
+def test_pip_retired_index_warn_gives_the_device_extra_for_a_known_gpu() -> None:
+    f = one("pip-retired-index", files={**AMD_LIVE, **gpu(1, 110000)}, python={"version": "3.12.3", "pip_indexes": [FAMILY_IDX]})
+    assert f.fix is not None and len(f.fix.commands) == 1
+    assert "https://rocm.nightlies.amd.com/whl-multi-arch/" in f.fix.commands[0] and "torch[device-gfx" in f.fix.commands[0]
+
+
+def test_pip_retired_index_info_when_that_torch_works() -> None:
+    # legacy-rocm-build#4846: installed from the per-family index while it was live; ComfyUI runs on the GPU.
+    f = one("pip-retired-index", python={"install_indexes": [FAMILY_IDX]},
+            runtime={"torch_version": "2.10.0a0+rocm7.11.0a20251205", "is_available": True})
+    assert f.severity.value == "info" and f.fix is None

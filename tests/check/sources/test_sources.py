@@ -434,3 +434,12 @@ def test_pip_resolver_conflict_gives_both_installed_versions_and_the_pin() -> No
     dists = snapshot_from_text([text])["python"]["distributions"]
     assert dists == {"torch": {"version": "2.5.1+cu121", "requires": ["triton==3.1.0"]},
                      "triton": {"version": "3.0.0+gite82dfd99"}}
+
+
+def test_indexes_on_a_pasted_install_command_line() -> None:
+    text = ("pip install --index-url https://rocm.nightlies.amd.com/v2/gfx110X-all/ torch torchaudio\n"
+            "uv pip install -i https://download.pytorch.org/whl/rocm6.4 torch")
+    snap = snapshot_from_text([text])
+    assert snap["python"]["install_indexes"] == ["https://rocm.nightlies.amd.com/v2/gfx110X-all/",
+                                                 "https://download.pytorch.org/whl/rocm6.4"]
+    assert "python" not in snapshot_from_text(["see https://rocm.nightlies.amd.com/v2/gfx110X-all/ for wheels"])
