@@ -164,7 +164,7 @@ def wsl(f: Facts) -> Iterable[Finding]:
        "Restart the container with the devices and the video/render groups.")
 def container_passthrough(f: Facts) -> Iterable[Finding]:
     runs = f.raw.get("container_run")
-    vendor = _container_vendor(f)
+    vendor = stack_vendor(f)
     for run in runs if isinstance(runs, list) else ():
         # The run command itself (pasted): without --device=/dev/kfd (or --privileged) the container has no KFD.
         if not isinstance(run, dict) or run.get("privileged") or run.get("runtime") not in ("docker", "podman"):
@@ -230,10 +230,10 @@ def container_passthrough(f: Facts) -> Iterable[Finding]:
                links=("https://rocm.docs.amd.com/projects/install-on-linux/en/latest/how-to/docker.html",))
 
 
-def _container_vendor(f: Facts) -> str:
-    """amd | nvidia | unknown: whose GPU stack a pasted container run is meant for. AMD: the machine is known AMD, or
-    the text shows ROCm (a ROCm torch, rocminfo, a KFD error, an image named *rocm*); NVIDIA: a CUDA torch, nvcc or
-    nvidia-smi in the text, or --gpus on a run line. Both or neither: unknown."""
+def stack_vendor(f: Facts) -> str:
+    """amd | nvidia | unknown: whose GPU stack the evidence (a pasted container run, a pip log) is meant for. AMD: the
+    machine is known AMD, or the text shows ROCm (a ROCm torch, rocminfo, a KFD error, an image named *rocm*);
+    NVIDIA: a CUDA torch, nvcc or nvidia-smi in the text, or --gpus on a run line. Both or neither: unknown."""
     from rocm_triton_doctor.check.facts.platform import accelerator
     from rocm_triton_doctor.check.facts.python import torch_build
 

@@ -10,6 +10,7 @@ from packaging.version import Version
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, info, needed, ok, skip, warn
 from rocm_triton_doctor.check.checks.gpus import amd_gpus
+from rocm_triton_doctor.check.checks.platform import stack_vendor
 from rocm_triton_doctor.check.checks.torch import install_command, pip
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.facts.errors import with_signature
@@ -96,6 +97,31 @@ def pip_index_order(f: Facts) -> Iterable[Finding]:
                links=("https://pytorch.org/get-started/locally/",))
 
 
+@check("pip-pulls-pypi-torch", "python", "pip does not replace a ROCm torch with PyPI's as another package's dependency.",
+       "`pip install torchaudio` (or any package requiring torch) with PyPI alone resolves torch from PyPI, a CUDA "
+       "build on Linux, and replaces the ROCm torch already installed (ROCm/pytorch#1533: torchaudio in a "
+       "rocm/pytorch image).", "Install that package from torch's ROCm index, matched to torch, or with --no-deps.")
+def pip_pulls_pypi_torch(f: Facts) -> Iterable[Finding]:
+    env = f.python.value if f.python.found else None
+    by = env.pip_pulled_by.get("torch") if env else None
+    wheel = next((w.rsplit("/", 1)[-1] for w in (env.pip_downloads if env else ())
+                  if w.rsplit("/", 1)[-1].lower().startswith("torch-")), None)
+    if env is None or by is None or wheel is None:
+        yield skip("no pip log resolving torch as another package's dependency")
+        return
+    version = wheel.split("-")[1]
+    if "+rocm" in version or stack_vendor(f) != "amd":  # a rocm/* image or a ROCm torch shows the stack is ROCm
+        yield skip(f"pip resolved torch {version} for {by}; not a non-ROCm torch on an AMD machine")
+        return
+    yield fail(f"pip is installing PyPI's torch {version} because {by} requires it, replacing the ROCm torch",
+               f"{wheel} is PyPI's build (CUDA on Linux); once installed, torch no longer uses the AMD GPU.",
+               evidence=("pip install log",),
+               fix=Fix(f"Stop that install. Install {by} from the ROCm index the installed torch came from "
+                       "(download.pytorch.org/whl/rocmX.Y as the only index), at the version that matches torch, or "
+                       f"with --no-deps; then check that torch.__version__ still carries +rocm."),
+               links=("https://pytorch.org/get-started/previous-versions/",))
+
+
 @check("pip-kept-non-rocm-torch", "python", "A ROCm install command did not keep a non-ROCm torch.",
        "Given a torch that is already installed, pip answers 'Requirement already satisfied' and never looks at the "
        "ROCm index: a CUDA or CPU torch from PyPI (no +rocm in its version) stays, and so does its CUDA stack.",
@@ -175,4 +201,5 @@ def _venv_install(f: Facts) -> tuple[str, ...]:
             else "~/rocm-env/bin/python -m " + cmd,)
 
 
-CHECKS = (python_version_wheels, pip_index_order, pip_kept_non_rocm_torch, pip_retired_index)
+CHECKS = (python_version_wheels, pip_index_order, pip_pulls_pypi_torch, pip_kept_non_rocm_torch,
+          pip_retired_index)

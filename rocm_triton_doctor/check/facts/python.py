@@ -77,6 +77,7 @@ class PythonEnv:
     pip_downloads: tuple[str, ...] = ()  # wheel files pip said it downloaded / took from its cache, pasted text
     pip_kept: Mapping[str, str] = field(default_factory=dict)  # "Requirement already satisfied" (name -> version)
     install_indexes: tuple[str, ...] = ()  # indexes named on a pasted `pip/uv install` command line (asked, not searched)
+    pip_pulled_by: Mapping[str, str] = field(default_factory=dict)  # "Collecting torch==X (from torchaudio)": name -> by
 
     def downloaded(self, name: str) -> str | None:
         """The version of `name` in a wheel pip fetched ('triton-3.1.0-cp310-….whl' -> '3.1.0'), if any."""
@@ -142,7 +143,9 @@ def _python(snap: Mapping[str, Any]) -> Fact[PythonEnv]:
                            tuple(str(w) for w in p.get("pip_downloads") or () if w),
                            {norm_name(str(k)): str(v) for k, v in (p.get("pip_kept") or {}).items()}
                            if isinstance(p.get("pip_kept"), dict) else {},
-                           tuple(str(u) for u in p.get("install_indexes") or () if u)), "python")
+                           tuple(str(u) for u in p.get("install_indexes") or () if u),
+                           {norm_name(str(k)): norm_name(str(v)) for k, v in (p.get("pip_pulled_by") or {}).items()}
+                           if isinstance(p.get("pip_pulled_by"), dict) else {}), "python")
 
 
 # -- the installed torch, from the runtime probe when it ran, else from wheel metadata ---------------------------

@@ -128,6 +128,12 @@ def _install_log(text: str) -> Fragment:
     idx = [u.strip().rstrip(",") for m in re.finditer(r"Looking in indexes:\s*(.+)$", text, re.M) for u in m.group(1).split(",")]
     if idx:
         merge(frag, {"python": {"pip_indexes": [u for u in idx if u]}})
+    # `Collecting torch==2.4.0 (from torchaudio)`: a package pip resolves only because another one requires it
+    # (ROCm/pytorch#1533: torchaudio from PyPI pulling PyPI's torch into a ROCm image).
+    pulled = {m.group("name").lower(): m.group("by").lower() for m in re.finditer(
+        rf"Collecting (?P<name>{_NAME})(?:[=<>!~]=?[^\s(]+)? \(from (?P<by>{_NAME})", text)}
+    if pulled:
+        merge(frag, {"python": {"pip_pulled_by": pulled}})
     downloads = list(dict.fromkeys(re.findall(r"(?:Downloading|Collecting|Using cached)\s+(\S+\.whl)", text)))
     if downloads:
         merge(frag, {"python": {"pip_downloads": downloads}})

@@ -115,3 +115,21 @@ def test_pip_retired_index_info_when_that_torch_works() -> None:
     f = one("pip-retired-index", python={"install_indexes": [FAMILY_IDX]},
             runtime={"torch_version": "2.10.0a0+rocm7.11.0a20251205", "is_available": True})
     assert f.severity.value == "info" and f.fix is None
+
+
+PULLED = {"pip_pulled_by": {"torch": "torchaudio"},
+          "pip_downloads": ["torchaudio-2.4.0-cp310-cp310-manylinux1_x86_64.whl", "torch-2.4.0-cp310-cp310-manylinux1_x86_64.whl"]}
+
+
+def test_pip_pulls_pypi_torch_skip_without_such_a_log_or_off_rocm() -> None:
+    assert one("pip-pulls-pypi-torch", python={"version": "3.10"}).severity.value == "skip"
+    # nothing shows a ROCm stack: PyPI's torch may be exactly what this machine needs
+    assert one("pip-pulls-pypi-torch", python=PULLED).severity.value == "skip"
+
+
+def test_pip_pulls_pypi_torch_fail_in_a_rocm_image() -> None:
+    # ROCm/pytorch#1533: `pip install torchaudio` inside rocm/pytorch pulled torch 2.4.0 from PyPI.
+    f = one("pip-pulls-pypi-torch", python=PULLED,
+            container_run=[{"runtime": "docker", "devices": [], "image": "rocm/pytorch:rocm6.2_ubuntu22.04_py3.10"}])
+    assert f.severity.value == "fail" and "torchaudio" in f.title
+    assert f.fix is not None and f.fix.commands == () and "--no-deps" in f.fix.text
