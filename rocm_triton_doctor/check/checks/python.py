@@ -180,15 +180,15 @@ def pip_retired_index(f: Facts) -> Iterable[Finding]:
                    f"For newer builds use the multi-arch index ({MULTI_ARCH_NIGHTLY}) with torch[device-gfxNNNN].")
         return
     gfx = sorted({g.gfx for g in amd_gpus(f) if g.gfx})
-    # A command only from a known GPU target (fix safety): the family name alone does not say which device extra.
-    cmds = ((f'{pip(f)} install --index-url {MULTI_ARCH_NIGHTLY} ' + " ".join(f'"torch[device-{g}]"' for g in gfx)
-             + " " + " ".join(f'"torchvision[device-{g}]"' for g in gfx) + " torchaudio",) if gfx else ())
+    # Words, not a command: whether this torch works is what decides between 'move' and 'leave it' (info above), and
+    # a command that appeared when that evidence is missing would add a fix on less evidence.
+    extra = ", ".join(f"torch[device-{g}]" for g in gfx) if gfx else "torch[device-gfxNNNN] for the GPU's target"
     yield warn(f"torch is installed from TheRock's per-family index for {family}, which no longer gets builds",
                f"{urls[0]} was frozen when TheRock moved to multi-arch releases (PR #5790, June 2026).",
                evidence=("pip install command",),
                fix=Fix(f"Install from the multi-arch index instead, {MULTI_ARCH_NIGHTLY} (nightly) or "
-                       f"{MULTI_ARCH_STABLE} (stable), choosing the device code with torch[device-gfxNNNN] for the "
-                       "GPU's target" + ("." if gfx else " (rocminfo | grep gfx names it)."), cmds),
+                       f"{MULTI_ARCH_STABLE} (stable), choosing the device code with {extra}"
+                       + ("." if gfx else " (rocminfo | grep gfx names it).")),
                links=("https://github.com/ROCm/TheRock/pull/5790", "https://github.com/ROCm/TheRock/issues/5954"))
 
 
