@@ -201,7 +201,11 @@ def triton_build_toolchain(f: Facts) -> Iterable[Finding]:
     if which is None or not f.python.found or not f.python.value:
         yield skip("toolchain not probed")
         return
-    cc = f.env_var("CC") or which.get("cc") or which.get("gcc") or which.get("clang")
+    probed = [k for k in ("cc", "gcc", "clang") if k in which]  # a name missing from `which` is unknown, not absent
+    cc = f.env_var("CC") or next((which[k] for k in probed if which[k]), None)
+    if not cc and not probed:
+        yield skip("whether a C compiler is installed is unknown")
+        return
     has_h = f.python.value.python_h
     if has_h is None:
         yield skip("whether Python.h is installed is unknown")

@@ -111,6 +111,12 @@ def test_triton_build_toolchain_skip_when_not_probed() -> None:
     assert one("triton-build-toolchain", python=rocm_python("2.9.1+rocm6.4")).title == "toolchain not probed"
 
 
+def test_triton_build_toolchain_skip_when_no_compiler_was_looked_up() -> None:
+    # A `which` without cc/gcc/clang says nothing about compilers (the property test deleted exactly those keys).
+    f = one("triton-build-toolchain", files=AMD_LIVE, **toolchain(True, python3="/usr/bin/python3"))
+    assert f.severity.value == "skip" and "C compiler" in f.title
+
+
 def test_triton_build_toolchain_ok() -> None:
     f = one("triton-build-toolchain", **toolchain(True, cc="/usr/bin/cc"))
     assert (f.severity.value, f.title) == ("ok", "C compiler (/usr/bin/cc) and Python.h present")
