@@ -237,7 +237,8 @@ def stack_vendor(f: Facts) -> str:
     from rocm_triton_doctor.check.facts.platform import accelerator
     from rocm_triton_doctor.check.facts.python import torch_build
 
-    runs = [r for r in f.raw.get("container_run") or () if isinstance(r, dict)]
+    raw_runs = f.raw.get("container_run")
+    runs = [r for r in raw_runs if isinstance(r, dict)] if isinstance(raw_runs, list) else []
     raw_system = f.raw.get("system")
     system: dict[str, object] = raw_system if isinstance(raw_system, dict) else {}
     amd = (amd_host(f) is True or torch_build(f) == "rocm" or f.rocminfo.value is not None

@@ -201,9 +201,9 @@ def triton_build_toolchain(f: Facts) -> Iterable[Finding]:
     if which is None or not f.python.found or not f.python.value:
         yield skip("toolchain not probed")
         return
-    probed = [k for k in ("cc", "gcc", "clang") if k in which]  # a name missing from `which` is unknown, not absent
-    cc = f.env_var("CC") or next((which[k] for k in probed if which[k]), None)
-    if not cc and not probed:
+    names = ("cc", "gcc", "clang")
+    cc = f.env_var("CC") or next((which[k] for k in names if which.get(k)), None)
+    if not cc and not all(k in which for k in names):  # a name missing from `which` is unknown, not absent
         yield skip("whether a C compiler is installed is unknown")
         return
     has_h = f.python.value.python_h

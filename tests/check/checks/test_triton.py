@@ -115,6 +115,9 @@ def test_triton_build_toolchain_skip_when_no_compiler_was_looked_up() -> None:
     # A `which` without cc/gcc/clang says nothing about compilers (the property test deleted exactly those keys).
     f = one("triton-build-toolchain", files=AMD_LIVE, **toolchain(True, python3="/usr/bin/python3"))
     assert f.severity.value == "skip" and "C compiler" in f.title
+    # clang looked up and absent, cc/gcc not looked up: still unknown
+    f = one("triton-build-toolchain", files=AMD_LIVE, **toolchain(True, clang=None))
+    assert f.severity.value == "skip"
 
 
 def test_triton_build_toolchain_ok() -> None:
