@@ -173,8 +173,10 @@ def _special(node: DeviceNode, user: User | None, f: Facts, what: str, desc: str
     for run in _container_runs(f):
         raw_groups = run.get("group_add")
         groups = [str(g) for g in raw_groups] if isinstance(raw_groups, list) else []
-        if run.get("runtime") == "podman" and "keep-groups" not in groups:
-            return fail(f"{node.path}: permission denied inside a podman container",
+        if run.get("runtime") == "podman" and "keep-groups" not in groups and not run.get("rootful"):
+            # (distrobox creates such a podman container: its --additional-flags carry these flags)
+            return fail(f"{node.path}: permission denied inside a " + ("distrobox (rootless podman)" if run.get("via")
+                                                                       == "distrobox" else "podman container"),
                         "With rootless podman, --group-add video adds the container's own video gid, not your host "
                         "user's video/render membership, so the device opens as 'other'.", evidence=(node.path,),
                         fix=Fix("Keep your host groups in the container: replace --group-add video with "

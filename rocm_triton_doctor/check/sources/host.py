@@ -59,10 +59,39 @@ def detect_packages(text: str) -> bool:
                 or any(_DPKG.match(ln) or _DNF.match(ln.strip()) for ln in text.splitlines()))
 
 
+def _distrobox(s: str) -> Fragment:
+    """`distrobox create -n NAME --image IMG --additional-flags "--device /dev/kfd --group-add render"`: a podman
+    container (distrobox drives podman where it is installed, rootless), its engine flags in --additional-flags
+    (amd-strix-halo-toolboxes#53)."""
+    try:
+        args = shlex.split(s)
+    except ValueError:
+        return {}
+    flags: list[str] = []
+    image = None
+    for i, a in enumerate(args):
+        nxt = args[i + 1] if i + 1 < len(args) else ""
+        if a in ("--additional-flags", "-a"):
+            flags.append(nxt)
+        elif a.startswith("--additional-flags="):
+            flags.append(a.split("=", 1)[1])
+        elif a in ("--image", "-i"):
+            image = nxt
+    inner = parse_container_run("podman run " + " ".join(flags) + (f" {image}" if image else ""))
+    runs = inner.get("container_run") or []
+    for r in runs:
+        r["via"] = "distrobox"
+    return inner
+
+
 def parse_container_run(text: str, cmd: str | None = None) -> Fragment:
     frag: Fragment = {}
+    text = re.sub(r"\\\n\s*", " ", text)  # a command continued over lines with backslashes is one command
     for line in ([cmd] if cmd else []) + text.splitlines():
         s = line.strip().strip("`")
+        if re.search(r"\bdistrobox(?:\s+|-)create\b", s):
+            merge(frag, _distrobox(s[re.search(r"\bdistrobox", s).start():]))  # type: ignore[union-attr]
+            continue
         m = re.search(r"\b(docker|podman|singularity|apptainer)\s+(run|exec|create)\b(.*)$", s)
         if not m:
             continue
@@ -97,6 +126,8 @@ def parse_container_run(text: str, cmd: str | None = None) -> Fragment:
             run["image"] = image  # the first bare word: the image, when no option takes a separate value before it
         if m.group(1) in ("docker", "podman"):
             run.setdefault("privileged", False)
+        if re.search(r"\bsudo\b.*\bpodman\b", s):
+            run["rootful"] = True  # `sudo podman …`: root's podman keeps no user namespace
         merge(frag, {"container_run": [run]})
     return frag
 

@@ -66,3 +66,16 @@ def test_render_access_fail_merges_nodes_with_one_cause() -> None:
     assert f.severity is Severity.FAIL
     assert f.title == "/dev/dri/renderD128, /dev/dri/renderD129: bob is not in the 'render' group"
     assert f.evidence == ("/dev/dri/renderD128", "/dev/dri/renderD129")
+
+
+def test_kfd_access_denied_in_rootless_podman_keeps_the_host_groups() -> None:
+    # amd-strix-halo-toolboxes#53: a distrobox (rootless podman) with the devices and --group-add render; EACCES inside.
+    denied = {"/dev/kfd": {"exists": True, "open_error": "Permission denied"}}
+    run = {"runtime": "podman", "devices": ["/dev/kfd", "/dev/dri"], "group_add": ["video", "render"],
+           "via": "distrobox"}
+    f = one("kfd-access", paths=denied, container_run=[run])
+    assert f.severity is Severity.FAIL and "distrobox" in f.title
+    assert f.fix is not None and any("--group-add keep-groups" in c for c in f.fix.commands)
+    # root's podman (`sudo podman run`) keeps no user namespace: keep-groups is not the remedy there
+    rootful = one("kfd-access", paths=denied, container_run=[{**run, "rootful": True}])
+    assert rootful.fix is None or not any("keep-groups" in c for c in rootful.fix.commands)

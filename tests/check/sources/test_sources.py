@@ -443,3 +443,14 @@ def test_indexes_on_a_pasted_install_command_line() -> None:
     assert snap["python"]["install_indexes"] == ["https://rocm.nightlies.amd.com/v2/gfx110X-all/",
                                                  "https://download.pytorch.org/whl/rocm6.4"]
     assert "python" not in snapshot_from_text(["see https://rocm.nightlies.amd.com/v2/gfx110X-all/ for wheels"])
+
+
+def test_distrobox_create_is_a_podman_run_with_its_additional_flags() -> None:
+    # amd-strix-halo-toolboxes#53, the command continued over lines with backslashes.
+    text = ("distrobox create -n llama-rocm-7.2 \\\n  --image docker.io/kyuz0/amd-strix-halo-toolboxes:rocm-7.2 \\\n"
+            '  --additional-flags "--device /dev/kfd --device /dev/dri --group-add video --group-add render"')
+    assert snapshot_from_text([text])["container_run"] == [
+        {"runtime": "podman", "devices": ["/dev/kfd", "/dev/dri"], "group_add": ["video", "render"],
+         "image": "docker.io/kyuz0/amd-strix-halo-toolboxes:rocm-7.2", "privileged": False, "via": "distrobox"}]
+    rootful = snapshot_from_text(["sudo podman run --device /dev/kfd --group-add video rocm/pytorch"])
+    assert rootful["container_run"][0]["rootful"] is True
