@@ -145,8 +145,11 @@ def wsl(f: Facts) -> Iterable[Finding]:
     # rocminfo/HSA failing under WSL (OUT_OF_RESOURCES, no agents) is the WSL runtime not being in place
     # (ROCm#5106, ROCm#3561), not a permission or override problem.
     rep = f.rocminfo.value  # set also when rocminfo failed (Status.ERROR keeps the partial report)
+    raw_system = f.raw.get("system")
+    no_agent = isinstance(raw_system, dict) and raw_system.get("rocminfo_gpu_agents") == 0  # the issue form's GPU: list
     hsa_failed = (bool(with_signature(f.errors, "hsa-out-of-resources", "no-hip-gpus", "no-rocm-capable-device"))
-                  or (rep is not None and not rep.gpus and bool(rep.errors)))  # rocminfo failed or died under WSL
+                  or (rep is not None and not rep.gpus and bool(rep.errors))  # rocminfo failed or died under WSL
+                  or no_agent)
     not_working = hsa_failed or (rt is not None and rt.is_available is False)
     if not (pytorch_org_wheel and not_working) and not hsa_failed:
         # Neither a failure nor the wrong wheel is shown: say what WSL needs, without commands for a setup that may

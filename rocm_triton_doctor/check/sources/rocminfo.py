@@ -48,6 +48,11 @@ def parse(text: str) -> Fragment:
         merge(frag, gpu_seen("rocminfo", n.group(1), None, index=k))  # k: order among the GPU agents shown
     if re.search(r"^\s*WSL environment detected\.", text, re.M):
         merge(frag, {"system": {"wsl": True}})  # rocminfo's own WSL detection (rocminfo.cc): a WSL machine
+    # ROCm's issue form asks for `rocminfo | grep -E "^\s*(Name|Marketing Name)"` under a `GPU:` heading: when those
+    # names hold no gfx target, rocminfo enumerated no GPU agent (legacy-rocm-build#4490: only the CPU's names, WSL).
+    sect = re.search(r"^GPU:[ \t]*\n((?:[ \t]+(?:Name|Marketing Name):[^\n]*\n?)+)", text, re.M)
+    if sect and not re.search(r"Name:\s+gfx[0-9a-f]+", sect.group(1)):
+        merge(frag, {"system": {"rocminfo_gpu_agents": 0}})
     m = _KFD_OPEN.search(text)
     if m:
         err = m.group("err").strip()

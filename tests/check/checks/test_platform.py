@@ -82,6 +82,13 @@ def test_wsl_ok_when_a_rocm_torch_has_a_gpu_without_a_device_list() -> None:
     assert f.severity.value == "ok"
 
 
+def test_wsl_fail_when_rocminfo_lists_no_gpu_agent() -> None:
+    # legacy-rocm-build#4490: the issue form's rocminfo names hold only the CPU under WSL.
+    f = one("wsl", files={"/proc/version": WSL_VERSION}, system={"wsl": True, "rocminfo_gpu_agents": 0},
+            python=rocm_python("2.6.0+rocm6.3.4.git1ded221d"))
+    assert f.severity.value == "fail"
+
+
 def test_wsl_warn_with_amds_wsl_wheel() -> None:
     # repo.radeon.com builds carry .git<hash>: AMD documents them for WSL, so only a warning remains.
     f = one("wsl", files={"/proc/version": WSL_VERSION}, python=rocm_python("2.6.0+rocm6.4.1.git1ded221d"))

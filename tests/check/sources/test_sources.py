@@ -454,3 +454,13 @@ def test_distrobox_create_is_a_podman_run_with_its_additional_flags() -> None:
          "image": "docker.io/kyuz0/amd-strix-halo-toolboxes:rocm-7.2", "privileged": False, "via": "distrobox"}]
     rootful = snapshot_from_text(["sudo podman run --device /dev/kfd --group-add video rocm/pytorch"])
     assert rootful["container_run"][0]["rootful"] is True
+
+
+def test_the_issue_forms_gpu_section_without_a_gfx_name_means_no_gpu_agent() -> None:
+    # legacy-rocm-build#4490 (WSL): ROCm's issue form lists `rocminfo | grep Name` under GPU:, here only the CPU.
+    text = ("CPU:\nmodel name      : AMD Ryzen 7 5800X3D 8-Core Processor\nGPU:\n"
+            "  Name:                    AMD Ryzen 7 5800X3D 8-Core Processor\n"
+            "  Marketing Name:          AMD Ryzen 7 5800X3D 8-Core Processor\n")
+    assert snapshot_from_text([text])["system"]["rocminfo_gpu_agents"] == 0
+    gpu = snapshot_from_text([text + "  Name:                    gfx1201\n  Marketing Name:          AMD Radeon RX 9070 XT\n"])
+    assert "rocminfo_gpu_agents" not in gpu.get("system", {})
