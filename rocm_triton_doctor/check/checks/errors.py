@@ -25,7 +25,7 @@ from rocm_triton_doctor.knowledge import errors as known
 CODE_OBJECT = ("hip-no-binary-for-gpu", "invalid-device-function", "no-compatible-code-objects",
                "ollama-gfx-not-supported", "tensorflow-ignoring-gpu", "hsa-invalid-isa")
 DRIVER = ("amdgpu-sched-policy-invalid", "amdgpu-unknown-symbol", "amdgpu-fatal-init", "dkms-build-failed",
-          "module-key-rejected")
+          "module-key-rejected", "kfd-pci-atomics", "hsa-incompatible-kernel")
 VAR = "HSA_OVERRIDE_GFX_VERSION"
 
 
@@ -349,7 +349,7 @@ def container_host_no_kfd(f: Facts) -> Iterable[Finding]:
 
 
 # Signatures the checks above (and the access/platform/rocm checks) decide; the rest are reported by known-error.
-CLAIMED = {"miopen-sqlite", "miopen-dir-unwritable", "amdsmi-nameerror", "found-no-nvidia-driver",
+CLAIMED = {"miopen-sqlite", "miopen-dir-unwritable", "apt-distro-rocm-package", "amdsmi-nameerror", "found-no-nvidia-driver",
            "torch-not-compiled-with-cuda", *DRIVER,
            "ptxas-on-amd", "pip-no-matching-torch", "pip-torch-version-not-on-index", "docker-no-kfd-device", *CODE_OBJECT,
            "pip-rocm-triton-not-on-index", "amdsmi-module-missing", "rocm-needs-newer-glibc",

@@ -108,4 +108,36 @@ def ld_library_path_rocm(f: Facts) -> Iterable[Finding]:
                       ("export LD_LIBRARY_PATH=$(echo \"$LD_LIBRARY_PATH\" | tr ':' '\\n' | grep -v rocm | paste -sd:)",)))
 
 
-CHECKS = (rocm_install, rocm_torch_hip_mismatch, ld_library_path_rocm)
+_ROCM_PKG = re.compile(r"^(?:rocm|hip|roc|hsa|miopen|amdgpu|amd-smi|comgr|rccl|migraphx|half)", re.I)
+
+
+@check("rocm-apt-distro-package", "rocm", "apt installs AMD's ROCm packages, not the distribution's same-named ones.",
+       "Ubuntu 24.04+ and Debian ship their own ROCm components (universe: rocminfo 5.7.1, …); when apt prefers them, "
+       "AMD's packages cannot be installed: 'rocm-hip-runtime : Depends: rocminfo (= 1.0.0.60200-…) but 5.7.1-3build1 "
+       "is to be installed' (legacy-rocm-build#3656).",
+       "Pin AMD's repository above the distribution's (AMD's install guide) and install the exact versions.")
+def rocm_apt_distro_package(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "apt-distro-rocm-package")
+    wanted = [m for e in errs for m in re.finditer(r"(?P<by>[\w.+-]+) : Depends: (?P<pkg>[\w.+-]+) \(= (?P<want>[^)\s]+)\) "
+                                                     r"but (?P<got>\S+) is to be installed", e.text)
+              if _ROCM_PKG.match(m.group("by")) or _ROCM_PKG.match(m.group("pkg"))]  # other packages' conflicts are not ours
+    if not wanted:
+        yield skip("no apt dependency error between ROCm packages in the evidence")
+        return
+    pins = " ".join(dict.fromkeys(f"{m.group('pkg')}={m.group('want')}" for m in wanted))
+    m = wanted[0]
+    yield fail(f"apt picks {m.group('pkg')} {m.group('got')} where {m.group('by')} needs {m.group('want')}",
+               "A package of the same name from another archive (the distribution's own ROCm packages) outranks the "
+               "version AMD's ROCm package depends on, so the ROCm install stops.",
+               evidence=tuple(f"{e.origin}: {m.group(0)}" for e in errs[:1]),
+               fix=Fix("Give AMD's repository priority (the pin file of AMD's ROCm install guide for Ubuntu), then "
+                       "install the exact versions apt named and the ROCm package again.",
+                       ("printf 'Package: *\\nPin: release o=repo.radeon.com\\nPin-Priority: 600\\n' | "
+                        "sudo tee /etc/apt/preferences.d/rocm-pin-600",
+                        f"sudo apt-get install --allow-downgrades {pins} {m.group('by')}"),
+                       needs_sudo=True),
+               links=("https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/install-methods/"
+                      "package-manager/package-manager-ubuntu.html",))
+
+
+CHECKS = (rocm_install, rocm_torch_hip_mismatch, ld_library_path_rocm, rocm_apt_distro_package)

@@ -75,7 +75,7 @@ ALWAYS: tuple[Parser, ...] = (env.parse, host.parse_container_run, host.parse_nv
                               ls.parse_open_errors,
                               gpu_names.parse,
                               host.parse_windows, repl.parse_banner, repl.parse_labels, repl.parse_commented,
-                              pip.parse_install_commands,
+                              pip.parse_install_commands, system.parse_missing_files,
                               repl.parse_site_packages, errtext.parse)
 
 

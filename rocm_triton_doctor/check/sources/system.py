@@ -86,6 +86,22 @@ def parse_cat(text: str, cmd: str | None = None) -> Fragment:
     return file(path, body + "\n") if body else {}
 
 
+_CAT_MISSING = re.compile(r"^\s*cat: (?P<path>/\S+): No such file or directory\s*$", re.M)
+
+
+def parse_missing_files(text: str, cmd: str | None = None) -> Fragment:
+    """`cat: /sys/module/amdgpu/initstate: No such file or directory` anywhere (a tool's own output: rocm-smi prints
+    it when amdgpu is not loaded, legacy-rocm-build#4098) records a file the facts read as probed-absent; rocm-smi's
+    'Driver not initialized (amdgpu not found in modules)' says the same of the module."""
+    frag: Fragment = {}
+    for m in _CAT_MISSING.finditer(text):
+        if _CAT_FILES.match(m.group("path")):
+            merge(frag, file(m.group("path"), None))
+    if re.search(r"amdgpu not found in modules", text):
+        merge(frag, file("/sys/module/amdgpu/initstate", None))
+    return frag
+
+
 def parse_kernel_config(text: str, cmd: str | None = None) -> Fragment:
     lines = [ln.strip() for ln in text.splitlines() if _CONFIG.match(ln.strip())]
     if not lines:

@@ -49,3 +49,21 @@ def test_ld_library_path_pulls_system_rocm() -> None:
     f = one("ld-library-path-rocm", env={"LD_LIBRARY_PATH": "/opt/rocm-6.1.0/lib:/usr/local/lib"},
             python=rocm_python("2.8.0+rocm6.4"))
     assert f.severity.value == "warn"
+
+
+APT = ("The following packages have unmet dependencies:\n rocm-hip-runtime : Depends: rocminfo (= 1.0.0.60200-66~24.04) "
+       "but 5.7.1-3build1 is to be installed")
+
+
+def test_rocm_apt_distro_package_skip_without_a_rocm_conflict() -> None:
+    assert one("rocm-apt-distro-package").severity.value == "skip"
+    other = "libfoo-dev : Depends: libfoo1 (= 2.0-1) but 2.1-1 is to be installed"
+    assert one("rocm-apt-distro-package", errors=[{"text": other, "from": "text"}]).severity.value == "skip"
+
+
+def test_rocm_apt_distro_package_fail_pins_amds_repository() -> None:
+    # legacy-rocm-build#3656: Ubuntu universe's rocminfo outranks AMD's.
+    f = one("rocm-apt-distro-package", errors=[{"text": APT, "from": "text"}])
+    assert f.severity.value == "fail" and "rocminfo" in f.title and f.fix is not None
+    assert f.fix.commands[-1] == "sudo apt-get install --allow-downgrades rocminfo=1.0.0.60200-66~24.04 rocm-hip-runtime"
+    assert "repo.radeon.com" in f.fix.commands[0]
