@@ -108,6 +108,10 @@ def ld_library_path_rocm(f: Facts) -> Iterable[Finding]:
                       ("export LD_LIBRARY_PATH=$(echo \"$LD_LIBRARY_PATH\" | tr ':' '\\n' | grep -v rocm | paste -sd:)",)))
 
 
+PIN_COMMAND = ("printf 'Package: *\\nPin: release o=repo.radeon.com\\nPin-Priority: 600\\n' | "
+               "sudo tee /etc/apt/preferences.d/rocm-pin-600")
+APT_GUIDE = ("https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/install-methods/package-manager/"
+             "package-manager-ubuntu.html")
 _ROCM_PKG = re.compile(r"^(?:rocm|hip|roc|hsa|miopen|amdgpu|amd-smi|comgr|rccl|migraphx|half)", re.I)
 
 
@@ -132,12 +136,10 @@ def rocm_apt_distro_package(f: Facts) -> Iterable[Finding]:
                evidence=tuple(f"{e.origin}: {m.group(0)}" for e in errs[:1]),
                fix=Fix("Give AMD's repository priority (the pin file of AMD's ROCm install guide for Ubuntu), then "
                        "install the exact versions apt named and the ROCm package again.",
-                       ("printf 'Package: *\\nPin: release o=repo.radeon.com\\nPin-Priority: 600\\n' | "
-                        "sudo tee /etc/apt/preferences.d/rocm-pin-600",
+                       (PIN_COMMAND,
                         f"sudo apt-get install --allow-downgrades {pins} {m.group('by')}"),
                        needs_sudo=True),
-               links=("https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/install-methods/"
-                      "package-manager/package-manager-ubuntu.html",))
+               links=(APT_GUIDE,))
 
 
 CHECKS = (rocm_install, rocm_torch_hip_mismatch, ld_library_path_rocm, rocm_apt_distro_package)
