@@ -217,6 +217,13 @@ def kfd_access(f: Facts) -> Iterable[Finding]:
         # rocminfo lists GPU agents only after hsa_init opened /dev/kfd read-write as this user: measured access.
         yield ok(f"/dev/kfd opens for this user: rocminfo enumerated {len(rep.gpus)} GPU agent(s)")
         return
+    system = f.raw.get("system")
+    hip_seen = system.get("hip_devices_seen") if isinstance(system, dict) else None
+    if isinstance(hip_seen, int) and hip_seen > 0 and not f.dev_kfd.found and not f.errors.value:
+        # A HIP program's own device list (llama.cpp's `found 1 ROCm devices: Device 0: Radeon RX 570 …`) exists only
+        # after the runtime opened /dev/kfd in that process: measured access, as rocminfo's agents are.
+        yield ok(f"/dev/kfd opens for this program: the HIP runtime enumerated {hip_seen} AMD GPU(s)")
+        return
     if not f.dev_kfd.found or f.dev_kfd.value is None:
         yield skip("no /dev/kfd to check" if f.dev_kfd.known else "/dev/kfd not probed")
         return

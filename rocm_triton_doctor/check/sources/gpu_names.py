@@ -121,6 +121,20 @@ def _clinfo(text: str, frag: Fragment) -> None:
             board = None
 
 
+def parse_hip_device_count(text: str, cmd: str | None = None) -> Fragment:
+    """llama.cpp's device list from the HIP runtime: `ggml_cuda_init: found 1 ROCm devices:` (or, in its hipBLAS
+    builds of 2023, `ggml_init_cublas: found 1 CUDA devices:`) followed by `Device 0: Radeon …` lines -> the number of
+    AMD GPUs a HIP program enumerated (`system.hip_devices_seen`), counted only when the devices listed are AMD's."""
+    m = re.search(r"ggml_(?:cuda_init|init_cublas): found (\d+) (?:ROCm|CUDA) devices:\s*\n((?:\s*Device \d+: [^\n]+\n?)+)",
+                  text)
+    if not m or int(m.group(1)) < 1:
+        return {}
+    names = re.findall(r"Device \d+: ([^,\n]+)", m.group(2))
+    if not names or not all(re.search(r"\b(?:Radeon|AMD|Instinct)\b", n) for n in names):
+        return {}
+    return {"system": {"hip_devices_seen": int(m.group(1))}}
+
+
 def parse_amdgpu_arch(text: str, cmd: str | None = None) -> Fragment:
     """`amdgpu-arch` (LLVM's offload-arch for AMD, shipped in ROCm and the Windows HIP SDK): one `gfxN` line per GPU
     the HIP/HSA runtime enumerates, in its order -> the runtime's view of the GPUs (legacy-rocm-build#4390: only the

@@ -22,7 +22,8 @@ _TYPES = {"c": 0o020000, "d": 0o040000, "l": 0o120000, "b": 0o060000, "-": 0o100
 
 
 def detect(text: str) -> bool:
-    return bool(_MISSING.search(text) or any(_ROW.match(ln.strip()) and re.search(r"(kfd|renderD\d+|card\d+|dxg)\b", ln)
+    return bool(_MISSING.search(text) or any(_ROW.match(re.sub(r"(\*\*|__)(\S+?)\1", r"\2", ln.strip()))
+                                             and re.search(r"(kfd|renderD\d+|card\d+|dxg)\b", ln)
                                              for ln in text.splitlines()))
 
 
@@ -40,7 +41,8 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
     dirs = [a.rstrip("/") for a in args if a.rstrip("/") in ("/dev/dri", "/dev")]
     here = dirs[0] if len(dirs) == 1 else None
     for ln in text.splitlines():
-        s = ln.strip()
+        # Markdown emphasis a reporter put around a field (`root **148**`, lemonade#2799) is not part of it.
+        s = re.sub(r"(\*\*|__)(\S+?)\1", r"\2", ln.strip())
         m = _MISSING.search(s)
         if m and _INTEREST.match(m.group("path").rstrip("/")):
             merge(frag, {"paths": {m.group("path").rstrip("/"): {"exists": False}}})

@@ -79,3 +79,10 @@ def test_kfd_access_denied_in_rootless_podman_keeps_the_host_groups() -> None:
     # root's podman (`sudo podman run`) keeps no user namespace: keep-groups is not the remedy there
     rootful = one("kfd-access", paths=denied, container_run=[{**run, "rootful": True}])
     assert rootful.fix is None or not any("keep-groups" in c for c in rootful.fix.commands)
+
+
+def test_kfd_access_ok_when_a_hip_program_enumerated_amd_gpus() -> None:
+    f = one("kfd-access", system={"hip_devices_seen": 1})
+    assert f.severity is Severity.OK and "HIP runtime" in f.title
+    denied = one("kfd-access", system={"hip_devices_seen": 1}, paths={"/dev/kfd": node("0o20600", group="root")})
+    assert denied.severity is not Severity.OK  # the node's own facts decide when they are known

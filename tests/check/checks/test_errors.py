@@ -279,3 +279,12 @@ def test_rocm_glibc_mismatch() -> None:
     f = one("rocm-glibc-mismatch", errors=pasted(text))
     assert f.severity is Severity.FAIL and f.fix is not None and f.fix.commands == ()
     assert one("rocm-glibc-mismatch", errors=pasted(NO_HIP)).severity is Severity.SKIP
+
+
+def test_amdgpu_driver_error_fails_on_pcie_atomics_and_an_old_kernel_driver() -> None:
+    # legacy-rocm-build#827 (RX 550 laptop) and #1423 (Radeon VII, Fedora's kernel older than ROCm 4.1's userspace).
+    f = one("amdgpu-driver-error", errors=pasted("kfd kfd: skipped device 1002:699f, PCI rejects atomics"))
+    assert f.severity is Severity.FAIL and f.fix is not None and "atomic" in f.fix.text
+    g = one("amdgpu-driver-error", errors=pasted("HSA Error:  Incompatible kernel and userspace, Vega 20 [Radeon VII] "
+                                                 "disabled. Upgrade amdgpu."))
+    assert g.severity is Severity.FAIL and g.fix is not None and "amdgpu-dkms" in g.fix.text

@@ -464,3 +464,24 @@ def test_the_issue_forms_gpu_section_without_a_gfx_name_means_no_gpu_agent() -> 
     assert snapshot_from_text([text])["system"]["rocminfo_gpu_agents"] == 0
     gpu = snapshot_from_text([text + "  Name:                    gfx1201\n  Marketing Name:          AMD Radeon RX 9070 XT\n"])
     assert "rocminfo_gpu_agents" not in gpu.get("system", {})
+
+
+def test_llama_cpp_device_list_counts_amd_gpus_the_hip_runtime_enumerated() -> None:
+    # ollama#2453 (ROCm build) and llama.cpp#1087 (2023 hipBLAS build printing "CUDA devices").
+    rocm = "ggml_cuda_init: found 1 ROCm devices:\n  Device 0: Radeon RX 570 Series, gfx803 (0x803), VMM: no, Wave Size: 64\n"
+    assert snapshot_from_text([rocm])["system"]["hip_devices_seen"] == 1
+    old = "ggml_init_cublas: found 1 CUDA devices:\n  Device 0: Radeon RX Vega\n"
+    assert snapshot_from_text([old])["system"]["hip_devices_seen"] == 1
+    nvidia = "ggml_cuda_init: found 1 CUDA devices:\n  Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9\n"
+    assert "hip_devices_seen" not in snapshot_from_text([nvidia]).get("system", {})
+
+
+def test_missing_driver_files_and_markdown_in_ls_rows() -> None:
+    # legacy-rocm-build#4098: rocm-smi's own output when amdgpu is not loaded.
+    text = ("cat: /sys/module/amdgpu/initstate: No such file or directory\n"
+            "ERROR:root:Driver not initialized (amdgpu not found in modules)")
+    snap = snapshot_from_text([text])
+    assert snap["files"] == {"/sys/module/amdgpu/initstate": None}
+    # lemonade#2799: the reporter bolded the group in an ls row
+    ls = snapshot_from_text(["crw-rw---- 1 root **148** 236, 0 Jul 23 18:21 /dev/kfd"])
+    assert ls["paths"]["/dev/kfd"]["group"] == "148"
