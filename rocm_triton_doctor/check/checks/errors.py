@@ -143,6 +143,10 @@ def cuda_torch_error(f: Facts) -> Iterable[Finding]:
     if torch_build(f) == "rocm":
         yield skip("torch is a ROCm build; the NVIDIA message comes from another program")
         return
+    system = f.raw.get("system")
+    if isinstance(system, dict) and system.get("xpu_available") is True and not amd_host(f):
+        yield skip("torch runs on an Intel GPU (XPU) here; the CUDA-only message comes from code that calls torch.cuda")
+        return
     if not amd_host(f):
         yield warn("torch is not a ROCm build (NVIDIA-only error)",
                    "On an AMD GPU machine this means a CUDA/CPU torch; which ROCm build fits depends on the GPU and the "

@@ -17,6 +17,11 @@ MIN_DRIVER = {(9, 2): (396, 26), (10, 0): (410, 48), (10, 1): (418, 39), (10, 2)
               (11, 1): (450, 80), (12, 0): (525, 60)}
 
 
+# The first CUDA release that compiles for a compute capability, and PyTorch's first index built with it (NVIDIA CUDA
+# toolkit release notes: Ada/Hopper in 11.8, Blackwell sm_100/sm_120 in 12.8; pytorch.org: cu118, cu128 wheels).
+FIRST_CUDA = {"sm_89": ("11.8", "cu118"), "sm_90": ("11.8", "cu118"), "sm_100": ("12.8", "cu128"),
+              "sm_120": ("12.8", "cu128")}
+
 @check("nvidia-driver", "nvidia", "NVIDIA GPUs and driver, for machines on the CUDA path.",
        "On NVIDIA machines the doctor checks the CUDA torch and Triton instead of ROCm.",
        "Install the NVIDIA driver and a CUDA build of torch.")
@@ -54,11 +59,15 @@ def cuda_driver_vs_torch(f: Facts) -> Iterable[Finding]:
     for e in errs:
         if "cuda-capability-not-compiled" in e.signatures:
             m = re.search(r"capability (sm_\d+)", e.text)
-            yield fail(f"this torch has no code for the GPU's {m.group(1) if m else 'compute capability'}",
+            sm = m.group(1) if m else None
+            need = FIRST_CUDA.get(sm or "")
+            where = (f"CUDA {need[0]} or newer, which is the first to carry {sm}: "
+                     f"https://download.pytorch.org/whl/{need[1]} or a later cuXYZ index" if need else
+                     "a CUDA that has this capability, from download.pytorch.org/whl/cuXYZ (see pytorch.org's selector)")
+            yield fail(f"this torch has no code for the GPU's {sm or 'compute capability'}",
                        "The warning lists the capabilities the build carries; kernels cannot run on this GPU.",
                        evidence=(e.text[:200],),
-                       fix=Fix("Install a torch built with a CUDA that has this capability (CUDA 11.8 or newer for "
-                               "sm_89/sm_90) from download.pytorch.org/whl/cuXYZ (see pytorch.org's selector)."))
+                       fix=Fix(f"Install a torch built with {where}."))
             return
     need = _min_driver(cuda) if cuda else None
     have = tuple(int(x) for x in re.findall(r"\d+", driver)[:2]) if driver else None

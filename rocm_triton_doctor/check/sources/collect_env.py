@@ -66,6 +66,11 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
     avail = kv.get("is cuda available") or kv.get("cuda available") or kv.get("torch.cuda.is_available()")
     if avail is not None and avail.strip().lower() in ("true", "false", "yes", "no"):
         runtime["is_available"] = avail.strip().lower() in ("true", "yes")
+    xpu = kv.get("is xpu available")
+    if xpu is not None and xpu.strip().lower() == "true":
+        # An Intel GPU (XPU) build that sees its GPU (torch-xpu-ops#4914): a CUDA-only message on this machine is a
+        # program calling torch.cuda, not a wrong wheel. Recorded apart from `runtime` (which is CUDA/HIP's view).
+        frag.setdefault("system", {})["xpu_available"] = True
     devices = _devices(gpu_lines, runtime)
     if devices is not None:
         runtime["devices"] = devices

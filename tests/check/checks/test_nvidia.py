@@ -45,3 +45,10 @@ def test_cuda_driver_vs_torch_reads_torchs_own_messages() -> None:
     no_sm = "NVIDIA H100 PCIe with CUDA capability sm_90 is not compatible with the current PyTorch installation."
     f = one("cuda-driver-vs-torch", errors=[{"text": no_sm}])
     assert f.severity.value == "fail" and "sm_90" in f.title
+
+
+def test_cuda_driver_vs_torch_names_the_first_cuda_for_the_capability() -> None:
+    # LeggedLab#26: an RTX 5090 (sm_120) with a torch built up to sm_90; CUDA 12.8 (cu128) is the first with sm_120.
+    msg = "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation."
+    f = one("cuda-driver-vs-torch", errors=[{"text": msg, "from": "text"}])
+    assert f.severity.value == "fail" and f.fix is not None and "whl/cu128" in f.fix.text and f.fix.commands == ()
