@@ -60,9 +60,9 @@ def cuda_driver_vs_torch(f: Facts) -> Iterable[Finding]:
         if "cuda-capability-not-compiled" in e.signatures:
             m = re.search(r"capability (sm_\d+)", e.text)
             sm = m.group(1) if m else None
-            need = FIRST_CUDA.get(sm or "")
-            where = (f"CUDA {need[0]} or newer, which is the first to carry {sm}: "
-                     f"https://download.pytorch.org/whl/{need[1]} or a later cuXYZ index" if need else
+            first = FIRST_CUDA.get(sm or "")
+            where = (f"CUDA {first[0]} or newer, which is the first to carry {sm}: "
+                     f"https://download.pytorch.org/whl/{first[1]} or a later cuXYZ index" if first else
                      "a CUDA that has this capability, from download.pytorch.org/whl/cuXYZ (see pytorch.org's selector)")
             yield fail(f"this torch has no code for the GPU's {sm or 'compute capability'}",
                        "The warning lists the capabilities the build carries; kernels cannot run on this GPU.",

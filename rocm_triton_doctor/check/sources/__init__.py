@@ -71,7 +71,7 @@ SNIFFERS: tuple[tuple[Callable[[str], bool], Parser], ...] = (
 )
 # Run on every segment: inline variables, container command lines, device open errors, GPU names, Windows hints,
 # error text.
-ALWAYS: tuple[Parser, ...] = (env.parse, host.parse_container_run, host.parse_nvidia_hints, host.parse_service,
+ALWAYS: tuple[Parser, ...] = (env.parse, host.parse_container_run, host.parse_compose, host.parse_nvidia_hints, host.parse_service,
                               ls.parse_open_errors,
                               gpu_names.parse, gpu_names.parse_hip_device_count,
                               host.parse_windows, repl.parse_banner, repl.parse_labels, repl.parse_commented,

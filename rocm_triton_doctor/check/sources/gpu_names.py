@@ -95,7 +95,10 @@ def _ollama(s: str, frag: Fragment) -> None:
         nm = re.search(r'\bname=(?:"(?P<q>[^"]*)"|(?P<p>\S+))', s)
         name = (nm.group("q") or nm.group("p")) if nm else None
         merge(frag, gpu_seen("ollama", gm.group(1).lower() if gm else None, name or None))
-    m = re.search(r'skipping rocm gfx compatibility check"?\s+HSA_OVERRIDE_GFX_VERSION=(?P<v>"(?:[^"\\]|\\.)*"|\S+)', s)
+    # ollama echoes the server's own override: `skipping rocm gfx compatibility check" HSA_OVERRIDE_GFX_VERSION=…`, and
+    # in 2025+ runners `msg="user overrode visible devices" HSA_OVERRIDE_GFX_VERSION=11.0.0` (project-nomad#810).
+    m = re.search(r'(?:skipping rocm gfx compatibility check|user overrode visible devices)"?\s+'
+                  r'HSA_OVERRIDE_GFX_VERSION=(?P<v>"(?:[^"\\]|\\.)*"|\S+)', s)
     if m:
         raw = m.group("v")
         try:

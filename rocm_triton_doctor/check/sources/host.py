@@ -84,6 +84,29 @@ def _distrobox(s: str) -> Fragment:
     return inner
 
 
+def parse_compose(text: str, cmd: str | None = None) -> Fragment:
+    """A docker compose service with `image:` and `devices:` (ollama#738): the run it describes, as a docker run line
+    gives it: device paths, group_add entries, privileged. Simple block YAML only (`- /dev/kfd` items)."""
+    if not re.search(r"^\s*services:\s*$", text, re.M) or not re.search(r"^\s*devices:\s*$", text, re.M):
+        return {}
+    run: dict[str, Any] = {"runtime": "docker", "devices": [], "group_add": [], "privileged": False, "via": "compose"}
+    key = None
+    for ln in text.splitlines():
+        m = re.match(r"^\s*(?P<k>[\w-]+):\s*(?P<v>.*?)\s*$", ln)
+        item = re.match(r"^\s*-\s*[\"']?(?P<v>[^\"'#]+?)[\"']?\s*$", ln)
+        if m and not item:
+            key, value = m.group("k"), m.group("v")
+            if key == "image" and value:
+                run["image"] = value.strip("\"'")
+            elif key == "privileged":
+                run["privileged"] = value.lower() == "true"
+            continue
+        if item and key in ("devices", "group_add"):
+            value = item.group("v").split(":")[0] if key == "devices" else item.group("v")
+            run["devices" if key == "devices" else "group_add"].append(value)
+    return {"container_run": [run]} if run["devices"] or run.get("image") else {}
+
+
 def parse_container_run(text: str, cmd: str | None = None) -> Fragment:
     frag: Fragment = {}
     text = re.sub(r"\\\n\s*", " ", text)  # a command continued over lines with backslashes is one command

@@ -485,3 +485,14 @@ def test_missing_driver_files_and_markdown_in_ls_rows() -> None:
     # lemonade#2799: the reporter bolded the group in an ls row
     ls = snapshot_from_text(["crw-rw---- 1 root **148** 236, 0 Jul 23 18:21 /dev/kfd"])
     assert ls["paths"]["/dev/kfd"]["group"] == "148"
+
+
+def test_a_compose_service_is_the_run_it_describes_and_ollamas_override_echo() -> None:
+    # ollama#738 (a compose file under Docker Desktop) and project-nomad#810 (ollama's 2025 runner log).
+    compose = ("services:\n  ollama:\n    image: ollama/ollama:0.1.23-rocm\n    devices:\n      - /dev/dri\n"
+               "      - /dev/kfd\n    group_add:\n      - video\n    privileged: true\n")
+    assert snapshot_from_text([compose])["container_run"] == [
+        {"runtime": "docker", "devices": ["/dev/dri", "/dev/kfd"], "group_add": ["video"], "privileged": True,
+         "via": "compose", "image": "ollama/ollama:0.1.23-rocm"}]
+    log = 'runner.go:485 WARN msg="user overrode visible devices" HSA_OVERRIDE_GFX_VERSION=11.0.0'
+    assert snapshot_from_text([log])["env"] == {"HSA_OVERRIDE_GFX_VERSION": "11.0.0"}
