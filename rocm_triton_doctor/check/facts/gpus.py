@@ -223,6 +223,21 @@ def _norm(text: str) -> str:
     return " " + re.sub(r"[^a-z0-9+]+", " ", text.lower()).strip() + " "
 
 
+def _unique_codenames() -> frozenset[str]:
+    """One-word chip codenames that name exactly one target (lspci's `[AMD/ATI] Barcelo`, `Renoir`, `Rembrandt`):
+    at least 6 letters and not a product prefix (MI300 is also MI300X's), so a word cannot match two targets."""
+    seen: dict[str, int] = {}
+    for gfx in knowledge.all_gfx():
+        t = knowledge.gfx_info(gfx)
+        for c in (t.chip.split(" / ") if t else ()):
+            if " " not in c:
+                seen[c] = seen.get(c, 0) + 1
+    return frozenset(c for c, n in seen.items() if n == 1 and len(c) >= 6 and c.isalpha())
+
+
+_UNIQUE_CODENAMES = _unique_codenames()
+
+
 def gfx_for_name(name: str | None) -> knowledge.GfxTarget | None:
     """A GPU name as tools print it ('AMD Radeon RX 6700 XT', lspci's 'Navi 22 [Radeon RX 6700/6700 XT …]') -> its
     target, from the product and chip names in knowledge/data/gfx.json. Generic names ('AMD Radeon Graphics') and
@@ -238,7 +253,8 @@ def gfx_for_name(name: str | None) -> knowledge.GfxTarget | None:
         t = knowledge.gfx_info(gfx)
         if t is None:
             continue
-        keys = [p.replace("(XT)", "") for p in t.products] + [c for c in t.chip.split(" / ") if " " in c]
+        keys = [p.replace("(XT)", "") for p in t.products] + [c for c in t.chip.split(" / ")
+                                                              if " " in c or c in _UNIQUE_CODENAMES]
         for k in keys:
             nk = _norm(k)
             if len(nk.strip()) < 6 or "apu graphics" in nk or "igpu" in nk:

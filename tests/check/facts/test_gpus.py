@@ -53,3 +53,13 @@ def test_gpus_absent_or_unknown() -> None:
     assert facts(files={f"{KFD}/0/properties": "simd_count 0\n"}).gpus.status is Status.ABSENT
     assert facts(paths={"/sys/class/kfd": None}).gpus.status is Status.ABSENT
     assert facts().gpus.status is Status.UNKNOWN
+
+
+def test_gpu_names_with_one_word_codenames_and_generic_ones() -> None:
+    from rocm_triton_doctor.check.facts.gpus import gfx_for_name
+
+    # hip#3282: lspci names the APU by codename alone
+    got = gfx_for_name("Advanced Micro Devices, Inc. [AMD/ATI] Barcelo (prog-if 00 [VGA controller])")
+    assert got is not None and got.gfx == "gfx90c"
+    assert gfx_for_name("Advanced Micro Devices, Inc. [AMD/ATI] Phoenix1") is None  # not the word Phoenix
+    assert gfx_for_name("AMD Radeon Graphics") is None  # generic: never a guessed target
