@@ -12,7 +12,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from rocm_triton_doctor.kernels import attention, bias_gelu_dropout_residual, layernorm, rmsnorm, softmax, swiglu
+from rocm_triton_doctor.kernels import (attention, bias_gelu_dropout_residual, gemm_autograd, layernorm, rmsnorm,
+                                        softmax, swiglu)
 
 
 def _cases() -> list[tuple[str, Any, Callable[..., torch.Tensor], Callable[[torch.Generator], tuple[torch.Tensor, ...]],
@@ -36,6 +37,9 @@ def _cases() -> list[tuple[str, Any, Callable[..., torch.Tensor], Callable[[torc
          lambda x, b, r: F.gelu(x + b, approximate="tanh") + r,
          lambda g: (torch.randn(2, 6, 48, generator=g), torch.randn(48, generator=g), torch.randn(2, 6, 48, generator=g)),
          "BiasGeluDropoutResidualFunctionBackward", "rocm_triton_doctor.bias_gelu_dropout_residual"),
+        ("gemm", gemm_autograd, lambda a, b, bias: a @ b + bias,
+         lambda g: (torch.randn(5, 24, generator=g), torch.randn(24, 16, generator=g), torch.randn(16, generator=g)),
+         "GemmFunctionBackward", "rocm_triton_doctor.gemm"),
         ("attention", attention, lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
          lambda g: tuple(torch.randn(1, 2, 5, 16, generator=g) for _ in range(3)),
          "AttentionFunctionBackward", "rocm_triton_doctor.attention"),

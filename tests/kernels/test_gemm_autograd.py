@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from rocm_triton_doctor.kernels import gemm
+from rocm_triton_doctor.kernels import gemm_autograd as gemm_autograd_module
 from rocm_triton_doctor.kernels.gemm_autograd import gemm_autograd
 from tests.kernels.grads import assert_grads, dy_like, leaf
 
@@ -94,3 +95,21 @@ def test_a_fresh_seed_per_call_and_the_backward_uses_the_forwards_mask() -> None
     # ∂a = (mask·scale) @ bᵀ: zero rows of the mask would give zero; compare with the mask read off y1
     kept = (y1 != 0).double() * 2.0
     torch.testing.assert_close(a.grad.double(), kept @ b.detach().double().t(), rtol=1e-4, atol=1e-4)
+
+
+def test_the_custom_op_gives_the_functions_gradients_for_every_epilogue_and_passes_opcheck() -> None:
+    gen = torch.Generator().manual_seed(11)
+    for epilogue in ("none", "bias", "bias_relu", "bias_gelu"):
+        a, b = torch.randn(5, 7, generator=gen), torch.randn(7, 3, generator=gen)
+        bias = torch.randn(3, generator=gen)
+        leaves = [t.clone().requires_grad_() for t in (a, b, bias)]
+        y1 = gemm_autograd_module.gemm_custom_op(*leaves, epilogue)
+        g1 = torch.autograd.grad(y1.sum(), leaves)
+        leaves2 = [t.clone().requires_grad_() for t in (a, b, bias)]
+        y2 = gemm_autograd_module.GemmFunction.apply(*leaves2, epilogue, 0.0, None)
+        g2 = torch.autograd.grad(y2.sum(), leaves2)
+        torch.testing.assert_close(y1, y2)
+        for x, y in zip(g1, g2, strict=True):
+            torch.testing.assert_close(x, y)
+    x = (torch.randn(4, 8, requires_grad=True), torch.randn(8, 6, requires_grad=True), torch.randn(6, requires_grad=True))
+    torch.library.opcheck(gemm_autograd_module._gemm_op, (*x, "bias_relu", 0.0, 0))
