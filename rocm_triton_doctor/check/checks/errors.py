@@ -303,6 +303,18 @@ def pip_rocm_triton_missing(f: Facts) -> Iterable[Finding]:
        "vLLM finds a ROCm GPU through amdsmi: without it ('No module named amdsmi') it falls back to no platform "
        "and runs nothing on the GPU (vllm#24576).", "Install the amdsmi package of the installed ROCm version.")
 def amdsmi_missing(f: Facts) -> Iterable[Finding]:
+    mixed = with_signature(f.errors, "amdsmi-lib-mismatch")
+    if mixed:
+        # amdsmi#186: the CLI of /opt/rocm-7.1.1, a pip amdsmi in /usr/local, libamd_smi.so of /opt/rocm-7.0.1.
+        yield fail("the amdsmi Python bindings do not match the libamd_smi.so they load",
+                   "They come from different ROCm releases (a pip-installed or older amdsmi package, or another "
+                   "ROCm on the library path), so importing amdsmi fails: amd-smi and the programs using it break.",
+                   evidence=_quote(mixed),
+                   fix=Fix("Remove the stray amdsmi package and install the one shipped with the ROCm in use "
+                           "(`pip uninstall amdsmi`, then `pip install /opt/rocm/share/amd_smi` with that ROCm's "
+                           "Python), or put only that ROCm's lib on the library path."),
+                   links=("https://github.com/ROCm/amdsmi/issues/186",))
+        return
     errs = with_signature(f.errors, "amdsmi-module-missing")
     if not errs:
         yield skip("no missing-amdsmi error in the evidence")
@@ -353,7 +365,8 @@ def container_host_no_kfd(f: Facts) -> Iterable[Finding]:
 
 
 # Signatures the checks above (and the access/platform/rocm checks) decide; the rest are reported by known-error.
-CLAIMED = {"miopen-sqlite", "miopen-dir-unwritable", "apt-distro-rocm-package", "amdsmi-nameerror", "found-no-nvidia-driver",
+CLAIMED = {"miopen-sqlite", "miopen-dir-unwritable", "apt-distro-rocm-package", "amdsmi-lib-mismatch", "amdsmi-nameerror",
+           "found-no-nvidia-driver",
            "torch-not-compiled-with-cuda", *DRIVER,
            "ptxas-on-amd", "pip-no-matching-torch", "pip-torch-version-not-on-index", "docker-no-kfd-device", *CODE_OBJECT,
            "pip-rocm-triton-not-on-index", "amdsmi-module-missing", "rocm-needs-newer-glibc",

@@ -67,7 +67,8 @@ _LABELS = (
      "torch_version"),
     (re.compile(r"^(?:torch\.version\.hip|hip[ _]version)\s*[:=]\s*(?P<v>\S+)\s*$", re.I), "hip_version"),
     (re.compile(r"^(?:torch\.version\.cuda|cuda[ _]version)\s*[:=]\s*(?P<v>\S+)\s*$", re.I), "cuda_version"),
-    (re.compile(r"^(?:torch\.cuda\.is_available\(\)|cuda[ _]available|is[ _]available)\s*[:=]\s*(?P<v>True|False)\s*$",
+    (re.compile(r"^(?:torch\.cuda\.is_available\(\)|cuda[ _]available|rocm[ _]available|is[ _]available)\s*[:=]\s*"
+                r"(?P<v>True|False)\s*$",
                 re.I), "is_available"),
 )
 

@@ -288,3 +288,11 @@ def test_amdgpu_driver_error_fails_on_pcie_atomics_and_an_old_kernel_driver() ->
     g = one("amdgpu-driver-error", errors=pasted("HSA Error:  Incompatible kernel and userspace, Vega 20 [Radeon VII] "
                                                  "disabled. Upgrade amdgpu."))
     assert g.severity is Severity.FAIL and g.fix is not None and "amdgpu-dkms" in g.fix.text
+
+
+def test_amdsmi_missing_fails_when_the_bindings_and_the_library_come_from_two_rocms() -> None:
+    # amdsmi#186: a pip amdsmi package loading /opt/rocm-7.0.1's libamd_smi.so under the 7.1.1 CLI.
+    text = ("AttributeError: /opt/rocm-7.0.1/lib/libamd_smi.so: undefined symbol: "
+            "amdsmi_get_gpu_partition_metrics_info")
+    f = one("amdsmi-missing", errors=pasted(text))
+    assert f.severity is Severity.FAIL and f.fix is not None and "/opt/rocm/share/amd_smi" in f.fix.text

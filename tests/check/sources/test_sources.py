@@ -496,3 +496,9 @@ def test_a_compose_service_is_the_run_it_describes_and_ollamas_override_echo() -
          "via": "compose", "image": "ollama/ollama:0.1.23-rocm"}]
     log = 'runner.go:485 WARN msg="user overrode visible devices" HSA_OVERRIDE_GFX_VERSION=11.0.0'
     assert snapshot_from_text([log])["env"] == {"HSA_OVERRIDE_GFX_VERSION": "11.0.0"}
+
+
+def test_sglang_check_env_says_rocm_available() -> None:
+    # sglang#10562: `python3 -m sglang.check_env` inside its ROCm image.
+    assert snapshot_from_text(["Python: 3.12.8\nROCM available: True\nPyTorch: 2.6.0a0+git8d4926e"])["runtime"][
+        "is_available"] is True
