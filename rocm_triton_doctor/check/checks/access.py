@@ -219,6 +219,9 @@ def kfd_access(f: Facts) -> Iterable[Finding]:
         return
     system = f.raw.get("system")
     hip_seen = system.get("hip_devices_seen") if isinstance(system, dict) else None
+    if isinstance(system, dict) and system.get("os_family") == "windows" and not f.dev_kfd.found:
+        yield skip("Windows: there is no /dev/kfd (HIP talks to the Windows driver)")
+        return
     if isinstance(hip_seen, int) and hip_seen > 0 and not f.dev_kfd.found and not f.errors.value:
         # A HIP program's own device list (llama.cpp's `found 1 ROCm devices: Device 0: Radeon RX 570 …`) exists only
         # after the runtime opened /dev/kfd in that process: measured access, as rocminfo's agents are.

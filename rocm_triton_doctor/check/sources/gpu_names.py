@@ -90,9 +90,11 @@ def _ollama(s: str, frag: Fragment) -> None:
     m = re.search(r"\bgpu_type=(gfx\w+)(?:.*?\bgpu=(\d+))?", s)
     if m:
         merge(frag, gpu_seen("ollama", m.group(1).lower(), None, index=int(m.group(2)) if m.group(2) else None))
-    if "inference compute" in s and "library=rocm" in s:
+    if "inference compute" in s and re.search(r"\blibrary=rocm\b", s, re.I):  # `library=ROCm` since ollama 0.12
         gm = re.search(r"\bcompute=(gfx\w+)", s)
-        nm = re.search(r'\bname=(?:"(?P<q>[^"]*)"|(?P<p>\S+))', s)
+        # ollama 0.12+: name=ROCm1 (its own device label) and description="AMD Radeon RX 7900 XTX" (the product)
+        nm = (re.search(r'\bdescription=(?:"(?P<q>[^"]*)"|(?P<p>\S+))', s)
+              or re.search(r'\bname=(?:"(?P<q>[^"]*)"|(?P<p>\S+))', s))
         name = (nm.group("q") or nm.group("p")) if nm else None
         merge(frag, gpu_seen("ollama", gm.group(1).lower() if gm else None, name or None))
     # ollama echoes the server's own override: `skipping rocm gfx compatibility check" HSA_OVERRIDE_GFX_VERSION=…`, and
@@ -124,10 +126,19 @@ def _clinfo(text: str, frag: Fragment) -> None:
             board = None
 
 
+def _ollama_rocm_devices(text: str) -> int:
+    """ollama's `msg="inference compute" id=0 library=ROCm …` lines: GPUs its ROCm runner enumerated (one per id)."""
+    ids = {m.group(1) for m in re.finditer(r'inference compute"?\s+id=(\S+)[^\n]*\blibrary=rocm\b', text, re.I)}
+    return len(ids)
+
+
 def parse_hip_device_count(text: str, cmd: str | None = None) -> Fragment:
     """llama.cpp's device list from the HIP runtime: `ggml_cuda_init: found 1 ROCm devices:` (or, in its hipBLAS
     builds of 2023, `ggml_init_cublas: found 1 CUDA devices:`) followed by `Device 0: Radeon …` lines -> the number of
     AMD GPUs a HIP program enumerated (`system.hip_devices_seen`), counted only when the devices listed are AMD's."""
+    ollama = _ollama_rocm_devices(text)
+    if ollama:  # ollama's discovery ran its ROCm runner on these GPUs (ollama#12564, Windows)
+        return {"system": {"hip_devices_seen": ollama}}
     m = re.search(r"ggml_(?:cuda_init|init_cublas): found (\d+) (?:ROCm|CUDA) devices:\s*\n((?:\s*Device \d+: [^\n]+\n?)+)",
                   text)
     if not m or int(m.group(1)) < 1:

@@ -502,3 +502,12 @@ def test_sglang_check_env_says_rocm_available() -> None:
     # sglang#10562: `python3 -m sglang.check_env` inside its ROCm image.
     assert snapshot_from_text(["Python: 3.12.8\nROCM available: True\nPyTorch: 2.6.0a0+git8d4926e"])["runtime"][
         "is_available"] is True
+
+
+def test_ollama_inference_compute_lines_count_rocm_gpus() -> None:
+    # ollama#12564 (0.12, Windows): library=ROCm, name=ROCm1, the product in description=.
+    line = ('time=2025-10-11T00:03:35.623+02:00 level=INFO source=types.go:112 msg="inference compute" id=0 '
+            'library=ROCm compute=gfx1100 name=ROCm1 description="AMD Radeon RX 7900 XTX" libdirs=ollama,rocm')
+    snap = snapshot_from_text([line])
+    assert snap["system"]["hip_devices_seen"] == 1
+    assert {"tool": "ollama", "gfx": "gfx1100", "name": "AMD Radeon RX 7900 XTX"} in snap["gpus_seen"]
