@@ -24,6 +24,10 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
     for ln in text.splitlines():
         s = log_line(ln)
         _ollama(s, frag)
+        # An installer's or app's own GPU line: `gpu  AMD ROCm (gfx1201)` (unsloth#8731): ROCm and a target in parentheses
+        m = re.search(r"\b(?:AMD|ROCm)\b[^()\n]*\((gfx[0-9a-f]{3,4})\)", s)
+        if m and "supported" not in s.lower():
+            merge(frag, gpu_seen("text", m.group(1).lower()))
         # ComfyUI's startup: `AMD arch: gfx1151` (torch's gcnArchName for the device it opened: the runtime's view).
         m = re.match(r"^AMD arch:\s*(gfx[0-9a-f]{3,4})\b", s)
         if m:

@@ -511,3 +511,9 @@ def test_ollama_inference_compute_lines_count_rocm_gpus() -> None:
     snap = snapshot_from_text([line])
     assert snap["system"]["hip_devices_seen"] == 1
     assert {"tool": "ollama", "gfx": "gfx1100", "name": "AMD Radeon RX 7900 XTX"} in snap["gpus_seen"]
+
+
+def test_an_apps_own_rocm_gpu_line_names_the_target() -> None:
+    # unsloth#8731: the installer's `gpu  AMD ROCm (gfx1201)`; a list of supported types is not a GPU.
+    assert snapshot_from_text(["  gpu            AMD ROCm (gfx1201)"])["gpus_seen"] == [{"tool": "text", "gfx": "gfx1201"}]
+    assert "gpus_seen" not in snapshot_from_text(["AMD GPU not supported (gfx1031)"])
