@@ -384,14 +384,21 @@ def known_error(f: Facts) -> Iterable[Finding]:
     if not ids:
         yield skip("no other known error message in the evidence")
         return
+    system = f.raw.get("system")
+    windows = isinstance(system, dict) and system.get("os_family") == "windows"
     for sig in ids:
         s = known.by_id(sig)
         if s is None:
             continue
         hit = tuple(e for e in f.errors.value or () if sig in e.signatures)
         causes = ", ".join(c.cause for c in s.causes)
+        fix = _sig_fix(sig)
+        if windows and re.search(r"rocminfo|HSA_|override", fix):
+            # Linux tools and HSA variables in a fix do not exist on Windows' HIP SDK (hip#3899, Windows).
+            fix += (" On Windows: hipInfo.exe and amdgpu-arch.exe of the HIP SDK take rocminfo's place, and "
+                    "the HSA override variables are not read there.")
         yield warn(f"known error: {s.meaning}", f"Possible causes: {causes}." if causes else "", evidence=_quote(hit),
-                   fix=Fix(_sig_fix(sig)), links=(s.source,))
+                   fix=Fix(fix), links=(s.source,))
 
 
 # -- "no code object for this GPU" -------------------------------------------------------------------------------

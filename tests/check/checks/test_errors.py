@@ -296,3 +296,9 @@ def test_amdsmi_missing_fails_when_the_bindings_and_the_library_come_from_two_ro
             "amdsmi_get_gpu_partition_metrics_info")
     f = one("amdsmi-missing", errors=pasted(text))
     assert f.severity is Severity.FAIL and f.fix is not None and "/opt/rocm/share/amd_smi" in f.fix.text
+
+
+def test_known_error_on_windows_names_the_hip_sdk_tools() -> None:
+    f = one("known-error", errors=pasted('checkHipErrors() HIP API error = 0100 "no ROCm-capable device is detected"'),
+            system={"os_family": "windows"})
+    assert f.severity is Severity.WARN and f.fix is not None and "hipInfo.exe" in f.fix.text
