@@ -32,6 +32,12 @@ def amdgpu_loaded(f: Facts) -> Iterable[Finding]:
                    evidence=(st.source,), fix=Fix("Read the kernel log for amdgpu errors.",
                                                   ("sudo dmesg | grep -iE 'amdgpu|kfd' | tail -n 40",), needs_sudo=True))
         return
+    system = f.raw.get("system")
+    listed = system.get("amdgpu_gpus_listed") if isinstance(system, dict) else None
+    if st.status is Status.UNKNOWN and isinstance(listed, int) and listed > 0:
+        # amd-smi lists GPUs only through the loaded driver (legacy-rocm-build#5671): measured, not assumed.
+        yield ok(f"amdgpu loaded: amd-smi lists {listed} GPU(s) through it")
+        return
     if st.status is Status.UNKNOWN:
         yield skip("amdgpu state unknown", st.describe())
         return

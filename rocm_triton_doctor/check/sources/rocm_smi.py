@@ -78,3 +78,21 @@ def parse_amd_smi(text: str, cmd: str | None = None) -> Fragment:
         if m:
             merge(frag, gpu_seen("amd-smi", None, None, index=gpu, bus=m.group(1)))
     return frag
+
+
+_AMDSMI_HEAD = re.compile(r"AMD-SMI \S+\s+amdgpu version:\s*(?P<drv>[\w.+-]+)\s+ROCm version:\s*(?P<rocm>[\w.+-]+)")
+_AMDSMI_ROW = re.compile(r"^\|\s*(?P<bdf>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d)\s+(?P<name>[^|]*?)\s*\|", re.M)
+
+
+def parse_amd_smi_table(text: str, cmd: str | None = None) -> Fragment:
+    """amd-smi's default table (legacy-rocm-build#5671): `| AMD-SMI 26.1.0+… amdgpu version: 6.16.6 ROCm version:
+    7.1.0 |` and one `| 0000:c2:00.0  AMD Radeon Graphics | …` row per GPU. amd-smi lists a GPU only through the loaded
+    amdgpu driver, so the rows are GPUs the driver brought up (`system.amdgpu_gpus_listed`), named in `gpus_seen`."""
+    head = _AMDSMI_HEAD.search(text)
+    rows = _AMDSMI_ROW.findall(text)
+    if not head or not rows:
+        return {}
+    frag: Fragment = {"system": {"amdgpu_gpus_listed": len(rows)}}
+    for bdf, name in rows:
+        merge(frag, gpu_seen("amd-smi", None, name or None, bus=bdf))
+    return frag

@@ -34,3 +34,8 @@ def test_kfd_present_fail_when_amdgpu_live_without_kfd() -> None:
 def test_kfd_present_skip_when_it_may_be_a_container() -> None:
     # no container markers recorded: /dev/kfd may just not be passed through
     assert one("kfd-present", files=AMD_LIVE, paths={"/dev/kfd": None}).severity.value == "skip"
+
+
+def test_amdgpu_loaded_ok_when_amd_smi_lists_gpus_through_it() -> None:
+    f = one("amdgpu-loaded", system={"amdgpu_gpus_listed": 1})
+    assert f.severity.value == "ok" and "amd-smi" in f.title

@@ -517,3 +517,14 @@ def test_an_apps_own_rocm_gpu_line_names_the_target() -> None:
     # unsloth#8731: the installer's `gpu  AMD ROCm (gfx1201)`; a list of supported types is not a GPU.
     assert snapshot_from_text(["  gpu            AMD ROCm (gfx1201)"])["gpus_seen"] == [{"tool": "text", "gfx": "gfx1201"}]
     assert "gpus_seen" not in snapshot_from_text(["AMD GPU not supported (gfx1031)"])
+
+
+def test_amd_smis_default_table_lists_the_gpus_the_driver_brought_up() -> None:
+    # legacy-rocm-build#5671 (Debian 13, Strix Halo)
+    table = ("+------------------------------------------------------------------------------+\n"
+             "| AMD-SMI 26.1.0+5df6c765      amdgpu version: 6.16.6   ROCm version: 7.1.0    |\n"
+             "|=====================================+========================================|\n"
+             "| 0000:c2:00.0    AMD Radeon Graphics | N/A        N/A   0             N/A/0 W |\n")
+    snap = snapshot_from_text([table])
+    assert snap["system"]["amdgpu_gpus_listed"] == 1
+    assert snap["gpus_seen"] == [{"tool": "amd-smi", "name": "AMD Radeon Graphics", "bus": "0000:c2:00.0"}]
