@@ -186,8 +186,10 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
             cfg = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3}
         elif elem_size == 4:
             # fp32 (IEEE, no tensor cores) 1024^3 on an H100: 128x64x32 w4 s4 0.67x cuBLAS, 64x128x32 w4 s4 0.63x,
-            # 128x128x32 w8 s3 0.54x (tune-gemm.json).
-            cfg = {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 4}
+            # 128x128x32 w8 s3 0.54x (tune-gemm.json). M of 33-64 takes 64-row tiles: a 128-row tile would compute
+            # half its rows for nothing (fp32 39x8737x2462 ran at 0.06x cuBLAS, benchmarks/shape_hunt.py seed 1).
+            cfg = {"BLOCK_M": 64 if M <= 64 else 128, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4,
+                   "num_stages": 4}
         elif short_k or N <= 128:
             # K of one or two blocks, or a 128-column product: 128x128x64 with 8 warps (H100: 4096x128x4096 0.84x
             # cuBLAS against 0.78x for 128x256; 8192x64x8192 0.98x against 0.88x; 65536x4096x128 1.01x at 4 stages).
@@ -203,7 +205,10 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
             cfg = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 4}
         if short_k:
             cfg["num_stages"] = 2
-        return {**cfg, "SPLIT_K": 1}
+        # A grid of under half a wave with a long K (16-bit 686x7137x406 in 64x128 tiles: 44 programs on 132 SMs,
+        # fp32 39x8737x2462: 39) leaves most SMs idle for the whole K loop: split K (policy_waves.py).
+        split = gemm_split_small_grid(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], cus or DEFAULT_CUS["cuda"])
+        return {**cfg, "SPLIT_K": split}
     # HIP: tutorial-03 HIP list; num_stages=2 for single-GEMM kernels on current Triton (already the short-K choice).
     if small:
         cfg = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 1, "SPLIT_K": 1, "num_warps": 4, "num_stages": 2}
@@ -264,14 +269,17 @@ def splitk_reduce_tile(t: Target, M: int) -> tuple[int, int]:
 
 
 # An operand whose rows are not 16-byte aligned (a leading stride of 4097 elements, a view one element off) is read
-# with scalar loads: bf16 4097^3 ran at 0.38x cuBLAS on an H100 (issue #16). Copying it into a padded buffer costs
-# 2·elem·(its elements) bytes of traffic; against the GEMM's 2·M·N·K FLOPs that is a fraction ~F/(BW·n) of the ideal
-# GEMM time, n the other operand's free dimension (N for A, M for B) and F/BW ~300 FLOP/byte on an H100 (990 TF/s
-# bf16, 3.35 TB/s) and ~250 on an MI300X: at n >= 2048 a copy costs under 15 % of an ideal GEMM, while the
-# misaligned kernel lost 2.6x. The GEMM must also be big enough (>= 2^30 FLOPs, ~1 us at peak) that the copy's
-# launch does not dominate. Conservative on purpose (decode-size M never copies B); A/B it with gemm(config=
-# {"ALIGN_COPY": ...}) and benchmarks/tune_gemm_shapes.py.
-ALIGN_COPY_MIN_REUSE = 2048
+# with scalar loads, which also rules out the asynchronous copies the pipelined K loop is built on: bf16 4097^3 ran at
+# 0.38x cuBLAS on an H100 (issue #16), and random shapes with an odd K or N (benchmarks/shape_hunt.py, seed 1) at
+# 0.27x (686x7137x406), 0.45x (237x1313x10622, B^T) and 0.58x (1401x558x31287) while the old rule here copied only
+# operands whose other free dimension was >= 2048. The cost model: copying operand X (e·|X| bytes read, the same
+# written) against what misalignment costs a compute-bound GEMM, about 1.6 extra ideal GEMM times (0.38x):
+# 2·e·M·K/BW < 1.6·2·M·N·K/F, i.e. n > e·(F/BW)/1.6 for n the other operand's free dimension (N when copying A, M
+# when copying B). F/BW is ~300 FLOP/byte on an H100 (990 TF/s bf16, 3.35 TB/s) and ~250 on an MI300X: n > ~190 for
+# 16-bit, less for fp32 (no tensor cores: F/BW ~15-20). So 256. The GEMM must also be big enough (>= 2^30 FLOPs,
+# ~1 us at peak) that the copy's launch does not dominate; decode-size M (< 256) never copies B, the weight it
+# streams once. A/B it with gemm(config={"ALIGN_COPY": ...}) and benchmarks/gemm_align_probe.py.
+ALIGN_COPY_MIN_REUSE = 256
 ALIGN_COPY_MIN_FLOPS = 2**30
 
 
@@ -336,6 +344,13 @@ def _row_config(t: Target, n_cols: int, elem_size: int, n_rows: int) -> dict[str
         # The interpreter costs ~1 ms per program instance: many rows per program (kernels.md §2.4).
         return {"BLOCK": block, "ROWS": max(1, min(most_rows, 8192 // block, 64)), "num_warps": 4}
     if block <= NARROW_ROW:
+        if n_cols % 2 and n_cols > 1 and t.backend == "cuda":
+            # An odd width: no two rows start on the same word boundary, so every element is a scalar load. Then one
+            # warp per program over ~512 elements beat four warps over 2048 (H200, bf16, graph replay,
+            # benchmarks/narrow_rows_probe.py, % of copy): softmax 906876x37 8.9 -> 35.2 % (0.33 -> 1.29x eager),
+            # RMSNorm 24.4 -> 43.8 %. Even widths (42, 64, 100, 128, 200) were at their best with the rule below.
+            rows = max(1, min(most_rows, 512 // block, 64))
+            return {"BLOCK": block, "ROWS": rows, "num_warps": 1, "num_stages": 1}
         rows = max(1, min(most_rows, 2048 // block, 64))
         return {"BLOCK": block, "ROWS": rows, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
     # 16 warps only for rows of 32 KiB and more: a bf16 row of 8192 (16 KiB) ran LayerNorm at 1.11x torch.compile with
@@ -370,5 +385,6 @@ def _next_pow2(n: int) -> int:
 from rocm_triton_doctor.kernels.policy_attention import (  # noqa: E402,F401
     TMA_ATTENTION_MIN_FLOPS, TMA_DEVICE_ATTENTION_MIN_FLOPS, TMA_DEVICE_D256_MIN_FLOPS, attention_backward_config,
     attention_config, attention_kernel, attention_use_tma, tensor_desc_device_supported)
-from rocm_triton_doctor.kernels.policy_waves import gemm_split_under_a_wave, gemm_tail_split  # noqa: E402,F401
+from rocm_triton_doctor.kernels.policy_waves import (  # noqa: E402,F401
+    gemm_split_small_grid, gemm_split_under_a_wave, gemm_tail_split)
 

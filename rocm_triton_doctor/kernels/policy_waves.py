@@ -64,3 +64,24 @@ def gemm_split_under_a_wave(M: int, N: int, K: int, cus: int) -> int:
     while split < 8 and tiles * split * 2 <= cus and (K // 64) // (split * 2) >= SPLIT_MIN_K_BLOCKS:
         split *= 2
     return split if split > 1 and 2 * tiles * split >= cus and split * M * N < 2**31 else 1
+
+
+SMALL_GRID_MIN_K = 2048  # K elements each split keeps (32 blocks of 64): the under-a-wave rule's measured floor
+
+
+def gemm_split_small_grid(M: int, N: int, K: int, bm: int, bn: int, cus: int) -> int:
+    """SPLIT_K for a pointer-kernel grid of (bm, bn) tiles that fills at most half of one wave of `cus` SMs: the
+    largest power of two (<= 8) with tiles·split <= cus and at least SMALL_GRID_MIN_K elements of K per split; 1
+    otherwise. The same floor as gemm_split_under_a_wave, and consistent with the small-grid probe of session 6
+    (docs/performance.md: 64x128 tiles, bf16 on an H100): split 2 helped 640x5120x640 (50 tiles: 17.7 -> 12.8 us) and
+    1000x4096x1000, and lost at 768x4096x768 and 1024x2048x1024, whose 72 and 128 tiles a split of 2 would push past
+    one wave (this rule keeps one pass there). 1000x4096x1000 (128 tiles) keeps one pass here too."""
+    if cus <= 0:
+        return 1
+    tiles = -(-M // bm) * -(-N // bn)
+    if 2 * tiles > cus:
+        return 1
+    split = 1
+    while split < 8 and tiles * split * 2 <= cus and K // (split * 2) >= SMALL_GRID_MIN_K:
+        split *= 2
+    return split if split * M * N < 2**31 else 1

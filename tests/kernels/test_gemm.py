@@ -458,10 +458,12 @@ def test_misaligned_operands_are_detected_and_copied_aligned() -> None:
 
 def test_policy_for_odd_decode_and_short_k_shapes() -> None:
     h100, mi300, rdna = (policy.target_from_name(n) for n in ("sm_90", "gfx942", "gfx1100"))
-    # The aligned copy: only where the other dimension gives the copy >= 2048-fold reuse and the GEMM is big.
+    # The aligned copy: only where the other dimension gives the copy >= 256-fold reuse and the GEMM is big.
     assert policy.gemm_align_copy(h100, 4097, 4097, 4097) == (True, True)
     assert policy.gemm_align_copy(h100, 64, 4097, 4096) == (True, False)  # small M: never copy the weight
-    assert policy.gemm_align_copy(h100, 1000, 1000, 1000) == (False, False)
+    assert policy.gemm_align_copy(h100, 686, 406, 7137) == (True, True)  # (M, N, K): the shape hunt's 0.27x row
+    assert policy.gemm_align_copy(h100, 200, 200, 40000) == (False, False)  # reuse 200 < 256: the copy would not pay
+    assert policy.gemm_align_copy(h100, 300, 300, 300) == (False, False)  # 54 MFLOP: the copy's launch would dominate
     assert policy.gemm_align_copy(policy.target_for_device("cpu"), 4097, 4097, 4097) == (False, False)
     for t, cus in ((h100, 132), (h100, 114), (mi300, 304), (rdna, 48)):
         for M, K, N in ((1, 4096, 4096), (8, 4096, 4096), (16, 4096, 14336), (16, 14336, 4096)):
@@ -602,3 +604,20 @@ def test_a_plan_follows_the_tune_cache_and_new_dropout_seeds() -> None:
     w = torch.ones(32, 16)
     masks = {tuple((gemm.gemm(x, w, p=0.5) == 0).flatten().tolist()) for _ in range(4)}
     assert len(masks) > 1  # a cached plan still draws a fresh seed per call
+
+
+@pytest.mark.parametrize("M,K,N,elem,tiles,split", [
+    (686, 7137, 406, 2, (64, 128), 2),     # 44 tiles, K 7137: two splits of 3568 fill 88 SMs (shape hunt: 0.27x)
+    (640, 5120, 640, 2, (64, 128), 2),     # session 6's probe: split 2 helped (17.7 -> 12.8 us)
+    (768, 4096, 768, 2, (64, 128), 1),     # 72 tiles: a split would pass one wave (session 6: it lost)
+    (1024, 2048, 1024, 2, (64, 128), 1),   # 128 tiles (it lost there too)
+    (39, 8737, 2462, 4, (64, 64), 2),      # fp32, 39 rows: 64-row tiles, 39 of them, split 2 (hunt: 0.06x)
+    (100, 40000, 64, 4, (64, 64), 8),      # fp32, two small tiles and a very long K: split 8
+    (200, 1000, 200, 2, (64, 64), 1),      # K too short to split
+])
+def test_split_k_for_small_grids_on_an_h100(M: int, K: int, N: int, elem: int, tiles: tuple[int, int], split: int) -> None:
+    cfg = policy.gemm_config(policy.target_from_name("sm_90"), M, N, K, elem, cus=132)
+    assert (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["SPLIT_K"]) == (*tiles, split)
+    assert policy.gemm_split_small_grid(M, N, K, *tiles, 132) == split
+    # AMD keeps one pass: the split rules were measured on NVIDIA only.
+    assert policy.gemm_config(policy.target_from_name("gfx942"), M, N, K, elem, cus=304)["SPLIT_K"] == 1

@@ -84,6 +84,12 @@ def test_narrow_rows_share_a_program_on_the_gpu_policy() -> None:
     for t in ("gfx942", "gfx1100", "sm_90"):
         assert row_config(target_from_name(t), 128, 2, 65536)["ROWS"] > 1
         assert row_config(target_from_name(t), 8192, 2, 65536)["ROWS"] == 1
+    # Odd narrow widths (scalar loads) on NVIDIA: one warp over ~512 elements; even widths keep four warps.
+    h100 = target_from_name("sm_90")
+    assert {k: row_config(h100, 37, 2, 65536)[k] for k in ("BLOCK", "ROWS", "num_warps")} == {"BLOCK": 64, "ROWS": 8,
+                                                                                                "num_warps": 1}
+    assert row_config(h100, 3, 4, 65536)["ROWS"] == 64 and row_config(h100, 1, 2, 65536)["num_warps"] == 4
+    assert row_config(h100, 42, 2, 65536)["num_warps"] == 4 and row_config(target_from_name("gfx942"), 37, 2)["num_warps"] == 4
 
 
 def test_refusals_are_clear() -> None:

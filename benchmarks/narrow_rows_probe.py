@@ -1,0 +1,69 @@
+"""Narrow rows (N <= 256) in the row kernels: the policy's packing (several rows per program) against other ROWS and
+warp counts, for widths whose rows are 16-byte aligned and widths that are not (softmax bf16 266079x37 ran at 13 % of
+copy bandwidth, 0.35x eager, in benchmarks/shape_hunt.py seed 1, while RMSNorm 95537x42 ran at 48 %). GPU time by
+CUDA-graph replay, % of the copy bandwidth measured in the same run, every output checked against the reference.
+
+    PYTHONPATH=. python benchmarks/narrow_rows_probe.py --json narrow.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import torch
+from triton.testing import do_bench_cudagraph
+
+from rocm_triton_doctor.kernels import rmsnorm, rows, softmax
+from rocm_triton_doctor.smoke import timing
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--mib", type=int, default=64, help="bytes of x per row set")
+    ap.add_argument("--widths", default="2,23,37,42,64,100,128,200")
+    ap.add_argument("--policy-only", action="store_true", help="time only the policy's config (and eager)")
+    args = ap.parse_args()
+    dev = torch.device("cuda")
+    copy = timing.measure_ceilings(dev).copy_gbps
+    out_rows = []
+    for name in ("softmax", "rmsnorm"):
+        for N in [int(v) for v in args.widths.split(",")]:
+            M = (args.mib << 20) // (2 * N)
+            x = torch.randn(M, N, device=dev, dtype=torch.bfloat16)
+            w = torch.randn(N, device=dev, dtype=torch.bfloat16)
+            run = (lambda c: softmax.softmax(x, config=c)) if name == "softmax" else (lambda c: rmsnorm.rmsnorm(x, w, config=c))
+            eager = (lambda: torch.softmax(x, -1)) if name == "softmax" else (lambda: rmsnorm.eager(x, w))
+            ref = torch.softmax(x.double(), -1) if name == "softmax" else rmsnorm.reference(x, w)
+            pol = rows._config(rows.target_of(x), N, 2, 64)
+            cfgs = [None] + [{"BLOCK": pol["BLOCK"], "ROWS": r, "num_warps": wp} for r in (8, 32, 64, 128)
+                             for wp in (1, 2, 4, 8)][: 0 if args.policy_only else None]
+            t_e = float(do_bench_cudagraph(eager, rep=20))
+            res = []
+            for c in cfgs:
+                try:
+                    err = float((run(c).float() - ref.float()).abs().max())
+                    t = float(do_bench_cudagraph(lambda c=c: run(c), rep=20))
+                except Exception as exc:  # noqa: BLE001 - a config that does not compile is a row, not a stop
+                    res.append({"config": c, "error": str(exc)[:100]})
+                    continue
+                res.append({"config": c or dict(pol), "policy": c is None, "ms": t, "err": err,
+                            "pct_copy": 100 * 4 * M * N / (t * 1e-3) / (copy * 1e9), "x_eager": t_e / t})
+            ok = [r for r in res if "ms" in r]
+            best = min(ok, key=lambda r: r["ms"])
+            polr = ok[0]
+            print(f"{name} bf16 {M}x{N}: eager {t_e * 1e3:.1f} us; policy ROWS={polr['config']['ROWS']} "
+                  f"w{polr['config']['num_warps']} {polr['pct_copy']:.1f}% ({polr['x_eager']:.2f}x eager, err "
+                  f"{polr['err']:.1e}); best ROWS={best['config']['ROWS']} w{best['config']['num_warps']} "
+                  f"{best['pct_copy']:.1f}% ({best['x_eager']:.2f}x)", flush=True)
+            out_rows.append({"kernel": name, "M": M, "N": N, "eager_ms": t_e, "results": res})
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(0), "copy_gbps": copy, "rows": out_rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
