@@ -166,10 +166,18 @@ def resolve_seed(name: str, seed: int | None) -> int:
 
 
 def stream_seed(seed: int, stream: int) -> int:
-    """A 31-bit Philox key for (seed, stream): kernels that share common.dropout_tile pass their own stream number, so
-    the same seed gives them different masks; distinct 64-bit seeds stay distinct keys (2^31 - 1 is prime and the
-    multiplier is not a multiple of it)."""
-    return (seed * 0x9E3779B1 + stream * 0x85EBCA77 + 1) % (2**31 - 1)
+    """A 63-bit Philox key for (seed, stream): kernels that share common.dropout_tile pass their own stream number, so
+    the same seed gives them different masks. splitmix64's finaliser (a bijection of 64-bit words) mixes seed + a
+    per-stream odd constant, and the top bit is dropped so the key is a non-negative int64 (Triton's randint takes
+    both 32-bit halves of it). A modulus 2^31 - 1 before had mapped seed and seed + k·(2^31 - 1) to one key: seeds 0
+    and 2147483647 drew the same mask (fuzz round 4)."""
+    z = (seed + (stream + 1) * 0x9E3779B97F4A7C15) & _U64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _U64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _U64
+    return (z ^ (z >> 31)) & (_U64 >> 1)
+
+
+_U64 = (1 << 64) - 1
 
 
 def check_block(name: str, block: int | None) -> int | None:
@@ -346,5 +354,5 @@ def refuse_forward_ad(name: str, *tensors: object) -> None:
     if (top is not None and top.key() == _functorch.TransformType.Jvp) or any(
             isinstance(t, torch.Tensor) and forward_ad.unpack_dual(t).tangent is not None for t in tensors):
         raise RuntimeError(f"{name}: forward-mode differentiation (torch.func.jvp, jacfwd, forward_ad) is not "
-                           "supported: its Triton kernels have no forward-mode rule; use reverse mode (backward, "
-                           "torch.func.grad/vjp)")
+                           "supported: its Triton kernels have no forward-mode rule; use reverse mode (.backward() or "
+                           "torch.autograd.grad; torch.func's transforms are not supported either)")

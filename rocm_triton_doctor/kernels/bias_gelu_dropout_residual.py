@@ -275,13 +275,13 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 def aot_specs(target: policy.Target) -> list[AotSpec]:
     cfg = policy.tile2d_config(target, 32768, 8192)
     sig = {"x_ptr": "*bf16", "bias_ptr": "*bf16", "res_ptr": "*bf16", "out_ptr": "*bf16", "M": "i32", "N": "i32",
-           "sx0": "i32", "sx1": "i32", "sr0": "i32", "sr1": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
+           "sx0": "i32", "sx1": "i32", "sr0": "i32", "sr1": "i32", "seed": "i64", "threshold": "u32", "scale": "fp32"}
     # Contiguous (B, S, H) activations as they run most: unit column strides and one folded leading dimension are
     # what Triton specialises at launch (== 1).
     const = {"D1": 1, "sxn": 1, "srn": 1, "sb": 1, "HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"],
              "BLOCK_N": cfg["BLOCK_N"], "FAST_TANH": policy.fast_tanh(target, 2)}
     bsig = {"dy_ptr": "*bf16", "x_ptr": "*bf16", "bias_ptr": "*bf16", "dx_ptr": "*bf16", "dbp_ptr": "*fp32", "M": "i32",
-            "N": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
+            "N": "i32", "seed": "i64", "threshold": "u32", "scale": "fp32"}
     bconst = {"sb": 1, "HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
     return [AotSpec("bias_gelu_dropout_residual bf16", bias_gelu_dropout_residual_kernel, sig, const, cfg),
             AotSpec("bias_gelu_dropout_residual backward bf16", _bias_gelu_dropout_residual_backward_kernel, bsig, bconst,

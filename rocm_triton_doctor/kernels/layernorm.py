@@ -28,6 +28,9 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, sb,
     # Statistics of x - (the row's first element): rows like 1000 + 0.01·randn keep their digits in fp32 sums
     # (kernel-edge-cases.md #25; without the shift a looped fp32 row of 70000 was 7x eager torch's error).
     shift = tl.load(x_ptr + xrow, mask=rmask, other=0.0).to(tl.float32)
+    # A first element of 1e37 made the shifted row's sum overflow to -inf and the row NaN (fuzz round 4); past 2^60
+    # no shift: the row then fares as eager torch's does (its squares overflow either way).
+    shift = tl.where(tl.abs(shift) < 1.152921504606847e18, shift, 0.0)
     if LOOPED:
         # Pass 1: mean and sum of squared deviations chunk by chunk, each chunk's own (mean, M2) merged into the
         # running ones (Chan et al.'s parallel update: no E[x²] - E[x]² cancellation); pass 2: normalise and store.
@@ -48,9 +51,8 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, sb,
             mean = mean + delta * (nb / total)
             m2 = m2 + tl.sum(d * d, axis=1) + delta * delta * (seen * nb / total)
         rstd = 1.0 / tl.sqrt(m2 / N + eps)
-        mean = mean + shift
         if STATS:
-            tl.store(mean_ptr + rows, mean, mask=rmask)
+            tl.store(mean_ptr + rows, mean + shift, mask=rmask)
             tl.store(rstd_ptr + rows, rstd, mask=rmask)
         for back in range(0, tl.cdiv(N, BLOCK)):  # chunks in reverse (rows.py: wide rows and L2)
             start = (tl.cdiv(N, BLOCK) - 1 - back) * BLOCK
@@ -60,7 +62,9 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, sb,
                         eviction_policy="evict_first").to(tl.float32)
             w = tl.load(w_ptr + c.to(tl.int64) * sw, mask=c < N, other=0.0).to(tl.float32)
             b = tl.load(b_ptr + c.to(tl.int64) * sb, mask=c < N, other=0.0).to(tl.float32)
-            y = (x - mean[:, None]) * rstd[:, None] * w[None, :] + b[None, :]
+            # (x - shift) - mean as in pass 1 and the single-block path: x - (mean + shift) rounds mean + shift to
+            # fp32 first, an ulp of 1e-3 for rows near 1e4 (fuzz round 4: 1.9e-2 against 7.9e-7 single-block).
+            y = ((x - shift[:, None]) - mean[:, None]) * rstd[:, None] * w[None, :] + b[None, :]
             tl.store(out_ptr + orow[:, None] + c[None, :], y.to(out_ptr.dtype.element_ty), mask=m)
     else:
         # The row held in registers: two-pass mean and variance.

@@ -100,6 +100,16 @@ def test_the_two_dropout_kernels_draw_different_masks_for_one_seed() -> None:
     assert 0.4 < agree < 0.6, agree  # independent masks agree on about half the elements at p=0.5
 
 
+@pytest.mark.parametrize("s1,s2", [(0, 2**31 - 1), (-1, 2**31 - 2), (5, 5 + 3 * (2**31 - 1)), (0, 2**62), (7, 7 - 2**63)])
+def test_distinct_seeds_draw_distinct_masks(s1: int, s2: int) -> None:
+    # Fuzz round 4: the stream key was (seed·c + stream·d + 1) mod (2^31 - 1), so seed and seed + k·(2^31 - 1) (0 and
+    # INT32_MAX) drew one mask. The key is now a 64-bit bijective mix.
+    x, b, r = torch.randn(32, 128), torch.randn(128), torch.zeros(32, 128)
+    m1 = bgdr(x, b, r, p=0.5, seed=s1) != 0
+    m2 = bgdr(x, b, r, p=0.5, seed=s2) != 0
+    assert 0.35 < float((m1 == m2).float().mean()) < 0.65
+
+
 def test_mask_depends_on_the_logical_element_not_the_layout() -> None:
     x = torch.randn(40, 96) + 5.0
     xt = x.t().contiguous().t()  # the same values, column-major

@@ -86,6 +86,26 @@ def test_looped_statistics_cancel_no_worse_than_torch_eager() -> None:
     assert ours <= max(float(eager), 1e-3) * 1.5, (float(ours), float(eager))
 
 
+def test_looped_path_keeps_the_shift_for_rows_far_from_zero() -> None:
+    # Fuzz round 4: pass 2 subtracted mean + shift rounded to fp32 (an ulp of 1e-3 near 1e4): max error 1.9e-2 looped
+    # against 7.9e-7 in one block. Both paths now normalise (x - shift) - mean.
+    torch.manual_seed(3)
+    N = 1000
+    x = (1e4 + 0.1 * torch.randn(2, N, dtype=torch.float64)).float()
+    w, b = torch.randn(N), torch.randn(N)
+    ref = torch.nn.functional.layer_norm(x.double(), (N,), w.double(), b.double(), 1e-5)
+    for cfg in (None, {"BLOCK": 256, "ROWS": 1, "num_warps": 4}):
+        assert float((layernorm.layernorm(x, w, b, config=cfg).double() - ref).abs().max()) < 1e-4
+
+
+def test_a_huge_first_element_does_not_turn_the_row_nan() -> None:
+    # Fuzz round 4: the shift (the row's first element) of 8.5e37 overflowed the shifted sum: the whole row was NaN.
+    x = torch.randn(1, 129)
+    x[0, 0] = 8.5e37
+    for cfg in (None, {"BLOCK": 32, "ROWS": 1, "num_warps": 4}):
+        assert not torch.isnan(layernorm.layernorm(x, torch.ones(129), torch.zeros(129), config=cfg)).any()
+
+
 def test_looped_path_matches_the_single_block_path() -> None:
     x, w, b = torch.randn(5, 333), torch.randn(333), torch.randn(333)
     one = layernorm.layernorm(x, w, b)
