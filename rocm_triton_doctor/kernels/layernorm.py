@@ -49,7 +49,8 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, sb,
             total = seen + nb
             delta = bmean - mean
             mean = mean + delta * (nb / total)
-            m2 = m2 + tl.sum(d * d, axis=1) + delta * delta * (seen * nb / total)
+            # (delta·w)·delta: the first chunk's weight w is 0, and delta² of a huge chunk mean is inf (inf·0 = NaN).
+            m2 = m2 + tl.sum(d * d, axis=1) + (delta * (seen * nb / total)) * delta
         rstd = 1.0 / tl.sqrt(m2 / N + eps)
         if STATS:
             tl.store(mean_ptr + rows, mean + shift, mask=rmask)
