@@ -171,7 +171,7 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
         # cores multiplied: 128-wide tiles there (not timed yet: benchmarks/tune_gemm_shapes.py).
         bn = 128 if N <= 128 else 256
         return {"BLOCK_M": 128, "BLOCK_N": bn, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
-    if M <= 32:
+    if M <= 32 or (M <= 64 and elem_size == 2 and t.backend == "cuda"):
         return _decode_config(t, M, N, K, elem_size, cus, b_nmajor)
     if t.backend == "cuda" and elem_size == 2 and (split := gemm_split_under_a_wave(M, N, K, cus)) > 1:
         # Under half a wave of 128x256 tiles and a long K: split K (policy_waves.py has the measurements).
@@ -235,7 +235,12 @@ def _decode_config(t: Target, M: int, N: int, K: int, elem_size: int, cus: int, 
     Then K is split (_split_k) until the grid has about two programs per SM/CU. Issue #16: 0.44-0.45x cuBLAS on an
     H100 at 16x4096x4096 and 8x4096x14336 with 64x128 tiles for every layout; these tiles are not timed yet
     (benchmarks/tune_gemm_shapes.py compares them)."""
-    bm = 16 if M <= 16 else 32
+    # 33-64 rows (NVIDIA, 16-bit): one 64-row band. H200, graph replay against cuBLAS (benchmarks/gemm_small_m_probe.py,
+    # docs/measurements/2026-11-27-h200-s8-gemm-small-m.json), bf16 B^T, M = 33/41/48/64: 4096x4096 0.92/0.74/0.89/0.69
+    # with the 64x128 tiles before -> 1.07/0.83/1.19/0.86; 6721x26166 (an odd K: scalar loads of a 352 MB weight)
+    # 0.40-0.48 -> 0.72-0.87; 4096x14336 0.84 -> 0.89-0.94; 14336x4096 0.97-1.02 -> 0.94-0.99 and 4097x4096
+    # 0.39-0.44 -> 0.35-0.43 (the losses, within 10 %). From 96 rows the policy's tiles won everywhere measured.
+    bm = 16 if M <= 16 else 32 if M <= 32 else 64
     bn, bk = (128, 64) if b_nmajor else (64, 128)
     if t.backend == "cuda":
         cfg = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 1, "num_warps": 4, "num_stages": 4}

@@ -621,3 +621,25 @@ def test_split_k_for_small_grids_on_an_h100(M: int, K: int, N: int, elem: int, t
     assert policy.gemm_split_small_grid(M, N, K, *tiles, 132) == split
     # AMD keeps one pass: the split rules were measured on NVIDIA only.
     assert policy.gemm_config(policy.target_from_name("gfx942"), M, N, K, elem, cus=304)["SPLIT_K"] == 1
+
+
+@pytest.mark.parametrize("M,bm", [(8, 16), (32, 32), (33, 64), (64, 64), (65, 64)])
+def test_small_batches_take_the_decode_tiles_up_to_64_rows_on_nvidia(M: int, bm: int) -> None:
+    # gemm_small_m_probe (H200): 33-64 rows in one 64-row band with the decode path's B reads beat the 64x128 tiles.
+    h100 = policy.target_from_name("sm_90")
+    cfg = policy.gemm_config(h100, M, 4096, 4096, 2, cus=132, b_nmajor=False)
+    assert cfg["BLOCK_M"] == bm and (cfg["BLOCK_N"], cfg["BLOCK_K"]) == ((64, 128) if M <= 64 else (128, 64))
+    assert policy.gemm_config(policy.target_from_name("gfx942"), 48, 4096, 4096, 2, cus=304)["GROUP_M"] != 1  # AMD: <= 32
+
+
+def test_the_64_row_decode_tiles_compute_right_in_the_interpreter() -> None:
+    # The H100's config for 48 rows (one 64-row band, K split) run as given on a B^T with an odd K.
+    h100 = policy.target_from_name("sm_90")
+    M, K, N = 48, 8001, 200
+    cfg = dict(policy.gemm_config(h100, M, N, K, 2, cus=32, b_nmajor=False))
+    assert cfg["BLOCK_M"] == 64 and cfg["SPLIT_K"] > 1
+    g = torch.Generator().manual_seed(2)
+    a = torch.randn(M, K, generator=g).to(torch.float16)
+    b = (torch.randn(N, K, generator=g) / K**0.5).to(torch.float16).t()
+    bias = torch.randn(N, generator=g).to(torch.float16)
+    assert_matches(gemm.gemm(a, b, bias, "bias_gelu", config=cfg), gemm.reference(a, b, bias, "bias_gelu"), torch.float16)
