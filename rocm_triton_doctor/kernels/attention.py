@@ -168,7 +168,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
               out: torch.Tensor | None = None, kernel: str = "auto", config: dict[str, Any] | None = None,
               lse: torch.Tensor | None = None) -> torch.Tensor:
     """SDPA's forward: q (B, H_q, S_q, D), k and v (B, H_kv, S_k, D), H_q a multiple of H_kv, one dtype (fp16, bf16,
-    fp32), any strides, 1 <= D <= 256. sm_scale: any finite value (default 1/sqrt(D)). out: a fresh tensor laid out
+    fp32), any strides, 1 <= D <= 256. sm_scale: finite, |sm_scale| <= 1e30 (default 1/sqrt(D)). out: a fresh tensor laid out
     like q (so the transposed model layout comes back transposed, ready for .transpose(1, 2).reshape), or `out`
     (q's shape and dtype, any strides, sharing no memory with q, k or v). Inputs that require grad are refused under
     grad mode (gradients: autograd_op). kernel: "auto" (policy.attention_kernel's choice), "pointer"
@@ -292,7 +292,14 @@ def kernel_scale(D: int, sm_scale: float | None) -> float:
     scale = (1.0 / math.sqrt(D) if D else 1.0) if sm_scale is None else float(sm_scale)
     if not math.isfinite(scale):
         raise ValueError(f"attention: sm_scale must be finite, got {sm_scale}")
+    if abs(scale) > MAX_SCALE:
+        # The scaled scores live in fp32: a scale of 1e38 overflowed ordinary scores to inf and every row came back
+        # NaN (fuzz round 4; torch's fp32 SDPA is NaN there too). Refused instead of a silent NaN.
+        raise ValueError(f"attention: |sm_scale| must be at most {MAX_SCALE:g} (the scaled scores are fp32), got {sm_scale}")
     return underflow_to_zero(scale)
+
+
+MAX_SCALE = 1e30
 
 
 def underflow_to_zero(scale: float) -> float:

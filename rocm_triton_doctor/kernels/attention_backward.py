@@ -26,7 +26,7 @@ from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import argcheck, policy
 from rocm_triton_doctor.kernels import attention as _fwd
 from rocm_triton_doctor.kernels.attention import (LOG2E, _key_ranges, _signed,  # the forward's Q'
-                                                  kernel_scale, underflow_to_zero)
+                                                  kernel_scale)
 from rocm_triton_doctor.kernels.base import AotSpec, cdiv, upcast_dots, first_order_only
 
 
@@ -213,7 +213,7 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
         raise ValueError(f"attention backward: dO {tuple(do.shape)} must have q's shape {tuple(q.shape)}")
     if argcheck.max_offset(do) >= argcheck.INT32_LIMIT:  # 32-bit row offsets, as the forward's inputs
         raise ValueError(f"attention backward: dO spans 2^31 elements or more of memory (strides {do.stride()})")
-    scale = underflow_to_zero(scale)  # callers passing a raw scale get the forward's rule too
+    scale = kernel_scale(D, scale)  # callers passing a raw scale get the forward's rules too (finite, <= 1e30, underflow)
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     if q.numel() == 0 or S_k == 0 or B * H_kv == 0:  # no query rows or no keys: every gradient is 0
         return dq.zero_(), dk.zero_(), dv.zero_()
@@ -319,7 +319,7 @@ class AttentionFunction(torch.autograd.Function):
 def autograd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
                 sm_scale: float | None = None) -> torch.Tensor:
     """SDPA(q, k, v, is_causal=causal, scale=sm_scale, enable_gqa=True) with Triton forward and backward (attention.
-    autograd_op, the hook smoke/model_forms.py looks for): what attention() takes, any finite scale (gradients right
+    autograd_op, the hook smoke/model_forms.py looks for): what attention() takes, any finite scale up to 1e30 (gradients right
     for <= 0 too). Eager: AttentionFunction; under torch.compile: the custom op (no graph break)."""
     if sm_scale is not None and (isinstance(sm_scale, bool) or not isinstance(sm_scale, numbers.Real)):
         raise TypeError(f"attention: sm_scale must be a real number or None, got {type(sm_scale).__name__}")

@@ -61,7 +61,10 @@ def ce_rows_kernel(z_ptr, stride_z, y_ptr, loss_ptr, nvalid_ptr, V, ignore_index
     for start in range(0, V, BLOCK_V):
         z = tl.load(base + start + cols, mask=start + cols < V, other=float("-inf")).to(tl.float32)
         m_new = tl.maximum(m, tl.max(z, axis=0))
-        s = s * tl.exp(m - m_new) + tl.sum(tl.exp(z - m_new), axis=0)
+        # While every logit so far is -inf (a -inf bias masking the leading vocabulary), shift by 0: exp(-inf - -inf)
+        # was NaN and made the row's loss and gradients NaN (fuzz round 4; softmax.py guards the same way).
+        shift = tl.where(m_new == float("-inf"), 0.0, m_new)
+        s = s * tl.exp(m - shift) + tl.sum(tl.exp(z - shift), axis=0)
         m = m_new
     lse = m + tl.log(s)
     valid = y != ignore_index
