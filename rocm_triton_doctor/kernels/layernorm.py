@@ -13,7 +13,7 @@ import triton.language as tl
 from rocm_triton_doctor.kernels import policy, row_grads
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
-from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
+from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets
 
 
 @triton.jit
@@ -84,11 +84,12 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, sb,
         tl.store(out_ptr + orow[:, None] + cols[None, :], y.to(out_ptr.dtype.element_ty), mask=m)
 
 
-def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5,
+def layernorm(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, eps: float = 1e-5,
               out: torch.Tensor | None = None, config: dict[str, Any] | None = None) -> torch.Tensor:
-    """x of any shape (..., N) and layout; weight and bias (N,) of any stride, in x's dtype or fp32; out in x's dtype.
-    `config` ({"BLOCK", "ROWS", "num_warps"}) overrides the policy's launch config (tests)."""
-    return _forward(x, weight, bias, eps, out, config)[0]
+    """x of any shape (..., N) and layout; weight and bias (N,) of any stride, in x's dtype or fp32, or None (no scale /
+    no shift, as F.layer_norm allows); out in x's dtype. `config` ({"BLOCK", "ROWS", "num_warps"}) overrides the
+    policy's launch config (tests)."""
+    return _forward(x, param_or(x, weight, 1.0), param_or(x, bias, 0.0), eps, out, config)[0]
 
 
 def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float, out: torch.Tensor | None = None,
@@ -253,17 +254,22 @@ def _layernorm_autograd(ctx: Any, dy: torch.Tensor, *_stats: Any) -> tuple[torch
 _layernorm_op.register_autograd(_layernorm_autograd, setup_context=_layernorm_setup)
 
 
-def layernorm_custom_op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
-    """F.layer_norm(x, (N,), weight, bias, eps) with Triton forward and backward, through the custom op."""
+def layernorm_custom_op(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,
+                        eps: float = 1e-5) -> torch.Tensor:
+    """F.layer_norm(x, (N,), weight, bias, eps) with Triton forward and backward, through the custom op (None
+    parameters: no scale / no shift; their stand-ins require no gradient)."""
+    weight, bias = param_or(x, weight, 1.0), param_or(x, bias, 0.0)
     refuse_forward_ad("layernorm", x, weight, bias)
     return _layernorm_op(x, weight, bias, eps)[0]
 
 
-def layernorm_autograd(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+def layernorm_autograd(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,
+                       eps: float = 1e-5) -> torch.Tensor:
     """F.layer_norm(x, (N,), weight, bias, eps) with Triton forward and backward.
     Eager: LayerNormFunction.apply (a torch.autograd.Function: no custom-op dispatch, ~30 us of host time less a call on an
     H100 host, issue #16 item 4); under torch.compile: the custom op rocm_triton_doctor::layernorm (opaque to the compiler, no graph
     break). Both run the same Triton forward and backward."""
+    weight, bias = param_or(x, weight, 1.0), param_or(x, bias, 0.0)
     if torch.compiler.is_compiling():
         return _layernorm_op(x, weight, bias, eps)[0]
     return LayerNormFunction.apply(x, weight, bias, eps)  # type: ignore[no-any-return]

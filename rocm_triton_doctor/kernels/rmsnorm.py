@@ -13,7 +13,7 @@ import triton.language as tl
 from rocm_triton_doctor.kernels import policy, row_grads
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
-from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
+from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets
 
 
 @triton.jit
@@ -56,11 +56,12 @@ def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, eps, BLOCK: 
                  mask=m)
 
 
-def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, out: torch.Tensor | None = None,
+def rmsnorm(x: torch.Tensor, weight: torch.Tensor | None, eps: float = 1e-6, out: torch.Tensor | None = None,
             config: dict[str, Any] | None = None) -> torch.Tensor:
-    """x of any shape (..., N) and layout; weight (N,) of any stride, in x's dtype or fp32; out in x's dtype.
-    `config` ({"BLOCK", "ROWS", "num_warps"}) overrides the policy's launch config (tests)."""
-    return _forward(x, weight, eps, out, config)[0]
+    """x of any shape (..., N) and layout; weight (N,) of any stride, in x's dtype or fp32, or None (no scale, as
+    F.rms_norm allows); out in x's dtype. `config` ({"BLOCK", "ROWS", "num_warps"}) overrides the policy's launch
+    config (tests)."""
+    return _forward(x, param_or(x, weight, 1.0), eps, out, config)[0]
 
 
 def _forward(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tensor | None = None,
@@ -231,17 +232,20 @@ def _rmsnorm_autograd(ctx: Any, dy: torch.Tensor, _drstd: torch.Tensor | None) -
 _rmsnorm_op.register_autograd(_rmsnorm_autograd, setup_context=_rmsnorm_setup)
 
 
-def rmsnorm_custom_op(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    """F.rms_norm(x, (N,), weight, eps) with Triton forward and backward, through the custom op."""
+def rmsnorm_custom_op(x: torch.Tensor, weight: torch.Tensor | None, eps: float = 1e-6) -> torch.Tensor:
+    """F.rms_norm(x, (N,), weight, eps) with Triton forward and backward, through the custom op (weight None: no
+    scale; its stand-in requires no gradient)."""
+    weight = param_or(x, weight, 1.0)
     refuse_forward_ad("rmsnorm", x, weight)
     return _rmsnorm_op(x, weight, eps)[0]
 
 
-def rmsnorm_autograd(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+def rmsnorm_autograd(x: torch.Tensor, weight: torch.Tensor | None, eps: float = 1e-6) -> torch.Tensor:
     """F.rms_norm(x, (N,), weight, eps) with Triton forward and backward.
     Eager: RMSNormFunction.apply (a torch.autograd.Function: no custom-op dispatch, ~30 us of host time less a call on an
     H100 host, issue #16 item 4); under torch.compile: the custom op rocm_triton_doctor::rmsnorm (opaque to the compiler, no graph
     break). Both run the same Triton forward and backward."""
+    weight = param_or(x, weight, 1.0)
     if torch.compiler.is_compiling():
         return _rmsnorm_op(x, weight, eps)[0]
     return RMSNormFunction.apply(x, weight, eps)  # type: ignore[no-any-return]

@@ -177,3 +177,24 @@ def test_custom_op_opcheck() -> None:
     torch.library.opcheck(layernorm._layernorm_op, (x, w, b, 1e-5))
     stats = (torch.randn(4), torch.rand(4) + 0.5)
     torch.library.opcheck(layernorm._layernorm_backward_op, (torch.randn(4, 24), x.detach(), w.detach(), b.detach(), *stats))
+
+
+@pytest.mark.parametrize("has_w,has_b", [(False, False), (True, False), (False, True)])
+def test_missing_weight_or_bias_is_no_scale_or_no_shift(has_w: bool, has_b: bool) -> None:
+    # nn.LayerNorm(bias=False) and elementwise_affine=False pass None; it had been refused (fuzz round 4).
+    import torch.nn.functional as F
+
+    x = torch.randn(4, 50, requires_grad=True)
+    w = torch.randn(50, requires_grad=True) if has_w else None
+    b = torch.randn(50, requires_grad=True) if has_b else None
+    ref = F.layer_norm(x, (50,), w, b)
+    g = torch.randn(4, 50)
+    leaves = [t for t in (x, w, b) if t is not None]
+    want = torch.autograd.grad(ref, leaves, g)
+    with torch.no_grad():
+        torch.testing.assert_close(layernorm.layernorm(x, w, b), ref.detach(), rtol=1e-5, atol=1e-5)
+    for form in (layernorm.autograd_op, layernorm.custom_op_form):
+        y = form(x, w, b)
+        torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-5)
+        for got, exp in zip(torch.autograd.grad(y, leaves, g), want):
+            torch.testing.assert_close(got, exp, rtol=1e-4, atol=1e-4)

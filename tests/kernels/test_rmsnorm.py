@@ -212,3 +212,18 @@ def test_backward_with_output_writes_the_forward_rows(shape: tuple[int, ...], dt
     torch.testing.assert_close(y2, y.reshape(-1, shape[-1]), rtol=0, atol=0)
     empty = torch.empty(0, shape[-1], dtype=dt)
     assert rmsnorm.rmsnorm_backward_with_output(empty, empty, w, torch.empty(0))[2].shape == (0, shape[-1])
+
+
+def test_no_weight_is_no_scale_in_every_form() -> None:
+    # F.rms_norm(x, shape, None): a None weight had been refused ("expected torch.Tensor inputs", fuzz round 4).
+    import torch.nn.functional as F
+
+    x = torch.randn(5, 37, requires_grad=True)
+    ref = F.rms_norm(x, (37,), None, 1e-6)
+    g = torch.randn(5, 37)
+    want = torch.autograd.grad(ref, [x], g)[0]
+    torch.testing.assert_close(rmsnorm.rmsnorm(x.detach(), None), ref.detach(), rtol=1e-5, atol=1e-5)
+    for form in (rmsnorm.autograd_op, rmsnorm.custom_op_form):
+        y = form(x, None)
+        torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(torch.autograd.grad(y, [x], g)[0], want, rtol=1e-5, atol=1e-5)
