@@ -224,7 +224,7 @@ def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...]
         raise SmokeCannotStart(f"Triton has no usable backend here ({_first_line(exc)}); run `rocm-triton-doctor check`") from None
     dev = torch.device(device)
     refused: dict[str, str] = {}
-    cases = _cases(kernels, preset, target, only, torch.device(device), refused)
+    cases = _cases(kernels, preset, target, only, torch.device(device), refused, seed)
     if broken:
         cases.append(_broken_case(broken))
     notes = []
@@ -284,12 +284,14 @@ def _tune(cases: list[Any], dev: Any, target: Any, torch: Any, progress: Any) ->
 
 
 def _cases(kernels: Any, preset: str, target: Any, only: tuple[str, ...], dev: Any,
-           refused: dict[str, str] | None = None) -> list[Any]:
+           refused: dict[str, str] | None = None, seed: int = 0) -> list[Any]:
     """The preset's cases. sweep: every kernel's cases("sweep") (the grids are in smoke/sweep.py), interleaved; launch:
-    one small case per kernel (baselines.py)."""
-    from rocm_triton_doctor.smoke import baselines, sweep
+    one small case per kernel (baselines.py); random: shapes drawn from `seed` (random_shapes.py)."""
+    from rocm_triton_doctor.smoke import baselines, random_shapes, sweep
 
     want = lambda k: not only or k in only  # noqa: E731
+    if preset == "random":
+        return random_shapes.cases(tuple(m.name for m in kernels.REGISTRY if want(m.name)), target.interpreter, seed)
     if preset == "launch" and not target.interpreter:
         return [c for c in baselines.launch_cases(target) if want(c.kernel)]
     if preset != "sweep":

@@ -29,6 +29,15 @@ def test_cpu_quick_json() -> None:
     assert any("correctness only" in n for n in data["notes"])
 
 
+def test_random_preset_draws_from_the_seed() -> None:
+    res = smoke("--device", "cpu", "--preset", "random", "--seed", "11", "--only", "gemm,attention", "--json")
+    data = json.loads(res.stdout)
+    assert res.returncode == data["exit_code"] == 0, [r for r in data["results"] if r["status"] != "pass"]
+    assert data["preset"] == "random" and {r["kernel"] for r in data["results"]} == {"gemm", "attention"}
+    again = json.loads(smoke("--device", "cpu", "--preset", "random", "--seed", "11", "--only", "gemm", "--json").stdout)
+    assert [r["case"] for r in again["results"]] == [r["case"] for r in data["results"] if r["kernel"] == "gemm"]
+
+
 def test_broken_case_is_reported_not_crashed(tmp_path: Path) -> None:
     junit = tmp_path / "j.xml"
     res = smoke("--device", "cpu", "--only", "softmax", "--broken", "crash", "--json", "--junit", str(junit))
