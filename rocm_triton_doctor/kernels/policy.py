@@ -228,18 +228,19 @@ DEFAULT_CUS = {"cuda": 132, "cdna": 304, "rdna": 96}
 
 
 def _decode_config(t: Target, M: int, N: int, K: int, elem_size: int, cus: int, b_nmajor: bool) -> dict[str, Any]:
-    """Decode-size M (<= 32): the GEMM is a read of B (K·N elements) with almost no reuse, so what matters is how
-    many bytes are in flight and how well each program's reads of B hit whole DRAM lines. 16- or 32-row tiles waste
-    no rows (tl.dot's smallest M on mma/MFMA/WMMA is 16). A row-major B (K, N) is read 128 columns (256 bytes) wide and
-    64 deep; a K-contiguous B (nn.Linear's weight transposed) 64 columns by 128 of K (256 bytes along each column).
-    Then K is split (_split_k) until the grid has about two programs per SM/CU. Issue #16: 0.44-0.45x cuBLAS on an
-    H100 at 16x4096x4096 and 8x4096x14336 with 64x128 tiles for every layout; these tiles are not timed yet
-    (benchmarks/tune_gemm_shapes.py compares them)."""
+    """Decode-size M (<= 32, and 33-64 on NVIDIA in 16 bits): the GEMM is a read of B (K·N elements) with almost no
+    reuse, so what matters is how many bytes are in flight and how well each program's reads of B hit whole DRAM
+    lines. 16-, 32- or 64-row tiles waste few rows (tl.dot's smallest M on mma/MFMA/WMMA is 16). A row-major B (K, N)
+    is read 128 columns (256 bytes) wide and 64 deep; a K-contiguous B (nn.Linear's weight transposed) 64 columns by
+    128 of K (256 bytes along each column). Then K is split (_split_k) until the grid has about two programs per
+    SM/CU. Issue #16: 0.44-0.45x cuBLAS on an H100 at 16x4096x4096 and 8x4096x14336 with 64x128 tiles for every
+    layout; benchmarks/tune_gemm_shapes.py and gemm_small_m_probe.py compare these tiles."""
     # 33-64 rows (NVIDIA, 16-bit): one 64-row band. H200, graph replay against cuBLAS (benchmarks/gemm_small_m_probe.py,
     # docs/measurements/2026-11-27-h200-s8-gemm-small-m.json), bf16 B^T, M = 33/41/48/64: 4096x4096 0.92/0.74/0.89/0.69
     # with the 64x128 tiles before -> 1.07/0.83/1.19/0.86; 6721x26166 (an odd K: scalar loads of a 352 MB weight)
     # 0.40-0.48 -> 0.72-0.87; 4096x14336 0.84 -> 0.89-0.94; 14336x4096 0.97-1.02 -> 0.94-0.99 and 4097x4096
-    # 0.39-0.44 -> 0.35-0.43 (the losses, within 10 %). From 96 rows the policy's tiles won everywhere measured.
+    # 0.39-0.44 -> 0.35-0.43 (the losses, within 10 %). From 96 to 256 rows the policy's tiles won 17 of 24 shapes;
+    # decode tiles would have won the rest by 0.05-0.23x (misaligned weights: 128x4096x4097 0.32 -> 0.55), no rule yet.
     bm = 16 if M <= 16 else 32 if M <= 32 else 64
     bn, bk = (128, 64) if b_nmajor else (64, 128)
     if t.backend == "cuda":
