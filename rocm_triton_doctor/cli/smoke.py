@@ -27,10 +27,8 @@ def _arch(ctx: click.Context, _p: click.Parameter, value: str | None) -> list[st
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu", "cuda"]), default="auto", show_default=True,
               help="gpu/cuda: the GPU torch sees (ROCm GPUs are 'cuda' devices in torch); cpu: Triton interpreter.")
 @click.option("--preset", type=click.Choice(["quick", "seed", "full", "bench", "sweep", "launch", "random"]),
-              default="quick", show_default=True, help="quick: a minute on one GPU; seed: the published seed shapes; "
-              "full: large shapes; bench: the performance targets' cases; sweep: the shape grid by class "
-              "(docs/smoke.md); launch: host µs per call against eager; random: shapes drawn from --seed, odd sizes "
-              "and layouts included (a new seed, new shapes).")
+              default="quick", show_default=True, help="quick: a minute; seed: the seed shapes; full: large; bench: the "
+              "targets' cases; sweep: the shape grid; launch: host µs per call; random: shapes from --seed (docs/smoke.md).")
 @_options.suite_options  # --max-seconds, --tune
 @click.option("--only", multiple=True, metavar="KERNEL", help="Run only these kernels (repeat or comma-separate).")
 @click.option("--compile", "with_compile", is_flag=True, help="Also time torch.compile (default mode) of each baseline.")
@@ -41,8 +39,7 @@ def _arch(ctx: click.Context, _p: click.Parameter, value: str | None) -> list[st
 @click.option("--compile-only", is_flag=True, help="Compile every kernel for --arch targets; no GPU needed.")
 @click.option("--arch", metavar="LIST", callback=_arch, help="Targets for --compile-only: e.g. gfx942,gfx1100,sm_90; "
               "'all' = every target the knowledge base lists. Default: the GPUs `check` finds.")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**63 - 1),
-              help="Base seed for the random inputs (and, with --preset random, for the shapes).")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**63 - 1), help="Seed of inputs (and shapes).")
 @python_option("Run the suite with another interpreter's torch and Triton (e.g. the venv `install` made).")
 @click.option("--distributed", is_flag=True, help="Run on every rank of a torchrun/srun job, check collectives, and "
               "print one table on rank 0.")
@@ -69,7 +66,7 @@ def command(ctx: click.Context, device: str, preset: str, max_seconds: float | N
       rocm-triton-doctor smoke                         # quick preset on the GPU (or the CPU interpreter)
       rocm-triton-doctor smoke --device cpu --json     # correctness only, in Triton's interpreter
       rocm-triton-doctor smoke --preset seed --compile # the published seed shapes, vs eager and torch.compile
-      rocm-triton-doctor smoke --preset random --seed 7 # 6 random shapes per kernel: odd sizes, layouts, dtypes
+      rocm-triton-doctor smoke --preset random --seed 7 # 6 random odd shapes per kernel
       rocm-triton-doctor smoke --compile-only --arch gfx942,gfx1100,sm_90
       rocm-triton-doctor smoke --model tiny-llama      # train a model: PyTorch vs torch.compile vs our kernels
     """

@@ -291,7 +291,11 @@ def _cases(kernels: Any, preset: str, target: Any, only: tuple[str, ...], dev: A
 
     want = lambda k: not only or k in only  # noqa: E731
     if preset == "random":
-        return random_shapes.cases(tuple(m.name for m in kernels.REGISTRY if want(m.name)), target.interpreter, seed)
+        import torch
+
+        mem = torch.cuda.get_device_properties(dev).total_memory if dev.type == "cuda" else random_shapes.GPU_REFERENCE_BYTES
+        return random_shapes.cases(tuple(m.name for m in kernels.REGISTRY if want(m.name)), target.interpreter, seed,
+                                   gpu_bytes=mem)
     if preset == "launch" and not target.interpreter:
         return [c for c in baselines.launch_cases(target) if want(c.kernel)]
     if preset != "sweep":

@@ -47,3 +47,14 @@ def test_gpu_draws_stay_within_their_bounds_and_reach_odd_sizes() -> None:
 def test_a_whole_draw_is_right_in_the_interpreter(seed: int) -> None:
     for case in random_shapes.cases(kernels.NAMES, True, seed):
         check_in_interpreter(case)
+
+
+def test_a_smaller_card_draws_smaller_shapes() -> None:
+    big = random_shapes.gpu_bounds(80e9)
+    small = random_shapes.gpu_bounds(16e9)
+    assert small.row_elems == int(big.row_elems / 5) and small.gemm_dim < big.gemm_dim
+    assert random_shapes.gpu_bounds(1e9).row_elems == int(big.row_elems * 0.05)  # floor: 1/20
+    cases = [c for seed in range(30) for c in random_shapes.cases(kernels.NAMES, False, seed, gpu_bytes=16e9)]
+    assert max(c.bytes for c in cases) < 1.5 * 2**30
+    lce = [c.params for c in cases if c.kernel == "linear_cross_entropy"]
+    assert max(p["N"] * p["V"] for p in lce) <= small.row_elems  # the fp64 reference's logits stay bounded
