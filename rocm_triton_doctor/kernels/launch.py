@@ -232,13 +232,43 @@ def _plan_for(kernel: Any) -> _Plan | None:
 _KEEP: list[Any] = []
 
 
+def _out_of_resources() -> type[BaseException]:
+    try:
+        from triton.runtime.errors import OutOfResources
+    except ImportError:  # a Triton without it: nothing to catch
+        return _Unsupported
+    return OutOfResources  # type: ignore[no-any-return]
+
+
+def launch_fitting(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> Any:
+    """kernel[grid](*args, **kwargs); when the compiled kernel does not fit this GPU, again with one pipeline stage
+    fewer (shared memory) or half the warps (threads), down to 1, then a clear ValueError. Triton raises
+    OutOfResources while loading the binary, before anything runs, and neither setting changes what is computed.
+    Why: the policy's tiles were chosen on Hopper (227 KiB of shared memory a block); an A100 has 163, an RTX 30/40
+    99, and fp32 attention at D = 128 needs 256 KiB in Hopper's 3-stage tiles (compile-only sm_90, Triton 3.9):
+    those had failed with Triton's own error instead of running."""
+    oor = _out_of_resources()
+    while True:
+        try:
+            return kernel[grid](*args, **kwargs)
+        except oor as exc:
+            what = getattr(exc, "name", "")
+            key = "num_stages" if what == "shared memory" else "num_warps" if what == "threads" else None
+            cur = kwargs.get(key, 3 if key == "num_stages" else 4) if key else None
+            if key is None or not isinstance(cur, int) or cur <= 1:
+                fn = getattr(getattr(kernel, "fn", kernel), "__name__", "kernel")
+                raise ValueError(f"{fn}: this GPU cannot run the launch config for this shape and dtype ({exc}); "
+                                 "pass smaller tiles with config= or use another dtype") from None
+            kwargs = {**kwargs, key: cur - 1 if key == "num_stages" else cur // 2}
+
+
 def launch(kernel: Any, grid: tuple[int, ...], *args: Any, **kwargs: Any) -> None:
     """kernel[grid](*args, **kwargs), through a cached compiled kernel when one matches (see the module docstring)."""
     plan = _PLANS.get(id(kernel), _MISSING)
     if plan is _MISSING:
         plan = _plan_for(kernel)
     if plan is None or type(grid) is not tuple:
-        kernel[grid](*args, **kwargs)
+        launch_fitting(kernel, grid, *args, **kwargs)
         return
     assert isinstance(plan, _Plan)
     rt = _RT
@@ -249,7 +279,7 @@ def launch(kernel: Any, grid: tuple[int, ...], *args: Any, **kwargs: Any) -> Non
     if ((enter is not None and (type(enter) is not chain or enter.calls))
             or (leave is not None and (type(leave) is not chain or leave.calls))
             or getattr(rk, "add_stages_inspection_hook", None) is not None or plan.fn.pre_run_hooks):
-        kernel[grid](*args, **kwargs)
+        launch_fitting(kernel, grid, *args, **kwargs)
         return
     drv = rt.driver.active
     device = drv.get_current_device()
@@ -262,10 +292,10 @@ def launch(kernel: Any, grid: tuple[int, ...], *args: Any, **kwargs: Any) -> Non
         key = (device, tuple([getattr(s, a) for s, a in rt.knob_reads]), plan.fn.debug, k)
         hit = plan.cache.get(key)
     except Exception:  # noqa: BLE001 - _Unsupported, an unhashable constexpr or option, a bad call: Triton's path decides
-        kernel[grid](*args, **kwargs)
+        launch_fitting(kernel, grid, *args, **kwargs)
         return
     if hit is None:
-        ck = kernel[grid](*args, **kwargs)
+        ck = launch_fitting(kernel, grid, *args, **kwargs)
         if type(ck) is rt.compiled_kernel and getattr(ck, "_run", None) is not None and ck.function is not None:
             if len(plan.cache) >= CACHE_LIMIT:
                 plan.cache.clear()

@@ -246,3 +246,37 @@ def test_interpreter_kernels_run_through_tritons_path() -> None:
     launch.launch(add_mul.add_mul_kernel, (triton.cdiv(1000, 256),), x, y, z, out, 1000, BLOCK=256)
     torch.testing.assert_close(out, (x + y) * z)
     assert launch.cache_size(add_mul.add_mul_kernel) == 0
+
+
+class _TooBig:
+    """Stands in for a @triton.jit kernel whose compiled form needs more than the GPU has below `fits` stages/warps."""
+
+    def __init__(self, what: str, fits: int) -> None:
+        self.what, self.fits, self.calls = what, fits, []  # type: list[dict[str, Any]]
+
+    def __getitem__(self, grid: Any) -> Any:
+        def run(*args: Any, **kw: Any) -> str:
+            from triton.runtime.errors import OutOfResources
+
+            self.calls.append(kw)
+            key = "num_stages" if self.what == "shared memory" else "num_warps"
+            if kw.get(key, 3) > self.fits:
+                raise OutOfResources(262144, 232448, self.what)
+            return "ran"
+        return run
+
+
+@pytest.mark.parametrize("what,fits,start,used", [("shared memory", 2, 4, 2), ("shared memory", 1, 3, 1),
+                                                   ("threads", 4, 16, 4)])
+def test_a_config_too_big_for_the_gpu_retries_smaller(what: str, fits: int, start: int, used: int) -> None:
+    # fp32 attention at D=128 needs 256 KiB of shared memory in Hopper's 3-stage tiles; an A100 or RTX card has less.
+    k = _TooBig(what, fits)
+    key = "num_stages" if what == "shared memory" else "num_warps"
+    assert launch.launch_fitting(k, (1,), 1, 2, **{key: start, "BLOCK": 64}) == "ran"
+    assert k.calls[-1][key] == used and k.calls[-1]["BLOCK"] == 64  # tiles (and so the grid) never change
+    launch.launch(k, (1,), **{key: start})  # the fast path's fallback for non-JIT objects retries the same way
+
+
+def test_a_config_that_never_fits_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="cannot run the launch config.*shared memory"):
+        launch.launch_fitting(_TooBig("shared memory", 0), (1,), num_stages=2)
