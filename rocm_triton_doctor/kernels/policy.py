@@ -284,7 +284,11 @@ def splitk_reduce_tile(t: Target, M: int) -> tuple[int, int]:
 # when copying B). F/BW is ~300 FLOP/byte on an H100 (990 TF/s bf16, 3.35 TB/s) and ~250 on an MI300X: n > ~190 for
 # 16-bit, less for fp32 (no tensor cores: F/BW ~15-20). So 256. The GEMM must also be big enough (>= 2^30 FLOPs,
 # ~1 us at peak) that the copy's launch does not dominate; decode-size M (< 256) never copies B, the weight it
-# streams once. A/B it with gemm(config={"ALIGN_COPY": ...}) and benchmarks/gemm_align_probe.py.
+# streams once. Measured (graph replay, × cuBLAS, the policy's tiles with and without the copy): H100 bf16 686x7137x406
+# 0.34 -> 0.54, fp16 1257x4623x2198 B^T 0.30 -> 0.83, 5405x8985x1014 0.36 -> 1.34; and copying B for fewer rows lost
+# on an H200 at every M from 1 to 128 (16x4097x4096 B^T 0.37x copied against 2.11x not), broke even at 237
+# (benchmarks/gemm_align_probe.py [--small-m], docs/measurements/2026-11-27-*-s8-gemm-align-*.json). AMD: the same
+# model, not timed.
 ALIGN_COPY_MIN_REUSE = 256
 ALIGN_COPY_MIN_FLOPS = 2**30
 
