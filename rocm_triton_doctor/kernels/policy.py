@@ -311,10 +311,17 @@ def elementwise_config(t: Target, n: int) -> dict[str, Any]:
 def tile2d_config(t: Target, M: int, N: int) -> dict[str, Any]:
     """2-D blocks for row-broadcast elementwise kernels (bias over the last dim)."""
     if t.interpreter:
-        return {"BLOCK_M": 16, "BLOCK_N": max(64, min(4096, _next_pow2(N))), "num_warps": 4}
+        # ~16k elements a program (the interpreter pays per program): a width-1 tensor of 18102 rows in 16-row blocks
+        # had taken 68 s in `smoke --preset random`.
+        bn = max(64, min(4096, _next_pow2(N)))
+        return {"BLOCK_M": max(16, min(1024, 16384 // bn)), "BLOCK_N": bn, "num_warps": 4}
     # 8x512 with 4 warps: 96.8 % (fp16), 91.5 % (bf16), 100.7 % (fp32) of copy bandwidth for bias+GELU+dropout+
     # residual on an H200, vs 85.6 / 81.9 / 102.1 % for 4x1024 (docs/measurements/2026-11-21-h200-tune-2.json).
-    return {"BLOCK_M": 8, "BLOCK_N": 512, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
+    # Rows narrower than 512 take a block as wide as the row (a power of two) and more rows, keeping 4096 elements a
+    # tile: a 512-wide block over 161 columns had left 69 % of the lanes masked (20-48 % of copy for H = 79-265 in
+    # benchmarks/shape_hunt.py seeds 1-3, at 1.0-1.6x eager). Not timed after the change: no device time was left.
+    bn = max(16, min(512, _next_pow2(N)))
+    return {"BLOCK_M": 4096 // bn, "BLOCK_N": bn, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
 
 
 def fast_tanh(t: Target, elem_size: int) -> bool:

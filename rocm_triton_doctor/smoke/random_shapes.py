@@ -43,7 +43,7 @@ class Bounds:
 GPU = Bounds(row_elems=1 << 27, row_width=300_000, flat=1 << 27, gemm_dim=16384, gemm_flops=4e12, attn_seq=8192,
              attn_flops=3e12, attn_batch_heads=640, vocab=152_064)
 GPU_REFERENCE_BYTES = 80e9  # the GPU bounds fit an 80 GB card with the fp64 references; smaller cards scale them down
-CPU = Bounds(row_elems=1 << 16, row_width=5000, flat=1 << 16, gemm_dim=160, gemm_flops=2e6, attn_seq=96,
+CPU = Bounds(row_elems=1 << 16, row_width=70_000, flat=1 << 16, gemm_dim=160, gemm_flops=2e6, attn_seq=96,
              attn_flops=4e6, attn_batch_heads=4, vocab=3000)
 
 
@@ -67,7 +67,10 @@ def _rows(module: str) -> Callable[[random.Random, Bounds], Any]:
         mod = importlib.import_module(f"rocm_triton_doctor.kernels.{module}")
         dtype = r.choice(DTYPES)
         n = log_uniform(r, 2, b.row_width)
-        return mod.make_case(log_uniform(r, 1, max(1, b.row_elems // n)), n, dtype)
+        m = log_uniform(r, 1, max(1, b.row_elems // n))
+        if module == "swiglu":
+            return mod.make_case(m, n, dtype)
+        return mod.make_case(m, n, dtype, strided=r.random() < 0.3)  # rows sliced out of wider ones
     return draw
 
 
@@ -95,7 +98,10 @@ def _gemm(r: random.Random, b: Bounds) -> Any:
     while 2.0 * m * n * k > b.gemm_flops and max(n, k) > 1:
         n, k = max(1, n // 2), max(1, k // 2)
     epilogue = r.choice(("none", "none", "bias", "bias_relu", "bias_gelu"))
-    return gemm.make_case(m, k, n, r.choice(DTYPES), epilogue, transposed_b=r.random() < 0.5)
+    dtype = r.choice(DTYPES)
+    fp32_bias = epilogue != "none" and dtype != torch.float32 and r.random() < 0.3  # mixed precision, as models keep it
+    return gemm.make_case(m, k, n, dtype, epilogue, transposed_b=r.random() < 0.5, transposed_a=r.random() < 0.2,
+                          bias_dtype=torch.float32 if fp32_bias else None)
 
 
 def _attention(r: random.Random, b: Bounds) -> Any:

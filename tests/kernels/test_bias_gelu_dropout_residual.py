@@ -201,3 +201,16 @@ def test_backward_needs_the_forwards_seed_with_dropout() -> None:
     dx, db = bias_gelu_dropout_residual.bias_gelu_dropout_residual_backward(torch.ones(3, 0), torch.ones(3, 0),
                                                                             torch.ones(0), 0.0, None)
     assert dx.shape == (3, 0) and db.shape == (0,)
+
+
+def test_narrow_rows_take_a_block_as_wide_as_the_row() -> None:
+    # A 512-wide block over 161 columns left 69 % of the lanes masked; the tile keeps 4096 elements either way.
+    from rocm_triton_doctor.kernels import policy
+
+    for t in ("sm_90", "gfx942", "gfx1100"):
+        tg = policy.target_from_name(t)
+        assert {k: policy.tile2d_config(tg, 10**5, 161)[k] for k in ("BLOCK_M", "BLOCK_N")} == {"BLOCK_M": 16, "BLOCK_N": 256}
+        assert {k: policy.tile2d_config(tg, 10**5, 8192)[k] for k in ("BLOCK_M", "BLOCK_N")} == {"BLOCK_M": 8, "BLOCK_N": 512}
+    x, b, r = torch.randn(300, 3), torch.randn(3), torch.randn(300, 3)  # the interpreter's narrow blocks, checked
+    ref = r.double() + bias_gelu_dropout_residual.reference_undropped(x, b)
+    torch.testing.assert_close(bgdr(x, b, r).double(), ref, rtol=1e-4, atol=1e-4)
