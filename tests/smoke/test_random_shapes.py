@@ -7,8 +7,6 @@ import os
 
 os.environ["TRITON_INTERPRET"] = "1"
 
-import pytest
-
 from rocm_triton_doctor import kernels
 from rocm_triton_doctor.smoke import random_shapes
 from tests.kernels.helpers import check_in_interpreter
@@ -43,9 +41,8 @@ def test_gpu_draws_stay_within_their_bounds_and_reach_odd_sizes() -> None:
     assert any(p["H"] != p["H_kv"] for p in att)
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_a_whole_draw_is_right_in_the_interpreter(seed: int) -> None:
-    for case in random_shapes.cases(kernels.NAMES, True, seed):
+def test_a_whole_draw_is_right_in_the_interpreter() -> None:
+    for case in random_shapes.cases(kernels.NAMES, True, 1):
         check_in_interpreter(case)
 
 
