@@ -94,6 +94,10 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
             # 0.16-0.25x SDPA on an H100), 64x64 w8 204/168, 128x32 w8 232/240, 128x64 w8 584/542. 8 spilled bytes
             # for twice the keys per step. Not timed yet.
             return {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 8, "num_stages": 2}
+        # fp32 with D of 65-128: 3 stages of 128x64 (or 64x64) fp32 tiles need 256 (224) KiB of shared memory, over
+        # or at the H100's 227 (compile-only sm_90, Triton 3.9); 2 stages need 192 (160). launch.launch_fitting would
+        # find that out at the first call, after a failed load; fp32 takes 2 stages here. Not timed.
+        stages = 2 if elem_size == 4 and head_dim > 64 else 3
         if causal and mid and head_dim <= 128:
             # Causal problems under TMA_ATTENTION_MIN_FLOPS (mid: what stays on this kernel at D = 128): 64x64 tiles,
             # 4 warps, 3 stages. H100 (benchmarks/attention_mid_probe.py, docs/measurements/2026-11-23-h100-s6-
@@ -101,11 +105,11 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
             # 0.84x SDPA), bf16 B4 H32 S1024 D128 129.0 -> 113.1, B8 H16 S1024 D128 130.1 -> 113.8, B2 H32 S1000 D128
             # 74.0 -> 68.3, B4 H32 S1024 D64 73.1 -> 70.8: half-height tiles waste less work on the diagonal and
             # balance the uneven causal rows over twice the programs. Larger problems keep the tiles below (H200).
-            return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3}
+            return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": stages}
         # H200 sweep with the scale folded into exp2 (docs/measurements/2026-11-21-h200-tune-3.json): 128x64, 8 warps,
         # 3 stages is best for both: 442 TF/s non-causal (0.74x SDPA), 437 TF/s causal (0.82x); 64x64 w4 0.73/0.77x.
         # H100 (2026-11-23, tune-attention.json): D=64 with 8 warps 0.87-0.91x SDPA against 0.80-0.88x with 4.
-        return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3}
+        return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": stages}
     # HIP: num_stages=1 for fused two-GEMM kernels (ROCm guide). Tiles with 0 VGPR spills for D=64/128, causal or not
     # (Triton 3.9, --compile-only sweep): CDNA (gfx90a/gfx942/gfx950) 64x32 with 8 warps; RDNA3/3.5/4 (gfx1100/
     # gfx1151/gfx1201) 64x16 with 8 warps — 128-row tiles and tutorial 06's waves_per_eu hints spilled. Not timed.

@@ -376,3 +376,13 @@ def test_causal_must_be_a_bool(bad: object) -> None:
             fn(q, q, q, causal=bad)  # type: ignore[arg-type]
     assert torch.equal(attention.attention(q, q, q, causal=np.bool_(True)), attention.attention(q, q, q, causal=True))
     assert torch.equal(attention.attention(q, q, q, causal=0), attention.attention(q, q, q, causal=False))
+
+
+def test_fp32_on_hopper_takes_two_stages_where_three_overflow_shared_memory() -> None:
+    # Compile-only sm_90: fp32 D=128 in 3 stages of 128x64 tiles needs 256 KiB of shared memory (the H100 has 227).
+    from rocm_triton_doctor.kernels import policy
+
+    h100 = policy.target_from_name("sm_90")
+    assert policy.attention_config(h100, 128, 4)["num_stages"] == 2
+    assert policy.attention_config(h100, 128, 4, causal=True, mid=True)["num_stages"] == 2
+    assert policy.attention_config(h100, 128, 2)["num_stages"] == 3 and policy.attention_config(h100, 64, 4)["num_stages"] == 3
