@@ -30,6 +30,7 @@ equal keys here always mean equal Triton specialisation.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from typing import Any
@@ -232,6 +233,7 @@ def _plan_for(kernel: Any) -> _Plan | None:
 _KEEP: list[Any] = []
 
 
+@functools.cache
 def _out_of_resources() -> type[BaseException]:
     try:
         from triton.runtime.errors import OutOfResources

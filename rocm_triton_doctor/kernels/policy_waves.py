@@ -45,12 +45,9 @@ def gemm_tail_split(t: Target, M: int, N: int, K: int, bm: int, bn: int, bk: int
     return main_bands * bm, split
 
 
-SPLIT_MIN_K_BLOCKS = 32  # a split keeps at least 32 K blocks of 64 (K >= 2048 each): shorter splits lost to no split
-
-
 def gemm_split_under_a_wave(M: int, N: int, K: int, cus: int) -> int:
     """SPLIT_K for a 16-bit GEMM whose 128x256 tiles fill less than half of one wave of `cus` SMs but whose K is long:
-    the largest power of two (<= 8) with tiles·split <= cus and SPLIT_MIN_K_BLOCKS blocks per split, taken only when
+    the largest power of two (<= 8) with tiles·split <= cus and SMALL_GRID_MIN_K of K per split, taken only when
     tiles·split fills at least half the SMs; 1 otherwise. Graph replay on an H100, bf16, against cuBLAS
     (benchmarks/gemm_splitk_probe.py, docs/measurements/2026-11-23-h100-gemm-splitk.json): 1000x8192x1000 0.65 ->
     0.85x (128x256, split 4), 512x8192x2048 0.80 -> 0.94x, 256x16384x4096 0.81 -> 0.99x, 4096x16384x256 0.77 ->
@@ -60,13 +57,13 @@ def gemm_split_under_a_wave(M: int, N: int, K: int, cus: int) -> int:
     tiles = _wide_tiles(M, N)
     if 2 * tiles >= cus:
         return 1
-    split = 1
-    while split < 8 and tiles * split * 2 <= cus and (K // 64) // (split * 2) >= SPLIT_MIN_K_BLOCKS:
-        split *= 2
-    return split if split > 1 and 2 * tiles * split >= cus and split * M * N < 2**31 else 1
+    # gemm_split_small_grid's doubling with 128x256 tiles (K // 64 // (2s) >= 32 blocks is K // (2s) >= 2048), taken
+    # only when the split grid fills at least half of the SMs.
+    split = gemm_split_small_grid(M, N, K, 128, 256, cus)
+    return split if 2 * tiles * split >= cus else 1
 
 
-SMALL_GRID_MIN_K = 2048  # K elements each split keeps (32 blocks of 64): the under-a-wave rule's measured floor
+SMALL_GRID_MIN_K = 2048  # K elements each split keeps (32 blocks of 64): shorter splits lost to no split (H100)
 
 
 def gemm_split_small_grid(M: int, N: int, K: int, bm: int, bn: int, cus: int) -> int:

@@ -13,6 +13,7 @@ a tensor stays under ~1 GiB and a row under ~10 ms. benchmarks/shape_hunt.py is 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from dataclasses import dataclass
@@ -38,22 +39,24 @@ class Bounds:
     attn_flops: float
     attn_batch_heads: int  # most B·H
     vocab: int
+    hidden_sizes: tuple[int, ...]  # linear + cross-entropy's H
+    ce_rows: int  # most linear + cross-entropy rows
 
 
 GPU = Bounds(row_elems=1 << 27, row_width=300_000, flat=1 << 27, gemm_dim=16384, gemm_flops=4e12, attn_seq=8192,
-             attn_flops=3e12, attn_batch_heads=640, vocab=152_064)
+             attn_flops=3e12, attn_batch_heads=640, vocab=152_064, hidden_sizes=(512, 1024, 2048, 4096), ce_rows=8192)
 GPU_REFERENCE_BYTES = 80e9  # the GPU bounds fit an 80 GB card with the fp64 references; smaller cards scale them down
 CPU = Bounds(row_elems=1 << 16, row_width=70_000, flat=1 << 16, gemm_dim=160, gemm_flops=2e6, attn_seq=96,
-             attn_flops=4e6, attn_batch_heads=4, vocab=3000)
+             attn_flops=4e6, attn_batch_heads=4, vocab=3000, hidden_sizes=(16, 32, 48), ce_rows=64)
 
 
 def gpu_bounds(total_bytes: float) -> Bounds:
     """GPU bounds for a card of `total_bytes`: the fp64 references hold several copies of a row's tensors, so on a
     16 GB Radeon the sizes shrink with the memory (down to 1/20 of the 80 GB bounds) instead of ending in OOM rows."""
     f = min(1.0, max(0.05, total_bytes / GPU_REFERENCE_BYTES))
-    return Bounds(row_elems=int(GPU.row_elems * f), row_width=GPU.row_width, flat=int(GPU.flat * f),
-                  gemm_dim=int(GPU.gemm_dim * math.sqrt(f)), gemm_flops=GPU.gemm_flops * f, attn_seq=GPU.attn_seq,
-                  attn_flops=GPU.attn_flops * f, attn_batch_heads=GPU.attn_batch_heads, vocab=GPU.vocab)
+    return dataclasses.replace(GPU, row_elems=int(GPU.row_elems * f), flat=int(GPU.flat * f),
+                               gemm_dim=int(GPU.gemm_dim * math.sqrt(f)), gemm_flops=GPU.gemm_flops * f,
+                               attn_flops=GPU.attn_flops * f)
 
 
 def log_uniform(r: random.Random, lo: float, hi: float) -> int:
@@ -124,12 +127,11 @@ def _attention(r: random.Random, b: Bounds) -> Any:
 def _linear_cross_entropy(r: random.Random, b: Bounds) -> Any:
     from rocm_triton_doctor.kernels import linear_cross_entropy
 
-    small = b is CPU
-    hidden = r.choice((16, 32, 48) if small else (512, 1024, 2048, 4096))
+    hidden = r.choice(b.hidden_sizes)
     # The fp64 reference holds W, ∂W (V x H) and the N x V logits with their gradient: V·H at most four row-kernel
     # tensors, N·V at most one.
     vocab = log_uniform(r, 2, max(2, min(b.vocab, 4 * b.row_elems // hidden)))
-    n = log_uniform(r, 1, max(1, min(64 if small else 8192, b.row_elems // vocab)))
+    n = log_uniform(r, 1, max(1, min(b.ce_rows, b.row_elems // vocab)))
     return linear_cross_entropy.make_case(n, hidden, vocab, r.choice((torch.bfloat16, torch.float32)))
 
 
