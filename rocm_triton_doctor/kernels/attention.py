@@ -31,7 +31,7 @@ KERNELS = ("auto", "pointer", "tma", "tma_device")
 @triton.jit
 def _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_n, offs_d, S_K, sk_s, sk_d,
                 sv_s, sv_d, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, MASKED: tl.constexpr,
-                UPCAST: tl.constexpr, CAUSAL: tl.constexpr = False):
+                UPCAST: tl.constexpr, CAUSAL: tl.constexpr = False, DOT_PREC: tl.constexpr = "ieee"):
     """One key/value block of the online softmax: update the running max m_i, sum l_i and the output accumulator.
     MASKED: the block holds keys past S_k or (causal) above the diagonal; only such blocks pay for the mask."""
     cols = start_n + offs_n
@@ -54,17 +54,19 @@ def _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m,
     if UPCAST:
         k = k.to(tl.float32)
         v = v.to(tl.float32)
-    return _softmax_update(acc, l_i, m_i, tl.dot(q, k), v, offs_m, cols, S_K, qk_scale, MASKED, CAUSAL)
+    return _softmax_update(acc, l_i, m_i, tl.dot(q, k, input_precision=DOT_PREC), v, offs_m, cols, S_K, qk_scale,
+                           MASKED, CAUSAL, DOT_PREC)
 
 
 @triton.jit
-def _softmax_update(acc, l_i, m_i, qk, v, offs_m, cols, S_K, qk_scale, MASKED: tl.constexpr, CAUSAL: tl.constexpr):
+def _softmax_update(acc, l_i, m_i, qk, v, offs_m, cols, S_K, qk_scale, MASKED: tl.constexpr, CAUSAL: tl.constexpr,
+                    DOT_PREC: tl.constexpr = "ieee"):
     """Mask the score tile if asked (keys past S_K; above the diagonal when causal), then the online-softmax step:
     new running max and sum, the accumulator rescaled and P·V added (both attention kernels). qk_scale > 0 always
     (the launcher folds a negative or zero scale into Q's sign), so -inf stays -inf after the scaling and the max of
     the scaled scores is the scaled max (a scale <= 0 had made every masked row NaN, kernel-edge-cases.md #8)."""
     p, alpha, l_i, m_new = _online_softmax(l_i, m_i, qk, offs_m, cols, S_K, qk_scale, MASKED, CAUSAL)
-    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=DOT_PREC)
     return acc, l_i, m_new
 
 
@@ -122,7 +124,9 @@ def _key_ranges(start_m, S_K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUS
 def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s,
                     sk_d, sv_b, sv_h, sv_s, sv_d, so_b, so_h, so_s, so_d, HEAD_DIM: tl.constexpr,
                     BLOCK_D: tl.constexpr, Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr,
-                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, lse_ptr=None, STATS: tl.constexpr = False):
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, lse_ptr=None, STATS: tl.constexpr = False,
+                    DOT_PREC: tl.constexpr = "ieee"):
+    # DOT_PREC: tl.dot's input_precision for fp32 tiles (fp32_dots; 16-bit tiles ignore it).
     # STATS: also store each row's log2-sum-exp of the scaled scores (fp32, (B, H, S_q) contiguous) for the backward.
     # Grid (query tiles, H, B): tiles fastest, so the programs of one head, which read the same K/V, run together;
     # B and H in their own dimensions (each up to 65535 on CUDA) so B·H has no such limit (a decode batch of 2048
@@ -152,10 +156,12 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b,
     lo_masked, hi = _key_ranges(start_m, S_K, BLOCK_M, BLOCK_N, CAUSAL)
     for start_n in range(0, lo_masked, BLOCK_N):
         acc, l_i, m_i = _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_n, offs_d,
-                                    S_K, sk_s, sk_d, sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, False, UPCAST)
+                                    S_K, sk_s, sk_d, sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, False, UPCAST, False,
+                                    DOT_PREC)
     for start_n in range(lo_masked, hi, BLOCK_N):
         acc, l_i, m_i = _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_n, offs_d,
-                                    S_K, sk_s, sk_d, sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, True, UPCAST, CAUSAL)
+                                    S_K, sk_s, sk_d, sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, True, UPCAST, CAUSAL,
+                                    DOT_PREC)
     acc = acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]  # a row with no finite score: 0, as SDPA gives
     if STATS:  # +inf for a row with no finite score, so that the backward's exp2(s - lse) is 0 there
         lse = tl.where(l_i == 0.0, float("inf"), m_i + tl.log2(l_i))
@@ -273,13 +279,22 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         attention_tma.attn_fwd_tma_kernel[grid](*descs, qk_scale, S_k, H // H_kv, HEAD_DIM=D, **consts, **cfg)
         return o
     ints = (qk_scale, S_q, S_k, H // H_kv, *q.stride(), *k.stride(), *v.stride(), *o.stride())
-    kw = {"HEAD_DIM": D, "BLOCK_D": block_d, **consts, **cfg, "STATS": lse is not None}
+    kw = {"HEAD_DIM": D, "BLOCK_D": block_d, **consts, **cfg, "STATS": lse is not None, **fp32_dots(target, dtype)}
     if pkey is not None:
         if len(_PLANS) >= PLAN_LIMIT:
             _PLANS.clear()
         _PLANS[pkey] = (tkey, grid, ints, kw)
     launch(attn_fwd_kernel, grid, q, k, v, o, *ints, lse_ptr=lse, **kw)
     return o
+
+
+def fp32_dots(target: policy.Target, dtype: torch.dtype) -> dict[str, str]:
+    """The attention kernels' DOT_PREC: how tl.dot forms fp32 products. Left unset, Triton takes TF32 on NVIDIA
+    (tl.dot's input_precision=None means "tf32" wherever the target allows it; triton/language/core.py): fp32
+    attention was 11-15x its tolerance off an fp64 reference on an H100/H200 while SDPA's fp32 was within 0.008x
+    (benchmarks/accuracy_probe.py; found by `smoke --preset random --seed 11`, docs/measurements/2026-11-27-h100-s9-*).
+    policy.fp32_dot_precision keeps fp32 accuracy; 16-bit tiles take "ieee" (exact products, ignored there)."""
+    return {"DOT_PREC": policy.fp32_dot_precision(target) if dtype == torch.float32 else "ieee"}
 
 
 FP32_MIN_NORMAL = 2.0**-126
@@ -428,7 +443,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
         block_d = max(16, 1 << (d - 1).bit_length())
         cfg = policy.attention_config(target, block_d, 2, causal=causal)
         const = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False,
-                 "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "STATS": False}
+                 "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "STATS": False, "DOT_PREC": "ieee"}
         sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "qk_scale": "fp32",
                "S_Q": "i32", "S_K": "i32", "GROUP": "i32", **strides, "lse_ptr": "*fp32"}
         const.update({"sq_d": 1, "sk_d": 1, "sv_d": 1, "so_d": 1})  # what Triton's specialisation of stride 1 gives

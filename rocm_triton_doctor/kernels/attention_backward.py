@@ -25,7 +25,7 @@ import triton.language as tl
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import argcheck, policy
 from rocm_triton_doctor.kernels import attention as _fwd
-from rocm_triton_doctor.kernels.attention import (LOG2E, _key_ranges, _signed,  # the forward's Q'
+from rocm_triton_doctor.kernels.attention import (LOG2E, _key_ranges, _signed, fp32_dots,  # the forward's Q'
                                                   kernel_scale)
 from rocm_triton_doctor.kernels.base import AotSpec, cdiv, upcast_dots, first_order_only
 
@@ -56,7 +56,8 @@ def attn_bwd_preprocess_kernel(o_ptr, do_ptr, delta_ptr, S_Q, so_b, so_h, so_s, 
 @triton.jit
 def _dkdv_block(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, q_base, do_base, row_base, start_m, offs_n, offs_d,
                 S_Q, sq_s, sq_d, sdo_s, sdo_d, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
-                BLOCK_M: tl.constexpr, Q_SIGN: tl.constexpr, UPCAST: tl.constexpr, MASKED: tl.constexpr):
+                BLOCK_M: tl.constexpr, Q_SIGN: tl.constexpr, UPCAST: tl.constexpr, MASKED: tl.constexpr,
+                DOT_PREC: tl.constexpr):
     """One query block against the program's key block, in transposed form (keys as rows): Pᵀ, dV += Pᵀ·dO,
     dSᵀ = Pᵀ∘(V·dOᵀ - Δ), dK += dSᵀ·Q'. Query rows past S_q load as zeros and their Pᵀ columns are zeroed.
     Keys past S_k (zero K/V rows) only touch their own dK/dV rows, which are not stored. MASKED: causal diagonal."""
@@ -74,16 +75,16 @@ def _dkdv_block(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, q_base, do_base
         do = do.to(tl.float32)
     lse = tl.load(lse_ptr + row_base + offs_m, mask=rows, other=0.0)
     delta = tl.load(delta_ptr + row_base + offs_m, mask=rows, other=0.0)
-    pT = tl.exp2(tl.dot(k, qT) * qk_scale - lse[None, :])
+    pT = tl.exp2(tl.dot(k, qT, input_precision=DOT_PREC) * qk_scale - lse[None, :])
     # Query rows past S_q are zeros, but a key holding ±inf makes their score inf·0 = NaN, which dO = 0 does not
     # cancel (NaN·0 = NaN): such rows are zeroed by the select (fuzz round 3: NaN dK/dV for a -inf key, S_q=9).
     if MASKED:  # top-left causal: query i sees key j <= i
         pT = tl.where((offs_m[None, :] >= offs_n[:, None]) & rows[None, :], pT, 0.0)
     elif start_m + BLOCK_M > S_Q:  # only the last, partial query block pays for the select (2-4 % at S=4096 on H100)
         pT = tl.where(rows[None, :], pT, 0.0)
-    dv = tl.dot(pT.to(do.dtype), do, dv)
-    dsT = pT * (tl.dot(v, tl.trans(do)) - delta[None, :])
-    dk = tl.dot(dsT.to(qT.dtype), tl.trans(qT), dk)
+    dv = tl.dot(pT.to(do.dtype), do, dv, input_precision=DOT_PREC)
+    dsT = pT * (tl.dot(v, tl.trans(do), input_precision=DOT_PREC) - delta[None, :])
+    dk = tl.dot(dsT.to(qT.dtype), tl.trans(qT), dk, input_precision=DOT_PREC)
     return dk, dv
 
 
@@ -92,7 +93,8 @@ def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr
                          S_K, GROUP, sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s, sk_d, sv_b, sv_h, sv_s, sv_d, sdo_b,
                          sdo_h, sdo_s, sdo_d, sdk_b, sdk_h, sdk_s, sdk_d, sdv_b, sdv_h, sdv_s, sdv_d,
                          HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr,
-                         UPCAST: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+                         UPCAST: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                         DOT_PREC: tl.constexpr = "ieee"):
     """Grid (key blocks, H_kv, B). dK/dV of BLOCK_N keys of KV head kh: the sum over the GROUP query heads
     kh·GROUP .. kh·GROUP+GROUP-1 (GQA) of every query block that sees them, in fp32 registers."""
     start_n = tl.program_id(0)
@@ -123,7 +125,7 @@ def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr
         for start_m in range(lo, S_Q, BLOCK_M):
             dk, dv = _dkdv_block(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, q_base, do_base, row_base, start_m,
                                  offs_n, offs_d, S_Q, sq_s, sq_d, sdo_s, sdo_d, qk_scale, HEAD_DIM, BLOCK_D, BLOCK_M,
-                                 Q_SIGN, UPCAST, CAUSAL)
+                                 Q_SIGN, UPCAST, CAUSAL, DOT_PREC)
     dk = dk * dk_scale
     tl.store(dk_ptr + b * sdk_b + kh * sdk_h + offs_n[:, None] * sdk_s + offs_d[None, :] * sdk_d,
              dk.to(dk_ptr.dtype.element_ty), mask=kv_mask)
@@ -134,7 +136,7 @@ def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr
 @triton.jit
 def _dq_block(dq, q, do, lse, delta, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_d, S_K, sk_s, sk_d, sv_s,
               sv_d, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_N: tl.constexpr,
-              UPCAST: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr):
+              UPCAST: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr, DOT_PREC: tl.constexpr):
     """One key block of the dQ loop: P, dS = P∘(dO·Vᵀ - Δ), dQ += dS·K. MASKED: keys past S_k (their P would be
     exp2(-lse), not 0) or above the diagonal."""
     cols = start_n + tl.arange(0, BLOCK_N)
@@ -146,14 +148,14 @@ def _dq_block(dq, q, do, lse, delta, k_ptr, v_ptr, k_base, v_base, start_n, offs
     if UPCAST:
         kT = kT.to(tl.float32)
         vT = vT.to(tl.float32)
-    p = tl.exp2(tl.dot(q, kT) * qk_scale - lse[:, None])
+    p = tl.exp2(tl.dot(q, kT, input_precision=DOT_PREC) * qk_scale - lse[:, None])
     if MASKED:
         valid = cols[None, :] < S_K
         if CAUSAL:
             valid = valid & (offs_m[:, None] >= cols[None, :])
         p = tl.where(valid, p, 0.0)
-    ds = p * (tl.dot(do, vT) - delta[:, None])
-    return tl.dot(ds.to(kT.dtype), tl.trans(kT), dq)
+    ds = p * (tl.dot(do, vT, input_precision=DOT_PREC) - delta[:, None])
+    return tl.dot(ds.to(kT.dtype), tl.trans(kT), dq, input_precision=DOT_PREC)
 
 
 @triton.jit
@@ -161,7 +163,7 @@ def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, 
                        sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s, sk_d, sv_b, sv_h, sv_s, sv_d, sdo_b, sdo_h, sdo_s,
                        sdo_d, sdq_b, sdq_h, sdq_s, sdq_d, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
                        Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr, BLOCK_M: tl.constexpr,
-                       BLOCK_N: tl.constexpr):
+                       BLOCK_N: tl.constexpr, DOT_PREC: tl.constexpr = "ieee"):
     """Grid (query blocks, H_q, B): dQ of BLOCK_M query rows, looping over the key blocks they see (the forward's
     _key_ranges: unmasked blocks first, then those crossing the diagonal or S_k)."""
     start_m = tl.program_id(0)
@@ -188,10 +190,10 @@ def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, 
     lo_masked, hi = _key_ranges(start_m, S_K, BLOCK_M, BLOCK_N, CAUSAL)
     for start_n in range(0, lo_masked, BLOCK_N):
         dq = _dq_block(dq, q, do, lse, delta, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_d, S_K, sk_s, sk_d,
-                       sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, BLOCK_N, UPCAST, False, CAUSAL)
+                       sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, BLOCK_N, UPCAST, False, CAUSAL, DOT_PREC)
     for start_n in range(lo_masked, hi, BLOCK_N):
         dq = _dq_block(dq, q, do, lse, delta, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_d, S_K, sk_s, sk_d,
-                       sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, BLOCK_N, UPCAST, True, CAUSAL)
+                       sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, BLOCK_N, UPCAST, True, CAUSAL, DOT_PREC)
     dq = dq * dq_scale
     tl.store(dq_ptr + b * sdq_b + h * sdq_h + offs_m[:, None] * sdq_s + offs_d[None, :] * sdq_d,
              dq.to(dq_ptr.dtype.element_ty), mask=mask)
@@ -228,7 +230,7 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
     delta = torch.empty((B, H, S_q), dtype=torch.float32, device=q.device)
     launch(attn_bwd_preprocess_kernel, (cdiv(S_q, pre_rows(block_d)), H, B),
         o, do, delta, S_q, *o.stride(), *do.stride(), HEAD_DIM=D, BLOCK_D=block_d, BLOCK_M=pre_rows(block_d))
-    opts = {key: val for key, val in cfg.items() if not key.startswith("BLOCK_")}
+    opts = {key: val for key, val in cfg.items() if not key.startswith("BLOCK_")} | fp32_dots(target, q.dtype)
     launch(attn_bwd_dkdv_kernel, (cdiv(S_k, cfg["BLOCK_N1"]), H_kv, B),
         q, k, v, do, lse, delta, dk, dv, qk_scale, abs(scale), S_q, S_k, H // H_kv, *q.stride(), *k.stride(),
         *v.stride(), *do.stride(), *dk.stride(), *dv.stride(), **consts, BLOCK_M=cfg["BLOCK_M1"],
@@ -343,7 +345,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
         block_d = max(16, 1 << (d - 1).bit_length())
         cfg = policy.attention_backward_config(target, block_d, 2, causal)
         opts = {key: val for key, val in cfg.items() if not key.startswith("BLOCK_")}
-        unit = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False,
+        unit = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False, "DOT_PREC": "ieee",
                 **{f"s{t}_d": 1 for t in ("q", "k", "v", "do")}}
         ptrs = {p: "*bf16" for p in ("q_ptr", "k_ptr", "v_ptr", "do_ptr")} | {"lse_ptr": "*fp32", "delta_ptr": "*fp32"}
         sc = {"qk_scale": "fp32"}

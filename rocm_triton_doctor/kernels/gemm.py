@@ -27,11 +27,14 @@ from rocm_triton_doctor.kernels.gemm_parts import CONFIG_KEYS, tune_candidates  
 
 EPILOGUES = {"none": 0, "bias": 1, "bias_relu": 2, "bias_gelu": 3}
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+# fp32 products: "auto" (fp32 accuracy, the policy's way: policy_fp32.fp32_dot_precision), or tl.dot's own
+# input_precision: "ieee" (FMA), "tf32x3" (the 3xTF32 split, NVIDIA sm_80+), "tf32" (10-bit products, NVIDIA sm_80+).
+PRECISIONS = ("auto", "ieee", "tf32x3", "tf32")
 tunecache.register_validator("gemm", _checked_config)  # cached entries pass the config= check, or are dropped
 
 
 def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epilogue: str = "none", p: float = 0.0,
-         seed: int | None = None, out: torch.Tensor | None = None, precision: str = "ieee",
+         seed: int | None = None, out: torch.Tensor | None = None, precision: str = "auto",
          config: dict[str, Any] | None = None, kernel: str = "auto") -> torch.Tensor:
     """epilogue(a @ b [+ bias]) with optional dropout. Raises ValueError/TypeError on inputs it cannot compute right.
 
@@ -40,14 +43,15 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     vanish silently). The product and epilogue run in fp32. out: a fresh tensor of a's dtype, or `out` (a's dtype or
     fp32, any strides, sharing no memory with the inputs). seed: None draws a fresh one per call (a new dropout mask,
     like F.dropout); an int gives the same mask every call. Inputs that require grad are refused under grad mode (no
-    backward yet). kernel: "auto" (the policy's choice), "pointer" (gemm_kernel, split-K when the policy says so) or
+    backward yet). precision: how fp32 products are formed (PRECISIONS; "auto" keeps fp32 accuracy). kernel: "auto"
+    (the policy's choice), "pointer" (gemm_kernel, split-K when the policy says so) or
     "tma" (gemm_tma_kernel; 16-bit, Triton with tensor descriptors, TMA-compatible layouts only)."""
     if epilogue not in EPILOGUES:
         raise ValueError(f"gemm: epilogue must be one of {', '.join(EPILOGUES)}, got {epilogue!r}")
     if kernel not in ("auto", "pointer", "tma"):
         raise ValueError(f"gemm: kernel must be auto, pointer or tma, got {kernel!r}")
-    if precision not in ("ieee", "tf32"):
-        raise ValueError("gemm: precision must be 'ieee' or 'tf32'")
+    if precision not in PRECISIONS:
+        raise ValueError(f"gemm: precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     argcheck.check_tensors("gemm", a=a, b=b, bias=bias, out=out)
     if a.dim() != 2 or b.dim() != 2:
         raise ValueError(f"gemm: a and b must be 2-D, got {tuple(a.shape)} and {tuple(b.shape)}")
@@ -163,6 +167,13 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     M, K = a.shape
     N = b.shape[1]
     target = policy.target_for_device(dev.type)
+    if dtype == torch.float32:
+        precision = policy.fp32_dot_precision(target) if precision == "auto" else precision
+        if not policy.precision_supported(target, precision):
+            raise ValueError(f"gemm: precision {precision!r} needs TF32 tensor cores (NVIDIA sm_80 or later); this is "
+                             f"{target.label}: use 'auto' or 'ieee'")
+    else:
+        precision = "ieee"  # 16-bit products are exact in the fp32 accumulator: the option means nothing there
     # The per-device autotune cache (tunecache.py, filled by `smoke --tune`; never read in the interpreter): one tuple
     # and one dict lookup. Its configs are pointer-kernel configs (tune_candidates), so a cached one runs on
     # gemm_kernel (use_tma False below), exactly as config=<it> with kernel="pointer" would; kernel="tma" skips it.
@@ -170,6 +181,7 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     cached = None if tkey is None else tunecache.lookup("gemm", tkey, target)
     user = _checked_config(cached or config or {})  # {}: the policy's tiles
     copy = user.pop("ALIGN_COPY", None)
+    b_pad_ok = user.pop("B_PAD", True)  # False: mask a copied B at N, as before (benchmarks/gemm_ab_probe.py)
     copy_a = copy_b = False
     if K > 0:
         # An operand 16-byte loads cannot vectorise on (4097-element rows, a view one element off) is copied into an
@@ -184,7 +196,8 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
                          "rows and base pointers, on a target and Triton with tensor descriptors")
     use_tma = kernel == "tma" or (kernel == "auto" and not cached and tma_ok and policy.gemm_use_tma(target, M, N, K))
     cfg = user or policy.gemm_config(target, M, N, K, a.element_size(), tma=use_tma, cus=_cus(dev),
-                                     b_nmajor=b.stride(1) == 1 or b.stride(0) != 1)
+                                     b_nmajor=b.stride(1) == 1 or b.stride(0) != 1, tc=precision != "ieee",
+                                     aligned=not (misaligned(a) or misaligned(b)))
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
     split = 1 if use_tma else cfg.get("SPLIT_K", 1)
     opts = {k: v for k, v in cfg.items() if k != "SPLIT_K"}
@@ -215,7 +228,9 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
                               threshold, scale, UPCAST=upcast, NUM_SMS=sms, DIV_CM=div_cm, DIV_CN=div_cn, DIV_M=div_m,
                               DIV_N=div_n, **epi, **opts)
         return None
-    common = dict(UPCAST=upcast, PRECISION=precision if dtype == torch.float32 else "ieee", EVEN_N=N % bn == 0,
+    # A copied N-major B (its rows padded with zeros to 16 bytes) is read in whole vectors up to that padding.
+    b_pad = 16 // b.element_size() if copy_b and b.stride(1) == 1 and N > 1 and b_pad_ok else 1
+    common = dict(UPCAST=upcast, PRECISION=precision, B_PAD=b_pad, EVEN_N=N % bn == 0,
                   EVEN_K=K % bk == 0, **epi, **opts)
     parts = [(0, M, split)]
     if split == 1 and p == 0.0 and not user:
@@ -345,7 +360,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
             (" short K=128", (4096, 4096, 128), (0, False), True)):
         cfg = policy.gemm_config(target, m, n, k, 2, b_nmajor=nmajor)
         tiles = {key: cfg[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K")}
-        const = {"EPILOGUE": epi[0], "HAS_DROPOUT": epi[1], "UPCAST": False, "PRECISION": "ieee", "EVEN_M": True,
+        const = {"EPILOGUE": epi[0], "HAS_DROPOUT": epi[1], "UPCAST": False, "PRECISION": "ieee", "B_PAD": 1, "EVEN_M": True,
                  "EVEN_N": True, "EVEN_K": True, "INT64": False, **tiles,
                  **(divs if nmajor else divs_bt)}
         specs.append((f"gemm fp16{label}", gemm_kernel, {**sig, "c_ptr": "*fp32" if tiles["SPLIT_K"] > 1 else "*fp16"},

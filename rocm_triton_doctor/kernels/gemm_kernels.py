@@ -17,11 +17,13 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
                 EVEN_K: tl.constexpr, INT64: tl.constexpr, SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr,
                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, DIV_AM: tl.constexpr,
                 DIV_AK: tl.constexpr, DIV_BK: tl.constexpr, DIV_BN: tl.constexpr, DIV_CM: tl.constexpr,
-                DIV_CN: tl.constexpr, DIV_M: tl.constexpr = 1, DIV_N: tl.constexpr = 1):
+                DIV_CN: tl.constexpr, DIV_M: tl.constexpr = 1, DIV_N: tl.constexpr = 1, B_PAD: tl.constexpr = 1):
     """SPLIT_K == 1: the whole K range, epilogue, store into C. SPLIT_K > 1: program_id(1) sums its share of the K
     blocks and stores the fp32 partial tile into c_ptr, an fp32 (SPLIT_K, M, stride_cm) workspace;
     _splitk_reduce_kernel adds them and runs the epilogue. Each stride arrives divided by its DIV_* (a constexpr
-    power of two, gemm_parts.split_stride): multiplying back tells the compiler the stride's true divisibility."""
+    power of two, gemm_parts.split_stride): multiplying back tells the compiler the stride's true divisibility.
+    B_PAD: B's rows hold zeros past column N up to a multiple of B_PAD (gemm_parts.aligned_copy), so its loads are
+    masked at that multiple: a mask at an odd N splits every 16-byte load of B into scalar ones."""
     stride_am = _scaled(stride_am, DIV_AM, INT64)
     stride_ak = _scaled(stride_ak, DIV_AK, INT64)
     stride_bk = _scaled(stride_bk, DIV_BK, INT64)
@@ -57,6 +59,7 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     b_ptrs = b_ptr + offs_k[:, None] * stride_bk + cols[None, :] * stride_bn + k_lo * step_b
     mask_m = offs_m < M
     mask_n = offs_n < N
+    mask_nb = offs_n < (N + B_PAD - 1) // B_PAD * B_PAD  # == mask_n for B_PAD 1
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for _ in range(k_lo, k_hi):
         if EVEN_M:
@@ -66,7 +69,7 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
         if EVEN_N:
             b = tl.load(b_ptrs)
         else:
-            b = tl.load(b_ptrs, mask=mask_n[None, :], other=0.0)
+            b = tl.load(b_ptrs, mask=mask_nb[None, :], other=0.0)
         if UPCAST:
             a = a.to(tl.float32)
             b = b.to(tl.float32)
@@ -77,7 +80,7 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
         if pid_k == SPLIT_K - 1:  # the last split owns the tail; its pointers stopped at block k_full
             k_left = K - k_full * BLOCK_K
             a = tl.load(a_ptrs, mask=mask_m[:, None] & (offs_k[None, :] < k_left), other=0.0)
-            b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & mask_n[None, :], other=0.0)
+            b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & mask_nb[None, :], other=0.0)
             if UPCAST:
                 a = a.to(tl.float32)
                 b = b.to(tl.float32)

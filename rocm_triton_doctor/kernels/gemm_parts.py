@@ -15,7 +15,7 @@ from rocm_triton_doctor.kernels import argcheck
 from rocm_triton_doctor.kernels.base import no_tf32
 from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
 
-CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages", "ALIGN_COPY")
+CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages", "ALIGN_COPY", "B_PAD")
 
 
 @triton.jit
@@ -133,13 +133,20 @@ def misaligned(t: torch.Tensor) -> bool:
 def aligned_copy(t: torch.Tensor) -> torch.Tensor:
     """A copy of 2-D `t` whose unit-stride dimension is kept (column-major stays column-major, the rest becomes
     row-major) with the outer stride rounded up to 16 bytes: a fresh allocation is 256-byte aligned, so the copy
-    satisfies every alignment rule (vector loads, TMA descriptors)."""
+    satisfies every alignment rule (vector loads, TMA descriptors). The padding past the unit-stride dimension's end
+    holds zeros, so a kernel may read whole 16-byte vectors across it (gemm_kernel's B_PAD)."""
     rows, cols = t.shape
     per = max(1, 16 // t.element_size())
     if t.stride(0) == 1 and t.stride(1) != 1 and cols > 1:  # column-major: pad the columns' length (rows)
-        buf = torch.empty((cols, -(-rows // per) * per), dtype=t.dtype, device=t.device)[:, :rows].t()
+        full = torch.empty((cols, -(-rows // per) * per), dtype=t.dtype, device=t.device)
+        buf = full[:, :rows].t()
+        pad = full[:, rows:]
     else:
-        buf = torch.empty((rows, -(-cols // per) * per), dtype=t.dtype, device=t.device)[:, :cols]
+        full = torch.empty((rows, -(-cols // per) * per), dtype=t.dtype, device=t.device)
+        buf = full[:, :cols]
+        pad = full[:, cols:]
+    if pad.numel():
+        pad.zero_()
     buf.copy_(t)
     return buf
 
@@ -147,11 +154,15 @@ def aligned_copy(t: torch.Tensor) -> torch.Tensor:
 # -- host side: config check, fp64 reference, eager baseline, cost ------------------------------------------
 def _checked_config(config: dict[str, Any]) -> dict[str, Any]:
     """A caller's tiles (tests, tune.py): clear errors instead of an interpreter trace (kernel-edge-cases.md #22).
-    ALIGN_COPY alone (no tiles) keeps the policy's tiles and only sets the aligned-copy switch."""
+    ALIGN_COPY and B_PAD (read a copied B to its zero padding) alone keep the policy's tiles and only set those
+    switches."""
     unknown = set(config) - set(CONFIG_KEYS)
     if unknown:
         raise ValueError(f"gemm: unknown config keys {sorted(unknown)} (use {', '.join(CONFIG_KEYS)})")
-    if set(config) <= {"ALIGN_COPY"}:
+    for key in ("ALIGN_COPY", "B_PAD"):
+        if key in config and not isinstance(config[key], bool):
+            raise ValueError(f"gemm: {key} must be True or False, got {config[key]!r}")
+    if set(config) <= {"ALIGN_COPY", "B_PAD"}:
         return dict(config)
     cfg = {"GROUP_M": 8, "num_warps": 4, **config}
     for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K"):

@@ -150,12 +150,13 @@ GEMM_TMA_MIN_FLOPS = 100e9
 
 @cached_config
 def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = False, cus: int = 0,
-                b_nmajor: bool = True) -> dict[str, Any]:
+                b_nmajor: bool = True, tc: bool = False, aligned: bool = True) -> dict[str, Any]:
     """Tile shape, split-K factor and launch options for the GEMM family (tma: for gemm_tma_kernel). Keyed on the
     element SIZE only: fp16 and bf16 take the same branch everywhere (no measurement says they should differ), and
     cached per (target, shape, size) so a model's repeated shapes cost one dict lookup. cus: the device's SMs/CUs
     (0: unknown, a per-target guess); b_nmajor: B's rows (along N) are contiguous, as a (K, N) tensor's; False for
-    the transpose of an nn.Linear weight (K contiguous). Callers must not mutate the returned dict."""
+    the transpose of an nn.Linear weight (K contiguous); tc: fp32 products on tensor cores (tf32x3, policy_fp32.py);
+    aligned: both operands are read with 16-byte loads (as copied). Callers must not mutate the returned dict."""
     if t.interpreter:
         # The interpreter costs ~1 ms per program instance: few, large tiles (kernels.md §2.4). Decode-size M takes
         # the split-K path here too, so the CPU tests run the code the GPUs run.
@@ -171,6 +172,9 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
         # cores multiplied: 128-wide tiles there (not timed yet: benchmarks/tune_gemm_shapes.py).
         bn = 128 if N <= 128 else 256
         return {"BLOCK_M": 128, "BLOCK_N": bn, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
+    if tc and elem_size == 4 and t.backend == "cuda" and (cfg := gemm_tc_config(M, N, K, cus or DEFAULT_CUS["cuda"],
+                                                                               b_nmajor, aligned)) is not None:
+        return {**cfg, "SPLIT_K": gemm_split_fp32(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], cus or DEFAULT_CUS["cuda"])}
     if M <= 32 or (M <= 64 and elem_size == 2 and t.backend == "cuda"):
         return _decode_config(t, M, N, K, elem_size, cus, b_nmajor)
     if t.backend == "cuda" and elem_size == 2 and (split := gemm_split_under_a_wave(M, N, K, cus)) > 1:
@@ -398,10 +402,12 @@ def _next_pow2(n: int) -> int:
     return 1 << max(0, (int(n) - 1).bit_length())
 
 
-# The attention policy lives in policy_attention.py; its names are part of this module's interface.
+# The attention policy lives in policy_attention.py, fp32 products in policy_fp32.py; their names are part of this
+# module's interface.
 from rocm_triton_doctor.kernels.policy_attention import (  # noqa: E402,F401
     TMA_ATTENTION_MIN_FLOPS, TMA_DEVICE_ATTENTION_MIN_FLOPS, TMA_DEVICE_D256_MIN_FLOPS, attention_backward_config,
     attention_config, attention_kernel, attention_use_tma, tensor_desc_device_supported)
 from rocm_triton_doctor.kernels.policy_waves import (  # noqa: E402,F401
     gemm_split_small_grid, gemm_split_under_a_wave, gemm_tail_split)
-
+from rocm_triton_doctor.kernels.policy_fp32 import (  # noqa: E402,F401
+    fp32_dot_precision, gemm_split_fp32, gemm_tc_config, precision_supported)

@@ -25,8 +25,10 @@ class CaseVerdict:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> tuple[bool, float, float, list[str]]:
-    """|out - ref| <= atol + rtol·|ref| everywhere; NaN never passes; unwritten (still-poisoned) elements are named."""
+def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float,
+            slack: torch.Tensor | None = None) -> tuple[bool, float, float, list[str]]:
+    """|out - ref| <= atol + rtol·|ref| (+ slack, elementwise) everywhere; NaN never passes; unwritten (still-poisoned)
+    elements are named."""
     problems = []
     o = out.detach().double()
     r = ref.detach().double().to(o.device)
@@ -43,7 +45,10 @@ def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> t
     max_abs = float(diff[finite].max()) if finite.any() else 0.0
     rel = diff / r.abs().clamp_min(1e-6)
     max_rel = float(rel[finite].max()) if finite.any() else 0.0
-    bad = (diff > atol + rtol * r.abs()) & finite
+    bound = atol + rtol * r.abs()
+    if slack is not None:
+        bound = bound + slack.detach().double().to(o.device).nan_to_num(0.0, 0.0, 0.0)  # a NaN slack allows nothing
+    bad = (diff > bound) & finite
     if bad.any():
         idx = int(torch.nonzero(bad.flatten())[0])
         problems.append(f"{int(bad.sum())} element(s) outside tolerance (first at flat index {idx}: "
@@ -56,8 +61,15 @@ def check_case(case: Case, inputs: Inputs, device: torch.device, tf32: bool) -> 
     shape = case.out_shape(inputs)
     out = case.run(inputs, torch.full(shape, float("nan"), dtype=case.dtype, device=device))
     if case.dropout is None:
-        ok, mabs, mrel, problems = compare(out, case.reference(inputs), tol.atol, tol.rtol)
-        return CaseVerdict(ok, mabs, mrel, tol.atol, tol.rtol, problems)
+        ref = case.reference(inputs)
+        slack = None
+        if case.eager_slack and case.eager is not None:
+            # Torch eager's own error in this dtype, element by element: a kernel is not held to more than the
+            # framework computes (base.Case.eager_slack says where; what it allowed is in the details).
+            slack = (case.eager(inputs).double().to(ref.device) - ref.double()).abs()
+        ok, mabs, mrel, problems = compare(out, ref, tol.atol, tol.rtol, slack)
+        details = {} if slack is None else {"eager_slack_max": float(slack.nan_to_num(0.0, 0.0, 0.0).max())}
+        return CaseVerdict(ok, mabs, mrel, tol.atol, tol.rtol, problems, details)
     return _check_dropout(case, inputs, out, device, tol.atol, tol.rtol)
 
 

@@ -210,7 +210,7 @@ def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...]
     if device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
     from rocm_triton_doctor import kernels
-    from rocm_triton_doctor.kernels.policy import target_for_device
+    from rocm_triton_doctor.kernels.policy import fp32_dot_precision, target_for_device
     from rocm_triton_doctor.smoke import correctness, timing
 
     unknown = [o for o in only if o not in kernels.NAMES]
@@ -239,8 +239,10 @@ def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...]
         notes.append("Times are medians of triton.testing.do_bench (L2 flushed each iteration) with p20/p80; "
                      "% of ceiling divides by the copy bandwidth / matmul rate measured in this run. On a shared GPU "
                      "absolute times are noisy; compare ratios.")
-        notes.append("fp32 GEMM cases use IEEE fp32 products (input_precision='ieee'); the fp32 matmul ceiling is "
-                     "measured with TF32 off, so they compare like with like.")
+        prec = fp32_dot_precision(target)
+        notes.append(f"fp32 GEMM and attention keep fp32 accuracy (tl.dot input_precision '{prec}'"
+                     + (": the 3xTF32 split on tensor cores" if prec == "tf32x3" else "") + "); torch's fp32 baselines "
+                     "and the fp32 matmul ceiling run with TF32 off.")
         if tune:
             notes += _tune(cases, dev, target, torch, progress)
     else:

@@ -5,6 +5,7 @@ docs/../research kernel-edge-cases.md (numbers in the test names' comments)."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 os.environ["TRITON_INTERPRET"] = "1"  # before any @triton.jit function is created
 
@@ -454,6 +455,34 @@ def test_misaligned_operands_are_detected_and_copied_aligned() -> None:
     for t in (buf[:, 1:100], torch.randn(33, 4097).half()[:, :40].t(), torch.randn(5, 7)):
         c = aligned_copy(t)
         assert torch.equal(c, t) and not misaligned(c) and (c.stride(0) == 1) == (t.stride(0) == 1 and t.stride(1) != 1)
+        # the padding past the unit-stride dimension holds zeros (gemm_kernel's B_PAD reads whole vectors across it)
+        inner, outer = (0, 1) if c.stride(0) == 1 and c.stride(1) != 1 else (1, 0)
+        width = c.stride(outer)
+        whole = torch.as_strided(c, (c.shape[outer], width), (c.stride(outer), 1))
+        assert width >= c.shape[inner] and (whole[:, c.shape[inner]:] == 0).all()
+
+
+def test_a_copied_n_major_b_is_read_to_its_zero_padding(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[int] = []
+    real = gemm.launch
+
+    def spy(fn: Any, grid: Any, *args: Any, **kw: Any) -> None:
+        if "B_PAD" in kw:
+            seen.append(kw["B_PAD"])
+        real(fn, grid, *args, **kw)
+
+    monkeypatch.setattr(gemm, "launch", spy)
+    g = torch.Generator().manual_seed(3)
+    for dtype, per in ((torch.float16, 8), (torch.float32, 4)):
+        a = torch.randn(40, 70, generator=g).to(dtype)
+        b = (torch.randn(70, 45, generator=g) / 8).to(dtype)  # 45 columns: rows not 16-byte aligned, N odd
+        ref = gemm.reference(a, b, None, "none").to(dtype)
+        for cfg, want in (({"ALIGN_COPY": True}, per), ({"ALIGN_COPY": True, "B_PAD": False}, 1), (None, 1)):
+            seen.clear()
+            assert_matches(gemm.gemm(a, b, config=cfg), ref, dtype)
+            assert seen and set(seen) == {want}, (dtype, cfg, seen)
+    with pytest.raises(ValueError, match="B_PAD must be True or False"):
+        gemm.gemm(a, b, config={"B_PAD": 1})
 
 
 def test_policy_for_odd_decode_and_short_k_shapes() -> None:

@@ -1,0 +1,94 @@
+"""A/B of this session's GEMM changes on random shapes nobody tuned for (shape_hunt.py's GEMM draws, a fresh seed):
+per shape, in GPU time by CUDA-graph replay against eager torch (cuBLAS, then the epilogue ops; allow_tf32 off):
+* "old": as before the session: IEEE fp32 products (precision="ieee"), a copied B masked at column N (B_PAD off);
+* "new": the default: fp32 through the 3xTF32 split and its tiles on NVIDIA (policy_fp32.py), a copied B read in
+  whole vectors to its zero padding (gemm_kernel's B_PAD);
+* "new, B masked at N": the default without B_PAD (isolates it; equal to "new" where B is not copied).
+The default call's output is checked against the case's reference; the old one's error is recorded.
+(A first version also timed an unmasked K loop for interior tiles behind a run-time branch: 16-bit medians fell from
+1.21x to 0.71x eager, seed 9, docs/measurements/2026-11-27-h100-s9-gemm-ab-interior.json, so it was dropped.)
+
+    PYTHONPATH=.:benchmarks python benchmarks/gemm_ab_probe.py --seed 9 --json ab.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from typing import Any
+
+import torch
+from triton.testing import do_bench_cudagraph
+
+from rocm_triton_doctor.kernels import gemm
+from rocm_triton_doctor.smoke import correctness
+from shape_hunt import draw_gemm
+
+VARIANTS: dict[str, dict[str, Any]] = {"old": {"precision": "ieee", "config": {"B_PAD": False}}, "new": {},
+                                       "new, B masked at N": {"config": {"B_PAD": False}}}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seed", type=int, default=9)
+    ap.add_argument("--n", type=int, default=40)
+    ap.add_argument("--seconds", type=float, default=300.0)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dev = torch.device("cuda")
+    r = random.Random(args.seed)
+    t0 = time.time()
+    rows: list[dict[str, Any]] = []
+    for _ in range(args.n):
+        if time.time() - t0 > args.seconds:
+            print(f"stopped after {time.time() - t0:.0f} s (--seconds)")
+            break
+        case = draw_gemm(r)
+        gen = torch.Generator(device=dev).manual_seed(0)
+        x = case.setup(dev, gen)
+        P = case.params
+        bias, epi, p = x["bias"], P["epilogue"], P["p"]
+        row: dict[str, Any] = {"name": case.name, "ok": True}
+        v = correctness.check_case(case, x, dev, tf32=False)  # the default call: the new policy
+        row["ok"], row["problems"] = v.ok, v.problems[:2]
+        row["eager_ms"] = float(do_bench_cudagraph(lambda: case.eager(x), rep=10))
+        for name, kw in VARIANTS.items():
+            def fn(kw: dict[str, Any] = kw) -> torch.Tensor:
+                return gemm.gemm(x["a"], x["b"], bias, epi, p, x["seed"], **kw)
+            try:
+                if name == "old":  # the old path's result must pass too (it is the baseline being replaced)
+                    ref = case.reference(x)
+                    err = float((fn().float() - ref.float()).abs().max())
+                    row["old_max_abs"] = err
+                row[name] = row["eager_ms"] / float(do_bench_cudagraph(fn, rep=10))
+            except Exception as e:  # noqa: BLE001 - a failure is a row
+                row[name] = None
+                row[f"{name}_error"] = f"{type(e).__name__}: {e}"[:200]
+        rows.append(row)
+        print(f"{case.name:48s} ok={row['ok']!s:5s} " + " ".join(
+            f"{n} {row[n]:.2f}x" if row.get(n) else f"{n} --" for n in VARIANTS), flush=True)
+    summary = {}
+    for dt in ("float32", "float16", "bfloat16", "all"):
+        sel = [rw for rw in rows if dt == "all" or rw["name"].startswith(dt)]
+        for n in VARIANTS:
+            vals = [rw[n] for rw in sel if rw.get(n)]
+            if vals:
+                summary[f"{dt} {n}"] = (min(vals), statistics.median(vals), len(vals))
+    print("\nclass / variant: worst, median (rows) of ours / eager (cuBLAS + epilogue ops), GPU time")
+    for k, (lo, med, cnt) in summary.items():
+        print(f"  {k:24s} {lo:.2f} {med:.2f} ({cnt})")
+    print("wrong results:", sum(not rw["ok"] for rw in rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "seed": args.seed,
+                       "rows": rows, "summary": summary}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

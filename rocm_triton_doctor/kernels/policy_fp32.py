@@ -1,0 +1,111 @@
+"""fp32 matrix products: which input precision the kernels' fp32 dots use, and the GEMM tiles when they run on tensor
+cores. policy.py re-exports these names.
+
+Triton's tl.dot on fp32 operands defaults to TF32 on NVIDIA (10 mantissa bits: relative errors near 1e-3, far outside
+an fp32 tolerance) and to IEEE FMA products on AMD. The IEEE path has no tensor cores: fp32 GEMMs ran at 0.12-0.91x
+cuBLAS SGEMM on an H100 (benchmarks/gemm_fp32_probe.py). The 3xTF32 split (input_precision "tf32x3": a = hi + lo with
+hi and lo TF32, a·b ~ hi·hi + hi·lo + lo·hi, three tensor-core products accumulated in fp32; NVIDIA CUTLASS's 3xTF32,
+Triton's F32DotTC pass) keeps fp32 accuracy: on that H100 (docs/measurements/2026-11-27-h100-s9-fp32-probe.json),
+its error against an fp64 product, normalised elementwise by |A|·|B|, was 1.9e-8-1.4e-7 over 28 shapes, where
+cuBLAS SGEMM's was 1.5e-8-4.8e-7 and the IEEE kernel's 7e-8-4.7e-7; inf, NaN, values near FLT_MAX, huge and tiny
+magnitudes gave cuBLAS's inf/NaN pattern. Triton handles inf since triton-lang/triton#5335 (Dec 2024: a NaN from the
+cross terms of an infinite input is dropped before the hi·hi product is added), hence the version floor below.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from rocm_triton_doctor.kernels.policy import Target
+
+TF32X3_MIN_TRITON = (3, 3)  # the first release line after triton-lang/triton#5335 (inf inputs), to be safe
+
+
+def _sm(arch: str) -> int:
+    try:
+        return int(arch.removeprefix("sm_").rstrip("a"))
+    except ValueError:
+        return 0
+
+
+@cache
+def _triton_version() -> tuple[int, int]:
+    import triton
+
+    try:
+        major, minor = triton.__version__.split(".")[:2]
+        return int(major), int(minor)
+    except (ValueError, AttributeError):
+        return 0, 0
+
+
+@cache
+def fp32_dot_precision(t: Target) -> str:
+    """The input_precision of fp32 tl.dot in every kernel when the caller asks for fp32 accuracy: "tf32x3" on NVIDIA
+    GPUs with TF32 tensor cores (sm_80 and later) and a Triton that handles infinities there, "ieee" everywhere else
+    (AMD: Triton also offers "bf16x6" there, an fp32-accurate split onto bf16 matrix cores; not measured, so not
+    used; the interpreter computes in numpy whatever is asked)."""
+    if t.backend == "cuda" and _sm(t.arch) >= 80 and _triton_version() >= TF32X3_MIN_TRITON:
+        return "tf32x3"
+    return "ieee"
+
+
+def precision_supported(t: Target, precision: str) -> bool:
+    """Whether `precision` (tl.dot's input_precision for fp32 operands) compiles for t: "ieee" everywhere; "tf32" and
+    "tf32x3" on NVIDIA from sm_80 (TF32 tensor cores), and in the interpreter (which ignores it)."""
+    if precision == "ieee" or t.interpreter:
+        return True
+    return t.backend == "cuda" and _sm(t.arch) >= 80
+
+
+def gemm_tc_config(M: int, N: int, K: int, cus: int, b_nmajor: bool, aligned: bool) -> dict[str, Any] | None:
+    """Tiles for an fp32 GEMM on tensor cores (tf32x3), or None where the decode tiles serve (M <= 16 with K >= 1024).
+    fp32 operands take BLOCK_K 32 (16-32 KiB a stage). H100, graph replay against cuBLAS SGEMM, the 3xTF32 split
+    (benchmarks/gemm_fp32_probe.py, docs/measurements/2026-11-27-h100-s9-fp32-probe.json):
+    * B N-major (a (K, N) tensor): 128x64x32, 4 warps, 4 stages won from 1024^3 up (0.97x; 2048^3-8192^3 1.03-1.10x,
+      128x4096x4096 0.76x against 0.53x for 64x64 tiles);
+    * B K-major (nn.Linear's weight transposed): 128x128x32, 8 warps, 3 stages with at least two waves of such tiles
+      (4364x3802x24463 1.28x, 793x13577x7786 0.96x, 4096x4096x11008 1.65x), else 64x64 (3713x854x212 0.97x against
+      0.67x, 10757x290x30 0.71x against 0.50x, 64x4096x4096 1.25x);
+    * an operand left misaligned (rows not 16-byte aligned and not copied: 4-byte loads) runs latency-bound, and
+      more, smaller programs hide more of it: 64x64 (1373x495x616 0.66x against 0.52x for 128x64, 140x1399x10426
+      0.64x against 0.37x).
+    The decode tiles (policy._decode_config) won at 1 and 16 rows with K = 4096 (0.89x, 1.47x) and lost at 12x390
+    (0.33x against 0.61x for 64x64)."""
+    if M <= 16 and K >= 1024:
+        return None
+    small = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 4}
+    if not aligned or M <= 64:
+        return small
+    if b_nmajor:
+        return {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 4}
+    tiles = -(-M // 128) * -(-N // 128)
+    if tiles >= 2 * cus:
+        return {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
+    return small
+
+
+FP32_SPLIT_MAX = 16
+FP32_SPLIT_MIN_K = 64  # two 32-deep K blocks per split at least
+FP32_SPLIT_PROGRAMS_PER_SM = 4
+
+
+def gemm_split_fp32(M: int, N: int, K: int, bm: int, bn: int, cus: int) -> int:
+    """SPLIT_K for an fp32 tensor-core GEMM whose grid fills at most half a wave: the largest power of two (<= 16)
+    that keeps the grid within FP32_SPLIT_PROGRAMS_PER_SM programs per SM and at least FP32_SPLIT_MIN_K of K per
+    split; 1 for larger grids. fp32 tiles of a few programs are latency-bound (three tensor-core products and two
+    splits per K step, 4-byte loads where rows are misaligned), and more programs per SM hide more of it, past one
+    wave: H200, graph replay against cuBLAS (benchmarks/gemm_fp32_probe.py --small-grid,
+    docs/measurements/2026-11-27-h200-s9-fp32-small-grid.json), split 1 -> 16: 86x8564x38 B^T 0.06 -> 0.68x,
+    236x8550x170 0.05 -> 0.59x, 573x1203x28 0.08 -> 0.59x, 1024x4096x64 0.11 -> 1.07x; 4415x5669x38 (35 tiles)
+    0.16 -> 0.58x at 8, 0.67x at 16; 2906x1314x33 (23 tiles) best at 4 (0.36x), 0.29x at 16. 16-bit keeps
+    policy_waves.gemm_split_small_grid (its K steps are a sixth of the cost)."""
+    tiles = -(-M // bm) * -(-N // bn)
+    if cus <= 0 or 2 * tiles > cus:
+        return 1
+    split = 1
+    while (split < FP32_SPLIT_MAX and tiles * split * 2 <= FP32_SPLIT_PROGRAMS_PER_SM * cus
+           and K // (split * 2) >= FP32_SPLIT_MIN_K and split * 2 * M * N < 2**31):
+        split *= 2
+    return split

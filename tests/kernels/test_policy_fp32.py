@@ -1,0 +1,124 @@
+"""policy_fp32: which input precision fp32 dots take per target, the tensor-core tiles, and that gemm() and the
+attention launchers pass them on (spied launches: nothing runs on a GPU here)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+from rocm_triton_doctor.kernels import attention, attention_backward, gemm, policy, policy_fp32
+from rocm_triton_doctor.kernels.policy import Target
+
+H100 = Target("cuda", "sm_90", 32)
+T4 = Target("cuda", "sm_75", 32)
+MI300 = Target("hip", "gfx942", 64)
+CPU = Target("interpreter", "cpu", 1)
+
+
+def test_fp32_accuracy_takes_the_3xtf32_split_only_where_tf32_tensor_cores_are() -> None:
+    assert policy.fp32_dot_precision(H100) == "tf32x3"
+    assert policy.fp32_dot_precision(Target("cuda", "sm_80", 32)) == "tf32x3"
+    assert policy.fp32_dot_precision(T4) == "ieee"  # no TF32 before Ampere
+    assert policy.fp32_dot_precision(MI300) == "ieee"  # bf16x6 exists there, not measured
+    assert policy.fp32_dot_precision(CPU) == "ieee"
+
+
+def test_an_old_triton_keeps_ieee_products(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before triton-lang/triton#5335 an infinite input made the split's cross terms NaN.
+    policy_fp32.fp32_dot_precision.cache_clear()
+    monkeypatch.setattr(policy_fp32, "_triton_version", lambda: (3, 1))
+    try:
+        assert policy_fp32.fp32_dot_precision(H100) == "ieee"
+    finally:
+        policy_fp32.fp32_dot_precision.cache_clear()
+
+
+def test_precision_supported() -> None:
+    assert policy.precision_supported(MI300, "ieee") and policy.precision_supported(CPU, "tf32x3")
+    assert policy.precision_supported(H100, "tf32x3") and policy.precision_supported(H100, "tf32")
+    assert not policy.precision_supported(MI300, "tf32x3") and not policy.precision_supported(T4, "tf32")
+
+
+@pytest.mark.parametrize(("M", "N", "K", "b_nmajor", "aligned", "want"), [
+    (16, 4096, 4096, False, True, None),  # decode rows with a long K: the decode tiles
+    (12, 22761, 390, False, True, (64, 64, 4)),  # short K: no decode tiles (0.33x against 0.61x)
+    (4096, 4096, 4096, True, True, (128, 64, 4)),
+    (4364, 24463, 3802, False, True, (128, 128, 8)),  # K-major B with two waves of 128x128 tiles
+    (3713, 212, 854, False, True, (64, 64, 4)),
+    (1373, 616, 495, True, False, (64, 64, 4)),  # an operand left misaligned: smaller tiles
+    (64, 4096, 4096, False, True, (64, 64, 4)),
+])
+def test_tensor_core_tiles(M: int, N: int, K: int, b_nmajor: bool, aligned: bool, want: Any) -> None:
+    cfg = policy.gemm_tc_config(M, N, K, 132, b_nmajor, aligned)
+    assert (cfg if cfg is None else (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["num_warps"])) == want
+    full = policy.gemm_config(H100, M, N, K, 4, cus=132, b_nmajor=b_nmajor, tc=True, aligned=aligned)
+    if want is not None:
+        assert (full["BLOCK_M"], full["BLOCK_N"], full["BLOCK_K"]) == (want[0], want[1], 32) and full["SPLIT_K"] >= 1
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, module: Any, target: Target) -> list[tuple[str, dict[str, Any]]]:
+    calls: list[tuple[str, dict[str, Any]]] = []
+    monkeypatch.setenv("RTD_TUNE_CACHE", "off")  # no per-device cache for a pretend GPU
+    monkeypatch.setattr(module, "launch", lambda fn, grid, *a, **kw: calls.append((fn.fn.__name__, kw)))
+    monkeypatch.setattr(policy, "target_for_device", lambda device: target)
+    return calls
+
+
+@pytest.mark.parametrize(("target", "precision", "want"), [(H100, "auto", "tf32x3"), (H100, "ieee", "ieee"),
+                                                          (H100, "tf32", "tf32"), (MI300, "auto", "ieee")])
+def test_gemm_launches_the_resolved_precision(monkeypatch: pytest.MonkeyPatch, target: Target, precision: str,
+                                              want: str) -> None:
+    gemm.clear_plans()
+    calls = _spy(monkeypatch, gemm, target)
+    gemm.gemm(torch.empty(256, 512), torch.empty(512, 256), precision=precision)
+    assert calls and all(kw["PRECISION"] == want for name, kw in calls if name == "gemm_kernel")
+    gemm.clear_plans()
+
+
+def test_gemm_refuses_tf32_products_where_there_are_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    gemm.clear_plans()
+    _spy(monkeypatch, gemm, MI300)
+    with pytest.raises(ValueError, match="TF32 tensor cores"):
+        gemm.gemm(torch.empty(64, 64), torch.empty(64, 64), precision="tf32x3")
+    with pytest.raises(ValueError, match="precision must be one of"):
+        gemm.gemm(torch.empty(8, 8), torch.empty(8, 8), precision="fp64")
+    gemm.clear_plans()
+
+
+def test_16_bit_gemm_ignores_the_precision(monkeypatch: pytest.MonkeyPatch) -> None:
+    gemm.clear_plans()
+    calls = _spy(monkeypatch, gemm, H100)
+    gemm.gemm(torch.empty(256, 512, dtype=torch.bfloat16), torch.empty(512, 256, dtype=torch.bfloat16), kernel="pointer")
+    assert calls[0][1]["PRECISION"] == "ieee"
+    gemm.clear_plans()
+
+
+@pytest.mark.parametrize(("dtype", "want"), [(torch.float32, "tf32x3"), (torch.bfloat16, "ieee")])
+def test_attention_forward_and_backward_name_their_dot_precision(monkeypatch: pytest.MonkeyPatch, dtype: torch.dtype,
+                                                                 want: str) -> None:
+    # Left unset, tl.dot takes TF32 for fp32 tiles on NVIDIA: fp32 attention was 11-15x its tolerance off (H100/H200).
+    attention.clear_plans()
+    calls = _spy(monkeypatch, attention, H100)
+    q = torch.empty(1, 2, 64, 64, dtype=dtype)
+    attention.attention(q, q, q, kernel="pointer")
+    assert [kw["DOT_PREC"] for _, kw in calls] == [want]
+    bcalls = _spy(monkeypatch, attention_backward, H100)
+    lse = torch.empty(1, 2, 64)
+    attention_backward.attention_backward(q, q, q, q, q, lse, False, 0.125)
+    assert [kw.get("DOT_PREC") for name, kw in bcalls if name != "attn_bwd_preprocess_kernel"] == [want, want]
+    attention.clear_plans()
+
+
+@pytest.mark.parametrize(("M", "K", "N", "bm", "bn", "want"), [
+    (86, 8564, 38, 64, 64, 16), (1024, 4096, 64, 128, 64, 16), (573, 1203, 28, 128, 64, 16),
+    (4415, 5669, 38, 128, 64, 8),  # 35 tiles: 16 splits would pass four programs per SM
+    (1024, 1024, 1024, 128, 64, 1),  # 128 tiles: more than half a wave, one pass
+    (236, 100, 170, 128, 64, 1),  # K of 100: a split would keep under 64 of it
+])
+def test_fp32_small_grids_split_k_deeper_than_16_bit(M: int, K: int, N: int, bm: int, bn: int, want: int) -> None:
+    assert policy.gemm_split_fp32(M, N, K, bm, bn, 132) == want
+    cfg = policy.gemm_config(H100, M, N, K, 4, cus=132, tc=True)
+    if (cfg["BLOCK_M"], cfg["BLOCK_N"]) == (bm, bn):
+        assert cfg["SPLIT_K"] == want
