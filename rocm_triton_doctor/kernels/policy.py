@@ -174,7 +174,8 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
         return {"BLOCK_M": 128, "BLOCK_N": bn, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
     if tc and elem_size == 4 and t.backend == "cuda" and (cfg := gemm_tc_config(M, N, K, cus or DEFAULT_CUS["cuda"],
                                                                                b_nmajor, aligned)) is not None:
-        return {**cfg, "SPLIT_K": gemm_split_fp32(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], cus or DEFAULT_CUS["cuda"])}
+        return {**cfg, "SPLIT_K": gemm_split_fp32(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], cus or DEFAULT_CUS["cuda"],
+                                                  aligned)}
     if M <= 32 or (M <= 64 and elem_size == 2 and t.backend == "cuda"):
         return _decode_config(t, M, N, K, elem_size, cus, b_nmajor)
     if t.backend == "cuda" and elem_size == 2 and (split := gemm_split_under_a_wave(M, N, K, cus)) > 1:

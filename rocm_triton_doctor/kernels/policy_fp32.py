@@ -91,8 +91,10 @@ FP32_SPLIT_MIN_K = 64  # two 32-deep K blocks per split at least
 FP32_SPLIT_PROGRAMS_PER_SM = 4
 
 
-def gemm_split_fp32(M: int, N: int, K: int, bm: int, bn: int, cus: int) -> int:
-    """SPLIT_K for an fp32 tensor-core GEMM whose grid fills at most half a wave: the largest power of two (<= 16)
+def gemm_split_fp32(M: int, N: int, K: int, bm: int, bn: int, cus: int, aligned: bool = True) -> int:
+    """SPLIT_K for an fp32 tensor-core GEMM whose grid fills at most half a wave (one wave when an operand is read
+    misaligned, with 4-byte loads: 30x2350x7191, 113 tiles, fell from 0.77x to 0.24x eager unsplit on an H200,
+    benchmarks/gemm_ab_probe.py --seed 10): the largest power of two (<= 16)
     that keeps the grid within FP32_SPLIT_PROGRAMS_PER_SM programs per SM and at least FP32_SPLIT_MIN_K of K per
     split; 1 for larger grids. fp32 tiles of a few programs are latency-bound (three tensor-core products and two
     splits per K step, 4-byte loads where rows are misaligned), and more programs per SM hide more of it, past one
@@ -102,7 +104,7 @@ def gemm_split_fp32(M: int, N: int, K: int, bm: int, bn: int, cus: int) -> int:
     0.16 -> 0.58x at 8, 0.67x at 16; 2906x1314x33 (23 tiles) best at 4 (0.36x), 0.29x at 16. 16-bit keeps
     policy_waves.gemm_split_small_grid (its K steps are a sixth of the cost)."""
     tiles = -(-M // bm) * -(-N // bn)
-    if cus <= 0 or 2 * tiles > cus:
+    if cus <= 0 or tiles > (cus // 2 if aligned else cus):
         return 1
     split = 1
     while (split < FP32_SPLIT_MAX and tiles * split * 2 <= FP32_SPLIT_PROGRAMS_PER_SM * cus

@@ -122,3 +122,10 @@ def test_fp32_small_grids_split_k_deeper_than_16_bit(M: int, K: int, N: int, bm:
     cfg = policy.gemm_config(H100, M, N, K, 4, cus=132, tc=True)
     if (cfg["BLOCK_M"], cfg["BLOCK_N"]) == (bm, bn):
         assert cfg["SPLIT_K"] == want
+
+
+def test_a_misaligned_fp32_grid_of_up_to_one_wave_still_splits() -> None:
+    # 30x2350x7191 (B misaligned, 64x64 tiles: 113 of them) ran at 0.24x eager unsplit on an H200
+    assert policy.gemm_split_fp32(30, 7191, 2350, 64, 64, 132) == 1
+    assert policy.gemm_split_fp32(30, 7191, 2350, 64, 64, 132, aligned=False) == 4
+    assert policy.gemm_config(H100, 30, 7191, 2350, 4, cus=132, tc=True, aligned=False)["SPLIT_K"] == 4
