@@ -168,7 +168,8 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     N = b.shape[1]
     target = policy.target_for_device(dev.type)
     if dtype == torch.float32:
-        precision = policy.fp32_dot_precision(target) if precision == "auto" else precision
+        if precision == "auto":
+            precision = policy.gemm_fp32_precision(target, M, b.stride(1) == 1 or b.stride(0) != 1)
         if not policy.precision_supported(target, precision):
             raise ValueError(f"gemm: precision {precision!r} needs TF32 tensor cores (NVIDIA sm_80 or later); this is "
                              f"{target.label}: use 'auto' or 'ieee'")

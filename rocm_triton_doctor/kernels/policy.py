@@ -174,8 +174,11 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
         return {"BLOCK_M": 128, "BLOCK_N": bn, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
     if tc and elem_size == 4 and t.backend == "cuda" and (cfg := gemm_tc_config(M, N, K, cus or DEFAULT_CUS["cuda"],
                                                                                b_nmajor, aligned)) is not None:
-        return {**cfg, "SPLIT_K": gemm_split_fp32(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], cus or DEFAULT_CUS["cuda"],
-                                                  aligned)}
+        # fp32 grids are latency-bound; one read with 4-byte loads splits up to one wave (30x2350x7191, 113 tiles,
+        # unsplit: 0.77 -> 0.24x eager on an H200, benchmarks/gemm_ab_probe.py --seed 10).
+        sms = cus or DEFAULT_CUS["cuda"]
+        return {**cfg, "SPLIT_K": gemm_split_latency_bound(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], 32, sms,
+                                                           sms // 2 if aligned else sms)}
     if M <= 32 or (M <= 64 and elem_size == 2 and t.backend == "cuda"):
         return _decode_config(t, M, N, K, elem_size, cus, b_nmajor)
     if t.backend == "cuda" and elem_size == 2 and (split := gemm_split_under_a_wave(M, N, K, cus)) > 1:
@@ -212,7 +215,11 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
             cfg["num_stages"] = 2
         # A grid of under half a wave with a long K (16-bit 686x7137x406 in 64x128 tiles: 44 programs on 132 SMs,
         # fp32 39x8737x2462: 39) leaves most SMs idle for the whole K loop: split K (policy_waves.py).
-        split = gemm_split_small_grid(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], cus or DEFAULT_CUS["cuda"])
+        sms = cus or DEFAULT_CUS["cuda"]
+        split = gemm_split_small_grid(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], sms)
+        if not aligned:  # scalar loads: a latency-bound K loop (policy_waves.gemm_split_latency_bound)
+            split = max(split, gemm_split_latency_bound(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], sms,
+                                                        sms // 2))
         return {**cfg, "SPLIT_K": split}
     # HIP: tutorial-03 HIP list; num_stages=2 for single-GEMM kernels on current Triton (already the short-K choice).
     if small:
@@ -409,6 +416,6 @@ from rocm_triton_doctor.kernels.policy_attention import (  # noqa: E402,F401
     TMA_ATTENTION_MIN_FLOPS, TMA_DEVICE_ATTENTION_MIN_FLOPS, TMA_DEVICE_D256_MIN_FLOPS, attention_backward_config,
     attention_config, attention_kernel, attention_use_tma, tensor_desc_device_supported)
 from rocm_triton_doctor.kernels.policy_waves import (  # noqa: E402,F401
-    gemm_split_small_grid, gemm_split_under_a_wave, gemm_tail_split)
+    gemm_split_latency_bound, gemm_split_small_grid, gemm_split_under_a_wave, gemm_tail_split)
 from rocm_triton_doctor.kernels.policy_fp32 import (  # noqa: E402,F401
-    fp32_dot_precision, gemm_split_fp32, gemm_tc_config, precision_supported)
+    fp32_dot_precision, gemm_fp32_precision, gemm_tc_config, precision_supported)

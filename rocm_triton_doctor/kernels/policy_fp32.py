@@ -51,6 +51,16 @@ def fp32_dot_precision(t: Target) -> str:
     return "ieee"
 
 
+def gemm_fp32_precision(t: Target, M: int, b_nmajor: bool) -> str:
+    """gemm(precision="auto")'s choice for fp32: fp32_dot_precision, except IEEE products at decode sizes (M <= 16)
+    against an N-major B (a (K, N) tensor), where the split lost every time it was timed (H200, graph replay against
+    eager, benchmarks/gemm_ab_probe.py seeds 9-11: 2x1661x399 0.50 -> 0.35x, 5x1527x1315 0.69 -> 0.50x, 3x1346x31141
+    0.64 -> 0.35x), while against nn.Linear's K-major weight it won (H100, gemm_fp32_probe.py: 1x4096x4096 0.31 ->
+    0.89x cuBLAS, 16x4096x4096 0.52 -> 1.47x). Both are fp32-accurate."""
+    prec = fp32_dot_precision(t)
+    return "ieee" if prec == "tf32x3" and M <= 16 and b_nmajor else prec
+
+
 def precision_supported(t: Target, precision: str) -> bool:
     """Whether `precision` (tl.dot's input_precision for fp32 operands) compiles for t: "ieee" everywhere; "tf32" and
     "tf32x3" on NVIDIA from sm_80 (TF32 tensor cores), and in the interpreter (which ignores it)."""
@@ -85,29 +95,3 @@ def gemm_tc_config(M: int, N: int, K: int, cus: int, b_nmajor: bool, aligned: bo
         return {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
     return small
 
-
-FP32_SPLIT_MAX = 16
-FP32_SPLIT_MIN_K = 64  # two 32-deep K blocks per split at least
-FP32_SPLIT_PROGRAMS_PER_SM = 4
-
-
-def gemm_split_fp32(M: int, N: int, K: int, bm: int, bn: int, cus: int, aligned: bool = True) -> int:
-    """SPLIT_K for an fp32 tensor-core GEMM whose grid fills at most half a wave (one wave when an operand is read
-    misaligned, with 4-byte loads: 30x2350x7191, 113 tiles, fell from 0.77x to 0.24x eager unsplit on an H200,
-    benchmarks/gemm_ab_probe.py --seed 10): the largest power of two (<= 16)
-    that keeps the grid within FP32_SPLIT_PROGRAMS_PER_SM programs per SM and at least FP32_SPLIT_MIN_K of K per
-    split; 1 for larger grids. fp32 tiles of a few programs are latency-bound (three tensor-core products and two
-    splits per K step, 4-byte loads where rows are misaligned), and more programs per SM hide more of it, past one
-    wave: H200, graph replay against cuBLAS (benchmarks/gemm_fp32_probe.py --small-grid,
-    docs/measurements/2026-11-27-h200-s9-fp32-small-grid.json), split 1 -> 16: 86x8564x38 B^T 0.06 -> 0.68x,
-    236x8550x170 0.05 -> 0.59x, 573x1203x28 0.08 -> 0.59x, 1024x4096x64 0.11 -> 1.07x; 4415x5669x38 (35 tiles)
-    0.16 -> 0.58x at 8, 0.67x at 16; 2906x1314x33 (23 tiles) best at 4 (0.36x), 0.29x at 16. 16-bit keeps
-    policy_waves.gemm_split_small_grid (its K steps are a sixth of the cost)."""
-    tiles = -(-M // bm) * -(-N // bn)
-    if cus <= 0 or tiles > (cus // 2 if aligned else cus):
-        return 1
-    split = 1
-    while (split < FP32_SPLIT_MAX and tiles * split * 2 <= FP32_SPLIT_PROGRAMS_PER_SM * cus
-           and K // (split * 2) >= FP32_SPLIT_MIN_K and split * 2 * M * N < 2**31):
-        split *= 2
-    return split

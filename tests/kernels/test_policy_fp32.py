@@ -118,7 +118,7 @@ def test_attention_forward_and_backward_name_their_dot_precision(monkeypatch: py
     (236, 100, 170, 128, 64, 1),  # K of 100: a split would keep under 64 of it
 ])
 def test_fp32_small_grids_split_k_deeper_than_16_bit(M: int, K: int, N: int, bm: int, bn: int, want: int) -> None:
-    assert policy.gemm_split_fp32(M, N, K, bm, bn, 132) == want
+    assert policy.gemm_split_latency_bound(M, N, K, bm, bn, 32, 132, 66) == want
     cfg = policy.gemm_config(H100, M, N, K, 4, cus=132, tc=True)
     if (cfg["BLOCK_M"], cfg["BLOCK_N"]) == (bm, bn):
         assert cfg["SPLIT_K"] == want
@@ -126,6 +126,28 @@ def test_fp32_small_grids_split_k_deeper_than_16_bit(M: int, K: int, N: int, bm:
 
 def test_a_misaligned_fp32_grid_of_up_to_one_wave_still_splits() -> None:
     # 30x2350x7191 (B misaligned, 64x64 tiles: 113 of them) ran at 0.24x eager unsplit on an H200
-    assert policy.gemm_split_fp32(30, 7191, 2350, 64, 64, 132) == 1
-    assert policy.gemm_split_fp32(30, 7191, 2350, 64, 64, 132, aligned=False) == 4
+    assert policy.gemm_split_latency_bound(30, 7191, 2350, 64, 64, 32, 132, 66) == 1
+    assert policy.gemm_split_latency_bound(30, 7191, 2350, 64, 64, 32, 132, 132) == 4
     assert policy.gemm_config(H100, 30, 7191, 2350, 4, cus=132, tc=True, aligned=False)["SPLIT_K"] == 4
+
+
+def test_a_16_bit_small_grid_read_with_scalar_loads_splits_deeper() -> None:
+    # bf16 139x5478x51 B^T (K odd, the weight not copied at M < 256): 0.22x cuBLAS at split 2, 0.81x at 16 (H200)
+    aligned = policy.gemm_config(H100, 139, 51, 5478, 2, cus=132, b_nmajor=False)
+    assert aligned["SPLIT_K"] == 2  # the aligned rule (>= 2048 of K per split)
+    assert policy.gemm_config(H100, 139, 51, 5478, 2, cus=132, b_nmajor=False, aligned=False)["SPLIT_K"] == 16
+    # more than half a wave of tiles: 16-bit grids lost at every split (77x1791x29225 B^T)
+    assert policy.gemm_config(H100, 77, 29225, 1791, 2, cus=132, b_nmajor=False, aligned=False)["SPLIT_K"] == 1
+
+
+def test_decode_rows_against_an_n_major_b_keep_ieee_products(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert policy.gemm_fp32_precision(H100, 3, True) == "ieee"
+    assert policy.gemm_fp32_precision(H100, 3, False) == "tf32x3"  # nn.Linear's weight: the split won there
+    assert policy.gemm_fp32_precision(H100, 17, True) == "tf32x3"
+    assert policy.gemm_fp32_precision(MI300, 3, False) == "ieee"
+    gemm.clear_plans()
+    calls = _spy(monkeypatch, gemm, H100)
+    gemm.gemm(torch.empty(3, 1346), torch.empty(1346, 512))
+    gemm.gemm(torch.empty(3, 1346), torch.empty(512, 1346).t())
+    assert [kw["PRECISION"] for name, kw in calls if name == "gemm_kernel"] == ["ieee", "tf32x3"]
+    gemm.clear_plans()
