@@ -105,15 +105,19 @@ SMALL_GRID = [(86, 8564, 38, True), (39, 8737, 2462, True), (236, 8550, 170, Fal
 SMALL_GRID_16 = [(139, 5478, 51, True), (136, 1435, 8373, True), (86, 659, 5763, True), (1686, 958, 57, False),
                  (77, 1791, 29225, True), (237, 1313, 10622, True), (171, 3851, 13438, True), (120, 913, 11274, False),
                  (200, 4097, 4096, True), (128, 4096, 4096, True)]
+# Decode-band rows (M <= 64, the decode tiles) with a misaligned weight: seed 12's fp16 41x1621x459 B^T ran at 0.16x.
+DECODE_16 = [(41, 1621, 459, True), (1, 4097, 4096, True), (16, 4097, 4096, True), (32, 4097, 4096, True),
+             (64, 4097, 4096, True), (8, 4096, 4097, False), (32, 4096, 4097, False), (16, 1537, 11009, True)]
 
 
-def small_grid(dev: torch.device, cus: int, dtype: torch.dtype = torch.float32) -> list[dict[str, Any]]:
+def small_grid(dev: torch.device, cus: int, dtype: torch.dtype = torch.float32, decode: bool = False
+               ) -> list[dict[str, Any]]:
     """The policy's tf32x3 tiles with K split 1-16 (fp32 partial sums, then the reduce pass), with and without the
     aligned copies: where does a split pay for fp32, whose K steps cost three tensor-core products each?"""
     t = policy.target_for_device("cuda")
     rows = []
     fp32 = dtype == torch.float32
-    for M, K, N, bt in SMALL_GRID if fp32 else SMALL_GRID_16:
+    for M, K, N, bt in SMALL_GRID if fp32 else DECODE_16 if decode else SMALL_GRID_16:
         a = torch.randn(M, K, device=dev, dtype=dtype)
         b = (torch.randn(N, K, device=dev, dtype=dtype).t() if bt else torch.randn(K, N, device=dev, dtype=dtype)) / K**0.5
         ref = a.double() @ b.double()
@@ -146,11 +150,13 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=len(SHAPES))
     ap.add_argument("--small-grid", action="store_true", help="only the K-split / copy sweep of SMALL_GRID")
     ap.add_argument("--dtype", default="float32", help="--small-grid: float32 (SMALL_GRID) or bfloat16 (SMALL_GRID_16)")
+    ap.add_argument("--decode", action="store_true", help="--small-grid with a 16-bit dtype: the DECODE_16 rows")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.device("cuda")
     if args.small_grid:
-        rows = small_grid(dev, torch.cuda.get_device_properties(0).multi_processor_count, getattr(torch, args.dtype))
+        rows = small_grid(dev, torch.cuda.get_device_properties(0).multi_processor_count, getattr(torch, args.dtype),
+                          args.decode)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "rows": rows}, f,

@@ -180,7 +180,7 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
         return {**cfg, "SPLIT_K": gemm_split_latency_bound(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], 32, sms,
                                                            sms // 2 if aligned else sms)}
     if M <= 32 or (M <= 64 and elem_size == 2 and t.backend == "cuda"):
-        return _decode_config(t, M, N, K, elem_size, cus, b_nmajor)
+        return _decode_config(t, M, N, K, elem_size, cus, b_nmajor, aligned)
     if t.backend == "cuda" and elem_size == 2 and (split := gemm_split_under_a_wave(M, N, K, cus)) > 1:
         # Under half a wave of 128x256 tiles and a long K: split K (policy_waves.py has the measurements).
         return {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 4,
@@ -239,7 +239,8 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
 DEFAULT_CUS = {"cuda": 132, "cdna": 304, "rdna": 96}
 
 
-def _decode_config(t: Target, M: int, N: int, K: int, elem_size: int, cus: int, b_nmajor: bool) -> dict[str, Any]:
+def _decode_config(t: Target, M: int, N: int, K: int, elem_size: int, cus: int, b_nmajor: bool,
+                   aligned: bool = True) -> dict[str, Any]:
     """Decode-size M (<= 32, and 33-64 on NVIDIA in 16 bits): the GEMM is a read of B (K·N elements) with almost no
     reuse, so what matters is how many bytes are in flight and how well each program's reads of B hit whole DRAM
     lines. 16-, 32- or 64-row tiles waste few rows (tl.dot's smallest M on mma/MFMA/WMMA is 16). A row-major B (K, N)
@@ -258,7 +259,12 @@ def _decode_config(t: Target, M: int, N: int, K: int, elem_size: int, cus: int, 
     if t.backend == "cuda":
         cfg = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 1, "num_warps": 4, "num_stages": 4}
         want = 2 * (cus or DEFAULT_CUS["cuda"])
-        return {**cfg, "SPLIT_K": _split_k(M, N, K, bm, bn, bk, want, elem_size)}
+        # A misaligned weight (scalar loads, no asynchronous copies) makes each split's K loop latency-bound: split
+        # to the same grid, down to one K block a split and without the workspace cap (H200, graph replay against
+        # cuBLAS, benchmarks/gemm_fp32_probe.py --small-grid --dtype bfloat16 --decode, docs/measurements/
+        # 2026-11-27-h200-s9-bf16-decode-split.json: bf16 41x1621x459 B^T unsplit 0.12x, 8 splits 0.49x, 16 0.62x;
+        # 64x4097x4096 B^T 2 splits 0.41x, 4 0.50x; the others already at their best split).
+        return {**cfg, "SPLIT_K": _split_k(M, N, K, bm, bn, bk, want, elem_size, latency=not aligned)}
     # AMD: 64-deep K tiles at 2 stages, 4 waves. Compile-only (Triton 3.9): 16x128x64 0 spills on gfx942 but 107 on
     # gfx1100 (wave32: twice the registers a lane), where 16x128x32 has 0 (126 VGPRs); 16x64x64 (B^T) 0 on both.
     # MI300X has 304 CUs, RDNA3 up to 96.
@@ -268,14 +274,17 @@ def _decode_config(t: Target, M: int, N: int, K: int, elem_size: int, cus: int, 
     return {**cfg, "SPLIT_K": _split_k(M, N, K, bm, bn, bk, want, elem_size), **_hip_extra(t, gemm=True, waves_per_eu=0)}
 
 
-def _split_k(M: int, N: int, K: int, bm: int, bn: int, bk: int, want: int, elem_size: int = 2) -> int:
+def _split_k(M: int, N: int, K: int, bm: int, bn: int, bk: int, want: int, elem_size: int = 2,
+             latency: bool = False) -> int:
     """Double the K split while the grid has fewer than `want` programs, every split keeps at least 4 full K blocks
     (so its pipeline fills), the fp32 workspace (split·M·N, written once and read once) stays under an eighth of B's
-    bytes (K·N·elem: the read the split is meant to speed up) and under 2^31 elements; at most 16."""
+    bytes (K·N·elem: the read the split is meant to speed up) and under 2^31 elements; at most 16. latency: the
+    K loop is latency-bound (a misaligned operand): one full K block a split suffices and the workspace cap is off."""
     tiles = -(-M // bm) * -(-N // bn)
+    blocks, ws_cap = (1, False) if latency else (4, True)
     split = 1
-    while (split < 16 and tiles * split * 2 <= want and (K // bk) // (split * 2) >= 4
-           and split * 2 * M * 8 * 8 <= K * elem_size and split * 2 * M * N < 2**31):
+    while (split < 16 and tiles * split * 2 <= want and (K // bk) // (split * 2) >= blocks
+           and (not ws_cap or split * 2 * M * 8 * 8 <= K * elem_size) and split * 2 * M * N < 2**31):
         split *= 2
     return split
 

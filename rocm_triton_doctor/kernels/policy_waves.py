@@ -93,18 +93,19 @@ def gemm_split_latency_bound(M: int, N: int, K: int, bm: int, bn: int, bk: int, 
     fp32 on tensor cores (three products and two splits per K step) and operands read with scalar loads (rows not
     16-byte aligned and not copied: no asynchronous copies, so no pipelining). More programs per SM hide more of it,
     past one wave: the largest power of two (<= 16) that keeps the grid within LATENCY_SPLIT_PROGRAMS_PER_SM programs
-    per SM and at least two K blocks per split; 1 for larger grids.
+    per SM and at least one full K block per split; 1 for larger grids.
     H200, graph replay against cuBLAS, split 1 -> the rule's (benchmarks/gemm_fp32_probe.py --small-grid [--dtype
     bfloat16], docs/measurements/2026-11-27-h200-s9-{fp32,bf16}-small-grid.json): fp32 86x8564x38 B^T 0.06 -> 0.68x,
     236x8550x170 0.05 -> 0.59x, 573x1203x28 0.08 -> 0.59x, 1024x4096x64 0.11 -> 1.07x, 4415x5669x38 0.16 -> 0.58x;
-    bf16 with a misaligned weight the policy does not copy: 139x5478x51 B^T 0.12 -> 0.81x, 1686x958x57 0.23 -> 0.55x
-    (0.66x at 8). Losses: fp32 2906x1314x33 0.36x at 4, 0.29x at the rule's 16; bf16 86x659x5763 B^T 0.40 -> 0.38x;
-    16-bit grids of more than half a wave lost at every split (77x1791x29225 B^T 0.36 -> 0.13-0.23x)."""
+    bf16 with a misaligned weight the policy does not copy: 139x5478x51 B^T 0.12 -> 0.81x, 1686x958x57 0.23 -> 0.66x
+    (8 splits of 958: under two blocks each, the split the data preferred). Losses: fp32 2906x1314x33 0.36x at 4,
+    0.29x at the rule's 16; bf16 86x659x5763 B^T 0.40 -> 0.38x; 16-bit grids of more than half a wave lost at every
+    split (77x1791x29225 B^T 0.36 -> 0.13-0.23x)."""
     tiles = -(-M // bm) * -(-N // bn)
     if cus <= 0 or tiles > max_tiles:
         return 1
     split = 1
     while (split < LATENCY_SPLIT_MAX and tiles * split * 2 <= LATENCY_SPLIT_PROGRAMS_PER_SM * cus
-           and K // (split * 2) >= 2 * bk and split * 2 * M * N < 2**31):
+           and K // (split * 2) >= bk and split * 2 * M * N < 2**31):
         split *= 2
     return split

@@ -672,3 +672,13 @@ def test_the_64_row_decode_tiles_compute_right_in_the_interpreter() -> None:
     b = (torch.randn(N, K, generator=g) / K**0.5).to(torch.float16).t()
     bias = torch.randn(N, generator=g).to(torch.float16)
     assert_matches(gemm.gemm(a, b, bias, "bias_gelu", config=cfg), gemm.reference(a, b, bias, "bias_gelu"), torch.float16)
+
+
+def test_decode_rows_against_a_misaligned_weight_split_for_latency() -> None:
+    # bf16 41x1621x459 B^T (K odd: scalar loads): 0.12x cuBLAS unsplit, 0.49x at 8 splits (H200); the workspace cap
+    # that keeps an aligned decode GEMM unsplit here does not apply
+    h100 = policy.target_from_name("sm_90")
+    assert policy.gemm_config(h100, 41, 459, 1621, 2, cus=132, b_nmajor=False)["SPLIT_K"] == 1
+    assert policy.gemm_config(h100, 41, 459, 1621, 2, cus=132, b_nmajor=False, aligned=False)["SPLIT_K"] == 8
+    # already at the best split measured: unchanged
+    assert policy.gemm_config(h100, 16, 4096, 4097, 2, cus=132, b_nmajor=False, aligned=False)["SPLIT_K"] == 4

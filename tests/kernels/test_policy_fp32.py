@@ -115,7 +115,7 @@ def test_attention_forward_and_backward_name_their_dot_precision(monkeypatch: py
     (86, 8564, 38, 64, 64, 16), (1024, 4096, 64, 128, 64, 16), (573, 1203, 28, 128, 64, 16),
     (4415, 5669, 38, 128, 64, 8),  # 35 tiles: 16 splits would pass four programs per SM
     (1024, 1024, 1024, 128, 64, 1),  # 128 tiles: more than half a wave, one pass
-    (236, 100, 170, 128, 64, 1),  # K of 100: a split would keep under 64 of it
+    (236, 40, 170, 128, 64, 1),  # K of 40: a split would keep under one 32-deep block
 ])
 def test_fp32_small_grids_split_k_deeper_than_16_bit(M: int, K: int, N: int, bm: int, bn: int, want: int) -> None:
     assert policy.gemm_split_latency_bound(M, N, K, bm, bn, 32, 132, 66) == want
