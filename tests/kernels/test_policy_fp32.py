@@ -151,3 +151,59 @@ def test_decode_rows_against_an_n_major_b_keep_ieee_products(monkeypatch: pytest
     gemm.gemm(torch.empty(3, 1346), torch.empty(512, 1346).t())
     assert [kw["PRECISION"] for name, kw in calls if name == "gemm_kernel"] == ["ieee", "tf32x3"]
     gemm.clear_plans()
+
+
+_GPU_FP32 = """
+import json, torch
+import torch.nn.functional as F
+from rocm_triton_doctor.kernels import attention, gemm
+torch.backends.cuda.matmul.allow_tf32 = False
+dev = torch.device("cuda")
+g = torch.Generator(device=dev).manual_seed(0)
+worst = {}
+def ratio(name, out, ref):  # |err| / (1e-4 + 1e-4 |ref|): fp32's tolerance
+    worst[name] = float(((out.double() - ref).abs() / (1e-4 + 1e-4 * ref.abs())).max())
+for M, K, N, bt in ((1024, 1024, 1024, False), (300, 1433, 325, False), (3, 1346, 4096, True), (77, 4097, 999, True)):
+    a = torch.randn(M, K, device=dev, generator=g)
+    b = torch.randn(N, K, device=dev, generator=g).t() if bt else torch.randn(K, N, device=dev, generator=g)
+    b = b / K ** 0.5
+    ratio(f"gemm {M}x{K}x{N}", gemm.gemm(a, b), a.double() @ b.double())
+a = torch.randn(64, 128, device=dev, generator=g)
+a[3, 5] = float("inf")
+b = torch.rand(128, 64, device=dev, generator=g) + 0.5  # positive: row 3 is +inf everywhere, as in cuBLAS
+out = gemm.gemm(a, b)
+worst["gemm inf rows match cuBLAS"] = bool(torch.equal(out.isinf(), (a @ b).isinf()) and not out.isnan().any())
+for causal, hk, d in ((False, 8, 64), (True, 2, 80)):
+    q = torch.randn(2, 8, 300, d, device=dev, generator=g, requires_grad=True)
+    k = torch.randn(2, hk, 333, d, device=dev, generator=g, requires_grad=True)
+    v = torch.randn(2, hk, 333, d, device=dev, generator=g, requires_grad=True)
+    mask = torch.ones(300, 333, dtype=torch.bool, device=dev).tril() if causal else None
+    q64, k64, v64 = (t.detach().double().requires_grad_() for t in (q, k, v))
+    ref = F.scaled_dot_product_attention(q64, k64, v64, attn_mask=mask, enable_gqa=True)
+    out = attention.autograd_op(q, k, v, causal=causal)
+    ratio(f"attention causal={causal} D={d}", out, ref)
+    do = torch.randn(out.shape, device=dev, generator=g)
+    out.backward(do)
+    ref.backward(do.double())
+    for name, t, t64 in (("dq", q, q64), ("dk", k, k64), ("dv", v, v64)):
+        ratio(f"attention causal={causal} D={d} {name}", t.grad, t64.grad)
+print(json.dumps(worst))
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_fp32_gemm_and_attention_keep_fp32_accuracy_on_the_gpu() -> None:  # pragma: no cover - the lent GPU
+    # The interpreter computes every dot in numpy, so only a GPU sees what precision tl.dot really used: fp32 attention
+    # had run on TF32 (11-15x the tolerance off fp64 on an H100/H200) until DOT_PREC.
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run([sys.executable, "-c", _GPU_FP32], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    worst = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert worst.pop("gemm inf rows match cuBLAS") is True
+    assert all(r <= 1.0 for r in worst.values()), worst
