@@ -20,6 +20,11 @@ from typing import Any
 from rocm_triton_doctor.kernels.policy import Target
 
 TF32X3_MIN_TRITON = (3, 3)  # the first release line after triton-lang/triton#5335 (inf inputs), to be safe
+# Data-centre GPUs, whose TF32 tensor cores run far ahead of their fp32 FMA units (dense TF32 / FP32, NVIDIA's
+# datasheets: A100 156 / 19.5 TFLOP/s, H100 SXM 495 / 67, B200 about 14x), so three TF32 products still win. GeForce
+# and workstation parts (sm_86, sm_89, sm_120: RTX 4090 82.6 / 82.6) run TF32 no faster than fp32, so the split would
+# cost about three times the IEEE path there: they keep IEEE products (not measured either way). Timed: sm_90 only.
+TF32X3_ARCHS = (80, 90, 100, 103)
 
 
 def _sm(arch: str) -> int:
@@ -42,11 +47,11 @@ def _triton_version() -> tuple[int, int]:
 
 @cache
 def fp32_dot_precision(t: Target) -> str:
-    """The input_precision of fp32 tl.dot in every kernel when the caller asks for fp32 accuracy: "tf32x3" on NVIDIA
-    GPUs with TF32 tensor cores (sm_80 and later) and a Triton that handles infinities there, "ieee" everywhere else
+    """The input_precision of fp32 tl.dot in every kernel when the caller asks for fp32 accuracy: "tf32x3" on the NVIDIA
+    data-centre GPUs of TF32X3_ARCHS with a Triton that handles infinities there, "ieee" everywhere else
     (AMD: Triton also offers "bf16x6" there, an fp32-accurate split onto bf16 matrix cores; not measured, so not
     used; the interpreter computes in numpy whatever is asked)."""
-    if t.backend == "cuda" and _sm(t.arch) >= 80 and _triton_version() >= TF32X3_MIN_TRITON:
+    if t.backend == "cuda" and _sm(t.arch) in TF32X3_ARCHS and _triton_version() >= TF32X3_MIN_TRITON:
         return "tf32x3"
     return "ieee"
 

@@ -21,6 +21,7 @@ def test_fp32_accuracy_takes_the_3xtf32_split_only_where_tf32_tensor_cores_are()
     assert policy.fp32_dot_precision(H100) == "tf32x3"
     assert policy.fp32_dot_precision(Target("cuda", "sm_80", 32)) == "tf32x3"
     assert policy.fp32_dot_precision(T4) == "ieee"  # no TF32 before Ampere
+    assert policy.fp32_dot_precision(Target("cuda", "sm_89", 32)) == "ieee"  # GeForce: TF32 no faster than fp32
     assert policy.fp32_dot_precision(MI300) == "ieee"  # bf16x6 exists there, not measured
     assert policy.fp32_dot_precision(CPU) == "ieee"
 
