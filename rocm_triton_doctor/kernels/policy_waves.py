@@ -1,4 +1,7 @@
-"""Wave quantisation of a GEMM grid: when the output tiles fill the GPU's SMs a whole number of times plus a small
+"""GEMM grids that do not fill the GPU evenly: wave quantisation, split-K for small and latency-bound grids, and the
+decode-size tiles (policy.gemm_config re-exports and calls these).
+
+Wave quantisation: when the output tiles fill the GPU's SMs a whole number of times plus a small
 remainder, the last wave runs a few tiles while most SMs idle. On an H100 (132 SMs), fp16 3072x4096x3072 in
 128x256 tiles makes 288 tiles = 2.18 waves: it ran at 0.76x cuBLAS in graph replay, 3000x5120x3000 at 0.66x and
 2304x4096x2304 (1.23 waves) at 0.79x, while 2048x4096x2048 (0.97 waves) and 4000x4096x4000 (3.88) ran at 0.99-1.01x
@@ -11,7 +14,9 @@ stream-K: two launches of the same kernels, no new kernel code."""
 
 from __future__ import annotations
 
-from rocm_triton_doctor.kernels.policy import Target, _wide_tiles
+from typing import Any
+
+from rocm_triton_doctor.kernels.policy import DEFAULT_CUS, Target, _hip_extra, _wide_tiles
 
 TAIL_MAX_SPLIT = 8
 TAIL_MIN_K_BLOCKS = 4  # each split keeps at least this many full K blocks, so its pipeline fills
@@ -107,5 +112,57 @@ def gemm_split_latency_bound(M: int, N: int, K: int, bm: int, bn: int, bk: int, 
     split = 1
     while (split < LATENCY_SPLIT_MAX and tiles * split * 2 <= LATENCY_SPLIT_PROGRAMS_PER_SM * cus
            and K // (split * 2) >= bk and split * 2 * M * N < 2**31):
+        split *= 2
+    return split
+
+
+# ---- decode-size M: the split-K tiles that stream B (policy.gemm_config takes them for M <= 32, 33-64 in 16 bits) --
+
+def _decode_config(t: Target, M: int, N: int, K: int, elem_size: int, cus: int, b_nmajor: bool,
+                   aligned: bool = True) -> dict[str, Any]:
+    """Decode-size M (<= 32, and 33-64 on NVIDIA in 16 bits): the GEMM is a read of B (K·N elements) with almost no
+    reuse, so what matters is how many bytes are in flight and how well each program's reads of B hit whole DRAM
+    lines. 16-, 32- or 64-row tiles waste few rows (tl.dot's smallest M on mma/MFMA/WMMA is 16). A row-major B (K, N)
+    is read 128 columns (256 bytes) wide and 64 deep; a K-contiguous B (nn.Linear's weight transposed) 64 columns by
+    128 of K (256 bytes along each column). Then K is split (_split_k) until the grid has about two programs per
+    SM/CU. Issue #16: 0.44-0.45x cuBLAS on an H100 at 16x4096x4096 and 8x4096x14336 with 64x128 tiles for every
+    layout; benchmarks/tune_gemm_shapes.py and gemm_small_m_probe.py compare these tiles."""
+    # 33-64 rows (NVIDIA, 16-bit): one 64-row band. H200, graph replay against cuBLAS (benchmarks/gemm_small_m_probe.py,
+    # docs/measurements/2026-11-27-h200-s8-gemm-small-m.json), bf16 B^T, M = 33/41/48/64: 4096x4096 0.92/0.74/0.89/0.69
+    # with the 64x128 tiles before -> 1.07/0.83/1.19/0.86; 6721x26166 (an odd K: scalar loads of a 352 MB weight)
+    # 0.40-0.48 -> 0.72-0.87; 4096x14336 0.84 -> 0.89-0.94; 14336x4096 0.97-1.02 -> 0.94-0.99 and 4097x4096
+    # 0.39-0.44 -> 0.35-0.43 (the losses, within 10 %). From 96 to 256 rows the policy's tiles won 17 of 24 shapes;
+    # decode tiles would have won the rest by 0.05-0.23x (misaligned weights: 128x4096x4097 0.32 -> 0.55), no rule yet.
+    bm = 16 if M <= 16 else 32 if M <= 32 else 64
+    bn, bk = (128, 64) if b_nmajor else (64, 128)
+    if t.backend == "cuda":
+        cfg = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 1, "num_warps": 4, "num_stages": 4}
+        want = 2 * (cus or DEFAULT_CUS["cuda"])
+        # A misaligned weight (scalar loads, no asynchronous copies) makes each split's K loop latency-bound: split
+        # to the same grid, down to one K block a split and without the workspace cap (H200, graph replay against
+        # cuBLAS, benchmarks/gemm_fp32_probe.py --small-grid --dtype bfloat16 --decode, docs/measurements/
+        # 2026-11-27-h200-s9-bf16-decode-split.json: bf16 41x1621x459 B^T unsplit 0.12x, 8 splits 0.49x, 16 0.62x;
+        # 64x4097x4096 B^T 2 splits 0.41x, 4 0.50x; the others already at their best split).
+        return {**cfg, "SPLIT_K": _split_k(M, N, K, bm, bn, bk, want, elem_size, latency=not aligned)}
+    # AMD: 64-deep K tiles at 2 stages, 4 waves. Compile-only (Triton 3.9): 16x128x64 0 spills on gfx942 but 107 on
+    # gfx1100 (wave32: twice the registers a lane), where 16x128x32 has 0 (126 VGPRs); 16x64x64 (B^T) 0 on both.
+    # MI300X has 304 CUs, RDNA3 up to 96.
+    bk = 32 if b_nmajor and not t.cdna else 64
+    cfg = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 1, "num_warps": 4, "num_stages": 2}
+    want = 2 * (cus or DEFAULT_CUS["cdna" if t.cdna else "rdna"])
+    return {**cfg, "SPLIT_K": _split_k(M, N, K, bm, bn, bk, want, elem_size), **_hip_extra(t, gemm=True, waves_per_eu=0)}
+
+
+def _split_k(M: int, N: int, K: int, bm: int, bn: int, bk: int, want: int, elem_size: int = 2,
+             latency: bool = False) -> int:
+    """Double the K split while the grid has fewer than `want` programs, every split keeps at least 4 full K blocks
+    (so its pipeline fills), the fp32 workspace (split·M·N, written once and read once) stays under an eighth of B's
+    bytes (K·N·elem: the read the split is meant to speed up) and under 2^31 elements; at most 16. latency: the
+    K loop is latency-bound (a misaligned operand): one full K block a split suffices and the workspace cap is off."""
+    tiles = -(-M // bm) * -(-N // bn)
+    blocks, ws_cap = (1, False) if latency else (4, True)
+    split = 1
+    while (split < 16 and tiles * split * 2 <= want and (K // bk) // (split * 2) >= blocks
+           and (not ws_cap or split * 2 * M * 8 * 8 <= K * elem_size) and split * 2 * M * N < 2**31):
         split *= 2
     return split
