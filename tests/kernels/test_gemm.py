@@ -682,3 +682,15 @@ def test_decode_rows_against_a_misaligned_weight_split_for_latency() -> None:
     assert policy.gemm_config(h100, 41, 459, 1621, 2, cus=132, b_nmajor=False, aligned=False)["SPLIT_K"] == 8
     # already at the best split measured: unchanged
     assert policy.gemm_config(h100, 16, 4096, 4097, 2, cus=132, b_nmajor=False, aligned=False)["SPLIT_K"] == 4
+
+
+@pytest.mark.parametrize("split", [3, 8, 16])
+def test_more_splits_than_k_blocks_leave_empty_splits_that_add_nothing(split: int) -> None:
+    # The latency-bound rule (policy_waves.gemm_split_latency_bound) splits down to one K block a split; with
+    # cdiv(k_full, SPLIT_K) blocks each, the last splits can get none (k_lo == k_hi) and must store zeros, the last
+    # one still owning the K tail. 100 = 6 blocks of 16 and a 4-element tail, for a misaligned and an aligned B.
+    g = torch.Generator().manual_seed(split)
+    for b in ((torch.randn(100, 37, generator=g) / 10).half(), (torch.randn(100, 40, generator=g) / 10).half()):
+        a = torch.randn(21, 100, generator=g).half()
+        cfg = {"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 16, "SPLIT_K": split}
+        assert_matches(gemm.gemm(a, b, config=cfg), gemm.reference(a, b, None, "none").half(), torch.float16)
