@@ -29,7 +29,9 @@ def _fresh_launch_plans() -> None:
     gemm.clear_plans()
 TILES = [None, {"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 2},
          {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "SPLIT_K": 3}, {"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32,
-                                                                       "SPLIT_K": 2}]
+                                                                       "SPLIT_K": 2},
+         # copied operands read to their zero padding (B_PAD), and more K splits than K blocks (empty splits)
+         {"ALIGN_COPY": True}, {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "SPLIT_K": 16, "ALIGN_COPY": True}]
 
 
 def assert_matches(out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> None:
