@@ -2,8 +2,8 @@
 cores. policy.py re-exports these names.
 
 Triton's tl.dot on fp32 operands defaults to TF32 on NVIDIA (10 mantissa bits: relative errors near 1e-3, far outside
-an fp32 tolerance) and to IEEE FMA products on AMD. The IEEE path has no tensor cores: fp32 GEMMs ran at 0.12-0.91x
-cuBLAS SGEMM on an H100 (benchmarks/gemm_fp32_probe.py). The 3xTF32 split (input_precision "tf32x3": a = hi + lo with
+an fp32 tolerance) and to IEEE products on AMD. On NVIDIA the IEEE path has no tensor cores: fp32 GEMMs ran at
+0.12-0.91x cuBLAS SGEMM on an H100 (benchmarks/gemm_fp32_probe.py). The 3xTF32 split (input_precision "tf32x3": a = hi + lo with
 hi and lo TF32, a·b ~ hi·hi + hi·lo + lo·hi, three tensor-core products accumulated in fp32; NVIDIA CUTLASS's 3xTF32,
 Triton's F32DotTC pass) keeps fp32 accuracy: on that H100 (docs/measurements/2026-11-27-h100-s9-fp32-probe.json),
 its error against an fp64 product, normalised elementwise by |A|·|B|, was 1.9e-8-1.4e-7 over 28 shapes, where
