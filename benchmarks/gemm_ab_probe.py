@@ -83,6 +83,9 @@ def main() -> int:
     for k, (lo, med, cnt) in summary.items():
         print(f"  {k:24s} {lo:.2f} {med:.2f} ({cnt})")
     print("wrong results:", sum(not rw["ok"] for rw in rows))
+    print("worst rows (new):")
+    for rw in sorted((rw for rw in rows if rw.get("new")), key=lambda rw: rw["new"])[:8]:
+        print(f"  {rw['name']:48s} old {rw['old'] or 0:.2f}x new {rw['new']:.2f}x eager {rw['eager_ms'] * 1e3:.1f} us")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "seed": args.seed,
