@@ -167,9 +167,10 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     M, K = a.shape
     N = b.shape[1]
     target = policy.target_for_device(dev.type)
+    b_nmajor = b.stride(1) == 1 or b.stride(0) != 1  # B's rows (along N) contiguous; the aligned copy keeps the layout
     if dtype == torch.float32:
         if precision == "auto":
-            precision = policy.gemm_fp32_precision(target, M, b.stride(1) == 1 or b.stride(0) != 1)
+            precision = policy.gemm_fp32_precision(target, M, b_nmajor)
         if not policy.precision_supported(target, precision):
             raise ValueError(f"gemm: precision {precision!r} needs TF32 tensor cores (NVIDIA sm_80 or later); this is "
                              f"{target.label}: use 'auto' or 'ieee'")
@@ -197,7 +198,7 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
                          "rows and base pointers, on a target and Triton with tensor descriptors")
     use_tma = kernel == "tma" or (kernel == "auto" and not cached and tma_ok and policy.gemm_use_tma(target, M, N, K))
     cfg = user or policy.gemm_config(target, M, N, K, a.element_size(), tma=use_tma, cus=_cus(dev),
-                                     b_nmajor=b.stride(1) == 1 or b.stride(0) != 1, tc=precision != "ieee",
+                                     b_nmajor=b_nmajor, tc=precision != "ieee",
                                      aligned=not (misaligned(a) or misaligned(b)))
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
     split = 1 if use_tma else cfg.get("SPLIT_K", 1)

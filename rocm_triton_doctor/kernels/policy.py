@@ -172,11 +172,11 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
         # cores multiplied: 128-wide tiles there (not timed yet: benchmarks/tune_gemm_shapes.py).
         bn = 128 if N <= 128 else 256
         return {"BLOCK_M": 128, "BLOCK_N": bn, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
-    if tc and elem_size == 4 and t.backend == "cuda" and (cfg := gemm_tc_config(M, N, K, cus or DEFAULT_CUS["cuda"],
-                                                                               b_nmajor, aligned)) is not None:
+    sms = cus or DEFAULT_CUS["cuda"]  # what the NVIDIA rules below split for
+    if tc and elem_size == 4 and t.backend == "cuda" and (cfg := gemm_tc_config(M, N, K, sms, b_nmajor,
+                                                                               aligned)) is not None:
         # fp32 grids are latency-bound; one read with 4-byte loads splits up to one wave (30x2350x7191, 113 tiles,
         # unsplit: 0.77 -> 0.24x eager on an H200, benchmarks/gemm_ab_probe.py --seed 10).
-        sms = cus or DEFAULT_CUS["cuda"]
         return {**cfg, "SPLIT_K": gemm_split_latency_bound(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], 32, sms,
                                                            sms // 2 if aligned else sms)}
     if M <= 32 or (M <= 64 and elem_size == 2 and t.backend == "cuda"):
@@ -215,7 +215,6 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
             cfg["num_stages"] = 2
         # A grid of under half a wave with a long K (16-bit 686x7137x406 in 64x128 tiles: 44 programs on 132 SMs,
         # fp32 39x8737x2462: 39) leaves most SMs idle for the whole K loop: split K (policy_waves.py).
-        sms = cus or DEFAULT_CUS["cuda"]
         split = gemm_split_small_grid(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], sms)
         if not aligned:  # scalar loads: a latency-bound K loop (policy_waves.gemm_split_latency_bound)
             split = max(split, gemm_split_latency_bound(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], sms,

@@ -71,6 +71,16 @@ def gemm_split_under_a_wave(M: int, N: int, K: int, cus: int) -> int:
 SMALL_GRID_MIN_K = 2048  # K elements each split keeps (32 blocks of 64): shorter splits lost to no split (H100)
 
 
+def _doubled_split(M: int, N: int, K: int, tiles: int, max_split: int, max_programs: int, min_k: int) -> int:
+    """The K split every rule here takes: the largest power of two s <= max_split with tiles·s <= max_programs,
+    K // s >= min_k and an fp32 workspace of s·M·N elements under 2^31 (indexed in int32); 1 if 2 does not qualify."""
+    split = 1
+    while (split * 2 <= max_split and tiles * split * 2 <= max_programs and K // (split * 2) >= min_k
+           and split * 2 * M * N < 2**31):
+        split *= 2
+    return split
+
+
 def gemm_split_small_grid(M: int, N: int, K: int, bm: int, bn: int, cus: int) -> int:
     """SPLIT_K for a pointer-kernel grid of (bm, bn) tiles that fills at most half of one wave of `cus` SMs: the
     largest power of two (<= 8) with tiles·split <= cus and at least SMALL_GRID_MIN_K elements of K per split; 1
@@ -83,10 +93,7 @@ def gemm_split_small_grid(M: int, N: int, K: int, bm: int, bn: int, cus: int) ->
     tiles = -(-M // bm) * -(-N // bn)
     if 2 * tiles > cus:
         return 1
-    split = 1
-    while split < 8 and tiles * split * 2 <= cus and K // (split * 2) >= SMALL_GRID_MIN_K:
-        split *= 2
-    return split if split * M * N < 2**31 else 1
+    return _doubled_split(M, N, K, tiles, 8, cus, SMALL_GRID_MIN_K)
 
 
 LATENCY_SPLIT_MAX = 16
@@ -109,11 +116,7 @@ def gemm_split_latency_bound(M: int, N: int, K: int, bm: int, bn: int, bk: int, 
     tiles = -(-M // bm) * -(-N // bn)
     if cus <= 0 or tiles > max_tiles:
         return 1
-    split = 1
-    while (split < LATENCY_SPLIT_MAX and tiles * split * 2 <= LATENCY_SPLIT_PROGRAMS_PER_SM * cus
-           and K // (split * 2) >= bk and split * 2 * M * N < 2**31):
-        split *= 2
-    return split
+    return _doubled_split(M, N, K, tiles, LATENCY_SPLIT_MAX, LATENCY_SPLIT_PROGRAMS_PER_SM * cus, bk)
 
 
 # ---- decode-size M: the split-K tiles that stream B (policy.gemm_config takes them for M <= 32, 33-64 in 16 bits) --
@@ -160,9 +163,7 @@ def _split_k(M: int, N: int, K: int, bm: int, bn: int, bk: int, want: int, elem_
     bytes (K·N·elem: the read the split is meant to speed up) and under 2^31 elements; at most 16. latency: the
     K loop is latency-bound (a misaligned operand): one full K block a split suffices and the workspace cap is off."""
     tiles = -(-M // bm) * -(-N // bn)
-    blocks, ws_cap = (1, False) if latency else (4, True)
-    split = 1
-    while (split < 16 and tiles * split * 2 <= want and (K // bk) // (split * 2) >= blocks
-           and (not ws_cap or split * 2 * M * 8 * 8 <= K * elem_size) and split * 2 * M * N < 2**31):
-        split *= 2
-    return split
+    if latency:
+        return _doubled_split(M, N, K, tiles, 16, want, bk)
+    # split·M·64 <= K·elem (the workspace against B's bytes) as a bound on the split
+    return _doubled_split(M, N, K, tiles, min(16, K * elem_size // (64 * max(M, 1))), want, 4 * bk)
