@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+
+os.environ["TRITON_INTERPRET"] = "1"  # before any @triton.jit function is created (this file imports a kernel module)
+
 import torch
 
 from rocm_triton_doctor.kernels import linear_cross_entropy as lce
