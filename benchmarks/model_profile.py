@@ -39,7 +39,7 @@ def profile_form(name: str, preset: str, dtype: str, cprof: int) -> dict[str, An
     torch.manual_seed(0)
     with dev:
         model = mf.TinyLlama(cfg, form.ops())
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    opt = M.make_optimizer(form.optimizer, model.parameters(), cfg.lr)
     torch._dynamo.reset()
     fn = model if form.compile_mode is None else torch.compile(model, fullgraph=True, mode=form.compile_mode)
     batches = [(x.to(dev), y.to(dev)) for x, y in mf.make_batches(cfg, 4, 0)]

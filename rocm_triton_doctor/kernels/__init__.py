@@ -9,13 +9,13 @@ Importing this package imports triton (it defines @triton.jit functions) but run
 
 from __future__ import annotations
 
-from rocm_triton_doctor.kernels import (add_mul, attention, bias_gelu_dropout_residual, gemm, layernorm,
+from rocm_triton_doctor.kernels import (adamw, add_mul, attention, bias_gelu_dropout_residual, gemm, layernorm,
                                         linear_cross_entropy, rmsnorm, softmax, swiglu)
 from rocm_triton_doctor.kernels.base import KernelSpec
 
 REGISTRY: tuple[KernelSpec, ...] = (gemm.KERNEL, add_mul.KERNEL, bias_gelu_dropout_residual.KERNEL, rmsnorm.KERNEL,
                                     layernorm.KERNEL, softmax.KERNEL, swiglu.KERNEL, attention.KERNEL,
-                                    linear_cross_entropy.KERNEL)
+                                    linear_cross_entropy.KERNEL, adamw.KERNEL)
 NAMES = tuple(s.name for s in REGISTRY)
 _BY_NAME = {s.name: s for s in REGISTRY}
 

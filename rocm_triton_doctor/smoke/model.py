@@ -64,6 +64,19 @@ class Form:
     cuda_only: bool = False
     gpu_only: bool = False
     ours: bool = False
+    optimizer: str = "torch"  # "torch": torch.optim.AdamW's default (foreach on a GPU); "torch-fused": fused=True;
+    # "ours": kernels/adamw.py's AdamW, one Triton launch a step
+
+
+def make_optimizer(kind: str, params: Any, lr: float) -> Any:
+    """The form's AdamW (every form: lr from the preset, torch's defaults otherwise)."""
+    import torch
+
+    if kind == "ours":
+        from rocm_triton_doctor.kernels import adamw
+
+        return adamw.AdamW(params, lr=lr)
+    return torch.optim.AdamW(params, lr=lr, fused=True) if kind == "torch-fused" else torch.optim.AdamW(params, lr=lr)
 
 
 FORMS: dict[str, Form] = {f.name: f for f in (
@@ -72,12 +85,16 @@ FORMS: dict[str, Form] = {f.name: f for f in (
     Form("compile", "torch.compile(fullgraph=True) of the sdpa form", lambda: mf.SDPA, "default"),
     Form("compile-cudagraphs", "torch.compile mode reduce-overhead (CUDA graphs) of the sdpa form", lambda: mf.SDPA,
          "reduce-overhead", cuda_only=True),
+    Form("compile-fused-adamw", "the compile form with torch.optim.AdamW(fused=True): torch's own one-pass optimizer "
+         "(a reference for ours' AdamW)", lambda: mf.SDPA, "default", gpu_only=True, optimizer="torch-fused"),
     Form("liger", "Liger-Kernel RMSNorm, SiLU-mul and fused linear cross-entropy; SDPA attention", mf.liger,
          gpu_only=True),
-    Form("ours", "our autograd ops where they exist (see ours_ops), torch for the rest; eager", mf.ours, ours=True),
-    Form("ours-compile", "the ours form under torch.compile(fullgraph=True)", mf.ours, "default", ours=True),
+    Form("ours", "our autograd ops where they exist (see ours_ops), torch for the rest, and our AdamW; eager", mf.ours,
+         ours=True, optimizer="ours"),
+    Form("ours-compile", "the ours form under torch.compile(fullgraph=True)", mf.ours, "default", ours=True,
+         optimizer="ours"),
     Form("ours-cudagraphs", "the ours form under torch.compile mode reduce-overhead (CUDA graphs)", mf.ours,
-         "reduce-overhead", cuda_only=True, ours=True),
+         "reduce-overhead", cuda_only=True, ours=True, optimizer="ours"),
 )}
 
 
@@ -133,7 +150,7 @@ def _run_form(form: Form, cfg: mf.ModelConfig, batches: list[Any], torch: Any, d
     torch.manual_seed(seed)
     with dev:
         model = build(cfg, form.ops())
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    opt = make_optimizer(form.optimizer, model.parameters(), cfg.lr)
     fn = model if form.compile_mode is None else torch.compile(model, fullgraph=True, mode=form.compile_mode)
     amp = (torch.autocast(dev.type, dtype=getattr(torch, dtype)) if dtype != "float32" else contextlib.nullcontext())
     r["params"] = sum(p.numel() for p in model.parameters())
@@ -217,7 +234,7 @@ def run_model(preset: str = "tiny-llama", forms: Sequence[str] | None = None, st
             continue
         if form.gpu_only and not on_gpu:
             result["forms"][name] = {"status": "skipped", "description": form.description,
-                                     "reason": "Liger-Kernel needs a GPU (not run in the interpreter)"}
+                                     "reason": "a GPU-only reference (Liger-Kernel; torch's fused AdamW)"}
             continue
         try:
             result["forms"][name] = _run_form(form, cfg, batches, torch, dev, dtype, seed, result["warmup"], build)

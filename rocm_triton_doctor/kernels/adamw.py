@@ -1,0 +1,346 @@
+"""AdamW as one Triton launch over every parameter tensor (a multi-tensor step), and `AdamW`, a torch.optim
+optimizer that runs it.
+
+Why: in a training step the optimizer is pure memory traffic. torch.optim.AdamW's default (foreach) path runs a
+dozen multi-tensor kernels per step, each reading and writing whole parameter-sized lists, and allocates a
+parameter-sized temporary for sqrt(v); the update needs only one pass: read p, g, m, v and write p, m, v (7·e bytes
+an element). The medium model of `smoke --model` (569 M fp32 parameters) spent ~17 ms a step in AdamW on an H100
+(docs/model.md, session 5's GPU profile), against ~5.4 ms for that one pass at copy bandwidth.
+
+One launch covers a list of tensors: a table on the device holds each tensor's addresses (int64; the kernel casts
+them to pointers), and each program updates one CHUNK-element slice of one tensor (the chunk → tensor map is built
+once per list of sizes). The math is torch.optim.AdamW's (decoupled weight decay; torch/optim/adamw.py,
+_single_tensor_adamw), in fp32 whatever the parameter dtype, with correctly rounded sqrt and division:
+
+    p ← p·(1 − lr·wd);  m ← m + (1 − β1)(g − m);  v ← β2·v + (1 − β2)·g²
+    p ← p − (lr / (1 − β1^t)) · m / (sqrt(v) / sqrt(1 − β2^t) + eps)
+
+Not supported (refused with a clear error, use torch.optim.AdamW): amsgrad, maximize, sparse or complex gradients.
+Parameters that are not dense and contiguous, or whose gradient has other strides, take torch's single-tensor math
+for that tensor (the same update, no kernel).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+from rocm_triton_doctor.kernels import policy
+from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, cdiv, check_device, randn, target_of
+from rocm_triton_doctor.kernels.launch import launch
+
+DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+CHUNK_BLOCKS = 8  # blocks a program updates: fewer, larger programs for the big tensors, one for a norm weight
+
+
+@triton.jit
+def _adamw_block(p_in, g_in, m_in, v_in, p_out, m_out, v_out, offs, end, decay, beta1, beta2, eps, step_size,
+                 bc2_sqrt, MASKED: tl.constexpr):
+    mask = offs < end if MASKED else None
+    p = tl.load(p_in + offs, mask=mask).to(tl.float32)
+    g = tl.load(g_in + offs, mask=mask).to(tl.float32)
+    m = tl.load(m_in + offs, mask=mask).to(tl.float32)
+    v = tl.load(v_in + offs, mask=mask).to(tl.float32)
+    p = p * decay
+    m = m + (1.0 - beta1) * (g - m)  # torch: exp_avg.lerp_(grad, 1 - beta1)
+    v = v * beta2 + (1.0 - beta2) * (g * g)  # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    denom = tl.div_rn(tl.sqrt_rn(v), bc2_sqrt) + eps
+    p = p - step_size * tl.div_rn(m, denom)
+    tl.store(p_out + offs, p.to(p_out.dtype.element_ty), mask=mask)
+    tl.store(m_out + offs, m.to(m_out.dtype.element_ty), mask=mask)
+    tl.store(v_out + offs, v.to(v_out.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def adamw_kernel(table, chunk_tensor, chunk_start, numel, p_like, s_like, decay, beta1, beta2, eps, step_size,
+                 bc2_sqrt, COLS: tl.constexpr, BLOCK: tl.constexpr, CHUNK_BLOCKS: tl.constexpr,
+                 ALIGNED: tl.constexpr):
+    """Program c updates elements [start, start + CHUNK_BLOCKS·BLOCK) of tensor t = chunk_tensor[c]. Row t of
+    `table` (COLS int64 addresses): p, g, m, v, and with COLS == 7 the outputs p', m', v' (else in place). `p_like`
+    and `s_like` are tensors of the parameter's and the state's dtype: their pointer types are the casts' targets.
+    ALIGNED: every address is a multiple of 16 bytes (the host checked), so full blocks load 16 bytes at a time."""
+    c = tl.program_id(0)
+    t = tl.load(chunk_tensor + c).to(tl.int64)
+    start = tl.load(chunk_start + c)
+    n = tl.load(numel + t)
+    row = table + t * COLS
+    p_in = tl.load(row).to(p_like.dtype)
+    g_in = tl.load(row + 1).to(p_like.dtype)
+    m_in = tl.load(row + 2).to(s_like.dtype)
+    v_in = tl.load(row + 3).to(s_like.dtype)
+    if COLS == 7:
+        p_out = tl.load(row + 4).to(p_like.dtype)
+        m_out = tl.load(row + 5).to(s_like.dtype)
+        v_out = tl.load(row + 6).to(s_like.dtype)
+    else:
+        p_out = p_in
+        m_out = m_in
+        v_out = v_in
+    if ALIGNED:
+        p_in = tl.multiple_of(p_in, 16)
+        g_in = tl.multiple_of(g_in, 16)
+        m_in = tl.multiple_of(m_in, 16)
+        v_in = tl.multiple_of(v_in, 16)
+        p_out = tl.multiple_of(p_out, 16)
+        m_out = tl.multiple_of(m_out, 16)
+        v_out = tl.multiple_of(v_out, 16)
+        start = tl.multiple_of(start, BLOCK)
+    for i in range(CHUNK_BLOCKS):
+        off = start + i * BLOCK
+        offs = off + tl.arange(0, BLOCK)
+        # Only the block that crosses the tensor's end is masked: a mask on every block would make every access a
+        # scalar one whenever n is not a multiple of 16 (elementwise.full_block).
+        if off + BLOCK <= n:
+            _adamw_block(p_in, g_in, m_in, v_in, p_out, m_out, v_out, offs, n, decay, beta1, beta2, eps, step_size,
+                         bc2_sqrt, False)
+        elif off < n:
+            _adamw_block(p_in, g_in, m_in, v_in, p_out, m_out, v_out, offs, n, decay, beta1, beta2, eps, step_size,
+                         bc2_sqrt, True)
+
+
+def check_hyper(lr: float, betas: tuple[float, float], eps: float, weight_decay: float) -> None:
+    """torch.optim.AdamW's argument checks (the same ranges), for finite floats."""
+    for name, v in (("lr", lr), ("eps", eps), ("weight_decay", weight_decay), ("beta1", betas[0]),
+                    ("beta2", betas[1])):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"adamw: {name} must be a finite number, got {v!r}")
+    if lr < 0 or eps < 0 or weight_decay < 0:
+        raise ValueError(f"adamw: lr, eps and weight_decay must be >= 0, got {lr}, {eps}, {weight_decay}")
+    if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
+        raise ValueError(f"adamw: betas must lie in [0, 1), got {tuple(betas)}")
+
+
+_CHUNKS: dict[tuple[Any, ...], tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+
+
+def _chunks(numels: tuple[int, ...], chunk: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(chunk → tensor index int32, chunk → first element int64, numel per tensor int64) on `device`, cached per list
+    of sizes (an optimizer's never changes)."""
+    key = (numels, chunk, device)
+    got = _CHUNKS.get(key)
+    if got is None:
+        tix: list[int] = []
+        starts: list[int] = []
+        for i, n in enumerate(numels):
+            k = cdiv(n, chunk)
+            tix += [i] * k
+            starts += range(0, k * chunk, chunk)
+        got = (torch.tensor(tix, dtype=torch.int32, device=device), torch.tensor(starts, dtype=torch.int64, device=device),
+               torch.tensor(numels, dtype=torch.int64, device=device))
+        if len(_CHUNKS) > 64:  # a long-lived process with many optimizers: keep the newest
+            _CHUNKS.clear()
+        _CHUNKS[key] = got
+    return got
+
+
+def adamw_(params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], exp_avgs: Sequence[torch.Tensor],
+           exp_avg_sqs: Sequence[torch.Tensor], *, step: int, lr: float, beta1: float = 0.9, beta2: float = 0.999,
+           eps: float = 1e-8, weight_decay: float = 1e-2,
+           outs: tuple[Sequence[torch.Tensor], Sequence[torch.Tensor], Sequence[torch.Tensor]] | None = None,
+           block: int | None = None) -> None:
+    """One AdamW step (step number `step` ≥ 1, after its increment) on lists of dense, contiguous tensors of one
+    parameter dtype and one state dtype on one device, in one launch. In place, or into `outs` = (params', exp_avgs',
+    exp_avg_sqs') when given (each the shape of its input; nothing else is written)."""
+    check_hyper(lr, (beta1, beta2), eps, weight_decay)
+    if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+        raise ValueError(f"adamw: step must be an int >= 1 (the step being taken), got {step!r}")
+    lists = [list(params), list(grads), list(exp_avgs), list(exp_avg_sqs)]
+    if outs is not None:
+        lists += [list(o) for o in outs]
+    if not lists[0] or any(len(x) != len(lists[0]) for x in lists):
+        raise ValueError("adamw: params, grads, exp_avgs and exp_avg_sqs (and outs) must be non-empty lists of one length")
+    flat = [t for x in lists for t in x]
+    check_device("adamw", *flat)
+    pdt, sdt = lists[0][0].dtype, lists[2][0].dtype
+    for col, want in zip(lists, (pdt, pdt, sdt, sdt, pdt, sdt, sdt)):
+        for t in col:
+            if t.dtype != want:
+                raise TypeError(f"adamw: mixed dtypes {t.dtype} and {want} (a gradient has its parameter's dtype, "
+                                "exp_avg and exp_avg_sq share one)")
+    if pdt not in DTYPES or sdt not in DTYPES:
+        raise TypeError(f"adamw: dtype {pdt if pdt not in DTYPES else sdt} not supported (float16, bfloat16, float32)")
+    for i in range(len(lists[0])):
+        shape = lists[0][i].shape
+        for col in lists:
+            t = col[i]
+            if t.shape != shape:
+                raise ValueError(f"adamw: tensor {i}: shapes differ: {tuple(t.shape)} and {tuple(shape)}")
+            if not t.is_contiguous():
+                raise ValueError(f"adamw: tensor {i} is not contiguous (AdamW below takes torch's math for those)")
+    if outs is not None:
+        ins = {t.data_ptr() for col in lists[:4] for t in col if t.numel()}
+        if any(t.data_ptr() in ins for col in lists[4:] for t in col if t.numel()):
+            raise ValueError("adamw: an output is one of the inputs; leave outs=None to update in place")
+    keep = [i for i, t in enumerate(lists[0]) if t.numel()]
+    if not keep:
+        return
+    lists = [[col[i] for i in keep] for col in lists]
+    dev = lists[0][0].device
+    target = target_of(lists[0][0])
+    cfg = dict(policy.shared(policy.elementwise_config, target, 1 << 24))
+    if block is not None:
+        cfg["BLOCK"] = block
+    chunk = cfg["BLOCK"] * CHUNK_BLOCKS
+    rows = [t.data_ptr() for ts in zip(*lists) for t in ts]
+    aligned = all(a % 16 == 0 for a in rows)
+    table = torch.tensor(rows, dtype=torch.int64, pin_memory=dev.type == "cuda")
+    # Pinned and non-blocking: the host does not wait for the GPU to finish backward before enqueueing the step (the
+    # caching host allocator keeps the pinned buffer until the copy has run).
+    table = table.to(dev, non_blocking=True)
+    tix, starts, numels = _chunks(tuple(t.numel() for t in lists[0]), chunk, dev)
+    bc1 = 1.0 - beta1 ** step
+    bc2_sqrt = math.sqrt(1.0 - beta2 ** step)
+    launch(adamw_kernel, (tix.numel(),), table, tix, starts, numels, lists[0][0], lists[2][0], 1.0 - lr * weight_decay,
+           beta1, beta2, eps, lr / bc1, bc2_sqrt, COLS=len(lists), CHUNK_BLOCKS=CHUNK_BLOCKS, ALIGNED=aligned, **cfg)
+
+
+def _torch_update(p: torch.Tensor, g: torch.Tensor, m: torch.Tensor, v: torch.Tensor, step: int, lr: float,
+                  beta1: float, beta2: float, eps: float, wd: float) -> None:
+    """torch.optim.AdamW's single-tensor update (torch/optim/adamw.py), for tensors the kernel does not take."""
+    p.mul_(1.0 - lr * wd)
+    m.lerp_(g, 1.0 - beta1)
+    v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+    denom = (v.sqrt() / math.sqrt(1.0 - beta2 ** step)).add_(eps)
+    p.addcdiv_(m, denom, value=-lr / (1.0 - beta1 ** step))
+
+
+class AdamW(torch.optim.Optimizer):
+    """torch.optim.AdamW(params, lr, betas, eps, weight_decay) with the step in one Triton launch per (parameter
+    group, dtype, device, step count) — usually one. Its state per parameter has torch's keys (step, exp_avg,
+    exp_avg_sq; step a plain float), so a state_dict moves between the two. amsgrad, maximize, capturable,
+    differentiable and foreach/fused are not options here (use torch.optim.AdamW for them)."""
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2) -> None:
+        check_hyper(lr, tuple(betas), eps, weight_decay)  # type: ignore[arg-type]
+        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+
+    @torch.no_grad()
+    def step(self, closure: Any = None) -> Any:  # type: ignore[override]
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            lr, (b1, b2), eps, wd = float(group["lr"]), group["betas"], group["eps"], group["weight_decay"]
+            buckets: dict[tuple[Any, ...], list[list[torch.Tensor]]] = {}
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                if g.is_sparse or torch.is_complex(p):
+                    raise RuntimeError("AdamW (rocm_triton_doctor): sparse or complex gradients are not supported; "
+                                       "use torch.optim.AdamW")
+                st = self.state[p]
+                if not st:
+                    st["step"] = 0.0
+                    st["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                    st["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                t = int(float(st["step"])) + 1  # float(): a state loaded from torch.optim.AdamW holds a tensor
+                st["step"] = float(t)
+                m, v = st["exp_avg"], st["exp_avg_sq"]
+                if (p.dtype in DTYPES and m.dtype in DTYPES and p.is_contiguous() and g.is_contiguous()
+                        and m.is_contiguous() and v.is_contiguous() and g.dtype == p.dtype and v.dtype == m.dtype):
+                    buckets.setdefault((p.device, p.dtype, m.dtype, t), [[], [], [], []])
+                    for col, x in zip(buckets[(p.device, p.dtype, m.dtype, t)], (p, g, m, v)):
+                        col.append(x)
+                else:
+                    _torch_update(p, g, m, v, t, lr, b1, b2, eps, wd)
+            for (_, _, _, t), (ps, gs, ms, vs) in buckets.items():
+                adamw_(ps, gs, ms, vs, step=t, lr=lr, beta1=b1, beta2=b2, eps=eps, weight_decay=wd)
+        return loss
+
+
+# ---- smoke cases -------------------------------------------------------------------------------------------------
+
+
+def _setup(sizes: tuple[int, ...], dtype: torch.dtype):  # type: ignore[no-untyped-def]
+    def setup(dev: torch.device, gen: torch.Generator) -> Inputs:
+        x: Inputs = {"sizes": sizes}
+        for k in ("p", "g", "m"):
+            x[k] = [randn((n,), dtype, dev, gen) for n in sizes]
+        x["v"] = [randn((n,), dtype, dev, gen).abs() for n in sizes]
+        x["m_out"] = [torch.empty_like(t) for t in x["m"]]
+        x["v_out"] = [torch.empty_like(t) for t in x["v"]]
+        # torch's optimizer over its own copies, its state set to the same m, v (the eager baseline: what a model
+        # runs today; it updates those copies in place at every call).
+        ps = [torch.nn.Parameter(t.clone()) for t in x["p"]]
+        for p, g in zip(ps, x["g"]):
+            p.grad = g.clone()
+        opt = torch.optim.AdamW(ps, lr=1e-3, weight_decay=1e-2)
+        for p, m, v in zip(ps, x["m"], x["v"]):
+            opt.state[p] = {"step": torch.tensor(4.0), "exp_avg": m.clone(), "exp_avg_sq": v.clone()}
+        x["torch_opt"], x["torch_params"] = opt, ps
+        return x
+
+    return setup
+
+
+def _runner(block: int | None):  # type: ignore[no-untyped-def]
+    def run(x: Inputs, out: torch.Tensor | None) -> torch.Tensor:
+        """The updated parameters, concatenated, written out of place (the inputs stay as they were)."""
+        flat = out if out is not None else torch.empty(sum(x["sizes"]), dtype=x["p"][0].dtype, device=x["p"][0].device)
+        p_out = list(flat.split(list(x["sizes"])))
+        adamw_(x["p"], x["g"], x["m"], x["v"], step=5, lr=1e-3, outs=(p_out, x["m_out"], x["v_out"]), block=block)
+        return flat
+
+    return run
+
+
+def _reference(x: Inputs) -> torch.Tensor:
+    res = []
+    for p, g, m, v in zip(x["p"], x["g"], x["m"], x["v"]):
+        p, g, m, v = (t.double() for t in (p, g, m, v))
+        _torch_update(p, g, m, v, 5, 1e-3, 0.9, 0.999, 1e-8, 1e-2)
+        res.append(p)
+    return torch.cat(res)
+
+
+def _eager(x: Inputs) -> torch.Tensor:
+    """torch.optim.AdamW's step on its copies (in place: its result is those parameters, of which the first is
+    returned; nothing compares it, and concatenating would add a copy to the baseline's time)."""
+    x["torch_opt"].step()
+    return x["torch_params"][0].detach()
+
+
+def make_case(sizes: tuple[int, ...], dtype: torch.dtype, block: int | None = None) -> Case:
+    elem = torch.empty((), dtype=dtype).element_size()
+    n = sum(sizes)
+    what = (f"{len(sizes)} tensors, {n} elements" if len(sizes) > 1 else f"n={n}") + (f" BLOCK={block}" if block else "")
+    return Case("adamw", f"{str(dtype).replace('torch.', '')} {what}", dtype, _setup(sizes, dtype), run=_runner(block),
+                reference=_reference, eager=_eager, flops=12.0 * n, bytes=7.0 * elem * n, out_shape=lambda x: (n,))
+
+
+# A Llama-style layer's parameter tensors (hidden 4096, SwiGLU 11008, GQA 8 KV heads) and its two norm weights.
+_LAYER = (4096 * 4096, 4096 * 1024, 4096 * 1024, 4096 * 4096, 11008 * 4096, 11008 * 4096, 4096 * 11008, 4096, 4096)
+
+
+def cases(preset: str, target: policy.Target) -> list[Case]:
+    if target.interpreter:
+        # BLOCK 128: chunks of 1024, so the 3001-element tensor has three programs, full blocks and a masked one.
+        return [make_case((3001, 7, 160), dt, block=128) for dt in DTYPES]
+    if preset in ("seed", "sweep"):
+        return []
+    quick = [make_case(_LAYER, torch.float32)]
+    if preset == "quick":
+        return quick
+    return quick + [make_case(_LAYER, torch.bfloat16), make_case((1000003,) * 8 + (17,) * 64, torch.float32)]
+
+
+def aot_specs(target: policy.Target) -> list[AotSpec]:
+    cfg = policy.elementwise_config(target, 1 << 24)
+    sig = {"table": "*i64", "chunk_tensor": "*i32", "chunk_start": "*i64", "numel": "*i64", "p_like": "*fp32",
+           "s_like": "*fp32", "decay": "fp32", "beta1": "fp32", "beta2": "fp32", "eps": "fp32", "step_size": "fp32",
+           "bc2_sqrt": "fp32"}
+    const = {"COLS": 4, "BLOCK": cfg["BLOCK"], "CHUNK_BLOCKS": CHUNK_BLOCKS, "ALIGNED": True}
+    sig16 = {**sig, "p_like": "*bf16", "s_like": "*bf16"}
+    return [AotSpec("adamw fp32 in place", adamw_kernel, sig, const, cfg),
+            AotSpec("adamw bf16 in place", adamw_kernel, sig16, const, cfg)]
+
+
+KERNEL = KernelSpec("adamw", "memory", cases, aot_specs, perf_targets=("mem-copy",))

@@ -1,0 +1,152 @@
+"""kernels/adamw.py in Triton's interpreter: the one-launch AdamW step against torch.optim.AdamW and an fp64 update,
+over several steps, groups, dtypes, sizes that cross chunk and block edges, and every refused input."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["TRITON_INTERPRET"] = "1"  # before any @triton.jit function is created
+
+import math
+
+import pytest
+import torch
+
+from rocm_triton_doctor.kernels import adamw
+
+
+def _pairs(sizes: list[tuple[int, ...]], dtype: torch.dtype = torch.float32, seed: int = 0):  # type: ignore[no-untyped-def]
+    g = torch.Generator().manual_seed(seed)
+    ours = [torch.nn.Parameter(torch.randn(s, generator=g).to(dtype)) for s in sizes]
+    theirs = [torch.nn.Parameter(p.detach().clone()) for p in ours]
+    return ours, theirs, g
+
+
+def _grads(ours: list[torch.Tensor], theirs: list[torch.Tensor], g: torch.Generator, skip: int | None = None) -> None:
+    for i, (p, q) in enumerate(zip(ours, theirs)):
+        if i == skip:
+            p.grad = q.grad = None
+            continue
+        gr = torch.randn(p.shape, generator=g).to(p.dtype)
+        p.grad, q.grad = gr.clone(), gr.clone()
+
+
+def test_matches_torch_adamw_over_steps_groups_and_chunk_edges() -> None:
+    # 1 and 3001 elements (partial blocks; chunks of many blocks are tested with small blocks below), a matrix, an
+    # empty tensor; two groups with their own lr and weight decay.
+    sizes = [(3001,), (1,), (40, 30), (0,), (257,)]
+    ours, theirs, g = _pairs(sizes)
+    o1 = adamw.AdamW([{"params": ours[:3]}, {"params": ours[3:], "lr": 3e-2, "weight_decay": 0.0}], lr=1e-2,
+                     betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)
+    o2 = torch.optim.AdamW([{"params": theirs[:3]}, {"params": theirs[3:], "lr": 3e-2, "weight_decay": 0.0}], lr=1e-2,
+                           betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)
+    for step in range(4):
+        _grads(ours, theirs, g, skip=1 if step == 2 else None)  # a parameter without a gradient is left alone
+        o1.step()
+        o2.step()
+    for p, q in zip(ours, theirs):
+        torch.testing.assert_close(p.detach(), q.detach(), rtol=2e-6, atol=2e-7)
+    assert o1.state[ours[1]]["step"] == 3.0 and o1.state[ours[0]]["step"] == 4.0
+    for p, q in zip(ours, theirs):
+        if p.numel():
+            torch.testing.assert_close(o1.state[p]["exp_avg_sq"], o2.state[q]["exp_avg_sq"], rtol=2e-6, atol=1e-9)
+
+
+def test_non_contiguous_parameters_take_torch_math_and_state_dict_moves_to_torch() -> None:
+    ours, theirs, g = _pairs([(30, 40)])
+    ours = [torch.nn.Parameter(ours[0].detach().t())]  # a transposed parameter: not contiguous
+    theirs = [torch.nn.Parameter(ours[0].detach().clone())]
+    o1, o2 = adamw.AdamW(ours, lr=1e-2), torch.optim.AdamW(theirs, lr=1e-2)
+    for _ in range(2):
+        gr = torch.randn(ours[0].shape, generator=g)
+        ours[0].grad, theirs[0].grad = gr.t().contiguous().t(), gr.clone()
+        o1.step()
+        o2.step()
+    torch.testing.assert_close(ours[0].detach(), theirs[0].detach(), rtol=1e-6, atol=1e-7)
+    # Our state (a float step) loads into torch's optimizer and its next step matches ours.
+    o3 = torch.optim.AdamW([torch.nn.Parameter(ours[0].detach().clone())], lr=1e-2)
+    o3.load_state_dict(o1.state_dict())
+    assert float(o3.state_dict()["state"][0]["step"]) == 2.0
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_16_bit_parameters_round_once_from_an_fp32_update(dtype: torch.dtype) -> None:
+    g = torch.Generator().manual_seed(1)
+    n = 5000
+    p, gr, m = (torch.randn(n, generator=g).to(dtype) for _ in range(3))
+    v = torch.rand(n, generator=g).to(dtype)
+    ref = [t.double() for t in (p, gr, m, v)]
+    adamw._torch_update(*ref, 3, 1e-3, 0.9, 0.999, 1e-8, 1e-2)
+    adamw.adamw_([p], [gr], [m], [v], step=3, lr=1e-3, block=256)
+    for got, want in ((p, ref[0]), (m, ref[2]), (v, ref[3])):
+        # Within one unit in the last place of the result, plus fp32 arithmetic: a GPU rounds the fp32 update to
+        # nearest (half a unit), Triton's interpreter truncates fp32 -> bf16 (measured: 516 of 1024 values differ).
+        ulp = torch.finfo(dtype).eps * want.abs().clamp_min(torch.finfo(dtype).tiny)
+        assert bool(((got.double() - want).abs() <= ulp + 1e-6 * want.abs()).all())
+
+
+def test_out_of_place_leaves_the_inputs_and_matches_in_place() -> None:
+    g = torch.Generator().manual_seed(2)
+    sizes = [2500, 3, 700]
+    ins = [[torch.randn(n, generator=g) for n in sizes] for _ in range(4)]
+    ins[3] = [t.abs() for t in ins[3]]
+    keep = [[t.clone() for t in col] for col in ins]
+    outs = tuple([torch.full((n,), math.nan) for n in sizes] for _ in range(3))
+    adamw.adamw_(*ins, step=7, lr=1e-3, outs=outs, block=128)  # type: ignore[arg-type]
+    for col, kept in zip(ins, keep):
+        assert all(torch.equal(a, b) for a, b in zip(col, kept))
+    adamw.adamw_(*ins, step=7, lr=1e-3, block=128)
+    for got, want in zip(outs, (ins[0], ins[2], ins[3])):
+        assert all(torch.equal(a, b) for a, b in zip(got, want))
+
+
+def test_nan_and_inf_gradients_propagate_as_in_torch() -> None:
+    ours, theirs, _ = _pairs([(6,)])
+    gr = torch.tensor([math.nan, math.inf, -math.inf, 0.0, 1e30, -1e-30])
+    ours[0].grad, theirs[0].grad = gr.clone(), gr.clone()
+    adamw.AdamW(ours, lr=1e-2).step()
+    torch.optim.AdamW(theirs, lr=1e-2).step()
+    torch.testing.assert_close(ours[0].detach(), theirs[0].detach(), equal_nan=True, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("kwargs, err", [
+    ({"lr": -1.0}, ValueError), ({"lr": math.nan}, ValueError), ({"betas": (1.0, 0.9)}, ValueError),
+    ({"eps": -1e-8}, ValueError), ({"weight_decay": True}, ValueError),
+])
+def test_bad_hyperparameters_are_refused(kwargs: dict, err: type) -> None:
+    with pytest.raises(err, match="adamw"):
+        adamw.AdamW([torch.nn.Parameter(torch.ones(3))], **kwargs)
+
+
+def test_bad_tensor_lists_are_refused_clearly() -> None:
+    a, b = torch.ones(4), torch.ones(4)
+    with pytest.raises(ValueError, match="one length"):
+        adamw.adamw_([a], [b, b], [a.clone()], [a.clone()], step=1, lr=1e-3)
+    with pytest.raises(ValueError, match="one length"):
+        adamw.adamw_([], [], [], [], step=1, lr=1e-3)
+    with pytest.raises(TypeError, match="mixed dtypes"):
+        adamw.adamw_([a], [b.half()], [a.clone()], [a.clone()], step=1, lr=1e-3)
+    with pytest.raises(TypeError, match="not supported"):
+        adamw.adamw_([a.double()], [b.double()], [a.double()], [a.double()], step=1, lr=1e-3)
+    with pytest.raises(ValueError, match="shapes differ"):
+        adamw.adamw_([a], [torch.ones(5)], [a.clone()], [a.clone()], step=1, lr=1e-3)
+    with pytest.raises(ValueError, match="not contiguous"):
+        m = torch.ones(4, 4)
+        adamw.adamw_([m.t()], [m.t()], [m.clone()], [m.clone()], step=1, lr=1e-3)
+    with pytest.raises(ValueError, match="step must be"):
+        adamw.adamw_([a], [b], [a.clone()], [a.clone()], step=0, lr=1e-3)
+    with pytest.raises(ValueError, match="outs=None"):
+        m, v = a.clone(), a.clone()
+        adamw.adamw_([a], [b], [m], [v], step=1, lr=1e-3, outs=([a], [torch.ones(4)], [torch.ones(4)]))
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        adamw.adamw_([a], [1.0], [a.clone()], [a.clone()], step=1, lr=1e-3)  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="meta"):
+        t = torch.ones(4, device="meta")
+        adamw.adamw_([t], [t], [t], [t], step=1, lr=1e-3)
+
+
+def test_sparse_gradients_are_refused() -> None:
+    p = torch.nn.Parameter(torch.ones(4))
+    p.grad = torch.ones(4).to_sparse()
+    with pytest.raises(RuntimeError, match="sparse"):
+        adamw.AdamW([p]).step()
