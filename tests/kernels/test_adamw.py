@@ -150,3 +150,28 @@ def test_sparse_gradients_are_refused() -> None:
     p.grad = torch.ones(4).to_sparse()
     with pytest.raises(RuntimeError, match="sparse"):
         adamw.AdamW([p]).step()
+
+
+def test_the_kept_plan_reads_gradients_updated_in_place_and_follows_moved_ones() -> None:
+    # Steps 2+ run the kept plan: gradients written in place (same addresses: the address table is reused) and then
+    # replaced by new tensors (new addresses: re-copied); a lr changed by a scheduler is read at every step.
+    ours, theirs, g = _pairs([(3000,), (5,)], seed=4)
+    o1, o2 = adamw.AdamW(ours, lr=1e-2), torch.optim.AdamW(theirs, lr=1e-2)
+    _grads(ours, theirs, g)
+    for step in range(5):
+        if step == 3:
+            _grads(ours, theirs, g)
+        else:
+            for p, q in zip(ours, theirs):
+                new = torch.randn(p.shape, generator=g)
+                p.grad.copy_(new)
+                q.grad.copy_(new)
+        if step == 4:
+            o1.param_groups[0]["lr"] = o2.param_groups[0]["lr"] = 5e-3
+        o1.step()
+        o2.step()
+        assert 0 in o1._plans or step == 0
+    for p, q in zip(ours, theirs):
+        torch.testing.assert_close(p.detach(), q.detach(), rtol=2e-6, atol=2e-7)
+    o1.load_state_dict(o1.state_dict())
+    assert not o1._plans
