@@ -35,7 +35,9 @@ from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, c
 from rocm_triton_doctor.kernels.launch import launch
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
-CHUNK_BLOCKS = 1  # blocks a program updates. H200, 569 M fp32 parameters: 1 block (1024) 98.4 % of copy, 4: 95.7 %, 8: 94.5 %, 32: 93.2 % (benchmarks/adamw_probe.py, docs/performance.md)
+# Blocks a program updates. H200, 569 M fp32 parameters, 1024-element blocks: 1 block 98.4 % of copy, 4: 95.7 %,
+# 8: 94.5 %, 32: 93.2 % (benchmarks/adamw_probe.py; docs/model.md, session 10).
+CHUNK_BLOCKS = 1
 
 
 @triton.jit

@@ -31,8 +31,10 @@ run_model() returns a JSON-serialisable dict (json.dumps(..., allow_nan=False) w
                     flagged       true when any parameter got no gradient or a loss was not finite
                     loss_vs_sdpa_max_rel  max over steps of |loss - loss_sdpa| / |loss_sdpa| (when sdpa ran)
     speedup       {a: {b: p50_b / p50_a}} for every pair of forms that ran (> 1: a is faster than b)
-    checks        [{"name": "loss_agreement", "form", "vs": "sdpa", "max_rel_diff", "tolerance": 0.01, "ok"}]
-                  for each "ours" form that ran alongside sdpa
+    checks        [{"name": "loss_agreement", "form", "vs": "sdpa", "max_rel_diff", "tolerance", "ok"}] for each
+                  "ours" form that ran alongside sdpa; tolerance 0.01, or the largest loss_vs_sdpa_max_rel of the
+                  PyTorch-only forms that ran (naive, compile, compile-cudagraphs, compile-fused-adamw) when that is
+                  more, which is then named in "noise_floor" {"form", "max_rel_diff"}
     problems      one line per flagged form, failed form and failed check
     ok            no problems
 """
@@ -64,6 +66,7 @@ class Form:
     cuda_only: bool = False
     gpu_only: bool = False
     ours: bool = False
+    pytorch: bool = False  # PyTorch alone (no third-party or our kernels): its spread from sdpa is the run's noise floor
     optimizer: str = "torch"  # "torch": torch.optim.AdamW's default (foreach on a GPU); "torch-fused": fused=True;
     # "ours": kernels/adamw.py's AdamW, one Triton launch a step
 
@@ -80,13 +83,14 @@ def make_optimizer(kind: str, params: Any, lr: float) -> Any:
 
 
 FORMS: dict[str, Form] = {f.name: f for f in (
-    Form("naive", "PyTorch eager: materialised attention, unfused RMSNorm, full logits", lambda: mf.NAIVE),
+    Form("naive", "PyTorch eager: materialised attention, unfused RMSNorm, full logits", lambda: mf.NAIVE, pytorch=True),
     Form("sdpa", "PyTorch eager: scaled_dot_product_attention, F.rms_norm, full logits", lambda: mf.SDPA),
-    Form("compile", "torch.compile(fullgraph=True) of the sdpa form", lambda: mf.SDPA, "default"),
+    Form("compile", "torch.compile(fullgraph=True) of the sdpa form", lambda: mf.SDPA, "default", pytorch=True),
     Form("compile-cudagraphs", "torch.compile mode reduce-overhead (CUDA graphs) of the sdpa form", lambda: mf.SDPA,
-         "reduce-overhead", cuda_only=True),
+         "reduce-overhead", cuda_only=True, pytorch=True),
     Form("compile-fused-adamw", "the compile form with torch.optim.AdamW(fused=True): torch's own one-pass optimizer "
-         "(a reference for ours' AdamW)", lambda: mf.SDPA, "default", gpu_only=True, optimizer="torch-fused"),
+         "(a reference for ours' AdamW)", lambda: mf.SDPA, "default", gpu_only=True, optimizer="torch-fused",
+         pytorch=True),
     Form("liger", "Liger-Kernel RMSNorm, SiLU-mul and fused linear cross-entropy; SDPA attention", mf.liger,
          gpu_only=True),
     Form("ours", "our autograd ops where they exist (see ours_ops), torch for the rest, and our AdamW; eager", mf.ours,
@@ -261,6 +265,18 @@ def _compare(result: dict[str, Any]) -> None:
                          for a, fa in ran.items()}
     problems, checks = [], []
     ref = ran.get("sdpa")
+    for name, f in ran.items():
+        if ref is not None and name != "sdpa":
+            diffs = [abs(a - b) / abs(b) if a is not None and b not in (None, 0) else math.inf
+                     for a, b in zip(f["losses"], ref["losses"])]
+            worst = max(diffs) if diffs else 0.0
+            f["loss_vs_sdpa_max_rel"] = round(worst, 6) if math.isfinite(worst) else None
+    # The tolerance: 1 % (issue #17), or the furthest PyTorch's own forms (same math, other kernels and rounding) drift
+    # from sdpa in this run, when that is more. In bf16 the tiny preset's losses part by 1.3 % within PyTorch alone by
+    # step 20 (H200, 2026-11-27: naive 1.34 %, torch.compile 1.29 %): a check below that floor fails on rounding.
+    floor = max(((f.get("loss_vs_sdpa_max_rel"), n) for n, f in ran.items() if FORMS[n].pytorch
+                 and f.get("loss_vs_sdpa_max_rel") is not None), default=(0.0, None))
+    tolerance = max(LOSS_TOLERANCE, floor[0])
     for name, f in forms.items():
         if f["status"] in ("error", "oom"):
             problems.append(f"{name}: {f['status']}: {f['error']}")
@@ -271,17 +287,17 @@ def _compare(result: dict[str, Any]) -> None:
             problems.append(f"{name}: {f['param_tensors_without_grad']} parameter tensor(s) "
                             f"({f['params_without_grad']} of {f['params']} parameters) got no gradient"
                             if f["param_tensors_without_grad"] else f"{name}: a loss was not finite")
-        if ref is not None and name != "sdpa":
-            diffs = [abs(a - b) / abs(b) if a is not None and b not in (None, 0) else math.inf
-                     for a, b in zip(f["losses"], ref["losses"])]
-            worst = max(diffs) if diffs else 0.0
-            f["loss_vs_sdpa_max_rel"] = round(worst, 6) if math.isfinite(worst) else None
-            if FORMS[name].ours:
-                ok = math.isfinite(worst) and worst <= LOSS_TOLERANCE
-                checks.append({"name": "loss_agreement", "form": name, "vs": "sdpa",
-                               "max_rel_diff": f["loss_vs_sdpa_max_rel"], "tolerance": LOSS_TOLERANCE, "ok": ok})
-                if not ok:
-                    problems.append(f"{name}: loss differs from sdpa by up to {worst:.3g} (> {LOSS_TOLERANCE:.0%})")
+        if ref is not None and name != "sdpa" and FORMS[name].ours:
+            worst = f["loss_vs_sdpa_max_rel"]
+            ok = worst is not None and worst <= tolerance
+            check = {"name": "loss_agreement", "form": name, "vs": "sdpa", "max_rel_diff": worst,
+                     "tolerance": round(tolerance, 6), "ok": ok}
+            if tolerance > LOSS_TOLERANCE:
+                check["noise_floor"] = {"form": floor[1], "max_rel_diff": floor[0]}
+            checks.append(check)
+            if not ok:
+                problems.append(f"{name}: loss differs from sdpa by up to {worst if worst is not None else math.inf:.3g}"
+                                f" (> {tolerance:.3g})")
     result["checks"] = checks
     result["problems"] = problems
     result["ok"] = not problems

@@ -77,8 +77,10 @@ def table(result: dict[str, Any], console: Any) -> None:
     for check in result["checks"]:
         mark = "[green]ok[/green]" if check["ok"] else "[bold red]FAILED[/bold red]"
         diff = "n/a" if check["max_rel_diff"] is None else f"{check['max_rel_diff']:.3%}"
+        floor = check.get("noise_floor")
+        why = f", the drift of PyTorch's own {floor['form']} form in this run" if floor else ""
         console.print(f"loss agreement {check['form']} vs {check['vs']}: max {diff} (tolerance "
-                      f"{check['tolerance']:.0%}) {mark}")
+                      f"{check['tolerance']:.2%}{why}) {mark}")
     for p in result["problems"]:
         console.print(f"[bold red]problem:[/bold red] {p}")
     if result["device"] == "cpu":

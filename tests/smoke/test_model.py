@@ -250,3 +250,26 @@ def test_ours_traces_without_a_graph_break_and_gives_the_eager_gradients() -> No
         grads.append({n: p.grad for n, p in m.named_parameters()})
     for n, g in grads[0].items():
         torch.testing.assert_close(grads[1][n], g, rtol=1e-5, atol=1e-6, msg=n)
+
+
+def _fake_run(losses: dict[str, list[float]]) -> dict[str, Any]:
+    forms = {n: {"status": "ok", "flagged": False, "losses": v, "step_ms": {"p50": 1.0}, "params": 1,
+                 "param_tensors_without_grad": 0} for n, v in losses.items()}
+    result = {"forms": forms}
+    model._compare(result)
+    return result
+
+
+def test_loss_tolerance_is_one_percent_or_pytorchs_own_drift_in_the_run() -> None:
+    sdpa = [7.0, 6.9, 6.8]
+    # bf16-like: torch.compile itself drifts 1.3 % from sdpa; ours at 1.2 % passes, at 1.5 % fails.
+    r = _fake_run({"sdpa": sdpa, "compile": [7.0, 6.9, 6.8 * 1.013], "liger": [7.0, 6.9, 6.8 * 1.05],
+                   "ours": [7.0, 6.9, 6.8 * 1.012], "ours-compile": [7.0, 6.9, 6.8 * 0.985]})
+    by = {c["form"]: c for c in r["checks"]}
+    assert by["ours"]["ok"] and not by["ours-compile"]["ok"]
+    assert by["ours"]["tolerance"] == pytest.approx(0.013) and by["ours"]["noise_floor"]["form"] == "compile"
+    # Liger is not PyTorch's own: its 5 % does not widen the tolerance. Without a PyTorch form it is 1 %.
+    r = _fake_run({"sdpa": sdpa, "liger": [7.0, 6.9, 6.8 * 1.05], "ours": [7.0, 6.9, 6.8 * 1.012]})
+    (c,) = r["checks"]
+    assert not c["ok"] and c["tolerance"] == 0.01 and "noise_floor" not in c
+    assert r["problems"] == ["ours: loss differs from sdpa by up to 0.012 (> 0.01)"]
