@@ -25,10 +25,24 @@ from rocm_triton_doctor.kernels.base import tma_layout_ok
 from rocm_triton_doctor.kernels.tolerances import tolerance
 
 BF, FP16 = torch.bfloat16, torch.float16
-Shape = tuple[int, int, int, int, int, torch.dtype, bool]  # B, H, H_kv, S, D, dtype, causal
+Shape = tuple  # (B, H, H_kv, S, D, dtype, causal[, S_k]): S_k defaults to S
+
+
+def gap_shapes() -> list[Shape]:
+    """--gaps: the classes still under 0.9x SDPA after session 9 (docs/performance.md): D = 256 and 80/96, short key
+    lengths (S_k << S_q), and fp32 (3xTF32 products, tiles over the H100's shared memory at D > 64)."""
+    out = [(4, 32, 32, s, d, BF, c) for d in (256, 96) for s in (1024, 4097) for c in (False, True)]
+    out += [(4, 32, 32, 4096, 80, BF, c) for c in (False, True)]
+    out += [(2, 16, 16, 3416, 64, BF, c, 205) for c in (False, True)] + [(4, 32, 8, 4096, 128, BF, False, 256)]
+    out += [(2, 16, 16, s, d, torch.float32, c) for d in (64, 128) for s in (1024, 4096) for c in (False, True)]
+    return out
+
+
 
 
 def shapes(quick: bool) -> list[Shape]:
+    if GAPS:
+        return gap_shapes()
     if quick:
         return [(4, 32, 32, 1024, d, BF, c) for d in (64, 128) for c in (False, True)] + [
             (4, 32, 32, 1024, 80, BF, True), (4, 32, 32, 1024, 256, BF, False), (4, 32, 32, 128, 128, BF, False)]
@@ -55,6 +69,24 @@ ALTERNATIVES: dict[int, list[tuple[str, dict[str, Any]]]] = {
 }
 
 
+# --gaps alternatives: by (padded D, element size, short keys)
+GAP_ALTERNATIVES: dict[tuple[int, int, bool], list[tuple[str, dict[str, Any]]]] = {
+    (256, 2, False): [("pointer", _cfg(64, 16, 8, 2)), ("pointer", _cfg(64, 32, 8, 2)), ("pointer", _cfg(64, 32, 4, 2)),
+                      ("tma_device", _cfg(128, 64, 8, 2)), ("tma_device", _cfg(128, 32, 8, 3)),
+                      ("tma_device", _cfg(64, 64, 8, 2)), ("tma_device", _cfg(64, 64, 4, 2, WARP_SPECIALIZE=False))],
+    (128, 2, False): [("pointer", _cfg(128, 64, 8, 3)), ("pointer", _cfg(64, 64, 4, 3)),
+                      ("tma_device", _cfg(128, 64, 8, 3, SPLIT_D=False)),
+                      ("tma_device", _cfg(128, 128, 8, 3, SPLIT_D=False))],
+    (64, 2, True): [("pointer", _cfg(64, 64, 4, 3)), ("pointer", _cfg(128, 128, 8, 2)), ("pointer", _cfg(64, 128, 4, 2)),
+                    ("pointer", _cfg(128, 32, 4, 3)), ("pointer", _cfg(32, 64, 4, 3))],
+    (128, 2, True): [("pointer", _cfg(64, 64, 4, 3)), ("pointer", _cfg(128, 128, 8, 2)), ("pointer", _cfg(64, 128, 4, 2))],
+    (64, 4, False): [("pointer", _cfg(128, 32, 8, 2)), ("pointer", _cfg(64, 32, 4, 2)), ("pointer", _cfg(64, 64, 4, 2)),
+                     ("pointer", _cfg(128, 64, 8, 2))],
+    (128, 4, False): [("pointer", _cfg(64, 16, 4, 2)), ("pointer", _cfg(64, 32, 4, 2)), ("pointer", _cfg(64, 32, 8, 2)),
+                      ("pointer", _cfg(128, 32, 8, 2))],
+}
+GAPS = False
+
 def variants(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, alternatives: bool
              ) -> list[tuple[str, str, dict[str, Any] | None]]:
     """(label, kernel, config) for one shape: policy first, then the other kernels and (alternatives) other tiles."""
@@ -77,7 +109,9 @@ def variants(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, al
         # D = 80/96: the head dim split into two column blocks (the default) against padding it to 128
         out.append(("tma_device, padded to 128", "tma_device", {**tma, "SPLIT_D": False}))
     if alternatives:
-        for kern, cfg in ALTERNATIVES.get(block_d, []):
+        alts = (GAP_ALTERNATIVES.get((block_d, q.element_size(), k.shape[2] * 4 <= S), []) if GAPS
+                else ALTERNATIVES.get(block_d, []))
+        for kern, cfg in alts:
             if kern == "pointer" or (layout and policy.tensor_desc_device_supported(t)):
                 ws = "" if "WARP_SPECIALIZE" not in cfg else f" ws={int(cfg['WARP_SPECIALIZE'])}"
                 out.append((f"{kern} {cfg['BLOCK_M']}x{cfg['BLOCK_N']} w{cfg['num_warps']} s{cfg['num_stages']}{ws}",
@@ -89,19 +123,23 @@ def alternatives_for(shape: Shape, quick: bool) -> bool:
     """Alternative tiles on bf16, non-GQA shapes at S = 1024 and 4096/4097 (S = 1000 compiles again for much the same
     answer: Triton specialises S on divisibility by 16) for D = 64, 128 and 256. D = 80 and 96 get the policy's tiles
     of each kernel and the split-against-padded pair instead."""
-    B, H, Hkv, S, D, dt, causal = shape
+    B, H, Hkv, S, D, dt, causal, *_ = shape
+    if GAPS:
+        return True
     return not quick and dt == BF and Hkv == H and S in (1024, 4096, 4097) and D in (64, 128, 256)
 
 
 def name(shape: Shape) -> str:
-    B, H, Hkv, S, D, dt, causal = shape
-    return (f"{str(dt)[6:]} B{B} H{H}{f'/{Hkv}' if Hkv != H else ''} S{S} D{D}" + (" causal" if causal else ""))
+    B, H, Hkv, S, D, dt, causal, *sk = shape
+    return (f"{str(dt)[6:]} B{B} H{H}{f'/{Hkv}' if Hkv != H else ''} S{S}{f' S_k{sk[0]}' if sk else ''} D{D}"
+            + (" causal" if causal else ""))
 
 
 def run_shape(shape: Shape, quick: bool, rows: list[dict[str, Any]]) -> None:
-    B, H, Hkv, S, D, dt, causal = shape
+    B, H, Hkv, S, D, dt, causal, *sk = shape
     gen = torch.Generator(device="cuda").manual_seed(0)
-    q, k, v = (torch.randn(B, h, S, D, device="cuda", dtype=dt, generator=gen) for h in (H, Hkv, Hkv))
+    q = torch.randn(B, H, S, D, device="cuda", dtype=dt, generator=gen)
+    k, v = (torch.randn(B, Hkv, sk[0] if sk else S, D, device="cuda", dtype=dt, generator=gen) for _ in range(2))
     small = S <= 128
 
     def sdpa() -> torch.Tensor:
@@ -165,7 +203,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="7 shapes, the policy's kernels only")
     ap.add_argument("--json", metavar="PATH", help="also write every row as JSON")
+    ap.add_argument("--gaps", action="store_true", help="the classes still under 0.9x SDPA (gap_shapes) with their "
+                    "alternative tiles")
     a = ap.parse_args()
+    global GAPS
+    GAPS = a.gaps
     t0 = time.monotonic()
     rows: list[dict[str, Any]] = []
     for shape in shapes(a.quick):

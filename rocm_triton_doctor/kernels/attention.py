@@ -31,7 +31,7 @@ KERNELS = ("auto", "pointer", "tma", "tma_device")
 @triton.jit
 def _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_n, offs_d, S_K, sk_s, sk_d,
                 sv_s, sv_d, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, MASKED: tl.constexpr,
-                UPCAST: tl.constexpr, CAUSAL: tl.constexpr = False, DOT_PREC: tl.constexpr = "ieee"):
+                UPCAST: tl.constexpr, CAUSAL: tl.constexpr, DOT_PREC: tl.constexpr):
     """One key/value block of the online softmax: update the running max m_i, sum l_i and the output accumulator.
     MASKED: the block holds keys past S_k or (causal) above the diagonal; only such blocks pay for the mask."""
     cols = start_n + offs_n
@@ -60,7 +60,7 @@ def _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m,
 
 @triton.jit
 def _softmax_update(acc, l_i, m_i, qk, v, offs_m, cols, S_K, qk_scale, MASKED: tl.constexpr, CAUSAL: tl.constexpr,
-                    DOT_PREC: tl.constexpr = "ieee"):
+                    DOT_PREC: tl.constexpr):
     """Mask the score tile if asked (keys past S_K; above the diagonal when causal), then the online-softmax step:
     new running max and sum, the accumulator rescaled and P·V added (both attention kernels). qk_scale > 0 always
     (the launcher folds a negative or zero scale into Q's sign), so -inf stays -inf after the scaling and the max of

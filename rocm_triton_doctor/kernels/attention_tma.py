@@ -210,7 +210,11 @@ def _attn_tma_block(acc, l_i, m_i, q, k_desc, v_desc, b, kh, start_n, offs_m, of
     if UPCAST:
         k = k.to(tl.float32)
         v = v.to(tl.float32)
-    return _softmax_update(acc, l_i, m_i, tl.dot(q, k.T), v, offs_m, start_n + offs_n, S_K, qk_scale, MASKED, CAUSAL)
+    # DOT_PREC "ieee" named here, not left to a default: Triton 3.6 passes a helper's default string unwrapped ("'str'
+    # object has no attribute 'type'"), which broke this kernel, attention's default for large D = 128 on Hopper,
+    # from session 9 until session 10 (found by benchmarks/tune_attention_shapes.py --gaps). 16-bit tiles only.
+    return _softmax_update(acc, l_i, m_i, tl.dot(q, k.T), v, offs_m, start_n + offs_n, S_K, qk_scale, MASKED, CAUSAL,
+                           "ieee")
 
 
 @triton.jit
