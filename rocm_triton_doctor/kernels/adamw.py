@@ -183,9 +183,18 @@ def adamw_(params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], exp_av
     if not keep:
         return
     lists = [[col[i] for i in keep] for col in lists]
+    _refuse_capture(lists[0][0].device)
     tables = _Tables([lists[0], *lists[2:]], block)
     tables.set_grads(lists[1])
     tables.launch(step, lr, beta1, beta2, eps, weight_decay)
+
+
+def _refuse_capture(dev: torch.device) -> None:
+    """A CUDA graph would freeze the step's bias corrections (kernel arguments) and copy the address table from a
+    host buffer that is gone by the replay: every replay after the first would be silently wrong."""
+    if dev.type == "cuda" and torch.cuda.is_current_stream_capturing():
+        raise RuntimeError("AdamW (rocm_triton_doctor) cannot be captured in a CUDA graph: its step count and address "
+                           "table live on the host; use torch.optim.AdamW(capturable=True) inside graphs")
 
 
 def _device_int64(values: list[int], dev: torch.device) -> torch.Tensor:
@@ -225,6 +234,7 @@ class _Tables:
             self.g_aligned = all(a % 16 == 0 for a in gaddrs)
 
     def launch(self, step: int, lr: float, beta1: float, beta2: float, eps: float, weight_decay: float) -> None:
+        _refuse_capture(self.dev)
         tix, starts, numels = self.chunks
         if not tix.numel():  # every tensor empty
             return
@@ -292,6 +302,7 @@ class AdamW(torch.optim.Optimizer):
             grads.append(g)
         if [p.data_ptr() for p in params] != tables.addrs[:len(params)]:
             return False
+        _refuse_capture(tables.dev)  # before the step counts move
         t += 1
         for p in params:
             self.state[p]["step"] = float(t)
@@ -316,6 +327,7 @@ class AdamW(torch.optim.Optimizer):
                 st["step"] = 0.0
                 st["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
                 st["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            _refuse_capture(p.device)
             t = int(float(st["step"])) + 1  # float(): a state loaded from torch.optim.AdamW holds a tensor
             st["step"] = float(t)
             m, v = st["exp_avg"], st["exp_avg_sq"]

@@ -135,10 +135,19 @@ def _linear_cross_entropy(r: random.Random, b: Bounds) -> Any:
     return linear_cross_entropy.make_case(n, hidden, vocab, r.choice((torch.bfloat16, torch.float32)))
 
 
+def _adamw(r: random.Random, b: Bounds) -> Any:
+    from rocm_triton_doctor.kernels import adamw
+
+    # A parameter list as a model has one: 1-12 tensors of odd sizes (a norm weight of 7, a matrix of millions).
+    count = r.randint(1, 12)
+    sizes = tuple(log_uniform(r, 1, max(1, b.flat // count)) for _ in range(count))
+    return adamw.make_case(sizes, r.choice(DTYPES))
+
+
 DRAWS: dict[str, Callable[[random.Random, Bounds], Any]] = {
     "gemm": _gemm, "add_mul": _add_mul, "bias_gelu_dropout_residual": _bgdr, "rmsnorm": _rows("rmsnorm"),
     "layernorm": _rows("layernorm"), "softmax": _rows("softmax"), "swiglu": _rows("swiglu"), "attention": _attention,
-    "linear_cross_entropy": _linear_cross_entropy,
+    "linear_cross_entropy": _linear_cross_entropy, "adamw": _adamw,
 }
 
 

@@ -344,8 +344,9 @@ def _time_case(case: Any, inputs: Any, r: CaseResult, with_compile: bool, ceilin
                timing: Any, sweep: bool = False) -> None:
     from rocm_triton_doctor.smoke import baselines
 
-    out = torch.empty(case.out_shape(inputs), dtype=case.dtype, device=next(
-        v for v in inputs.values() if hasattr(v, "device")).device)
+    # The device from the first tensor input; an input may be a list of tensors (adamw's parameter lists).
+    dev = next(t.device for v in inputs.values() for t in (v if isinstance(v, list) else [v]) if hasattr(t, "device"))
+    out = torch.empty(case.out_shape(inputs), dtype=case.dtype, device=dev)
     bench = (lambda fn: timing.bench(fn, SWEEP_REP_MS[1], SWEEP_REP_MS[0])) if sweep else timing.bench
     tt = bench(lambda: case.run(inputs, out))
     r.triton_ms = tt.to_dict()

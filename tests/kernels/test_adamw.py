@@ -175,3 +175,32 @@ def test_the_kept_plan_reads_gradients_updated_in_place_and_follows_moved_ones()
         torch.testing.assert_close(p.detach(), q.detach(), rtol=2e-6, atol=2e-7)
     o1.load_state_dict(o1.state_dict())
     assert not o1._plans
+
+
+_GPU_CAPTURE = """
+import torch
+from rocm_triton_doctor.kernels import adamw
+p = torch.nn.Parameter(torch.randn(1000, device="cuda"))
+p.grad = torch.randn_like(p)
+opt = adamw.AdamW([p])
+opt.step()  # the plan exists; a captured step would freeze its bias correction
+g = torch.cuda.CUDAGraph()
+try:
+    with torch.cuda.graph(g):
+        opt.step()
+    print("captured")
+except RuntimeError as exc:
+    print("refused" if "cannot be captured" in str(exc) else f"other: {exc}")
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_a_cuda_graph_capture_of_the_step_is_refused() -> None:  # pragma: no cover - the lent GPU
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run([sys.executable, "-c", _GPU_CAPTURE], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.stdout.strip().splitlines()[-1] == "refused", (proc.stdout, proc.stderr[-2000:])
