@@ -1,10 +1,17 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# The tests neither write the developer's cache (~/.cache/rocm-triton-doctor: install logs, the last smoke results)
+# nor read it: `check` reads the saved smoke results (check/probes/smoke_history.py). A test that needs the default
+# location removes the variable itself.
+os.environ.setdefault("RTD_CACHE_DIR", tempfile.mkdtemp(prefix="rtd-test-cache-"))
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SCENARIOS = FIXTURES / "scenarios"

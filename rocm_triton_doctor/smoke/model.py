@@ -9,6 +9,8 @@ run_model() returns a JSON-serialisable dict (json.dumps(..., allow_nan=False) w
     schema        "rocm-triton-doctor/model/1"
     preset, config   the preset name and its ModelConfig as a dict (vocab, hidden, layers, heads, kv_heads, batch,
                   seq, ffn_mult, eps, lr, dtype)
+    host, target, started   the machine's hostname, the Triton target ("hip:gfx1100", "cuda:sm_90", "interpreter
+                  (CPU)") and the UTC start time: what `check` (inductor-codegen) reads from the saved result
     device, device_name, dtype ("float32", or the autocast dtype), steps, warmup, seed, versions {torch, triton}
     timer         "cuda-events" (GPU: events around each step, read after the run) or "perf_counter" (CPU)
     ours_ops      per operation (rms_norm, attention, swiglu, loss): {"impl": "ours"|"torch", "module", and for torch
@@ -222,8 +224,15 @@ def run_model(preset: str = "tiny-llama", forms: Sequence[str] | None = None, st
     dev = torch.device(device)
     on_gpu = device != "cpu"
     batches = [(x.to(dev), y.to(dev)) for x, y in mf.make_batches(cfg, steps, seed)]
+    import datetime
+    import socket
+
+    from rocm_triton_doctor.kernels.policy import target_for_device
+
     result: dict[str, Any] = {
         "schema": SCHEMA, "preset": preset, "config": {**cfg.to_dict(), "dtype": dtype}, "device": device,
+        "host": socket.gethostname(), "target": target_for_device(device).label,
+        "started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "device_name": torch.cuda.get_device_name(dev) if on_gpu else "CPU (Triton interpreter)", "dtype": dtype,
         "steps": steps, "warmup": min(warmup, steps - 1), "seed": seed,
         "versions": {"torch": torch.__version__, "triton": triton.__version__},

@@ -19,6 +19,7 @@ from rocm_triton_doctor.check.checks import (
     python,
     rocm,
     runtime,
+    smoke_history,
     torch,
     triton,
     visibility,
@@ -45,6 +46,7 @@ REGISTRY: tuple[Check, ...] = (
     *nvidia.CHECKS,
     *errors.CHECKS,
     *workload.CHECKS,
+    *smoke_history.CHECKS,
 )
 INTERNAL_ERROR = "internal-error"
 

@@ -25,6 +25,7 @@ from rocm_triton_doctor.check.facts import (
     rocm,
     rocminfo,
     runtime,
+    smoke_history,
     workload,
 )
 from rocm_triton_doctor.check.facts.base import Fact, Status, absent, error, found, safe, unknown
@@ -71,6 +72,7 @@ class Facts:
     pci_display: Fact[tuple[PciDevice, ...]] = field(default_factory=lambda: unknown("/sys/bus/pci"))
     codeobjects: Fact[Any] = field(default_factory=lambda: unknown("codeobjects"))  # facts/codeobjects.CodeObjects
     workload: Fact[Any] = field(default_factory=lambda: unknown("workload_env"))  # facts/workload.WorkloadEnv
+    smoke_results: Fact[Any] = field(default_factory=lambda: unknown("smoke_results"))  # smoke_history.SavedRun tuple
     errors: Fact[tuple[ErrorText, ...]] = field(default_factory=lambda: unknown("errors"))
     commands: tuple[CommandRun, ...] = ()
     probe_errors: tuple[str, ...] = ()
@@ -129,6 +131,7 @@ def build_facts(snap: Mapping[str, Any]) -> Facts:
         **pci.build(snap),
         codeobjects=safe("codeobjects", lambda: codeobjects_fact(snap)),
         workload=safe("workload_env", lambda: workload.workload_fact(snap)),
+        smoke_results=safe("smoke_results", lambda: smoke_history.smoke_results_fact(snap)),
         **errors.build(snap),
         commands=snapshot.commands(snap),
         raw=snap,

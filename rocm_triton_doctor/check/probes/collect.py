@@ -281,6 +281,9 @@ class Collector:
                 snap["workload_env"] = self.workload_env()
             if self.live:
                 snap["system"] = {"hostname": os.uname().nodename, "machine": os.uname().machine}
+                from rocm_triton_doctor.check.probes import smoke_history
+
+                snap["smoke_results"] = smoke_history.read()  # what `smoke` last saw here (torch.compile's verdict)
                 snap["user"] = self.user()
                 which = self.which()
                 snap["which"] = which

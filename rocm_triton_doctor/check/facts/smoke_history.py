@@ -1,0 +1,61 @@
+"""The saved smoke runs' torch.compile attempts (snapshot key `smoke_results`, check/probes/smoke_history.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rocm_triton_doctor.check.facts.base import Fact, absent, error, found, unknown
+
+KEY = "smoke_results"
+
+
+@dataclass(frozen=True)
+class CompileAttempt:
+    what: str  # "compile form", "softmax bfloat16 4096x4096"
+    ok: bool
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    kind: str  # "kernels" | "model"
+    path: str
+    modified: str | None
+    started: str | None
+    host: str | None
+    device_name: str | None
+    target: str | None  # "hip:gfx1100"
+    torch: str | None
+    triton: str | None
+    attempts: tuple[CompileAttempt, ...]
+    error: str | None = None  # the file could not be read
+
+    @property
+    def arch(self) -> str | None:
+        return self.target.split(":", 1)[1] if self.target and ":" in self.target else self.target
+
+
+def _s(v: Any) -> str | None:
+    return str(v) if v not in (None, "") else None
+
+
+def smoke_results_fact(snap: Mapping[str, Any]) -> Fact[Any]:
+    if KEY not in snap:
+        return unknown(KEY)
+    sec = snap[KEY]
+    if sec is None:
+        return absent(KEY)
+    if not isinstance(sec, Mapping) or not isinstance(sec.get("runs"), list):
+        return error(KEY, "smoke_results has no list of runs")
+    runs = []
+    for r in sec["runs"]:
+        if not isinstance(r, Mapping):
+            continue
+        attempts = tuple(CompileAttempt(str(a.get("what") or "?"), bool(a.get("ok")), str(a.get("error") or ""))
+                         for a in r.get("compile") or [] if isinstance(a, Mapping) and isinstance(a.get("ok"), bool))
+        runs.append(SavedRun(str(r.get("kind") or "?"), str(r.get("path") or "?"), _s(r.get("modified")),
+                             _s(r.get("started")), _s(r.get("host")), _s(r.get("device_name")), _s(r.get("target")),
+                             _s(r.get("torch")), _s(r.get("triton")), attempts, _s(r.get("error"))))
+    return found(tuple(runs), KEY)
