@@ -49,7 +49,11 @@ def _adamw_block(p_in, g_in, m_in, v_in, p_out, m_out, v_out, offs, end, decay, 
     m = tl.load(m_in + offs, mask=mask).to(tl.float32)
     v = tl.load(v_in + offs, mask=mask).to(tl.float32)
     p = p * decay
-    m = m + (1.0 - beta1) * (g - m)  # torch: exp_avg.lerp_(grad, 1 - beta1)
+    # torch: exp_avg.lerp_(grad, 1 - beta1), with lerp's two formulas (ATen's lerp: self + w·(end − self) for w < 0.5,
+    # end − (end − self)·(1 − w) otherwise), so an infinite gradient gives torch's NaN or inf, not another one.
+    w = 1.0 - beta1
+    d = g - m
+    m = tl.where(w < 0.5, m + w * d, g - d * (1.0 - w))
     v = v * beta2 + (1.0 - beta2) * (g * g)  # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
     denom = tl.div_rn(tl.sqrt_rn(v), bc2_sqrt) + eps
     p = p - step_size * tl.div_rn(m, denom)

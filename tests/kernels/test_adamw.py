@@ -11,6 +11,8 @@ import math
 
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rocm_triton_doctor.kernels import adamw
 
@@ -204,3 +206,41 @@ def test_a_cuda_graph_capture_of_the_step_is_refused() -> None:  # pragma: no co
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     proc = subprocess.run([sys.executable, "-c", _GPU_CAPTURE], capture_output=True, text=True, env=env, timeout=300)
     assert proc.stdout.strip().splitlines()[-1] == "refused", (proc.stdout, proc.stderr[-2000:])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sizes=st.lists(st.integers(0, 2500), min_size=1, max_size=5), dtype=st.sampled_from(adamw.DTYPES),
+       step=st.integers(1, 10_000), lr=st.sampled_from([0.0, 1e-4, 3e-2]),
+       betas=st.sampled_from([(0.9, 0.999), (0.0, 0.0), (0.5, 0.95), (0.3, 0.9)]),
+       eps=st.sampled_from([0.0, 1e-8, 1e-3]), wd=st.sampled_from([0.0, 1e-2, 0.5]), block=st.sampled_from([None, 16, 128]),
+       special=st.sampled_from([None, "nan", "inf", "zero_v"]), seed=st.integers(0, 2**31 - 1))
+def test_any_list_matches_an_fp64_update(sizes: list[int], dtype: torch.dtype, step: int, lr: float,
+                                         betas: tuple[float, float], eps: float, wd: float, block: int | None,
+                                         special: str | None, seed: int) -> None:
+    # Every element against torch's AdamW math in fp64 from the same inputs, within the dtype's tolerance (1 ulp of
+    # the output for 16-bit: the interpreter truncates to bf16), NaN where the reference is NaN.
+    from rocm_triton_doctor.kernels.tolerances import tolerance
+
+    g = torch.Generator().manual_seed(seed)
+    cols = [[torch.randn(n, generator=g).to(dtype) for n in sizes] for _ in range(3)]
+    cols.append([torch.rand(n, generator=g).to(dtype) for n in sizes])
+    if special and sizes[0]:
+        i = sizes[0] // 2
+        if special == "zero_v":  # v = 0 with eps 0: 0/0 where m = 0 too, inf otherwise (as torch)
+            cols[3][0][i] = 0.0
+        else:
+            cols[1][0][i] = float(special)
+    ref = [[t.double() for t in col] for col in cols]
+    for p, gr, m, v in zip(*ref):
+        adamw._torch_update(p, gr, m, v, step, lr, betas[0], betas[1], eps, wd)
+    adamw.adamw_(*cols, step=step, lr=lr, beta1=betas[0], beta2=betas[1], eps=eps, weight_decay=wd, block=block)
+    tol = tolerance(str(dtype).removeprefix("torch."))
+    for got_col, want_col in zip((cols[0], cols[2], cols[3]), (ref[0], ref[2], ref[3])):
+        for got, want in zip(got_col, want_col):
+            got = got.double()
+            assert torch.equal(got.isnan(), want.isnan())
+            fin = ~want.isnan()
+            assert torch.equal(got[fin].isinf(), want[fin].isinf())
+            both = fin & ~want.isinf()
+            ulp = torch.finfo(dtype).eps * want[both].abs()
+            assert bool(((got[both] - want[both]).abs() <= tol.atol + tol.rtol * want[both].abs() + ulp).all())
