@@ -407,7 +407,8 @@ def make_case(sizes: tuple[int, ...], dtype: torch.dtype, block: int | None = No
     n = sum(sizes)
     what = (f"{len(sizes)} tensors, {n} elements" if len(sizes) > 1 else f"n={n}") + (f" BLOCK={block}" if block else "")
     return Case("adamw", f"{str(dtype).replace('torch.', '')} {what}", dtype, _setup(sizes, dtype), run=_runner(block),
-                reference=_reference, eager=_eager, flops=12.0 * n, bytes=7.0 * elem * n, out_shape=lambda x: (n,))
+                reference=_reference, eager=_eager, flops=12.0 * n, bytes=7.0 * elem * n, out_shape=lambda x: (n,),
+                graphable=False)
 
 
 # A Llama-style layer's parameter tensors (hidden 4096, SwiGLU 11008, GQA 8 KV heads) and its two norm weights.

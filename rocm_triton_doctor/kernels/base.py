@@ -47,6 +47,9 @@ class Case:
     # for outputs whose rounding in the input dtype can exceed the tolerance table (linear+CE's ∂W in bf16: sums of
     # thousands of cancelling terms, where eager torch itself was 1.2-2.1x the tolerance off fp64 on an H200).
     eager_slack: bool = False
+    # Whether the case may be timed by CUDA-graph replay (smoke/runner.py). adamw's may not: its step refuses capture
+    # (kernels/adamw.py: host-side step counts), and torch's AdamW baseline keeps its step counts on the CPU.
+    graphable: bool = True
 
     @property
     def id(self) -> str:

@@ -377,7 +377,8 @@ def _time_case(case: Any, inputs: Any, r: CaseResult, with_compile: bool, ceilin
     roof = timing.roofline_us(case, ceilings, r.dtype)
     # Graph replay where launch overhead can matter: seed shapes, and cases under GRAPH_BELOW_US that ran at under
     # half their roofline speed (a kernel near its ceiling is not launch-bound, and graphs cost smoke time).
-    if case.seed_shape or (tt.median_ms * 1e3 < GRAPH_BELOW_US and (roof is None or roof < tt.median_ms * 1e3 / 2)):
+    if case.graphable and (case.seed_shape or (tt.median_ms * 1e3 < GRAPH_BELOW_US
+                                               and (roof is None or roof < tt.median_ms * 1e3 / 2))):
         r.triton_graph_us = _us(timing.bench_graph(lambda: case.run(inputs, out)))
         if case.eager is not None:
             r.eager_graph_us = _us(timing.bench_graph(lambda: case.eager(inputs)))
