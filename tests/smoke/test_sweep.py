@@ -267,7 +267,7 @@ def test_sweep_timing_fills_every_column_with_a_fake_clock(monkeypatch: pytest.M
     timing = SimpleNamespace(bench=bench, bench_graph=lambda fn: None, roofline_us=real.roofline_us,
                              launch_bound=real.launch_bound, compute_bound=real.compute_bound)
     monkeypatch.setattr(baselines, "liger_fn", lambda kernel: ((lambda x: x["x"] * 2), ""))
-    case = SimpleNamespace(kernel="rmsnorm", dtype=torch.float32, seed_shape=False, bytes=float(256 << 20), flops=0.0,
+    case = SimpleNamespace(kernel="rmsnorm", dtype=torch.float32, seed_shape=False, graphable=True, bytes=float(256 << 20), flops=0.0,
                            out_shape=lambda x: (4,), run=lambda x, out: x["x"] + 1, eager=lambda x: x["x"] + 1)
     r = runner.CaseResult("rmsnorm", "c", "float32", "pass")
     runner._time_case(case, {"x": torch.ones(4)}, r, False, Ceilings(1000.0, {}), torch, timing, sweep=True)
