@@ -75,6 +75,12 @@ def inductor_codegen(f: Facts) -> Iterable[Finding]:
         bad = [a for a in r.attempts if not a.ok]
         good = [a for a in r.attempts if a.ok]
         versions = f"torch {r.torch or '?'}, Triton {r.triton or '?'}"
+        if r.on_cpu:  # inductor's CPU backend writes C++, not Triton: nothing about the GPU's code generation
+            yield info(f"the last {r.kind} smoke run compiled on the CPU ({len(good)} worked, {len(bad)} failed): it "
+                       "says nothing about Triton code for a GPU", f"{versions}." + (f" First error: {bad[0].error}"
+                                                                                    if bad else ""),
+                       evidence=(r.path,), fix=RUN_ONE)
+            continue
         if not bad:
             yield ok(f"torch.compile generated Triton code for {_where(r)} ({len(good)} compiled "
                      f"{'form' if r.kind == 'model' else 'case'}{'s' if len(good) != 1 else ''} in the {r.kind} smoke "

@@ -33,6 +33,12 @@ class SavedRun:
     error: str | None = None  # the file could not be read
 
     @property
+    def on_cpu(self) -> bool:
+        """The run was on the CPU (Triton's interpreter; torch.compile there is inductor's C++ backend)."""
+        return bool((self.target and self.target.startswith("interpreter"))
+                    or (self.device_name and self.device_name.startswith("CPU")))
+
+    @property
     def arch(self) -> str | None:
         return self.target.split(":", 1)[1] if self.target and ":" in self.target else self.target
 

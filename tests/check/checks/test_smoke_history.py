@@ -116,3 +116,9 @@ def test_the_probe_reads_the_saved_files_and_never_raises(tmp_path: Path) -> Non
     assert by["kernels"]["error"].startswith("JSONDecodeError")
     findings = _check(_snap(sec["runs"]))
     assert [f.severity for f in findings] == [Severity.INFO, Severity.OK]  # the unreadable file said, the model judged
+
+
+def test_a_cpu_run_says_nothing_about_gpu_code() -> None:
+    cpu = _model({"compile": {"status": "ok"}}, target="interpreter (CPU)", device_name="CPU (Triton interpreter)")
+    (f,) = _check(_snap([_run("model", cpu)]))
+    assert f.severity is Severity.INFO and "on the CPU" in f.title and f.fix is not None
