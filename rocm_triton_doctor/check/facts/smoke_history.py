@@ -59,8 +59,10 @@ def smoke_results_fact(snap: Mapping[str, Any]) -> Fact[Any]:
     for r in sec["runs"]:
         if not isinstance(r, Mapping):
             continue
+        tried = r.get("compile")
         attempts = tuple(CompileAttempt(str(a.get("what") or "?"), bool(a.get("ok")), str(a.get("error") or ""))
-                         for a in r.get("compile") or [] if isinstance(a, Mapping) and isinstance(a.get("ok"), bool))
+                         for a in (tried if isinstance(tried, list) else [])
+                         if isinstance(a, Mapping) and isinstance(a.get("ok"), bool))
         runs.append(SavedRun(str(r.get("kind") or "?"), str(r.get("path") or "?"), _s(r.get("modified")),
                              _s(r.get("started")), _s(r.get("host")), _s(r.get("device_name")), _s(r.get("target")),
                              _s(r.get("torch")), _s(r.get("triton")), attempts, _s(r.get("error"))))

@@ -58,7 +58,8 @@ def summarise(kind: str, doc: Any) -> dict[str, Any]:
             attempts.append({"what": f"{name} form", "ok": f["status"] == "ok",
                              **({"error": str(f.get("error") or "")[:500]} if f["status"] == "error" else {})})
     else:
-        for r in d.get("results") or []:
+        results = d.get("results")
+        for r in results if isinstance(results, list) else []:
             if not isinstance(r, dict):
                 continue
             what = f"{r.get('kernel', '?')} {r.get('case', '')}".strip()
@@ -88,5 +89,8 @@ def read(files: dict[str, str] | None = None) -> dict[str, Any] | None:
             runs.append({"kind": kind, "path": path, "error": f"{type(exc).__name__}: {exc}"[:300]})
             continue
         modified = _dt.datetime.fromtimestamp(st.st_mtime, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        runs.append({"path": path, "modified": modified, **summarise(kind, doc)})
+        try:
+            runs.append({"path": path, "modified": modified, **summarise(kind, doc)})
+        except Exception as exc:  # noqa: BLE001 - a hand-edited file of an unexpected shape is recorded, never raised
+            runs.append({"kind": kind, "path": path, "error": f"unexpected content: {type(exc).__name__}: {exc}"[:300]})
     return {"runs": runs} if runs else None

@@ -8,6 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from rocm_triton_doctor.check.checks import run_checks, select
 from rocm_triton_doctor.check.facts import build_facts
 from rocm_triton_doctor.check.findings import Finding, Severity
@@ -122,3 +125,22 @@ def test_a_cpu_run_says_nothing_about_gpu_code() -> None:
     cpu = _model({"compile": {"status": "ok"}}, target="interpreter (CPU)", device_name="CPU (Triton interpreter)")
     (f,) = _check(_snap([_run("model", cpu)]))
     assert f.severity is Severity.INFO and "on the CPU" in f.title and f.fix is not None
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
+                     lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+                     max_leaves=20)
+_KEYS = st.sampled_from(["kind", "path", "modified", "started", "host", "device_name", "target", "torch", "triton",
+                         "compile", "error", "forms", "results", "versions", "data", "what", "ok", "status"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=st.dictionaries(_KEYS, _JSON, max_size=8), kind=st.sampled_from(["kernels", "model"]),
+       section=_JSON | st.fixed_dictionaries({"runs": st.lists(st.dictionaries(_KEYS, _JSON, max_size=8), max_size=3)}))
+def test_junk_saved_results_and_junk_sections_never_crash(doc: dict[str, Any], kind: str, section: Any) -> None:
+    # A hand-edited or truncated cache file, or a pasted section of any shape: a finding, never a traceback.
+    run = smoke_history.summarise(kind, doc)
+    assert isinstance(run["compile"], list)
+    for snap in (_snap([{"path": "p", **run}]), {"schema": "rocm-triton-doctor/snapshot/1", "smoke_results": section}):
+        found = _check(snap)
+        assert found and all(f.id == "inductor-codegen" for f in found), [(f.id, f.title) for f in found]
