@@ -252,10 +252,10 @@ def test_ours_traces_without_a_graph_break_and_gives_the_eager_gradients() -> No
         torch.testing.assert_close(grads[1][n], g, rtol=1e-5, atol=1e-6, msg=n)
 
 
-def _fake_run(losses: dict[str, list[float]]) -> dict[str, Any]:
+def _fake_run(losses: dict[str, list[float]], dtype: str = "float32") -> dict[str, Any]:
     forms = {n: {"status": "ok", "flagged": False, "losses": v, "step_ms": {"p50": 1.0}, "params": 1,
                  "param_tensors_without_grad": 0} for n, v in losses.items()}
-    result = {"forms": forms}
+    result = {"forms": forms, "dtype": dtype}
     model._compare(result)
     return result
 
@@ -272,4 +272,6 @@ def test_loss_tolerance_is_one_percent_or_pytorchs_own_drift_in_the_run() -> Non
     r = _fake_run({"sdpa": sdpa, "liger": [7.0, 6.9, 6.8 * 1.05], "ours": [7.0, 6.9, 6.8 * 1.012]})
     (c,) = r["checks"]
     assert not c["ok"] and c["tolerance"] == 0.01 and "noise_floor" not in c
-    assert r["problems"] == ["ours: loss differs from sdpa by up to 0.012 (> 0.01)"]
+    assert r["problems"] == ["ours: loss differs from sdpa by up to 0.012 (> 0.01)"]  # fp32 (no dtype): no hint
+    r = _fake_run({"sdpa": sdpa, "ours": [7.0, 6.9, 6.8 * 1.012]}, dtype="bfloat16")
+    assert "add the compile form" in r["problems"][0]
