@@ -1,4 +1,5 @@
-"""Shared helpers for tests/kernels: a spec's interpreter cases, and checking one against its reference."""
+"""Shared helpers for tests/kernels: a spec's interpreter cases, checking one against its reference, and running a
+script on the GPU outside the interpreter (the GPU-marked tests)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import os
 
 os.environ["TRITON_INTERPRET"] = "1"  # before any @triton.jit function is created
 
+import json
+import subprocess
+import sys
 from typing import Any
 
 import torch
@@ -136,3 +140,13 @@ def same_shape_inputs(draw: Any, count: int, max_dim: int = 40) -> tuple[list[to
     ts = [strided_tensor(shape, dtype, gen, **layouts(draw, nd), special=draw(st.sampled_from(SPECIALS)))
           for _ in range(count)]
     return ts, dtype
+
+
+def gpu_script_json(code: str, timeout: int = 600) -> Any:
+    """Run `python -c code` in a subprocess without TRITON_INTERPRET (this package sets it for the interpreter tests,
+    and a GPU run must not inherit it); the script's last stdout line, parsed as JSON. Fails the test with the
+    script's stderr when it exits non-zero."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])

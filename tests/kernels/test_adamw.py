@@ -180,6 +180,7 @@ def test_the_kept_plan_reads_gradients_updated_in_place_and_follows_moved_ones()
 
 
 _GPU_CAPTURE = """
+import json
 import torch
 from rocm_triton_doctor.kernels import adamw
 p = torch.nn.Parameter(torch.randn(1000, device="cuda"))
@@ -190,22 +191,18 @@ g = torch.cuda.CUDAGraph()
 try:
     with torch.cuda.graph(g):
         opt.step()
-    print("captured")
+    print('"captured"')
 except RuntimeError as exc:
-    print("refused" if "cannot be captured" in str(exc) else f"other: {exc}")
+    print('"refused"' if "cannot be captured" in str(exc) else json.dumps(f"other: {exc}"))
 """
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
 def test_a_cuda_graph_capture_of_the_step_is_refused() -> None:  # pragma: no cover - the lent GPU
-    import os
-    import subprocess
-    import sys
+    from tests.kernels.helpers import gpu_script_json
 
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.run([sys.executable, "-c", _GPU_CAPTURE], capture_output=True, text=True, env=env, timeout=300)
-    assert proc.stdout.strip().splitlines()[-1] == "refused", (proc.stdout, proc.stderr[-2000:])
+    assert gpu_script_json(_GPU_CAPTURE, timeout=300) == "refused"
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -421,13 +421,7 @@ def test_every_attention_kernel_compiles_and_matches_on_the_gpu() -> None:  # pr
     # Each kernel this GPU offers (auto, pointer, and on Hopper both TMA kernels), on GQA, S_q != S_k and the large
     # D = 128 shape whose default is the host-TMA kernel: that kernel had failed to compile on Triton 3.6 after a
     # helper got a string default (test_jit_defaults.py), and no GPU test ran it. In a subprocess (no interpreter).
-    import json
-    import os
-    import subprocess
-    import sys
+    from tests.kernels.helpers import gpu_script_json
 
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.run([sys.executable, "-c", _GPU_KERNELS], capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    ratios = json.loads(proc.stdout.strip().splitlines()[-1])
+    ratios = gpu_script_json(_GPU_KERNELS)
     assert ratios and all(r <= 1.0 for r in ratios.values()), ratios

@@ -197,14 +197,8 @@ print(json.dumps(worst))
 def test_fp32_gemm_and_attention_keep_fp32_accuracy_on_the_gpu() -> None:  # pragma: no cover - the lent GPU
     # The interpreter computes every dot in numpy, so only a GPU sees what precision tl.dot really used: fp32 attention
     # had run on TF32 (11-15x the tolerance off fp64 on an H100/H200) until DOT_PREC.
-    import json
-    import os
-    import subprocess
-    import sys
+    from tests.kernels.helpers import gpu_script_json
 
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.run([sys.executable, "-c", _GPU_FP32], capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    worst = json.loads(proc.stdout.strip().splitlines()[-1])
+    worst = gpu_script_json(_GPU_FP32)
     assert worst.pop("gemm inf rows match cuBLAS") is True
     assert all(r <= 1.0 for r in worst.values()), worst
