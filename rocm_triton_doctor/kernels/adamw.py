@@ -187,16 +187,17 @@ def adamw_(params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], exp_av
     if not keep:
         return
     lists = [[col[i] for i in keep] for col in lists]
-    _refuse_capture(lists[0][0].device)
+    _refuse_capture()
     tables = _Tables([lists[0], *lists[2:]], block)
     tables.set_grads(lists[1])
     tables.launch(step, lr, beta1, beta2, eps, weight_decay)
 
 
-def _refuse_capture(dev: torch.device) -> None:
+def _refuse_capture() -> None:
     """A CUDA graph would freeze the step's bias corrections (kernel arguments) and copy the address table from a
-    host buffer that is gone by the replay: every replay after the first would be silently wrong."""
-    if dev.type == "cuda" and torch.cuda.is_current_stream_capturing():
+    host buffer that is gone by the replay: every replay after the first would be silently wrong. (is_available
+    first: a CPU-only torch has no capture query.)"""
+    if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
         raise RuntimeError("AdamW (rocm_triton_doctor) cannot be captured in a CUDA graph: its step count and address "
                            "table live on the host; use torch.optim.AdamW(capturable=True) inside graphs")
 
@@ -220,8 +221,8 @@ class _Tables:
             cfg["BLOCK"] = block
         self.cfg = cfg
         self.cols = len(cols)
-        self.addrs = [t.data_ptr() for col in cols for t in col]  # (kept to tell whether a parameter moved)
         rows = [t.data_ptr() for ts in zip(*cols) for t in ts]
+        self.p_addrs = rows[::len(cols)]  # the parameters' addresses: a plan holds while they stay put
         self.table = _device_int64(rows, self.dev)
         self.aligned = all(a % 16 == 0 for a in rows)
         self.p_like, self.s_like = p0, cols[1][0]
@@ -238,7 +239,6 @@ class _Tables:
             self.g_aligned = all(a % 16 == 0 for a in gaddrs)
 
     def launch(self, step: int, lr: float, beta1: float, beta2: float, eps: float, weight_decay: float) -> None:
-        _refuse_capture(self.dev)
         tix, starts, numels = self.chunks
         if not tix.numel():  # every tensor empty
             return
@@ -284,6 +284,7 @@ class AdamW(torch.optim.Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
+        _refuse_capture()  # before any step count moves
         for gi, group in enumerate(self.param_groups):
             hyper = (float(group["lr"]), *group["betas"], group["eps"], group["weight_decay"])
             check_hyper(hyper[0], (hyper[1], hyper[2]), hyper[3], hyper[4])  # a scheduler may have changed lr
@@ -304,9 +305,8 @@ class AdamW(torch.optim.Optimizer):
                     or not g.is_contiguous()):
                 return False
             grads.append(g)
-        if [p.data_ptr() for p in params] != tables.addrs[:len(params)]:
+        if [p.data_ptr() for p in params] != tables.p_addrs:
             return False
-        _refuse_capture(tables.dev)  # before the step counts move
         t += 1
         for p in params:
             self.state[p]["step"] = float(t)
@@ -331,7 +331,6 @@ class AdamW(torch.optim.Optimizer):
                 st["step"] = 0.0
                 st["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
                 st["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-            _refuse_capture(p.device)
             t = int(float(st["step"])) + 1  # float(): a state loaded from torch.optim.AdamW holds a tensor
             st["step"] = float(t)
             m, v = st["exp_avg"], st["exp_avg_sq"]
