@@ -20,6 +20,8 @@ run_model() returns a JSON-serialisable dict (json.dumps(..., allow_nan=False) w
     forms         {form: {...}} in FORMS order, each with
                     status        "ok" | "error" | "oom" | "skipped"; "reason" (skipped) or "error" (one line)
                     description   what the form runs
+                    compile_mode, pytorch   (ok and failed forms) None/"default"/"reduce-overhead", and whether
+                                  the form is PyTorch alone: a failed PyTorch-only compiled form is inductor's failure
                     losses        loss at every step (floats; null where not finite)
                     first_step_ms the first step (includes torch.compile's compilation and CUDA-graph recording)
                     step_ms       {"p50", "p20", "p80"} over the steps after `warmup`
@@ -71,6 +73,10 @@ class Form:
     pytorch: bool = False  # PyTorch alone (no third-party or our kernels): its spread from sdpa is the run's noise floor
     optimizer: str = "torch"  # "torch": torch.optim.AdamW's default (foreach on a GPU); "torch-fused": fused=True;
     # "ours": kernels/adamw.py's AdamW, one Triton launch a step
+
+    def traits(self) -> dict[str, Any]:
+        """What a form's result records of how it ran (check's inductor-codegen reads them from the saved result)."""
+        return {"compile_mode": self.compile_mode, "pytorch": self.pytorch}
 
 
 def make_optimizer(kind: str, params: Any, lr: float) -> Any:
@@ -146,7 +152,7 @@ def train_step(torch: Any, form: Form, fn: Any, opt: Any, amp: Any, x: Any, y: A
 def _run_form(form: Form, cfg: mf.ModelConfig, batches: list[Any], torch: Any, dev: Any, dtype: str, seed: int,
               warmup: int, build: Callable[[mf.ModelConfig, mf.Ops], Any]) -> dict[str, Any]:
     on_gpu = dev.type != "cpu"
-    r: dict[str, Any] = {"status": "ok", "description": form.description}
+    r: dict[str, Any] = {"status": "ok", "description": form.description, **form.traits()}
     torch._dynamo.reset()  # first: compiled graphs (and their CUDA-graph pools) of the last form hold memory
     if on_gpu:
         gc.collect()
@@ -258,7 +264,7 @@ def run_model(preset: str = "tiny-llama", forms: Sequence[str] | None = None, st
             oom = on_gpu and isinstance(exc, torch.cuda.OutOfMemoryError)
             line = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
             result["forms"][name] = {"status": "oom" if oom else "error", "description": form.description,
-                                     "error": f"{type(exc).__name__}: {line}"[:500]}
+                                     "error": f"{type(exc).__name__}: {line}"[:500], **form.traits()}
         finally:
             if on_gpu:
                 torch.cuda.empty_cache()

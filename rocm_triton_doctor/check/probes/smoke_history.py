@@ -11,7 +11,8 @@ Snapshot key `smoke_results` (docs/snapshot.md): missing = not probed, null = pr
      "compile": [{"what": "compile form" | "softmax bf16 4096x4096", "ok": true | false, "error": "..."}]}
 
 or {"kind", "path", "error"} when a file cannot be read. Only inductor's own attempts are kept: the PyTorch-only
-model forms (not ours-compile, whose failure could be our op's) and the compiled eager baselines.
+model forms run under torch.compile, as the result marks them (not ours-compile, whose failure could be our op's), and
+the compiled eager baselines.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import os
 from typing import Any
 
 MAX_BYTES = 64 << 20  # a smoke result with every sweep row is a few MB
-PYTORCH_COMPILE_FORMS = ("compile", "compile-cudagraphs", "compile-fused-adamw")  # smoke/model.py Form.pytorch
 
 
 def paths() -> dict[str, str]:
@@ -51,10 +51,12 @@ def summarise(kind: str, doc: Any) -> dict[str, Any]:
     attempts: list[dict[str, Any]] = []
     if kind == "model":
         forms: dict[str, Any] = d["forms"] if isinstance(d.get("forms"), dict) else {}
-        for name in PYTORCH_COMPILE_FORMS:
-            f = forms.get(name)
-            if not isinstance(f, dict) or f.get("status") not in ("ok", "error"):
-                continue  # not run, skipped, or out of memory (not a code-generation verdict)
+        for name, f in forms.items():
+            # The result says how each form ran (smoke/model.py Form.traits): inductor's own attempts are the
+            # PyTorch-only forms under torch.compile that finished or failed (not skipped, not out of memory).
+            if not (isinstance(f, dict) and f.get("pytorch") is True and f.get("compile_mode")
+                    and f.get("status") in ("ok", "error")):
+                continue
             attempts.append({"what": f"{name} form", "ok": f["status"] == "ok",
                              **({"error": str(f.get("error") or "")[:500]} if f["status"] == "error" else {})})
     else:

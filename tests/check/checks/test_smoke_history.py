@@ -16,11 +16,15 @@ from rocm_triton_doctor.check.facts import build_facts
 from rocm_triton_doctor.check.findings import Finding, Severity
 from rocm_triton_doctor.check.fixsafety import violations
 from rocm_triton_doctor.check.probes import smoke_history
+from rocm_triton_doctor.smoke import model
 
 ERR = "InductorError: RuntimeError: PassManager::run failed (ConvertWarpPipeline pass)"
 
 
 def _model(forms: dict[str, dict[str, Any]], **more: Any) -> dict[str, Any]:
+    # Each form as smoke/model.py records it: its traits (compile_mode, pytorch) come from the real form table.
+    forms = {n: {**model.FORMS[n].traits(), **f} if f.get("status") in ("ok", "error", "oom") else f
+             for n, f in forms.items()}
     return {"schema": "rocm-triton-doctor/model/1", "host": "box", "target": "hip:gfx1030", "started": "2026-11-27T10:00:00Z",
             "device_name": "AMD Radeon RX 6800 XT", "versions": {"torch": "2.9.1+rocm6.4", "triton": "3.5.1"},
             "forms": forms, **more}
