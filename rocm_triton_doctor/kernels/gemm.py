@@ -20,9 +20,10 @@ from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import argcheck, policy, tunecache
 from rocm_triton_doctor.kernels.base import (AotSpec, Case, DropoutCheck, Inputs, KernelSpec, cdiv, check_device, check_p,
                                              dropout_args, randn, tma_layout_ok, upcast_dots)
-from rocm_triton_doctor.kernels.gemm_kernels import _splitk_reduce_kernel, gemm_kernel, gemm_tma_kernel
-from rocm_triton_doctor.kernels.gemm_parts import (_checked_config, _cus, _sm_count, aligned_copy, bytes_moved, eager, flops,
-                                                   misaligned, reference, split_stride, tune_key)
+from rocm_triton_doctor.kernels.gemm_kernels import _splitk_reduce_kernel, gemm_kernel, gemm_tma_kernel, gemv_kernel
+from rocm_triton_doctor.kernels.gemm_parts import (_checked_config, _cus, _sm_count, aligned_copy, bytes_moved,
+                                                   checked_gemv_config, eager, flops, misaligned, reference,
+                                                   split_stride, tune_key)
 from rocm_triton_doctor.kernels.gemm_parts import CONFIG_KEYS, tune_candidates  # noqa: F401 - re-exported (tests, --tune)
 
 EPILOGUES = {"none": 0, "bias": 1, "bias_relu": 2, "bias_gelu": 3}
@@ -30,6 +31,7 @@ DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 # fp32 products: "auto" (fp32 accuracy, the policy's way: policy_fp32.fp32_dot_precision), or tl.dot's own
 # input_precision: "ieee" (FMA), "tf32x3" (the 3xTF32 split, NVIDIA sm_80+), "tf32" (10-bit products, NVIDIA sm_80+).
 PRECISIONS = ("auto", "ieee", "tf32x3", "tf32")
+KERNELS = ("auto", "pointer", "tma", "gemv")
 tunecache.register_validator("gemm", _checked_config)  # cached entries pass the config= check, or are dropped
 
 
@@ -44,12 +46,13 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     fp32, any strides, sharing no memory with the inputs). seed: None draws a fresh one per call (a new dropout mask,
     like F.dropout); an int gives the same mask every call. Inputs that require grad are refused under grad mode (no
     backward yet). precision: how fp32 products are formed (PRECISIONS; "auto" keeps fp32 accuracy). kernel: "auto"
-    (the policy's choice), "pointer" (gemm_kernel, split-K when the policy says so) or
-    "tma" (gemm_tma_kernel; 16-bit, Triton with tensor descriptors, TMA-compatible layouts only)."""
+    (the policy's choice), "pointer" (gemm_kernel, split-K when the policy says so),
+    "tma" (gemm_tma_kernel; 16-bit, Triton with tensor descriptors, TMA-compatible layouts only) or "gemv"
+    (gemv_kernel: at most policy.GEMV_MAX_M rows of a, fp32 multiply-adds; "auto" takes it for a few rows)."""
     if epilogue not in EPILOGUES:
         raise ValueError(f"gemm: epilogue must be one of {', '.join(EPILOGUES)}, got {epilogue!r}")
-    if kernel not in ("auto", "pointer", "tma"):
-        raise ValueError(f"gemm: kernel must be auto, pointer or tma, got {kernel!r}")
+    if kernel not in KERNELS:
+        raise ValueError(f"gemm: kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     if precision not in PRECISIONS:
         raise ValueError(f"gemm: precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     argcheck.check_tensors("gemm", a=a, b=b, bias=bias, out=out)
@@ -119,17 +122,18 @@ def clear_plans() -> None:
 
 
 class _Part:
-    """One pointer-kernel launch set over rows [lo, hi) of A and C: gemm_kernel into C (split 1), or K-split into an
-    fp32 workspace and _splitk_reduce_kernel into C. ints: the kernel's integer arguments; kw: its constexprs and
-    options; the reduce's likewise."""
+    """One launch set over rows [lo, hi) of A and C: `kern` (gemm_kernel, or gemv_kernel for a few rows) into C
+    (split 1), or K-split into an fp32 workspace and _splitk_reduce_kernel into C. ints: the kernel's integer
+    arguments; kw: its constexprs and options; the reduce's likewise."""
 
-    __slots__ = ("lo", "hi", "split", "grid", "ints", "kw", "ws_cols", "rgrid", "rints", "rkw")
+    __slots__ = ("lo", "hi", "split", "grid", "ints", "kw", "ws_cols", "rgrid", "rints", "rkw", "kern")
 
     def __init__(self, lo: int, hi: int, split: int, grid: tuple[int, int], ints: tuple[Any, ...], kw: dict[str, Any],
                  ws_cols: int = 0, rgrid: tuple[int, int] = (0, 0), rints: tuple[Any, ...] = (),
-                 rkw: dict[str, Any] | None = None) -> None:
+                 rkw: dict[str, Any] | None = None, kern: Any = None) -> None:
         self.lo, self.hi, self.split, self.grid, self.ints, self.kw = lo, hi, split, grid, ints, kw
         self.ws_cols, self.rgrid, self.rints, self.rkw = ws_cols, rgrid, rints, rkw or {}
+        self.kern = gemm_kernel if kern is None else kern
 
 
 class _Plan:
@@ -152,10 +156,10 @@ class _Plan:
             whole = part.lo == 0 and part.hi == self.M
             ap, cp = (a, c) if whole else (a[part.lo:part.hi], c[part.lo:part.hi])
             if part.split == 1:
-                launch(gemm_kernel, part.grid, ap, b, cp, bias_arg, *part.ints, seed, threshold, scale, **part.kw)
+                launch(part.kern, part.grid, ap, b, cp, bias_arg, *part.ints, seed, threshold, scale, **part.kw)
                 continue
             ws = torch.empty((part.split, part.hi - part.lo, part.ws_cols), dtype=torch.float32, device=a.device)
-            launch(gemm_kernel, part.grid, ap, b, ws, ws, *part.ints, 0, 0, 1.0, **part.kw)
+            launch(part.kern, part.grid, ap, b, ws, ws, *part.ints, 0, 0, 1.0, **part.kw)
             launch(_splitk_reduce_kernel, part.rgrid, ws, cp, bias_arg, *part.rints, seed, threshold, scale, **part.rkw)
 
 
@@ -168,6 +172,7 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     N = b.shape[1]
     target = policy.target_for_device(dev.type)
     b_nmajor = b.stride(1) == 1 or b.stride(0) != 1  # B's rows (along N) contiguous; the aligned copy keeps the layout
+    asked = precision
     if dtype == torch.float32:
         if precision == "auto":
             precision = policy.gemm_fp32_precision(target, M, b_nmajor)
@@ -181,6 +186,12 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     # gemm_kernel (use_tma False below), exactly as config=<it> with kernel="pointer" would; kernel="tma" skips it.
     tkey = None if config is not None or kernel == "tma" else tune_key(a, b, epilogue, p, precision)
     cached = None if tkey is None else tunecache.lookup("gemm", tkey, target)
+    if kernel == "gemv" or (kernel == "auto" and not cached and config is None and asked in ("auto", "ieee")
+                            and policy.gemv_takes(target, M, a.element_size(), not misaligned(b))):
+        # A few rows of A: the GEMV kernel where policy_gemv.gemv_takes says it wins. It forms exact fp32 products, so fp32's
+        # "auto" and "ieee" both hold there; an explicit TF32 request keeps the tensor-core tiles unless forced. A
+        # tune-cache entry for this key (a pointer-kernel config `smoke --tune` measured faster) is honoured.
+        return _gemv_plan(a, b, c, bias, epilogue, p, config, target, dev)
     user = _checked_config(cached or config or {})  # {}: the policy's tiles
     copy = user.pop("ALIGN_COPY", None)
     b_pad_ok = user.pop("B_PAD", True)  # False: mask a copied B at N, as before (benchmarks/gemm_ab_probe.py)
@@ -246,6 +257,58 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
                  M, tkey)
 
 
+def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor | None, epilogue: str, p: float,
+               config: dict[str, Any] | None, target: policy.Target, dev: torch.device) -> _Plan:
+    """The launch plan of gemv_kernel for this call: the policy's tiles and K split (policy.gemv_config), or a
+    caller's config (gemm_parts.checked_gemv_config). B is read in place whatever its alignment: no copies."""
+    M, K = a.shape
+    N = b.shape[1]
+    if M > policy.GEMV_MAX_M:
+        raise ValueError(f"gemm: the GEMV kernel takes at most {policy.GEMV_MAX_M} rows of a, got {M}")
+    b_kmajor = K > 1 and b.stride(0) == 1 and (N == 1 or b.stride(1) != 1)
+    cfg = dict(policy.gemv_config(target, M, N, K, a.element_size(), b_kmajor, _cus(dev)))
+    if config:
+        cfg.update(checked_gemv_config(config, M))
+    bm, bn, bk, split = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], cfg.get("SPLIT_K", 1)
+    pn, pk = -(-N // bn) * bn, -(-K // bk) * bk
+    n_ws = -(-N // 4) * 4
+    int64 = max(argcheck.max_offset(a, (bm, pk)), argcheck.max_offset(b, (pk, pn)), argcheck.max_offset(c, (bm, pn)),
+                argcheck.max_offset(bias, (pn,)) if bias is not None else 0,
+                split * bm * max(pn, n_ws) if split > 1 else 0) >= argcheck.INT32_LIMIT
+    (am, div_am), (ak, div_ak) = split_stride(a.stride(0)), split_stride(a.stride(1))
+    (sbk, div_bk), (sbn, div_bn) = split_stride(b.stride(0)), split_stride(b.stride(1))
+    nk, div_n = split_stride(N)
+    bias_stride = bias.stride(0) if bias is not None else 0
+    kw = {"EPILOGUE": EPILOGUES[epilogue], "HAS_DROPOUT": p > 0.0, "INT64": int64, "B_KMAJOR": b_kmajor,
+          "EVEN_N": N % bn == 0, "EVEN_K": K % bk == 0, "DIV_AM": div_am, "DIV_AK": div_ak, "DIV_BK": div_bk,
+          "DIV_BN": div_bn, "DIV_N": div_n, **{k: v for k, v in cfg.items()}}
+    ints = (M, nk, K, am, ak, sbk, sbn)
+    grid = (cdiv(N, bn), split)
+    if split == 1:
+        (cm, div_cm), (cn, div_cn) = split_stride(c.stride(0)), split_stride(c.stride(1))
+        part = _Part(0, M, 1, grid, (*ints, cm, cn, bias_stride), {**kw, "DIV_CM": div_cm, "DIV_CN": div_cn},
+                     kern=gemv_kernel)
+    else:
+        wm, div_wm = split_stride(n_ws)
+        part = _Part(0, M, split, grid, (*ints, wm, 1, 0),
+                     {**kw, "EPILOGUE": 0, "HAS_DROPOUT": False, "DIV_CM": div_wm, "DIV_CN": 1},
+                     ws_cols=n_ws, kern=gemv_kernel, **_reduce_launch(c, M, N, n_ws, split, bias_stride, kw, target))
+    return _Plan(False, False, [part], M, None)
+
+
+def _reduce_launch(c: torch.Tensor, M: int, N: int, n_ws: int, split: int, bias_stride: int, epi: dict[str, Any],
+                   target: policy.Target) -> dict[str, Any]:
+    """_splitk_reduce_kernel's grid, integer arguments and constexprs for a K-split launch into C's rows (epi: the
+    EPILOGUE, HAS_DROPOUT and INT64 of the call)."""
+    wm, div_wm = split_stride(n_ws)
+    (cm, div_cm), (cn, div_cn) = split_stride(c.stride(0)), split_stride(c.stride(1))
+    rm, rn = policy.splitk_reduce_tile(target, M)
+    return {"rgrid": (cdiv(M, rm), cdiv(N, rn)), "rints": (M, N, wm, cm, cn, bias_stride),
+            "rkw": {"SPLIT_K": split, "BLOCK_M": rm, "BLOCK_N": rn, "DIV_WM": div_wm, "DIV_CM": div_cm,
+                    "DIV_CN": div_cn, "num_warps": 4, "EPILOGUE": epi["EPILOGUE"], "HAS_DROPOUT": epi["HAS_DROPOUT"],
+                    "INT64": epi["INT64"]}}
+
+
 def _part(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, lo: int, hi: int, split: int, N: int, K: int,
           bias_stride: int, common: dict[str, Any], target: policy.Target) -> _Part:
     """The launch arguments for rows [lo, hi) (common: the constexprs and options that do not depend on the rows)."""
@@ -263,13 +326,9 @@ def _part(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, lo: int, hi: int, s
                      {"DIV_CM": div_cm, "DIV_CN": div_cn, **rows, **common})
     n_ws = -(-N // 4) * 4  # the split-K workspace's rows, padded to 16 bytes
     wm, div_wm = split_stride(n_ws)
-    rm, rn = policy.splitk_reduce_tile(target, M)
     return _Part(lo, hi, split, (tiles, split), (mk, nk, K, am, ak, sbk, sbn, wm, 1, 0),
                  {"DIV_CM": div_wm, "DIV_CN": 1, **rows, **{**common, "EPILOGUE": 0, "HAS_DROPOUT": False}},
-                 ws_cols=n_ws, rgrid=(cdiv(M, rm), cdiv(N, rn)), rints=(M, N, wm, cm, cn, bias_stride),
-                 rkw={"SPLIT_K": split, "BLOCK_M": rm, "BLOCK_N": rn, "DIV_WM": div_wm, "DIV_CM": div_cm,
-                      "DIV_CN": div_cn, "num_warps": 4, "EPILOGUE": common["EPILOGUE"],
-                      "HAS_DROPOUT": common["HAS_DROPOUT"], "INT64": common["INT64"]})
+                 ws_cols=n_ws, **_reduce_launch(c, M, N, n_ws, split, bias_stride, common, target))
 
 
 def make_case(M: int, K: int, N: int, dtype: torch.dtype, epilogue: str, p: float = 0.0, *,
@@ -367,6 +426,19 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
                  **(divs if nmajor else divs_bt)}
         specs.append((f"gemm fp16{label}", gemm_kernel, {**sig, "c_ptr": "*fp32" if tiles["SPLIT_K"] > 1 else "*fp16"},
                       const, cfg))
+    # The GEMV kernel (a few rows of A where policy.gemv_takes says so): a decode step against an
+    # nn.Linear weight (K contiguous, split-K into the fp32 workspace), and 4 rows against a row-major weight.
+    for label, (m, n, k), elem, kmajor in ((" GEMV M=1 B^T (split-K)", (1, 4096, 4096), 2, True),
+                                           (" GEMV M=4", (4, 4096, 4096), 2, False)):
+        gcfg = policy.gemv_config(target, m, n, k, elem, kmajor, 0)
+        gtiles = {key: gcfg[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K")}
+        gdivs = {**(divs_bt if kmajor else divs)}
+        for key in ("DIV_M",):
+            gdivs.pop(key)
+        const = {"EPILOGUE": 0, "HAS_DROPOUT": False, "B_KMAJOR": kmajor, "EVEN_N": True, "EVEN_K": True,
+                 "INT64": False, **gtiles, **gdivs}
+        specs.append((f"gemm fp16{label}", gemv_kernel, {**sig, "c_ptr": "*fp32" if gtiles["SPLIT_K"] > 1 else "*fp16"},
+                      const, gcfg))
     if policy.gemm_use_tma(target, 4096, 4096, 4096):
         # What actually runs there at this size: the persistent TMA kernel (132 SMs: an H100/H200 SXM).
         tcfg = policy.gemm_config(target, 4096, 4096, 4096, 2, tma=True)

@@ -1,5 +1,6 @@
 """The GEMM's Triton kernels (gemm.py launches them): the pointer kernel (full K, or one K-split share into an fp32
-workspace), the split-K reduce-and-epilogue pass, and Hopper's persistent TMA kernel. Device helpers shared by them
+workspace), the split-K reduce-and-epilogue pass, Hopper's persistent TMA kernel, and the GEMV kernel for a few rows
+of A (decode sizes: fp32 multiply-adds, no tensor cores). Device helpers shared by them
 (tile order, 64-bit offsets, the fused epilogue) are in gemm_parts.py."""
 
 from __future__ import annotations
@@ -148,3 +149,153 @@ def gemm_tma_kernel(a_desc, b_desc, c_ptr, bias_ptr, M, N, K, stride_cm, stride_
         _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, _wide(offs_m, INT64), _wide(offs_n, INT64),
                         pid_n * BLOCK_N, M, N, stride_cm, stride_cn, stride_bias, seed, threshold, scale, EPILOGUE,
                         HAS_DROPOUT, BLOCK_M, BLOCK_N)
+
+
+@triton.jit
+def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                stride_bias, seed, threshold, scale, EPILOGUE: tl.constexpr, HAS_DROPOUT: tl.constexpr,
+                B_KMAJOR: tl.constexpr, EVEN_N: tl.constexpr, EVEN_K: tl.constexpr, INT64: tl.constexpr,
+                SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                DIV_AM: tl.constexpr, DIV_AK: tl.constexpr, DIV_BK: tl.constexpr, DIV_BN: tl.constexpr,
+                DIV_CM: tl.constexpr, DIV_CN: tl.constexpr, DIV_N: tl.constexpr = 1):
+    """A few rows of A (M <= BLOCK_M <= 8) against all of B without tensor cores: each program owns BLOCK_N columns
+    of C and (SPLIT_K > 1) one share of K, and streams its B tiles through fp32 fused multiply-adds into one 2-D
+    accumulator per row of A, each summed along K once, after the loop. At decode sizes a GEMM is a read of B: a
+    16-row tensor-core tile computes 16 rows for one, fp32 products there need the 3xTF32 split, and a misaligned B
+    feeds tl.dot scalar loads; here every program is small, so many stay resident per SM and keep enough of B in
+    flight. The products are exact fp32 (IEEE) for every dtype. B_KMAJOR: B's K dimension is the contiguous one (an
+    nn.Linear weight, B^T): tiles [BLOCK_N, BLOCK_K]; otherwise [BLOCK_K, BLOCK_N]. SPLIT_K, workspace, DIV_* and
+    the epilogue: as in gemm_kernel (the same dropout mask, the same reduce pass).
+    Why eight named accumulators and not one 3-D [BLOCK_M, ...] tile: with the 3-D tile every K step converted the
+    loaded tiles' layout to the 3-D one through shared memory (two convert_layout ops inside the loop, compile-only
+    sm_90, Triton 3.9); 2-D tiles keep the loads' own 16-byte vector layout and convert nothing in the loop. The
+    unused accumulators (rows >= BLOCK_M) are compile-time dead code."""
+    stride_am = _scaled(stride_am, DIV_AM, INT64)
+    stride_ak = _scaled(stride_ak, DIV_AK, INT64)
+    stride_bk = _scaled(stride_bk, DIV_BK, INT64)
+    stride_bn = _scaled(stride_bn, DIV_BN, INT64)
+    stride_cm = _scaled(stride_cm, DIV_CM, INT64)
+    stride_cn = _scaled(stride_cn, DIV_CN, INT64)
+    N = N * DIV_N
+    pid_n = tl.program_id(0)
+    pid_k = tl.program_id(1)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    cols = _wide(offs_n, INT64)
+    offs_k = _wide(tl.arange(0, BLOCK_K), INT64)
+    k_full = K // BLOCK_K
+    if SPLIT_K == 1:
+        k_lo = 0
+        k_hi = k_full
+    else:
+        per = tl.cdiv(k_full, SPLIT_K)
+        k_lo = tl.minimum(pid_k * per, k_full)
+        k_hi = tl.minimum(k_lo + per, k_full)
+    step_a = _k_step(stride_ak, BLOCK_K, INT64)
+    step_b = _k_step(stride_bk, BLOCK_K, INT64)
+    mask_n = offs_n < N
+    a_row = a_ptr + offs_k * stride_ak + k_lo * step_a  # row 0 of A; row i is i·stride_am further
+    if B_KMAJOR:
+        b_ptrs = b_ptr + cols[:, None] * stride_bn + offs_k[None, :] * stride_bk + k_lo * step_b
+        zero = tl.zeros((BLOCK_N, BLOCK_K), dtype=tl.float32)
+    else:
+        b_ptrs = b_ptr + offs_k[:, None] * stride_bk + cols[None, :] * stride_bn + k_lo * step_b
+        zero = tl.zeros((BLOCK_K, BLOCK_N), dtype=tl.float32)
+    acc0 = zero
+    acc1 = zero
+    acc2 = zero
+    acc3 = zero
+    acc4 = zero
+    acc5 = zero
+    acc6 = zero
+    acc7 = zero
+    for _ in range(k_lo, k_hi):
+        b = _gemv_load_b(b_ptrs, mask_n, offs_k, 0, B_KMAJOR, EVEN_N, False)
+        acc0 = _gemv_fma(acc0, a_row, 0, stride_am, M, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
+        acc1 = _gemv_fma(acc1, a_row, 1, stride_am, M, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
+        acc2 = _gemv_fma(acc2, a_row, 2, stride_am, M, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
+        acc3 = _gemv_fma(acc3, a_row, 3, stride_am, M, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
+        acc4 = _gemv_fma(acc4, a_row, 4, stride_am, M, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
+        acc5 = _gemv_fma(acc5, a_row, 5, stride_am, M, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
+        acc6 = _gemv_fma(acc6, a_row, 6, stride_am, M, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
+        acc7 = _gemv_fma(acc7, a_row, 7, stride_am, M, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
+        a_row += step_a
+        b_ptrs += step_b
+    if not EVEN_K:  # noqa: SIM102 - a compile-time test around a run-time one (Triton folds only the first)
+        if pid_k == SPLIT_K - 1:  # the last split owns the tail; its pointers stopped at block k_full
+            k_left = K - k_full * BLOCK_K
+            b = _gemv_load_b(b_ptrs, mask_n, offs_k, k_left, B_KMAJOR, False, True)
+            acc0 = _gemv_fma(acc0, a_row, 0, stride_am, M, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
+            acc1 = _gemv_fma(acc1, a_row, 1, stride_am, M, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
+            acc2 = _gemv_fma(acc2, a_row, 2, stride_am, M, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
+            acc3 = _gemv_fma(acc3, a_row, 3, stride_am, M, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
+            acc4 = _gemv_fma(acc4, a_row, 4, stride_am, M, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
+            acc5 = _gemv_fma(acc5, a_row, 5, stride_am, M, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
+            acc6 = _gemv_fma(acc6, a_row, 6, stride_am, M, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
+            acc7 = _gemv_fma(acc7, a_row, 7, stride_am, M, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
+    offs_m = tl.arange(0, BLOCK_M)
+    out = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    out = _gemv_place(out, acc0, 0, offs_m, B_KMAJOR, BLOCK_M)
+    out = _gemv_place(out, acc1, 1, offs_m, B_KMAJOR, BLOCK_M)
+    out = _gemv_place(out, acc2, 2, offs_m, B_KMAJOR, BLOCK_M)
+    out = _gemv_place(out, acc3, 3, offs_m, B_KMAJOR, BLOCK_M)
+    out = _gemv_place(out, acc4, 4, offs_m, B_KMAJOR, BLOCK_M)
+    out = _gemv_place(out, acc5, 5, offs_m, B_KMAJOR, BLOCK_M)
+    out = _gemv_place(out, acc6, 6, offs_m, B_KMAJOR, BLOCK_M)
+    out = _gemv_place(out, acc7, 7, offs_m, B_KMAJOR, BLOCK_M)
+    rows = _wide(offs_m, INT64)
+    if SPLIT_K == 1:
+        _epilogue_store(out, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, pid_n * BLOCK_N, M, N, stride_cm, stride_cn,
+                        stride_bias, seed, threshold, scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N)
+    else:
+        ws = c_ptr + (rows + pid_k * M)[:, None] * stride_cm + cols[None, :]
+        tl.store(ws, out, mask=(offs_m < M)[:, None] & mask_n[None, :])
+
+
+@triton.jit
+def _gemv_load_b(b_ptrs, mask_n, offs_k, k_left, B_KMAJOR: tl.constexpr, EVEN_N: tl.constexpr, TAIL: tl.constexpr):
+    """gemv_kernel's tile of B in fp32: masked at N unless EVEN_N, and at k_left along K in the TAIL block."""
+    if B_KMAJOR:
+        if TAIL:
+            b = tl.load(b_ptrs, mask=mask_n[:, None] & (offs_k[None, :] < k_left), other=0.0)
+        elif EVEN_N:
+            b = tl.load(b_ptrs)
+        else:
+            b = tl.load(b_ptrs, mask=mask_n[:, None], other=0.0)
+    else:
+        if TAIL:
+            b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & mask_n[None, :], other=0.0)
+        elif EVEN_N:
+            b = tl.load(b_ptrs)
+        else:
+            b = tl.load(b_ptrs, mask=mask_n[None, :], other=0.0)
+    return b.to(tl.float32)
+
+
+@triton.jit
+def _gemv_fma(acc, a_row, i: tl.constexpr, stride_am, M, b, offs_k, k_left, B_KMAJOR: tl.constexpr,
+              BLOCK_M: tl.constexpr, TAIL: tl.constexpr):
+    """Row i of A's K block times B's tile, added into that row's accumulator (rows past BLOCK_M: nothing; past M:
+    zeros, so they add nothing)."""
+    if i < BLOCK_M:
+        row_ok = offs_k * 0 + i < M  # a tensor: the interpreter cannot mask with a scalar
+        if TAIL:
+            a = tl.load(a_row + i * stride_am, mask=(offs_k < k_left) & row_ok, other=0.0).to(tl.float32)
+        else:
+            a = tl.load(a_row + i * stride_am, mask=row_ok, other=0.0).to(tl.float32)
+        if B_KMAJOR:
+            acc = tl.fma(b, a[None, :], acc)
+        else:
+            acc = tl.fma(b, a[:, None], acc)
+    return acc
+
+
+@triton.jit
+def _gemv_place(out, acc, i: tl.constexpr, offs_m, B_KMAJOR: tl.constexpr, BLOCK_M: tl.constexpr):
+    """Sum row i's accumulator along K into row i of the [BLOCK_M, BLOCK_N] output tile."""
+    if i < BLOCK_M:
+        if B_KMAJOR:
+            s = tl.sum(acc, axis=1)
+        else:
+            s = tl.sum(acc, axis=0)
+        out = tl.where(offs_m[:, None] == i, s[None, :], out)
+    return out

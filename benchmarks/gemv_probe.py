@@ -1,0 +1,136 @@
+"""A few rows of A against a weight: the GEMV kernel (gemm_kernels.gemv_kernel, policy_gemv.py) against the tile
+kernel's decode path (kernel="pointer") and cuBLAS (eager torch, with the same epilogue), in GPU time (CUDA-graph
+replay), with variants of the GEMV policy (tiles twice and half as large, half / twice the K split) to
+see whether the rule's choices hold. Shapes: LLM decode steps (M = 1-8 against 4096x4096, 4096x14336, 14336x4096
+weights, nn.Linear's layout and the row-major one) and the decode rows of the random GEMM draws that ran worst
+(docs/measurements/2026-11-27-h200-s9-gemm-ab-*.json). Every output is checked against an fp64 product. The weight's
+read is also given as % of the copy bandwidth measured in the same run.
+
+    PYTHONPATH=.:benchmarks python benchmarks/gemv_probe.py --json gemv.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import torch
+from triton.testing import do_bench, do_bench_cudagraph
+
+from rocm_triton_doctor.kernels import gemm, policy
+from rocm_triton_doctor.kernels.gemm_parts import misaligned
+from rocm_triton_doctor.kernels.tolerances import tolerance
+
+F32, BF16, F16 = torch.float32, torch.bfloat16, torch.float16
+# (M, K, N, dtype, B^T, epilogue): the random draws' worst decode rows first, then LLM decode steps.
+SHAPES: list[tuple[int, int, int, torch.dtype, bool, str]] = [
+    (1, 14854, 64, F32, True, "bias_gelu"), (2, 1068, 11660, F32, True, "none"), (8, 2876, 11229, F32, True, "bias_gelu"),
+    (1, 1482, 165, F32, True, "bias_relu"), (5, 1527, 1315, F32, False, "none"), (3, 1346, 31141, F32, False, "bias_relu"),
+    (1, 6364, 38, F16, True, "none"), (3, 5290, 19666, BF16, True, "none"), (2, 11402, 17198, BF16, True, "bias"),
+    (1, 3519, 193, BF16, False, "bias_gelu"), (4, 270, 3298, BF16, False, "bias_relu"),
+    # misaligned weights in 16 bits (odd K for B^T, odd N row-major) and GPT-2's LM head (V = 50257) in fp32/bf16
+    (1, 4097, 4096, BF16, True, "none"), (3, 4097, 11008, F16, True, "bias"), (2, 4096, 4097, BF16, False, "none"),
+    (1, 768, 50257, F32, True, "none"), (1, 768, 50257, BF16, True, "none"), (8, 768, 50257, F32, True, "none"),
+]
+for _m in (1, 2, 4, 8):
+    for _k, _n in ((4096, 4096), (4096, 14336), (14336, 4096)):
+        SHAPES.append((_m, _k, _n, BF16, True, "none"))
+    SHAPES.append((_m, 4096, 4096, BF16, False, "none"))
+for _m in (1, 4, 8):
+    SHAPES += [(_m, 4096, 4096, F32, True, "none"), (_m, 4096, 14336, F32, False, "none")]
+
+
+def variants(t: policy.Target, M: int, N: int, K: int, elem: int, kmajor: bool, cus: int) -> dict[str, dict[str, Any]]:
+    base = dict(policy.gemv_config(t, M, N, K, elem, kmajor, cus))
+    out = {"gemv": base}
+    big = dict(base)
+    if kmajor:
+        big["BLOCK_N"] *= 2
+    else:
+        big["BLOCK_K"] *= 2
+    out["gemv 2x tile"] = big
+    half = dict(base)
+    if kmajor and base["BLOCK_N"] > 16:
+        half["BLOCK_N"] //= 2
+        out["gemv tile/2"] = half
+    elif not kmajor and base["BLOCK_K"] > 1:
+        half["BLOCK_K"] //= 2
+        out["gemv tile/2"] = half
+    if base["SPLIT_K"] > 1:
+        out["gemv split/2"] = {**base, "SPLIT_K": base["SPLIT_K"] // 2}
+    if base["SPLIT_K"] * 2 * base["BLOCK_K"] * 4 <= K:
+        out["gemv split*2"] = {**base, "SPLIT_K": base["SPLIT_K"] * 2}
+    return out
+
+
+def copy_bandwidth(dev: torch.device) -> float:
+    """GB/s of a 1 GiB device-to-device copy (bytes read + written): the memory ceiling of this run."""
+    src = torch.empty(1 << 28, dtype=torch.float32, device=dev)
+    dst = torch.empty_like(src)
+    return 2 * src.numel() * 4 / (float(do_bench(lambda: dst.copy_(src), rep=200)) * 1e-3) / 1e9
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--quick", action="store_true", help="the policy only, no variants")
+    args = ap.parse_args()
+    dev = torch.device("cuda")
+    t = policy.target_for_device("cuda")
+    cus = torch.cuda.get_device_properties(0).multi_processor_count
+    copy_gbs = copy_bandwidth(dev)
+    print(f"{torch.cuda.get_device_name(0)}, copy {copy_gbs:.0f} GB/s, {cus} SMs", flush=True)
+    g = torch.Generator(device=dev).manual_seed(0)
+    rows = []
+    for M, K, N, dt, bt, epi in SHAPES:
+        a = torch.randn(M, K, device=dev, dtype=dt, generator=g)
+        b = (torch.randn(N, K, device=dev, dtype=dt, generator=g).t() if bt
+             else torch.randn(K, N, device=dev, dtype=dt, generator=g)) / K**0.5
+        bias = torch.randn(N, device=dev, dtype=dt, generator=g) if epi != "none" else None
+        ref = gemm.reference(a.double(), b.double(), None if bias is None else bias.double(), epi)
+        tol = tolerance(str(dt).removeprefix("torch."))
+        name = f"{str(dt).removeprefix('torch.')} {M}x{K}x{N} {epi}{' B^T' if bt else ''}"
+        t_blas = float(do_bench_cudagraph(lambda: gemm.eager(a, b, bias, epi, 0.0), rep=30))
+        forms: dict[str, Any] = {"pointer": ("pointer", None)}
+        vs = variants(t, M, N, K, dt.itemsize, bt, cus)
+        forms.update({k: ("gemv", v) for k, v in vs.items()} if not args.quick else {"gemv": ("gemv", None)})
+        takes = policy.gemv_takes(t, M, dt.itemsize, not misaligned(b))
+        row: dict[str, Any] = {"name": name, "cublas_ms": t_blas, "policy": vs["gemv"],
+                               "auto_kernel": "gemv" if takes else "tiles"}
+        for label, (kern, cfg) in forms.items():
+            try:
+                y = gemm.gemm(a, b, bias, epi, kernel=kern, config=cfg)
+                excess = float(((y.double() - ref).abs() - (tol.atol + tol.rtol * ref.abs())).max())
+                ms = float(do_bench_cudagraph(lambda kern=kern, cfg=cfg: gemm.gemm(a, b, bias, epi, kernel=kern,
+                                                                                    config=cfg), rep=30))
+                row[label] = {"ms": ms, "x": t_blas / ms, "ok": excess <= 0, "excess": excess, "config": cfg,
+                              "weight_pct_copy": 100 * K * N * dt.itemsize / (ms * 1e-3) / (copy_gbs * 1e9)}
+            except Exception as exc:  # noqa: BLE001 - a probe records what failed and goes on
+                row[label] = {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+        # host time per call, back-to-back without graphs: ours (the default path) and eager
+        row["event_us"] = {"auto": float(do_bench(lambda: gemm.gemm(a, b, bias, epi), rep=30)) * 1e3,
+                           "eager": float(do_bench(lambda: gemm.eager(a, b, bias, epi, 0.0), rep=30)) * 1e3}
+        rows.append(row)
+        print(f"{name:42s} cuBLAS {t_blas * 1e3:7.1f} us | " + " | ".join(
+            f"{k} {v['x']:.2f}x{'' if v['ok'] else ' WRONG'}" if "x" in v else f"{k} ERR {v['error'][:60]}"
+            for k, v in row.items() if isinstance(v, dict) and ("x" in v or "error" in v)), flush=True)
+    print("\nshape | cuBLAS us | pointer x | gemv x | auto takes | best gemv variant | gemv % copy | event us ours/eager")
+    for r in rows:
+        gv = {k: v for k, v in r.items() if k.startswith("gemv") and isinstance(v, dict) and "x" in v}
+        best = max(gv, key=lambda k: gv[k]["x"]) if gv else "-"
+        print(f"{r['name']} | {r['cublas_ms'] * 1e3:.1f} | {r.get('pointer', {}).get('x', float('nan')):.2f} | "
+              f"{r.get('gemv', {}).get('x', float('nan')):.2f} | {r['auto_kernel']} | "
+              f"{best} {gv.get(best, {}).get('x', float('nan')):.2f} | "
+              f"{r.get('gemv', {}).get('weight_pct_copy', float('nan')):.0f} | "
+              f"{r['event_us']['auto']:.1f}/{r['event_us']['eager']:.1f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+                       "copy_gbs": copy_gbs, "rows": rows}, f, indent=1, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

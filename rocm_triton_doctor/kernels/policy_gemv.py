@@ -1,0 +1,92 @@
+"""Launch policy for the GEMV kernel (gemm_kernels.gemv_kernel): when a GEMM with a few rows of A runs there instead
+of the tensor-core tiles, and its tiles and K split (policy.py re-exports every name here).
+
+Why a GEMV at all: with M of a few rows a GEMM is a read of B at ~M multiply-adds per element of B. The tensor-core
+decode tiles (policy_waves._decode_config) compute 16 rows for each real one, form fp32 products through the 3xTF32
+split or the slow IEEE dot, and feed tl.dot scalar loads when B's rows are not 16-byte aligned; the worst rows of
+the random GEMM draws were decode rows of that kind (fp32 1x14854x64 B^T 0.17x eager, fp32 2x1068x11660 B^T 0.19x,
+fp32 8x2876x11229 B^T 0.32x, bf16 2x11402x17198 B^T 0.61x, bf16 3x5290x19666 B^T 0.59x on an H200:
+docs/measurements/2026-11-27-h200-s9-gemm-ab-*.json)."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from rocm_triton_doctor.kernels.policy import DEFAULT_CUS, Target, _hip_extra, _next_pow2
+
+GEMV_MAX_M = 8  # gemv_kernel keeps one accumulator per row of A, eight at most; past 8 the tensor-core tiles are the tool
+GEMV_ACC_PER_THREAD = 64  # fp32 accumulator registers a thread keeps (BLOCK_M · tile / threads), K-major B
+GEMV_ACC_PER_THREAD_NMAJOR = 32  # the same for an N-major B
+GEMV_TILE_BYTES = 16384  # bytes of B a program reads per K step, at most
+GEMV_PROGRAMS_PER_CU = 8  # the K split fills the GPU up to this many programs per SM/CU
+GEMV_MIN_K_BLOCKS = 4  # each split keeps at least this many K blocks
+GEMV_MAX_SPLIT = 64
+
+
+def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool) -> bool:
+    """Whether gemm(kernel="auto") runs M rows on the GEMV kernel. H200, graph replay, × cuBLAS, the GEMV kernel
+    against the tensor-core decode tiles (benchmarks/gemv_probe.py, docs/measurements/2026-11-27-h200-s11-gemv-
+    probe-*.json; the GEMV figures with the tiles gemv_config now picks):
+    * fp32, 1 row: 0.97-1.56x everywhere against 0.17-0.76x (1x14854x64 B^T 0.17 -> 1.44x, 2x1068x11660 B^T
+      0.20 -> 1.56x, 1x4096x4096 B^T 0.73 -> 1.15x): the tiles form fp32 products through the 3xTF32 split or the
+      IEEE dot, several times the multiply-adds a GEMV needs;
+    * fp32, 4-8 rows: 4x4096x4096 B^T 0.93 -> 1.37x, 4x4096x14336 1.22 -> 1.31x, 5x1527x1315 1.03 -> 1.15x,
+      8x2876x11229 B^T 0.31 -> 0.65x; the tiles won 8x4096x4096 B^T (1.54 against 1.34x) and 8x4096x14336 (1.39
+      against 1.20x). The GEMV's worst row is the better worst: fp32 takes it up to 8 rows;
+    * 16-bit with a misaligned weight (rows not 16-byte aligned: tl.dot's tiles read it with scalar loads), 1-3
+      rows: bf16 2x11402x17198 B^T 0.61 -> 1.10-1.27x, 3x5290x19666 B^T 0.58 -> 0.69-0.86x, fp16 1x6364x38 B^T
+      0.55 -> 0.88x, bf16 1x3519x193 0.88 -> 1.45x; at 4 rows the tiles won (4x270x3298 1.86 against 1.55x);
+    * 16-bit with an aligned weight: the tensor-core tiles ran 0.99-1.35x cuBLAS at every decode shape (1-8 rows
+      against 4096x4096, 4096x14336, 14336x4096), the GEMV 0.13-1.35x: they keep those.
+    AMD (not timed): only misaligned weights, by the same counts; CDNA multiplies fp32 on its matrix cores natively,
+    so the fp32 reason above does not carry over. The interpreter takes up to 4 rows, so CI runs this path."""
+    if t.interpreter:
+        return M <= 4
+    if elem_size == 4:
+        return M <= GEMV_MAX_M and (t.backend == "cuda" or not b_aligned)
+    return M <= 3 and not b_aligned
+
+
+@cache
+def gemv_config(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: bool, cus: int = 0) -> dict[str, Any]:
+    """Tiles for gemv_kernel: BLOCK_M rows (M padded to a power of two) and a tile of B per K step. K-major B (an
+    nn.Linear weight, b_kmajor): GEMV_TILE_BYTES, or fewer elements so the accumulators stay at GEMV_ACC_PER_THREAD
+    registers a thread, at least 32 columns and up to 128 deep along K; N-major B: GEMV_ACC_PER_THREAD_NMAJOR, 128
+    wide along N. K split until the grid has GEMV_PROGRAMS_PER_CU programs per SM/CU, each split keeping
+    GEMV_MIN_K_BLOCKS blocks. H200 (gemv_probe.py, the variants of its first run): K-major tiles of 16 KiB won at 1
+    row (bf16 1x4096x4096 B^T 1.35x cuBLAS against 1.07x with 8 KiB; fp32 1x14854x64 B^T 1.44x against 1.10x with
+    32 KiB) and 32-column tiles at 4-8 rows (fp32 4x4096x4096 B^T 1.37x against 0.87x with 16 columns); N-major tiles
+    twice as deep lost at 3-8 rows (fp32 5x1527x1315 1.15 -> 0.49x, 8x4096x14336 1.20 -> 0.71x). Callers must not
+    mutate the returned dict."""
+    bm = _next_pow2(max(1, M))
+    if t.interpreter:  # ~1 ms per program instance there: few, large tiles
+        bn, bk = (16, 64) if b_kmajor else (64, 16)
+        return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "SPLIT_K": _gemv_split(N, K, bn, bk, M, 16),
+                "num_warps": 4, "num_stages": 1}
+    warps = 4
+    threads = warps * (64 if t.backend == "hip" and t.cdna else 32)
+    if b_kmajor:
+        tile = max(256, min(GEMV_TILE_BYTES // elem_size, GEMV_ACC_PER_THREAD * threads // bm))
+        bn = max(32, tile // 128)  # 32 columns at least; also the dropout mask's 8 columns a number
+        bk = tile // bn
+    else:
+        tile = max(128, GEMV_ACC_PER_THREAD_NMAJOR * threads // bm)
+        bn = min(128, tile)
+        bk = tile // bn
+    cu = cus or DEFAULT_CUS["cuda" if t.backend == "cuda" else "cdna" if t.cdna else "rdna"]
+    split = _gemv_split(N, K, bn, bk, M, GEMV_PROGRAMS_PER_CU * cu)
+    stages = 3 if t.backend == "cuda" else 1
+    return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "SPLIT_K": split, "num_warps": warps, "num_stages": stages,
+            **_hip_extra(t, gemm=False)}
+
+
+def _gemv_split(N: int, K: int, bn: int, bk: int, M: int, want: int) -> int:
+    """The largest power of two <= GEMV_MAX_SPLIT with cdiv(N, bn)·split <= want programs, GEMV_MIN_K_BLOCKS full
+    K blocks a split, and an fp32 workspace (split·M·N) indexed in int32."""
+    tiles = -(-N // bn)
+    split = 1
+    while (split * 2 <= GEMV_MAX_SPLIT and tiles * split * 2 <= want and K // (split * 2 * bk) >= GEMV_MIN_K_BLOCKS
+           and split * 2 * max(M, 1) * N < 2**31):
+        split *= 2
+    return split

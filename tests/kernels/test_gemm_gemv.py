@@ -1,0 +1,149 @@
+"""The GEMV path of gemm (gemm_kernels.gemv_kernel, policy_gemv.py) in Triton's interpreter: hypothesis properties over
+rows, layouts (K-major and N-major B, views with odd strides and offsets), dtypes, epilogues, K splits, tails and
+special values against an fp64 reference; the dropout mask it draws; when "auto" takes it; its policy per target."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["TRITON_INTERPRET"] = "1"  # before any @triton.jit function is created
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rocm_triton_doctor.kernels import gemm, policy, policy_gemv
+from tests.kernels.test_gemm import DTYPES, ODD, _odd_operand, assert_matches, operand
+
+GEMV_TILES = [None, {"BLOCK_M": 8, "BLOCK_N": 16, "BLOCK_K": 16, "SPLIT_K": 3},
+              {"BLOCK_M": 8, "BLOCK_N": 32, "BLOCK_K": 8, "SPLIT_K": 8, "num_warps": 2},
+              # more splits than K blocks: empty splits add nothing
+              {"BLOCK_M": 1, "BLOCK_N": 16, "BLOCK_K": 32, "SPLIT_K": 16}]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_launch_plans() -> None:
+    gemm.clear_plans()
+
+
+class _Spy:
+    """Stands in for a jit kernel: records each launch's arguments, then runs it."""
+
+    def __init__(self, fn: object) -> None:
+        self.fn, self.calls = fn, []
+
+    def __getitem__(self, grid: object):  # type: ignore[no-untyped-def]
+        def run(*args: object, **kwargs: object) -> object:
+            self.calls.append((args, kwargs))
+            return self.fn[grid](*args, **kwargs)  # type: ignore[index]
+        return run
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(M=st.integers(1, 8), N=st.integers(1, 70), K=st.integers(0, 150), dtype=st.sampled_from(DTYPES),
+       la=st.sampled_from(["c", "t", "chunk", "step"]), lb=st.sampled_from(["c", "t", "chunk", "step"]),
+       epilogue=st.sampled_from(list(gemm.EPILOGUES)), fp32_bias=st.booleans(), tiles=st.sampled_from(GEMV_TILES),
+       special=st.sampled_from([None, "nan", "inf", "-inf"]), fp32_out=st.booleans(), seed=st.integers(0, 2**31 - 1))
+def test_gemv_matches_fp64(M: int, N: int, K: int, dtype: torch.dtype, la: str, lb: str, epilogue: str,
+                           fp32_bias: bool, tiles: dict | None, special: str | None, fp32_out: bool, seed: int) -> None:
+    g = torch.Generator().manual_seed(seed)
+    a = operand(M, K, la, dtype, g)
+    b = operand(K, N, lb, dtype, g, scale=max(K, 1) ** -0.5)
+    bias = None
+    if epilogue != "none" or fp32_bias:
+        bias = torch.randn(N, generator=g).to(torch.float32 if fp32_bias else dtype)
+    if special and K:
+        b[g.seed() % K, g.seed() % N] = float(special)
+    out = torch.full((M, N), 7.0, dtype=torch.float32) if fp32_out else None
+    if tiles is not None:  # BLOCK_M covers M
+        tiles = {**tiles, "BLOCK_M": max(tiles["BLOCK_M"], 1 << (M - 1).bit_length())}
+    y = gemm.gemm(a, b, bias, epilogue, out=out, config=tiles, kernel="gemv")
+    ref = gemm.reference(a, b, bias, epilogue)
+    assert_matches(y, ref if fp32_out else ref.to(dtype), torch.float32 if fp32_out and dtype == torch.float32 else dtype)
+
+
+@pytest.mark.parametrize("kind", ODD)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gemv_reads_odd_strides_and_offset_views_in_place(kind: str, dtype: torch.dtype) -> None:
+    # Misaligned weights are read where they are (the GEMV path makes no aligned copy): both operands odd views.
+    g = torch.Generator().manual_seed(11)
+    for M in (1, 3):
+        a = _odd_operand(kind, M, 77, dtype, g)
+        b = _odd_operand(ODD[(ODD.index(kind) + 3) % len(ODD)], 77, 45, dtype, g, scale=0.1)
+        bias = torch.randn(45, generator=g).to(dtype)
+        ref = gemm.reference(a, b, bias, "bias_gelu").to(dtype)
+        assert_matches(gemm.gemm(a, b, bias, "bias_gelu"), ref, dtype)
+
+
+def test_gemv_draws_the_same_dropout_mask_as_the_tile_kernels() -> None:
+    # The mask hashes (seed, row, column) only: the kernel a GEMM runs on must not change which elements drop.
+    g = torch.Generator().manual_seed(5)
+    a = torch.randn(3, 200, generator=g)
+    b = torch.randn(200, 72, generator=g) / 14
+    bias = torch.randn(72, generator=g)
+    for split in (1, 4):
+        cfg = {"BLOCK_M": 4, "BLOCK_N": 16, "BLOCK_K": 32, "SPLIT_K": split}
+        y = gemm.gemm(a, b, bias, "bias_relu", p=0.4, seed=99, kernel="gemv", config=cfg)
+        z = gemm.gemm(a, b, bias, "bias_relu", p=0.4, seed=99, kernel="pointer")
+        assert torch.equal(y == 0, z == 0)
+        assert torch.allclose(y, z, atol=1e-5, rtol=1e-5)
+    other = gemm.gemm(a, b, bias, "bias_relu", p=0.4, seed=100, kernel="gemv")
+    assert not torch.equal(other == 0, y == 0)
+
+
+def test_auto_takes_gemv_for_a_few_rows_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    spy = _Spy(gemm.gemv_kernel)
+    monkeypatch.setattr(gemm, "gemv_kernel", spy)
+    g = torch.Generator().manual_seed(1)
+    b = torch.randn(64, 40, generator=g)
+    for M, used in ((1, True), (4, True), (5, False)):  # the interpreter's rule: up to 4 rows
+        spy.calls.clear()
+        gemm.gemm(torch.randn(M, 64, generator=g), b)
+        assert bool(spy.calls) is used, M
+    spy.calls.clear()
+    gemm.gemm(torch.randn(1, 64, generator=g), b, config={"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16})
+    assert not spy.calls  # a caller's tiles are pointer-kernel tiles unless kernel="gemv"
+
+
+def test_gemv_rule_on_gpus() -> None:
+    # fp32 up to 8 rows on NVIDIA (the tensor-core tiles need the 3xTF32 split there); 16-bit only with a
+    # misaligned weight and up to 3 rows; AMD only misaligned weights (its matrix cores take fp32 natively).
+    h100 = policy.Target("cuda", "sm_90", 32)
+    mi300 = policy.Target("hip", "gfx942", 64)
+    assert policy.gemv_takes(h100, 8, 4, True) and not policy.gemv_takes(h100, 9, 4, False)
+    assert policy.gemv_takes(h100, 3, 2, False) and not policy.gemv_takes(h100, 4, 2, False)
+    assert not policy.gemv_takes(h100, 1, 2, True)
+    assert not policy.gemv_takes(mi300, 1, 4, True) and policy.gemv_takes(mi300, 8, 4, False)
+    assert policy.gemv_takes(mi300, 2, 2, False) and not policy.gemv_takes(mi300, 2, 2, True)
+
+
+def test_gemv_refusals_are_clear() -> None:
+    a, b = torch.randn(9, 8), torch.randn(8, 8)
+    with pytest.raises(ValueError, match="at most 8 rows"):
+        gemm.gemm(a, b, kernel="gemv")
+    with pytest.raises(ValueError, match="BLOCK_M >= M"):
+        gemm.gemm(a[:4], b, kernel="gemv", config={"BLOCK_M": 2, "BLOCK_N": 16, "BLOCK_K": 16})
+    with pytest.raises(ValueError, match="BLOCK_N must be a power of two in \\[16"):
+        gemm.gemm(a[:4], b, kernel="gemv", config={"BLOCK_M": 4, "BLOCK_N": 8, "BLOCK_K": 16})
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        gemm.gemm(a, b, kernel="gemm")
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "gfx942", "gfx1100"])
+def test_gemv_policy_keeps_the_accumulator_small_and_fills_the_gpu(arch: str) -> None:
+    t = policy.Target("cuda" if arch.startswith("sm") else "hip", arch, 64 if arch == "gfx942" else 32)
+    for M in (1, 2, 3, 4, 5, 8):  # B in 16 bits
+        for kmajor in (True, False):
+            cfg = policy.gemv_config(t, M, 4096, 4096, 2, kmajor, 0)
+            lanes = 64 if arch == "gfx942" else 32
+            per_thread = cfg["BLOCK_M"] * cfg["BLOCK_N"] * cfg["BLOCK_K"] // (cfg["num_warps"] * lanes)
+            assert cfg["BLOCK_M"] >= M and cfg["BLOCK_N"] >= 16 and per_thread <= policy_gemv.GEMV_ACC_PER_THREAD
+            assert cfg["BLOCK_N"] * cfg["BLOCK_K"] * 2 <= policy_gemv.GEMV_TILE_BYTES
+            programs = -(-4096 // cfg["BLOCK_N"]) * cfg["SPLIT_K"]
+            assert 4096 // (cfg["SPLIT_K"] * cfg["BLOCK_K"]) >= policy_gemv.GEMV_MIN_K_BLOCKS
+            assert programs <= policy_gemv.GEMV_PROGRAMS_PER_CU * policy.DEFAULT_CUS[
+                "cuda" if arch.startswith("sm") else "cdna" if arch == "gfx942" else "rdna"]
+    # a short K keeps one pass; a long one splits
+    assert policy.gemv_config(t, 1, 4096, 256, 2, True, 0)["SPLIT_K"] == 1
+    assert policy.gemv_config(t, 1, 64, 14854, 4, True, 0)["SPLIT_K"] > 1
