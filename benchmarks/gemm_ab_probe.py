@@ -30,6 +30,10 @@ from shape_hunt import draw_gemm
 
 VARIANTS: dict[str, dict[str, Any]] = {"old": {"precision": "ieee", "config": {"B_PAD": False}}, "new": {},
                                        "new, B masked at N": {"config": {"B_PAD": False}}}
+# --ab gemv (session 11): "old" = the tensor-core tiles (kernel="pointer", the path every GEMM took before the GEMV
+# kernel), "new" = the default (the GEMV kernel where policy_gemv.gemv_takes says so). Rows the GEMV rule does not
+# take run the same code in both columns: their spread is the noise.
+AB_GEMV: dict[str, dict[str, Any]] = {"old": {"kernel": "pointer"}, "new": {}}
 
 
 def main() -> int:
@@ -38,7 +42,9 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--seconds", type=float, default=300.0)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--ab", choices=("s9", "gemv"), default="s9", help="which change to A/B (see VARIANTS, AB_GEMV)")
     args = ap.parse_args()
+    variants = AB_GEMV if args.ab == "gemv" else VARIANTS
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.device("cuda")
     r = random.Random(args.seed)
@@ -57,7 +63,7 @@ def main() -> int:
         v = correctness.check_case(case, x, dev, tf32=False)  # the default call: the new policy
         row["ok"], row["problems"] = v.ok, v.problems[:2]
         row["eager_ms"] = float(do_bench_cudagraph(lambda: case.eager(x), rep=10))
-        for name, kw in VARIANTS.items():
+        for name, kw in variants.items():
             def fn(kw: dict[str, Any] = kw) -> torch.Tensor:
                 return gemm.gemm(x["a"], x["b"], bias, epi, p, x["seed"], **kw)
             try:
@@ -71,11 +77,11 @@ def main() -> int:
                 row[f"{name}_error"] = f"{type(e).__name__}: {e}"[:200]
         rows.append(row)
         print(f"{case.name:48s} ok={row['ok']!s:5s} " + " ".join(
-            f"{n} {row[n]:.2f}x" if row.get(n) else f"{n} --" for n in VARIANTS), flush=True)
+            f"{n} {row[n]:.2f}x" if row.get(n) else f"{n} --" for n in variants), flush=True)
     summary = {}
     for dt in ("float32", "float16", "bfloat16", "all"):
         sel = [rw for rw in rows if dt == "all" or rw["name"].startswith(dt)]
-        for n in VARIANTS:
+        for n in variants:
             vals = [rw[n] for rw in sel if rw.get(n)]
             if vals:
                 summary[f"{dt} {n}"] = (min(vals), statistics.median(vals), len(vals))
@@ -88,7 +94,7 @@ def main() -> int:
         print(f"  {rw['name']:48s} old {rw['old'] or 0:.2f}x new {rw['new']:.2f}x eager {rw['eager_ms'] * 1e3:.1f} us")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "seed": args.seed,
+            json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "seed": args.seed, "ab": args.ab,
                        "rows": rows, "summary": summary}, f, indent=1)
     return 0
 

@@ -19,8 +19,8 @@ GEMV_MAX_M = 8  # gemv_kernel keeps one accumulator per row of A, eight at most;
 GEMV_ACC_PER_THREAD = 64  # fp32 accumulator registers a thread keeps (BLOCK_M · tile / threads), K-major B
 GEMV_ACC_PER_THREAD_NMAJOR = 32  # the same for an N-major B
 GEMV_TILE_BYTES = 16384  # bytes of B a program reads per K step, at most
-GEMV_PROGRAMS_PER_CU = 8  # the K split fills the GPU up to this many programs per SM/CU
-GEMV_MIN_K_BLOCKS = 4  # each split keeps at least this many K blocks
+GEMV_PROGRAMS_PER_CU = 24  # the K split fills the GPU up to this many programs per SM/CU
+GEMV_MIN_K_BLOCKS = 12  # each split keeps at least this many K blocks
 GEMV_MAX_SPLIT = 64
 
 
@@ -57,36 +57,50 @@ def gemv_config(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: boo
     GEMV_MIN_K_BLOCKS blocks. H200 (gemv_probe.py, the variants of its first run): K-major tiles of 16 KiB won at 1
     row (bf16 1x4096x4096 B^T 1.35x cuBLAS against 1.07x with 8 KiB; fp32 1x14854x64 B^T 1.44x against 1.10x with
     32 KiB) and 32-column tiles at 4-8 rows (fp32 4x4096x4096 B^T 1.37x against 0.87x with 16 columns); N-major tiles
-    twice as deep lost at 3-8 rows (fp32 5x1527x1315 1.15 -> 0.49x, 8x4096x14336 1.20 -> 0.71x). Callers must not
+    twice as deep lost at 3-8 rows (fp32 5x1527x1315 1.15 -> 0.49x, 8x4096x14336 1.20 -> 0.71x). A K-major product
+    with fewer column tiles than SMs halves its tiles' width down to 16 (second run: fp32 1x14854x64 B^T 1.43 ->
+    1.56x, 1x1482x165 B^T 1.23 -> 1.41x, fp16 1x6364x38 B^T 0.69 -> 0.88x). The split (second run, half and twice
+    the split the rule then took, 8 programs per SM and 4 K blocks a split): splits of 4 K blocks lost to fewer
+    (fp32 2x1068x11660 B^T unsplit 1.48x against 1.07x at 2; bf16 1x4097x4096 B^T 0.94x at 4 against 0.68x at 8;
+    fp32 4x4096x4096 B^T 1.40x at 4 against 1.30x at 8), and grids of 4-12 programs per SM won with twice the
+    split (bf16 2x11402x17198 B^T 0.98 -> 1.14x, 3x5290x19666 B^T 0.75 -> 0.87x, fp32 3x1346x31141 0.68 -> 0.81x,
+    8x768x50257 B^T 0.79 -> 0.97x): hence 12 K blocks a split and up to 24 programs per SM. Callers must not
     mutate the returned dict."""
     bm = _next_pow2(max(1, M))
     if t.interpreter:  # ~1 ms per program instance there: few, large tiles
         bn, bk = (16, 64) if b_kmajor else (64, 16)
-        return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "SPLIT_K": _gemv_split(N, K, bn, bk, M, 16),
+        return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "SPLIT_K": _gemv_split(N, K, bn, bk, M, 4),
                 "num_warps": 4, "num_stages": 1}
     warps = 4
     threads = warps * (64 if t.backend == "hip" and t.cdna else 32)
+    cu = cus or DEFAULT_CUS["cuda" if t.backend == "cuda" else "cdna" if t.cdna else "rdna"]
     if b_kmajor:
         tile = max(256, min(GEMV_TILE_BYTES // elem_size, GEMV_ACC_PER_THREAD * threads // bm))
         bn = max(32, tile // 128)  # 32 columns at least; also the dropout mask's 8 columns a number
         bk = tile // bn
+        while bn > 16 and 4 * -(-N // bn) < cu:  # a narrow product (N = 38-165): more column tiles, as deep
+            bn //= 2
     else:
         tile = max(128, GEMV_ACC_PER_THREAD_NMAJOR * threads // bm)
         bn = min(128, tile)
         bk = tile // bn
-    cu = cus or DEFAULT_CUS["cuda" if t.backend == "cuda" else "cdna" if t.cdna else "rdna"]
-    split = _gemv_split(N, K, bn, bk, M, GEMV_PROGRAMS_PER_CU * cu)
+    split = _gemv_split(N, K, bn, bk, M, cu)
     stages = 3 if t.backend == "cuda" else 1
     return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "SPLIT_K": split, "num_warps": warps, "num_stages": stages,
             **_hip_extra(t, gemm=False)}
 
 
-def _gemv_split(N: int, K: int, bn: int, bk: int, M: int, want: int) -> int:
-    """The largest power of two <= GEMV_MAX_SPLIT with cdiv(N, bn)·split <= want programs, GEMV_MIN_K_BLOCKS full
-    K blocks a split, and an fp32 workspace (split·M·N) indexed in int32."""
+def _gemv_split(N: int, K: int, bn: int, bk: int, M: int, cus: int) -> int:
+    """Double the K split (up to GEMV_MAX_SPLIT, the fp32 workspace split·M·N indexed in int32) while the grid has
+    fewer programs than SMs/CUs and each split keeps 4 K blocks, then while it stays within GEMV_PROGRAMS_PER_CU
+    programs per SM and each split keeps GEMV_MIN_K_BLOCKS (gemv_config's docstring has the measurements)."""
     tiles = -(-N // bn)
     split = 1
-    while (split * 2 <= GEMV_MAX_SPLIT and tiles * split * 2 <= want and K // (split * 2 * bk) >= GEMV_MIN_K_BLOCKS
-           and split * 2 * max(M, 1) * N < 2**31):
-        split *= 2
+    while split * 2 <= GEMV_MAX_SPLIT and split * 2 * max(M, 1) * N < 2**31:
+        s2 = split * 2
+        blocks = K // (s2 * bk)
+        if not ((tiles * split < cus and blocks >= 4)
+                or (tiles * s2 <= GEMV_PROGRAMS_PER_CU * cus and blocks >= GEMV_MIN_K_BLOCKS)):
+            break
+        split = s2
     return split
