@@ -155,6 +155,7 @@ def run_one(case: Any, cls: str, dev: torch.device, copy_gbps: float, gen: torch
 
 
 def main() -> int:
+    global ATTENTION_DTYPES
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--seconds", type=float, default=240.0, help="no new row after this many seconds")
@@ -164,7 +165,6 @@ def main() -> int:
     ap.add_argument("--attention-dtypes", default=",".join(ATTENTION_DTYPES),
                     help="attention draws pick from these (bf16, fp16, fp32; repeat one to weight it)")
     args = ap.parse_args()
-    global ATTENTION_DTYPES
     ATTENTION_DTYPES = tuple(d.strip() for d in args.attention_dtypes.split(",") if d.strip() in DT)
     dev = torch.device("cuda")
     ceil = timing.measure_ceilings(dev)
