@@ -21,6 +21,8 @@ GEMV_ACC_PER_THREAD_NMAJOR = 32  # the same for an N-major B
 GEMV_TILE_BYTES = 16384  # bytes of B a program reads per K step, at most
 GEMV_PROGRAMS_PER_CU = 24  # the K split fills the GPU up to this many programs per SM/CU
 GEMV_MIN_K_BLOCKS = 12  # each split keeps at least this many K blocks
+GEMV_FILL_PER_CU = 4  # a small grid splits to this many programs per SM/CU ...
+GEMV_FILL_MIN_K_BLOCKS = 5  # ... with this many K blocks a split
 GEMV_MAX_SPLIT = 64
 
 
@@ -64,8 +66,10 @@ def gemv_config(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: boo
     (fp32 2x1068x11660 B^T unsplit 1.48x against 1.07x at 2; bf16 1x4097x4096 B^T 0.94x at 4 against 0.68x at 8;
     fp32 4x4096x4096 B^T 1.40x at 4 against 1.30x at 8), and grids of 4-12 programs per SM won with twice the
     split (bf16 2x11402x17198 B^T 0.98 -> 1.14x, 3x5290x19666 B^T 0.75 -> 0.87x, fp32 3x1346x31141 0.68 -> 0.81x,
-    8x768x50257 B^T 0.79 -> 0.97x): hence 12 K blocks a split and up to 24 programs per SM. Callers must not
-    mutate the returned dict."""
+    8x768x50257 B^T 0.79 -> 0.97x): hence 12 K blocks a split and up to 24 programs per SM. The third run showed a
+    small grid wanting more splits than that (fp32 5x1527x1315, 11 column tiles of 128 and 4-deep K blocks: 0.65x
+    at 16 splits, 0.99x at 32; the second run's 64 ran 1.14x) while 1x4097x4096 B^T lost at 4 blocks a split: a
+    grid first splits to 4 programs per SM with 5 K blocks a split. Callers must not mutate the returned dict."""
     bm = _next_pow2(max(1, M))
     if t.interpreter:  # ~1 ms per program instance there: few, large tiles
         bn, bk = (16, 64) if b_kmajor else (64, 16)
@@ -91,15 +95,16 @@ def gemv_config(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: boo
 
 
 def _gemv_split(N: int, K: int, bn: int, bk: int, M: int, cus: int) -> int:
-    """Double the K split (up to GEMV_MAX_SPLIT, the fp32 workspace split·M·N indexed in int32) while the grid has
-    fewer programs than SMs/CUs and each split keeps 4 K blocks, then while it stays within GEMV_PROGRAMS_PER_CU
-    programs per SM and each split keeps GEMV_MIN_K_BLOCKS (gemv_config's docstring has the measurements)."""
+    """Double the K split (up to GEMV_MAX_SPLIT, the fp32 workspace split·M·N indexed in int32) while the doubled
+    grid stays within GEMV_FILL_PER_CU programs per SM/CU and each split keeps GEMV_FILL_MIN_K_BLOCKS K blocks (a
+    small grid filling the GPU), then while it stays within GEMV_PROGRAMS_PER_CU and each split keeps
+    GEMV_MIN_K_BLOCKS (gemv_config's docstring has the measurements)."""
     tiles = -(-N // bn)
     split = 1
     while split * 2 <= GEMV_MAX_SPLIT and split * 2 * max(M, 1) * N < 2**31:
         s2 = split * 2
         blocks = K // (s2 * bk)
-        if not ((tiles * split < cus and blocks >= 4)
+        if not ((tiles * s2 <= GEMV_FILL_PER_CU * cus and blocks >= GEMV_FILL_MIN_K_BLOCKS)
                 or (tiles * s2 <= GEMV_PROGRAMS_PER_CU * cus and blocks >= GEMV_MIN_K_BLOCKS)):
             break
         split = s2
