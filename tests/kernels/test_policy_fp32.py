@@ -148,9 +148,13 @@ def test_decode_rows_against_an_n_major_b_keep_ieee_products(monkeypatch: pytest
     assert policy.gemm_fp32_precision(MI300, 3, False) == "ieee"
     gemm.clear_plans()
     calls = _spy(monkeypatch, gemm, H100)
-    gemm.gemm(torch.empty(3, 1346), torch.empty(1346, 512))
-    gemm.gemm(torch.empty(3, 1346), torch.empty(512, 1346).t())
+    # The tile kernel's rule (kernel="pointer"); "auto" runs such rows on the GEMV kernel (exact fp32 products).
+    gemm.gemm(torch.empty(3, 1346), torch.empty(1346, 512), kernel="pointer")
+    gemm.gemm(torch.empty(3, 1346), torch.empty(512, 1346).t(), kernel="pointer")
     assert [kw["PRECISION"] for name, kw in calls if name == "gemm_kernel"] == ["ieee", "tf32x3"]
+    calls.clear()
+    gemm.gemm(torch.empty(3, 1346), torch.empty(512, 1346).t())
+    assert [name for name, kw in calls][0] == "gemv_kernel"
     gemm.clear_plans()
 
 
