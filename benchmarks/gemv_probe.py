@@ -96,7 +96,7 @@ def main() -> int:
         forms: dict[str, Any] = {"pointer": ("pointer", None)}
         vs = variants(t, M, N, K, dt.itemsize, bt, cus)
         forms.update({k: ("gemv", v) for k, v in vs.items()} if not args.quick else {"gemv": ("gemv", None)})
-        takes = policy.gemv_takes(t, M, dt.itemsize, not misaligned(b))
+        takes = policy.gemv_takes(t, M, dt.itemsize, not misaligned(b), bt)
         row: dict[str, Any] = {"name": name, "cublas_ms": t_blas, "policy": vs["gemv"],
                                "auto_kernel": "gemv" if takes else "tiles"}
         for label, (kern, cfg) in forms.items():

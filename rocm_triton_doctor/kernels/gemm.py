@@ -187,7 +187,7 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     tkey = None if config is not None or kernel == "tma" else tune_key(a, b, epilogue, p, precision)
     cached = None if tkey is None else tunecache.lookup("gemm", tkey, target)
     if kernel == "gemv" or (kernel == "auto" and not cached and config is None and asked in ("auto", "ieee")
-                            and policy.gemv_takes(target, M, a.element_size(), not misaligned(b))):
+                            and policy.gemv_takes(target, M, a.element_size(), not misaligned(b), gemv_kmajor(b))):
         # A few rows of A: the GEMV kernel where policy_gemv.gemv_takes says it wins. It forms exact fp32 products, so fp32's
         # "auto" and "ieee" both hold there; an explicit TF32 request keeps the tensor-core tiles unless forced. A
         # tune-cache entry for this key (a pointer-kernel config `smoke --tune` measured faster) is honoured.
@@ -265,7 +265,7 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
     N = b.shape[1]
     if M > policy.GEMV_MAX_M:
         raise ValueError(f"gemm: the GEMV kernel takes at most {policy.GEMV_MAX_M} rows of a, got {M}")
-    b_kmajor = K > 1 and b.stride(0) == 1 and (N == 1 or b.stride(1) != 1)
+    b_kmajor = gemv_kmajor(b)
     cfg = dict(policy.gemv_config(target, M, N, K, a.element_size(), b_kmajor, _cus(dev)))
     if config:
         cfg.update(checked_gemv_config(config, M))
@@ -294,6 +294,12 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
                      {**kw, "EPILOGUE": 0, "HAS_DROPOUT": False, "DIV_CM": div_wm, "DIV_CN": 1},
                      ws_cols=n_ws, kern=gemv_kernel, **_reduce_launch(c, M, N, n_ws, split, bias_stride, kw, target))
     return _Plan(False, False, [part], M, None)
+
+
+def gemv_kmajor(b: torch.Tensor) -> bool:
+    """B's K dimension is its contiguous one (an nn.Linear weight read as B^T): gemv_kernel's B_KMAJOR."""
+    K, N = b.shape
+    return K > 1 and b.stride(0) == 1 and (N == 1 or b.stride(1) != 1)
 
 
 def _reduce_launch(c: torch.Tensor, M: int, N: int, n_ws: int, split: int, bias_stride: int, epi: dict[str, Any],

@@ -26,28 +26,33 @@ GEMV_FILL_MIN_K_BLOCKS = 5  # ... with this many K blocks a split
 GEMV_MAX_SPLIT = 64
 
 
-def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool) -> bool:
+def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: bool) -> bool:
     """Whether gemm(kernel="auto") runs M rows on the GEMV kernel. H200, graph replay, × cuBLAS, the GEMV kernel
     against the tensor-core decode tiles (benchmarks/gemv_probe.py, docs/measurements/2026-11-27-h200-s11-gemv-
-    probe-*.json; the GEMV figures with the tiles gemv_config now picks):
-    * fp32, 1 row: 0.97-1.56x everywhere against 0.17-0.76x (1x14854x64 B^T 0.17 -> 1.44x, 2x1068x11660 B^T
-      0.20 -> 1.56x, 1x4096x4096 B^T 0.73 -> 1.15x): the tiles form fp32 products through the 3xTF32 split or the
-      IEEE dot, several times the multiply-adds a GEMV needs;
-    * fp32, 4-8 rows: 4x4096x4096 B^T 0.93 -> 1.37x, 4x4096x14336 1.22 -> 1.31x, 5x1527x1315 1.03 -> 1.15x,
-      8x2876x11229 B^T 0.31 -> 0.65x; the tiles won 8x4096x4096 B^T (1.54 against 1.34x) and 8x4096x14336 (1.39
-      against 1.20x). The GEMV's worst row is the better worst: fp32 takes it up to 8 rows;
-    * 16-bit with a misaligned weight (rows not 16-byte aligned: tl.dot's tiles read it with scalar loads), 1-3
-      rows: bf16 2x11402x17198 B^T 0.61 -> 1.10-1.27x, 3x5290x19666 B^T 0.58 -> 0.69-0.86x, fp16 1x6364x38 B^T
-      0.55 -> 0.88x, bf16 1x3519x193 0.88 -> 1.45x; at 4 rows the tiles won (4x270x3298 1.86 against 1.55x);
-    * 16-bit with an aligned weight: the tensor-core tiles ran 0.99-1.35x cuBLAS at every decode shape (1-8 rows
+    probe-*.json, and `gemm_ab_probe.py --ab gemv` over the random draws of seeds 10, 12 and 13, …-s11-ab-gemv-*):
+    * fp32, 1-3 rows: 0.97-1.57x against 0.17-0.77x on most shapes (1x14854x64 B^T 0.17 -> 1.51x, 2x1068x11660 B^T
+      0.19 -> 1.57x, 1x1482x165 B^T 0.36 -> 1.32x, 1x4096x4096 B^T 0.74 -> 1.10x, 3x1346x31141 0.64 -> 0.82x): the
+      tiles form fp32 products through the 3xTF32 split or the IEEE dot, several times the work a GEMV does;
+    * fp32, 4-8 rows against a K-major weight (nn.Linear's): 4x4096x4096 B^T 0.93 -> 1.36x, 8x2876x11229 B^T 0.32 ->
+      0.93x, 8x768x50257 B^T 0.95 -> 1.08x, 5x23x62 B^T 0.75 -> 2.51x; lost 8x4096x4096 B^T (1.53 -> 1.27-1.34x).
+      Against a row-major (N-major) B the tiles won at 4-8 rows: 5x4032x14996 1.17 -> 0.88x, 4x4096x14336 1.21 ->
+      1.04-1.17x, 8x4096x14336 1.42 -> 1.03-1.23x;
+    * 16-bit against a misaligned K-major weight (its rows not 16-byte aligned: tl.dot's tiles read it with scalar
+      loads), 1-3 rows: 9 of 10 draws won (bf16 2x11402x17198 B^T 0.61 -> 1.11x, 3x5290x19666 B^T 0.60 -> 0.93x,
+      1x4097x4096 B^T 0.74 -> 0.96x, fp16 1x6364x38 B^T 0.52 -> 0.94x; lost fp16 3x805x13804 B^T 1.18 -> 1.02x).
+      Against a misaligned N-major B the GEMV reads 2-byte scalars too, and the draws split 5 wins and 6 losses
+      with the worst loss the larger (bf16 1x832x27011 1.40 -> 0.54x, 2x4096x4097 2.24 -> 1.62x; won 3x15605x9269
+      0.76 -> 1.77x): the tiles keep those;
+    * 16-bit with an aligned weight: the tensor-core tiles ran 0.99-1.36x cuBLAS at every decode shape (1-8 rows
       against 4096x4096, 4096x14336, 14336x4096), the GEMV 0.13-1.35x: they keep those.
     AMD (not timed): only misaligned weights, by the same counts; CDNA multiplies fp32 on its matrix cores natively,
     so the fp32 reason above does not carry over. The interpreter takes up to 4 rows, so CI runs this path."""
     if t.interpreter:
         return M <= 4
     if elem_size == 4:
-        return M <= GEMV_MAX_M and (t.backend == "cuda" or not b_aligned)
-    return M <= 3 and not b_aligned
+        most = GEMV_MAX_M if b_kmajor else 3
+        return most >= M and (t.backend == "cuda" or not b_aligned)
+    return M <= 3 and b_kmajor and not b_aligned
 
 
 @cache

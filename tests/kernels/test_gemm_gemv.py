@@ -107,15 +107,16 @@ def test_auto_takes_gemv_for_a_few_rows_only(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_gemv_rule_on_gpus() -> None:
-    # fp32 up to 8 rows on NVIDIA (the tensor-core tiles need the 3xTF32 split there); 16-bit only with a
-    # misaligned weight and up to 3 rows; AMD only misaligned weights (its matrix cores take fp32 natively).
+    # fp32: up to 8 rows against a K-major weight, 3 against a row-major one, on NVIDIA; 16-bit only against a
+    # misaligned K-major weight, up to 3 rows; AMD only misaligned weights (its matrix cores take fp32 natively).
     h100 = policy.Target("cuda", "sm_90", 32)
     mi300 = policy.Target("hip", "gfx942", 64)
-    assert policy.gemv_takes(h100, 8, 4, True) and not policy.gemv_takes(h100, 9, 4, False)
-    assert policy.gemv_takes(h100, 3, 2, False) and not policy.gemv_takes(h100, 4, 2, False)
-    assert not policy.gemv_takes(h100, 1, 2, True)
-    assert not policy.gemv_takes(mi300, 1, 4, True) and policy.gemv_takes(mi300, 8, 4, False)
-    assert policy.gemv_takes(mi300, 2, 2, False) and not policy.gemv_takes(mi300, 2, 2, True)
+    assert policy.gemv_takes(h100, 8, 4, True, True) and not policy.gemv_takes(h100, 9, 4, False, True)
+    assert policy.gemv_takes(h100, 3, 4, True, False) and not policy.gemv_takes(h100, 4, 4, True, False)
+    assert policy.gemv_takes(h100, 3, 2, False, True) and not policy.gemv_takes(h100, 4, 2, False, True)
+    assert not policy.gemv_takes(h100, 1, 2, True, True) and not policy.gemv_takes(h100, 1, 2, False, False)
+    assert not policy.gemv_takes(mi300, 1, 4, True, True) and policy.gemv_takes(mi300, 8, 4, False, True)
+    assert policy.gemv_takes(mi300, 2, 2, False, True) and not policy.gemv_takes(mi300, 2, 2, True, True)
 
 
 def test_gemv_refusals_are_clear() -> None:
