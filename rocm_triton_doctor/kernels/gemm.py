@@ -184,7 +184,7 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     # The per-device autotune cache (tunecache.py, filled by `smoke --tune`; never read in the interpreter): one tuple
     # and one dict lookup. Its configs are pointer-kernel configs (tune_candidates), so a cached one runs on
     # gemm_kernel (use_tma False below), exactly as config=<it> with kernel="pointer" would; kernel="tma" skips it.
-    tkey = None if config is not None or kernel == "tma" else tune_key(a, b, epilogue, p, precision)
+    tkey = None if config is not None or kernel in ("tma", "gemv") else tune_key(a, b, epilogue, p, precision)
     cached = None if tkey is None else tunecache.lookup("gemm", tkey, target)
     if kernel == "gemv" or (kernel == "auto" and not cached and config is None and asked in ("auto", "ieee")
                             and policy.gemv_takes(target, M, a.element_size(), not misaligned(b), gemv_kmajor(b))):
