@@ -84,7 +84,10 @@ def gemv_config(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: boo
     threads = warps * (64 if t.backend == "hip" and t.cdna else 32)
     cu = cus or DEFAULT_CUS["cuda" if t.backend == "cuda" else "cdna" if t.cdna else "rdna"]
     if b_kmajor:
-        tile = max(256, min(GEMV_TILE_BYTES // elem_size, GEMV_ACC_PER_THREAD * threads // bm))
+        # RDNA (wave32, 128 threads a program like NVIDIA's 4 warps) spilled at 16 KiB (compile-only, Triton 3.9:
+        # gfx1100-gfx1201 256 VGPRs and 5 spilled, gfx1250 45) and not at 8; CDNA's 256 threads do not.
+        rdna = t.backend == "hip" and not t.cdna
+        tile = max(256, min(GEMV_TILE_BYTES // (2 if rdna else 1) // elem_size, GEMV_ACC_PER_THREAD * threads // bm))
         bn = max(32, tile // 128)  # 32 columns at least; also the dropout mask's 8 columns a number
         bk = tile // bn
         while bn > 16 and 4 * -(-N // bn) < cu:  # a narrow product (N = 38-165): more column tiles, as deep
