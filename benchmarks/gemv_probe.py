@@ -34,6 +34,16 @@ SHAPES: list[tuple[int, int, int, torch.dtype, bool, str]] = [
     (1, 4097, 4096, BF16, True, "none"), (3, 4097, 11008, F16, True, "bias"), (2, 4096, 4097, BF16, False, "none"),
     (1, 768, 50257, F32, True, "none"), (1, 768, 50257, BF16, True, "none"), (8, 768, 50257, F32, True, "none"),
 ]
+# --chunks: more rows than one program holds (the GEMV in chunks of 8 rows) against misaligned weights, the worst
+# rows of the random draws after the GEMV rule (docs/measurements/2026-11-27-h200-s11-ab-gemv-final-*.json), and
+# aligned controls.
+CHUNK_SHAPES: list[tuple[int, int, int, torch.dtype, bool, str]] = [
+    (89, 589, 1577, F32, True, "none"), (25, 83, 194, F32, True, "none"), (30, 2350, 7191, F32, False, "bias_relu"),
+    (71, 517, 16549, F32, True, "none"), (63, 433, 1726, F32, True, "none"), (19, 4824, 2333, F32, True, "none"),
+    (12, 4097, 4096, F32, True, "none"), (16, 4096, 4096, F32, True, "none"), (32, 4096, 4096, F32, True, "none"),
+    (53, 2696, 15562, BF16, False, "none"), (136, 1435, 8373, BF16, True, "none"), (58, 1546, 19918, BF16, True, "bias"),
+    (42, 839, 4016, BF16, True, "none"), (16, 4097, 4096, BF16, True, "none"), (12, 6721, 26166, BF16, True, "none"),
+]
 for _m in (1, 2, 4, 8):
     for _k, _n in ((4096, 4096), (4096, 14336), (14336, 4096)):
         SHAPES.append((_m, _k, _n, BF16, True, "none"))
@@ -76,6 +86,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default=None)
     ap.add_argument("--quick", action="store_true", help="the policy only, no variants")
+    ap.add_argument("--chunks", action="store_true", help="CHUNK_SHAPES (more than 8 rows) instead of SHAPES")
     args = ap.parse_args()
     dev = torch.device("cuda")
     t = policy.target_for_device("cuda")
@@ -84,7 +95,7 @@ def main() -> int:
     print(f"{torch.cuda.get_device_name(0)}, copy {copy_gbs:.0f} GB/s, {cus} SMs", flush=True)
     g = torch.Generator(device=dev).manual_seed(0)
     rows = []
-    for M, K, N, dt, bt, epi in SHAPES:
+    for M, K, N, dt, bt, epi in (CHUNK_SHAPES if args.chunks else SHAPES):
         a = torch.randn(M, K, device=dev, dtype=dt, generator=g)
         b = (torch.randn(N, K, device=dev, dtype=dt, generator=g).t() if bt
              else torch.randn(K, N, device=dev, dtype=dt, generator=g)) / K**0.5

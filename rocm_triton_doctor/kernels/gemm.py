@@ -48,7 +48,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     backward yet). precision: how fp32 products are formed (PRECISIONS; "auto" keeps fp32 accuracy). kernel: "auto"
     (the policy's choice), "pointer" (gemm_kernel, split-K when the policy says so),
     "tma" (gemm_tma_kernel; 16-bit, Triton with tensor descriptors, TMA-compatible layouts only) or "gemv"
-    (gemv_kernel: at most policy.GEMV_MAX_M rows of a, fp32 multiply-adds; "auto" takes it for a few rows)."""
+    (gemv_kernel: fp32 multiply-adds, rows in chunks of up to 8; "auto" takes it for a few rows)."""
     if epilogue not in EPILOGUES:
         raise ValueError(f"gemm: epilogue must be one of {', '.join(EPILOGUES)}, got {epilogue!r}")
     if kernel not in KERNELS:
@@ -263,18 +263,16 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
     caller's config (gemm_parts.checked_gemv_config). B is read in place whatever its alignment: no copies."""
     M, K = a.shape
     N = b.shape[1]
-    if M > policy.GEMV_MAX_M:
-        raise ValueError(f"gemm: the GEMV kernel takes at most {policy.GEMV_MAX_M} rows of a, got {M}")
     b_kmajor = gemv_kmajor(b)
     cfg = dict(policy.gemv_config(target, M, N, K, a.element_size(), b_kmajor, _cus(dev)))
     if config:
-        cfg.update(checked_gemv_config(config, M))
+        cfg.update(checked_gemv_config(config))
     bm, bn, bk, split = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], cfg.get("SPLIT_K", 1)
-    pn, pk = -(-N // bn) * bn, -(-K // bk) * bk
+    pm, pn, pk = -(-M // bm) * bm, -(-N // bn) * bn, -(-K // bk) * bk
     n_ws = -(-N // 4) * 4
-    int64 = max(argcheck.max_offset(a, (bm, pk)), argcheck.max_offset(b, (pk, pn)), argcheck.max_offset(c, (bm, pn)),
+    int64 = max(argcheck.max_offset(a, (pm, pk)), argcheck.max_offset(b, (pk, pn)), argcheck.max_offset(c, (pm, pn)),
                 argcheck.max_offset(bias, (pn,)) if bias is not None else 0,
-                split * bm * max(pn, n_ws) if split > 1 else 0) >= argcheck.INT32_LIMIT
+                split * pm * max(pn, n_ws) if split > 1 else 0) >= argcheck.INT32_LIMIT
     (am, div_am), (ak, div_ak) = split_stride(a.stride(0)), split_stride(a.stride(1))
     (sbk, div_bk), (sbn, div_bn) = split_stride(b.stride(0)), split_stride(b.stride(1))
     nk, div_n = split_stride(N)
@@ -283,7 +281,7 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
           "EVEN_N": N % bn == 0, "EVEN_K": K % bk == 0, "DIV_AM": div_am, "DIV_AK": div_ak, "DIV_BK": div_bk,
           "DIV_BN": div_bn, "DIV_N": div_n, **{k: v for k, v in cfg.items()}}
     ints = (M, nk, K, am, ak, sbk, sbn)
-    grid = (cdiv(N, bn), split)
+    grid = (cdiv(N, bn) * cdiv(M, bm), split)  # row chunks of one column tile side by side (gemv_kernel)
     if split == 1:
         (cm, div_cm), (cn, div_cn) = split_stride(c.stride(0)), split_stride(c.stride(1))
         part = _Part(0, M, 1, grid, (*ints, cm, cn, bias_stride), {**kw, "DIV_CM": div_cm, "DIV_CN": div_cn},

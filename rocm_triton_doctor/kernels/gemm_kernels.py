@@ -158,7 +158,7 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
                 SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                 DIV_AM: tl.constexpr, DIV_AK: tl.constexpr, DIV_BK: tl.constexpr, DIV_BN: tl.constexpr,
                 DIV_CM: tl.constexpr, DIV_CN: tl.constexpr, DIV_N: tl.constexpr = 1):
-    """A few rows of A (M <= BLOCK_M <= 8) against all of B without tensor cores: each program owns BLOCK_N columns
+    """A few rows of A against all of B without tensor cores: each program owns BLOCK_M (<= 8) rows and BLOCK_N columns
     of C and (SPLIT_K > 1) one share of K, and streams its B tiles through fp32 fused multiply-adds into one 2-D
     accumulator per row of A, each summed along K once, after the loop. At decode sizes a GEMM is a read of B: a
     16-row tensor-core tile computes 16 rows for one, fp32 products there need the 3xTF32 split, and a misaligned B
@@ -177,8 +177,14 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     stride_cm = _scaled(stride_cm, DIV_CM, INT64)
     stride_cn = _scaled(stride_cn, DIV_CN, INT64)
     N = N * DIV_N
-    pid_n = tl.program_id(0)
+    # Program 0's axis walks the row chunks of one column tile before the next tile (M > BLOCK_M: A in chunks of
+    # BLOCK_M rows), so the chunks that read the same tile of B run side by side and share it through L2.
+    chunks = tl.cdiv(M, BLOCK_M)
+    pid_m = tl.program_id(0) % chunks
+    pid_n = tl.program_id(0) // chunks
     pid_k = tl.program_id(1)
+    row0 = pid_m * BLOCK_M
+    m_left = M - row0  # rows of A this program owns: min(BLOCK_M, m_left)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     cols = _wide(offs_n, INT64)
     offs_k = _wide(tl.arange(0, BLOCK_K), INT64)
@@ -193,7 +199,8 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     step_a = _k_step(stride_ak, BLOCK_K, INT64)
     step_b = _k_step(stride_bk, BLOCK_K, INT64)
     mask_n = offs_n < N
-    a_row = a_ptr + offs_k * stride_ak + k_lo * step_a  # row 0 of A; row i is i·stride_am further
+    # this chunk's row 0 of A; its row i is i·stride_am further
+    a_row = a_ptr + _wide(row0, INT64) * stride_am + offs_k * stride_ak + k_lo * step_a
     if B_KMAJOR:
         b_ptrs = b_ptr + cols[:, None] * stride_bn + offs_k[None, :] * stride_bk + k_lo * step_b
         zero = tl.zeros((BLOCK_N, BLOCK_K), dtype=tl.float32)
@@ -210,28 +217,28 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     acc7 = zero
     for _ in range(k_lo, k_hi):
         b = _gemv_load_b(b_ptrs, mask_n, offs_k, 0, B_KMAJOR, EVEN_N, False)
-        acc0 = _gemv_fma(acc0, a_row, 0, stride_am, M, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
-        acc1 = _gemv_fma(acc1, a_row, 1, stride_am, M, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
-        acc2 = _gemv_fma(acc2, a_row, 2, stride_am, M, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
-        acc3 = _gemv_fma(acc3, a_row, 3, stride_am, M, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
-        acc4 = _gemv_fma(acc4, a_row, 4, stride_am, M, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
-        acc5 = _gemv_fma(acc5, a_row, 5, stride_am, M, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
-        acc6 = _gemv_fma(acc6, a_row, 6, stride_am, M, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
-        acc7 = _gemv_fma(acc7, a_row, 7, stride_am, M, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
+        acc0 = _gemv_fma(acc0, a_row, 0, stride_am, m_left, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
+        acc1 = _gemv_fma(acc1, a_row, 1, stride_am, m_left, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
+        acc2 = _gemv_fma(acc2, a_row, 2, stride_am, m_left, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
+        acc3 = _gemv_fma(acc3, a_row, 3, stride_am, m_left, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
+        acc4 = _gemv_fma(acc4, a_row, 4, stride_am, m_left, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
+        acc5 = _gemv_fma(acc5, a_row, 5, stride_am, m_left, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
+        acc6 = _gemv_fma(acc6, a_row, 6, stride_am, m_left, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
+        acc7 = _gemv_fma(acc7, a_row, 7, stride_am, m_left, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
         a_row += step_a
         b_ptrs += step_b
     if not EVEN_K:  # noqa: SIM102 - a compile-time test around a run-time one (Triton folds only the first)
         if pid_k == SPLIT_K - 1:  # the last split owns the tail; its pointers stopped at block k_full
             k_left = K - k_full * BLOCK_K
             b = _gemv_load_b(b_ptrs, mask_n, offs_k, k_left, B_KMAJOR, False, True)
-            acc0 = _gemv_fma(acc0, a_row, 0, stride_am, M, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
-            acc1 = _gemv_fma(acc1, a_row, 1, stride_am, M, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
-            acc2 = _gemv_fma(acc2, a_row, 2, stride_am, M, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
-            acc3 = _gemv_fma(acc3, a_row, 3, stride_am, M, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
-            acc4 = _gemv_fma(acc4, a_row, 4, stride_am, M, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
-            acc5 = _gemv_fma(acc5, a_row, 5, stride_am, M, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
-            acc6 = _gemv_fma(acc6, a_row, 6, stride_am, M, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
-            acc7 = _gemv_fma(acc7, a_row, 7, stride_am, M, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
+            acc0 = _gemv_fma(acc0, a_row, 0, stride_am, m_left, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
+            acc1 = _gemv_fma(acc1, a_row, 1, stride_am, m_left, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
+            acc2 = _gemv_fma(acc2, a_row, 2, stride_am, m_left, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
+            acc3 = _gemv_fma(acc3, a_row, 3, stride_am, m_left, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
+            acc4 = _gemv_fma(acc4, a_row, 4, stride_am, m_left, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
+            acc5 = _gemv_fma(acc5, a_row, 5, stride_am, m_left, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
+            acc6 = _gemv_fma(acc6, a_row, 6, stride_am, m_left, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
+            acc7 = _gemv_fma(acc7, a_row, 7, stride_am, m_left, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
     offs_m = tl.arange(0, BLOCK_M)
     out = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     out = _gemv_place(out, acc0, 0, offs_m, B_KMAJOR, BLOCK_M)
@@ -242,6 +249,7 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     out = _gemv_place(out, acc5, 5, offs_m, B_KMAJOR, BLOCK_M)
     out = _gemv_place(out, acc6, 6, offs_m, B_KMAJOR, BLOCK_M)
     out = _gemv_place(out, acc7, 7, offs_m, B_KMAJOR, BLOCK_M)
+    offs_m = row0 + offs_m
     rows = _wide(offs_m, INT64)
     if SPLIT_K == 1:
         _epilogue_store(out, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, pid_n * BLOCK_N, M, N, stride_cm, stride_cn,
@@ -272,12 +280,12 @@ def _gemv_load_b(b_ptrs, mask_n, offs_k, k_left, B_KMAJOR: tl.constexpr, EVEN_N:
 
 
 @triton.jit
-def _gemv_fma(acc, a_row, i: tl.constexpr, stride_am, M, b, offs_k, k_left, B_KMAJOR: tl.constexpr,
+def _gemv_fma(acc, a_row, i: tl.constexpr, stride_am, m_left, b, offs_k, k_left, B_KMAJOR: tl.constexpr,
               BLOCK_M: tl.constexpr, TAIL: tl.constexpr):
     """Row i of A's K block times B's tile, added into that row's accumulator (rows past BLOCK_M: nothing; past M:
     zeros, so they add nothing)."""
     if i < BLOCK_M:
-        row_ok = offs_k * 0 + i < M  # a tensor: the interpreter cannot mask with a scalar
+        row_ok = offs_k * 0 + i < m_left  # a tensor: the interpreter cannot mask with a scalar
         if TAIL:
             a = tl.load(a_row + i * stride_am, mask=(offs_k < k_left) & row_ok, other=0.0).to(tl.float32)
         else:

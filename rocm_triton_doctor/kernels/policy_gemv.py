@@ -15,7 +15,7 @@ from typing import Any
 
 from rocm_triton_doctor.kernels.policy import DEFAULT_CUS, Target, _hip_extra, _next_pow2
 
-GEMV_MAX_M = 8  # gemv_kernel keeps one accumulator per row of A, eight at most; past 8 the tensor-core tiles are the tool
+GEMV_MAX_M = 8  # gemv_kernel keeps one accumulator per row of A, eight at most (BLOCK_M); more rows run in chunks
 GEMV_ACC_PER_THREAD = 64  # fp32 accumulator registers a thread keeps (BLOCK_M · tile / threads), K-major B
 GEMV_ACC_PER_THREAD_NMAJOR = 32  # the same for an N-major B
 GEMV_TILE_BYTES = 16384  # bytes of B a program reads per K step, at most
@@ -24,6 +24,7 @@ GEMV_MIN_K_BLOCKS = 12  # each split keeps at least this many K blocks
 GEMV_FILL_PER_CU = 4  # a small grid splits to this many programs per SM/CU ...
 GEMV_FILL_MIN_K_BLOCKS = 5  # ... with this many K blocks a split
 GEMV_MAX_SPLIT = 64
+GEMV_FP32_MISALIGNED_ROWS = 96  # fp32 rows against a misaligned weight the GEMV takes (measured up to 89)
 
 
 def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: bool) -> bool:
@@ -43,6 +44,13 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
       Against a misaligned N-major B the GEMV reads 2-byte scalars too, and the draws split 5 wins and 6 losses
       with the worst loss the larger (bf16 1x832x27011 1.40 -> 0.54x, 2x4096x4097 2.24 -> 1.62x; won 3x15605x9269
       0.76 -> 1.77x): the tiles keep those;
+    * fp32 against a misaligned weight, 9 to GEMV_FP32_MISALIGNED_ROWS rows (the GEMV in chunks of 8 rows, side by
+      side on one column tile so B is read from DRAM about once; `gemv_probe.py --chunks`, …-s11-gemv-chunks.json):
+      every such row of the probe won, 89x589x1577 B^T 0.22 -> 0.57x, 25x83x194 B^T 0.32 -> 1.39x, 30x2350x7191
+      0.27 -> 0.62x, 71x517x16549 B^T 0.24 -> 0.43x, 63x433x1726 B^T 0.41 -> 0.83x, 12x4097x4096 B^T 0.44 -> 0.82x;
+      against aligned weights the tiles won (16x4096x4096 B^T 1.61 against 0.84x, 32x… 1.15 against 0.50x,
+      19x4824x2333 B^T 0.65 against 0.39x), and in 16 bits at 12-136 rows they won every row (the GEMV's multiply-adds
+      on the fp32 units are the bound there: bf16 53x2696x15562 0.16 against 0.09x);
     * 16-bit with an aligned weight: the tensor-core tiles ran 0.99-1.36x cuBLAS at every decode shape (1-8 rows
       against 4096x4096, 4096x14336, 14336x4096), the GEMV 0.13-1.35x: they keep those.
     AMD (not timed): only misaligned weights, by the same counts; CDNA multiplies fp32 on its matrix cores natively,
@@ -51,7 +59,7 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
         return M <= 4
     if elem_size == 4:
         most = GEMV_MAX_M if b_kmajor else 3
-        return most >= M and (t.backend == "cuda" or not b_aligned)
+        return (most >= M and (t.backend == "cuda" or not b_aligned)) or (not b_aligned and M <= GEMV_FP32_MISALIGNED_ROWS)
     return M <= 3 and b_kmajor and not b_aligned
 
 
@@ -75,7 +83,7 @@ def gemv_config(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: boo
     small grid wanting more splits than that (fp32 5x1527x1315, 11 column tiles of 128 and 4-deep K blocks: 0.65x
     at 16 splits, 0.99x at 32; the second run's 64 ran 1.14x) while 1x4097x4096 B^T lost at 4 blocks a split: a
     grid first splits to 4 programs per SM with 5 K blocks a split. Callers must not mutate the returned dict."""
-    bm = _next_pow2(max(1, M))
+    bm = min(GEMV_MAX_M, _next_pow2(max(1, M)))  # more rows: chunks of 8, side by side on one column tile
     if t.interpreter:  # ~1 ms per program instance there: few, large tiles
         bn, bk = (16, 64) if b_kmajor else (64, 16)
         return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "SPLIT_K": _gemv_split(N, K, bn, bk, M, 4),
@@ -107,7 +115,7 @@ def _gemv_split(N: int, K: int, bn: int, bk: int, M: int, cus: int) -> int:
     grid stays within GEMV_FILL_PER_CU programs per SM/CU and each split keeps GEMV_FILL_MIN_K_BLOCKS K blocks (a
     small grid filling the GPU), then while it stays within GEMV_PROGRAMS_PER_CU and each split keeps
     GEMV_MIN_K_BLOCKS (gemv_config's docstring has the measurements)."""
-    tiles = -(-N // bn)
+    tiles = -(-N // bn) * -(-M // GEMV_MAX_M)
     split = 1
     while split * 2 <= GEMV_MAX_SPLIT and split * 2 * max(M, 1) * N < 2**31:
         s2 = split * 2
