@@ -90,15 +90,17 @@ def test_gemv_row_chunks_cover_every_row() -> None:
 def test_gemv_draws_the_same_dropout_mask_as_the_tile_kernels() -> None:
     # The mask hashes (seed, row, column) only: the kernel a GEMM runs on must not change which elements drop.
     g = torch.Generator().manual_seed(5)
-    a = torch.randn(3, 200, generator=g)
     b = torch.randn(200, 72, generator=g) / 14
     bias = torch.randn(72, generator=g)
-    for split in (1, 4):
+    for rows, split in ((3, 1), (3, 4), (19, 2)):  # 19 rows: chunks of 4, the mask keyed on the global row
+        a = torch.randn(rows, 200, generator=g)
         cfg = {"BLOCK_M": 4, "BLOCK_N": 16, "BLOCK_K": 32, "SPLIT_K": split}
         y = gemm.gemm(a, b, bias, "bias_relu", p=0.4, seed=99, kernel="gemv", config=cfg)
         z = gemm.gemm(a, b, bias, "bias_relu", p=0.4, seed=99, kernel="pointer")
         assert torch.equal(y == 0, z == 0)
         assert torch.allclose(y, z, atol=1e-5, rtol=1e-5)
+    a = a[:3]
+    y = gemm.gemm(a, b, bias, "bias_relu", p=0.4, seed=99, kernel="gemv")
     other = gemm.gemm(a, b, bias, "bias_relu", p=0.4, seed=100, kernel="gemv")
     assert not torch.equal(other == 0, y == 0)
 
@@ -167,3 +169,13 @@ def test_gemv_policy_keeps_the_accumulator_small_and_fills_the_gpu(arch: str) ->
     if arch == "sm_90":
         assert policy.gemv_config(t, 2, 11660, 1068, 4, True, 132)["SPLIT_K"] == 1  # 8 blocks: 1.48x unsplit, 1.07x at 2
         assert policy.gemv_config(t, 1, 64, 14854, 4, True, 132)["BLOCK_N"] == 16  # 4 column tiles, not 2
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gemv_reads_broadcast_operands(dtype: torch.dtype) -> None:
+    # Stride-0 views (an expanded row of A, an expanded column of B) are read in place, as the tile kernel reads them.
+    g = torch.Generator().manual_seed(2)
+    a = torch.randn(1, 90, generator=g).to(dtype).expand(5, 90)
+    b = (torch.randn(90, 1, generator=g) / 9).to(dtype).expand(90, 33)
+    for kernel in ("gemv", "pointer"):
+        assert_matches(gemm.gemm(a, b, kernel=kernel), gemm.reference(a, b, None, "none").to(dtype), dtype)
