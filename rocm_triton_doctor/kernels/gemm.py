@@ -375,7 +375,9 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
                 make_case(33, 40, 70, torch.float16, "bias_relu", transposed_b=True),
                 # decode-size M (the split-K path), and a transposed A with an fp32 bias on bf16 activations
                 make_case(5, 520, 70, torch.float16, "bias_gelu", 0.1),
-                make_case(40, 72, 48, torch.bfloat16, "bias", transposed_a=True, bias_dtype=torch.float32)]
+                make_case(40, 72, 48, torch.bfloat16, "bias", transposed_a=True, bias_dtype=torch.float32),
+                # 3 rows against nn.Linear's weight: the GEMV kernel (policy_gemv.gemv_takes), with dropout
+                make_case(3, 300, 77, torch.float32, "bias_relu", 0.2, transposed_b=True)]
     seeds = [make_case(m, k, n, torch.float16, "bias_relu", seed_shape=True) for m, k, n in
              ((64, 256, 128), (128, 256, 256), (1024, 1024, 1024))]
     seeds += [make_case(m, k, n, torch.float16, "bias_relu", 0.1, seed_shape=True) for m, k, n in
