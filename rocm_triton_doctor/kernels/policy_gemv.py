@@ -65,24 +65,24 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
 
 @cache
 def gemv_config(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: bool, cus: int = 0) -> dict[str, Any]:
-    """Tiles for gemv_kernel: BLOCK_M rows (M padded to a power of two) and a tile of B per K step. K-major B (an
-    nn.Linear weight, b_kmajor): GEMV_TILE_BYTES, or fewer elements so the accumulators stay at GEMV_ACC_PER_THREAD
-    registers a thread, at least 32 columns and up to 128 deep along K; N-major B: GEMV_ACC_PER_THREAD_NMAJOR, 128
-    wide along N. K split until the grid has GEMV_PROGRAMS_PER_CU programs per SM/CU, each split keeping
-    GEMV_MIN_K_BLOCKS blocks. H200 (gemv_probe.py, the variants of its first run): K-major tiles of 16 KiB won at 1
-    row (bf16 1x4096x4096 B^T 1.35x cuBLAS against 1.07x with 8 KiB; fp32 1x14854x64 B^T 1.44x against 1.10x with
-    32 KiB) and 32-column tiles at 4-8 rows (fp32 4x4096x4096 B^T 1.37x against 0.87x with 16 columns); N-major tiles
-    twice as deep lost at 3-8 rows (fp32 5x1527x1315 1.15 -> 0.49x, 8x4096x14336 1.20 -> 0.71x). A K-major product
-    with fewer column tiles than SMs halves its tiles' width down to 16 (second run: fp32 1x14854x64 B^T 1.43 ->
-    1.56x, 1x1482x165 B^T 1.23 -> 1.41x, fp16 1x6364x38 B^T 0.69 -> 0.88x). The split (second run, half and twice
-    the split the rule then took, 8 programs per SM and 4 K blocks a split): splits of 4 K blocks lost to fewer
-    (fp32 2x1068x11660 B^T unsplit 1.48x against 1.07x at 2; bf16 1x4097x4096 B^T 0.94x at 4 against 0.68x at 8;
-    fp32 4x4096x4096 B^T 1.40x at 4 against 1.30x at 8), and grids of 4-12 programs per SM won with twice the
-    split (bf16 2x11402x17198 B^T 0.98 -> 1.14x, 3x5290x19666 B^T 0.75 -> 0.87x, fp32 3x1346x31141 0.68 -> 0.81x,
-    8x768x50257 B^T 0.79 -> 0.97x): hence 12 K blocks a split and up to 24 programs per SM. The third run showed a
-    small grid wanting more splits than that (fp32 5x1527x1315, 11 column tiles of 128 and 4-deep K blocks: 0.65x
-    at 16 splits, 0.99x at 32; the second run's 64 ran 1.14x) while 1x4097x4096 B^T lost at 4 blocks a split: a
-    grid first splits to 4 programs per SM with 5 K blocks a split. Callers must not mutate the returned dict."""
+    """Tiles for gemv_kernel: BLOCK_M rows (M padded to a power of two, at most 8: more rows run in chunks of 8) and
+    a tile of B per K step. K-major B (an nn.Linear weight, b_kmajor): GEMV_TILE_BYTES, or fewer elements so the
+    accumulators stay at GEMV_ACC_PER_THREAD registers a thread, at least 32 columns and up to 128 deep along K;
+    N-major B: GEMV_ACC_PER_THREAD_NMAJOR, 128 wide along N. K split as _gemv_split says. H200 (gemv_probe.py, the
+    variants of its first run): K-major tiles of 16 KiB won at 1 row (bf16 1x4096x4096 B^T 1.35x cuBLAS against
+    1.07x with 8 KiB; fp32 1x14854x64 B^T 1.44x against 1.10x with 32 KiB) and 32-column tiles at 4-8 rows (fp32
+    4x4096x4096 B^T 1.37x against 0.87x with 16 columns); N-major tiles twice as deep lost at 3-8 rows (fp32
+    5x1527x1315 1.15 -> 0.49x, 8x4096x14336 1.20 -> 0.71x). A K-major product with fewer column tiles than a quarter
+    of the SMs halves its tiles' width down to 16 (second run: fp32 1x14854x64 B^T 1.43 -> 1.56x, 1x1482x165 B^T
+    1.23 -> 1.41x, fp16 1x6364x38 B^T 0.69 -> 0.88x). The split (second run, half and twice the split the rule then
+    took, 8 programs per SM and 4 K blocks a split): splits of 4 K blocks lost to fewer (fp32 2x1068x11660 B^T
+    unsplit 1.48x against 1.07x at 2; bf16 1x4097x4096 B^T 0.94x at 4 against 0.68x at 8; fp32 4x4096x4096 B^T 1.40x
+    at 4 against 1.30x at 8), and grids of 4-12 programs per SM won with twice the split (bf16 2x11402x17198 B^T
+    0.98 -> 1.14x, 3x5290x19666 B^T 0.75 -> 0.87x, fp32 3x1346x31141 0.68 -> 0.81x, 8x768x50257 B^T 0.79 -> 0.97x):
+    hence 12 K blocks a split and up to 24 programs per SM. The third run showed a small grid wanting more splits
+    than that (fp32 5x1527x1315, 11 column tiles of 128 and 4-deep K blocks: 0.65x at 16 splits, 0.99x at 32; the
+    first run's 64 ran 1.15x) while 1x4097x4096 B^T lost at 4 blocks a split: a grid first splits to 4 programs per
+    SM with 5 K blocks a split. Callers must not mutate the returned dict."""
     bm = min(GEMV_MAX_M, _next_pow2(max(1, M)))  # more rows: chunks of 8, side by side on one column tile
     if t.interpreter:  # ~1 ms per program instance there: few, large tiles
         bn, bk = (16, 64) if b_kmajor else (64, 16)
