@@ -186,12 +186,19 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     # gemm_kernel (use_tma False below), exactly as config=<it> with kernel="pointer" would; kernel="tma" skips it.
     tkey = None if config is not None or kernel in ("tma", "gemv") else tune_key(a, b, epilogue, p, precision)
     cached = None if tkey is None else tunecache.lookup("gemm", tkey, target)
+    gemv_cfg = next((c for c in (cached, config) if c and c.get("GEMV")), None)
+    if gemv_cfg is not None:
+        # GEMV tiles: a tune-cache entry `smoke --tune` measured faster (gemm_parts._gemv_candidates), or a caller's.
+        if kernel not in ("auto", "gemv"):
+            raise ValueError(f"gemm: a GEMV config runs on the GEMV kernel, not kernel={kernel!r}")
+        tiles = {k: v for k, v in _checked_config(gemv_cfg).items() if k != "GEMV"}
+        return _gemv_plan(a, b, c, bias, epilogue, p, tiles, target, dev, tkey)
     if kernel == "gemv" or (kernel == "auto" and not cached and config is None and asked in ("auto", "ieee")
                             and policy.gemv_takes(target, M, a.element_size(), not misaligned(b), gemv_kmajor(b))):
         # A few rows of A: the GEMV kernel where policy_gemv.gemv_takes says it wins. It forms exact fp32 products, so fp32's
         # "auto" and "ieee" both hold there; an explicit TF32 request keeps the tensor-core tiles unless forced. A
         # tune-cache entry for this key (a pointer-kernel config `smoke --tune` measured faster) is honoured.
-        return _gemv_plan(a, b, c, bias, epilogue, p, config, target, dev)
+        return _gemv_plan(a, b, c, bias, epilogue, p, config, target, dev, tkey)
     user = _checked_config(cached or config or {})  # {}: the policy's tiles
     copy = user.pop("ALIGN_COPY", None)
     b_pad_ok = user.pop("B_PAD", True)  # False: mask a copied B at N, as before (benchmarks/gemm_ab_probe.py)
@@ -258,7 +265,8 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
 
 
 def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor | None, epilogue: str, p: float,
-               config: dict[str, Any] | None, target: policy.Target, dev: torch.device) -> _Plan:
+               config: dict[str, Any] | None, target: policy.Target, dev: torch.device,
+               tkey: tuple[Any, ...] | None = None) -> _Plan:
     """The launch plan of gemv_kernel for this call: the policy's tiles and K split (policy.gemv_config), or a
     caller's config (gemm_parts.checked_gemv_config). B is read in place whatever its alignment: no copies."""
     M, K = a.shape
@@ -291,7 +299,7 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
         part = _Part(0, M, split, grid, (*ints, wm, 1, 0),
                      {**kw, "EPILOGUE": 0, "HAS_DROPOUT": False, "DIV_CM": div_wm, "DIV_CN": 1},
                      ws_cols=n_ws, kern=gemv_kernel, **_reduce_launch(c, M, N, n_ws, split, bias_stride, kw, target))
-    return _Plan(False, False, [part], M, None)
+    return _Plan(False, False, [part], M, tkey)
 
 
 def gemv_kmajor(b: torch.Tensor) -> bool:

@@ -155,10 +155,16 @@ def aligned_copy(t: torch.Tensor) -> torch.Tensor:
 def _checked_config(config: dict[str, Any]) -> dict[str, Any]:
     """A caller's tiles (tests, tune.py): clear errors instead of an interpreter trace (kernel-edge-cases.md #22).
     ALIGN_COPY and B_PAD (read a copied B to its zero padding) alone keep the policy's tiles and only set those
-    switches."""
+    switches. {"GEMV": True, ...}: tiles for the GEMV kernel (checked_gemv_config), as a tune-cache entry stores
+    them."""
+    if "GEMV" in config:
+        if config["GEMV"] is not True:
+            raise ValueError(f"gemm: GEMV must be True when given, got {config['GEMV']!r}")
+        return {"GEMV": True, **checked_gemv_config({k: v for k, v in config.items() if k != "GEMV"})}
     unknown = set(config) - set(CONFIG_KEYS)
     if unknown:
-        raise ValueError(f"gemm: unknown config keys {sorted(unknown)} (use {', '.join(CONFIG_KEYS)})")
+        raise ValueError(f"gemm: unknown config keys {sorted(unknown)} (use {', '.join(CONFIG_KEYS)}, or GEMV with "
+                         f"{', '.join(GEMV_CONFIG_KEYS)})")
     for key in ("ALIGN_COPY", "B_PAD"):
         if key in config and not isinstance(config[key], bool):
             raise ValueError(f"gemm: {key} must be True or False, got {config[key]!r}")
@@ -216,13 +222,15 @@ def tune_key(a: torch.Tensor, b: torch.Tensor, epilogue: str, p: float, precisio
 
 
 def tune_candidates(key: tuple[Any, ...]) -> list[dict[str, Any]]:
-    """Pointer-kernel configs `smoke --tune` times against the policy for `key` (tune_key's): the cache stores only
-    pointer-kernel configs, and gemm() runs a cached config on that kernel. The policy's open questions (policy.
-    gemm_config, _decode_config): decode M <= 16 with 16-row tiles and a K split of 1, 2 or 4; fp32 at BLOCK_K 32;
-    64x64 / 64x128 / 128x128 tiles for small and odd sizes; 128x256 where there are enough of them. AMD builds
-    (torch.version.hip) take 2 stages, as the policy's HIP configs do (the LDS holds fewer)."""
+    """Configs `smoke --tune` times against the policy for `key` (tune_key's): pointer-kernel configs, which gemm()
+    runs on that kernel when cached, and for rows the GEMV kernel may take its configs too ({"GEMV": True, ...},
+    _gemv_candidates), which it runs there. The policy's open questions (policy.gemm_config, _decode_config): decode
+    M <= 16 with 16-row tiles and a K split of 1, 2 or 4; fp32 at BLOCK_K 32; 64x64 / 64x128 / 128x128 tiles for
+    small and odd sizes; 128x256 where there are enough of them. AMD builds (torch.version.hip) take 2 stages, as
+    the policy's HIP configs do (the LDS holds fewer)."""
     dtype, M, N, K = key[0], key[1], key[2], key[3]
     hip = torch.version.hip is not None
+    gemv = _gemv_candidates(key)
 
     def cfg(bm: int, bn: int, bk: int, warps: int, stages: int = 3, split: int = 1, group: int = 8) -> dict[str, Any]:
         return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": group, "SPLIT_K": split, "num_warps": warps,
@@ -230,13 +238,44 @@ def tune_candidates(key: tuple[Any, ...]) -> list[dict[str, Any]]:
 
     if M <= 16:  # each split keeps >= 4 K blocks (as policy._split_k): fewer leave its pipeline nothing to overlap
         return [cfg(16, 128, 64, 4, 4, split=s, group=1) for s in (1, 2, 4) if s == 1 or 64 * 4 * s <= K] + \
-            [cfg(16, 64, 128, 4, 4, group=1)]
+            [cfg(16, 64, 128, 4, 4, group=1)] + gemv
     if dtype == "float32":
-        return [cfg(128, 128, 32, 8), cfg(64, 128, 32, 4), cfg(64, 64, 32, 4)]
+        return [cfg(128, 128, 32, 8), cfg(64, 128, 32, 4), cfg(64, 64, 32, 4)] + gemv
     out = [cfg(64, 64, 64, 4), cfg(64, 128, 64, 4, 4), cfg(128, 128, 64, 8)]
     if M * N >= 1024 * 1024:
         out.append(cfg(128, 256, 64, 8, 4))
     return out
+
+
+def _gemv_candidates(key: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """GEMV-kernel configs `smoke --tune` tries for `key` (tune_key's): the policy's tiles (policy_gemv.gemv_config)
+    and half / twice their K split and their tile, each marked {"GEMV": True}. Where the policy's rule cannot tell
+    (the GEMV and tile kernels within 10-25 % of each other on some decode rows, docs/performance.md "Session 11")
+    the device's own timing picks. Rows the GEMV may take: fp32 up to policy.GEMV_FP32_MISALIGNED_ROWS, 16-bit up
+    to 8. [] where this process has no GPU target to ask the policy for."""
+    from rocm_triton_doctor.kernels import policy
+
+    dtype, M, N, K, b_nmajor = key[0], key[1], key[2], key[3], key[8]
+    elem = 4 if dtype == "float32" else 2
+    most = policy.GEMV_FP32_MISALIGNED_ROWS if elem == 4 else policy.GEMV_MAX_M
+    if most < M or K == 0:
+        return []
+    try:
+        dev = torch.device("cuda")
+        target = policy.target_for_device("cuda")
+        cus = _cus(dev)
+    except Exception:  # noqa: BLE001 - no GPU runtime here: nothing to tune
+        return []
+    kmajor = not b_nmajor
+    base = dict(policy.gemv_config(target, M, N, K, elem, kmajor, cus))
+    wide = "BLOCK_N" if kmajor else "BLOCK_K"
+    out = [base, {**base, "SPLIT_K": max(1, base["SPLIT_K"] // 2)}, {**base, "SPLIT_K": min(64, base["SPLIT_K"] * 2)},
+           {**base, wide: base[wide] * 2}, {**base, wide: max(16 if kmajor else 1, base[wide] // 2)}]
+    seen: list[dict[str, Any]] = []
+    for c in out:
+        if c not in seen:
+            seen.append(c)
+    return [{"GEMV": True, **{k: v for k, v in c.items() if k in GEMV_CONFIG_KEYS}} for c in seen]
 
 
 def reference(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilogue: str) -> torch.Tensor:

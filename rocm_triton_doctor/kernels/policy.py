@@ -375,6 +375,7 @@ from rocm_triton_doctor.kernels.policy_attention import (  # noqa: E402,F401
     attention_config, attention_kernel, attention_use_tma, tensor_desc_device_supported)
 from rocm_triton_doctor.kernels.policy_waves import (  # noqa: E402,F401
     _decode_config, _split_k, gemm_split_latency_bound, gemm_split_small_grid, gemm_split_under_a_wave, gemm_tail_split)
-from rocm_triton_doctor.kernels.policy_gemv import GEMV_MAX_M, gemv_config, gemv_takes  # noqa: E402,F401
+from rocm_triton_doctor.kernels.policy_gemv import (  # noqa: E402,F401
+    GEMV_FP32_MISALIGNED_ROWS, GEMV_MAX_M, gemv_config, gemv_takes)
 from rocm_triton_doctor.kernels.policy_fp32 import (  # noqa: E402,F401
     fp32_dot_precision, gemm_fp32_precision, gemm_tc_config, precision_supported)

@@ -179,3 +179,58 @@ def test_gemv_reads_broadcast_operands(dtype: torch.dtype) -> None:
     b = (torch.randn(90, 1, generator=g) / 9).to(dtype).expand(90, 33)
     for kernel in ("gemv", "pointer"):
         assert_matches(gemm.gemm(a, b, kernel=kernel), gemm.reference(a, b, None, "none").to(dtype), dtype)
+
+
+def test_a_gemv_config_runs_on_the_gemv_kernel_and_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    # {"GEMV": True, ...}: what a tune-cache entry stores for the GEMV kernel (gemm_parts._gemv_candidates).
+    spy = _Spy(gemm.gemv_kernel)
+    monkeypatch.setattr(gemm, "gemv_kernel", spy)
+    g = torch.Generator().manual_seed(4)
+    a, b = torch.randn(12, 70, generator=g), torch.randn(70, 30, generator=g) / 8
+    cfg = {"GEMV": True, "BLOCK_M": 4, "BLOCK_N": 16, "BLOCK_K": 16, "SPLIT_K": 2}
+    assert_matches(gemm.gemm(a, b, config=cfg), gemm.reference(a, b, None, "none"), torch.float32)
+    assert spy.calls and spy.calls[-1][1]["BLOCK_M"] == 4 and spy.calls[-1][1]["SPLIT_K"] == 2
+    with pytest.raises(ValueError, match="GEMV must be True"):
+        gemm.gemm(a, b, config={**cfg, "GEMV": 1})
+    with pytest.raises(ValueError, match="unknown GEMV config keys"):
+        gemm.gemm(a, b, config={**cfg, "GROUP_M": 8})
+    with pytest.raises(ValueError, match="runs on the GEMV kernel"):
+        gemm.gemm(a, b, config=cfg, kernel="pointer")
+
+
+def test_a_tuned_gemv_entry_is_used_by_auto(monkeypatch: pytest.MonkeyPatch) -> None:
+    # tunecache.forced stands for a stored entry (lookups return it): "auto" runs the GEMV with its tiles even where
+    # the rule would take the tile kernel (5 rows > the interpreter's 4), and a pointer entry keeps the tile kernel.
+    from rocm_triton_doctor.kernels import tunecache
+
+    spy = _Spy(gemm.gemv_kernel)
+    monkeypatch.setattr(gemm, "gemv_kernel", spy)
+    g = torch.Generator().manual_seed(6)
+    a, b = torch.randn(5, 64, generator=g), torch.randn(64, 20, generator=g) / 8
+    with tunecache.forced("gemm", {"GEMV": True, "BLOCK_M": 8, "BLOCK_N": 16, "BLOCK_K": 8, "SPLIT_K": 4}):
+        assert_matches(gemm.gemm(a, b), gemm.reference(a, b, None, "none"), torch.float32)
+    assert spy.calls and spy.calls[-1][1]["BLOCK_K"] == 8
+    spy.calls.clear()
+    with tunecache.forced("gemm", {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16}):
+        gemm.gemm(a[:1], b)
+    assert not spy.calls
+
+
+def test_tune_candidates_include_gemv_configs_where_the_gemv_may_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rocm_triton_doctor.kernels import gemm_parts
+
+    h100 = policy.Target("cuda", "sm_90", 32)
+    monkeypatch.setattr(policy, "target_for_device", lambda device: h100)
+    monkeypatch.setattr(gemm_parts, "_cus", lambda dev: 132)
+
+    def key(dtype: str, M: int, N: int, K: int, nmajor: bool) -> tuple:
+        return (dtype, M, N, K, "none", False, "ieee", True, nmajor, False, True)
+
+    fp32 = gemm_parts.tune_candidates(key("float32", 8, 11229, 2876, False))
+    gv = [c for c in fp32 if c.get("GEMV")]
+    assert len(gv) >= 3 and all(gemm_parts._checked_config(c) == c for c in gv)  # each passes the cache's validator
+    assert any(not c.get("GEMV") for c in fp32)  # the tile kernel's candidates stay
+    assert {c["SPLIT_K"] for c in gv} >= {policy.gemv_config(h100, 8, 11229, 2876, 4, True, 132)["SPLIT_K"]}
+    assert any(c.get("GEMV") for c in gemm_parts.tune_candidates(key("float32", 89, 1577, 589, False)))
+    assert not any(c.get("GEMV") for c in gemm_parts.tune_candidates(key("bfloat16", 12, 4096, 4096, False)))
+    assert not any(c.get("GEMV") for c in gemm_parts.tune_candidates(key("float32", 200, 4096, 4096, True)))
