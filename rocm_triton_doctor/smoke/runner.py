@@ -241,8 +241,8 @@ def run_smoke(device: str = "auto", preset: str = "quick", only: tuple[str, ...]
                      "absolute times are noisy; compare ratios.")
         prec = fp32_dot_precision(target)
         notes.append(f"fp32 GEMM and attention keep fp32 accuracy (tl.dot input_precision '{prec}'"
-                     + (": the 3xTF32 split on tensor cores; IEEE for decode-size GEMMs against an N-major B"
-                        if prec == "tf32x3" else "") + "); torch's fp32 baselines "
+                     + (": the 3xTF32 split on tensor cores" if prec == "tf32x3" else "")
+                     + "; decode-size GEMMs on the GEMV kernel, exact fp32 products); torch's fp32 baselines "
                      "and the fp32 matmul ceiling run with TF32 off.")
         if tune:
             notes += _tune(cases, dev, target, torch, progress)
