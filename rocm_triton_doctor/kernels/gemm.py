@@ -183,7 +183,8 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
         precision = "ieee"  # 16-bit products are exact in the fp32 accumulator: the option means nothing there
     # The per-device autotune cache (tunecache.py, filled by `smoke --tune`; never read in the interpreter): one tuple
     # and one dict lookup. Its configs are pointer-kernel configs (tune_candidates), so a cached one runs on
-    # gemm_kernel (use_tma False below), exactly as config=<it> with kernel="pointer" would; kernel="tma" skips it.
+    # gemm_kernel (use_tma False below), exactly as config=<it> with kernel="pointer" would, or GEMV configs
+    # ({"GEMV": True, ...}), which run on gemv_kernel; kernel="tma" and kernel="gemv" skip it.
     tkey = None if config is not None or kernel in ("tma", "gemv") else tune_key(a, b, epilogue, p, precision)
     cached = None if tkey is None else tunecache.lookup("gemm", tkey, target)
     gemv_cfg = next((c for c in (cached, config) if c and c.get("GEMV")), None)
@@ -195,9 +196,9 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
         return _gemv_plan(a, b, c, bias, epilogue, p, tiles, target, dev, tkey)
     if kernel == "gemv" or (kernel == "auto" and not cached and config is None and asked in ("auto", "ieee")
                             and policy.gemv_takes(target, M, a.element_size(), not misaligned(b), gemv_kmajor(b))):
-        # A few rows of A: the GEMV kernel where policy_gemv.gemv_takes says it wins. It forms exact fp32 products, so fp32's
-        # "auto" and "ieee" both hold there; an explicit TF32 request keeps the tensor-core tiles unless forced. A
-        # tune-cache entry for this key (a pointer-kernel config `smoke --tune` measured faster) is honoured.
+        # A few rows of A: the GEMV kernel where policy_gemv.gemv_takes says it wins. It forms exact fp32 products,
+        # so fp32's "auto" and "ieee" both hold there; an explicit TF32 request keeps the tensor-core tiles unless
+        # forced. A tune-cache entry for this key (a pointer-kernel config `smoke --tune` measured faster) is honoured.
         return _gemv_plan(a, b, c, bias, epilogue, p, config, target, dev, tkey)
     user = _checked_config(cached or config or {})  # {}: the policy's tiles
     copy = user.pop("ALIGN_COPY", None)
@@ -287,7 +288,7 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
     bias_stride = bias.stride(0) if bias is not None else 0
     kw = {"EPILOGUE": EPILOGUES[epilogue], "HAS_DROPOUT": p > 0.0, "INT64": int64, "B_KMAJOR": b_kmajor,
           "EVEN_N": N % bn == 0, "EVEN_K": K % bk == 0, "DIV_AM": div_am, "DIV_AK": div_ak, "DIV_BK": div_bk,
-          "DIV_BN": div_bn, "DIV_N": div_n, **{k: v for k, v in cfg.items()}}
+          "DIV_BN": div_bn, "DIV_N": div_n, **cfg}
     ints = (M, nk, K, am, ak, sbk, sbn)
     grid = (cdiv(N, bn) * cdiv(M, bm), split)  # row chunks of one column tile side by side (gemv_kernel)
     if split == 1:
