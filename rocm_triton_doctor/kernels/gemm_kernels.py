@@ -8,7 +8,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels.gemm_parts import _epilogue_store, _grouped_tile, _k_step, _scaled, _wide
+from rocm_triton_doctor.kernels.gemm_parts import _epilogue_store, _grouped_tile, _k_range, _k_step, _scaled, _wide
 
 
 @triton.jit
@@ -46,14 +46,7 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     # (EVEN_M/EVEN_N); a partial last K block is one masked step after it (the tail), so an odd K no longer masks
     # every step. (A wrap-around of out-of-range rows/columns, tutorial 03's trick, hides N's contiguity from the
     # compiler: the fp32 1023x517x769 case fell from 85 to 135 us on an H200; masks on rows/columns only keep it.)
-    k_full = K // BLOCK_K
-    if SPLIT_K == 1:
-        k_lo = 0
-        k_hi = k_full
-    else:
-        per = tl.cdiv(k_full, SPLIT_K)
-        k_lo = tl.minimum(pid_k * per, k_full)
-        k_hi = tl.minimum(k_lo + per, k_full)
+    k_full, k_lo, k_hi = _k_range(K, pid_k, SPLIT_K, BLOCK_K)
     step_a = _k_step(stride_ak, BLOCK_K, INT64)
     step_b = _k_step(stride_bk, BLOCK_K, INT64)
     a_ptrs = a_ptr + rows[:, None] * stride_am + offs_k[None, :] * stride_ak + k_lo * step_a
@@ -188,14 +181,7 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     cols = _wide(offs_n, INT64)
     offs_k = _wide(tl.arange(0, BLOCK_K), INT64)
-    k_full = K // BLOCK_K
-    if SPLIT_K == 1:
-        k_lo = 0
-        k_hi = k_full
-    else:
-        per = tl.cdiv(k_full, SPLIT_K)
-        k_lo = tl.minimum(pid_k * per, k_full)
-        k_hi = tl.minimum(k_lo + per, k_full)
+    k_full, k_lo, k_hi = _k_range(K, pid_k, SPLIT_K, BLOCK_K)
     step_a = _k_step(stride_ak, BLOCK_K, INT64)
     step_b = _k_step(stride_bk, BLOCK_K, INT64)
     mask_n = offs_n < N

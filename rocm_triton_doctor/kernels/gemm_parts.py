@@ -51,6 +51,22 @@ def _k_step(stride, BLOCK_K: tl.constexpr, INT64: tl.constexpr):
 
 
 @triton.jit
+def _k_range(K, pid_k, SPLIT_K: tl.constexpr, BLOCK_K: tl.constexpr):
+    """(full K blocks, first and last-plus-one full block of split pid_k): the whole range for SPLIT_K 1, else
+    equal shares of the full blocks (the last split also owns the partial tail block, at block k_full). Both
+    pointer kernels (gemm_kernel, gemv_kernel)."""
+    k_full = K // BLOCK_K
+    if SPLIT_K == 1:
+        k_lo = 0
+        k_hi = k_full
+    else:
+        per = tl.cdiv(k_full, SPLIT_K)
+        k_lo = tl.minimum(pid_k * per, k_full)
+        k_hi = tl.minimum(k_lo + per, k_full)
+    return k_full, k_lo, k_hi
+
+
+@triton.jit
 def _scaled(stride, DIV: tl.constexpr, INT64: tl.constexpr):
     """stride · DIV (the launcher passed stride // DIV, see split_stride), in 64 bits when offsets need them: a stride
     of 2^31 + 16 arrives as the 32-bit 2^27 + 1, and a 32-bit product would wrap (a segfault in the interpreter)."""
