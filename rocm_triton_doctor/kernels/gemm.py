@@ -222,11 +222,7 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
     split = 1 if use_tma else cfg.get("SPLIT_K", 1)
     opts = {k: v for k, v in cfg.items() if k != "SPLIT_K"}
-    pm, pn, pk = -(-M // bm) * bm, -(-N // bn) * bn, -(-K // bk) * bk
-    n_ws = -(-N // 4) * 4  # the split-K workspace's rows, padded to 16 bytes
-    int64 = max(argcheck.max_offset(a, (pm, pk)), argcheck.max_offset(b, (pk, pn)), argcheck.max_offset(c, (pm, pn)),
-                argcheck.max_offset(bias, (pn,)) if bias is not None else 0,
-                split * pm * max(pn, n_ws) if split > 1 else 0) >= argcheck.INT32_LIMIT
+    int64 = _needs_int64(a, b, c, bias, bm, bn, bk, split)
     # bf16 tl.dot is wrong in Triton's interpreter: its create_dot runs np.matmul on the raw uint16 bit patterns it
     # stores bf16 in (triton/runtime/interpreter.py; triton#11584), ~1e10 for O(1) inputs, while the descriptor
     # loads themselves are exact (checked: a bf16 tile loaded through a TensorDescriptor equals the tensor). So the
@@ -277,11 +273,7 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
     if config:
         cfg.update(checked_gemv_config(config))
     bm, bn, bk, split = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], cfg.get("SPLIT_K", 1)
-    pm, pn, pk = -(-M // bm) * bm, -(-N // bn) * bn, -(-K // bk) * bk
-    n_ws = -(-N // 4) * 4
-    int64 = max(argcheck.max_offset(a, (pm, pk)), argcheck.max_offset(b, (pk, pn)), argcheck.max_offset(c, (pm, pn)),
-                argcheck.max_offset(bias, (pn,)) if bias is not None else 0,
-                split * pm * max(pn, n_ws) if split > 1 else 0) >= argcheck.INT32_LIMIT
+    int64 = _needs_int64(a, b, c, bias, bm, bn, bk, split)
     (am, div_am), (ak, div_ak) = split_stride(a.stride(0)), split_stride(a.stride(1))
     (sbk, div_bk), (sbn, div_bn) = split_stride(b.stride(0)), split_stride(b.stride(1))
     nk, div_n = split_stride(N)
@@ -296,11 +288,29 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
         part = _Part(0, M, 1, grid, (*ints, cm, cn, bias_stride), {**kw, "DIV_CM": div_cm, "DIV_CN": div_cn},
                      kern=gemv_kernel)
     else:
+        n_ws = _ws_cols(N)
         wm, div_wm = split_stride(n_ws)
         part = _Part(0, M, split, grid, (*ints, wm, 1, 0),
                      {**kw, "EPILOGUE": 0, "HAS_DROPOUT": False, "DIV_CM": div_wm, "DIV_CN": 1},
                      ws_cols=n_ws, kern=gemv_kernel, **_reduce_launch(c, M, N, n_ws, split, bias_stride, kw, target))
     return _Plan(False, False, [part], M, tkey)
+
+
+def _ws_cols(N: int) -> int:
+    """The split-K workspace's row length: N padded to a multiple of 4 fp32 (16 bytes)."""
+    return -(-N // 4) * 4
+
+
+def _needs_int64(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor | None, bm: int, bn: int,
+                 bk: int, split: int) -> bool:
+    """The kernels' INT64: some element offset a launch with (bm, bn, bk) tiles forms reaches 2^31 — A, B, C and
+    the bias over their tile-padded extents, and the split-K workspace (split, padded M, padded N)."""
+    M, K = a.shape
+    N = b.shape[1]
+    pm, pn, pk = -(-M // bm) * bm, -(-N // bn) * bn, -(-K // bk) * bk
+    return max(argcheck.max_offset(a, (pm, pk)), argcheck.max_offset(b, (pk, pn)), argcheck.max_offset(c, (pm, pn)),
+               argcheck.max_offset(bias, (pn,)) if bias is not None else 0,
+               split * pm * max(pn, _ws_cols(N)) if split > 1 else 0) >= argcheck.INT32_LIMIT
 
 
 def gemv_kmajor(b: torch.Tensor) -> bool:
@@ -337,7 +347,7 @@ def _part(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, lo: int, hi: int, s
     if split == 1:
         return _Part(lo, hi, 1, (tiles, 1), (mk, nk, K, am, ak, sbk, sbn, cm, cn, bias_stride),
                      {"DIV_CM": div_cm, "DIV_CN": div_cn, **rows, **common})
-    n_ws = -(-N // 4) * 4  # the split-K workspace's rows, padded to 16 bytes
+    n_ws = _ws_cols(N)
     wm, div_wm = split_stride(n_ws)
     return _Part(lo, hi, split, (tiles, split), (mk, nk, K, am, ak, sbk, sbn, wm, 1, 0),
                  {"DIV_CM": div_wm, "DIV_CN": 1, **rows, **{**common, "EPILOGUE": 0, "HAS_DROPOUT": False}},
