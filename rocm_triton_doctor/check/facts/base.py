@@ -6,7 +6,7 @@ never guess. `absent` means it was probed and is not there.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Generic, TypeVar
@@ -56,6 +56,20 @@ def unknown(source: str = "") -> Fact[Any]:
 
 def error(source: str, message: str) -> Fact[Any]:
     return Fact(Status.ERROR, None, source, message)
+
+
+def section(snap: Mapping[str, Any], key: str, not_object: str) -> Mapping[str, Any] | Fact[Any]:
+    """The snapshot's object under `key`, or the Fact a builder returns instead: unknown when the key is missing (not
+    recorded: a pasted or partial snapshot), absent when it was probed and is null, an error saying `not_object` when
+    it is not an object."""
+    if key not in snap:
+        return unknown(key)
+    sec = snap[key]
+    if sec is None:
+        return absent(key)
+    if not isinstance(sec, Mapping):
+        return error(key, not_object)
+    return sec
 
 
 def safe(source: str, fn: Callable[[], Fact[T]]) -> Fact[T]:

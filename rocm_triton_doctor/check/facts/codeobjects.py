@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rocm_triton_doctor import knowledge
-from rocm_triton_doctor.check.facts import Fact, absent, error, found, unknown
+from rocm_triton_doctor.check.facts.base import Fact, error, found, section
 from rocm_triton_doctor.check.probes.codeobjects import target_id
 
 SOURCE = "codeobjects"
@@ -72,13 +72,9 @@ def _sets(sec: Mapping[str, Any]) -> list[CodeObjectSet]:
 
 
 def codeobjects_fact(snap: Mapping[str, Any]) -> Fact[CodeObjects]:
-    if SOURCE not in snap:
-        return unknown(SOURCE)
-    sec = snap[SOURCE]
-    if sec is None:
-        return absent(SOURCE)
-    if not isinstance(sec, Mapping):
-        return error(SOURCE, "codeobjects section is not an object")
+    sec = section(snap, SOURCE, "codeobjects section is not an object")
+    if isinstance(sec, Fact):
+        return sec
     if sec.get("error") and not sec.get("libraries"):
         return error(SOURCE, str(sec["error"]))
     value = CodeObjects(tuple(str(r) for r in sec.get("roots") or ()), int(sec.get("shared_objects") or 0),

@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rocm_triton_doctor.check.facts.base import Fact, absent, error, found, unknown
+from rocm_triton_doctor.check.facts.base import Fact, error, found, section
 
 KEY = "smoke_results"
+NO_RUNS = "smoke_results has no list of runs"
 
 
 @dataclass(frozen=True)
@@ -48,13 +49,11 @@ def _s(v: Any) -> str | None:
 
 
 def smoke_results_fact(snap: Mapping[str, Any]) -> Fact[Any]:
-    if KEY not in snap:
-        return unknown(KEY)
-    sec = snap[KEY]
-    if sec is None:
-        return absent(KEY)
-    if not isinstance(sec, Mapping) or not isinstance(sec.get("runs"), list):
-        return error(KEY, "smoke_results has no list of runs")
+    sec = section(snap, KEY, NO_RUNS)
+    if isinstance(sec, Fact):
+        return sec
+    if not isinstance(sec.get("runs"), list):
+        return error(KEY, NO_RUNS)
     runs = []
     for r in sec["runs"]:
         if not isinstance(r, Mapping):

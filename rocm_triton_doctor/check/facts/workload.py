@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rocm_triton_doctor.check.facts.base import Fact, Status, absent, error, found, unknown
+from rocm_triton_doctor.check.facts.base import Fact, Status, error, found, section
 
 KEY = "workload_env"
 
@@ -48,13 +48,9 @@ class WorkloadError:
 
 
 def workload_fact(snap: Mapping[str, Any]) -> Fact[Any]:
-    if KEY not in snap:
-        return unknown(KEY)
-    sec = snap[KEY]
-    if sec is None:
-        return absent(KEY)
-    if not isinstance(sec, Mapping):
-        return error(KEY, "workload_env is not an object")
+    sec = section(snap, KEY, "workload_env is not an object")
+    if isinstance(sec, Fact):
+        return sec
     source = str(sec.get("source") or "the workload")
     if sec.get("error"):
         # An error that still says whose environment it is, and whether sudo would help.
