@@ -1,0 +1,136 @@
+"""gemm's smoke cases (the seed, quick, bench, sweep and interpreter presets; make_case for the random preset and the
+baselines) and the shapes the compile-only audit compiles its kernels for (aot_specs). gemm.py registers both."""
+
+from __future__ import annotations
+
+import torch
+
+from rocm_triton_doctor.kernels import policy
+from rocm_triton_doctor.kernels.base import AotSpec, Case, DropoutCheck, Inputs, randn
+from rocm_triton_doctor.kernels.gemm import gemm
+from rocm_triton_doctor.kernels.gemm_kernels import gemm_kernel, gemm_tma_kernel, gemv_kernel
+from rocm_triton_doctor.kernels.gemm_parts import bytes_moved, eager, flops, reference
+
+
+def make_case(M: int, K: int, N: int, dtype: torch.dtype, epilogue: str, p: float = 0.0, *,
+              transposed_b: bool = False, transposed_a: bool = False, bias_dtype: torch.dtype | None = None,
+              seed_shape: bool = False) -> Case:
+    """transposed_a/_b: the operand is the transpose of a contiguous tensor (column-major, as nn.Linear's weight is
+    read); bias_dtype: fp32 bias with 16-bit activations (mixed precision)."""
+    def setup(dev: torch.device, gen: torch.Generator) -> Inputs:
+        scale = K ** -0.5  # keep outputs O(1) so fp16 does not overflow
+        a = randn((K, M), dtype, dev, gen).t() if transposed_a else randn((M, K), dtype, dev, gen)
+        b = randn((N, K), dtype, dev, gen, scale).t() if transposed_b else randn((K, N), dtype, dev, gen, scale)
+        bias = randn((N,), bias_dtype or dtype, dev, gen) if epilogue != "none" else None
+        return {"a": a, "b": b, "bias": bias, "seed": 1234}
+
+    def run(x: Inputs, out: torch.Tensor | None) -> torch.Tensor:
+        return gemm(x["a"], x["b"], x["bias"], epilogue, p, x["seed"], out=out)
+
+    def ref(x: Inputs) -> torch.Tensor:
+        return reference(x["a"], x["b"], x["bias"], epilogue)
+
+    drop = None
+    if p > 0:
+        drop = DropoutCheck(p, observed=lambda x, out: out, undropped=ref)
+    name = f"{str(dtype).replace('torch.', '')} {M}x{K}x{N} {epilogue}" + (f"+dropout{p}" if p else "") + \
+        (" A^T" if transposed_a else "") + (" B^T" if transposed_b else "") + (" fp32 bias" if bias_dtype else "")
+    elem = dtype.itemsize
+    return Case("gemm", name, dtype, setup, run, ref,
+                eager=lambda x: eager(x["a"], x["b"], x["bias"], epilogue, p),
+                flops=flops(M, N, K), bytes=bytes_moved(M, N, K, elem, epilogue != "none"),
+                out_shape=lambda x: (M, N), tf32=False, dropout=drop, seed_shape=seed_shape,
+                params={"M": M, "N": N, "K": K, "epilogue": epilogue, "p": p})
+
+
+def cases(preset: str, target: policy.Target) -> list[Case]:
+    if target.interpreter:
+        # Odd sizes (not multiples of any block), every dtype and epilogue, and a transposed B.
+        return [make_case(67, 45, 93, torch.float32, "none"), make_case(67, 45, 93, torch.float16, "bias"),
+                make_case(67, 45, 93, torch.bfloat16, "bias_relu"), make_case(50, 70, 65, torch.float32, "bias_gelu"),
+                make_case(64, 256, 128, torch.float16, "bias_relu", 0.1, seed_shape=True),
+                make_case(33, 40, 70, torch.float16, "bias_relu", transposed_b=True),
+                # decode-size M (the split-K path), and a transposed A with an fp32 bias on bf16 activations
+                make_case(5, 520, 70, torch.float16, "bias_gelu", 0.1),
+                make_case(40, 72, 48, torch.bfloat16, "bias", transposed_a=True, bias_dtype=torch.float32),
+                # 3 rows against nn.Linear's weight: the GEMV kernel (policy_gemv.gemv_takes), with dropout
+                make_case(3, 300, 77, torch.float32, "bias_relu", 0.2, transposed_b=True)]
+    seeds = [make_case(m, k, n, torch.float16, "bias_relu", seed_shape=True) for m, k, n in
+             ((64, 256, 128), (128, 256, 256), (1024, 1024, 1024))]
+    seeds += [make_case(m, k, n, torch.float16, "bias_relu", 0.1, seed_shape=True) for m, k, n in
+              ((64, 256, 128), (128, 256, 256), (1024, 1024, 1024))]
+    if preset == "seed":
+        return seeds
+    quick = [make_case(1023, 517, 769, torch.float32, "bias_gelu"), make_case(2048, 2048, 2048, torch.bfloat16, "none"),
+             make_case(2048, 2048, 2048, torch.float16, "bias_relu", 0.1)]
+    if preset == "quick":
+        return seeds[2:3] + seeds[5:6] + quick
+    if preset == "sweep":  # the sweep's grid by class (smoke/sweep.py), rows too big for the GPU's checks left out
+        from rocm_triton_doctor.smoke import sweep
+
+        return [make_case(M, K, N, dt, epi) for M, K, N, dt, epi in sweep.gemm_shapes()
+                if all(sweep.fits(s, dt.itemsize) is None for s in ((M, K), (K, N), (M, N)))]
+    big = []
+    if preset == "bench":
+        for dt in (torch.float16, torch.bfloat16):
+            for n in (4096, 8192):
+                big += [make_case(n, n, n, dt, "none"), make_case(n, n, n, dt, "bias_relu"),
+                        make_case(n, n, n, dt, "bias_relu", 0.1)]
+        return seeds + big
+    for dt in (torch.float16, torch.bfloat16):
+        for n in (4096, 8192):
+            big += [make_case(n, n, n, dt, "none"), make_case(n, n, n, dt, "bias_relu"),
+                    make_case(n, n, n, dt, "bias_relu", 0.1)]
+    return seeds + quick + big
+
+
+def aot_specs(target: policy.Target) -> list[AotSpec]:
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "bias_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+           "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32",
+           "stride_cn": "i32", "stride_bias": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
+    specs = []
+    # What the policy picks for a square 4096^3 GEMM and for a decode step (M=16 against a 4096x4096 weight: the
+    # split-K path, partial sums into an fp32 workspace, EPILOGUE 0 there as in gemm()).
+    # Strides as a launch sees them for row-major operands: the leading ones divisible by 16 (DIV 16), the unit ones
+    # the constant 1 (Triton specialises an int argument equal to 1; left as i32 the compiler would see gathers).
+    divs = {"DIV_AM": 16, "DIV_AK": 1, "DIV_BK": 16, "DIV_BN": 1, "DIV_CM": 16, "DIV_CN": 1, "DIV_M": 16, "DIV_N": 16, "stride_ak": 1,
+            "stride_bn": 1, "stride_cn": 1}
+    divs_bt = {**divs, "DIV_BK": 1, "DIV_BN": 16, "stride_bk": 1}
+    del divs_bt["stride_bn"]
+    for label, (m, n, k), epi, nmajor in (
+            ("", (4096, 4096, 4096), (0, False), True), (" bias+relu+dropout", (4096, 4096, 4096), (2, True), True),
+            (" decode M=16 (split-K)", (16, 4096, 4096), (0, False), True),
+            (" decode M=16 B^T (split-K)", (16, 4096, 4096), (0, False), False),
+            (" short K=128", (4096, 4096, 128), (0, False), True)):
+        cfg = policy.gemm_config(target, m, n, k, 2, b_nmajor=nmajor)
+        tiles = {key: cfg[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K")}
+        const = {"EPILOGUE": epi[0], "HAS_DROPOUT": epi[1], "UPCAST": False, "PRECISION": "ieee", "B_PAD": 1, "EVEN_M": True,
+                 "EVEN_N": True, "EVEN_K": True, "INT64": False, **tiles,
+                 **(divs if nmajor else divs_bt)}
+        specs.append((f"gemm fp16{label}", gemm_kernel, {**sig, "c_ptr": "*fp32" if tiles["SPLIT_K"] > 1 else "*fp16"},
+                      const, cfg))
+    # The GEMV kernel (a few rows of A where policy.gemv_takes says so): a decode step against an
+    # nn.Linear weight (K contiguous, split-K into the fp32 workspace), and 4 rows against a row-major weight.
+    for label, (m, n, k), elem, kmajor in ((" GEMV M=1 B^T (split-K)", (1, 4096, 4096), 2, True),
+                                           (" GEMV M=4", (4, 4096, 4096), 2, False)):
+        gcfg = policy.gemv_config(target, m, n, k, elem, kmajor, 0)
+        gtiles = {key: gcfg[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K")}
+        gdivs = {**(divs_bt if kmajor else divs)}
+        for key in ("DIV_M",):
+            gdivs.pop(key)
+        const = {"EPILOGUE": 0, "HAS_DROPOUT": False, "B_KMAJOR": kmajor, "EVEN_N": True, "EVEN_K": True,
+                 "INT64": False, **gtiles, **gdivs}
+        specs.append((f"gemm fp16{label}", gemv_kernel, {**sig, "c_ptr": "*fp32" if gtiles["SPLIT_K"] > 1 else "*fp16"},
+                      const, gcfg))
+    if policy.gemm_use_tma(target, 4096, 4096, 4096):
+        # What actually runs there at this size: the persistent TMA kernel (132 SMs: an H100/H200 SXM).
+        tcfg = policy.gemm_config(target, 4096, 4096, 4096, 2, tma=True)
+        bm, bn, bk = tcfg["BLOCK_M"], tcfg["BLOCK_N"], tcfg["BLOCK_K"]
+        tsig = {"a_desc": f"tensordesc<fp16[{bm}, {bk}]>", "b_desc": f"tensordesc<fp16[{bk}, {bn}]>", "c_ptr": "*fp16",
+                "bias_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32", "stride_cm": "i32", "stride_cn": "i32",
+                "stride_bias": "i32", "seed": "i32", "threshold": "u32", "scale": "fp32"}
+        tconst = {"EPILOGUE": 2, "HAS_DROPOUT": True, "UPCAST": False, "INT64": False, "BLOCK_M": bm, "BLOCK_N": bn,
+                  "BLOCK_K": bk, "GROUP_M": tcfg["GROUP_M"], "NUM_SMS": 132, "DIV_CM": 16, "DIV_CN": 1, "DIV_M": 16, "DIV_N": 16,
+                  "stride_cn": 1}
+        specs.append(("gemm fp16 bias+relu+dropout (TMA, persistent)", gemm_tma_kernel, tsig, tconst, tcfg))
+    return [AotSpec(*s) for s in specs]
