@@ -19,7 +19,7 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import argcheck, policy, tunecache
-from rocm_triton_doctor.kernels.base import Case, Inputs, cdiv, check_device, randn, tma_layout_ok, upcast_dots
+from rocm_triton_doctor.kernels.base import cdiv, check_device, tma_layout_ok, upcast_dots
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 MAX_HEAD_DIM = 256
@@ -384,79 +384,9 @@ def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
                                                             scale=sm_scale, enable_gqa=True)
 
 
-def make_case(B: int, H: int, S: int, D: int, dtype: torch.dtype, causal: bool, seed_shape: bool = False, *,
-              H_kv: int | None = None, S_k: int | None = None, model_layout: bool = False) -> Case:
-    """H_kv: GQA/MQA key/value heads (default H); S_k: key length (default S); model_layout: q, k, v made as
-    (B, S, H, D) and passed as .transpose(1, 2), as a model's projections produce them."""
-    hk, sk = H_kv or H, S_k or S
-
-    def make(shape: tuple[int, int, int, int], dev: torch.device, gen: torch.Generator) -> torch.Tensor:
-        if model_layout:
-            b, h, s, d = shape
-            return randn((b, s, h, d), dtype, dev, gen).transpose(1, 2)
-        return randn(shape, dtype, dev, gen)
-
-    def setup(dev: torch.device, gen: torch.Generator) -> Inputs:
-        return {"q": make((B, H, S, D), dev, gen), "k": make((B, hk, sk, D), dev, gen),
-                "v": make((B, hk, sk, D), dev, gen)}
-
-    def eager(x: Inputs) -> torch.Tensor:
-        return torch.nn.functional.scaled_dot_product_attention(x["q"], x["k"], x["v"], is_causal=causal,
-                                                                enable_gqa=hk != H)
-
-    elem = torch.empty((), dtype=dtype).element_size()
-    fl = 4.0 * B * H * S * sk * D * (0.5 if causal else 1.0)
-    name = f"{str(dtype).replace('torch.', '')} B={B} H={H} S={S} D={D}" + (f" H_kv={hk}" if hk != H else "") + \
-        (f" S_k={sk}" if sk != S else "") + (" BSHD" if model_layout else "") + (" causal" if causal else "")
-    return Case("attention", name, dtype, setup, run=lambda x, out: attention(x["q"], x["k"], x["v"], causal, out=out),
-                reference=lambda x: reference(x["q"], x["k"], x["v"], causal), eager=eager, flops=fl,
-                bytes=float(elem * 2 * B * (H * S + hk * sk) * D), out_shape=lambda x: (B, H, S, D),
-                seed_shape=seed_shape, params={"B": B, "H": H, "S": S, "D": D, "causal": causal, "H_kv": hk, "S_k": sk})
-
-
-def cases(preset: str, target: policy.Target) -> list[Case]:
-    if target.interpreter:
-        return [make_case(1, 2, 77, 64, torch.float32, False), make_case(1, 1, 100, 64, torch.float16, True),
-                make_case(1, 1, 65, 128, torch.bfloat16, True), make_case(1, 1, 50, 128, torch.bfloat16, False),
-                # a model's call: GQA 4:2, keys longer than queries, head dim 80 (padded to 128), (B, S, H, D) layout
-                make_case(1, 4, 40, 80, torch.float16, True, H_kv=2, S_k=70, model_layout=True)]
-    if preset == "sweep":  # the grid lives in smoke/sweep.py with the other classes'
-        from rocm_triton_doctor.smoke import sweep as grid
-
-        return grid.attention_cases()
-    seeds = [make_case(1, 32, 2048, 128, torch.float16, True, seed_shape=True)]  # a small Llama layer's attention
-    if preset == "seed":
-        return seeds
-    quick = [make_case(2, 16, 1024, 64, torch.float16, False), make_case(2, 16, 1000, 128, torch.bfloat16, True)]
-    if preset == "bench":
-        return [make_case(4, 32, 4096, 128, torch.bfloat16, c) for c in (False, True)]
-    if preset == "quick":
-        return seeds + quick
-    return seeds + quick + [make_case(4, 32, 4096, 128, torch.bfloat16, c) for c in (False, True)]
-
-
-def aot_specs(target: policy.Target) -> list[AotSpec]:
-    out = []
-    strides = {f"s{t}_{d}": "i32" for t in "qkvo" for d in "bhsd"}
-    # D=80 and 96 compile as BLOCK_D=128 with the D mask; 256 is the largest supported.
-    for d, causal in ((64, True), (128, True), (128, False), (80, True), (256, True)):
-        block_d = max(16, 1 << (d - 1).bit_length())
-        cfg = policy.attention_config(target, block_d, 2, causal=causal)
-        const = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False,
-                 "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "STATS": False, "DOT_PREC": "ieee"}
-        sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "qk_scale": "fp32",
-               "S_Q": "i32", "S_K": "i32", "GROUP": "i32", **strides, "lse_ptr": "*fp32"}
-        const.update({"sq_d": 1, "sk_d": 1, "sv_d": 1, "so_d": 1})  # what Triton's specialisation of stride 1 gives
-        out.append((f"attention bf16{' causal' if causal else ''} D={d}", attn_fwd_kernel, sig, const, cfg))
-    from rocm_triton_doctor.kernels import attention_tma
-
-    if policy.tensor_desc_device_supported(target):
-        # What runs on Hopper for D=80/96/256 with a Triton that builds descriptors on the GPU (attention_kernel).
-        out += attention_tma.aot_specs(target, lambda bd, c: policy.attention_config(target, bd, 2, c, tma=True))
-    if policy.attention_use_tma(target, 128, policy.TMA_ATTENTION_MIN_FLOPS):
-        # What runs on Hopper for D=128: the host-descriptor kernel.
-        out += attention_tma.host_aot_specs(lambda c: policy.attention_config(target, 128, 2, causal=c, tma=True))
-    return [AotSpec(*s) for s in out]
+# The smoke cases and the compile-only audit's forward specs live in attention_cases.py (imported last: they call
+# attention()).
+from rocm_triton_doctor.kernels.attention_cases import aot_specs, cases, make_case  # noqa: E402,F401 - registry hooks
 
 
 # ---- autograd: attention_backward.py holds the backward kernels, the custom ops and the eager Function -------------
@@ -465,5 +395,5 @@ from rocm_triton_doctor.kernels import attention_backward as _bwd  # noqa: E402 
 autograd_op = _bwd.autograd_op  # the hook smoke/model_forms.py looks for (an op with a backward)
 
 
-from rocm_triton_doctor.kernels.base import AotSpec, KernelSpec  # noqa: E402 (appended so KERN-B's rewrite merges)
+from rocm_triton_doctor.kernels.base import KernelSpec  # noqa: E402 (appended so KERN-B's rewrite merges)
 KERNEL = KernelSpec("attention", "compute", cases, lambda t: aot_specs(t) + _bwd.aot_specs(t), perf_targets=("attention",))
