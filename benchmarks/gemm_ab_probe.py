@@ -34,6 +34,28 @@ VARIANTS: dict[str, dict[str, Any]] = {"old": {"precision": "ieee", "config": {"
 # kernel), "new" = the default (the GEMV kernel where policy_gemv.gemv_takes says so). Rows the GEMV rule does not
 # take run the same code in both columns: their spread is the noise.
 AB_GEMV: dict[str, dict[str, Any]] = {"old": {"kernel": "pointer"}, "new": {}}
+# --ab s12 (session 12): "old" = the policy with the skinny-N tiles (policy_waves.gemm_skinny_config) and the GEMV for
+# fp32 against a small misaligned B (policy_gemv.GEMV_FP32_SMALL_B_BYTES) switched off, captured that way; "new" =
+# the default. --skinny draws N from 1 to 64 (the rows those rules take) instead of shape_hunt's 16 to 32768.
+AB_S12: dict[str, dict[str, Any]] = {"old": {"_s12": False}, "new": {}}
+
+
+def _s12_rules(on: bool) -> None:
+    from rocm_triton_doctor.kernels import policy, policy_gemv, policy_waves
+
+    policy.SKINNY_N = policy_waves.SKINNY_N if on else 0  # type: ignore[attr-defined]
+    policy_gemv.GEMV_FP32_SMALL_B_BYTES = 65536 if on else -1
+    policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
+    gemm.clear_plans()
+
+
+def draw_skinny(r: random.Random) -> Any:
+    from shape_hunt import DT, log_uniform
+
+    dt = r.choice(("bf16", "bf16", "fp16", "fp32"))
+    m, k, n = log_uniform(r, 33, 16384), log_uniform(r, 16, 16384), log_uniform(r, 1, 64)
+    epi = r.choice(("none", "none", "bias", "bias_relu", "bias_gelu"))
+    return gemm.make_case(m, k, n, DT[dt], epi, transposed_b=r.random() < 0.5)
 
 
 def main() -> int:
@@ -42,9 +64,11 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--seconds", type=float, default=300.0)
     ap.add_argument("--json", default=None)
-    ap.add_argument("--ab", choices=("s9", "gemv"), default="s9", help="which change to A/B (see VARIANTS, AB_GEMV)")
+    ap.add_argument("--ab", choices=("s9", "gemv", "s12"), default="s9",
+                    help="which change to A/B (see VARIANTS, AB_GEMV, AB_S12)")
+    ap.add_argument("--skinny", action="store_true", help="draw N from 1 to 64 (draw_skinny)")
     args = ap.parse_args()
-    variants = AB_GEMV if args.ab == "gemv" else VARIANTS
+    variants = {"gemv": AB_GEMV, "s12": AB_S12}.get(args.ab, VARIANTS)
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.device("cuda")
     r = random.Random(args.seed)
@@ -54,7 +78,7 @@ def main() -> int:
         if time.time() - t0 > args.seconds:
             print(f"stopped after {time.time() - t0:.0f} s (--seconds)")
             break
-        case = draw_gemm(r)
+        case = draw_skinny(r) if args.skinny else draw_gemm(r)
         gen = torch.Generator(device=dev).manual_seed(0)
         x = case.setup(dev, gen)
         P = case.params
@@ -65,7 +89,9 @@ def main() -> int:
         row["eager_ms"] = float(do_bench_cudagraph(lambda: case.eager(x), rep=10))
         for name, kw in variants.items():
             def fn(kw: dict[str, Any] = kw) -> torch.Tensor:
-                return gemm.gemm(x["a"], x["b"], bias, epi, p, x["seed"], **kw)
+                return gemm.gemm(x["a"], x["b"], bias, epi, p, x["seed"], **{k: v for k, v in kw.items() if k != "_s12"})
+            if "_s12" in kw:
+                _s12_rules(kw["_s12"])
             try:
                 if name == "old":  # the old path's result must pass too (it is the baseline being replaced)
                     ref = case.reference(x)
@@ -75,6 +101,9 @@ def main() -> int:
             except Exception as e:  # noqa: BLE001 - a failure is a row
                 row[name] = None
                 row[f"{name}_error"] = f"{type(e).__name__}: {e}"[:200]
+            finally:
+                if "_s12" in kw:
+                    _s12_rules(True)
         rows.append(row)
         print(f"{case.name:48s} ok={row['ok']!s:5s} " + " ".join(
             f"{n} {row[n]:.2f}x" if row.get(n) else f"{n} --" for n in variants), flush=True)

@@ -101,7 +101,8 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
             ("", (4096, 4096, 4096), (0, False), True), (" bias+relu+dropout", (4096, 4096, 4096), (2, True), True),
             (" decode M=16 (split-K)", (16, 4096, 4096), (0, False), True),
             (" decode M=16 B^T (split-K)", (16, 4096, 4096), (0, False), False),
-            (" short K=128", (4096, 4096, 128), (0, False), True)):
+            (" short K=128", (4096, 4096, 128), (0, False), True),
+            (" skinny N=8 B^T (a router; split-K on NVIDIA)", (8192, 8, 4096), (0, False), False)):
         cfg = policy.gemm_config(target, m, n, k, 2, b_nmajor=nmajor)
         tiles = {key: cfg[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K")}
         const = {"EPILOGUE": epi[0], "HAS_DROPOUT": epi[1], "UPCAST": False, "PRECISION": "ieee", "B_PAD": 1, "EVEN_M": True,

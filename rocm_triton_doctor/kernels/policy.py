@@ -173,6 +173,9 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
         bn = 128 if N <= 128 else 256
         return {"BLOCK_M": 128, "BLOCK_N": bn, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
     sms = cus or DEFAULT_CUS["cuda"]  # what the NVIDIA rules below split for
+    if t.backend == "cuda" and N <= SKINNY_N and M > 32:
+        # A handful of columns: the tiles that stream A (policy_waves.gemm_skinny_config has the measurements).
+        return gemm_skinny_config(M, N, K, sms, latency=not aligned or elem_size == 4)
     if tc and elem_size == 4 and t.backend == "cuda" and (cfg := gemm_tc_config(M, N, K, sms, b_nmajor,
                                                                                aligned)) is not None:
         # fp32 grids are latency-bound; one read with 4-byte loads splits up to one wave (30x2350x7191, 113 tiles,
@@ -308,12 +311,21 @@ def fast_tanh(t: Target, elem_size: int) -> bool:
 ROW_SINGLE_BYTES = 65536
 ROW_CHUNK = 8192  # wider rows loop over 8192-element chunks (the bench preset's rows, one block at 8/16 warps)
 NARROW_ROW = 256  # rows up to this many elements (as a power of two) share a program with other rows
+# An odd narrow width runs one warp a program only when that makes at least this many programs (the grid, not one
+# program's latency, then sets the time): about what an H200's 132 SMs hold at once (32 one-warp blocks each).
+ODD_ROW_ONE_WARP_PROGRAMS = 4096
+
+
+def row_class(n_cols: int, n_rows: int) -> int:
+    """The row count as the row policy keys it: the next power of two, capped at 64 (the most rows a program packs)
+    for rows wider than NARROW_ROW and at 2^20 for narrow ones (whose warps depend on the grid's size), so a model's
+    varying token counts share a few cache entries per (target, width, dtype size)."""
+    return min(_next_pow2(max(1, n_rows)), 1 << 20 if n_cols <= NARROW_ROW else 64)
 
 
 def row_config(t: Target, n_cols: int, elem_size: int, n_rows: int = 1 << 30) -> dict[str, Any]:
-    """See _row_config. The row count only matters up to 64 (the most rows a program packs), so it is keyed by that
-    class: a model's varying token counts share one cache entry per (target, width, dtype size)."""
-    return _row_config(t, n_cols, elem_size, min(_next_pow2(max(1, n_rows)), 64))
+    """See _row_config, keyed by row_class."""
+    return _row_config(t, n_cols, elem_size, row_class(n_cols, n_rows))
 
 
 @cached_config
@@ -337,7 +349,17 @@ def _row_config(t: Target, n_cols: int, elem_size: int, n_rows: int) -> dict[str
             # benchmarks/narrow_rows_probe.py, % of copy): softmax 906876x37 8.9 -> 35.2 % (0.33 -> 1.29x eager),
             # RMSNorm 24.4 -> 43.8 %. Even widths (42, 64, 100, 128, 200) were at their best with the rule below.
             rows = max(1, min(most_rows, 512 // block, 64))
-            return {"BLOCK": block, "ROWS": rows, "num_warps": 1, "num_stages": 1}
+            if most_rows // rows >= ODD_ROW_ONE_WARP_PROGRAMS or block > 128:
+                return {"BLOCK": block, "ROWS": rows, "num_warps": 1, "num_stages": 1}
+            # A smaller grid is latency-bound: a program's time grows with the scalar loads each thread issues
+            # (16 a thread at one warp over 512 elements), so four warps over ~256 elements (2 a thread). H200, graph
+            # replay, softmax, µs, one warp over 512 -> this (benchmarks/cliff_probe.py, docs/measurements/
+            # 2026-11-27-h200-s12-cliff.json): bf16 35x17 4.27 -> 1.36 (eager 1.44), 5527x17 4.47 -> 1.72 (1.85),
+            # 33x87 2.28 -> 1.62 (1.98), fp16 476x3 1.75 -> 1.28 (1.36), 100000x3 2.44 -> 2.10 (2.32), fp32 4000x5
+            # 1.92 -> 1.43 (1.58); the large grids keep one warp (bf16 200000x17 12.75 us against 16.5 with this), and
+            # so do rows of 129-255 (bf16 2048x255: 2.32 us against 3.00 with this, eager 2.47; …-s12-cliff-after).
+            rows = max(1, min(most_rows, 256 // block, 64))
+            return {"BLOCK": block, "ROWS": rows, "num_warps": 4, "num_stages": 1}
         rows = max(1, min(most_rows, 2048 // block, 64))
         return {"BLOCK": block, "ROWS": rows, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
     # 16 warps only for rows of 32 KiB and more: a bf16 row of 8192 (16 KiB) ran LayerNorm at 1.11x torch.compile with
@@ -374,7 +396,8 @@ from rocm_triton_doctor.kernels.policy_attention import (  # noqa: E402,F401
     TMA_ATTENTION_MIN_FLOPS, TMA_DEVICE_ATTENTION_MIN_FLOPS, TMA_DEVICE_D256_MIN_FLOPS, attention_backward_config,
     attention_config, attention_kernel, attention_use_tma, tensor_desc_device_supported)
 from rocm_triton_doctor.kernels.policy_waves import (  # noqa: E402,F401
-    _decode_config, _split_k, gemm_split_latency_bound, gemm_split_small_grid, gemm_split_under_a_wave, gemm_tail_split)
+    SKINNY_N, _decode_config, _split_k, gemm_skinny_config, gemm_split_latency_bound, gemm_split_small_grid,
+    gemm_split_under_a_wave, gemm_tail_split)
 from rocm_triton_doctor.kernels.policy_gemv import (  # noqa: E402,F401
     GEMV_FP32_MISALIGNED_ROWS, GEMV_MAX_M, gemv_config, gemv_takes)
 from rocm_triton_doctor.kernels.policy_fp32 import (  # noqa: E402,F401

@@ -120,13 +120,13 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
         cfg = argcheck.check_row_config(name, config)
         cfg["LOOPED"] = cfg["BLOCK"] < N
     else:
-        cfg = _config(target_of(x), N, x.element_size(), min(M, 64))
+        cfg = _config(target_of(x), N, x.element_size(), policy.row_class(N, M))
     return RowLaunch(o, M, N, D1, s0, s1, sn, cfg)
 
 
 @functools.lru_cache(maxsize=policy.CONFIG_CACHE_SIZE)
 def _config(target: policy.Target, N: int, elem_size: int, rows: int) -> dict[str, Any]:
-    """The policy's config with LOOPED, one dict per (target, width, element size, row class up to 64) shared by
+    """The policy's config with LOOPED, one dict per (target, width, element size, policy.row_class) shared by
     every call: launchers splat it and never mutate it."""
     cfg = policy.row_config(target, N, elem_size, rows)
     cfg["LOOPED"] = cfg["BLOCK"] < N

@@ -92,6 +92,25 @@ def test_narrow_rows_share_a_program_on_the_gpu_policy() -> None:
     assert row_config(h100, 42, 2, 65536)["num_warps"] == 4 and row_config(target_from_name("gfx942"), 37, 2)["num_warps"] == 4
 
 
+@pytest.mark.parametrize(("M", "N", "elem", "want"), [
+    (35, 17, 2, (8, 4)), (5527, 17, 2, (8, 4)), (200000, 17, 2, (16, 1)), (33, 87, 2, (2, 4)), (476, 3, 2, (64, 4)),
+    (100000, 3, 2, (64, 4)), (50000, 37, 2, (8, 1)), (4000, 5, 4, (32, 4)), (2048, 255, 2, (2, 1)), (9, 255, 2, (2, 1))])
+def test_odd_narrow_rows_take_one_warp_only_on_large_grids(M: int, N: int, elem: int, want: tuple[int, int]) -> None:
+    # H200, softmax (benchmarks/cliff_probe.py): one warp over 512 elements cost a small grid 2-3x (bf16 35x17 4.27 us
+    # against 1.36 with four warps over 256), and won on grids of more than ODD_ROW_ONE_WARP_PROGRAMS programs.
+    from rocm_triton_doctor.kernels.policy import row_config, target_from_name
+
+    cfg = row_config(target_from_name("sm_90"), N, elem, M)
+    assert (cfg["ROWS"], cfg["num_warps"]) == want
+
+
+def test_a_row_count_class_per_power_of_two_for_narrow_rows() -> None:
+    from rocm_triton_doctor.kernels.policy import row_class
+
+    assert [row_class(17, m) for m in (1, 35, 64, 65, 5527, 10**9)] == [1, 64, 64, 128, 8192, 1 << 20]
+    assert [row_class(4096, m) for m in (3, 64, 5527)] == [4, 64, 64]  # wider rows pack no rows: 64 at most
+
+
 def test_refusals_are_clear() -> None:
     x, w = torch.randn(3, 8), torch.ones(8)
     with pytest.raises(TypeError, match="eps must be a number"):

@@ -1,0 +1,98 @@
+"""GEMMs with a handful of output columns (policy_waves.gemm_skinny_config) and fp32 products against a small
+misaligned B (policy_gemv.gemv_takes's b_bytes): the rules per target, the launches "auto" makes on a pretend H100,
+and the skinny tiles computing right in Triton's interpreter (splits, epilogues, layouts, dropout mask)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["TRITON_INTERPRET"] = "1"  # before any @triton.jit function is created
+
+from typing import Any
+
+import pytest
+import torch
+
+from rocm_triton_doctor.kernels import gemm, policy
+from tests.kernels.test_gemm import assert_matches, operand
+
+H100 = policy.target_from_name("sm_90")
+MI300 = policy.target_from_name("gfx942")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_launch_plans() -> None:
+    gemm.clear_plans()
+
+
+@pytest.mark.parametrize(("M", "K", "N", "elem", "aligned", "bn", "split"), [
+    (1561, 5195, 4, 2, True, 16, 8),     # 25 tiles: 8 splits of 649 (H200: 30.4 -> 13.9 us, cuBLAS 15.1)
+    (8192, 4096, 8, 2, True, 16, 4),     # a router: 128 tiles, 4 splits fill 4 programs per SM
+    (30000, 768, 3, 4, True, 16, 1),     # 469 tiles: more than 4 per SM already
+    (777, 2000, 12, 2, True, 16, 4),     # 8 splits would keep under 256 of K
+    (1200, 4096, 24, 2, True, 32, 8),    # 17-64 columns: a tile as wide as N
+    (9000, 2048, 48, 2, True, 64, 2),
+    (257, 8191, 7, 2, False, 16, 16),    # misaligned: the latency-bound split, to 16
+    (86, 8564, 38, 4, True, 64, 16),     # fp32 on tensor cores: latency-bound too
+    (3317, 179, 17, 4, True, 32, 1),     # ... but every split keeps 256 of K (2 splits of 89 lost)
+])
+def test_skinny_tiles_on_nvidia(M: int, K: int, N: int, elem: int, aligned: bool, bn: int, split: int) -> None:
+    cfg = policy.gemm_config(H100, M, N, K, elem, cus=132, b_nmajor=False, tc=elem == 4, aligned=aligned)
+    assert (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["SPLIT_K"], cfg["num_warps"]) == (64, bn, split, 4)
+
+
+def test_skinny_rule_bounds() -> None:
+    assert policy.gemm_config(H100, 4096, 65, 4096, 2, cus=132)["BLOCK_N"] >= 128  # past SKINNY_N: general tiles
+    assert policy.gemm_config(H100, 16, 8, 4096, 2, cus=132)["BLOCK_M"] == 16  # decode-size M keeps its tiles
+    assert policy.gemm_config(MI300, 8192, 8, 4096, 2, cus=304)["BLOCK_N"] >= 64  # AMD: not timed, unchanged
+    # the fp32 split workspace stays int32-indexed
+    assert policy.gemm_skinny_config(2**27, 16, 1 << 20, 132)["SPLIT_K"] == 1
+
+
+CASES = [(150, 600, 8, torch.float32, "t", "bias", 0.0), (97, 1000, 3, torch.bfloat16, "", "bias_relu", 0.0),
+         (130, 800, 37, torch.float16, "chunk", "bias_gelu", 0.0), (70, 520, 64, torch.float32, "step", "none", 0.0),
+         (65, 700, 16, torch.bfloat16, "t", "bias", 0.3)]
+
+
+@pytest.mark.parametrize(("M", "K", "N", "dtype", "lb", "epilogue", "p"), CASES)
+def test_skinny_tiles_compute_right(M: int, K: int, N: int, dtype: torch.dtype, lb: str, epilogue: str,
+                                    p: float) -> None:
+    g = torch.Generator().manual_seed(M + N)
+    a = operand(M, K, "", dtype, g)
+    b = operand(K, N, lb, dtype, g, scale=K**-0.5)
+    bias = None if epilogue == "none" else operand(1, N, "", dtype, g)[0]
+    split: dict[str, Any] = policy.gemm_skinny_config(M, N, K, 4)  # a 4-SM pretend GPU: K split
+    assert split["SPLIT_K"] > 1
+    for cfg in (split, {**split, "SPLIT_K": 1}):
+        out = gemm.gemm(a, b, bias, epilogue, p=p, seed=5, config=cfg)
+        if p == 0.0:
+            ref = gemm.reference(a.double(), b.double(), None if bias is None else bias.double(), epilogue)
+            assert_matches(out, ref, dtype)
+        else:  # the same mask as the interpreter's default tiles: dropout hashes (row, column), not the tiling
+            base = gemm.gemm(a, b, bias, epilogue, p=p, seed=5)
+            assert torch.equal(out == 0, base == 0)
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    monkeypatch.setenv("RTD_TUNE_CACHE", "off")  # no per-device cache for a pretend GPU
+    monkeypatch.setattr(gemm, "launch", lambda fn, grid, *a, **kw: calls.append(fn.fn.__name__))
+    monkeypatch.setattr(policy, "target_for_device", lambda device: H100)
+    return calls
+
+
+def test_fp32_against_a_small_misaligned_b_runs_on_the_gemv_at_any_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    # H200: fp32 8192x4x2047 154.7 -> 29.7 us on the GEMV, 177x43x43 B^T 10.1 -> 2.4 (benchmarks/cliff_probe.py)
+    assert policy.gemv_takes(H100, 8192, 4, False, False, 4 * 2047 * 4, 4)
+    assert not policy.gemv_takes(H100, 8192, 4, True, False, 4 * 2048 * 4, 4)  # aligned: the tiles won
+    assert not policy.gemv_takes(H100, 8192, 4, False, False, 65537, 4)  # a larger B: the chunks' re-reads cost
+    # a long K (fp32 8725x4541x3: 0.20 -> 0.08x eager on the GEMV, whose tiles are far wider than 3 columns)
+    assert not policy.gemv_takes(H100, 8725, 4, False, False, 4541 * 3 * 4, 4541)
+    assert not policy.gemv_takes(H100, 8192, 2, False, True, 1000, 4)  # 16-bit: the tiles
+    assert policy.gemv_takes(H100, 90, 4, False, True, 1 << 30, 4096)  # the row rule of session 11 still holds
+    calls = _spy(monkeypatch)
+    gemm.gemm(torch.empty(500, 43), torch.empty(43, 43).t())  # B^T with K = 43: misaligned rows
+    gemm.gemm(torch.empty(500, 4), torch.empty(4, 2047))
+    gemm.gemm(torch.empty(500, 4), torch.empty(4, 2048))
+    gemm.gemm(torch.empty(500, 4541), torch.empty(4541, 3))
+    assert calls[:3] == ["gemv_kernel", "gemv_kernel", "gemm_kernel"] and "gemv_kernel" not in calls[3:]
