@@ -44,6 +44,10 @@ SKINNY_NEW = [(3000, 2048, 10, BF16, True, "bias"), (100000, 512, 4, BF16, True,
               (65, 4096, 16, F32, False, "none"), (12000, 1536, 1, BF16, True, "none"), (40, 20000, 9, BF16, True, "none")]
 ROWS_NEW = [(9, 33, BF16), (1000, 45, BF16), (20000, 101, F16), (3000, 13, F32), (70000, 29, BF16), (300000, 7, BF16),
             (2048, 255, BF16), (600, 3, F32)]
+# --part n128: 65-128 columns, past the skinny rule (policy_waves.SKINNY_N)
+N128 = [(3000, 4096, 100, BF16, True, "none"), (8192, 4096, 128, BF16, True, "none"), (1500, 2048, 80, BF16, False, "bias"),
+        (20000, 1024, 96, F16, True, "none"), (4096, 2048, 128, F32, True, "none"), (2000, 5000, 72, BF16, True, "none"),
+        (600, 8192, 112, BF16, True, "none"), (50000, 768, 65, BF16, True, "none")]
 # the GEMV kernel with many row chunks: fp32 8192x4x2048 took 273 us against 16 for 4905x8x1367 (cliff.json)
 GEMV_MANY = [(8192, 4, 2048, F32, False), (8192, 4, 2047, F32, False), (4905, 8, 1368, F32, False),
              (4905, 8, 1367, F32, False), (8192, 8, 2048, F32, True), (1024, 4, 2048, F32, False),
@@ -87,8 +91,8 @@ def gemm_forms(M: int, N: int, K: int, kmajor: bool) -> dict[str, tuple[bool, st
         forms["T:auto"] = (True, "auto", None)
         forms["T:gemv"] = (True, "gemv", None)
     for bm in (64, 128):
-        for bn in (16, 32, 64):
-            if bn > 2 * max(16, N):
+        for bn in (16, 32, 64, 128):
+            if bn > 2 * max(16, N) or (bn == 128 and N <= 64):
                 continue
             for sk in (1, 2, 4, 8):
                 if sk > 1 and K // sk < 256:
@@ -225,7 +229,7 @@ def run_gemv_many(dev: torch.device) -> list[dict[str, Any]]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default=None)
-    ap.add_argument("--part", default="all", choices=("gemm", "softmax", "all", "after"))
+    ap.add_argument("--part", default="all", choices=("gemm", "softmax", "all", "after", "n128"))
     ap.add_argument("--quick", action="store_true", help="GEMM rows: eager, the policy and the old policy only")
     args = ap.parse_args()
     global QUICK
@@ -238,11 +242,14 @@ def main() -> int:
     if args.part in ("gemm", "all"):
         out["skinny"] = run_gemm(SKINNY, dev)
         out["tiny"] = run_gemm(TINY, dev)
+    if args.part == "n128":
+        out["n128"] = run_gemm(N128, dev)
     if args.part == "after":
         out["rows"] = (run_softmax(dev, SOFTMAX + ROWS_NEW, "softmax", False)
                        + run_softmax(dev, SOFTMAX + ROWS_NEW, "rmsnorm", False))
         out["skinny"] = run_gemm(SKINNY + SKINNY_NEW, dev)
-        out["wider"] = run_gemm(WIDER, dev)
+        out["wider"] = run_gemm(WIDER + N128 + [(65536, 4096, 128, BF16, True, "none"),
+                                                (16384, 8192, 128, F16, False, "bias")], dev)
         if not args.quick:
             out["gemv_many"] = run_gemv_many(dev)
     if args.json:

@@ -196,8 +196,7 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
         tiles = {k: v for k, v in _checked_config(gemv_cfg).items() if k != "GEMV"}
         return _gemv_plan(a, b, c, bias, epilogue, p, tiles, target, dev, tkey)
     if kernel == "gemv" or (kernel == "auto" and not cached and config is None and asked in ("auto", "ieee")
-                            and policy.gemv_takes(target, M, a.element_size(), not misaligned(b), gemv_kmajor(b),
-                                                              K * N * b.element_size(), K)):
+                            and policy.gemv_takes(target, M, a.element_size(), not misaligned(b), gemv_kmajor(b), K, N)):
         # A few rows of A: the GEMV kernel where policy_gemv.gemv_takes says it wins. It forms exact fp32 products,
         # so fp32's "auto" and "ieee" both hold there; an explicit TF32 request keeps the tensor-core tiles unless
         # forced. A tune-cache entry for this key (a pointer-kernel config `smoke --tune` measured faster) is honoured.

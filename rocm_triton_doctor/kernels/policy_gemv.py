@@ -27,10 +27,11 @@ GEMV_MAX_SPLIT = 64
 GEMV_FP32_MISALIGNED_ROWS = 96  # fp32 rows against a misaligned weight the GEMV takes (measured up to 89)
 GEMV_FP32_SMALL_B_BYTES = 65536  # ... and any rows against a misaligned fp32 B this small ...
 GEMV_FP32_SMALL_B_MAX_K = 128  # ... and this short (each chunk of 8 rows walks all of K over a 16-128 wide tile)
+GEMV_NMAJOR_MIN_N = 128  # ... and, N-major, at least as wide as the GEMV's N-major tile
 
 
-def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: bool, b_bytes: int | None = None,
-               K: int | None = None) -> bool:
+def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: bool, K: int | None = None,
+               N: int | None = None) -> bool:
     """Whether gemm(kernel="auto") runs M rows on the GEMV kernel. H200, graph replay, × cuBLAS, the GEMV kernel
     against the tensor-core decode tiles (benchmarks/gemv_probe.py, docs/measurements/2026-11-27-h200-s11-gemv-
     probe-*.json, and `gemm_ab_probe.py --ab gemv` over the random draws of seeds 10, 12 and 13, …-s11-ab-gemv-*):
@@ -54,15 +55,16 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
       against aligned weights the tiles won (16x4096x4096 B^T 1.61 against 0.84x, 32x… 1.15 against 0.50x,
       19x4824x2333 B^T 0.65 against 0.39x), and in 16 bits at 12-136 rows they won every row (the GEMV's multiply-adds
       on the fp32 units are the bound there: bf16 53x2696x15562 0.16 against 0.09x);
-    * fp32 against a misaligned B of at most GEMV_FP32_SMALL_B_BYTES (b_bytes: K·N·4) with K up to
-      GEMV_FP32_SMALL_B_MAX_K, any number of rows: the chunks re-read a B that stays in L2 while the tiles' scalar,
-      latency-bound K loop and its split cost more (H200,
+    * fp32 against a misaligned B (K, N given) of at most GEMV_FP32_SMALL_B_BYTES with K up to
+      GEMV_FP32_SMALL_B_MAX_K, K-major or at least GEMV_NMAJOR_MIN_N columns wide, any number of rows: the chunks
+      re-read a B that stays in L2 while the tiles' scalar, latency-bound K loop and its split cost more (H200,
       graph replay, µs, the tiles -> the GEMV, eager in brackets; benchmarks/cliff_probe.py, docs/measurements/
       2026-11-27-h200-s12-cliff*.json): 8192x4x2047 154.7 -> 29.7 (32.6), 4905x8x1367 69.8 -> 16.6 (14.9), 177x43x43
       B^T 10.1 -> 2.4 (5.6), 110x83x77 B^T 11.9 -> 2.7 (6.9). Against an aligned B the tiles won every such row
       (8192x4x2048 47.9 against 273.6, 1000x32x32 4.2 against 5.5): the GEMV's vector loads of a 4-deep K block
       make it slow there, a cause not found yet. A long K lost: fp32 8725x4541x3 bias_relu (B 54 KB) ran at 0.08x
-      eager on the GEMV, whose 128-wide tiles compute 3 columns (`gemm_ab_probe.py --ab s12 --skinny --seed 30`);
+      eager on the GEMV, whose 128-wide tiles compute 3 columns (`gemm_ab_probe.py --ab s12 --skinny --seed 30`),
+      and so did a narrow N-major B: fp32 10630x94x19 0.24 -> 0.17x (seed 32);
     * 16-bit with an aligned weight: the tensor-core tiles ran 0.99-1.36x cuBLAS at every decode shape (1-8 rows
       against 4096x4096, 4096x14336, 14336x4096), the GEMV 0.13-1.35x: they keep those.
     AMD (not timed): only misaligned weights, by the same counts; CDNA multiplies fp32 on its matrix cores natively,
@@ -71,8 +73,8 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
         return M <= 4
     if elem_size == 4:
         most = GEMV_MAX_M if b_kmajor else 3
-        small_b = (b_bytes is not None and b_bytes <= GEMV_FP32_SMALL_B_BYTES and K is not None
-                   and K <= GEMV_FP32_SMALL_B_MAX_K)
+        small_b = (K is not None and N is not None and K * N * elem_size <= GEMV_FP32_SMALL_B_BYTES
+                   and K <= GEMV_FP32_SMALL_B_MAX_K and (b_kmajor or N >= GEMV_NMAJOR_MIN_N))
         return ((most >= M and (t.backend == "cuda" or not b_aligned))
                 or (not b_aligned and (M <= GEMV_FP32_MISALIGNED_ROWS or small_b)))
     return M <= 3 and b_kmajor and not b_aligned

@@ -120,36 +120,44 @@ def gemm_split_latency_bound(M: int, N: int, K: int, bm: int, bn: int, bk: int, 
 
 
 # ---- a handful of output columns (a router's N = 8 experts, a classifier head): the tiles that stream A ----------
-SKINNY_N = 64  # N up to this many columns takes gemm_skinny_config (NVIDIA, M > 32)
-SKINNY_MIN_K = 256  # K elements each split keeps (4 blocks of 64)
-SKINNY_PROGRAMS_PER_SM = 4
+SKINNY_N = 128  # N up to this many columns takes gemm_skinny_config (NVIDIA, M > 32)
+SKINNY_MIN_K = 256  # K elements each split keeps (4 blocks of 64) where the loads are vectors
+SKINNY_PROGRAMS_PER_SM = 4  # programs of 64x64 or narrower tiles a split may put on one SM (half that at 128 wide)
 
 
-def gemm_skinny_config(M: int, N: int, K: int, cus: int, latency: bool = False) -> dict[str, Any]:
+def gemm_skinny_config(M: int, N: int, K: int, cus: int, aligned: bool = True, fp32: bool = False) -> dict[str, Any]:
     """N <= SKINNY_N: the GEMM is mostly a read of A (M·K elements), the mirror of decode-size M. The general tiles
-    (128 columns and 8 warps for N <= 128) made a few dozen programs, each multiplying up to 32 times the columns
-    there are: 64-row tiles as wide as N (16, 32 or 64 columns) with 4 warps, then K split (at most 8, at least
-    SKINNY_MIN_K of K a split) while the grid stays within SKINNY_PROGRAMS_PER_SM programs per SM. latency: a K loop
-    that is latency-bound (a misaligned operand's scalar loads, fp32 on tensor cores) splits up to 16 (as
-    gemm_split_latency_bound does), still keeping SKINNY_MIN_K a split: fp32 3317x179x17 bias_relu lost 0.43 -> 0.38x
-    eager with 2 splits of 89 (`gemm_ab_probe.py --ab s12 --seed 31`).
+    (128x128 with 8 warps for N <= 128) made a few dozen programs, each multiplying up to 32 times the columns there
+    are: 64-row tiles as wide as N (16 to 128 columns) with 4 warps, then K split while the grid stays within
+    SKINNY_PROGRAMS_PER_SM programs of 64 columns per SM: at most 8 splits of SKINNY_MIN_K for 16-bit operands read
+    in vectors; up to 16 (LATENCY_SPLIT_MAX) for fp32 on tensor cores, still SKINNY_MIN_K a split (fp32 3317x179x17
+    bias_relu lost 0.43 -> 0.38x eager with 2 splits of 89); a misaligned operand (scalar loads, a latency-bound K
+    loop) down to one K block a split as gemm_split_latency_bound (fp16 434x899x45: 0.77x eager with 8 splits of
+    112, 0.39x with 2 of 449).
     H200, graph replay, µs, the policy before -> this rule, cuBLAS in brackets (benchmarks/cliff_probe.py, docs/
-    measurements/2026-11-27-h200-s12-cliff*.json; in each row the rule's split is the best or within 10 % of the
-    best measured): fp16 1561x5195x4 B^T 30.4 -> 13.9 (15.1), bf16 8192x4096x8 B^T 25.7 -> 21.0 (18.4),
-    16384x4096x2 B^T 40.1 -> 36.1 (53.0), 4096x11008x16 B^T 32.5 -> 27.6 (28.7), 5000x4097x6 223.7 -> 26.4 (35.0),
-    fp16 777x2000x12 B^T 10.1 -> 5.6 (6.7), bf16 3000x2048x10 B^T 9.6 -> 6.1 (11.0), 100000x512x4 B^T 41.1 -> 26.9
-    (52.5), 12000x1536x1 B^T 15.9 -> 8.1 (9.4), fp32 2048x4096x8 B^T 25.4 -> 13.4 (26.5), 30000x768x3 B^T 60.6 ->
-    26.4 (50.4), 65x4096x16 21.0 -> 10.2 (8.6); 17-64 columns (the tiles the rule takes): bf16 1200x4096x24 B^T
-    11.4 -> 6.5 (6.6), 3000x4096x32 B^T 22.8 -> 8.5 (9.4), fp16 9000x2048x48 B^T 18.1 -> 12.6 (9.2), bf16
-    2500x3000x64 B^T 33.5 -> 14.2 (8.2), 700x9000x40 13.9 -> 10.1 (10.8), fp32 4096x1024x20 B^T 16.2 -> 9.6 (15.2).
-    AMD keeps the general tiles (not timed)."""
-    bn = min(64, max(16, _next_pow2(N)))
+    measurements/2026-11-27-h200-s12-{cliff,cliff-after,after2,n128}.json; the rule's split is the best measured
+    or within 10 % of it in each row but two, noted): fp16 1561x5195x4 B^T 30.4 -> 13.9 (15.1), bf16 8192x4096x8
+    B^T 25.7 -> 21.0 (18.4), 16384x4096x2 B^T 40.1 -> 36.1 (53.0), 4096x11008x16 B^T 32.5 -> 27.6 (28.7),
+    5000x4097x6 223.7 -> 26.4 (35.0), fp16 777x2000x12 B^T 10.1 -> 5.6 (6.7), bf16 3000x2048x10 B^T 9.6 -> 6.1
+    (11.0), 100000x512x4 B^T 41.1 -> 26.9 (52.5), 12000x1536x1 B^T 15.9 -> 8.1 (9.4), fp32 2048x4096x8 B^T 25.4 ->
+    13.3 (27.0), 30000x768x3 B^T 60.6 -> 26.4 (50.4), 65x4096x16 21.0 -> 8.1 (8.6); 17-64 columns: bf16
+    1200x4096x24 B^T 11.4 -> 7.1 (6.2), 3000x4096x32 B^T 22.7 -> 8.4 (9.4), fp16 9000x2048x48 B^T 18.1 -> 12.7
+    (9.3), bf16 2500x3000x64 B^T 33.3 -> 14.0 (8.1), 700x9000x40 13.8 -> 10.3 (10.4), fp32 4096x1024x20 B^T 16.4 ->
+    11.4 (15.3), bf16 65536x4096x64 B^T 142.7 -> 131.6 (142.2); 65-128 columns (the tiles and split the rule takes,
+    measured among the variants): bf16 3000x4096x100 B^T 24.1 -> 13.2 (20.9), 8192x4096x128 B^T 29.2 -> 29.1
+    (20.7), 1500x2048x80 14.9 -> 8.4 (6.9; 7.0 at 4 splits), fp16 20000x1024x96 B^T 20.6 -> 15.3 (10.2), bf16
+    2000x5000x72 B^T 31.0 -> 20.8 (9.8; 64x64 tiles 17.3), 600x8192x112 B^T 21.6 -> 9.9 (8.7), 50000x768x65 B^T
+    30.5 -> 27.2 (115.8), fp32 4096x2048x128 B^T 52.3 -> 44.5 (59.9; 64x64 tiles at 2 splits 34.6). AMD keeps the
+    general tiles (not timed)."""
+    bn = min(128, max(16, _next_pow2(N)))
     tiles = -(-M // 64) * -(-N // bn)
-    sms = cus or DEFAULT_CUS["cuda"]
-    if latency:
-        split = _doubled_split(M, N, K, tiles, LATENCY_SPLIT_MAX, LATENCY_SPLIT_PROGRAMS_PER_SM * sms, SKINNY_MIN_K)
+    programs = SKINNY_PROGRAMS_PER_SM * (cus or DEFAULT_CUS["cuda"]) * 64 // max(64, bn)
+    if not aligned:
+        split = _doubled_split(M, N, K, tiles, LATENCY_SPLIT_MAX, programs, 64)
+    elif fp32:
+        split = _doubled_split(M, N, K, tiles, LATENCY_SPLIT_MAX, programs, SKINNY_MIN_K)
     else:
-        split = _doubled_split(M, N, K, tiles, 8, SKINNY_PROGRAMS_PER_SM * sms, SKINNY_MIN_K)
+        split = _doubled_split(M, N, K, tiles, 8, programs, SKINNY_MIN_K)
     return {"BLOCK_M": 64, "BLOCK_N": bn, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3,
             "SPLIT_K": split}
 

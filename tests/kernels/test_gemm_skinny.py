@@ -35,6 +35,9 @@ def _fresh_launch_plans() -> None:
     (257, 8191, 7, 2, False, 16, 16),    # misaligned: the latency-bound split, to 16
     (86, 8564, 38, 4, True, 64, 16),     # fp32 on tensor cores: latency-bound too
     (3317, 179, 17, 4, True, 32, 1),     # ... but every split keeps 256 of K (2 splits of 89 lost)
+    (434, 899, 45, 2, False, 64, 8),     # misaligned: one K block a split is enough (2 splits of 449 lost)
+    (3000, 4096, 100, 2, True, 128, 4),  # 65-128 columns: 128-wide tiles, half the programs per SM
+    (8192, 4096, 128, 2, True, 128, 2),
 ])
 def test_skinny_tiles_on_nvidia(M: int, K: int, N: int, elem: int, aligned: bool, bn: int, split: int) -> None:
     cfg = policy.gemm_config(H100, M, N, K, elem, cus=132, b_nmajor=False, tc=elem == 4, aligned=aligned)
@@ -42,7 +45,7 @@ def test_skinny_tiles_on_nvidia(M: int, K: int, N: int, elem: int, aligned: bool
 
 
 def test_skinny_rule_bounds() -> None:
-    assert policy.gemm_config(H100, 4096, 65, 4096, 2, cus=132)["BLOCK_N"] >= 128  # past SKINNY_N: general tiles
+    assert policy.gemm_config(H100, 16384, 129, 4096, 2, cus=132)["BLOCK_M"] == 128  # past SKINNY_N: general tiles
     assert policy.gemm_config(H100, 16, 8, 4096, 2, cus=132)["BLOCK_M"] == 16  # decode-size M keeps its tiles
     assert policy.gemm_config(MI300, 8192, 8, 4096, 2, cus=304)["BLOCK_N"] >= 64  # AMD: not timed, unchanged
     # the fp32 split workspace stays int32-indexed
@@ -83,13 +86,15 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def test_fp32_against_a_small_misaligned_b_runs_on_the_gemv_at_any_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     # H200: fp32 8192x4x2047 154.7 -> 29.7 us on the GEMV, 177x43x43 B^T 10.1 -> 2.4 (benchmarks/cliff_probe.py)
-    assert policy.gemv_takes(H100, 8192, 4, False, False, 4 * 2047 * 4, 4)
-    assert not policy.gemv_takes(H100, 8192, 4, True, False, 4 * 2048 * 4, 4)  # aligned: the tiles won
-    assert not policy.gemv_takes(H100, 8192, 4, False, False, 65537, 4)  # a larger B: the chunks' re-reads cost
+    assert policy.gemv_takes(H100, 8192, 4, False, False, 4, 2047)
+    assert policy.gemv_takes(H100, 177, 4, False, True, 43, 43)
+    assert not policy.gemv_takes(H100, 8192, 4, True, False, 4, 2048)  # aligned: the tiles won
+    assert not policy.gemv_takes(H100, 8192, 4, False, False, 128, 129)  # a larger B: the chunks' re-reads cost
     # a long K (fp32 8725x4541x3: 0.20 -> 0.08x eager on the GEMV, whose tiles are far wider than 3 columns)
-    assert not policy.gemv_takes(H100, 8725, 4, False, False, 4541 * 3 * 4, 4541)
-    assert not policy.gemv_takes(H100, 8192, 2, False, True, 1000, 4)  # 16-bit: the tiles
-    assert policy.gemv_takes(H100, 90, 4, False, True, 1 << 30, 4096)  # the row rule of session 11 still holds
+    assert not policy.gemv_takes(H100, 8725, 4, False, False, 4541, 3)
+    assert not policy.gemv_takes(H100, 10630, 4, False, False, 94, 19)  # a narrow N-major B (0.24 -> 0.17x)
+    assert not policy.gemv_takes(H100, 8192, 2, False, True, 4, 43)  # 16-bit: the tiles
+    assert policy.gemv_takes(H100, 90, 4, False, True, 4096, 1 << 14)  # the row rule of session 11 still holds
     calls = _spy(monkeypatch)
     gemm.gemm(torch.empty(500, 43), torch.empty(43, 43).t())  # B^T with K = 43: misaligned rows
     gemm.gemm(torch.empty(500, 4), torch.empty(4, 2047))
