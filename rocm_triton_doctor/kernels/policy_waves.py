@@ -125,7 +125,8 @@ SKINNY_MIN_K = 256  # K elements each split keeps (4 blocks of 64) where the loa
 SKINNY_PROGRAMS_PER_SM = 4  # programs of 64x64 or narrower tiles a split may put on one SM (half that at 128 wide)
 
 
-def gemm_skinny_config(M: int, N: int, K: int, cus: int, aligned: bool = True, fp32: bool = False) -> dict[str, Any]:
+def gemm_skinny_config(M: int, N: int, K: int, cus: int, aligned: bool = True,
+                       fp32: bool = False) -> dict[str, Any] | None:
     """N <= SKINNY_N: the GEMM is mostly a read of A (M·K elements), the mirror of decode-size M. The general tiles
     (128x128 with 8 warps for N <= 128) made a few dozen programs, each multiplying up to 32 times the columns there
     are: 64-row tiles as wide as N (16 to 128 columns) with 4 warps, then K split while the grid stays within
@@ -145,19 +146,28 @@ def gemm_skinny_config(M: int, N: int, K: int, cus: int, aligned: bool = True, f
     (9.3), bf16 2500x3000x64 B^T 33.3 -> 14.0 (8.1), 700x9000x40 13.8 -> 10.3 (10.4), fp32 4096x1024x20 B^T 16.4 ->
     11.4 (15.3), bf16 65536x4096x64 B^T 142.7 -> 131.6 (142.2); 65-128 columns (the tiles and split the rule takes,
     measured among the variants): bf16 3000x4096x100 B^T 24.1 -> 13.2 (20.9), 8192x4096x128 B^T 29.2 -> 29.1
-    (20.7), 1500x2048x80 14.9 -> 8.4 (6.9; 7.0 at 4 splits), fp16 20000x1024x96 B^T 20.6 -> 15.3 (10.2), bf16
-    2000x5000x72 B^T 31.0 -> 20.8 (9.8; 64x64 tiles 17.3), 600x8192x112 B^T 21.6 -> 9.9 (8.7), 50000x768x65 B^T
-    30.5 -> 27.2 (115.8), fp32 4096x2048x128 B^T 52.3 -> 44.5 (59.9; 64x64 tiles at 2 splits 34.6). AMD keeps the
-    general tiles (not timed)."""
+    (20.7), 1500x2048x80 14.9 -> 8.4 (6.9; 7.0 at 4 splits), bf16 2000x5000x72 B^T 31.0 -> 20.8 (9.8; 64x64 tiles
+    17.3), 600x8192x112 B^T 21.6 -> 9.9 (8.7), fp32 4096x2048x128 B^T 52.3 -> 44.5 (59.9; 64x64 tiles at 2 splits
+    34.6). None: the general tiles, for 65-128 columns whose grid needs no split (below; that gives up fp16
+    20000x1024x96 B^T 20.6 -> 15.3 and bf16 50000x768x65 B^T 30.5 -> 27.2). AMD keeps the general tiles (not
+    timed)."""
     bn = min(128, max(16, _next_pow2(N)))
     tiles = -(-M // 64) * -(-N // bn)
-    programs = SKINNY_PROGRAMS_PER_SM * (cus or DEFAULT_CUS["cuda"]) * 64 // max(64, bn)
+    sms = cus or DEFAULT_CUS["cuda"]
+    programs = SKINNY_PROGRAMS_PER_SM * sms * 64 // max(64, bn)
     if not aligned:
-        split = _doubled_split(M, N, K, tiles, LATENCY_SPLIT_MAX, programs, 64)
+        # as gemm_split_latency_bound: grids of more than one wave keep one pass (fp32 13562x209x36 B^T lost 0.31 ->
+        # 0.22x eager with 2 splits of its 212 tiles, `gemm_ab_probe.py --ab s12 --skinny --seed 35`)
+        split = 1 if tiles > sms else _doubled_split(M, N, K, tiles, LATENCY_SPLIT_MAX, programs, 64)
     elif fp32:
         split = _doubled_split(M, N, K, tiles, LATENCY_SPLIT_MAX, programs, SKINNY_MIN_K)
     else:
         split = _doubled_split(M, N, K, tiles, 8, programs, SKINNY_MIN_K)
+    if bn == 128 and split == 1:
+        # 65-128 columns gain from these tiles only through the split: a grid that fills the GPU unsplit kept the
+        # general 128x128 tiles faster (bf16 65536x4096x128 B^T 164.3 us against 172.2 with these, fp16
+        # 16384x8192x128 bias 78.9 against 89.8; …-s12-after3.json)
+        return None
     return {"BLOCK_M": 64, "BLOCK_N": bn, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3,
             "SPLIT_K": split}
 
