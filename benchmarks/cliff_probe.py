@@ -48,6 +48,9 @@ ROWS_NEW = [(9, 33, BF16), (1000, 45, BF16), (20000, 101, F16), (3000, 13, F32),
 N128 = [(3000, 4096, 100, BF16, True, "none"), (8192, 4096, 128, BF16, True, "none"), (1500, 2048, 80, BF16, False, "bias"),
         (20000, 1024, 96, F16, True, "none"), (4096, 2048, 128, F32, True, "none"), (2000, 5000, 72, BF16, True, "none"),
         (600, 8192, 112, BF16, True, "none"), (50000, 768, 65, BF16, True, "none")]
+# --part split: few wide rows, one program per row against the split (rows_split.py)
+SPLIT_ROWS = [(1, 152064, BF16), (1, 152064, F32), (4, 128256, BF16), (8, 50257, BF16), (6, 288582, F16),
+              (2, 262144, F32), (16, 152064, BF16), (32, 65536, F32), (1, 32000, F32), (3, 100000, BF16)]
 # the GEMV kernel with many row chunks: fp32 8192x4x2048 took 273 us against 16 for 4905x8x1367 (cliff.json)
 GEMV_MANY = [(8192, 4, 2048, F32, False), (8192, 4, 2047, F32, False), (4905, 8, 1368, F32, False),
              (4905, 8, 1367, F32, False), (8192, 8, 2048, F32, True), (1024, 4, 2048, F32, False),
@@ -189,6 +192,45 @@ def run_softmax(dev: torch.device, shapes: list[tuple[int, int, torch.dtype]] = 
     return rows
 
 
+def run_split(dev: torch.device) -> list[dict[str, Any]]:
+    """Softmax and RMSNorm over few wide rows: the policy (split), one program per row (SPLIT 1), eager; GPU time
+    (graph replay) and host-inclusive time (back-to-back calls, event-timed)."""
+    from triton.testing import do_bench
+
+    from rocm_triton_doctor.kernels import policy, rows
+
+    out = []
+    for M, N, dt in SPLIT_ROWS:
+        g = torch.Generator(device=dev).manual_seed(M)
+        x = torch.randn(M, N, device=dev, dtype=dt, generator=g) * 3
+        w = torch.randn(N, device=dev, dtype=dt, generator=g)
+        cfg = rows._config(rows.target_of(x), N, dt.itemsize, policy.row_class(N, M))
+        one = {"BLOCK": cfg["BLOCK"], "ROWS": 1, "num_warps": cfg["num_warps"], "SPLIT": 1}
+        for name in ("softmax", "rmsnorm"):
+            if name == "softmax":
+                ref = torch.softmax(x.double(), -1)
+                ours, eager = (lambda c: softmax.softmax(x, config=c)), (lambda: torch.softmax(x, -1))
+            else:
+                ref = rmsnorm.reference(x, w).double()
+                ours, eager = (lambda c: rmsnorm.rmsnorm(x, w, config=c)), (lambda: rmsnorm.eager(x, w))
+            tol = tolerance(str(dt).removeprefix("torch."))
+            row: dict[str, Any] = {"name": f"{name} {str(dt).removeprefix('torch.')} {M}x{N}",
+                                   "split": rows.prepare(name, x, {}, None).split if name == "softmax" else None,
+                                   "eager": bench(eager), "eager_event": float(do_bench(eager, rep=30))}
+            for label, c in (("auto", None), ("one program", one)):
+                y = ours(c).double()
+                ok = bool(((y - ref).abs() <= tol.atol + tol.rtol * ref.abs()).all())
+                row[label] = {"ms": bench(lambda c=c: ours(c)), "event_ms": float(do_bench(lambda c=c: ours(c), rep=30)),
+                              "ok": ok}
+            out.append(row)
+            a, o = row["auto"], row["one program"]
+            print(f"{row['name']:28s} split {row['split']} | graph us: eager {row['eager'] * 1e3:7.1f} one "
+                  f"{o['ms'] * 1e3:7.1f} auto {a['ms'] * 1e3:7.1f} ({row['eager'] / a['ms']:.2f}x eager) | event us: "
+                  f"eager {row['eager_event'] * 1e3:6.1f} one {o['event_ms'] * 1e3:6.1f} auto {a['event_ms'] * 1e3:6.1f}"
+                  + ("" if a["ok"] and o["ok"] else " WRONG"), flush=True)
+    return out
+
+
 def run_gemv_many(dev: torch.device) -> list[dict[str, Any]]:
     """GEMV against the policy and cuBLAS where M is many chunks of 8 rows; a few GEMV tiles each."""
     from rocm_triton_doctor.kernels import policy
@@ -229,7 +271,7 @@ def run_gemv_many(dev: torch.device) -> list[dict[str, Any]]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default=None)
-    ap.add_argument("--part", default="all", choices=("gemm", "softmax", "all", "after", "n128"))
+    ap.add_argument("--part", default="all", choices=("gemm", "softmax", "all", "after", "n128", "split"))
     ap.add_argument("--quick", action="store_true", help="GEMM rows: eager, the policy and the old policy only")
     args = ap.parse_args()
     global QUICK
@@ -242,6 +284,8 @@ def main() -> int:
     if args.part in ("gemm", "all"):
         out["skinny"] = run_gemm(SKINNY, dev)
         out["tiny"] = run_gemm(TINY, dev)
+    if args.part == "split":
+        out["split"] = run_split(dev)
     if args.part == "n128":
         out["n128"] = run_gemm(N128, dev)
     if args.part == "after":

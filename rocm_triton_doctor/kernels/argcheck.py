@@ -106,12 +106,13 @@ def check_block(name: str, key: str, value: object, lo: int = 16, hi: int = 1024
     return value
 
 
-ROW_CONFIG_KEYS = ("BLOCK", "ROWS", "num_warps", "num_stages")
+ROW_CONFIG_KEYS = ("BLOCK", "ROWS", "num_warps", "num_stages", "SPLIT")
 
 
 def check_row_config(name: str, config: dict[str, Any], rows: bool = True) -> dict[str, Any]:
     """A row kernel's `config=` override (tests, tuning): BLOCK and ROWS powers of two, num_warps a power of two up
-    to 32, no unknown keys; a copy, never the caller's dict. rows=False: the backward's, whose programs take one row
+    to 32, SPLIT (programs per looped row, rows_split.py; softmax and RMSNorm) an int, no unknown keys; a copy, never
+    the caller's dict. rows=False: the backward's, whose programs take one row
     at a time (ROWS is ignored there)."""
     if not isinstance(config, dict):
         raise TypeError(f"{name}: config must be a dict, got {type(config).__name__}")
@@ -122,6 +123,9 @@ def check_row_config(name: str, config: dict[str, Any], rows: bool = True) -> di
     check_block(name, "BLOCK", cfg.get("BLOCK"), lo=1, hi=1 << 20)
     check_block(name, "ROWS", cfg["ROWS"], lo=1, hi=1024)
     check_block(name, "num_warps", cfg["num_warps"], lo=1, hi=32)
+    if "SPLIT" in cfg and (isinstance(cfg["SPLIT"], bool) or not isinstance(cfg["SPLIT"], int)
+                           or not 1 <= cfg["SPLIT"] <= 4096):
+        raise ValueError(f"{name}: SPLIT must be an int in [1, 4096], got {cfg['SPLIT']!r}")
     if "num_stages" in cfg and (isinstance(cfg["num_stages"], bool) or not isinstance(cfg["num_stages"], int)
                                 or not 1 <= cfg["num_stages"] <= 8):
         raise ValueError(f"{name}: num_stages must be an int in [1, 8], got {cfg['num_stages']!r}")

@@ -97,6 +97,8 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: flo
              ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
     """(y, per-row fp32 mean and rstd of shape (M,) when `stats`, else None, None)."""
     eps = check_eps("layernorm", eps)
+    if config and config.get("SPLIT", 1) != 1:  # the split form exists for softmax and RMSNorm only (rows_split.py)
+        raise ValueError(f"layernorm: SPLIT is not supported here (softmax and rmsnorm have it), got {config['SPLIT']!r}")
     L = prepare("layernorm", x, {"weight": weight, "bias": bias}, out, config)
     mean = torch.zeros(L.M, dtype=torch.float32, device=x.device) if stats else None
     rstd = torch.full((L.M,), float(1.0 / eps ** 0.5), dtype=torch.float32, device=x.device) if stats else None

@@ -371,6 +371,28 @@ def _row_config(t: Target, n_cols: int, elem_size: int, n_rows: int) -> dict[str
             **_hip_extra(t, gemm=False)}
 
 
+ROW_SPLIT_PROGRAMS_PER_CU = 2  # a split row's programs: up to this many per SM/CU over all the rows
+ROW_SPLIT_MAX_ROWS = 32  # more rows than this fill the GPU with one program each
+
+
+@functools.lru_cache(maxsize=CONFIG_CACHE_SIZE)
+def row_split(t: Target, n_cols: int, elem_size: int, n_rows: int) -> int:
+    """Programs per row for softmax and RMSNorm (rows_split.py): a looped row (wider than one block) among at most
+    ROW_SPLIT_MAX_ROWS rows is cut into parts of whole chunks, up to ROW_SPLIT_PROGRAMS_PER_CU programs per SM/CU
+    over all the rows; 1: the row kernels as before. The interpreter splits a single looped row in up to 3 parts,
+    so CI runs the two launches too. Not timed on AMD."""
+    block = row_config(t, n_cols, elem_size, n_rows)["BLOCK"]
+    chunks = -(-n_cols // block)
+    rows = row_class(n_cols, n_rows)
+    if chunks < 2 or rows > ROW_SPLIT_MAX_ROWS:
+        return 1
+    if t.interpreter:
+        return min(chunks, 3) if rows == 1 else 1
+    cus = DEFAULT_CUS["cuda" if t.backend == "cuda" else "cdna" if t.cdna else "rdna"]
+    split = min(chunks, ROW_SPLIT_PROGRAMS_PER_CU * cus // rows)
+    return split if split >= 2 else 1
+
+
 @cached_config
 def strided_config(t: Target, n_cols: int) -> dict[str, Any]:
     """2-D tiles for elementwise kernels on inputs that are not one dense layout (transposed, sliced, expanded):

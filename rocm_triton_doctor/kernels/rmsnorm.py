@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import policy, row_grads
+from rocm_triton_doctor.kernels import policy, row_grads, rows_split
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets
@@ -59,8 +59,8 @@ def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, eps, BLOCK: 
 def rmsnorm(x: torch.Tensor, weight: torch.Tensor | None, eps: float = 1e-6, out: torch.Tensor | None = None,
             config: dict[str, Any] | None = None) -> torch.Tensor:
     """x of any shape (..., N) and layout; weight (N,) of any stride, in x's dtype or fp32, or None (no scale, as
-    F.rms_norm allows); out in x's dtype. `config` ({"BLOCK", "ROWS", "num_warps"}) overrides the policy's launch
-    config (tests)."""
+    F.rms_norm allows); out in x's dtype. `config` ({"BLOCK", "ROWS", "num_warps", "SPLIT"}) overrides the policy's
+    launch config (tests)."""
     return _forward(x, param_or(x, weight, 1.0), eps, out, config)[0]
 
 
@@ -70,7 +70,9 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tenso
     eps = check_eps("rmsnorm", eps)
     L = prepare("rmsnorm", x, {"weight": weight}, out, config)
     rstd = torch.empty(L.M, dtype=torch.float32, device=x.device) if stats else None
-    if not L.empty:
+    if not L.empty and L.split > 1:  # few wide rows: each over several programs (rows_split.py)
+        rows_split.rmsnorm_split(x, weight, eps, L, rstd)
+    elif not L.empty:
         launch(rmsnorm_kernel, L.grid, x, weight, L.out, *L.args, weight.stride(0), eps, **L.cfg, DIV=L.div,
                rstd_ptr=rstd, STATS=stats)
     elif rstd is not None:
@@ -306,7 +308,8 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
             "y_ptr": "x"}
     return (fwd + row_grads.grad_aot("rmsnorm", _rmsnorm_backward_kernel, ptrs, {"sw": 1, "STORE_Y": False}, target)
             + row_grads.grad_aot("rmsnorm (writing y for norm_linear)", _rmsnorm_backward_kernel, ptrs,
-                                 {"sw": 1, "STORE_Y": True}, target))
+                                 {"sw": 1, "STORE_Y": True}, target)
+            + [s for s in rows_split.split_aot(target) if s.label.startswith("rmsnorm")])
 
 
 KERNEL = KernelSpec("rmsnorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile", "mem-eager"))

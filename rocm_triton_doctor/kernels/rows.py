@@ -57,8 +57,12 @@ def vector_div(*values: int) -> int:
 class RowLaunch:
     """What a row kernel's launcher needs: the output, and the arguments and config of the launch."""
 
-    def __init__(self, out: torch.Tensor, M: int, N: int, D1: int, s0: int, s1: int, sn: int, cfg: dict[str, Any]):
+    def __init__(self, out: torch.Tensor, M: int, N: int, D1: int, s0: int, s1: int, sn: int, cfg: dict[str, Any],
+                 split: int = 1):
         self.out, self.M, self.N, self.D1, self.s0, self.s1, self.sn, self.cfg = out, M, N, D1, s0, s1, sn, cfg
+        # split > 1: programs per row for the kernels that have a split form (rows_split.py: softmax, RMSNorm);
+        # the others ignore it and run one program per row.
+        self.split = split
         # The kernel's (M, N, D1, s0, s1, sn) arguments: width and row strides divided by the constexpr DIV, passed
         # as DIV=L.div (vector_div; not in the shared config dict: it depends on the strides).
         self.div = div = vector_div(N, s0, s1 if D1 > 1 else 0)
@@ -118,10 +122,13 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
         sn = x.stride(-1)
     if config:
         cfg = argcheck.check_row_config(name, config)
+        split = cfg.pop("SPLIT", 1)
         cfg["LOOPED"] = cfg["BLOCK"] < N
     else:
-        cfg = _config(target_of(x), N, x.element_size(), policy.row_class(N, M))
-    return RowLaunch(o, M, N, D1, s0, s1, sn, cfg)
+        target, cls = target_of(x), policy.row_class(N, M)
+        cfg = _config(target, N, x.element_size(), cls)
+        split = policy.row_split(target, N, x.element_size(), cls) if cfg["LOOPED"] else 1
+    return RowLaunch(o, M, N, D1, s0, s1, sn, cfg, split)
 
 
 @functools.lru_cache(maxsize=policy.CONFIG_CACHE_SIZE)

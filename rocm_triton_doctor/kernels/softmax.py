@@ -9,7 +9,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import policy, row_grads
+from rocm_triton_doctor.kernels import policy, row_grads, rows_split
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
@@ -75,9 +75,13 @@ def softmax_kernel(x_ptr, out_ptr, M, N, D1, s0, s1, sn, BLOCK: tl.constexpr, RO
 
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, Any] | None = None) -> torch.Tensor:
     """Softmax over the last dimension of x (any shape and layout); out in x's dtype. `config` ({"BLOCK", "ROWS",
-    "num_warps"}) overrides the policy's launch config (tests)."""
+    "num_warps", "SPLIT"}) overrides the policy's launch config (tests)."""
     L = prepare("softmax", x, {}, out, config)
-    if not L.empty:
+    if L.empty:
+        return L.out
+    if L.split > 1:  # few wide rows: each over several programs (rows_split.py)
+        rows_split.softmax_split(x, L)
+    else:
         launch(softmax_kernel, L.grid, x, L.out, *L.args, **L.cfg, DIV=L.div)
     return L.out
 
@@ -233,7 +237,8 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 
 def aot_specs(target: policy.Target) -> list[AotSpec]:
     return row_aot("softmax", softmax_kernel, ("x_ptr", "out_ptr"), {}, {}, target) + row_grads.grad_aot(
-        "softmax", _softmax_backward_kernel, {"dy_ptr": "x", "y_ptr": "x", "dx_ptr": "x"}, {}, target)
+        "softmax", _softmax_backward_kernel, {"dy_ptr": "x", "y_ptr": "x", "dx_ptr": "x"}, {}, target) + [
+        s for s in rows_split.split_aot(target) if s.label.startswith("softmax")]
 
 
 KERNEL = KernelSpec("softmax", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

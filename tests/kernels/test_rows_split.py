@@ -1,0 +1,98 @@
+"""Few wide rows split over several programs (rows_split.py: softmax and RMSNorm in two launches) in Triton's
+interpreter: against fp64 references over rows, widths, splits (more parts than chunks included), layouts, dtypes and
+special values; the same outputs as the one-program-per-row kernels; RMSNorm's saved rstd and gradients; the policy
+per target (policy.row_split) and the refusals."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["TRITON_INTERPRET"] = "1"  # before any @triton.jit function is created
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rocm_triton_doctor.kernels import layernorm, policy, rmsnorm, softmax
+from tests.kernels.test_gemm import assert_matches
+
+DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+
+
+def _rows(M: int, N: int, dtype: torch.dtype, layout: str, gen: torch.Generator) -> torch.Tensor:
+    if layout == "strided":  # rows sliced out of wider ones
+        return (torch.randn(M, N + 24, generator=gen) * 3).to(dtype)[:, 5:N + 5]
+    if layout == "3d":  # two leading dims folded by strides
+        return (torch.randn(M, 2, N, generator=gen) * 3).to(dtype)[:, 1:2]
+    return (torch.randn(M, N, generator=gen) * 3).to(dtype)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(M=st.integers(1, 4), N=st.integers(4097, 21000), split=st.integers(2, 9), dtype=st.sampled_from(DTYPES),
+       layout=st.sampled_from(["", "strided", "3d"]), special=st.sampled_from(["", "-inf", "nan", "row -inf"]),
+       seed=st.integers(0, 2**16))
+def test_split_rows_match_fp64(M: int, N: int, split: int, dtype: torch.dtype, layout: str, special: str,
+                               seed: int) -> None:
+    g = torch.Generator().manual_seed(seed)
+    x = _rows(M, N, dtype, layout, g)
+    if special == "-inf":
+        x[..., N // 3] = float("-inf")
+    elif special == "nan":
+        x[0, ..., N - 1] = float("nan")
+    elif special == "row -inf":
+        x[-1] = float("-inf")
+    cfg = {"BLOCK": 2048, "SPLIT": split}
+    assert_matches(softmax.softmax(x, config=cfg), torch.softmax(x.double(), -1), dtype)
+    if special == "":  # RMSNorm of an infinite row is NaN in both; its finite rows are what the split can get wrong
+        w = torch.randn(N, generator=g).to(dtype)
+        assert_matches(rmsnorm.rmsnorm(x, w, config=cfg), rmsnorm.reference(x, w), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_split_rows_equal_the_one_program_rows(dtype: torch.dtype) -> None:
+    g = torch.Generator().manual_seed(3)
+    x = _rows(3, 30000, dtype, "", g)
+    w = torch.randn(30000, generator=g).to(dtype)
+    one = {"BLOCK": 4096}
+    for split in (2, 5, 8, 64):  # 64: more parts than the row's 8 chunks, the empty ones never launched
+        cfg = {**one, "SPLIT": split}
+        assert torch.allclose(softmax.softmax(x, config=cfg).float(), softmax.softmax(x, config=one).float(),
+                              rtol=1e-5, atol=1e-7)
+        y, rstd = rmsnorm._forward(x, w, 1e-6, None, cfg, stats=True)
+        y1, rstd1 = rmsnorm._forward(x, w, 1e-6, None, one, stats=True)
+        assert torch.allclose(rstd, rstd1, rtol=1e-6) and torch.allclose(y.float(), y1.float(), rtol=1e-2, atol=1e-2)
+
+
+def test_the_interpreter_policy_splits_a_single_looped_row_and_gradients_hold() -> None:
+    t = policy.target_for_device("cpu")
+    assert policy.row_split(t, 20000, 4, 1) == 3 and policy.row_split(t, 20000, 4, 2) == 1
+    x = torch.randn(1, 20000, dtype=torch.float64).float().requires_grad_()
+    w = torch.randn(20000).requires_grad_()
+    rmsnorm.rmsnorm_autograd(x, w).sum().backward()  # the forward saves rstd from the split launch
+    xr, wr = x.detach().double().requires_grad_(), w.detach().double().requires_grad_()
+    rmsnorm.reference(xr, wr).sum().backward()
+    assert torch.allclose(x.grad.double(), xr.grad, rtol=1e-4, atol=1e-6)
+    assert torch.allclose(w.grad.double(), wr.grad, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(("arch", "M", "N", "elem", "want"), [
+    ("sm_90", 1, 152064, 4, 19),    # a decode step's vocabulary row: one part per 8192-wide chunk
+    ("sm_90", 6, 288582, 2, 33),    # 8 rows' class: 2 programs per SM over them (0.74x eager unsplit)
+    ("sm_90", 32, 152064, 4, 8),
+    ("sm_90", 33, 152064, 4, 1),    # more rows fill the GPU one program each
+    ("sm_90", 1, 8192, 2, 1),       # one block: not a looped row
+    ("gfx942", 2, 262144, 2, 32),   # an MI300X's 304 CUs: 304 per row, capped by the 32 chunks
+    ("gfx1100", 4, 131072, 4, 16),
+])
+def test_row_split_policy(arch: str, M: int, N: int, elem: int, want: int) -> None:
+    assert policy.row_split(policy.target_from_name(arch), N, elem, policy.row_class(N, M)) == want
+
+
+def test_split_refusals_are_clear() -> None:
+    x = torch.randn(2, 64)
+    for bad in (0, "2", True, 5000):
+        with pytest.raises(ValueError, match="SPLIT must be an int"):
+            softmax.softmax(x, config={"BLOCK": 64, "SPLIT": bad})
+    with pytest.raises(ValueError, match="SPLIT is not supported"):
+        layernorm.layernorm(x, torch.ones(64), torch.zeros(64), config={"BLOCK": 64, "SPLIT": 2})
