@@ -373,6 +373,12 @@ def _row_config(t: Target, n_cols: int, elem_size: int, n_rows: int) -> dict[str
 
 ROW_SPLIT_PROGRAMS_PER_CU = 2  # a split row's programs: up to this many per SM/CU over all the rows
 ROW_SPLIT_MAX_ROWS = 32  # more rows than this fill the GPU with one program each
+# The split costs a second launch and a workspace: ~45 us more host time a call on the H200 host measured (a Python
+# loop of 2000 calls, no graphs: softmax bf16 1x152064 33.0 -> 81.6 us a call, while its GPU time fell 27.7 -> 5.2;
+# fp16 6x288582 62.3 -> 53.7; benchmarks/split_host_probe.py, docs/measurements/2026-11-27-h200-s12-split-host.log).
+# A program walks about 5 G elements a second, so only rows of this many elements save more GPU time than that
+# costs; narrower rows split only while a CUDA graph is being captured (the launches then cost nothing at replay).
+ROW_SPLIT_EAGER_MIN_COLS = 262144
 
 
 @functools.lru_cache(maxsize=CONFIG_CACHE_SIZE)

@@ -128,7 +128,14 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
         target, cls = target_of(x), policy.row_class(N, M)
         cfg = _config(target, N, x.element_size(), cls)
         split = policy.row_split(target, N, x.element_size(), cls) if cfg["LOOPED"] else 1
+        if split > 1 and N < policy.ROW_SPLIT_EAGER_MIN_COLS and not target.interpreter and not _capturing(x):
+            split = 1  # the second launch's host time would cost more than the split saves (policy.py)
     return RowLaunch(o, M, N, D1, s0, s1, sn, cfg, split)
+
+
+def _capturing(x: torch.Tensor) -> bool:
+    """A CUDA graph is being captured on the current stream (torch.compile's cudagraphs, a serving loop's graphs)."""
+    return x.is_cuda and torch.cuda.is_current_stream_capturing()
 
 
 @functools.lru_cache(maxsize=policy.CONFIG_CACHE_SIZE)

@@ -7,7 +7,8 @@ docs/measurements/2026-11-27-h200-s12-random22.json). Here a row's columns are c
 (a multiple of BLOCK): the stats launch gives each (row, part) program its part's statistics (softmax: the part's max
 and its sum of exp relative to that max; RMSNorm: its sum of squares) in an fp32 workspace; the normalise launch
 gives each (row, part) program the row's statistics from all parts (softmax merges them as the looped kernel merges
-its chunks) and its own part to write. x is read twice, as in the looped kernels. policy.row_split says when.
+its chunks) and its own part to write. x is read twice, as in the looped kernels. policy.row_split says how many
+parts; rows.prepare takes them only where the second launch's host time is hidden (see ROW_SPLIT_EAGER_MIN_COLS).
 The per-element arithmetic is the looped kernels': exp2 of log2(e)-scaled values, fp32, the same -inf/NaN rules."""
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ def softmax_stats_kernel(x_ptr, wm_ptr, ws_ptr, N, D1, s0, s1, sn, PART, BLOCK: 
     # max -inf and shifts by 0, so exp gives 0 and not NaN.
     mx = tl.full((BLOCK,), float("-inf"), dtype=tl.float32)
     sm = tl.zeros((BLOCK,), dtype=tl.float32)
-    for start in range(lo, hi, BLOCK):
-        c = start + cols
+    for off in range(0, PART, BLOCK):
+        c = lo + off + cols
         x = tl.load(x_ptr + xrow + c * sn, mask=c < hi, other=-float("inf"), eviction_policy="evict_last")
         x = x.to(tl.float32)
         new = tl.maximum(mx, x)
@@ -76,8 +77,8 @@ def softmax_norm_kernel(x_ptr, wm_ptr, ws_ptr, out_ptr, N, D1, s0, s1, sn, PART,
     shift = tl.where(m == -float("inf"), 0.0, m)
     inv = 1.0 / tl.sum(ps * tl.exp2((pm - shift) * LOG2E), axis=0)
     cols = tl.arange(0, BLOCK)
-    for start in range(lo, hi, BLOCK):
-        c = start + cols
+    for off in range(0, PART, BLOCK):
+        c = lo + off + cols
         x = tl.load(x_ptr + xrow + c * sn, mask=c < hi, other=-float("inf"), eviction_policy="evict_first")
         y = tl.exp2((x.to(tl.float32) - shift) * LOG2E) * inv
         tl.store(out_ptr + row * N + c, y.to(out_ptr.dtype.element_ty), mask=c < hi)
@@ -90,8 +91,8 @@ def rmsnorm_stats_kernel(x_ptr, wq_ptr, N, D1, s0, s1, sn, PART, BLOCK: tl.const
     row, xrow, lo, hi = _part(N, D1, s0, s1, PART, DIV)
     cols = tl.arange(0, BLOCK)
     acc = tl.zeros((BLOCK,), dtype=tl.float32)
-    for start in range(lo, hi, BLOCK):
-        c = start + cols
+    for off in range(0, PART, BLOCK):
+        c = lo + off + cols
         x = tl.load(x_ptr + xrow + c * sn, mask=c < hi, other=0.0, eviction_policy="evict_last").to(tl.float32)
         acc += x * x
     tl.store(wq_ptr + row * tl.num_programs(1) + tl.program_id(1), tl.sum(acc, axis=0))
@@ -112,8 +113,8 @@ def rmsnorm_norm_kernel(x_ptr, w_ptr, wq_ptr, out_ptr, N, D1, s0, s1, sn, sw, ep
         if tl.program_id(1) == 0:
             tl.store(rstd_ptr + row, rstd)
     cols = tl.arange(0, BLOCK)
-    for start in range(lo, hi, BLOCK):
-        c = start + cols
+    for off in range(0, PART, BLOCK):
+        c = lo + off + cols
         x = tl.load(x_ptr + xrow + c * sn, mask=c < hi, other=0.0, eviction_policy="evict_first").to(tl.float32)
         w = tl.load(w_ptr + c * sw, mask=c < hi, other=0.0).to(tl.float32)
         tl.store(out_ptr + row * N + c, (x * rstd * w).to(out_ptr.dtype.element_ty), mask=c < hi)
@@ -145,8 +146,7 @@ def _opts(L: Any) -> dict[str, Any]:
 def softmax_split(x: torch.Tensor, L: Any) -> None:
     """softmax over L's rows in two launches (rows.RowLaunch with split > 1)."""
     grid, part, pw = _grid_and_part(L)
-    wm = torch.empty(grid, dtype=torch.float32, device=x.device)
-    ws = torch.empty(grid, dtype=torch.float32, device=x.device)
+    wm, ws = torch.empty((2, *grid), dtype=torch.float32, device=x.device)  # one allocation: host time
     rest = L.args[1:]  # (N, D1, s0, s1, sn), divided by DIV
     launch(softmax_stats_kernel, grid, x, wm, ws, *rest, part, BLOCK=L.cfg["BLOCK"], DIV=L.div, **_opts(L))
     launch(softmax_norm_kernel, grid, x, wm, ws, L.out, *rest, part, BLOCK=L.cfg["BLOCK"], PARTS=pw, DIV=L.div,

@@ -96,3 +96,15 @@ def test_split_refusals_are_clear() -> None:
             softmax.softmax(x, config={"BLOCK": 64, "SPLIT": bad})
     with pytest.raises(ValueError, match="SPLIT is not supported"):
         layernorm.layernorm(x, torch.ones(64), torch.zeros(64), config={"BLOCK": 64, "SPLIT": 2})
+
+
+@pytest.mark.parametrize(("N", "capturing", "split"), [(152064, False, 1), (152064, True, 19), (288582, False, 36)])
+def test_narrower_rows_split_only_under_graph_capture(monkeypatch: pytest.MonkeyPatch, N: int, capturing: bool,
+                                                      split: int) -> None:
+    # Outside a CUDA graph the second launch cost ~45 us of host time on the H200 host (policy.ROW_SPLIT_EAGER_MIN_COLS)
+    from rocm_triton_doctor.kernels import rows
+
+    monkeypatch.setattr(rows, "target_of", lambda x: policy.target_from_name("sm_90"))
+    monkeypatch.setattr(rows, "_capturing", lambda x: capturing)
+    x = torch.empty(1, N, dtype=torch.bfloat16)
+    assert rows.prepare("softmax", x, {}, None).split == split
