@@ -3,8 +3,9 @@
 A looped row kernel gives each row to one program, so a decode step's softmax over the vocabulary (1-8 rows of
 32k-262k) or a norm over a few long rows ran on as many SMs as there are rows and left the rest of the GPU idle
 (rmsnorm fp16 6x288582 row-strided: 0.74x eager on an H200, `smoke --preset random --seed 22`,
-docs/measurements/2026-11-27-h200-s12-random22.json). Here a row's columns are cut into SPLIT parts of PART elements
-(a multiple of BLOCK): the stats launch gives each (row, part) program its part's statistics (softmax: the part's max
+docs/measurements/2026-11-27-h200-s12-random22.json). Here a row's columns are cut into SPLIT parts of CHUNKS whole
+BLOCK-wide chunks (a constexpr: Triton 3.6's interpreter cannot loop to a run-time bound): the stats launch gives
+each (row, part) program its part's statistics (softmax: the part's max
 and its sum of exp relative to that max; RMSNorm: its sum of squares) in an fp32 workspace; the normalise launch
 gives each (row, part) program the row's statistics from all parts (softmax merges them as the looped kernel merges
 its chunks) and its own part to write. x is read twice, as in the looped kernels. policy.row_split says how many
@@ -19,16 +20,16 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels.base import AotSpec
+from rocm_triton_doctor.kernels.base import AotSpec, cdiv
 from rocm_triton_doctor.kernels.launch import launch
 
 LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
 
 
 @triton.jit
-def _part(N, D1, s0, s1, PART, DIV: tl.constexpr):
+def _part(N, D1, s0, s1, PART: tl.constexpr, DIV: tl.constexpr):
     """This program's row (program_id 0), its start offset in elements (two folded leading dims, as row_offsets),
-    and its part's columns [lo, hi). s0 and s1 arrive divided by DIV (rows.vector_div)."""
+    and its part's columns [lo, hi) (PART = CHUNKS·BLOCK). s0 and s1 arrive divided by DIV (rows.vector_div)."""
     row = tl.program_id(0).to(tl.int64)
     xrow = (row // D1) * (s0 * DIV) + (row % D1) * (s1 * DIV)
     lo = tl.program_id(1).to(tl.int64) * PART
@@ -37,17 +38,17 @@ def _part(N, D1, s0, s1, PART, DIV: tl.constexpr):
 
 
 @triton.jit
-def softmax_stats_kernel(x_ptr, wm_ptr, ws_ptr, N, D1, s0, s1, sn, PART, BLOCK: tl.constexpr, DIV: tl.constexpr = 1):
+def softmax_stats_kernel(x_ptr, wm_ptr, ws_ptr, N, D1, s0, s1, sn, CHUNKS: tl.constexpr, BLOCK: tl.constexpr, DIV: tl.constexpr = 1):
     """wm[row, part] = the part's max, ws[row, part] = sum(exp(x - that max)) (fp32, (M, SPLIT) contiguous)."""
     N = N * DIV
-    row, xrow, lo, hi = _part(N, D1, s0, s1, PART, DIV)
+    row, xrow, lo, hi = _part(N, D1, s0, s1, CHUNKS * BLOCK, DIV)
     cols = tl.arange(0, BLOCK)
     # Per-lane running max and sum (one reduction after the loop): a lane whose values so far are all -inf keeps
     # max -inf and shifts by 0, so exp gives 0 and not NaN.
     mx = tl.full((BLOCK,), float("-inf"), dtype=tl.float32)
     sm = tl.zeros((BLOCK,), dtype=tl.float32)
-    for off in range(0, PART, BLOCK):
-        c = lo + off + cols
+    for i in range(CHUNKS):
+        c = lo + i * BLOCK + cols
         x = tl.load(x_ptr + xrow + c * sn, mask=c < hi, other=-float("inf"), eviction_policy="evict_last")
         x = x.to(tl.float32)
         new = tl.maximum(mx, x)
@@ -63,12 +64,12 @@ def softmax_stats_kernel(x_ptr, wm_ptr, ws_ptr, N, D1, s0, s1, sn, PART, BLOCK: 
 
 
 @triton.jit
-def softmax_norm_kernel(x_ptr, wm_ptr, ws_ptr, out_ptr, N, D1, s0, s1, sn, PART, BLOCK: tl.constexpr,
+def softmax_norm_kernel(x_ptr, wm_ptr, ws_ptr, out_ptr, N, D1, s0, s1, sn, CHUNKS: tl.constexpr, BLOCK: tl.constexpr,
                         PARTS: tl.constexpr, DIV: tl.constexpr = 1):
     """The row's max and sum from its SPLIT parts (PARTS: SPLIT padded to a power of two), then this part's outputs
     exp(x - max) / sum; the output is contiguous."""
     N = N * DIV
-    row, xrow, lo, hi = _part(N, D1, s0, s1, PART, DIV)
+    row, xrow, lo, hi = _part(N, D1, s0, s1, CHUNKS * BLOCK, DIV)
     nparts = tl.num_programs(1)
     p = tl.arange(0, PARTS)
     pm = tl.load(wm_ptr + row * nparts + p, mask=p < nparts, other=-float("inf"))
@@ -77,34 +78,34 @@ def softmax_norm_kernel(x_ptr, wm_ptr, ws_ptr, out_ptr, N, D1, s0, s1, sn, PART,
     shift = tl.where(m == -float("inf"), 0.0, m)
     inv = 1.0 / tl.sum(ps * tl.exp2((pm - shift) * LOG2E), axis=0)
     cols = tl.arange(0, BLOCK)
-    for off in range(0, PART, BLOCK):
-        c = lo + off + cols
+    for i in range(CHUNKS):
+        c = lo + i * BLOCK + cols
         x = tl.load(x_ptr + xrow + c * sn, mask=c < hi, other=-float("inf"), eviction_policy="evict_first")
         y = tl.exp2((x.to(tl.float32) - shift) * LOG2E) * inv
         tl.store(out_ptr + row * N + c, y.to(out_ptr.dtype.element_ty), mask=c < hi)
 
 
 @triton.jit
-def rmsnorm_stats_kernel(x_ptr, wq_ptr, N, D1, s0, s1, sn, PART, BLOCK: tl.constexpr, DIV: tl.constexpr = 1):
+def rmsnorm_stats_kernel(x_ptr, wq_ptr, N, D1, s0, s1, sn, CHUNKS: tl.constexpr, BLOCK: tl.constexpr, DIV: tl.constexpr = 1):
     """wq[row, part] = the part's sum of squares (fp32, (M, SPLIT) contiguous)."""
     N = N * DIV
-    row, xrow, lo, hi = _part(N, D1, s0, s1, PART, DIV)
+    row, xrow, lo, hi = _part(N, D1, s0, s1, CHUNKS * BLOCK, DIV)
     cols = tl.arange(0, BLOCK)
     acc = tl.zeros((BLOCK,), dtype=tl.float32)
-    for off in range(0, PART, BLOCK):
-        c = lo + off + cols
+    for i in range(CHUNKS):
+        c = lo + i * BLOCK + cols
         x = tl.load(x_ptr + xrow + c * sn, mask=c < hi, other=0.0, eviction_policy="evict_last").to(tl.float32)
         acc += x * x
     tl.store(wq_ptr + row * tl.num_programs(1) + tl.program_id(1), tl.sum(acc, axis=0))
 
 
 @triton.jit
-def rmsnorm_norm_kernel(x_ptr, w_ptr, wq_ptr, out_ptr, N, D1, s0, s1, sn, sw, eps, PART, BLOCK: tl.constexpr,
+def rmsnorm_norm_kernel(x_ptr, w_ptr, wq_ptr, out_ptr, N, D1, s0, s1, sn, sw, eps, CHUNKS: tl.constexpr, BLOCK: tl.constexpr,
                         PARTS: tl.constexpr, DIV: tl.constexpr = 1, rstd_ptr=None, STATS: tl.constexpr = False):
     """rstd from the row's SPLIT sums of squares, then this part's outputs x·rstd·w; STATS: part 0 stores the row's
     fp32 rstd for the backward."""
     N = N * DIV
-    row, xrow, lo, hi = _part(N, D1, s0, s1, PART, DIV)
+    row, xrow, lo, hi = _part(N, D1, s0, s1, CHUNKS * BLOCK, DIV)
     nparts = tl.num_programs(1)
     p = tl.arange(0, PARTS)
     total = tl.sum(tl.load(wq_ptr + row * nparts + p, mask=p < nparts, other=0.0), axis=0)
@@ -113,30 +114,30 @@ def rmsnorm_norm_kernel(x_ptr, w_ptr, wq_ptr, out_ptr, N, D1, s0, s1, sn, sw, ep
         if tl.program_id(1) == 0:
             tl.store(rstd_ptr + row, rstd)
     cols = tl.arange(0, BLOCK)
-    for off in range(0, PART, BLOCK):
-        c = lo + off + cols
+    for i in range(CHUNKS):
+        c = lo + i * BLOCK + cols
         x = tl.load(x_ptr + xrow + c * sn, mask=c < hi, other=0.0, eviction_policy="evict_first").to(tl.float32)
         w = tl.load(w_ptr + c * sw, mask=c < hi, other=0.0).to(tl.float32)
         tl.store(out_ptr + row * N + c, (x * rstd * w).to(out_ptr.dtype.element_ty), mask=c < hi)
 
 
-def part_len(N: int, block: int, split: int) -> int:
-    """Columns a part covers: a whole number of BLOCK chunks, so every part but the last is full."""
-    return -(-N // (split * block)) * block
+def chunks_per_part(N: int, block: int, split: int) -> int:
+    """BLOCK-wide chunks a part covers: the row's chunks shared over `split` parts, rounded up."""
+    return cdiv(cdiv(N, block), split)
 
 
 def parts(N: int, block: int, split: int) -> int:
-    """The parts that hold columns (part_len rounds up, so the last of `split` may be empty)."""
-    return -(-N // part_len(N, block, split))
+    """The parts that hold columns (chunks_per_part rounds up, so fewer than `split` may be needed)."""
+    return cdiv(cdiv(N, block), chunks_per_part(N, block, split))
 
 
 # ---- host side ----------------------------------------------------------------------------------------------------
 
 def _grid_and_part(L: Any) -> tuple[tuple[int, int], int, int]:
-    """The (rows, parts) grid, PART and the parts padded to a power of two (the normalise kernel's vector)."""
+    """The (rows, parts) grid, CHUNKS a part and the parts padded to a power of two (the normalise kernel's vector)."""
     block = L.cfg["BLOCK"]
     n_parts = parts(L.N, block, L.split)
-    return (L.M, n_parts), part_len(L.N, block, L.split), 1 << max(0, (n_parts - 1).bit_length())
+    return (L.M, n_parts), chunks_per_part(L.N, block, L.split), 1 << max(0, (n_parts - 1).bit_length())
 
 
 def _opts(L: Any) -> dict[str, Any]:
@@ -145,21 +146,21 @@ def _opts(L: Any) -> dict[str, Any]:
 
 def softmax_split(x: torch.Tensor, L: Any) -> None:
     """softmax over L's rows in two launches (rows.RowLaunch with split > 1)."""
-    grid, part, pw = _grid_and_part(L)
+    grid, chunks, pw = _grid_and_part(L)
     wm, ws = torch.empty((2, *grid), dtype=torch.float32, device=x.device)  # one allocation: host time
     rest = L.args[1:]  # (N, D1, s0, s1, sn), divided by DIV
-    launch(softmax_stats_kernel, grid, x, wm, ws, *rest, part, BLOCK=L.cfg["BLOCK"], DIV=L.div, **_opts(L))
-    launch(softmax_norm_kernel, grid, x, wm, ws, L.out, *rest, part, BLOCK=L.cfg["BLOCK"], PARTS=pw, DIV=L.div,
-           **_opts(L))
+    launch(softmax_stats_kernel, grid, x, wm, ws, *rest, CHUNKS=chunks, BLOCK=L.cfg["BLOCK"], DIV=L.div, **_opts(L))
+    launch(softmax_norm_kernel, grid, x, wm, ws, L.out, *rest, CHUNKS=chunks, BLOCK=L.cfg["BLOCK"], PARTS=pw,
+           DIV=L.div, **_opts(L))
 
 
 def rmsnorm_split(x: torch.Tensor, weight: torch.Tensor, eps: float, L: Any, rstd: torch.Tensor | None) -> None:
     """RMSNorm over L's rows in two launches; rstd (M,) fp32 filled when given (the backward's statistics)."""
-    grid, part, pw = _grid_and_part(L)
+    grid, chunks, pw = _grid_and_part(L)
     wq = torch.empty(grid, dtype=torch.float32, device=x.device)
     rest = L.args[1:]
-    launch(rmsnorm_stats_kernel, grid, x, wq, *rest, part, BLOCK=L.cfg["BLOCK"], DIV=L.div, **_opts(L))
-    launch(rmsnorm_norm_kernel, grid, x, weight, wq, L.out, *rest, weight.stride(0), eps, part,
+    launch(rmsnorm_stats_kernel, grid, x, wq, *rest, CHUNKS=chunks, BLOCK=L.cfg["BLOCK"], DIV=L.div, **_opts(L))
+    launch(rmsnorm_norm_kernel, grid, x, weight, wq, L.out, *rest, weight.stride(0), eps, CHUNKS=chunks,
            BLOCK=L.cfg["BLOCK"], PARTS=pw, DIV=L.div, rstd_ptr=rstd, STATS=rstd is not None, **_opts(L))
 
 
@@ -169,8 +170,8 @@ def split_aot(target: Any) -> list[AotSpec]:
 
     cfg = policy.row_config(target, 152064, 4, 1)
     opts = {k: v for k, v in cfg.items() if k not in ("BLOCK", "ROWS")}
-    rest = {"N": "i32", "s0": "i32", "s1": "i32", "PART": "i32"}
-    const = {"BLOCK": cfg["BLOCK"], "DIV": 1, "sn": 1, "D1": 1}
+    rest = {"N": "i32", "s0": "i32", "s1": "i32"}
+    const = {"BLOCK": cfg["BLOCK"], "DIV": 1, "sn": 1, "D1": 1, "CHUNKS": 1}
     f32 = "*fp32"
     return [
         AotSpec("softmax split rows fp32 N=152064 (stats)", softmax_stats_kernel,
