@@ -108,3 +108,56 @@ def test_narrower_rows_split_only_under_graph_capture(monkeypatch: pytest.Monkey
     monkeypatch.setattr(rows, "_capturing", lambda x: capturing)
     x = torch.empty(1, N, dtype=torch.bfloat16)
     assert rows.prepare("softmax", x, {}, None).split == split
+
+
+_GPU_SPLIT = r"""
+import json, torch
+from rocm_triton_doctor.kernels import rmsnorm, rows_split, softmax
+from rocm_triton_doctor.kernels.tolerances import tolerance
+calls = []
+for name in ("softmax_split", "rmsnorm_split"):
+    real = getattr(rows_split, name)
+    setattr(rows_split, name, (lambda real, name: lambda *a, **k: (calls.append(name), real(*a, **k))[1])(real, name))
+out = {}
+def worst(y, ref, dt):
+    tol = tolerance(str(dt).removeprefix("torch."))
+    return float(((y.double() - ref).abs() / (tol.atol + tol.rtol * ref.abs())).max())
+for M, N, dt in ((1, 152064, torch.bfloat16), (6, 288582, torch.float16), (3, 100000, torch.float32)):
+    x = torch.randn(M, N, device="cuda", dtype=dt) * 3
+    w = torch.randn(N, device="cuda", dtype=dt)
+    calls.clear()
+    out[f"softmax {M}x{N} eager"] = worst(softmax.softmax(x), torch.softmax(x.double(), -1), dt)
+    out[f"rmsnorm {M}x{N} eager"] = worst(rmsnorm.rmsnorm(x, w), rmsnorm.reference(x, w).double(), dt)
+    out[f"{M}x{N} split outside a graph"] = len(calls)
+    calls.clear()
+    g = torch.cuda.CUDAGraph()
+    from rocm_triton_doctor.kernels import rows
+    real_capturing, rows._capturing = rows._capturing, lambda t: True
+    softmax.softmax(x); rmsnorm.rmsnorm(x, w)  # the split kernels compiled and loaded before the capture
+    rows._capturing = real_capturing
+    torch.cuda.synchronize()
+    calls.clear()
+    with torch.cuda.graph(g):
+        y = softmax.softmax(x)
+        z = rmsnorm.rmsnorm(x, w)
+    x.mul_(0.5)
+    g.replay()
+    torch.cuda.synchronize()
+    out[f"softmax {M}x{N} graph"] = worst(y, torch.softmax(x.double(), -1), dt)
+    out[f"rmsnorm {M}x{N} graph"] = worst(z, rmsnorm.reference(x, w).double(), dt)
+    out[f"{M}x{N} split in a graph"] = len(calls)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_split_rows_on_the_gpu_and_under_graph_capture() -> None:  # pragma: no cover - the lent GPU
+    # The compiled split kernels against fp64, and the gate: rows under ROW_SPLIT_EAGER_MIN_COLS split only while a
+    # CUDA graph is captured, wider rows always. In a subprocess (no interpreter).
+    from tests.kernels.helpers import gpu_script_json
+
+    out = gpu_script_json(_GPU_SPLIT)
+    assert all(v <= 1.0 for k, v in out.items() if "split" not in k), out
+    assert out["1x152064 split outside a graph"] == 0 and out["1x152064 split in a graph"] == 2
+    assert out["6x288582 split outside a graph"] == 2 and out["6x288582 split in a graph"] == 2
