@@ -86,3 +86,22 @@ def test_annotated_cuda_version_is_not_mistaken_for_cpu(tmp_path: Path) -> None:
                                 "cuda: Optional[str] = '13.0'\nhip: Optional[str] = None\n")
     out = Collector(environ=env, runtime_timeout=60).runtime_probe()
     assert out.get("torch_import_failed") is True and "fake torch" in str(out["error"])
+
+
+def test_the_probe_lists_the_kfd_nodes_so_a_cpu_only_topology_is_known(tmp_path: Path) -> None:
+    # Without the listing, node 0's files alone cannot say whether a GPU node exists (facts/gpus.py): deleting the
+    # GPU node's files from a snapshot must never read as "KFD has no GPU node" (tests/check/test_properties.py).
+    from rocm_triton_doctor.check.facts import build_facts
+
+    nodes = tmp_path / "sys/class/kfd/kfd/topology/nodes"
+    for n, simds in (("0", 0), ("1", 192), ("10", 0)):
+        (nodes / n).mkdir(parents=True)
+        (nodes / n / "properties").write_text(f"simd_count {simds}\n")
+    c = Collector(root=str(tmp_path), runtime=False)
+    paths = c.paths()
+    assert paths["/sys/class/kfd/kfd/topology/nodes"]["entries"] == ["0", "1", "10"]  # type: ignore[index]
+    (nodes / "1" / "properties").unlink()
+    (nodes / "1").rmdir()
+    snap = c.collect()
+    assert build_facts(snap).gpus.status.value == "absent"  # the listing shows every node, all CPU nodes
+    assert not Collector(root=str(tmp_path / "nowhere"), runtime=False).paths()["/sys/class/kfd/kfd/topology/nodes"]

@@ -11,9 +11,11 @@ from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, fmt_bytes, info, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts, Gpu, Status
 from rocm_triton_doctor.check.facts.platform import amd_host
-from rocm_triton_doctor.check.facts.gpus import shows_effective_gfx
+from rocm_triton_doctor.check.facts.gpus import kfd_nodes_complete, shows_effective_gfx
 from rocm_triton_doctor.check.facts.python import rocm_torch, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
+
+KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
 
 
 def torch_arch_list(f: Facts) -> tuple[tuple[str, ...] | None, str]:
@@ -106,9 +108,16 @@ def gpus_detected(f: Facts) -> Iterable[Finding]:
                    evidence=(g.source,))
     if gpus:
         if len(f.pci_amd_gpus) > len(gpus):
-            yield warn(f"{len(f.pci_amd_gpus)} AMD display devices on PCI but only {len(gpus)} GPU node(s) in KFD",
-                       "A GPU without a KFD node is unsupported by this kernel's KFD or lacks PCIe atomics.",
-                       fix=Fix("Read the kernel log.", ("sudo dmesg | grep -iE 'kfd|atomics'",), needs_sudo=True))
+            # A fix only where the GPU list is known complete (every listed KFD node read): a paste, or a snapshot
+            # that lost a node's files, can show fewer nodes than the machine has (tests/check/test_properties.py).
+            complete = f.gpus.source == KFD_NODES and kfd_nodes_complete(f.raw)
+            yield warn(f"{len(f.pci_amd_gpus)} AMD display devices on PCI but only {len(gpus)} GPU node(s) "
+                       f"{'in KFD' if complete else 'in the evidence'}",
+                       "A GPU without a KFD node is unsupported by this kernel's KFD or lacks PCIe atomics."
+                       + ("" if complete else " The evidence may not list every node: paste "
+                          "`ls /sys/class/kfd/kfd/topology/nodes` and `sudo dmesg | grep -iE 'kfd|atomics'`."),
+                       fix=Fix("Read the kernel log.", ("sudo dmesg | grep -iE 'kfd|atomics'",), needs_sudo=True)
+                       if complete else None)
         return
     wsl = bool(f.wsl.found and f.wsl.value)
     if not f.dev_kfd.found and (wsl or (f.container.found and amd_host(f) is not False)):

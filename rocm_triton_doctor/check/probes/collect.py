@@ -69,6 +69,14 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+
+KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
+
+
+def _node_order(name: str) -> tuple[int, str]:
+    return (int(name), name) if name.isdigit() else (1 << 30, name)
+
+
 class Collector:
     def __init__(self, root: str = "/", runner: Runner = run_command, timeout: float = 10.0,
                  python: str | None = None, runtime: bool = True, runtime_timeout: float = 120.0,
@@ -176,7 +184,14 @@ class Collector:
                  "/sys/bus/pci/devices"]
         names += self.glob("/dev/dri/renderD*")
         names += self.glob("/opt/rocm-*")
-        return {n: self.stat_path(n) for n in names}
+        out: dict[str, object] = {n: self.stat_path(n) for n in names}
+        # The KFD node directory's listing: the node files alone cannot tell "KFD has only its CPU node" from "the
+        # GPU node's files were not read" (facts/gpus.py needs the list to call a GPU node absent).
+        nodes = self.stat_path(KFD_NODES)
+        if isinstance(nodes, dict) and "error" not in nodes:
+            nodes["entries"] = sorted((p.rsplit("/", 1)[1] for p in self.glob(KFD_NODES + "/*")), key=_node_order)
+        out[KFD_NODES] = nodes
+        return out
 
     def env(self) -> dict[str, str]:
         out = {}

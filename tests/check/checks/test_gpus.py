@@ -20,9 +20,16 @@ def test_gpus_detected_info_per_gpu() -> None:
 
 def test_gpus_detected_warn_when_pci_shows_more_gpus_than_kfd() -> None:
     files = {**MI300X, **pci_amd("0000:03:00.0", "0x74a1"), **pci_amd("0000:83:00.0", "0x74a1")}
-    out = run("gpus-detected", minimal_snapshot(files=files))
+    # The probe's listing of the node directory makes the KFD side complete: then the kernel log is the fix.
+    listing = {"paths": {"/sys/class/kfd/kfd/topology/nodes": {"exists": True, "entries": ["1"]}}}
+    out = run("gpus-detected", minimal_snapshot(files=files, **listing))
     assert [f.severity.value for f in out] == ["info", "warn"]
     assert out[1].title == "2 AMD display devices on PCI but only 1 GPU node(s) in KFD"
+    assert out[1].fix is not None and "dmesg" in out[1].fix.commands[0]
+    # Without it the evidence may lack a node's files (a paste, a partial snapshot): a warning that asks, no fix.
+    out = run("gpus-detected", minimal_snapshot(files=files))
+    assert out[1].title == "2 AMD display devices on PCI but only 1 GPU node(s) in the evidence"
+    assert out[1].fix is None and "ls /sys/class/kfd/kfd/topology/nodes" in out[1].detail
 
 
 def test_gpus_detected_skip_when_unknown() -> None:

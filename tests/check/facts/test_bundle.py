@@ -60,8 +60,9 @@ def test_an_empty_snapshot_knows_nothing() -> None:
 
 def test_bundle_helpers() -> None:
     f = facts(env={"HIP_VISIBLE_DEVICES": "0"}, files={"/sys/class/kfd/kfd/topology/nodes/0/properties": "simd_count 0\n"},
+              paths={"/sys/class/kfd/kfd/topology/nodes": {"exists": True, "entries": ["0"]}},
               commands={"rocminfo": {"argv": ["rocminfo"], "returncode": 0, "stdout": ""}, "amd-smi": None})
     assert f.env_var("HIP_VISIBLE_DEVICES") == "0" and f.env_var("ROCR_VISIBLE_DEVICES") is None
-    assert f.amd_gpus_present is False  # KFD has only a CPU node
+    assert f.amd_gpus_present is False  # KFD has only a CPU node (its listing says so)
     assert [c.name for c in f.commands] == ["rocminfo"]  # amd-smi: probed and missing
     assert f.raw["env"] == {"HIP_VISIBLE_DEVICES": "0"}

@@ -50,7 +50,12 @@ def test_rocminfo_fallback_reports_real_gfx_under_override() -> None:
 
 
 def test_gpus_absent_or_unknown() -> None:
-    assert facts(files={f"{KFD}/0/properties": "simd_count 0\n"}).gpus.status is Status.ABSENT
+    cpu_node = {f"{KFD}/0/properties": "simd_count 0\n"}
+    # Only a CPU node among the files read: absent only where the node list (the live probe's listing) or a clean
+    # rocminfo says there is no other node; a paste of node 0, or a snapshot that lost node 1's files, is unknown.
+    assert facts(files=cpu_node).gpus.status is Status.UNKNOWN
+    assert facts(files=cpu_node, paths={KFD: {"exists": True, "entries": ["0"]}}).gpus.status is Status.ABSENT
+    assert facts(files=cpu_node, paths={KFD: {"exists": True, "entries": ["0", "1"]}}).gpus.status is Status.UNKNOWN
     assert facts(paths={"/sys/class/kfd": None}).gpus.status is Status.ABSENT
     assert facts().gpus.status is Status.UNKNOWN
 
