@@ -148,9 +148,17 @@ def gemm_skinny_config(M: int, N: int, K: int, cus: int, aligned: bool = True,
     measured among the variants): bf16 3000x4096x100 B^T 24.1 -> 13.2 (20.9), 8192x4096x128 B^T 29.2 -> 29.1
     (20.7), 1500x2048x80 14.9 -> 8.4 (6.9; 7.0 at 4 splits), bf16 2000x5000x72 B^T 31.0 -> 20.8 (9.8; 64x64 tiles
     17.3), 600x8192x112 B^T 21.6 -> 9.9 (8.7), fp32 4096x2048x128 B^T 52.3 -> 44.5 (59.9; 64x64 tiles at 2 splits
-    34.6). None: the general tiles, for 65-128 columns whose grid needs no split (below; that gives up fp16
+    34.6). None: the general tiles, for fp32 against a misaligned operand past 16 columns and for 65-128 columns
+    whose grid needs no split (below; that gives up fp16
     20000x1024x96 B^T 20.6 -> 15.3 and bf16 50000x768x65 B^T 30.5 -> 27.2). AMD keeps the general tiles (not
     timed)."""
+    if fp32 and not aligned and N > 16:
+        # fp32 against a misaligned operand past 16 columns: the tensor-core tiles' own latency-bound split
+        # (gemm_split_latency_bound) won every such row of the A/B, these tiles lost (13562x209x36 B^T 0.30 -> 0.27x,
+        # 401x3747x76 B^T 0.34 -> 0.25x, 229x301x48 B^T 0.62 -> 0.51x, 333x2107x54 B^T 0.46 -> 0.44x), while up to
+        # 16 columns these won (2542x2671x1 B^T 0.06 -> 0.27x, 4202x8558x7 0.17 -> 0.82x, 10131x378x1 bias B^T
+        # 0.29 -> 0.62x, 245x1167x1 bias_gelu 0.34 -> 0.71x; `gemm_ab_probe.py --ab s12`, …-s12-ab*.json)
+        return None
     bn = min(128, max(16, _next_pow2(N)))
     tiles = -(-M // 64) * -(-N // bn)
     sms = cus or DEFAULT_CUS["cuda"]
