@@ -77,6 +77,12 @@ def _old_policy(on: bool) -> None:
     gemm.clear_plans()
 
 
+def _timed(row: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The forms of a row that ran (their timings), and the fastest of them."""
+    ok = {k: v for k, v in row.items() if isinstance(v, dict) and "ms" in v}
+    return ok, min(ok, key=lambda k: ok[k]["ms"])
+
+
 def _form(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor | None, epi: str, transposed: bool,
           kern: str, cfg: dict[str, Any] | None) -> Callable[[], Any]:
     if transposed:  # C^T = B^T A^T written through c's transpose (epilogue none)
@@ -183,8 +189,7 @@ def run_softmax(dev: torch.device, shapes: list[tuple[int, int, torch.dtype]] = 
                 row[label] = {"ms": bench(lambda cfg=cfg: run(cfg)), "err": err}
             except Exception as exc:  # noqa: BLE001
                 row[label] = {"error": f"{type(exc).__name__}: {str(exc)[:160]}"}
-        ok = {k: v for k, v in row.items() if isinstance(v, dict) and "ms" in v}
-        best = min(ok, key=lambda k: ok[k]["ms"])
+        ok, best = _timed(row)
         print(f"{row['name']:26s} eager {row['eager'] * 1e3:6.2f} us | auto {ok['auto']['ms'] * 1e3:6.2f} "
               f"({row['eager'] / ok['auto']['ms']:.2f}x) | best {best} {ok[best]['ms'] * 1e3:6.2f} "
               f"({row['eager'] / ok[best]['ms']:.2f}x)", flush=True)
@@ -259,8 +264,7 @@ def run_gemv_many(dev: torch.device) -> list[dict[str, Any]]:
                 row[label] = {"ms": bench(lambda kern=kern, cfg=cfg: gemm.gemm(a, b, kernel=kern, config=cfg)), "ok": ok}
             except Exception as exc:  # noqa: BLE001
                 row[label] = {"error": f"{type(exc).__name__}: {str(exc)[:160]}"}
-        ok = {k: v for k, v in row.items() if isinstance(v, dict) and "ms" in v}
-        best = min(ok, key=lambda k: ok[k]["ms"])
+        ok, best = _timed(row)
         print(f"{row['name']:24s} eager {row['eager'] * 1e3:7.1f} | auto {ok['auto']['ms'] * 1e3:7.1f} | gemv "
               f"{ok['gemv']['ms'] * 1e3:7.1f} {base['BLOCK_N']}x{base['BLOCK_K']} | best {best} "
               f"{ok[best]['ms'] * 1e3:7.1f}" + (" WRONG" if not all(v["ok"] for v in ok.values()) else ""), flush=True)

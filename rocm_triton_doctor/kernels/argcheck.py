@@ -106,6 +106,13 @@ def check_block(name: str, key: str, value: object, lo: int = 16, hi: int = 1024
     return value
 
 
+def check_int(name: str, key: str, value: object, lo: int, hi: int) -> int:
+    """A launch option that is a count, not a tile (num_stages, SPLIT_K, GROUP_M, SPLIT): an int in [lo, hi]."""
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValueError(f"{name}: {key} must be an int in [{lo}, {hi}], got {value!r}")
+    return value
+
+
 ROW_CONFIG_KEYS = ("BLOCK", "ROWS", "num_warps", "num_stages", "SPLIT")
 
 
@@ -113,7 +120,7 @@ def check_row_config(name: str, config: dict[str, Any], rows: bool = True) -> di
     """A row kernel's `config=` override (tests, tuning): BLOCK and ROWS powers of two, num_warps a power of two up
     to 32, SPLIT (programs per looped row, rows_split.py; softmax and RMSNorm) an int, no unknown keys; a copy, never
     the caller's dict. rows=False: the backward's, whose programs take one row
-    at a time (ROWS is ignored there)."""
+    at a time (ROWS and SPLIT are ignored there)."""
     if not isinstance(config, dict):
         raise TypeError(f"{name}: config must be a dict, got {type(config).__name__}")
     unknown = set(config) - set(ROW_CONFIG_KEYS)
@@ -123,14 +130,12 @@ def check_row_config(name: str, config: dict[str, Any], rows: bool = True) -> di
     check_block(name, "BLOCK", cfg.get("BLOCK"), lo=1, hi=1 << 20)
     check_block(name, "ROWS", cfg["ROWS"], lo=1, hi=1024)
     check_block(name, "num_warps", cfg["num_warps"], lo=1, hi=32)
-    if "SPLIT" in cfg and (isinstance(cfg["SPLIT"], bool) or not isinstance(cfg["SPLIT"], int)
-                           or not 1 <= cfg["SPLIT"] <= 4096):
-        raise ValueError(f"{name}: SPLIT must be an int in [1, 4096], got {cfg['SPLIT']!r}")
-    if "num_stages" in cfg and (isinstance(cfg["num_stages"], bool) or not isinstance(cfg["num_stages"], int)
-                                or not 1 <= cfg["num_stages"] <= 8):
-        raise ValueError(f"{name}: num_stages must be an int in [1, 8], got {cfg['num_stages']!r}")
+    for key, hi in (("SPLIT", 4096), ("num_stages", 8)):
+        if key in cfg:
+            check_int(name, key, cfg[key], 1, hi)
     if not rows:
         cfg.pop("ROWS")
+        cfg.pop("SPLIT", None)  # as ROWS: a backward program walks one whole row
     return cfg
 
 

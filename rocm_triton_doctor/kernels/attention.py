@@ -353,8 +353,7 @@ def _checked_config(config: dict[str, Any]) -> dict[str, Any]:
     for key in ("BLOCK_M", "BLOCK_N"):
         argcheck.check_block("attention", key, cfg.get(key), lo=16, hi=256)
     argcheck.check_block("attention", "num_warps", cfg["num_warps"], lo=1, hi=16)  # a hand-edited tune cache entry
-    if isinstance(stages := cfg["num_stages"], bool) or not isinstance(stages, int) or not 1 <= stages <= 8:
-        raise ValueError(f"attention: num_stages must be an int in [1, 8], got {stages!r}")
+    argcheck.check_int("attention", "num_stages", cfg["num_stages"], 1, 8)
     return cfg
 
 

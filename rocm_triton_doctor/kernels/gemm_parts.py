@@ -193,9 +193,7 @@ def _checked_config(config: dict[str, Any]) -> dict[str, Any]:
     # and num_warps=3 would otherwise fail inside Triton's compiler instead of being dropped with a warning.
     argcheck.check_block("gemm", "num_warps", cfg["num_warps"], lo=1, hi=16)
     for key, hi in (("SPLIT_K", 64), ("GROUP_M", 64), ("num_stages", 8)):
-        value = cfg.get(key, 1)
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
-            raise ValueError(f"gemm: {key} must be an int in [1, {hi}], got {value!r}")
+        argcheck.check_int("gemm", key, cfg.get(key, 1), 1, hi)
     return cfg
 
 
@@ -216,9 +214,7 @@ def checked_gemv_config(config: dict[str, Any]) -> dict[str, Any]:
     argcheck.check_block("gemm", "BLOCK_K", config["BLOCK_K"], lo=1, hi=1024)
     argcheck.check_block("gemm", "num_warps", config.get("num_warps", 4), lo=1, hi=16)
     for key, hi in (("SPLIT_K", 64), ("num_stages", 8)):
-        value = config.get(key, 1)
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
-            raise ValueError(f"gemm: {key} must be an int in [1, {hi}], got {value!r}")
+        argcheck.check_int("gemm", key, config.get(key, 1), 1, hi)
     return dict(config)
 
 

@@ -149,9 +149,9 @@ def softmax_split(x: torch.Tensor, L: Any) -> None:
     grid, chunks, pw = _grid_and_part(L)
     wm, ws = torch.empty((2, *grid), dtype=torch.float32, device=x.device)  # one allocation: host time
     rest = L.args[1:]  # (N, D1, s0, s1, sn), divided by DIV
-    launch(softmax_stats_kernel, grid, x, wm, ws, *rest, CHUNKS=chunks, BLOCK=L.cfg["BLOCK"], DIV=L.div, **_opts(L))
-    launch(softmax_norm_kernel, grid, x, wm, ws, L.out, *rest, CHUNKS=chunks, BLOCK=L.cfg["BLOCK"], PARTS=pw,
-           DIV=L.div, **_opts(L))
+    kw = {"CHUNKS": chunks, "BLOCK": L.cfg["BLOCK"], "DIV": L.div, **_opts(L)}
+    launch(softmax_stats_kernel, grid, x, wm, ws, *rest, **kw)
+    launch(softmax_norm_kernel, grid, x, wm, ws, L.out, *rest, PARTS=pw, **kw)
 
 
 def rmsnorm_split(x: torch.Tensor, weight: torch.Tensor, eps: float, L: Any, rstd: torch.Tensor | None) -> None:
@@ -159,13 +159,15 @@ def rmsnorm_split(x: torch.Tensor, weight: torch.Tensor, eps: float, L: Any, rst
     grid, chunks, pw = _grid_and_part(L)
     wq = torch.empty(grid, dtype=torch.float32, device=x.device)
     rest = L.args[1:]
-    launch(rmsnorm_stats_kernel, grid, x, wq, *rest, CHUNKS=chunks, BLOCK=L.cfg["BLOCK"], DIV=L.div, **_opts(L))
-    launch(rmsnorm_norm_kernel, grid, x, weight, wq, L.out, *rest, weight.stride(0), eps, CHUNKS=chunks,
-           BLOCK=L.cfg["BLOCK"], PARTS=pw, DIV=L.div, rstd_ptr=rstd, STATS=rstd is not None, **_opts(L))
+    kw = {"CHUNKS": chunks, "BLOCK": L.cfg["BLOCK"], "DIV": L.div, **_opts(L)}
+    launch(rmsnorm_stats_kernel, grid, x, wq, *rest, **kw)
+    launch(rmsnorm_norm_kernel, grid, x, weight, wq, L.out, *rest, weight.stride(0), eps, PARTS=pw, rstd_ptr=rstd,
+           STATS=rstd is not None, **kw)
 
 
-def split_aot(target: Any) -> list[AotSpec]:
-    """Compile-only configs: fp32 vocabulary rows of 152064 split over several programs, both launches of each."""
+def split_aot(name: str, target: Any) -> list[AotSpec]:
+    """Compile-only configs of `name` ("softmax" or "rmsnorm"): an fp32 vocabulary row of 152064 split over several
+    programs, both launches."""
     from rocm_triton_doctor.kernels import policy
 
     cfg = policy.row_config(target, 152064, 4, 1)
@@ -173,14 +175,14 @@ def split_aot(target: Any) -> list[AotSpec]:
     rest = {"N": "i32", "s0": "i32", "s1": "i32"}
     const = {"BLOCK": cfg["BLOCK"], "DIV": 1, "sn": 1, "D1": 1, "CHUNKS": 1}
     f32 = "*fp32"
-    return [
-        AotSpec("softmax split rows fp32 N=152064 (stats)", softmax_stats_kernel,
-                {"x_ptr": f32, "wm_ptr": f32, "ws_ptr": f32, **rest}, const, opts),
-        AotSpec("softmax split rows fp32 N=152064 (normalise)", softmax_norm_kernel,
-                {"x_ptr": f32, "wm_ptr": f32, "ws_ptr": f32, "out_ptr": f32, **rest}, {**const, "PARTS": 32}, opts),
-        AotSpec("rmsnorm split rows fp32 N=152064 (stats)", rmsnorm_stats_kernel,
-                {"x_ptr": f32, "wq_ptr": f32, **rest}, const, opts),
-        AotSpec("rmsnorm split rows fp32 N=152064 (normalise)", rmsnorm_norm_kernel,
-                {"x_ptr": f32, "w_ptr": f32, "wq_ptr": f32, "out_ptr": f32, "eps": "fp32", "rstd_ptr": f32, **rest},
-                {**const, "PARTS": 32, "sw": 1, "STATS": True}, opts),
-    ]
+    label = f"{name} split rows fp32 N=152064"
+    if name == "softmax":
+        return [AotSpec(f"{label} (stats)", softmax_stats_kernel, {"x_ptr": f32, "wm_ptr": f32, "ws_ptr": f32, **rest},
+                        const, opts),
+                AotSpec(f"{label} (normalise)", softmax_norm_kernel,
+                        {"x_ptr": f32, "wm_ptr": f32, "ws_ptr": f32, "out_ptr": f32, **rest}, {**const, "PARTS": 32},
+                        opts)]
+    return [AotSpec(f"{label} (stats)", rmsnorm_stats_kernel, {"x_ptr": f32, "wq_ptr": f32, **rest}, const, opts),
+            AotSpec(f"{label} (normalise)", rmsnorm_norm_kernel,
+                    {"x_ptr": f32, "w_ptr": f32, "wq_ptr": f32, "out_ptr": f32, "eps": "fp32", "rstd_ptr": f32,
+                     **rest}, {**const, "PARTS": 32, "sw": 1, "STATS": True}, opts)]

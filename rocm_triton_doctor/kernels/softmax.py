@@ -237,8 +237,8 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 
 def aot_specs(target: policy.Target) -> list[AotSpec]:
     return row_aot("softmax", softmax_kernel, ("x_ptr", "out_ptr"), {}, {}, target) + row_grads.grad_aot(
-        "softmax", _softmax_backward_kernel, {"dy_ptr": "x", "y_ptr": "x", "dx_ptr": "x"}, {}, target) + [
-        s for s in rows_split.split_aot(target) if s.label.startswith("softmax")]
+        "softmax", _softmax_backward_kernel, {"dy_ptr": "x", "y_ptr": "x", "dx_ptr": "x"}, {}, target) + \
+        rows_split.split_aot("softmax", target)
 
 
 KERNEL = KernelSpec("softmax", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

@@ -94,6 +94,9 @@ def test_split_refusals_are_clear() -> None:
     for bad in (0, "2", True, 5000):
         with pytest.raises(ValueError, match="SPLIT must be an int"):
             softmax.softmax(x, config={"BLOCK": 64, "SPLIT": bad})
+    # the backward walks one whole row a program: SPLIT is ignored there, as ROWS is
+    y = softmax.softmax(x)
+    assert softmax.softmax_backward(torch.ones_like(y), y, config={"BLOCK": 64, "SPLIT": 2}).shape == x.shape
     with pytest.raises(ValueError, match="SPLIT is not supported"):
         layernorm.layernorm(x, torch.ones(64), torch.zeros(64), config={"BLOCK": 64, "SPLIT": 2})
 

@@ -11,11 +11,9 @@ from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, fmt_bytes, info, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts, Gpu, Status
 from rocm_triton_doctor.check.facts.platform import amd_host
-from rocm_triton_doctor.check.facts.gpus import kfd_nodes_complete, shows_effective_gfx
+from rocm_triton_doctor.check.facts.gpus import KFD_NODES, kfd_nodes_complete, shows_effective_gfx
 from rocm_triton_doctor.check.facts.python import rocm_torch, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
-
-KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
 
 
 def torch_arch_list(f: Facts) -> tuple[tuple[str, ...] | None, str]:

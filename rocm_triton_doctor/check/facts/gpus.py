@@ -109,11 +109,14 @@ def _apply_override(node: int | None, real: str | None, env: Fact[dict[str, str]
     return (gfx or real), value, var
 
 
+KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
+
+
 def kfd_nodes_complete(snap: Mapping[str, Any]) -> bool:
     """The snapshot lists the KFD node directory (the live probe records it) and holds the properties of every node
     listed: then the GPU nodes it shows are all there are. Without that, a paste of some nodes, or a snapshot that
     lost a node's files, says nothing about the nodes it does not show."""
-    listing = snapshot.path(snap, "/sys/class/kfd/kfd/topology/nodes")
+    listing = snapshot.path(snap, KFD_NODES)
     entries = listing.value.get("entries") if listing.found and listing.value else None
     raw = snap.get("files")
     files: dict[str, Any] = raw if isinstance(raw, dict) else {}
@@ -170,13 +173,13 @@ def _gpus(snap: Mapping[str, Any], env: Fact[dict[str, str]], rocminfo: Fact[Roc
         # Only CPU nodes among the properties read: "KFD has no GPU node" needs the node directory's listing (the
         # live probe records it) with every listed node read; a paste of node 0 alone, or a snapshot that lost the
         # GPU node's files, says nothing about the nodes it does not show (tests/check/test_properties.py).
-        if kfd_nodes_complete(snap):
-            return absent("/sys/class/kfd/kfd/topology/nodes")
-        # rocminfo enumerates every agent: when it ran cleanly, its GPU agents (or none) complete the picture
-        if rocminfo.value is not None and not rocminfo.value.errors and not rocminfo.value.gpus:
-            return absent("/sys/class/kfd/kfd/topology/nodes")
-        if not (rocminfo.value is not None and rocminfo.value.gpus):
-            return unknown("/sys/class/kfd/kfd/topology/nodes (only CPU nodes among those read; the node list unknown)")
+        # rocminfo enumerates every agent: when it ran cleanly, its GPU agents (or none) complete the picture; its
+        # GPUs are taken below.
+        ri = rocminfo.value
+        if kfd_nodes_complete(snap) or (ri is not None and not ri.errors and not ri.gpus):
+            return absent(KFD_NODES)
+        if ri is None or not ri.gpus:
+            return unknown(f"{KFD_NODES} (only CPU nodes among those read; the node list unknown)")
     # No KFD in the snapshot: fall back to rocminfo (its gfx already includes any override, rocm-facts §5.5).
     if rocminfo.value is not None and rocminfo.value.gpus:
         gpus = []

@@ -69,7 +69,7 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-
+# The KFD node directory, whose listing paths() records (facts/gpus.py reads it as KFD_NODES).
 KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
 
 
