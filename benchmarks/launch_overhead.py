@@ -174,15 +174,16 @@ def uncached(on: bool) -> None:
     O(ndim) extent) and after the issue #16 item 4 changes, so both are timed in one process, batches interleaved."""
     import triton
 
-    from rocm_triton_doctor.kernels import base, elementwise, policy, rows
+    from rocm_triton_doctor.kernels import base, elementwise, policy, policy_rows, rows
 
-    for name in ("gemm_config", "elementwise_config", "tile2d_config", "strided_config", "attention_config",
-                 "_row_config"):
-        fn = getattr(policy, name)
+    # _row_config is called inside policy_rows (row_config), so it is switched there
+    for mod, name in ((policy, "gemm_config"), (policy, "elementwise_config"), (policy, "tile2d_config"),
+                      (policy, "strided_config"), (policy, "attention_config"), (policy_rows, "_row_config")):
+        fn = getattr(mod, name)
         orig = getattr(fn, "__wrapped__", fn)
-        if not hasattr(policy, f"_cached_{name}"):
-            setattr(policy, f"_cached_{name}", fn)
-        setattr(policy, name, orig if on else getattr(policy, f"_cached_{name}"))
+        if not hasattr(mod, f"_cached_{name}"):
+            setattr(mod, f"_cached_{name}", fn)
+        setattr(mod, name, orig if on else getattr(mod, f"_cached_{name}"))
     if not hasattr(base, "_new_extent"):
         base._new_extent = base._extent  # type: ignore[attr-defined]
     base._extent = _old_extent if on else base._new_extent  # type: ignore[attr-defined]

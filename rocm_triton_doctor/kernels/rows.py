@@ -9,7 +9,7 @@ non-contiguous or expanded weight was read as if contiguous before (kernel-edge-
 under 16-bit activations (mixed precision as models keep norm weights); statistics are fp32.
 
 Looped rows read x twice (statistics, then normalise). Pass 1 loads with eviction_policy="evict_last" and pass 2 walks
-the chunks in reverse with "evict_first", so pass 2 starts on the chunks most likely still in L2 (policy.py
+the chunks in reverse with "evict_first", so pass 2 starts on the chunks most likely still in L2 (policy_rows.py
 ROW_SINGLE_BYTES has the measurements).
 """
 
@@ -129,7 +129,7 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
         cfg = _config(target, N, x.element_size(), cls)
         split = policy.row_split(target, N, x.element_size(), cls) if cfg["LOOPED"] else 1
         if split > 1 and N < policy.ROW_SPLIT_EAGER_MIN_COLS and not target.interpreter and not _capturing(x):
-            split = 1  # the second launch's host time would cost more than the split saves (policy.py)
+            split = 1  # the second launch's host time would cost more than the split saves (policy_rows.py)
     return RowLaunch(o, M, N, D1, s0, s1, sn, cfg, split)
 
 

@@ -1,0 +1,106 @@
+"""Launch policy for the row kernels (softmax, RMSNorm, LayerNorm and their backwards: rows.py, rows_split.py): the
+block and warps a row takes, how many narrow rows share a program, and how many programs share one of a few wide
+rows (policy.py re-exports every name here, so callers keep using `policy.row_config` and friends). Split from
+policy.py to keep one topic per file."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from rocm_triton_doctor.kernels.policy import (CONFIG_CACHE_SIZE, DEFAULT_CUS, Target, _hip_extra, _max_warps,
+                                               _next_pow2, cached_config)
+
+# A whole row in one block up to 64 KiB; wider rows loop over ROW_CHUNK-element chunks with 16 warps, the second pass
+# in reverse with L2 eviction hints (rows.py). H100, RMSNorm bf16 1024x65536: one 65536-wide block 68.9 % of copy,
+# 8192-chunk loop forward 66.2 %, reversed + hints 76.8 %; 8192x65536 76.3 / 68.5 / 80.2 %; 1024x152064 64.4 -> 68.4 %
+# (docs/measurements/2026-11-23-h100-tune-rows-before.json). The reads of pass 2 that miss L2 keep wide rows under
+# 85 %: x is read twice.
+ROW_SINGLE_BYTES = 65536
+ROW_CHUNK = 8192  # wider rows loop over 8192-element chunks (the bench preset's rows, one block at 8/16 warps)
+NARROW_ROW = 256  # rows up to this many elements (as a power of two) share a program with other rows
+# An odd narrow width runs one warp a program only when that makes at least this many programs (the grid, not one
+# program's latency, then sets the time): about what an H200's 132 SMs hold at once (32 one-warp blocks each).
+ODD_ROW_ONE_WARP_PROGRAMS = 4096
+
+
+def row_class(n_cols: int, n_rows: int) -> int:
+    """The row count as the row policy keys it: the next power of two, capped at 64 (the most rows a program packs)
+    for rows wider than NARROW_ROW and at 2^20 for narrow ones (whose warps depend on the grid's size), so a model's
+    varying token counts share a few cache entries per (target, width, dtype size)."""
+    return min(_next_pow2(max(1, n_rows)), 1 << 20 if n_cols <= NARROW_ROW else 64)
+
+
+def row_config(t: Target, n_cols: int, elem_size: int, n_rows: int = 1 << 30) -> dict[str, Any]:
+    """See _row_config, keyed by row_class."""
+    return _row_config(t, n_cols, elem_size, row_class(n_cols, n_rows))
+
+
+@cached_config
+def _row_config(t: Target, n_cols: int, elem_size: int, n_rows: int) -> dict[str, Any]:
+    """BLOCK columns at a time, ROWS rows per program (rows.py). The whole row in one block when it fits (tutorials
+    02/05; Liger calculate_settings), else ROW_CHUNK-wide chunks in a loop (rows of any width: vocabulary rows of
+    128k-262k were refused before, kernel-edge-cases.md). Narrow rows pack several rows into one program so a program
+    still moves ~2048 elements (a row of 128 had left most lanes idle: 17-46 % of copy on an H100, issue #16; this
+    packing is not yet timed)."""
+    block = _next_pow2(n_cols)
+    if block * elem_size > ROW_SINGLE_BYTES:
+        block = ROW_CHUNK
+    most_rows = _next_pow2(max(1, n_rows))
+    if t.interpreter:
+        # The interpreter costs ~1 ms per program instance: many rows per program (kernels.md §2.4).
+        return {"BLOCK": block, "ROWS": max(1, min(most_rows, 8192 // block, 64)), "num_warps": 4}
+    if block <= NARROW_ROW:
+        if n_cols % 2 and n_cols > 1 and t.backend == "cuda":
+            # An odd width: no two rows start on the same word boundary, so every element is a scalar load. Then one
+            # warp per program over ~512 elements beat four warps over 2048 (H200, bf16, graph replay,
+            # benchmarks/narrow_rows_probe.py, % of copy): softmax 906876x37 8.9 -> 35.2 % (0.33 -> 1.29x eager),
+            # RMSNorm 24.4 -> 43.8 %. Even widths (42, 64, 100, 128, 200) were at their best with the rule below.
+            rows = max(1, min(most_rows, 512 // block, 64))
+            if most_rows // rows >= ODD_ROW_ONE_WARP_PROGRAMS or block > 128:
+                return {"BLOCK": block, "ROWS": rows, "num_warps": 1, "num_stages": 1}
+            # A smaller grid is latency-bound: a program's time grows with the scalar loads each thread issues
+            # (16 a thread at one warp over 512 elements), so four warps over ~256 elements (2 a thread). H200, graph
+            # replay, softmax, µs, one warp over 512 -> this (benchmarks/cliff_probe.py, docs/measurements/
+            # 2026-11-27-h200-s12-cliff.json): bf16 35x17 4.27 -> 1.36 (eager 1.44), 5527x17 4.47 -> 1.72 (1.85),
+            # 33x87 2.28 -> 1.62 (1.98), fp16 476x3 1.75 -> 1.28 (1.36), 100000x3 2.44 -> 2.10 (2.32), fp32 4000x5
+            # 1.92 -> 1.43 (1.58); the large grids keep one warp (bf16 200000x17 12.75 us against 16.5 with this), and
+            # so do rows of 129-255 (bf16 2048x255: 2.32 us against 3.00 with this, eager 2.47; …-s12-cliff-after).
+            rows = max(1, min(most_rows, 256 // block, 64))
+            return {"BLOCK": block, "ROWS": rows, "num_warps": 4, "num_stages": 1}
+        rows = max(1, min(most_rows, 2048 // block, 64))
+        return {"BLOCK": block, "ROWS": rows, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
+    # 16 warps only for rows of 32 KiB and more: a bf16 row of 8192 (16 KiB) ran LayerNorm at 1.11x torch.compile with
+    # 8 warps and 1.04x with 16, fp32 rows of 8192 best with 16 (H200, docs/measurements/2026-11-21-h200-tune-4.json).
+    # Looped rows (block < n_cols): 16 warps (8192-element chunks, w16 beat w8 in every wide-row case measured).
+    warps = 16 if block < n_cols else 4 if block < 2048 else 8 if block * elem_size < 32768 else 16
+    return {"BLOCK": block, "ROWS": 1, "num_warps": min(warps, _max_warps(t)), "num_stages": 1,
+            **_hip_extra(t, gemm=False)}
+
+
+ROW_SPLIT_PROGRAMS_PER_CU = 2  # a split row's programs: up to this many per SM/CU over all the rows
+ROW_SPLIT_MAX_ROWS = 32  # more rows than this fill the GPU with one program each
+# The split costs a second launch and a workspace: ~45 us more host time a call on the H200 host measured (a Python
+# loop of 2000 calls, no graphs: softmax bf16 1x152064 33.0 -> 81.6 us a call, while its GPU time fell 27.7 -> 5.2;
+# fp16 6x288582 62.3 -> 53.7; benchmarks/split_host_probe.py, docs/measurements/2026-11-27-h200-s12-split-host.log).
+# A program walks about 5 G elements a second, so only rows of this many elements save more GPU time than that
+# costs; narrower rows split only while a CUDA graph is being captured (the launches then cost nothing at replay).
+ROW_SPLIT_EAGER_MIN_COLS = 262144
+
+
+@functools.lru_cache(maxsize=CONFIG_CACHE_SIZE)
+def row_split(t: Target, n_cols: int, elem_size: int, n_rows: int) -> int:
+    """Programs per row for softmax and RMSNorm (rows_split.py): a looped row (wider than one block) among at most
+    ROW_SPLIT_MAX_ROWS rows is cut into parts of whole chunks, up to ROW_SPLIT_PROGRAMS_PER_CU programs per SM/CU
+    over all the rows; 1: the row kernels as before. The interpreter splits a single looped row in up to 3 parts,
+    so CI runs the two launches too. Not timed on AMD."""
+    block = row_config(t, n_cols, elem_size, n_rows)["BLOCK"]
+    chunks = -(-n_cols // block)
+    rows = row_class(n_cols, n_rows)
+    if chunks < 2 or rows > ROW_SPLIT_MAX_ROWS:
+        return 1
+    if t.interpreter:
+        return min(chunks, 3) if rows == 1 else 1
+    cus = DEFAULT_CUS["cuda" if t.backend == "cuda" else "cdna" if t.cdna else "rdna"]
+    split = min(chunks, ROW_SPLIT_PROGRAMS_PER_CU * cus // rows)
+    return split if split >= 2 else 1
