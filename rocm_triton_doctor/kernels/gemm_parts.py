@@ -12,6 +12,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import argcheck
+from rocm_triton_doctor.kernels.aligned_copy import aligned_copy, misaligned  # noqa: F401 - re-exported
 from rocm_triton_doctor.kernels.base import no_tf32
 from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
 
@@ -128,43 +129,6 @@ def _sm_count(device: torch.device) -> int:
 def _cus(dev: torch.device) -> int:
     """SMs (NVIDIA) or CUs (AMD: torch reports them as multi_processor_count) for the split-K policy; 0 unknown."""
     return _sm_count(dev) if dev.type == "cuda" else 0
-
-
-def misaligned(t: torch.Tensor) -> bool:
-    """True when a 2-D operand cannot be read with 16-byte vector loads along a unit-stride dimension: no unit stride
-    at all, a base address not 16-byte aligned, or an outer stride that is not a multiple of 16 bytes (4097
-    elements). Size-1 dimensions do not count (their stride is never used)."""
-    if t.data_ptr() % 16:
-        return True
-    big = [d for d in (0, 1) if t.shape[d] > 1]
-    inner = [d for d in big if t.stride(d) == 1]
-    if not big:
-        return False
-    if not inner:
-        return True
-    outer = [d for d in big if d != inner[0]]
-    return bool(outer) and (t.stride(outer[0]) * t.element_size()) % 16 != 0
-
-
-def aligned_copy(t: torch.Tensor) -> torch.Tensor:
-    """A copy of 2-D `t` whose unit-stride dimension is kept (column-major stays column-major, the rest becomes
-    row-major) with the outer stride rounded up to 16 bytes: a fresh allocation is 256-byte aligned, so the copy
-    satisfies every alignment rule (vector loads, TMA descriptors). The padding past the unit-stride dimension's end
-    holds zeros, so a kernel may read whole 16-byte vectors across it (gemm_kernel's B_PAD)."""
-    rows, cols = t.shape
-    per = max(1, 16 // t.element_size())
-    if t.stride(0) == 1 and t.stride(1) != 1 and cols > 1:  # column-major: pad the columns' length (rows)
-        full = torch.empty((cols, -(-rows // per) * per), dtype=t.dtype, device=t.device)
-        buf = full[:, :rows].t()
-        pad = full[:, rows:]
-    else:
-        full = torch.empty((rows, -(-cols // per) * per), dtype=t.dtype, device=t.device)
-        buf = full[:, :cols]
-        pad = full[:, cols:]
-    if pad.numel():
-        pad.zero_()
-    buf.copy_(t)
-    return buf
 
 
 # -- host side: config check, fp64 reference, eager baseline, cost ------------------------------------------

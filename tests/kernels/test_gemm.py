@@ -445,24 +445,12 @@ def test_divisibility_hints_never_claim_more_than_the_strides_have(kind: str, mo
     assert rargs[6] * rkw["DIV_CM"] == out.stride(0) and out.stride(0) % rkw["DIV_CM"] == 0
 
 
-def test_misaligned_operands_are_detected_and_copied_aligned() -> None:
-    from rocm_triton_doctor.kernels.gemm_parts import aligned_copy, misaligned, split_stride, stride_div
+def test_strides_reach_the_kernels_as_quotient_and_divisor() -> None:
+    # misaligned() and aligned_copy(): tests/kernels/test_aligned_copy.py
+    from rocm_triton_doctor.kernels.gemm_parts import split_stride, stride_div
 
     assert [stride_div(s) for s in (0, 1, 2, 1000, 3000, 4097, 4096, 48)] == [16, 1, 2, 8, 8, 1, 16, 16]
     assert split_stride(1000) == (125, 8) and split_stride(1) == (1, 1)
-    buf = torch.randn(10, 4097).bfloat16()
-    assert misaligned(buf[:, :64]) and not misaligned(torch.empty(10, 64, dtype=torch.bfloat16))
-    assert misaligned(torch.empty(10, 64, dtype=torch.bfloat16)[:, 1:])  # base one element off
-    assert not misaligned(torch.empty(10, 1000, dtype=torch.float16)[:, :8])  # 2000-byte rows: aligned
-    assert misaligned(torch.empty(64, 64)[::2, ::2]) and not misaligned(torch.empty(1, 1)[:, :1])
-    for t in (buf[:, 1:100], torch.randn(33, 4097).half()[:, :40].t(), torch.randn(5, 7)):
-        c = aligned_copy(t)
-        assert torch.equal(c, t) and not misaligned(c) and (c.stride(0) == 1) == (t.stride(0) == 1 and t.stride(1) != 1)
-        # the padding past the unit-stride dimension holds zeros (gemm_kernel's B_PAD reads whole vectors across it)
-        inner, outer = (0, 1) if c.stride(0) == 1 and c.stride(1) != 1 else (1, 0)
-        width = c.stride(outer)
-        whole = torch.as_strided(c, (c.shape[outer], width), (c.stride(outer), 1))
-        assert width >= c.shape[inner] and (whole[:, c.shape[inner]:] == 0).all()
 
 
 def test_a_copied_n_major_b_is_read_to_its_zero_padding(monkeypatch: pytest.MonkeyPatch) -> None:

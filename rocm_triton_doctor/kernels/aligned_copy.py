@@ -1,0 +1,82 @@
+"""Aligned copies of GEMM operands whose rows 16-byte loads cannot read (a 4097-element row, a view one element off):
+`misaligned` says which, `aligned_copy` copies one into a padded buffer in one launch of `pad_copy_kernel`.
+
+Why a kernel: the copy was `torch.empty` + `zero_()` of the padding + `copy_()` into the strided buffer, and torch's
+copy into a non-contiguous destination runs an indexed element loop. On an H200 a 4097x4096 bf16 weight (33.5 MB)
+took ~80 us that way (docs/measurements/2026-11-27-h200-s8-gemm-align-small-m.json: the copied M=1 GEMM 95.8 us
+against 16.1 uncopied), about 0.8 TB/s, a fifth of the GPU's copy bandwidth, which is why copying paid only from 256
+rows of reuse (policy.gemm_align_copy). Here each program copies a BLOCK_R x BLOCK_C tile: loads along the source's
+unit-stride dimension (coalesced, scalar where the rows are misaligned), zeros past its end, and stores whole rows of
+the padded buffer, whose row stride reaches the compiler as a multiple of 16 bytes (the stride // DIV trick of
+gemm_parts.split_stride), so the stores are 16-byte vectors."""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from rocm_triton_doctor.kernels.launch import launch
+from rocm_triton_doctor.kernels.policy import interpreter_active
+
+
+def misaligned(t: torch.Tensor) -> bool:
+    """True when a 2-D operand cannot be read with 16-byte vector loads along a unit-stride dimension: no unit stride
+    at all, a base address not 16-byte aligned, or an outer stride that is not a multiple of 16 bytes (4097
+    elements). Size-1 dimensions do not count (their stride is never used)."""
+    if t.data_ptr() % 16:
+        return True
+    big = [d for d in (0, 1) if t.shape[d] > 1]
+    inner = [d for d in big if t.stride(d) == 1]
+    if not big:
+        return False
+    if not inner:
+        return True
+    outer = [d for d in big if d != inner[0]]
+    return bool(outer) and (t.stride(outer[0]) * t.element_size()) % 16 != 0
+
+
+@triton.jit
+def pad_copy_kernel(src, dst, rows, cols, s_r, s_c, width_q, DIV: tl.constexpr, INT64: tl.constexpr,
+                    BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """dst[r, c] = src[r, c] for c < cols, 0 for cols <= c < width; dst is row-major with row stride width
+    (= width_q * DIV, a multiple of 16 bytes)."""
+    r = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
+    if INT64:
+        r = r.to(tl.int64)
+    width = width_q * DIV
+    in_r = (r < rows)[:, None]
+    x = tl.load(src + r[:, None] * s_r + c[None, :] * s_c, mask=in_r & (c < cols)[None, :], other=0)
+    tl.store(dst + r[:, None] * width + c[None, :], x, mask=in_r & (c < width)[None, :])
+
+
+COPY_TILE = 4096  # elements a program copies: 8 KiB of bf16, 32 a thread at 4 warps
+
+
+def aligned_copy(t: torch.Tensor) -> torch.Tensor:
+    """A copy of 2-D `t` whose unit-stride dimension is kept (column-major and a single column become column-major,
+    the rest row-major) with the outer stride rounded up to 16 bytes: a fresh allocation is 256-byte aligned, so the copy
+    satisfies every alignment rule (vector loads, TMA descriptors). The padding past the unit-stride dimension's end
+    holds zeros, so a kernel may read whole 16-byte vectors across it (gemm_kernel's B_PAD)."""
+    # column-major, or a single column (its rows then sit side by side, not one per 16 bytes)
+    colmajor = t.shape[0] > 1 and (t.shape[1] == 1 or (t.stride(0) == 1 and t.stride(1) != 1))
+    src = t.t() if colmajor else t  # row-major orientation: copy along src's rows
+    rows, cols = src.shape
+    per = max(1, 16 // t.element_size())
+    width = -(-cols // per) * per
+    full = torch.empty((rows, width), dtype=t.dtype, device=t.device)
+    if rows and width:
+        if t.device.type == "cpu" and not interpreter_active():  # no Triton backend to run on
+            full[:, cols:].zero_()
+            full[:, :cols].copy_(src)
+        else:
+            block_c = min(256, triton.next_power_of_2(width))
+            block_r = COPY_TILE // block_c
+            int64 = max((rows - 1) * src.stride(0) + (cols - 1) * src.stride(1), rows * width) >= 2**31
+            div = min(16, width & -width)
+            grid = (triton.cdiv(rows, block_r), triton.cdiv(width, block_c))
+            launch(pad_copy_kernel, grid, src, full, rows, cols, src.stride(0), src.stride(1), width // div, DIV=div,
+                   INT64=int64, BLOCK_R=block_r, BLOCK_C=block_c, num_warps=4)
+    buf = full[:, :cols]
+    return buf.t() if colmajor else buf
