@@ -125,15 +125,45 @@ def part_band(dev: torch.device) -> list[dict[str, Any]]:
     return out
 
 
+def part_stride(dev: torch.device) -> list[dict[str, Any]]:
+    """--stride: is it the row stride or the K tail that costs? bf16 B^T, the policy's tiles and cuBLAS, for K and
+    the row stride of A and B (both K-major) taken apart: (K, stride) = (4096, 4096), (4096, 4104), (4104, 4104),
+    (4097, 4104), (4097 zero-padded to K 4224, 4224), (4160, 4160), (4096, 4160)."""
+    out = []
+    for M in (33, 64):
+        for K, stride in ((4096, 4096), (4096, 4104), (4104, 4104), (4097, 4104), (4224, 4224), (4160, 4160),
+                          (4096, 4160), (4096, 4352)):
+            a = torch.randn(M, stride, device=dev, dtype=torch.bfloat16)[:, :K]
+            b = (torch.randn(4096, stride, device=dev, dtype=torch.bfloat16) / 64)[:, :K].t()
+            if K == 4224:  # 4097 real columns, the rest zeros: no K tail
+                a[:, 4097:] = 0
+                b[4097:, :] = 0
+            ref = a.float() @ b.float()
+            err = float((gemm.gemm(a, b).float() - ref).abs().max() / ref.abs().max())
+            row = {"M": M, "K": K, "stride": stride, "cublas_us": ms(lambda: a @ b) * 1e3,
+                   "policy_us": ms(lambda: gemm.gemm(a, b)) * 1e3, "rel_err": err}
+            out.append(row)
+            print(f"stride bf16 {M}x{K}x4096 B^T, rows {stride}: cuBLAS {row['cublas_us']:.1f} us, policy "
+                  f"{row['policy_us']:.1f} us{' WRONG' if err > 3e-2 else ''}", flush=True)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help=f"M in {QUICK_MS} only")
     ap.add_argument("--json", default=None)
     ap.add_argument("--band", action="store_true", help="part 3 first (the 33-64-row tiles)")
+    ap.add_argument("--stride", action="store_true", help="only part_stride")
     ap.add_argument("--no-copy", action="store_true", help="skip part 1")
     args = ap.parse_args()
     dev = torch.device("cuda")
     res: dict[str, Any] = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__}
+    if args.stride:
+        res["stride"] = part_stride(dev)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(res, f, indent=1)
+        return 0
     if args.band:
         res["band"] = part_band(dev)
     if not args.no_copy:

@@ -54,18 +54,20 @@ def pad_copy_kernel(src, dst, rows, cols, s_r, s_c, width_q, DIV: tl.constexpr, 
 COPY_TILE = 4096  # elements a program copies: 8 KiB of bf16, 32 a thread at 4 warps
 
 
+def aligned_like(t: torch.Tensor) -> torch.Tensor:
+    """An uninitialised buffer with the layout aligned_copy(t) returns (for planning a launch without copying)."""
+    return _aligned_buffers(t)[2]
+
+
 def aligned_copy(t: torch.Tensor) -> torch.Tensor:
     """A copy of 2-D `t` whose unit-stride dimension is kept (column-major and a single column become column-major,
-    the rest row-major) with the outer stride rounded up to 16 bytes: a fresh allocation is 256-byte aligned, so the copy
-    satisfies every alignment rule (vector loads, TMA descriptors). The padding past the unit-stride dimension's end
-    holds zeros, so a kernel may read whole 16-byte vectors across it (gemm_kernel's B_PAD)."""
-    # column-major, or a single column (its rows then sit side by side, not one per 16 bytes)
-    colmajor = t.shape[0] > 1 and (t.shape[1] == 1 or (t.stride(0) == 1 and t.stride(1) != 1))
-    src = t.t() if colmajor else t  # row-major orientation: copy along src's rows
+    the rest row-major) with the outer stride rounded up to 16 bytes (128 for rows of 2 KiB and more): a fresh
+    allocation is 256-byte aligned, so the copy satisfies every alignment rule (vector loads, TMA descriptors). The
+    padding past the unit-stride dimension's end holds zeros, so a kernel may read whole 16-byte vectors across it
+    (gemm_kernel's B_PAD, and the K loop of two copied K-major operands)."""
+    src, full, out = _aligned_buffers(t)
     rows, cols = src.shape
-    per = max(1, 16 // t.element_size())
-    width = -(-cols // per) * per
-    full = torch.empty((rows, width), dtype=t.dtype, device=t.device)
+    width = full.shape[1]
     if rows and width:
         if t.device.type == "cpu" and not interpreter_active():  # no Triton backend to run on
             full[:, cols:].zero_()
@@ -78,5 +80,19 @@ def aligned_copy(t: torch.Tensor) -> torch.Tensor:
             grid = (triton.cdiv(rows, block_r), triton.cdiv(width, block_c))
             launch(pad_copy_kernel, grid, src, full, rows, cols, src.stride(0), src.stride(1), width // div, DIV=div,
                    INT64=int64, BLOCK_R=block_r, BLOCK_C=block_c, num_warps=4)
+    return out
+
+
+def _aligned_buffers(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(t in row-major orientation, the padded buffer, the view of it aligned_copy returns)."""
+    # column-major, or a single column (its rows then sit side by side, not one per 16 bytes)
+    colmajor = t.shape[0] > 1 and (t.shape[1] == 1 or (t.stride(0) == 1 and t.stride(1) != 1))
+    src = t.t() if colmajor else t  # row-major orientation: copy along src's rows
+    rows, cols = src.shape
+    # Rows of 2 KiB and more start on a 128-byte line (at most 6 % more bytes): a K-major operand over 4104-element
+    # bf16 rows (16-byte aligned) ran its K loop at 14.7 us where 4160-element rows took 10.1 (bf16 33x4096x4096 B^T
+    # on an H100, benchmarks/align_copy_probe.py --stride); shorter rows keep 16 bytes.
+    per = max(1, (128 if cols * t.element_size() >= 2048 else 16) // t.element_size())
+    full = torch.empty((rows, -(-cols // per) * per), dtype=t.dtype, device=t.device)
     buf = full[:, :cols]
-    return buf.t() if colmajor else buf
+    return src, full, buf.t() if colmajor else buf

@@ -22,6 +22,7 @@ from rocm_triton_doctor.kernels import argcheck, policy, tunecache
 from rocm_triton_doctor.kernels.base import (KernelSpec, cdiv, check_device, check_p, dropout_args, tma_layout_ok,
                                              upcast_dots)
 from rocm_triton_doctor.kernels.gemm_kernels import _splitk_reduce_kernel, gemm_kernel, gemm_tma_kernel, gemv_kernel
+from rocm_triton_doctor.kernels.aligned_copy import aligned_like
 from rocm_triton_doctor.kernels.gemm_parts import (_checked_config, _cus, _sm_count, aligned_copy,
                                                    checked_gemv_config, misaligned, split_stride, tune_key)
 from rocm_triton_doctor.kernels.gemm_parts import (  # noqa: F401 - re-exported (tests, --tune, the benchmarks)
@@ -205,13 +206,15 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     copy = user.pop("ALIGN_COPY", None)
     b_pad_ok = user.pop("B_PAD", True)  # False: mask a copied B at N, as before (benchmarks/gemm_ab_probe.py)
     copy_a = copy_b = False
+    a0, b0 = a, b
     if K > 0:
         # An operand 16-byte loads cannot vectorise on (4097-element rows, a view one element off) is copied into an
         # aligned, padded buffer where the policy says the copy pays (policy.gemm_align_copy); ALIGN_COPY forces it.
         want_a, want_b = policy.gemm_align_copy(target, M, N, K) if copy is None else (bool(copy), bool(copy))
         copy_a, copy_b = want_a and misaligned(a), want_b and misaligned(b)
-        a = aligned_copy(a) if copy_a else a
-        b = aligned_copy(b) if copy_b else b
+        # the copies' layout decides the tiles; the plan copies at each run (copying here too had doubled the work)
+        a = aligned_like(a) if copy_a else a
+        b = aligned_like(b) if copy_b else b
     tma_ok = a.element_size() == 2 and K > 0 and tma_layout_ok(a, b) and policy.tma_supported(target)
     if kernel == "tma" and not tma_ok:
         raise ValueError("gemm: the TMA kernel needs fp16/bf16 inputs with K > 0, contiguous rows and 16-byte aligned "
@@ -235,6 +238,10 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     if use_tma:
         from triton.tools.tensor_descriptor import TensorDescriptor
 
+        # not planned: launched here, so the copies are made here
+        a = aligned_copy(a0) if copy_a else a
+        b = aligned_copy(b0) if copy_b else b
+
         threshold, scale = dropout_args(p)
         (cm, div_cm), (cn, div_cn) = split_stride(c.stride(0)), split_stride(c.stride(1))
         a_desc = TensorDescriptor.from_tensor(a, [bm, bk])
@@ -248,8 +255,12 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
         return None
     # A copied N-major B (its rows padded with zeros to 16 bytes) is read in whole vectors up to that padding.
     b_pad = 16 // b.element_size() if copy_b and b.stride(1) == 1 and N > 1 and b_pad_ok else 1
+    # Both operands copied with K contiguous hold zeros past K up to 16 bytes: the K loop may run to that multiple, so
+    # the partial last K block's loads are whole vectors (an odd K otherwise makes them scalar; see DIV_K).
+    per = 16 // a.element_size()
+    k_loop = -(-K // per) * per if copy_a and copy_b and a.stride(1) == 1 and b.stride(0) == 1 else K
     common = dict(UPCAST=upcast, PRECISION=precision, B_PAD=b_pad, EVEN_N=N % bn == 0,
-                  EVEN_K=K % bk == 0, **epi, **opts)
+                  EVEN_K=k_loop % bk == 0, **epi, **opts)
     parts = [(0, M, split)]
     if split == 1 and p == 0.0 and not user:
         # Wave quantisation (policy_waves.py): the last row bands run K-split in a second launch when the grid's
@@ -258,8 +269,8 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
         m_main, tail = policy.gemm_tail_split(target, M, N, K, bm, bn, bk, _cus(dev))
         if m_main < M:
             parts = [(0, m_main, 1), (m_main, M, tail)]
-    return _Plan(copy_a, copy_b, [_part(a, b, c, lo, hi, sp, N, K, bias_stride, common, target) for lo, hi, sp in parts],
-                 M, tkey)
+    return _Plan(copy_a, copy_b, [_part(a, b, c, lo, hi, sp, N, k_loop, bias_stride, common, target)
+                                  for lo, hi, sp in parts], M, tkey)
 
 
 def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor | None, epilogue: str, p: float,
@@ -342,15 +353,15 @@ def _part(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, lo: int, hi: int, s
     (am, div_am), (ak, div_ak) = split_stride(a.stride(0)), split_stride(a.stride(1))
     (sbk, div_bk), (sbn, div_bn) = split_stride(b.stride(0)), split_stride(b.stride(1))
     (cm, div_cm), (cn, div_cn) = split_stride(c.stride(0)), split_stride(c.stride(1))
-    (mk, div_m), (nk, div_n) = split_stride(M), split_stride(N)
+    (mk, div_m), (nk, div_n), (kk, div_k) = split_stride(M), split_stride(N), split_stride(K)
     rows = dict(EVEN_M=M % bm == 0, SPLIT_K=split, DIV_AM=div_am, DIV_AK=div_ak, DIV_BK=div_bk, DIV_BN=div_bn, DIV_M=div_m,
-                DIV_N=div_n)
+                DIV_N=div_n, DIV_K=div_k)
     if split == 1:
-        return _Part(lo, hi, 1, (tiles, 1), (mk, nk, K, am, ak, sbk, sbn, cm, cn, bias_stride),
+        return _Part(lo, hi, 1, (tiles, 1), (mk, nk, kk, am, ak, sbk, sbn, cm, cn, bias_stride),
                      {"DIV_CM": div_cm, "DIV_CN": div_cn, **rows, **common})
     n_ws = _ws_cols(N)
     wm, div_wm = split_stride(n_ws)
-    return _Part(lo, hi, split, (tiles, split), (mk, nk, K, am, ak, sbk, sbn, wm, 1, 0),
+    return _Part(lo, hi, split, (tiles, split), (mk, nk, kk, am, ak, sbk, sbn, wm, 1, 0),
                  {"DIV_CM": div_wm, "DIV_CN": 1, **rows, **{**common, "EPILOGUE": 0, "HAS_DROPOUT": False}},
                  ws_cols=n_ws, **_reduce_launch(c, M, N, n_ws, split, bias_stride, common, target))
 

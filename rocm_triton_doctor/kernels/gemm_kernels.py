@@ -18,7 +18,8 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
                 EVEN_K: tl.constexpr, INT64: tl.constexpr, SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr,
                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, DIV_AM: tl.constexpr,
                 DIV_AK: tl.constexpr, DIV_BK: tl.constexpr, DIV_BN: tl.constexpr, DIV_CM: tl.constexpr,
-                DIV_CN: tl.constexpr, DIV_M: tl.constexpr = 1, DIV_N: tl.constexpr = 1, B_PAD: tl.constexpr = 1):
+                DIV_CN: tl.constexpr, DIV_M: tl.constexpr = 1, DIV_N: tl.constexpr = 1, B_PAD: tl.constexpr = 1,
+                DIV_K: tl.constexpr = 1):
     """SPLIT_K == 1: the whole K range, epilogue, store into C. SPLIT_K > 1: program_id(1) sums its share of the K
     blocks and stores the fp32 partial tile into c_ptr, an fp32 (SPLIT_K, M, stride_cm) workspace;
     _splitk_reduce_kernel adds them and runs the epilogue. Each stride arrives divided by its DIV_* (a constexpr
@@ -35,6 +36,11 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     # vector width (fp16 1000^3 ran at 0.17x cuBLAS on an H100 with strides hinted but N not).
     M = M * DIV_M
     N = N * DIV_N
+    # K too, for the partial last K block's mask (`offs_k < k_left`): with K's divisibility unknown its loads are
+    # scalar, and on an H100 that one block cost more than the whole unmasked loop (bf16 33x4104x4096 B^T: 53.5 us,
+    # against 14.7 for K = 4096 over the same 4104-element rows and 11.7 for K = 4160, which Triton knows divisible
+    # by 16; benchmarks/align_copy_probe.py --stride, docs/measurements/2026-11-27-h100-s13-stride.json).
+    K = K * DIV_K
     pid_m, pid_n = _grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
     pid_k = tl.program_id(1)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)

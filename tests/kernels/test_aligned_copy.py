@@ -62,6 +62,9 @@ def test_the_copy_is_one_launch_of_the_pad_kernel(monkeypatch: pytest.MonkeyPatc
     assert torch.equal(c, t) and c.stride(0) == 1008
     assert len(calls) == 1 and calls[0]["kernel"] is ac.pad_copy_kernel and calls[0]["DIV"] == 16
     assert calls[0]["BLOCK_C"] * calls[0]["BLOCK_R"] == ac.COPY_TILE and not calls[0]["INT64"]
+    # rows of 2 KiB and more start on 128-byte lines: 4097 bf16 -> 4160 elements, 513 fp32 -> 544
+    assert ac.aligned_copy(torch.randn(3, 4097).bfloat16()).stride(0) == 4160
+    assert ac.aligned_copy(torch.randn(3, 513)).stride(0) == 544 and ac.aligned_copy(torch.randn(3, 511)).stride(0) == 512
 
 
 def test_empty_operands_copy_without_a_launch(monkeypatch: pytest.MonkeyPatch) -> None:

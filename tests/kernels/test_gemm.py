@@ -453,6 +453,50 @@ def test_strides_reach_the_kernels_as_quotient_and_divisor() -> None:
     assert split_stride(1000) == (125, 8) and split_stride(1) == (1, 1)
 
 
+def test_copied_k_major_operands_run_the_k_loop_to_their_zero_padding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both operands copied with K contiguous: the kernel's K is rounded up to 16 bytes (zeros on both sides) and
+    reaches it as quotient and DIV_K, so the last K block's loads are vectors; otherwise the true K."""
+    seen: list[tuple[int, int, bool]] = []
+    real = gemm.launch
+
+    def spy(fn: Any, grid: Any, *args: Any, **kw: Any) -> None:
+        if "DIV_K" in kw:
+            seen.append((args[6] * kw["DIV_K"], kw["DIV_K"], kw["EVEN_K"]))
+        real(fn, grid, *args, **kw)
+
+    monkeypatch.setattr(gemm, "launch", spy)
+    g = torch.Generator().manual_seed(5)
+    for dtype, per in ((torch.bfloat16, 8), (torch.float32, 4)):
+        a = torch.randn(21, 37, generator=g).to(dtype)
+        a[3, 36] = float("inf")  # a special value in the last real column: the padding must not turn it into NaN
+        bt = (torch.randn(19, 37, generator=g) / 8).to(dtype)
+        for b, copied_k in ((bt.t(), -(-37 // per) * per), (bt.t().contiguous(), 37)):  # (37, 19) row-major: pad on N
+            ref = gemm.reference(a, b, None, "none").to(dtype)
+            for cfg, want in (({"ALIGN_COPY": True}, copied_k), ({"ALIGN_COPY": False}, 37)):
+                seen.clear()
+                assert_matches(gemm.gemm(a, b, config=cfg), ref, dtype)
+                assert seen and {k for k, _, _ in seen} == {want}, (dtype, cfg, seen)
+    seen.clear()
+    gemm.gemm(torch.randn(8, 1000), torch.randn(1000, 8), config={"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 64})
+    assert seen == [(1000, 8, False)]  # an aligned K of 1000: DIV_K 8
+
+
+def test_each_misaligned_operand_is_copied_once_a_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planning a launch takes the copies' layout without copying (the plan had copied, then its run again)."""
+    from rocm_triton_doctor.kernels import aligned_copy as ac
+
+    copies: list[int] = []
+    real = ac.launch
+    monkeypatch.setattr(ac, "launch", lambda *a, **k: (copies.append(1), real(*a, **k)))
+    g = torch.Generator().manual_seed(9)
+    a, b = torch.randn(9, 37, generator=g), torch.randn(19, 37, generator=g).t()
+    ref = gemm.reference(a, b, None, "none")
+    for _ in range(2):
+        copies.clear()
+        assert_matches(gemm.gemm(a, b, config={"ALIGN_COPY": True}), ref, torch.float32)
+        assert len(copies) == 2
+
+
 def test_a_copied_n_major_b_is_read_to_its_zero_padding(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[int] = []
     real = gemm.launch
