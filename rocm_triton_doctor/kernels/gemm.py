@@ -210,7 +210,7 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     if K > 0:
         # An operand 16-byte loads cannot vectorise on (4097-element rows, a view one element off) is copied into an
         # aligned, padded buffer where the policy says the copy pays (policy.gemm_align_copy); ALIGN_COPY forces it.
-        want_a, want_b = policy.gemm_align_copy(target, M, N, K) if copy is None else (bool(copy), bool(copy))
+        want_a, want_b = policy.gemm_align_copy(target, M, N, K, a.element_size()) if copy is None else (bool(copy), bool(copy))
         copy_a, copy_b = want_a and misaligned(a), want_b and misaligned(b)
         # the copies' layout decides the tiles; the plan copies at each run (copying here too had doubled the work)
         a = aligned_like(a) if copy_a else a

@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from rocm_triton_doctor.kernels.policy import DEFAULT_CUS, Target, _hip_extra, _next_pow2
+from rocm_triton_doctor.kernels.policy import DEFAULT_CUS, Target, _hip_extra, _next_pow2, gemm_align_copy
 
 GEMV_MAX_M = 8  # gemv_kernel keeps one accumulator per row of A, eight at most (BLOCK_M); more rows run in chunks
 GEMV_ACC_PER_THREAD = 64  # fp32 accumulator registers a thread keeps (BLOCK_M · tile / threads), K-major B
@@ -24,7 +24,8 @@ GEMV_MIN_K_BLOCKS = 12  # each split keeps at least this many K blocks
 GEMV_FILL_PER_CU = 4  # a small grid splits to this many programs per SM/CU ...
 GEMV_FILL_MIN_K_BLOCKS = 5  # ... with this many K blocks a split
 GEMV_MAX_SPLIT = 64
-GEMV_FP32_MISALIGNED_ROWS = 96  # fp32 rows against a misaligned weight the GEMV takes (measured up to 89)
+GEMV_FP32_MISALIGNED_ROWS = 96  # fp32 rows against a misaligned weight the GEMV takes (measured up to 89) ...
+GEMV_FP32_MISALIGNED_ROWS_COPIED = 32  # ... up to this many where policy.gemm_align_copy would copy it (33 rows on)
 GEMV_FP32_SMALL_B_BYTES = 65536  # ... and any rows against a misaligned fp32 B this small ...
 GEMV_FP32_SMALL_B_MAX_K = 128  # ... and this short (each chunk of 8 rows walks all of K over a 16-128 wide tile)
 GEMV_NMAJOR_MIN_N = 128  # ... and, N-major, at least as wide as the GEMV's N-major tile
@@ -54,7 +55,9 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
       0.27 -> 0.62x, 71x517x16549 B^T 0.24 -> 0.43x, 63x433x1726 B^T 0.41 -> 0.83x, 12x4097x4096 B^T 0.44 -> 0.82x;
       against aligned weights the tiles won (16x4096x4096 B^T 1.61 against 0.84x, 32x… 1.15 against 0.50x,
       19x4824x2333 B^T 0.65 against 0.39x), and in 16 bits at 12-136 rows they won every row (the GEMV's multiply-adds
-      on the fp32 units are the bound there: bf16 53x2696x15562 0.16 against 0.09x);
+      on the fp32 units are the bound there: bf16 53x2696x15562 0.16 against 0.09x). From 33 rows, a weight
+      policy.gemm_align_copy copies runs faster copied on the tiles (fp32 36/64/128x4097x4096 B^T 0.55/0.38/0.26 ->
+      0.77/0.75/0.72x; 16 rows stay here: 0.81 against 0.69x; …-s13-align-copy-4.json);
     * fp32 against a misaligned B (K, N given) of at most GEMV_FP32_SMALL_B_BYTES with K up to
       GEMV_FP32_SMALL_B_MAX_K, K-major or at least GEMV_NMAJOR_MIN_N columns wide, any number of rows: the chunks
       re-read a B that stays in L2 while the tiles' scalar, latency-bound K loop and its split cost more (H200,
@@ -75,8 +78,10 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
         most = GEMV_MAX_M if b_kmajor else 3
         small_b = (K is not None and N is not None and K * N * elem_size <= GEMV_FP32_SMALL_B_BYTES
                    and K <= GEMV_FP32_SMALL_B_MAX_K and (b_kmajor or N >= GEMV_NMAJOR_MIN_N))
+        copied = K is not None and N is not None and gemm_align_copy(t, M, N, K, elem_size)[1]
+        rows = GEMV_FP32_MISALIGNED_ROWS_COPIED if copied else GEMV_FP32_MISALIGNED_ROWS
         return ((most >= M and (t.backend == "cuda" or not b_aligned))
-                or (not b_aligned and (M <= GEMV_FP32_MISALIGNED_ROWS or small_b)))
+                or (not b_aligned and (rows >= M or small_b)))
     return M <= 3 and b_kmajor and not b_aligned
 
 

@@ -524,9 +524,15 @@ def test_policy_for_odd_decode_and_short_k_shapes() -> None:
     h100, mi300, rdna = (policy.target_from_name(n) for n in ("sm_90", "gfx942", "gfx1100"))
     # The aligned copy: only where the other dimension gives the copy >= 256-fold reuse and the GEMM is big.
     assert policy.gemm_align_copy(h100, 4097, 4097, 4097) == (True, True)
-    assert policy.gemm_align_copy(h100, 64, 4097, 4096) == (True, False)  # small M: never copy the weight
+    # from 33 rows a weight of a MiB or more is copied, and A with it; decode-size M never copies the weight
+    assert policy.gemm_align_copy(h100, 64, 4097, 4096) == (True, True)
+    assert policy.gemm_align_copy(h100, 33, 2305, 2489) == (True, True)  # 11.5 MB of bf16, 0.4 GFLOP
+    assert policy.gemm_align_copy(h100, 32, 4097, 4096) == (True, False)
+    assert policy.gemm_align_copy(h100, 128, 860, 600) == (False, False)  # a 1 MB weight in bf16 ...
+    assert policy.gemm_align_copy(h100, 128, 860, 600, 4) == (True, True)  # ... is 2 MB in fp32
     assert policy.gemm_align_copy(h100, 686, 406, 7137) == (True, True)  # (M, N, K): the shape hunt's 0.27x row
-    assert policy.gemm_align_copy(h100, 200, 200, 40000) == (False, False)  # reuse 200 < 256: the copy would not pay
+    assert policy.gemm_align_copy(h100, 200, 200, 40000) == (True, True)  # 200 rows over a 16 MB weight (was no copy)
+    assert policy.gemm_align_copy(h100, 200, 200, 2000) == (False, False)  # 0.8 MB, 0.16 GFLOP: neither rule
     assert policy.gemm_align_copy(h100, 300, 300, 300) == (False, False)  # 54 MFLOP: the copy's launch would dominate
     assert policy.gemm_align_copy(policy.target_for_device("cpu"), 4097, 4097, 4097) == (False, False)
     for t, cus in ((h100, 132), (h100, 114), (mi300, 304), (rdna, 48)):

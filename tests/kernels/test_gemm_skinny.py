@@ -120,7 +120,9 @@ def test_fp32_against_a_small_misaligned_b_runs_on_the_gemv_at_any_rows(monkeypa
     assert not policy.gemv_takes(H100, 8725, 4, False, False, 4541, 3)
     assert not policy.gemv_takes(H100, 10630, 4, False, False, 94, 19)  # a narrow N-major B (0.24 -> 0.17x)
     assert not policy.gemv_takes(H100, 8192, 2, False, True, 4, 43)  # 16-bit: the tiles
-    assert policy.gemv_takes(H100, 90, 4, False, True, 4096, 1 << 14)  # the row rule of session 11 still holds
+    assert policy.gemv_takes(H100, 90, 4, False, True, 512, 500)  # the row rule of session 11 still holds ...
+    assert not policy.gemv_takes(H100, 90, 4, False, True, 4096, 1 << 14)  # ... where the weight is not copied
+    assert policy.gemv_takes(H100, 32, 4, False, True, 4096, 1 << 14)
     calls = _spy(monkeypatch)
     gemm.gemm(torch.empty(500, 43), torch.empty(43, 43).t())  # B^T with K = 43: misaligned rows
     gemm.gemm(torch.empty(500, 4), torch.empty(4, 2047))
