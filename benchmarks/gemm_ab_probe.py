@@ -38,6 +38,10 @@ AB_GEMV: dict[str, dict[str, Any]] = {"old": {"kernel": "pointer"}, "new": {}}
 # fp32 against a small misaligned B (policy_gemv.GEMV_FP32_SMALL_B_BYTES) switched off, captured that way; "new" =
 # the default. --skinny draws N from 1 to 64 (the rows those rules take) instead of shape_hunt's 16 to 32768.
 AB_S12: dict[str, dict[str, Any]] = {"old": {"_s12": False}, "new": {}}
+# --ab s13 (session 13): "old" = the copy rule before (a misaligned weight copied only from 256 rows and 2^30 FLOPs;
+# the GEMV for fp32 misaligned weights up to 96 rows), "new" = the default (policy.ALIGN_COPY_MIN_ROWS). Both columns
+# run the session's copy kernel and DIV_K. --midm draws M from 33 to 255 (the rows the rule changed).
+AB_S13: dict[str, dict[str, Any]] = {"old": {"_s13": False}, "new": {}}
 
 
 def _s12_rules(on: bool) -> None:
@@ -47,6 +51,24 @@ def _s12_rules(on: bool) -> None:
     policy_gemv.GEMV_FP32_SMALL_B_BYTES = 65536 if on else -1
     policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
     gemm.clear_plans()
+
+
+def _s13_rules(on: bool) -> None:
+    from rocm_triton_doctor.kernels import policy, policy_gemv
+
+    policy.ALIGN_COPY_MIN_ROWS = 33 if on else 1 << 60
+    policy_gemv.GEMV_FP32_MISALIGNED_ROWS_COPIED = 32 if on else 96
+    policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
+    gemm.clear_plans()
+
+
+def draw_midm(r: random.Random) -> Any:
+    from shape_hunt import DT, log_uniform
+
+    dt = r.choice(("bf16", "bf16", "fp16", "fp32"))
+    m, k, n = log_uniform(r, 33, 255), log_uniform(r, 16, 16384), log_uniform(r, 16, 32768)
+    epi = r.choice(("none", "none", "bias", "bias_relu", "bias_gelu"))
+    return gemm.make_case(m, k, n, DT[dt], epi, transposed_b=r.random() < 0.5)
 
 
 def draw_skinny(r: random.Random) -> Any:
@@ -64,11 +86,13 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--seconds", type=float, default=300.0)
     ap.add_argument("--json", default=None)
-    ap.add_argument("--ab", choices=("s9", "gemv", "s12"), default="s9",
-                    help="which change to A/B (see VARIANTS, AB_GEMV, AB_S12)")
+    ap.add_argument("--ab", choices=("s9", "gemv", "s12", "s13"), default="s9",
+                    help="which change to A/B (see VARIANTS, AB_GEMV, AB_S12, AB_S13)")
     ap.add_argument("--skinny", action="store_true", help="draw N from 1 to 64 (draw_skinny)")
+    ap.add_argument("--midm", action="store_true", help="draw M from 33 to 255 (draw_midm)")
     args = ap.parse_args()
-    variants = {"gemv": AB_GEMV, "s12": AB_S12}.get(args.ab, VARIANTS)
+    variants = {"gemv": AB_GEMV, "s12": AB_S12, "s13": AB_S13}.get(args.ab, VARIANTS)
+    switches = {"_s12": _s12_rules, "_s13": _s13_rules}
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.device("cuda")
     r = random.Random(args.seed)
@@ -78,7 +102,7 @@ def main() -> int:
         if time.time() - t0 > args.seconds:
             print(f"stopped after {time.time() - t0:.0f} s (--seconds)")
             break
-        case = draw_skinny(r) if args.skinny else draw_gemm(r)
+        case = draw_skinny(r) if args.skinny else draw_midm(r) if args.midm else draw_gemm(r)
         gen = torch.Generator(device=dev).manual_seed(0)
         x = case.setup(dev, gen)
         P = case.params
@@ -89,9 +113,11 @@ def main() -> int:
         row["eager_ms"] = float(do_bench_cudagraph(lambda: case.eager(x), rep=10))
         for name, kw in variants.items():
             def fn(kw: dict[str, Any] = kw) -> torch.Tensor:
-                return gemm.gemm(x["a"], x["b"], bias, epi, p, x["seed"], **{k: v for k, v in kw.items() if k != "_s12"})
-            if "_s12" in kw:
-                _s12_rules(kw["_s12"])
+                return gemm.gemm(x["a"], x["b"], bias, epi, p, x["seed"], **{k: v for k, v in kw.items()
+                                                                              if k not in switches})
+            for key, switch in switches.items():
+                if key in kw:
+                    switch(kw[key])
             try:
                 if name == "old":  # the old path's result must pass too (it is the baseline being replaced)
                     ref = case.reference(x)
@@ -102,8 +128,9 @@ def main() -> int:
                 row[name] = None
                 row[f"{name}_error"] = f"{type(e).__name__}: {e}"[:200]
             finally:
-                if "_s12" in kw:
-                    _s12_rules(True)
+                for key, switch in switches.items():
+                    if key in kw:
+                        switch(True)
         rows.append(row)
         print(f"{case.name:48s} ok={row['ok']!s:5s} " + " ".join(
             f"{n} {row[n]:.2f}x" if row.get(n) else f"{n} --" for n in variants), flush=True)

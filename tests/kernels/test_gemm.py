@@ -530,8 +530,10 @@ def test_policy_for_odd_decode_and_short_k_shapes() -> None:
     assert policy.gemm_align_copy(h100, 32, 4097, 4096) == (True, False)
     assert policy.gemm_align_copy(h100, 128, 860, 600) == (False, False)  # a 1 MB weight in bf16 ...
     assert policy.gemm_align_copy(h100, 128, 860, 600, 4) == (True, True)  # ... is 2 MB in fp32
+    assert policy.gemm_align_copy(h100, 62, 7184, 90) == (False, False)  # a short K: the tiles won
+    assert policy.gemm_align_copy(h100, 125, 184, 3405, 4) == (False, False)  # few columns: the tiles won
     assert policy.gemm_align_copy(h100, 686, 406, 7137) == (True, True)  # (M, N, K): the shape hunt's 0.27x row
-    assert policy.gemm_align_copy(h100, 200, 200, 40000) == (True, True)  # 200 rows over a 16 MB weight (was no copy)
+    assert policy.gemm_align_copy(h100, 200, 200, 40000) == (False, False)  # 200 columns: reuse 200 < 256
     assert policy.gemm_align_copy(h100, 200, 200, 2000) == (False, False)  # 0.8 MB, 0.16 GFLOP: neither rule
     assert policy.gemm_align_copy(h100, 300, 300, 300) == (False, False)  # 54 MFLOP: the copy's launch would dominate
     assert policy.gemm_align_copy(policy.target_for_device("cpu"), 4097, 4097, 4097) == (False, False)
