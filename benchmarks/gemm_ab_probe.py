@@ -25,6 +25,7 @@ import torch
 from triton.testing import do_bench_cudagraph
 
 from rocm_triton_doctor.kernels import gemm
+from rocm_triton_doctor.kernels.aligned_copy import misaligned
 from rocm_triton_doctor.smoke import correctness
 from shape_hunt import draw_gemm
 
@@ -42,6 +43,9 @@ AB_S12: dict[str, dict[str, Any]] = {"old": {"_s12": False}, "new": {}}
 # the GEMV for fp32 misaligned weights up to 96 rows), "new" = the default (policy.ALIGN_COPY_MIN_ROWS). Both columns
 # run the session's copy kernel and DIV_K. --midm draws M from 33 to 255 (the rows the rule changed).
 AB_S13: dict[str, dict[str, Any]] = {"old": {"_s13": False}, "new": {}}
+# --ab copy: "old" = the default, "new" = every misaligned operand copied (config ALIGN_COPY): where would a copy pay
+# that the policy does not make? Rows with nothing misaligned run the same code in both columns.
+AB_COPY: dict[str, dict[str, Any]] = {"old": {}, "new": {"config": {"ALIGN_COPY": True}}}
 
 
 def _s12_rules(on: bool) -> None:
@@ -86,12 +90,12 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--seconds", type=float, default=300.0)
     ap.add_argument("--json", default=None)
-    ap.add_argument("--ab", choices=("s9", "gemv", "s12", "s13"), default="s9",
-                    help="which change to A/B (see VARIANTS, AB_GEMV, AB_S12, AB_S13)")
+    ap.add_argument("--ab", choices=("s9", "gemv", "s12", "s13", "copy"), default="s9",
+                    help="which change to A/B (see VARIANTS, AB_GEMV, AB_S12, AB_S13, AB_COPY)")
     ap.add_argument("--skinny", action="store_true", help="draw N from 1 to 64 (draw_skinny)")
     ap.add_argument("--midm", action="store_true", help="draw M from 33 to 255 (draw_midm)")
     args = ap.parse_args()
-    variants = {"gemv": AB_GEMV, "s12": AB_S12, "s13": AB_S13}.get(args.ab, VARIANTS)
+    variants = {"gemv": AB_GEMV, "s12": AB_S12, "s13": AB_S13, "copy": AB_COPY}.get(args.ab, VARIANTS)
     switches = {"_s12": _s12_rules, "_s13": _s13_rules}
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.device("cuda")
@@ -107,7 +111,7 @@ def main() -> int:
         x = case.setup(dev, gen)
         P = case.params
         bias, epi, p = x["bias"], P["epilogue"], P["p"]
-        row: dict[str, Any] = {"name": case.name, "ok": True}
+        row: dict[str, Any] = {"name": case.name, "ok": True, "misaligned": [misaligned(x["a"]), misaligned(x["b"])]}
         v = correctness.check_case(case, x, dev, tf32=False)  # the default call: the new policy
         row["ok"], row["problems"] = v.ok, v.problems[:2]
         row["eager_ms"] = float(do_bench_cudagraph(lambda: case.eager(x), rep=10))

@@ -93,8 +93,8 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     # split-K path, partial sums into an fp32 workspace, EPILOGUE 0 there as in gemm()).
     # Strides as a launch sees them for row-major operands: the leading ones divisible by 16 (DIV 16), the unit ones
     # the constant 1 (Triton specialises an int argument equal to 1; left as i32 the compiler would see gathers).
-    divs = {"DIV_AM": 16, "DIV_AK": 1, "DIV_BK": 16, "DIV_BN": 1, "DIV_CM": 16, "DIV_CN": 1, "DIV_M": 16, "DIV_N": 16, "stride_ak": 1,
-            "stride_bn": 1, "stride_cn": 1}
+    divs = {"DIV_AM": 16, "DIV_AK": 1, "DIV_BK": 16, "DIV_BN": 1, "DIV_CM": 16, "DIV_CN": 1, "DIV_M": 16, "DIV_N": 16,
+            "DIV_K": 16, "stride_ak": 1, "stride_bn": 1, "stride_cn": 1}
     divs_bt = {**divs, "DIV_BK": 1, "DIV_BN": 16, "stride_bk": 1}
     del divs_bt["stride_bn"]
     for label, (m, n, k), epi, nmajor in (
@@ -117,7 +117,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
         gcfg = policy.gemv_config(target, m, n, k, elem, kmajor, 0)
         gtiles = {key: gcfg[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K")}
         gdivs = {**(divs_bt if kmajor else divs)}
-        for key in ("DIV_M",):
+        for key in ("DIV_M", "DIV_K"):  # the GEMV kernel takes M and K as they are
             gdivs.pop(key)
         const = {"EPILOGUE": 0, "HAS_DROPOUT": False, "B_KMAJOR": kmajor, "EVEN_N": True, "EVEN_K": True,
                  "INT64": False, **gtiles, **gdivs}

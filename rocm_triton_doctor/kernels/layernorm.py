@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import policy, row_grads
+from rocm_triton_doctor.kernels import policy, row_grads, rows_split
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets
@@ -97,12 +97,12 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: flo
              ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
     """(y, per-row fp32 mean and rstd of shape (M,) when `stats`, else None, None)."""
     eps = check_eps("layernorm", eps)
-    if config and config.get("SPLIT", 1) != 1:  # the split form exists for softmax and RMSNorm only (rows_split.py)
-        raise ValueError(f"layernorm: SPLIT is not supported here (softmax and rmsnorm have it), got {config['SPLIT']!r}")
     L = prepare("layernorm", x, {"weight": weight, "bias": bias}, out, config)
     mean = torch.zeros(L.M, dtype=torch.float32, device=x.device) if stats else None
     rstd = torch.full((L.M,), float(1.0 / eps ** 0.5), dtype=torch.float32, device=x.device) if stats else None
-    if not L.empty:
+    if not L.empty and L.split > 1:  # few wide rows: each over several programs (rows_split.py)
+        rows_split.layernorm_split(x, weight, bias, eps, L, mean, rstd)
+    elif not L.empty:
         launch(layernorm_kernel, L.grid, x, weight, bias, L.out, *L.args, weight.stride(0),
                bias.stride(0), eps, **L.cfg, DIV=L.div, mean_ptr=mean, rstd_ptr=rstd, STATS=stats)
     return L.out, mean, rstd
@@ -319,7 +319,8 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
                   {"eps": "fp32", "mean_ptr": "*fp32", "rstd_ptr": "*fp32"}, {"sw": 1, "sb": 1, "STATS": True}, target)
     ptrs = {"dy_ptr": "x", "x_ptr": "x", "w_ptr": "x", "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "dx_ptr": "x",
             "dwp_ptr": "*fp32", "dbp_ptr": "*fp32"}
-    return fwd + row_grads.grad_aot("layernorm", _layernorm_backward_kernel, ptrs, {"sw": 1}, target)
+    return (fwd + row_grads.grad_aot("layernorm", _layernorm_backward_kernel, ptrs, {"sw": 1}, target)
+            + rows_split.split_aot("layernorm", target))
 
 
 KERNEL = KernelSpec("layernorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

@@ -1,4 +1,4 @@
-"""Few wide rows (softmax and RMSNorm): each row split over SPLIT programs, in two launches.
+"""Few wide rows (softmax, RMSNorm and LayerNorm): each row split over SPLIT programs, in two launches.
 
 A looped row kernel gives each row to one program, so a decode step's softmax over the vocabulary (1-8 rows of
 32k-262k) or a norm over a few long rows ran on as many SMs as there are rows and left the rest of the GPU idle
@@ -121,6 +121,77 @@ def rmsnorm_norm_kernel(x_ptr, w_ptr, wq_ptr, out_ptr, N, D1, s0, s1, sn, sw, ep
         tl.store(out_ptr + row * N + c, (x * rstd * w).to(out_ptr.dtype.element_ty), mask=c < hi)
 
 
+@triton.jit
+def _ln_shift(x_ptr, xrow):
+    """The row's first element, the looped LayerNorm kernel's shift (below 2^60; 0 past it)."""
+    shift = tl.load(x_ptr + xrow).to(tl.float32)
+    return tl.where(tl.abs(shift) < 1.152921504606847e18, shift, 0.0)
+
+
+@triton.jit
+def layernorm_stats_kernel(x_ptr, wmu_ptr, wm2_ptr, N, D1, s0, s1, sn, CHUNKS: tl.constexpr, BLOCK: tl.constexpr,
+                           DIV: tl.constexpr = 1):
+    """wmu[row, part] = the mean of the part's x - shift, wm2[row, part] = its sum of squared deviations from that
+    mean; chunk by chunk with the looped kernel's update (Chan et al.), fp32, (M, SPLIT) contiguous."""
+    N = N * DIV
+    row, xrow, lo, hi = _part(N, D1, s0, s1, CHUNKS * BLOCK, DIV)
+    shift = _ln_shift(x_ptr, xrow)
+    cols = tl.arange(0, BLOCK)
+    mean = 0.0
+    m2 = 0.0
+    for i in range(CHUNKS):
+        c = lo + i * BLOCK + cols
+        m = c < hi
+        x = tl.load(x_ptr + xrow + c * sn, mask=m, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        x = tl.where(m, x - shift, 0.0)
+        nb = tl.maximum(tl.minimum(hi - (lo + i * BLOCK), BLOCK), 0).to(tl.float32)
+        bmean = tl.sum(x, axis=0) / tl.maximum(nb, 1.0)
+        d = tl.where(m, x - bmean, 0.0)
+        seen = (i * BLOCK) * 1.0
+        total = tl.maximum(seen + nb, 1.0)
+        delta = bmean - mean
+        mean = mean + delta * (nb / total)
+        m2 = m2 + tl.sum(d * d, axis=0) + (delta * (seen * nb / total)) * delta
+    k = row * tl.num_programs(1) + tl.program_id(1)
+    tl.store(wmu_ptr + k, mean)
+    tl.store(wm2_ptr + k, m2)
+
+
+@triton.jit
+def layernorm_norm_kernel(x_ptr, w_ptr, b_ptr, wmu_ptr, wm2_ptr, out_ptr, N, D1, s0, s1, sn, sw, sb, eps,
+                          CHUNKS: tl.constexpr, BLOCK: tl.constexpr, PARTS: tl.constexpr, DIV: tl.constexpr = 1,
+                          mean_ptr=None, rstd_ptr=None, STATS: tl.constexpr = False):
+    """The row's mean and variance from its parts' (mean, M2) (the parallel update over all parts at once: mean =
+    Σ n·mean_p / N, M2 = Σ M2_p + Σ n·(mean_p - mean)²), then this part's outputs ((x - shift) - mean)·rstd·w + b;
+    STATS: part 0 stores the row's fp32 mean and rstd for the backward."""
+    N = N * DIV
+    PART: tl.constexpr = CHUNKS * BLOCK
+    row, xrow, lo, hi = _part(N, D1, s0, s1, PART, DIV)
+    shift = _ln_shift(x_ptr, xrow)
+    nparts = tl.num_programs(1)
+    p = tl.arange(0, PARTS)
+    pmask = p < nparts
+    n = tl.where(pmask, tl.minimum(N - p.to(tl.int64) * PART, PART), 0).to(tl.float32)
+    pmu = tl.load(wmu_ptr + row * nparts + p, mask=pmask, other=0.0)
+    pm2 = tl.load(wm2_ptr + row * nparts + p, mask=pmask, other=0.0)
+    mean = tl.sum(n * pmu, axis=0) / N
+    dm = tl.where(pmask, pmu - mean, 0.0)
+    m2 = tl.sum(pm2, axis=0) + tl.sum(n * dm * dm, axis=0)
+    rstd = 1.0 / tl.sqrt(m2 / N + eps)
+    if STATS:  # noqa: SIM102 - a compile-time test around a run-time one
+        if tl.program_id(1) == 0:
+            tl.store(mean_ptr + row, mean + shift)
+            tl.store(rstd_ptr + row, rstd)
+    cols = tl.arange(0, BLOCK)
+    for i in range(CHUNKS):
+        c = lo + i * BLOCK + cols
+        x = tl.load(x_ptr + xrow + c * sn, mask=c < hi, other=0.0, eviction_policy="evict_first").to(tl.float32)
+        w = tl.load(w_ptr + c * sw, mask=c < hi, other=0.0).to(tl.float32)
+        b = tl.load(b_ptr + c * sb, mask=c < hi, other=0.0).to(tl.float32)
+        y = ((x - shift) - mean) * rstd * w + b
+        tl.store(out_ptr + row * N + c, y.to(out_ptr.dtype.element_ty), mask=c < hi)
+
+
 def chunks_per_part(N: int, block: int, split: int) -> int:
     """BLOCK-wide chunks a part covers: the row's chunks shared over `split` parts, rounded up."""
     return cdiv(cdiv(N, block), split)
@@ -165,8 +236,20 @@ def rmsnorm_split(x: torch.Tensor, weight: torch.Tensor, eps: float, L: Any, rst
            STATS=rstd is not None, **kw)
 
 
+def layernorm_split(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float, L: Any,
+                    mean: torch.Tensor | None, rstd: torch.Tensor | None) -> None:
+    """LayerNorm over L's rows in two launches; mean and rstd (M,) fp32 filled when given (the backward's)."""
+    grid, chunks, pw = _grid_and_part(L)
+    wmu, wm2 = torch.empty((2, *grid), dtype=torch.float32, device=x.device)
+    rest = L.args[1:]
+    kw = {"CHUNKS": chunks, "BLOCK": L.cfg["BLOCK"], "DIV": L.div, **_opts(L)}
+    launch(layernorm_stats_kernel, grid, x, wmu, wm2, *rest, **kw)
+    launch(layernorm_norm_kernel, grid, x, weight, bias, wmu, wm2, L.out, *rest, weight.stride(0), bias.stride(0), eps,
+           PARTS=pw, mean_ptr=mean, rstd_ptr=rstd, STATS=rstd is not None, **kw)
+
+
 def split_aot(name: str, target: Any) -> list[AotSpec]:
-    """Compile-only configs of `name` ("softmax" or "rmsnorm"): an fp32 vocabulary row of 152064 split over several
+    """Compile-only configs of `name` ("softmax", "rmsnorm" or "layernorm"): an fp32 vocabulary row of 152064 split over several
     programs, both launches."""
     from rocm_triton_doctor.kernels import policy
 
@@ -182,6 +265,13 @@ def split_aot(name: str, target: Any) -> list[AotSpec]:
                 AotSpec(f"{label} (normalise)", softmax_norm_kernel,
                         {"x_ptr": f32, "wm_ptr": f32, "ws_ptr": f32, "out_ptr": f32, **rest}, {**const, "PARTS": 32},
                         opts)]
+    if name == "layernorm":
+        return [AotSpec(f"{label} (stats)", layernorm_stats_kernel, {"x_ptr": f32, "wmu_ptr": f32, "wm2_ptr": f32,
+                                                                     **rest}, const, opts),
+                AotSpec(f"{label} (normalise)", layernorm_norm_kernel,
+                        {"x_ptr": f32, "w_ptr": f32, "b_ptr": f32, "wmu_ptr": f32, "wm2_ptr": f32, "out_ptr": f32,
+                         "eps": "fp32", "mean_ptr": f32, "rstd_ptr": f32, **rest},
+                        {**const, "PARTS": 32, "sw": 1, "sb": 1, "STATS": True}, opts)]
     return [AotSpec(f"{label} (stats)", rmsnorm_stats_kernel, {"x_ptr": f32, "wq_ptr": f32, **rest}, const, opts),
             AotSpec(f"{label} (normalise)", rmsnorm_norm_kernel,
                     {"x_ptr": f32, "w_ptr": f32, "wq_ptr": f32, "out_ptr": f32, "eps": "fp32", "rstd_ptr": f32,

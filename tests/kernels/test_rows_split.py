@@ -1,6 +1,6 @@
-"""Few wide rows split over several programs (rows_split.py: softmax and RMSNorm in two launches) in Triton's
+"""Few wide rows split over several programs (rows_split.py: softmax, RMSNorm and LayerNorm in two launches) in Triton's
 interpreter: against fp64 references over rows, widths, splits (more parts than chunks included), layouts, dtypes and
-special values; the same outputs as the one-program-per-row kernels; RMSNorm's saved rstd and gradients; the policy
+special values; the same outputs as the one-program-per-row kernels; the norms' saved statistics and gradients; the policy
 per target (policy.row_split) and the refusals."""
 
 from __future__ import annotations
@@ -18,6 +18,10 @@ from rocm_triton_doctor.kernels import layernorm, policy, rmsnorm, softmax
 from tests.kernels.test_gemm import assert_matches
 
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+
+
+def _ln_ref(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.layer_norm(x.double(), (x.shape[-1],), w.double(), b.double(), 1e-5)
 
 
 def _rows(M: int, N: int, dtype: torch.dtype, layout: str, gen: torch.Generator) -> torch.Tensor:
@@ -44,9 +48,12 @@ def test_split_rows_match_fp64(M: int, N: int, split: int, dtype: torch.dtype, l
         x[-1] = float("-inf")
     cfg = {"BLOCK": 2048, "SPLIT": split}
     assert_matches(softmax.softmax(x, config=cfg), torch.softmax(x.double(), -1), dtype)
-    if special == "":  # RMSNorm of an infinite row is NaN in both; its finite rows are what the split can get wrong
+    if special == "":  # a norm of an infinite row is NaN in both; its finite rows are what the split can get wrong
         w = torch.randn(N, generator=g).to(dtype)
+        b = torch.randn(N, generator=g).to(dtype)
         assert_matches(rmsnorm.rmsnorm(x, w, config=cfg), rmsnorm.reference(x, w), dtype)
+        x = x + 1000  # an offset row: the shifted statistics keep its digits (kernel-edge-cases.md #25)
+        assert_matches(layernorm.layernorm(x, w, b, config=cfg), _ln_ref(x, w, b), dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -62,6 +69,10 @@ def test_split_rows_equal_the_one_program_rows(dtype: torch.dtype) -> None:
         y, rstd = rmsnorm._forward(x, w, 1e-6, None, cfg, stats=True)
         y1, rstd1 = rmsnorm._forward(x, w, 1e-6, None, one, stats=True)
         assert torch.allclose(rstd, rstd1, rtol=1e-6) and torch.allclose(y.float(), y1.float(), rtol=1e-2, atol=1e-2)
+        y, mean, rstd = layernorm._forward(x, w, w, 1e-5, None, cfg, stats=True)
+        y1, mean1, rstd1 = layernorm._forward(x, w, w, 1e-5, None, one, stats=True)
+        assert torch.allclose(mean, mean1, rtol=1e-5, atol=1e-6) and torch.allclose(rstd, rstd1, rtol=1e-5)
+        assert torch.allclose(y.float(), y1.float(), rtol=1e-2, atol=1e-2)
 
 
 def test_the_interpreter_policy_splits_a_single_looped_row_and_gradients_hold() -> None:
@@ -74,6 +85,13 @@ def test_the_interpreter_policy_splits_a_single_looped_row_and_gradients_hold() 
     rmsnorm.reference(xr, wr).sum().backward()
     assert torch.allclose(x.grad.double(), xr.grad, rtol=1e-4, atol=1e-6)
     assert torch.allclose(w.grad.double(), wr.grad, rtol=1e-4, atol=1e-5)
+    x.grad = w.grad = None
+    b = torch.randn(20000).requires_grad_()
+    (layernorm.layernorm_autograd(x, w, b) * torch.arange(20000.0)).sum().backward()  # mean and rstd from the split
+    xr, wr, br = (t.detach().double().requires_grad_() for t in (x, w, b))
+    (_ln_ref(xr, wr, br) * torch.arange(20000.0, dtype=torch.float64)).sum().backward()
+    for got, want in ((x.grad, xr.grad), (w.grad, wr.grad), (b.grad, br.grad)):
+        assert torch.allclose(got.double(), want, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize(("arch", "M", "N", "elem", "want"), [
@@ -97,8 +115,8 @@ def test_split_refusals_are_clear() -> None:
     # the backward walks one whole row a program: SPLIT is ignored there, as ROWS is
     y = softmax.softmax(x)
     assert softmax.softmax_backward(torch.ones_like(y), y, config={"BLOCK": 64, "SPLIT": 2}).shape == x.shape
-    with pytest.raises(ValueError, match="SPLIT is not supported"):
-        layernorm.layernorm(x, torch.ones(64), torch.zeros(64), config={"BLOCK": 64, "SPLIT": 2})
+    with pytest.raises(ValueError, match="SPLIT must be an int"):
+        layernorm.layernorm(x, torch.ones(64), torch.zeros(64), config={"BLOCK": 64, "SPLIT": 0})
 
 
 @pytest.mark.parametrize(("N", "capturing", "split"), [(152064, False, 1), (152064, True, 19), (288582, False, 36)])
