@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from triton.testing import do_bench_cudagraph
 
-from rocm_triton_doctor.kernels import gemm, rmsnorm, softmax
+from rocm_triton_doctor.kernels import gemm, layernorm, rmsnorm, softmax
 from rocm_triton_doctor.kernels.tolerances import tolerance
 
 F32, BF16, F16 = torch.float32, torch.bfloat16, torch.float16
@@ -211,10 +211,14 @@ def run_split(dev: torch.device) -> list[dict[str, Any]]:
         w = torch.randn(N, device=dev, dtype=dt, generator=g)
         cfg = rows._config(rows.target_of(x), N, dt.itemsize, policy.row_class(N, M))
         one = {"BLOCK": cfg["BLOCK"], "ROWS": 1, "num_warps": cfg["num_warps"], "SPLIT": 1}
-        for name in ("softmax", "rmsnorm"):
+        for name in ("softmax", "rmsnorm", "layernorm"):
             if name == "softmax":
                 ref = torch.softmax(x.double(), -1)
                 ours, eager = (lambda c: softmax.softmax(x, config=c)), (lambda: torch.softmax(x, -1))
+            elif name == "layernorm":
+                ref = torch.nn.functional.layer_norm(x.double(), (N,), w.double(), w.double())
+                ours = lambda c: layernorm.layernorm(x, w, w, config=c)  # noqa: E731
+                eager = lambda: torch.nn.functional.layer_norm(x, (N,), w, w)  # noqa: E731
             else:
                 ref = rmsnorm.reference(x, w).double()
                 ours, eager = (lambda c: rmsnorm.rmsnorm(x, w, config=c)), (lambda: rmsnorm.eager(x, w))

@@ -134,10 +134,10 @@ def test_narrower_rows_split_only_under_graph_capture(monkeypatch: pytest.Monkey
 
 _GPU_SPLIT = r"""
 import json, torch
-from rocm_triton_doctor.kernels import rmsnorm, rows_split, softmax
+from rocm_triton_doctor.kernels import layernorm, rmsnorm, rows_split, softmax
 from rocm_triton_doctor.kernels.tolerances import tolerance
 calls = []
-for name in ("softmax_split", "rmsnorm_split"):
+for name in ("softmax_split", "rmsnorm_split", "layernorm_split"):
     real = getattr(rows_split, name)
     setattr(rows_split, name, (lambda real, name: lambda *a, **k: (calls.append(name), real(*a, **k))[1])(real, name))
 out = {}
@@ -150,23 +150,27 @@ for M, N, dt in ((1, 152064, torch.bfloat16), (6, 288582, torch.float16), (3, 10
     calls.clear()
     out[f"softmax {M}x{N} eager"] = worst(softmax.softmax(x), torch.softmax(x.double(), -1), dt)
     out[f"rmsnorm {M}x{N} eager"] = worst(rmsnorm.rmsnorm(x, w), rmsnorm.reference(x, w).double(), dt)
+    lref = lambda: torch.nn.functional.layer_norm(x.double(), (N,), w.double(), w.double())
+    out[f"layernorm {M}x{N} eager"] = worst(layernorm.layernorm(x, w, w), lref(), dt)
     out[f"{M}x{N} split outside a graph"] = len(calls)
     calls.clear()
     g = torch.cuda.CUDAGraph()
     from rocm_triton_doctor.kernels import rows
     real_capturing, rows._capturing = rows._capturing, lambda t: True
-    softmax.softmax(x); rmsnorm.rmsnorm(x, w)  # the split kernels compiled and loaded before the capture
+    softmax.softmax(x); rmsnorm.rmsnorm(x, w); layernorm.layernorm(x, w, w)  # compiled and loaded before the capture
     rows._capturing = real_capturing
     torch.cuda.synchronize()
     calls.clear()
     with torch.cuda.graph(g):
         y = softmax.softmax(x)
         z = rmsnorm.rmsnorm(x, w)
+        u = layernorm.layernorm(x, w, w)
     x.mul_(0.5)
     g.replay()
     torch.cuda.synchronize()
     out[f"softmax {M}x{N} graph"] = worst(y, torch.softmax(x.double(), -1), dt)
     out[f"rmsnorm {M}x{N} graph"] = worst(z, rmsnorm.reference(x, w).double(), dt)
+    out[f"layernorm {M}x{N} graph"] = worst(u, lref(), dt)
     out[f"{M}x{N} split in a graph"] = len(calls)
 print(json.dumps(out))
 """
@@ -181,5 +185,5 @@ def test_split_rows_on_the_gpu_and_under_graph_capture() -> None:  # pragma: no 
 
     out = gpu_script_json(_GPU_SPLIT)
     assert all(v <= 1.0 for k, v in out.items() if "split" not in k), out
-    assert out["1x152064 split outside a graph"] == 0 and out["1x152064 split in a graph"] == 2
-    assert out["6x288582 split outside a graph"] == 2 and out["6x288582 split in a graph"] == 2
+    assert out["1x152064 split outside a graph"] == 0 and out["1x152064 split in a graph"] == 3
+    assert out["6x288582 split outside a graph"] == 3 and out["6x288582 split in a graph"] == 3
