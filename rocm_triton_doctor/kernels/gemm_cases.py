@@ -9,6 +9,7 @@ from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.base import AotSpec, Case, DropoutCheck, Inputs, randn
 from rocm_triton_doctor.kernels.gemm import gemm
 from rocm_triton_doctor.kernels.gemm_kernels import gemm_kernel, gemm_tma_kernel, gemv_kernel
+from rocm_triton_doctor.kernels.aligned_copy import pad_copy_kernel
 from rocm_triton_doctor.kernels.gemm_parts import bytes_moved, eager, flops, reference
 
 
@@ -123,6 +124,11 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
                  "INT64": False, **gtiles, **gdivs}
         specs.append((f"gemm fp16{label}", gemv_kernel, {**sig, "c_ptr": "*fp32" if gtiles["SPLIT_K"] > 1 else "*fp16"},
                       const, gcfg))
+    # The aligned copy of a misaligned operand (aligned_copy.pad_copy_kernel): 4097-element bf16 rows into 4160.
+    specs.append(("gemm aligned copy bf16 4097-wide rows", pad_copy_kernel,
+                  {"src": "*bf16", "dst": "*bf16", "rows": "i32", "cols": "i32", "s_r": "i32", "s_c": "i32",
+                   "width_q": "i32"}, {"DIV": 16, "INT64": False, "BLOCK_R": 16, "BLOCK_C": 256, "s_c": 1},
+                  {"num_warps": 4}))
     if policy.gemm_use_tma(target, 4096, 4096, 4096):
         # What actually runs there at this size: the persistent TMA kernel (132 SMs: an H100/H200 SXM).
         tcfg = policy.gemm_config(target, 4096, 4096, 4096, 2, tma=True)
