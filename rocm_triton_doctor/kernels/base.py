@@ -47,6 +47,10 @@ class Case:
     # for outputs whose rounding in the input dtype can exceed the tolerance table (linear+CE's ∂W in bf16: sums of
     # thousands of cancelling terms, where eager torch itself was 1.2-2.1x the tolerance off fp64 on an H200).
     eager_slack: bool = False
+    # How eager's elementwise error becomes the slack (None: element by element). linear+CE pools it over each row of
+    # ∂h and ∂W: a row's elements are sums of the same shape, so their errors are one distribution, and an element
+    # where eager happened to land close had held ours to the bare tolerance (seed 25, docs/performance.md).
+    slack_pool: Callable[[torch.Tensor], torch.Tensor] | None = None
     # Whether the case may be timed by CUDA-graph replay (smoke/runner.py). adamw's may not: its step refuses capture
     # (kernels/adamw.py: host-side step counts), and torch's AdamW baseline keeps its step counts on the CPU.
     graphable: bool = True

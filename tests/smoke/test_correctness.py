@@ -50,3 +50,13 @@ def test_eager_slack_accepts_what_eager_gets_wrong_too_and_only_where_it_does() 
 
 def test_linear_cross_entropy_cases_take_the_eager_slack() -> None:
     assert lce.make_case(8, 16, 9, torch.bfloat16).eager_slack
+
+
+def test_linear_cross_entropy_pools_the_slack_over_each_row_of_its_gradients() -> None:
+    case = lce.make_case(2, 3, 2, torch.bfloat16)  # [loss, ∂h (2x3), ∂W (2x3)]
+    assert case.slack_pool is not None
+    err = torch.tensor([0.5, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.3, 0.0, float("nan"), 0.0, 0.0], dtype=torch.float64)
+    pooled = case.slack_pool(err)
+    assert pooled[0] == 0.5  # the loss keeps its own
+    assert pooled[1:4].tolist() == [0.1] * 3 and pooled[4:7].tolist() == [0.0] * 3  # a row's worst, row by row
+    assert pooled[7:10].tolist() == [0.3] * 3 and pooled[10:13].isnan().all()  # a NaN row allows nothing
