@@ -2,13 +2,13 @@
 `misaligned` says which, `aligned_copy` copies one into a padded buffer in one launch of `pad_copy_kernel`.
 
 Why a kernel: the copy was `torch.empty` + `zero_()` of the padding + `copy_()` into the strided buffer, and torch's
-copy into a non-contiguous destination runs an indexed element loop. On an H200 a 4097x4096 bf16 weight (33.5 MB)
-took ~80 us that way (docs/measurements/2026-11-27-h200-s8-gemm-align-small-m.json: the copied M=1 GEMM 95.8 us
-against 16.1 uncopied), about 0.8 TB/s, a fifth of the GPU's copy bandwidth, which is why copying paid only from 256
-rows of reuse (policy.gemm_align_copy). Here each program copies a BLOCK_R x BLOCK_C tile: loads along the source's
-unit-stride dimension (coalesced, scalar where the rows are misaligned), zeros past its end, and stores whole rows of
-the padded buffer, whose row stride reaches the compiler as a multiple of 16 bytes (the stride // DIV trick of
-gemm_parts.split_stride), so the stores are 16-byte vectors."""
+copy into a non-contiguous destination runs an indexed element loop: a 4097x4096 bf16 weight (33.5 MB) took 45.2 us on
+an H100 against 24.3 for a clone of the same bytes, and the planner copied twice (gemm.py; the copied M=1 GEMM of
+docs/measurements/2026-11-27-h200-s8-gemm-align-small-m.json took 95.8 us against 16.1 uncopied), which is why copying
+had paid only from 256 rows of reuse (policy.gemm_align_copy). Here each program copies a BLOCK_R x BLOCK_C tile:
+loads along the source's unit-stride dimension (coalesced, scalar where the rows are misaligned), zeros past its end,
+and stores whole rows of the padded buffer, whose row stride reaches the compiler as a multiple of 16 bytes (the
+stride // DIV trick of gemm_parts.split_stride), so the stores are 16-byte vectors."""
 
 from __future__ import annotations
 

@@ -266,16 +266,16 @@ def splitk_reduce_tile(t: Target, M: int) -> tuple[int, int]:
 ALIGN_COPY_MIN_REUSE = 256
 ALIGN_COPY_MIN_FLOPS = 2**30
 # From 33 rows the weight is copied too, once it is a MiB or more and K and N are 256 or more. That model priced the
-# copy at torch's strided copy_ (~0.8 TB/s on an H200); kernels/aligned_copy.py copies at the GPU's copy bandwidth,
-# and the copied operands' K loop runs to their zero padding with whole vectors (gemm_kernel's DIV_K). H200, graph
-# replay, × cuBLAS, the policy before -> both copied (benchmarks/align_copy_probe.py --quick,
-# docs/measurements/2026-11-27-h200-s13-align-copy-4.json): bf16 B^T 36/64/128x2489x2305 0.46/0.55/0.61 ->
-# 1.19/1.29/1.10, 36/64/128x4097x4096 0.52/0.67/0.57 -> 0.97/1.13/1.13; bf16 row-major 64/128x4096x4097 1.24/0.36 ->
-# 1.62/1.22, 36/64x2696x15562 0.26/0.25 -> 0.57/0.62, 36/64/128x1723x1691 0.85/0.94/0.49 -> 0.97/1.13/1.09; fp32
-# 36-128 rows of 4097x4096 B^T, 2333x4824 B^T and 1346x3001 0.20-0.56 -> 0.47-0.77 (the GEMV up to 32 rows,
-# policy_gemv.GEMV_FP32_MISALIGNED_ROWS_COPIED). Lost: bf16 36x4096x4097 2.86 -> 1.46, 128x2696x15562 1.16 -> 0.77; 16 rows
-# lost everywhere (the decode tiles' split reads the weight once, scalar or not: 2.10 -> 1.16 at 16x4097x4096 B^T),
-# fp16 816x860 (1.4 MB) ran the same.
+# copy at torch's strided copy_ made twice (about a quarter of the copy bandwidth: aligned_copy.py);
+# kernels/aligned_copy.py copies at the GPU's copy bandwidth, and the copied operands' K loop runs to their zero padding
+# with whole vectors (gemm_kernel's DIV_K). H200, graph replay, × cuBLAS, the policy before -> both copied
+# (benchmarks/align_copy_probe.py --quick, docs/measurements/2026-11-27-h200-s13-align-copy-4.json): bf16 B^T
+# 36/64/128x2489x2305 0.46/0.55/0.61 -> 1.19/1.29/1.10, 36/64/128x4097x4096 0.52/0.67/0.57 -> 0.97/1.13/1.13; bf16
+# row-major 64/128x4096x4097 1.24/0.36 -> 1.62/1.22, 36/64x2696x15562 0.26/0.25 -> 0.57/0.62, 36/64/128x1723x1691
+# 0.85/0.94/0.49 -> 0.97/1.13/1.09; fp32 36-128 rows of 4097x4096 B^T, 2333x4824 B^T and 1346x3001 0.20-0.56 ->
+# 0.47-0.77 (the GEMV up to 32 rows, policy_gemv.GEMV_FP32_MISALIGNED_ROWS_COPIED). Lost: bf16 36x4096x4097 2.86 ->
+# 1.46, 128x2696x15562 1.16 -> 0.77; 16 rows lost everywhere (the decode tiles' split reads the weight once, scalar or
+# not: 2.10 -> 1.16 at 16x4097x4096 B^T), fp16 816x860 (1.4 MB) ran the same.
 # Over 40 random draws of 33-255 rows (`gemm_ab_probe.py --ab s13 --midm --seed 40`, …-s13-ab-midm40.json) the copy
 # won every K-major weight with K and N of 256 or more (bf16 62x590x3215 B^T 1.05 -> 1.56, 65x833x11364 B^T 0.96 ->
 # 1.51, 87x1078x706 B^T 0.81 -> 1.20, fp32 239x4578x270 B^T 1.00 -> 1.26, 37x3478x20429 B^T 0.49 -> 0.64,
