@@ -281,7 +281,9 @@ ALIGN_COPY_MIN_FLOPS = 2**30
 # 1.51, 87x1078x706 B^T 0.81 -> 1.20, fp32 239x4578x270 B^T 1.00 -> 1.26, 37x3478x20429 B^T 0.49 -> 0.64,
 # 65x13409x18415 0.23 -> 0.39, × eager) and lost where K or N was short (fp16 62x90x7184 2.02 -> 1.61, bf16
 # 47x166x5796 B^T 0.77 -> 0.61, fp32 125x3405x184 1.05 -> 0.78, 40x11087x151 B^T 1.30 -> 0.89, fp16 42x12908x48 1.26
-# -> 1.08): those keep their tiles. Still lost: bf16 34x2560x5422 bias 1.46 -> 0.81 (a row-major weight).
+# -> 1.08): those keep their tiles. Still lost: bf16 34x2560x5422 bias 1.46 -> 0.81 (a row-major weight). With the
+# bound, fresh draws (seed 42, …-s13-ab-midm42.json): median 0.97 -> 1.23x eager, worst 0.15 -> 0.45; one loss, bf16
+# 37x2490x7164 B^T 0.90 -> 0.58 (a 36 MB weight copied for a 24 us product).
 ALIGN_COPY_MIN_ROWS = 33
 ALIGN_COPY_MIN_B_BYTES = 2**20
 ALIGN_COPY_MIN_KN = 256
