@@ -174,7 +174,7 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
         return {"BLOCK_M": 128, "BLOCK_N": bn, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
     sms = cus or DEFAULT_CUS["cuda"]  # what the NVIDIA rules below split for
     if (t.backend == "cuda" and N <= SKINNY_N and M > 32
-            and (skinny := gemm_skinny_config(M, N, K, sms, aligned, elem_size == 4)) is not None):
+            and (skinny := gemm_skinny_config(M, N, K, sms, aligned, elem_size == 4, not b_nmajor)) is not None):
         # A handful of columns: the tiles that stream A (policy_waves.gemm_skinny_config has the measurements).
         return skinny
     if tc and elem_size == 4 and t.backend == "cuda" and (cfg := gemm_tc_config(M, N, K, sms, b_nmajor,

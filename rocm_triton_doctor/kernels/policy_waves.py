@@ -21,6 +21,12 @@ from rocm_triton_doctor.kernels.policy import DEFAULT_CUS, Target, _hip_extra, _
 TAIL_MAX_SPLIT = 8
 TAIL_MIN_K_BLOCKS = 4  # each split keeps at least this many full K blocks, so its pipeline fills
 TAIL_REDUCE_WAVES = 0.15  # the reduce pass and the second launch, in waves of the main kernel (a guess, on the safe side)
+# K the tail split needs at all: measured from K = 3000 up (above); at K = 768 the second launch lost 15-35 % (H200,
+# graph replay, 128x128 tiles with the tail split against without: bf16 24000x768x128 B^T 22.2 against 16.3 us,
+# 24000x768x80 18.9 against 15.1, fp16 24000x768x96 B^T 18.9 against 17.0; at K = 1024 it split 2 wins and 4
+# losses, e.g. bf16 20000x1024x128 B^T 23.3 against 20.2; at K = 4096 it won, 40000x4096x96 B^T 104.7 against 115.6;
+# benchmarks/wide_skinny_probe.py, docs/measurements/2026-11-27-h200-s13-wide.json)
+TAIL_MIN_K = 2048
 
 
 def gemm_tail_split(t: Target, M: int, N: int, K: int, bm: int, bn: int, bk: int, cus: int) -> tuple[int, int]:
@@ -28,7 +34,7 @@ def gemm_tail_split(t: Target, M: int, N: int, K: int, bm: int, bn: int, bk: int
     Only where it pays in the model below (main waves + tail waves / split + the reduce < the unsplit waves), with
     at least one whole wave in the main part, a remainder of at most half a wave, and each split keeping
     TAIL_MIN_K_BLOCKS full K blocks. NVIDIA only: it is measured there; AMD keeps one launch until timed."""
-    if t.backend != "cuda" or t.interpreter or cus <= 0 or bm >= M:
+    if t.backend != "cuda" or t.interpreter or cus <= 0 or bm >= M or K < TAIL_MIN_K:
         return M, 1
     tiles_n, bands = -(-N // bn), -(-M // bm)
     tiles = bands * tiles_n
@@ -125,8 +131,11 @@ SKINNY_MIN_K = 256  # K elements each split keeps (4 blocks of 64) where the loa
 SKINNY_PROGRAMS_PER_SM = 4  # programs of 64x64 or narrower tiles a split may put on one SM (half that at 128 wide)
 
 
+SKINNY_UNSPLIT_MAX_K = 1024  # 65-128 columns unsplit take these tiles against a K-major B up to this K (below)
+
+
 def gemm_skinny_config(M: int, N: int, K: int, cus: int, aligned: bool = True,
-                       fp32: bool = False) -> dict[str, Any] | None:
+                       fp32: bool = False, b_kmajor: bool = False) -> dict[str, Any] | None:
     """N <= SKINNY_N: the GEMM is mostly a read of A (M·K elements), the mirror of decode-size M. The general tiles
     (128x128 with 8 warps for N <= 128) made a few dozen programs, each multiplying up to 32 times the columns there
     are: 64-row tiles as wide as N (16 to 128 columns) with 4 warps, then K split while the grid stays within
@@ -171,10 +180,16 @@ def gemm_skinny_config(M: int, N: int, K: int, cus: int, aligned: bool = True,
         split = _doubled_split(M, N, K, tiles, LATENCY_SPLIT_MAX, programs, SKINNY_MIN_K)
     else:
         split = _doubled_split(M, N, K, tiles, 8, programs, SKINNY_MIN_K)
-    if bn == 128 and split == 1:
+    if bn == 128 and split == 1 and not (b_kmajor and aligned and not fp32 and K <= SKINNY_UNSPLIT_MAX_K):
         # 65-128 columns gain from these tiles only through the split: a grid that fills the GPU unsplit kept the
         # general 128x128 tiles faster (bf16 65536x4096x128 B^T 164.3 us against 172.2 with these, fp16
-        # 16384x8192x128 bias 78.9 against 89.8; …-s12-after3.json)
+        # 16384x8192x128 bias 78.9 against 89.8; …-s12-after3.json) — except against a K-major 16-bit B with K up to
+        # SKINNY_UNSPLIT_MAX_K, where these tiles won all 10 rows of the probe against the general tiles and their
+        # tail split (H200, graph replay, µs, `benchmarks/wide_skinny_probe.py`, …-s13-wide.json): bf16
+        # 24000x768x128 B^T 22.2 -> 11.6 (cuBLAS 10.9), 20000x1024x128 B^T 23.3 -> 15.3, fp16 20000x1024x96 B^T
+        # 21.4 -> 15.3, 35000x1024x96 B^T 32.4 -> 28.7, 50000x768x96 B^T 29.7 -> 26.9; at K of 2048 and more they
+        # lost (12000x2048x96 B^T 20.2 against 21.9, 16384x8192x128 B^T 76.3 against 87.1), and against an N-major B
+        # at K <= 1024 they won 2 of 5 (50000x768x80 28.4 against 32.0)
         return None
     return {"BLOCK_M": 64, "BLOCK_N": bn, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3,
             "SPLIT_K": split}

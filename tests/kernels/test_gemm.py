@@ -597,6 +597,7 @@ def test_the_aligned_copy_makes_a_4097_wide_operand_readable_by_the_tma_kernel()
     (4000, 4096, 4000, 4000, 1),   # 3.88 waves: the last wave is nearly full
     (1536, 8192, 1536, 1536, 1),   # under one wave: not this rule's case
     (3072, 256, 3072, 3072, 1),    # K of 4 blocks: a split would leave each part less than TAIL_MIN_K_BLOCKS
+    (24000, 768, 256, 24000, 1),   # under TAIL_MIN_K: the second launch lost at K = 768 (H200)
 ])
 def test_tail_split_policy_on_an_h100(M: int, K: int, N: int, main: int, split: int) -> None:
     t = policy.target_from_name("sm_90")

@@ -62,11 +62,21 @@ def test_fp32_against_a_misaligned_operand_past_16_columns_keeps_the_tensor_core
     assert tc == policy.gemm_tc_config(M, N, K, 132, False, False) | {"SPLIT_K": tc["SPLIT_K"]}
 
 
-@pytest.mark.parametrize(("M", "K", "N"), [(65536, 4096, 128), (16384, 8192, 128), (20000, 1024, 96)])
+@pytest.mark.parametrize(("M", "K", "N"), [(65536, 4096, 128), (16384, 8192, 128), (12000, 2048, 96)])
 def test_65_to_128_columns_keep_the_general_tiles_when_the_grid_is_full(M: int, K: int, N: int) -> None:
     # H200: bf16 65536x4096x128 B^T 164.3 us on the 128x128 tiles against 172.2 on 64x128 (no split either way)
-    assert policy.gemm_skinny_config(M, N, K, 132) is None
+    assert policy.gemm_skinny_config(M, N, K, 132, b_kmajor=True) is None
     assert policy.gemm_config(H100, M, N, K, 2, cus=132, b_nmajor=False)["BLOCK_M"] == 128
+
+
+@pytest.mark.parametrize(("M", "K", "N"), [(20000, 1024, 96), (24000, 768, 128), (50000, 768, 65)])
+def test_65_to_128_columns_against_a_short_k_major_b_take_the_skinny_tiles(M: int, K: int, N: int) -> None:
+    # H200: bf16 24000x768x128 B^T 22.2 -> 11.6 us, fp16 20000x1024x96 B^T 21.4 -> 15.3 (…-s13-wide.json)
+    cfg = policy.gemm_config(H100, M, N, K, 2, cus=132, b_nmajor=False)
+    assert (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["num_warps"], cfg["SPLIT_K"]) == (64, 128, 4, 1)
+    assert policy.gemm_config(H100, M, N, K, 2, cus=132, b_nmajor=True)["BLOCK_M"] == 128  # N-major: general
+    assert policy.gemm_config(H100, M, N, K, 4, cus=132, b_nmajor=False)["BLOCK_M"] == 128  # fp32: not measured
+    assert policy.gemm_skinny_config(M, N, K, 132, aligned=False, b_kmajor=True) is None  # misaligned: not measured
 
 
 def test_skinny_rule_bounds() -> None:
