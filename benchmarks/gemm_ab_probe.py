@@ -46,6 +46,9 @@ AB_S13: dict[str, dict[str, Any]] = {"old": {"_s13": False}, "new": {}}
 # --ab copy: "old" = the default, "new" = every misaligned operand copied (config ALIGN_COPY): where would a copy pay
 # that the policy does not make? Rows with nothing misaligned run the same code in both columns.
 AB_COPY: dict[str, dict[str, Any]] = {"old": {}, "new": {"config": {"ALIGN_COPY": True}}}
+# --ab s13b: "old" = the tail split at any K and 65-128 columns unsplit on the general tiles (policy_waves.TAIL_MIN_K
+# and SKINNY_UNSPLIT_MAX_K off), "new" = the default.
+AB_S13B: dict[str, dict[str, Any]] = {"old": {"_s13b": False}, "new": {}}
 
 
 def _s12_rules(on: bool) -> None:
@@ -62,6 +65,15 @@ def _s13_rules(on: bool) -> None:
 
     policy.ALIGN_COPY_MIN_ROWS = 33 if on else 1 << 60
     policy_gemv.GEMV_FP32_MISALIGNED_ROWS_COPIED = 32 if on else 96
+    policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
+    gemm.clear_plans()
+
+
+def _s13b_rules(on: bool) -> None:
+    from rocm_triton_doctor.kernels import policy, policy_waves
+
+    policy_waves.TAIL_MIN_K = 2048 if on else 0
+    policy_waves.SKINNY_UNSPLIT_MAX_K = 1024 if on else -1
     policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
     gemm.clear_plans()
 
@@ -90,13 +102,13 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--seconds", type=float, default=300.0)
     ap.add_argument("--json", default=None)
-    ap.add_argument("--ab", choices=("s9", "gemv", "s12", "s13", "copy"), default="s9",
-                    help="which change to A/B (see VARIANTS, AB_GEMV, AB_S12, AB_S13, AB_COPY)")
+    ap.add_argument("--ab", choices=("s9", "gemv", "s12", "s13", "s13b", "copy"), default="s9",
+                    help="which change to A/B (see VARIANTS, AB_GEMV, AB_S12, AB_S13, AB_S13B, AB_COPY)")
     ap.add_argument("--skinny", action="store_true", help="draw N from 1 to 64 (draw_skinny)")
     ap.add_argument("--midm", action="store_true", help="draw M from 33 to 255 (draw_midm)")
     args = ap.parse_args()
-    variants = {"gemv": AB_GEMV, "s12": AB_S12, "s13": AB_S13, "copy": AB_COPY}.get(args.ab, VARIANTS)
-    switches = {"_s12": _s12_rules, "_s13": _s13_rules}
+    variants = {"gemv": AB_GEMV, "s12": AB_S12, "s13": AB_S13, "s13b": AB_S13B, "copy": AB_COPY}.get(args.ab, VARIANTS)
+    switches = {"_s12": _s12_rules, "_s13": _s13_rules, "_s13b": _s13b_rules}
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.device("cuda")
     r = random.Random(args.seed)
