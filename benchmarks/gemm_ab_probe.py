@@ -49,6 +49,12 @@ AB_COPY: dict[str, dict[str, Any]] = {"old": {}, "new": {"config": {"ALIGN_COPY"
 # --ab s13b: "old" = the tail split at any K and 65-128 columns unsplit on the general tiles (policy_waves.TAIL_MIN_K
 # and SKINNY_UNSPLIT_MAX_K off), "new" = the default.
 AB_S13B: dict[str, dict[str, Any]] = {"old": {"_s13b": False}, "new": {}}
+# --ab fp32skinny (with --skinny --fp32-odd): fp32 against misaligned operands with 1-64 columns, the weakest class of
+# the draws: "old" = the default, "new" = the tensor-core tiles (kernel="pointer", never the GEMV), and both copied,
+# and IEEE products.
+AB_FP32_SKINNY: dict[str, dict[str, Any]] = {"old": {}, "new": {"kernel": "pointer"},
+                                             "copy": {"kernel": "pointer", "config": {"ALIGN_COPY": True}},
+                                             "ieee": {"kernel": "pointer", "precision": "ieee"}}
 
 
 def _s12_rules(on: bool) -> None:
@@ -87,11 +93,12 @@ def draw_midm(r: random.Random) -> Any:
     return gemm.make_case(m, k, n, DT[dt], epi, transposed_b=r.random() < 0.5)
 
 
-def draw_skinny(r: random.Random) -> Any:
+def draw_skinny(r: random.Random, fp32_odd: bool = False) -> Any:
     from shape_hunt import DT, log_uniform
 
-    dt = r.choice(("bf16", "bf16", "fp16", "fp32"))
+    dt = "fp32" if fp32_odd else r.choice(("bf16", "bf16", "fp16", "fp32"))
     m, k, n = log_uniform(r, 33, 16384), log_uniform(r, 16, 16384), log_uniform(r, 1, 64)
+    k = k | 1 if fp32_odd else k  # an odd K: A (and a K-major B) misaligned
     epi = r.choice(("none", "none", "bias", "bias_relu", "bias_gelu"))
     return gemm.make_case(m, k, n, DT[dt], epi, transposed_b=r.random() < 0.5)
 
@@ -102,12 +109,14 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--seconds", type=float, default=300.0)
     ap.add_argument("--json", default=None)
-    ap.add_argument("--ab", choices=("s9", "gemv", "s12", "s13", "s13b", "copy"), default="s9",
+    ap.add_argument("--ab", choices=("s9", "gemv", "s12", "s13", "s13b", "copy", "fp32skinny"), default="s9",
                     help="which change to A/B (see VARIANTS, AB_GEMV, AB_S12, AB_S13, AB_S13B, AB_COPY)")
     ap.add_argument("--skinny", action="store_true", help="draw N from 1 to 64 (draw_skinny)")
     ap.add_argument("--midm", action="store_true", help="draw M from 33 to 255 (draw_midm)")
+    ap.add_argument("--fp32-odd", action="store_true", help="with --skinny: fp32 only, K odd")
     args = ap.parse_args()
-    variants = {"gemv": AB_GEMV, "s12": AB_S12, "s13": AB_S13, "s13b": AB_S13B, "copy": AB_COPY}.get(args.ab, VARIANTS)
+    variants = {"gemv": AB_GEMV, "s12": AB_S12, "s13": AB_S13, "s13b": AB_S13B, "copy": AB_COPY,
+                "fp32skinny": AB_FP32_SKINNY}.get(args.ab, VARIANTS)
     switches = {"_s12": _s12_rules, "_s13": _s13_rules, "_s13b": _s13b_rules}
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.device("cuda")
@@ -118,7 +127,7 @@ def main() -> int:
         if time.time() - t0 > args.seconds:
             print(f"stopped after {time.time() - t0:.0f} s (--seconds)")
             break
-        case = draw_skinny(r) if args.skinny else draw_midm(r) if args.midm else draw_gemm(r)
+        case = draw_skinny(r, args.fp32_odd) if args.skinny else draw_midm(r) if args.midm else draw_gemm(r)
         gen = torch.Generator(device=dev).manual_seed(0)
         x = case.setup(dev, gen)
         P = case.params
