@@ -19,7 +19,7 @@ import torch
 from triton.testing import do_bench_cudagraph
 
 from rocm_triton_doctor.kernels import gemm, policy
-from rocm_triton_doctor.kernels.gemm_parts import misaligned
+from rocm_triton_doctor.kernels.aligned_copy import misaligned
 
 # (M, K, N, dtype, B transposed): the seed-1 shape hunt's worst GEMM rows, then random odd shapes.
 HUNT = [(686, 7137, 406, "bf16", False), (237, 1313, 10622, "bf16", True), (686, 1025, 9759, "bf16", True),

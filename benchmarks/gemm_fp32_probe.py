@@ -20,7 +20,7 @@ import torch
 from triton.testing import do_bench_cudagraph
 
 from rocm_triton_doctor.kernels import gemm, policy
-from rocm_triton_doctor.kernels.gemm_parts import misaligned
+from rocm_triton_doctor.kernels.aligned_copy import misaligned
 
 # (M, K, N, B transposed): the fp32 rows of the session-8 shape hunts (seeds 1-3, the worst first), then squares,
 # Llama-style projections and decode sizes.

@@ -20,7 +20,7 @@ import torch
 from triton.testing import do_bench, do_bench_cudagraph
 
 from rocm_triton_doctor.kernels import gemm, policy
-from rocm_triton_doctor.kernels.gemm_parts import misaligned
+from rocm_triton_doctor.kernels.aligned_copy import misaligned
 from rocm_triton_doctor.kernels.tolerances import tolerance
 
 F32, BF16, F16 = torch.float32, torch.bfloat16, torch.float16

@@ -1,5 +1,6 @@
-"""Aligned copies of GEMM operands whose rows 16-byte loads cannot read (a 4097-element row, a view one element off):
-`misaligned` says which, `aligned_copy` copies one into a padded buffer in one launch of `pad_copy_kernel`.
+"""The alignment of GEMM operands: how a stride's divisibility reaches the compiler (`split_stride`), which operands
+16-byte loads cannot read (`misaligned`: a 4097-element row, a view one element off), and their aligned copies
+(`aligned_copy`: a padded buffer filled in one launch of `pad_copy_kernel`).
 
 Why a kernel: the copy was `torch.empty` + `zero_()` of the padding + `copy_()` into the strided buffer, and torch's
 copy into a non-contiguous destination runs an indexed element loop: a 4097x4096 bf16 weight (33.5 MB) took 45.2 us on
@@ -8,7 +9,7 @@ docs/measurements/2026-11-27-h200-s8-gemm-align-small-m.json took 95.8 us agains
 had paid only from 256 rows of reuse (policy.gemm_align_copy). Here each program copies a BLOCK_R x BLOCK_C tile:
 loads along the source's unit-stride dimension (coalesced, scalar where the rows are misaligned), zeros past its end,
 and stores whole rows of the padded buffer, whose row stride reaches the compiler as a multiple of 16 bytes (the
-stride // DIV trick of gemm_parts.split_stride), so the stores are 16-byte vectors."""
+stride // DIV trick of split_stride), so the stores are 16-byte vectors."""
 
 from __future__ import annotations
 
@@ -18,6 +19,28 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.policy import interpreter_active
+
+
+# -- stride divisibility ------------------------------------------------------------------------------------------
+# Triton specialises an int argument only as ==1 or "divisible by 16" (backends/compiler.py get_int_specialization),
+# so a leading stride of 1000 or 3000 elements reaches the compiler as "divisibility 1": its AxisInfo analysis then
+# cannot prove that a row starts 16-byte aligned, and every load of that operand becomes a scalar 2-byte load with no
+# cp.async (an H100 ran fp16 1000^3 in 52 us against cuBLAS's 8.3, issue #16). The launcher passes each stride as
+# stride // DIV with DIV a constexpr, the largest power of two <= 16 dividing it, and the kernels use stride_q * DIV:
+# the product's divisibility is exactly DIV times what Triton knows of the quotient, never more than the truth. The
+# base pointer's alignment stays Triton's own test (data_ptr % 16), so a view offset by one element is never claimed
+# aligned.
+
+
+def stride_div(stride: int) -> int:
+    """The largest power of two <= 16 that divides `stride` (16 for a stride of 0: any multiple is exact)."""
+    return 16 if stride == 0 else min(16, stride & -stride)
+
+
+def split_stride(stride: int) -> tuple[int, int]:
+    """(stride // DIV, DIV): what the kernels take for one stride (see above)."""
+    d = stride_div(stride)
+    return stride // d, d
 
 
 def misaligned(t: torch.Tensor) -> bool:
@@ -76,9 +99,9 @@ def aligned_copy(t: torch.Tensor) -> torch.Tensor:
             block_c = min(256, triton.next_power_of_2(width))
             block_r = COPY_TILE // block_c
             int64 = max((rows - 1) * src.stride(0) + (cols - 1) * src.stride(1), rows * width) >= 2**31
-            div = min(16, width & -width)
+            width_q, div = split_stride(width)
             grid = (triton.cdiv(rows, block_r), triton.cdiv(width, block_c))
-            launch(pad_copy_kernel, grid, src, full, rows, cols, src.stride(0), src.stride(1), width // div, DIV=div,
+            launch(pad_copy_kernel, grid, src, full, rows, cols, src.stride(0), src.stride(1), width_q, DIV=div,
                    INT64=int64, BLOCK_R=block_r, BLOCK_C=block_c, num_warps=4)
     return out
 

@@ -23,8 +23,8 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     """SPLIT_K == 1: the whole K range, epilogue, store into C. SPLIT_K > 1: program_id(1) sums its share of the K
     blocks and stores the fp32 partial tile into c_ptr, an fp32 (SPLIT_K, M, stride_cm) workspace;
     _splitk_reduce_kernel adds them and runs the epilogue. Each stride arrives divided by its DIV_* (a constexpr
-    power of two, gemm_parts.split_stride): multiplying back tells the compiler the stride's true divisibility.
-    B_PAD: B's rows hold zeros past column N up to a multiple of B_PAD (gemm_parts.aligned_copy), so its loads are
+    power of two, aligned_copy.split_stride): multiplying back tells the compiler the stride's true divisibility.
+    B_PAD: B's rows hold zeros past column N up to a multiple of B_PAD (aligned_copy.aligned_copy), so its loads are
     masked at that multiple: a mask at an odd N splits every 16-byte load of B into scalar ones."""
     stride_am = _scaled(stride_am, DIV_AM, INT64)
     stride_ak = _scaled(stride_ak, DIV_AK, INT64)

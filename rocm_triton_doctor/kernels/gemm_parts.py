@@ -12,7 +12,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import argcheck
-from rocm_triton_doctor.kernels.aligned_copy import aligned_copy, misaligned  # noqa: F401 - re-exported
+from rocm_triton_doctor.kernels.aligned_copy import misaligned
 from rocm_triton_doctor.kernels.base import no_tf32
 from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
 
@@ -69,7 +69,7 @@ def _k_range(K, pid_k, SPLIT_K: tl.constexpr, BLOCK_K: tl.constexpr):
 
 @triton.jit
 def _scaled(stride, DIV: tl.constexpr, INT64: tl.constexpr):
-    """stride · DIV (the launcher passed stride // DIV, see split_stride), in 64 bits when offsets need them: a stride
+    """stride · DIV (the launcher passed stride // DIV, see aligned_copy.split_stride), in 64 bits when offsets need them: a stride
     of 2^31 + 16 arrives as the 32-bit 2^27 + 1, and a 32-bit product would wrap (a segfault in the interpreter)."""
     if INT64:
         return tl.full([], DIV, tl.int64) * stride
@@ -99,26 +99,6 @@ def _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, col0, M, N
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
 
 
-# -- host side: stride divisibility, aligned copies ----------------------------------------------------------------
-# Triton specialises an int argument only as ==1 or "divisible by 16" (backends/compiler.py get_int_specialization),
-# so a leading stride of 1000 or 3000 elements reaches the compiler as "divisibility 1": its AxisInfo analysis then
-# cannot prove that a row starts 16-byte aligned, and every load of that operand becomes a scalar 2-byte load with no
-# cp.async (an H100 ran fp16 1000^3 in 52 us against cuBLAS's 8.3, issue #16). The launcher passes each stride as
-# stride // DIV with DIV a constexpr, the largest power of two <= 16 dividing it, and the kernels use stride_q * DIV:
-# the product's divisibility is exactly DIV times what Triton knows of the quotient, never more than the truth. The
-# base pointer's alignment stays Triton's own test (data_ptr % 16), so a view offset by one element is never claimed
-# aligned.
-
-
-def stride_div(stride: int) -> int:
-    """The largest power of two <= 16 that divides `stride` (16 for a stride of 0: any multiple is exact)."""
-    return 16 if stride == 0 else min(16, stride & -stride)
-
-
-def split_stride(stride: int) -> tuple[int, int]:
-    """(stride // DIV, DIV): what the kernels take for one stride (see above)."""
-    d = stride_div(stride)
-    return stride // d, d
 
 
 @functools.cache

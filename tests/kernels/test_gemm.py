@@ -447,7 +447,7 @@ def test_divisibility_hints_never_claim_more_than_the_strides_have(kind: str, mo
 
 def test_strides_reach_the_kernels_as_quotient_and_divisor() -> None:
     # misaligned() and aligned_copy(): tests/kernels/test_aligned_copy.py
-    from rocm_triton_doctor.kernels.gemm_parts import split_stride, stride_div
+    from rocm_triton_doctor.kernels.aligned_copy import split_stride, stride_div
 
     assert [stride_div(s) for s in (0, 1, 2, 1000, 3000, 4097, 4096, 48)] == [16, 1, 2, 8, 8, 1, 16, 16]
     assert split_stride(1000) == (125, 8) and split_stride(1) == (1, 1)
