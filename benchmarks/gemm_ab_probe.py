@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 import torch
-from triton.testing import do_bench_cudagraph
+from triton.testing import do_bench, do_bench_cudagraph
 
 from rocm_triton_doctor.kernels import gemm
 from rocm_triton_doctor.kernels.aligned_copy import misaligned
@@ -52,6 +52,18 @@ AB_S13B: dict[str, dict[str, Any]] = {"old": {"_s13b": False}, "new": {}}
 # --ab fp32skinny (with --skinny --fp32-odd): fp32 against misaligned operands with 1-64 columns, the weakest class of
 # the draws: "old" = the default, "new" = the tensor-core tiles (kernel="pointer", never the GEMV), and both copied,
 # and IEEE products.
+# --ab nosplit (with --tiny, session 14): products of a few µs, where a K split's second launch (the reduce pass) may
+# cost more than the split saves: "old" = the default, "new" = the policy's tiles with SPLIT_K forced to 1.
+AB_NOSPLIT: dict[str, dict[str, Any]] = {"old": {}, "new": {"_split": False}}
+# --ab splits (with --tiny): the policy's tiles with SPLIT_K forced to 1, 2, 4, 8 ("old" = the default).
+AB_SPLITS: dict[str, dict[str, Any]] = {"old": {}, "new": {"_split": 1}, "s2": {"_split": 2}, "s4": {"_split": 4},
+                                        "s8": {"_split": 8}}
+# --ab s14 (session 14): "old" = misaligned operands on the policy's tiles as they were (policy.misaligned_depth off),
+# "new" = the default (32-deep K blocks where a thread would load more than 48 elements a step), "new s1" = the
+# default without a K split. The first runs (seeds 53-56) took the rule on every NVIDIA tile; the final rule (4-warp
+# tiles, K <= 4096) ran with --ab s14final ("new s1" left out).
+AB_S14: dict[str, dict[str, Any]] = {"old": {"_s14": False}, "new": {}, "new s1": {"_split": False}}
+AB_S14_FINAL: dict[str, dict[str, Any]] = {"old": {"_s14": False}, "new": {}}
 AB_FP32_SKINNY: dict[str, dict[str, Any]] = {"old": {}, "new": {"kernel": "pointer"},
                                              "copy": {"kernel": "pointer", "config": {"ALIGN_COPY": True}},
                                              "ieee": {"kernel": "pointer", "precision": "ieee"}}
@@ -84,6 +96,45 @@ def _s13b_rules(on: bool) -> None:
     gemm.clear_plans()
 
 
+_GEMM_CONFIG = None
+
+
+def _split_rule(on: bool | int) -> None:
+    """on (True): policy.gemm_config as it is; False: every policy config with SPLIT_K 1; an int n: SPLIT_K n, as far
+    as K has a block of BLOCK_K for each split."""
+    from rocm_triton_doctor.kernels import policy
+
+    global _GEMM_CONFIG
+    if _GEMM_CONFIG is None:
+        _GEMM_CONFIG = policy.gemm_config
+    orig = _GEMM_CONFIG
+    force = 1 if on is False else None if on is True else int(on)
+
+    def forced(*a: Any, **k: Any) -> dict[str, Any]:
+        cfg = orig(*a, **k)
+        return {**cfg, "SPLIT_K": max(1, min(force or 1, a[3] // cfg["BLOCK_K"]))}  # a[3]: K
+    policy.gemm_config = orig if force is None else forced  # type: ignore[assignment]
+    gemm.clear_plans()
+
+
+def _s14_rules(on: bool) -> None:
+    from rocm_triton_doctor.kernels import policy
+
+    policy.MISALIGNED_MAX_LOADS_PER_THREAD = 48 if on else 1 << 30
+    policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
+    gemm.clear_plans()
+
+
+def draw_tiny(r: random.Random) -> Any:
+    """Products of a few µs: M, K, N from 16 to 640 (log-uniform), any dtype, half with B^T."""
+    from shape_hunt import DT, log_uniform
+
+    dt = r.choice(("bf16", "bf16", "fp16", "fp32"))
+    m, k, n = log_uniform(r, 16, 640), log_uniform(r, 16, 640), log_uniform(r, 16, 640)
+    epi = r.choice(("none", "none", "bias", "bias_relu", "bias_gelu"))
+    return gemm.make_case(m, k, n, DT[dt], epi, transposed_b=r.random() < 0.5)
+
+
 def draw_midm(r: random.Random) -> Any:
     from shape_hunt import DT, log_uniform
 
@@ -109,15 +160,21 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--seconds", type=float, default=300.0)
     ap.add_argument("--json", default=None)
-    ap.add_argument("--ab", choices=("s9", "gemv", "s12", "s13", "s13b", "copy", "fp32skinny"), default="s9",
+    ap.add_argument("--ab", default="s9",
+                    choices=("s9", "gemv", "s12", "s13", "s13b", "copy", "fp32skinny", "nosplit", "splits", "s14",
+                             "s14final"),
                     help="which change to A/B (see VARIANTS, AB_GEMV, AB_S12, AB_S13, AB_S13B, AB_COPY)")
     ap.add_argument("--skinny", action="store_true", help="draw N from 1 to 64 (draw_skinny)")
     ap.add_argument("--midm", action="store_true", help="draw M from 33 to 255 (draw_midm)")
     ap.add_argument("--fp32-odd", action="store_true", help="with --skinny: fp32 only, K odd")
+    ap.add_argument("--tiny", action="store_true", help="draw M, K, N from 16 to 640 (draw_tiny)")
+    ap.add_argument("--host", action="store_true",
+                    help="also time each variant event-timed without graphs (do_bench: host launch cost included)")
     args = ap.parse_args()
     variants = {"gemv": AB_GEMV, "s12": AB_S12, "s13": AB_S13, "s13b": AB_S13B, "copy": AB_COPY,
-                "fp32skinny": AB_FP32_SKINNY}.get(args.ab, VARIANTS)
-    switches = {"_s12": _s12_rules, "_s13": _s13_rules, "_s13b": _s13b_rules}
+                "fp32skinny": AB_FP32_SKINNY, "nosplit": AB_NOSPLIT, "splits": AB_SPLITS, "s14": AB_S14,
+                "s14final": AB_S14_FINAL}.get(args.ab, VARIANTS)
+    switches = {"_s12": _s12_rules, "_s13": _s13_rules, "_s13b": _s13b_rules, "_split": _split_rule, "_s14": _s14_rules}
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.device("cuda")
     r = random.Random(args.seed)
@@ -127,7 +184,8 @@ def main() -> int:
         if time.time() - t0 > args.seconds:
             print(f"stopped after {time.time() - t0:.0f} s (--seconds)")
             break
-        case = draw_skinny(r, args.fp32_odd) if args.skinny else draw_midm(r) if args.midm else draw_gemm(r)
+        case = (draw_skinny(r, args.fp32_odd) if args.skinny else draw_midm(r) if args.midm
+                else draw_tiny(r) if args.tiny else draw_gemm(r))
         gen = torch.Generator(device=dev).manual_seed(0)
         x = case.setup(dev, gen)
         P = case.params
@@ -136,6 +194,8 @@ def main() -> int:
         v = correctness.check_case(case, x, dev, tf32=False)  # the default call: the new policy
         row["ok"], row["problems"] = v.ok, v.problems[:2]
         row["eager_ms"] = float(do_bench_cudagraph(lambda: case.eager(x), rep=10))
+        if args.host:
+            row["eager_host_ms"] = float(do_bench(lambda: case.eager(x), rep=20))
         for name, kw in variants.items():
             def fn(kw: dict[str, Any] = kw) -> torch.Tensor:
                 return gemm.gemm(x["a"], x["b"], bias, epi, p, x["seed"], **{k: v for k, v in kw.items()
@@ -149,6 +209,8 @@ def main() -> int:
                     err = float((fn().float() - ref.float()).abs().max())
                     row["old_max_abs"] = err
                 row[name] = row["eager_ms"] / float(do_bench_cudagraph(fn, rep=10))
+                if args.host:
+                    row[f"{name}_host"] = row["eager_host_ms"] / float(do_bench(fn, rep=20))
             except Exception as e:  # noqa: BLE001 - a failure is a row
                 row[name] = None
                 row[f"{name}_error"] = f"{type(e).__name__}: {e}"[:200]
@@ -158,11 +220,13 @@ def main() -> int:
                         switch(True)
         rows.append(row)
         print(f"{case.name:48s} ok={row['ok']!s:5s} " + " ".join(
-            f"{n} {row[n]:.2f}x" if row.get(n) else f"{n} --" for n in variants), flush=True)
+            f"{n} {row[n]:.2f}x" if row.get(n) else f"{n} --" for n in variants)
+              + ("  host " + " ".join(f"{n} {row.get(n + '_host') or 0:.2f}x" for n in variants) if args.host else ""),
+              flush=True)
     summary = {}
     for dt in ("float32", "float16", "bfloat16", "all"):
         sel = [rw for rw in rows if dt == "all" or rw["name"].startswith(dt)]
-        for n in variants:
+        for n in [*variants, *(f"{v}_host" for v in variants if args.host)]:
             vals = [rw[n] for rw in sel if rw.get(n)]
             if vals:
                 summary[f"{dt} {n}"] = (min(vals), statistics.median(vals), len(vals))

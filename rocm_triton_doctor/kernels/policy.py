@@ -157,6 +157,48 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
     (0: unknown, a per-target guess); b_nmajor: B's rows (along N) are contiguous, as a (K, N) tensor's; False for
     the transpose of an nn.Linear weight (K contiguous); tc: fp32 products on tensor cores (tf32x3, policy_fp32.py);
     aligned: both operands are read with 16-byte loads (as copied). Callers must not mutate the returned dict."""
+    cfg = _gemm_tiles(t, M, N, K, elem_size, tma, cus, b_nmajor, tc, aligned)
+    return cfg if aligned or tma else misaligned_depth(t, cfg, K)
+
+
+# A misaligned operand is loaded element by element (or in 4-byte pairs), and every element of a tile a thread loads
+# then holds its own 64-bit address: a 64x128x64 tile with 4 warps is 96 elements a thread, 192 registers of
+# addresses alone. sm_90, ptxas with Triton 3.6 and 3.9 (the policy's tiles, 16-bit, both operands misaligned):
+# 64x128x64 w4 114x325x94 220 spilled bytes, 81x351x91 1,164; and the split-K form of a tile (the workspace store and
+# the split's K offset) tipped tiles at the edge over: 613x432x78 0 -> 1,088 bytes with 2 splits, 110x322x486
+# (64x64x64 w4) 0 -> 260, 38x287x46 0 -> 188. With 32-deep K blocks each of those compiled with 0 spills, split or
+# not. On an H100 (benchmarks/split_profile.py, docs/measurements/2026-11-27-h100-s14-split-profile.json) the
+# spilling split kernel of 613x432x78 ran 35.7 us against 5.3 unsplit (eager 5.1), 114x325x94 24.6 against 11.7.
+# A/B over random draws (benchmarks/gemm_ab_probe.py --ab s14, GPU time × eager, 0 wrong results), the rule on every
+# NVIDIA tile first: H100, --tiny seed 53 median 1.35 -> 1.45, worst 0.32 -> 0.71 (bf16 48x481x70 bias_relu 0.32 ->
+# 1.24, 277x473x121 bias B^T 0.46 -> 0.99); --midm seed 55 1.07 -> 1.25 (fp16 197x67x807 B^T 0.35 -> 0.65, bf16
+# 76x133x8927 0.52 -> 1.09); --skinny seed 54 unchanged (1.43 -> 1.44); general draws seed 56 1.25 -> 1.44. Its losses
+# were long K (bf16 3921x7231x228 bias_relu 0.82 -> 0.57, fp16 1370x7988x60 B^T 1.59 -> 1.48, fp16 11x15337x27607 B^T
+# decode tiles 1.18 -> 0.75; every row from K = 3490 to 4578 unchanged) and one short decode row (bf16 31x123x248 B^T
+# 1.90 -> 1.41, kept: 14 other decode rows won); the 8-warp tiles split 1-1. So: 4-warp tiles (decode ones included),
+# K <= MISALIGNED_DEPTH_MAX_K. That rule on fresh draws
+# (H200, --ab s14final, …-h200-s14-ab-s14final-*.json): --tiny seed 57 median 1.28 -> 1.41 (fp16 585x635x170
+# bias_relu B^T 0.79 -> 1.48, bf16 49x626x58 bias 0.93 -> 1.71), --midm seed 58 1.15 -> 1.21 (fp16 64x355x113
+# bias_relu B^T 0.57 -> 1.20); no row lost more than 5 %.
+MISALIGNED_MAX_LOADS_PER_THREAD = 48
+MISALIGNED_DEPTH_MAX_K = 4096
+
+
+def misaligned_depth(t: Target, cfg: dict[str, Any], K: int) -> dict[str, Any]:
+    """cfg with BLOCK_K halved (not below 32) until the A and B tiles of one K step are at most
+    MISALIGNED_MAX_LOADS_PER_THREAD elements a thread: the 4-warp tiles for operands read without 16-byte vectors,
+    up to K = MISALIGNED_DEPTH_MAX_K (NVIDIA; AMD's tiles are chosen by its own compile-only audit)."""
+    if t.backend != "cuda" or t.interpreter or cfg["num_warps"] != 4 or K > MISALIGNED_DEPTH_MAX_K:
+        return cfg
+    bk, threads = cfg["BLOCK_K"], 32 * cfg["num_warps"]
+    while bk > 32 and (cfg["BLOCK_M"] + cfg["BLOCK_N"]) * bk > MISALIGNED_MAX_LOADS_PER_THREAD * threads:
+        bk //= 2
+    return cfg if bk == cfg["BLOCK_K"] else {**cfg, "BLOCK_K": bk}
+
+
+def _gemm_tiles(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool, cus: int, b_nmajor: bool, tc: bool,
+                aligned: bool) -> dict[str, Any]:
+    """gemm_config's choice before misaligned_depth."""
     if t.interpreter:
         # The interpreter costs ~1 ms per program instance: few, large tiles (kernels.md §2.4). Decode-size M takes
         # the split-K path here too, so the CPU tests run the code the GPUs run.

@@ -1,0 +1,174 @@
+"""policy.misaligned_depth: 32-deep K blocks for 4-warp GEMM tiles whose operands are read without 16-byte vectors
+(session 14). The rule's bounds, its effect on gemm_config, results computed with such tiles, and — where Triton's
+ptxas is at hand — the register spills it removes, compiled for sm_90 from the launch gemm() plans."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from rocm_triton_doctor.kernels import gemm, policy
+from tests.kernels.test_gemm import assert_matches, operand
+
+H100 = policy.target_from_name("sm_90")
+MI300 = policy.target_from_name("gfx942")
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Any:
+    policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
+    gemm.clear_plans()
+    yield
+    policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
+    gemm.clear_plans()
+
+
+def _cfg(M: int, K: int, N: int, aligned: bool, t: policy.Target = H100, b_nmajor: bool = True,
+         elem: int = 2) -> dict[str, Any]:
+    return policy.gemm_config(t, M, N, K, elem, cus=132, b_nmajor=b_nmajor, aligned=aligned)
+
+
+def _without_rule(monkeypatch: pytest.MonkeyPatch, *args: Any, **kw: Any) -> dict[str, Any]:
+    monkeypatch.setattr(policy, "MISALIGNED_MAX_LOADS_PER_THREAD", 1 << 30)
+    policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
+    cfg = _cfg(*args, **kw)
+    monkeypatch.undo()
+    policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
+    return cfg
+
+
+# Rows of benchmarks/gemm_ab_probe.py --ab s14 whose 64-row, 4-warp tiles spilled (ptxas, sm_90) and ran faster
+# 32 deep (H100, × eager): 613x432x78 (the split kernel 35.7 -> 5-ish us), 114x325x94, 48x481x70 0.32 -> 1.24,
+# 277x473x121 B^T 0.46 -> 0.99, 76x133x8927 0.52 -> 1.09.
+@pytest.mark.parametrize(("M", "K", "N", "b_nmajor"), [(613, 432, 78, True), (114, 325, 94, True), (48, 481, 70, True),
+                                                        (277, 473, 121, False), (76, 133, 8927, True)])
+def test_misaligned_4_warp_tiles_take_32_deep_k_blocks(monkeypatch: pytest.MonkeyPatch, M: int, K: int, N: int,
+                                                       b_nmajor: bool) -> None:
+    cfg = _cfg(M, K, N, False, b_nmajor=b_nmajor)
+    before = _without_rule(monkeypatch, M, K, N, False, b_nmajor=b_nmajor)
+    assert before["num_warps"] == 4 and before["BLOCK_K"] == 64
+    assert cfg == {**before, "BLOCK_K": 32}  # tiles, split and stages as they were; only the depth changes
+    assert (cfg["BLOCK_M"] + cfg["BLOCK_N"]) * cfg["BLOCK_K"] <= policy.MISALIGNED_MAX_LOADS_PER_THREAD * 128
+
+
+@pytest.mark.parametrize(("M", "K", "N", "aligned", "t", "why"), [
+    (613, 432, 80, True, H100, "aligned operands load 16-byte vectors"),
+    (3921, 7231, 228, False, H100, "K > 4096: 0.82 -> 0.57x eager 32 deep (the A/B's one such loss)"),
+    (11, 15337, 27607, False, H100, "decode tiles beyond K = 4096"),
+    (5000, 100, 4099, False, H100, "8-warp tiles are not the 4-warp tiles measured"),
+    (613, 432, 78, False, MI300, "AMD's tiles come from its own compile-only audit"),
+])
+def test_misaligned_depth_leaves_other_tiles_alone(monkeypatch: pytest.MonkeyPatch, M: int, K: int, N: int,
+                                                    aligned: bool, t: policy.Target, why: str) -> None:
+    assert _cfg(M, K, N, aligned, t) == _without_rule(monkeypatch, M, K, N, aligned, t), why
+
+
+def test_misaligned_depth_bounds() -> None:
+    tile = {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 128, "num_warps": 4}
+    assert policy.misaligned_depth(H100, tile, 4096)["BLOCK_K"] == 32  # halved twice: (64 + 128)·32 = 48·128
+    assert policy.misaligned_depth(H100, {**tile, "BLOCK_N": 32}, 4096)["BLOCK_K"] == 64  # (64 + 32)·64 = 48·128
+    assert policy.misaligned_depth(H100, {**tile, "BLOCK_K": 32, "BLOCK_N": 256}, 64)["BLOCK_K"] == 32  # never below 32
+    assert policy.misaligned_depth(H100, tile, 4097) is tile
+    assert policy.misaligned_depth(policy.Target("interpreter", "cpu", 32), tile, 64) is tile
+    assert policy.gemm_config(H100, 613, 78, 432, 2, tma=True, aligned=False)["BLOCK_K"] == 64  # descriptors: no rule
+
+
+@pytest.mark.parametrize("split", [1, 2])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_32_deep_tiles_compute_right_on_misaligned_operands(split: int, dtype: torch.dtype) -> None:
+    # An odd K (A's rows misaligned) and an odd N (B's rows misaligned); K = 3·32 + 13 leaves a partial last block.
+    M, K, N = 70, 109, 45
+    g = torch.Generator().manual_seed(split)
+    a, b = operand(M, K, "", dtype, g), operand(K, N, "", dtype, g, scale=K**-0.5)
+    bias = operand(1, N, "", dtype, g)[0]
+    cfg = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 3, "SPLIT_K": split}
+    out = gemm.gemm(a, b, bias, "bias_relu", config=cfg)
+    assert_matches(out, gemm.reference(a.double(), b.double(), bias.double(), "bias_relu"), dtype)
+
+
+def _ptxas() -> str | None:
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas
+        try:
+            tool = get_ptxas(90)
+        except TypeError:
+            tool = get_ptxas()
+        path = str(getattr(tool, "path", tool))
+        return path if Path(path).exists() else None
+    except Exception:  # noqa: BLE001 - no NVIDIA backend: the compile test skips
+        return None
+
+
+_COMPILE = r"""
+import inspect, json, os, re, subprocess, sys, tempfile
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from rocm_triton_doctor.kernels.gemm_kernels import gemm_kernel
+job = json.loads(sys.argv[1])
+params = list(inspect.signature(gemm_kernel.fn).parameters)
+values = [None] * 4 + job["ints"] + [0, 0, 1.0]  # pointers, ints, seed, threshold, scale
+const, sig, attrs = dict(job["kw"]), {}, {}
+opts = {k: const.pop(k) for k in ("num_warps", "num_stages")}
+for i, (name, v) in enumerate(zip(params, values)):
+    if i < 4:
+        sig[name] = "*fp32" if job["split"] > 1 and name == "c_ptr" else "*fp16"
+        attrs[(i,)] = [["tt.divisibility", 16]]
+    elif isinstance(v, float):
+        sig[name] = "fp32"
+    elif v == 1:
+        const[name] = 1  # Triton specialises an int argument equal to 1
+    else:
+        sig[name] = "i32"
+        if v % 16 == 0:
+            attrs[(i,)] = [["tt.divisibility", 16]]
+full = {p: sig.get(p, "constexpr") for p in params if p in sig or p in const}
+k = triton.compile(ASTSource(gemm_kernel, full, constexprs=const, attrs=attrs), target=GPUTarget("cuda", 90, 32),
+                   options=opts)
+with tempfile.TemporaryDirectory() as d:
+    open(os.path.join(d, "k.ptx"), "w").write(k.asm["ptx"])
+    res = subprocess.run([job["ptxas"], "-v", "--gpu-name=sm_90a", os.path.join(d, "k.ptx"), "-o",
+                          os.path.join(d, "k.cubin")], capture_output=True, text=True, timeout=120)
+print("SPILLS", sum(int(s) for s in re.findall(r"(\d+) bytes spill stores", res.stdout + res.stderr)))
+"""
+
+
+def _planned_spills(monkeypatch: pytest.MonkeyPatch, M: int, K: int, N: int, split: int) -> tuple[int, int]:
+    """(spilled bytes, BLOCK_K) of gemm_kernel as gemm() would launch it on an H100 for a misaligned fp16 M×K @ K×N
+    with SPLIT_K forced to `split`: the plan's constexprs and integer arguments (ints equal to 1 specialised, those
+    divisible by 16 marked so, as a launch does), compiled for sm_90 in a child process (the tests run Triton's
+    interpreter) and counted by ptxas."""
+    monkeypatch.setattr(policy, "target_for_device", lambda device: H100)
+    monkeypatch.setattr(gemm, "_cus", lambda dev: 132)
+    monkeypatch.setenv("RTD_TUNE_CACHE", "off")
+    orig = policy.gemm_config
+    monkeypatch.setattr(policy, "gemm_config", lambda *a, **k: {**orig(*a, **k), "SPLIT_K": split})
+    a, b = torch.empty(M, K, dtype=torch.float16), torch.empty(K, N, dtype=torch.float16)
+    plan = gemm._decide(a, b, torch.empty(M, N, dtype=torch.float16), None, "none", 0.0, 0, "auto", None, "auto",
+                        torch.device("cpu"))
+    assert plan is not None and not plan.copy_a and not plan.copy_b
+    part = plan.parts[0]
+    job = {"ints": list(part.ints), "kw": part.kw, "split": split, "ptxas": _ptxas()}
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    res = subprocess.run([sys.executable, "-c", _COMPILE, json.dumps(job)], capture_output=True, text=True,
+                         timeout=300, env=env, cwd=Path(__file__).resolve().parents[2])
+    found = re.search(r"SPILLS (\d+)", res.stdout)
+    assert found, res.stdout[-2000:] + res.stderr[-2000:]
+    return int(found.group(1)), part.kw["BLOCK_K"]
+
+
+@pytest.mark.skipif(_ptxas() is None, reason="needs Triton's NVIDIA backend with ptxas")
+@pytest.mark.parametrize(("M", "K", "N"), [(613, 432, 78), (114, 325, 94)])
+def test_the_planned_split_kernel_no_longer_spills_on_sm_90(monkeypatch: pytest.MonkeyPatch, M: int, K: int,
+                                                           N: int) -> None:
+    # Before the rule (BLOCK_K 64): 613x432x78 split 2 spilled 1,088-1,092 bytes, 114x325x94 2,264-2,396 (Triton
+    # 3.6 / 3.9), and ran 2-7x slower than unsplit on an H100.
+    assert _planned_spills(monkeypatch, M, K, N, 2) == (0, 32)
