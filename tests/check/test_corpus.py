@@ -17,7 +17,9 @@ CAPTURES = all_captures()
 # raise this constant whenever the checks improve, never lower it for the same captures. (2026-11-23: 27 held-out
 # captures joined the 83; the checks then got 106 of 110 right, where they had 81 of 83 before, so the constant
 # follows the larger corpus; a second held-out round of 25 took it to 131 of 135, a third of 14 to 145 of 149.)
-SCORE_THRESHOLD = 0.955
+# Session 14: a seventh held-out round of 20 joined the 217 (10 of 20 right as they came, 17 after; the 217 still 209),
+# so 226 of 237.
+SCORE_THRESHOLD = 0.953
 
 # Captures on which today's checks propose a fix that the capture forbids. Issue #10 requires this set to be EMPTY;
 # it exists only so that the hard assertion below catches every NEW harmful fix while the checks are being fixed.

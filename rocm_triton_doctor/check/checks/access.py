@@ -158,6 +158,23 @@ def _special(node: DeviceNode, user: User | None, f: Facts, what: str, desc: str
                     fix=Fix(f"Run the container with the device's gid as a supplementary group (Kubernetes: the pod's "
                             f"securityContext.supplementalGroups: [{gid}]; podman: --group-add keep-groups).",
                             (f"docker run --group-add {gid} --device=/dev/kfd --device=/dev/dri IMAGE",)))
+    system = f.raw.get("system")
+    slurm = system.get("slurm_job") if isinstance(system, dict) else None
+    if ("operation not permitted" in err or "eperm" in err) and isinstance(slurm, dict):
+        # Inside a Slurm job with ConstrainDevices=yes, the job's device cgroup holds only the GPUs it was allocated
+        # (ComputeCanada/puppet-magic_castle#460: srun without --gres, then EPERM on /dev/kfd).
+        asked = slurm.get("gpus_requested")
+        return fail(f"{node.path}: operation not permitted inside a Slurm job"
+                    + ("" if asked else " that requested no GPU"),
+                    "EPERM comes from the job's device cgroup, not from the file mode or groups: Slurm lets a job open "
+                    "only the devices it allocated.", evidence=(node.path,),
+                    fix=Fix("Request the GPUs in the job (`--gres=gpu:N` or `--gpus=N`). If a job that requested them "
+                            "still gets EPERM, the cluster's gres.conf must also cover /dev/kfd, which every AMD GPU "
+                            "job opens beside its /dev/dri/renderD* node (a question for the cluster's admins)."
+                            if not asked else
+                            "The job requested GPUs, so the cluster's gres.conf or cgroup configuration does not grant "
+                            "/dev/kfd (every AMD GPU job opens it beside its /dev/dri/renderD* node): ask the cluster's "
+                            "admins to allow it for GPU jobs (gres.conf File= / Slurm's AMD autodetection)."))
     if "operation not permitted" in err or "eperm" in err:
         # EPERM (not EACCES) on a node whose mode would allow access: the container's device cgroup denies it
         # (ROCm/k8s-device-plugin#65: torch's access() check on the render node).
@@ -168,8 +185,36 @@ def _special(node: DeviceNode, user: User | None, f: Facts, what: str, desc: str
                             "the AMD GPU device plugin's allocation (request amd.com/gpu), docker/podman with "
                             "--device=/dev/kfd --device=/dev/dri rather than a bind mount; changing modes or groups "
                             "does not help."))
-    if "permission denied" not in err:
+    if err and not any(s in err for s in ("permission denied", "eacces")):
+        # Any other errno (EINVAL, EIO, ENODEV…) comes from the driver, not from the file's mode or the user's groups,
+        # so no group, udev or newgrp advice applies (ROCm/legacy-rocm-build#4043: root in a container, 'Invalid
+        # argument', was told to newgrp render). Say what the error is and what would decide it.
+        return warn(f"{node.path} cannot be opened: {node.open_error}",
+                    f"{desc}. This error is not a permission problem (that would be 'Permission denied'), so group "
+                    "membership and the device mode are not the cause; the kernel driver refused the open. Paste "
+                    "`sudo dmesg | grep -iE 'kfd|amdgpu'` from the host, and for a container the run command.",
+                    evidence=(node.path,))
+    if "permission denied" not in err and "eacces" not in err:
         return None
+    drm_group = system.get("drm_access_group") if isinstance(system, dict) else None
+    if (drm_group in ("nogroup", "nobody", "65534") or node.group in ("nogroup", "nobody", "65534")) and not root:
+        # The overflow group: the device's real group (the host's render/video gid) is not mapped into this user
+        # namespace, which is what a rootless container (podman, distrobox, toolbox) shows; no group the user joins
+        # inside can be that one (distrobox#1230: joining "nogroup" in the box changed nothing).
+        return fail(f"{node.path}: permission denied; its group shows as '{drm_group or node.group}' (unmapped)",
+                    f"{desc}. 'nogroup' is the name a user namespace gives a group it does not map: the node belongs "
+                    "to the host's render/video group, which this rootless container did not carry in, so joining a "
+                    "group inside does not help.", evidence=(node.path,),
+                    fix=Fix("Carry your host groups into the container: with podman, --group-add keep-groups (needs "
+                            "crun); with distrobox, recreate the box with --additional-flags \"--group-add keep-groups\"; "
+                            "check on the host that your user is in the render and video groups (`id`).",
+                            ("podman run --group-add keep-groups --device=/dev/kfd --device=/dev/dri IMAGE",)))
+    if root:
+        # Root is refused only by a device cgroup or a security module (SELinux/AppArmor), never by mode or groups.
+        return warn(f"{node.path}: permission denied although the process is root",
+                    f"{desc}. Root bypasses the file mode and groups, so what refuses it is a device cgroup (a "
+                    "container started without the device) or a security module (SELinux/AppArmor). Paste the run "
+                    "command, and `sudo dmesg | grep -iE 'denied|kfd'`.", evidence=(node.path,))
     for run in _container_runs(f):
         raw_groups = run.get("group_add")
         groups = [str(g) for g in raw_groups] if isinstance(raw_groups, list) else []

@@ -35,8 +35,9 @@ def amdgpu_loaded(f: Facts) -> Iterable[Finding]:
     system = f.raw.get("system")
     listed = system.get("amdgpu_gpus_listed") if isinstance(system, dict) else None
     if st.status is Status.UNKNOWN and isinstance(listed, int) and listed > 0:
-        # amd-smi lists GPUs only through the loaded driver (legacy-rocm-build#5671): measured, not assumed.
-        yield ok(f"amdgpu loaded: amd-smi lists {listed} GPU(s) through it")
+        # amd-smi's table and rocm-smi's concise table list GPUs only through the loaded driver (legacy-rocm-build#5671,
+        # Syllo/nvtop#341): measured, not assumed.
+        yield ok(f"amdgpu loaded: the SMI tool lists {listed} GPU(s) through it")
         return
     if st.status is Status.UNKNOWN:
         yield skip("amdgpu state unknown", st.describe())

@@ -24,7 +24,30 @@ _KEY = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9 _./()-]*?)\s*:\s?(?P<value>.*)$"
 _NA = {"n/a", "none", "could not collect", "no cuda", ""}
 
 
+# torch.utils.collect_env.get_env_info()'s fields as JSON (AUTOMATIC1111's sysinfo "Torch env info", ModelSurge/
+# sd-webui-comfyui#209) -> the labels collect_env prints them under.
+_JSON_KEYS = {"torch_version": "PyTorch version", "cuda_compiled_version": "CUDA used to build PyTorch",
+              "hip_compiled_version": "ROCM used to build PyTorch", "is_cuda_available": "Is CUDA available",
+              "nvidia_gpu_models": "GPU models and configuration", "nvidia_driver_version": "Nvidia driver version",
+              "hip_runtime_version": "HIP runtime version", "miopen_runtime_version": "MIOpen runtime version",
+              "python_version": "Python version", "python_platform": "Python platform", "os": "OS"}
+_JSON_LINE = re.compile(r'^\s*"(?P<key>[a-z_]+)"\s*:\s*(?:"(?P<s>(?:[^"\\]|\\.)*)"|(?P<lit>null|true|false))\s*,?\s*$')
+
+
+def _from_json(text: str) -> str:
+    """get_env_info()'s JSON lines rewritten as collect_env's `Label: value` lines ("" when there are none)."""
+    out = []
+    for ln in text.splitlines():
+        m = _JSON_LINE.match(ln)
+        if m and m.group("key") in _JSON_KEYS:
+            value = m.group("s") if m.group("s") is not None else {"null": "N/A"}.get(m.group("lit"), m.group("lit"))
+            out.append(f"{_JSON_KEYS[m.group('key')]}: {value}")
+    return "\n".join(out) if len(out) >= 2 else ""
+
+
 def detect(text: str) -> bool:
+    if '"torch_version"' in text and _from_json(text):
+        return True
     keys = ("PyTorch version", "ROCM used to build PyTorch", "Is CUDA available", "CUDA used to build PyTorch",
             "HIP runtime version", "Collecting environment information", "Torch version", "CUDA available",
             "torch.__version__", "torch.version.hip")
@@ -36,6 +59,8 @@ def _na(value: str) -> bool:
 
 
 def parse(text: str, cmd: str | None = None) -> Fragment:
+    if '"torch_version"' in text:
+        text = _from_json(text) or text
     kv: dict[str, str] = {}
     lines = text.splitlines()
     gpu_lines: list[str] = []

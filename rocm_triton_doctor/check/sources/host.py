@@ -116,7 +116,9 @@ def parse_container_run(text: str, cmd: str | None = None) -> Fragment:
             merge(frag, _distrobox(s[re.search(r"\bdistrobox", s).start():]))  # type: ignore[union-attr]
             continue
         m = re.search(r"\b(docker|podman|singularity|apptainer)\s+(run|exec|create)\b(.*)$", s)
-        if not m:
+        if not m or (m.group(2) == "exec" and m.group(1) in ("docker", "podman")):
+            # `docker exec NAME cmd` runs in a container that already exists: it passes no devices, so it says
+            # nothing about how the container was started (VoiceStudio#1274). Singularity's exec starts one.
             continue
         try:
             args = shlex.split(m.group(3))
@@ -201,6 +203,27 @@ def parse_service(text: str, cmd: str | None = None) -> Fragment:
     if m and re.search(r"systemd\[1\]: Start|\w\[\d+\]: ", text):
         return {"system": {"service_unit": m.group(1)}}
     return {}
+
+
+_SLURM_JOB = re.compile(r"(?:^|[\s$#>`])(srun|salloc)\s+(?P<args>-[^\n]*)", re.M)
+
+
+def parse_slurm_job(text: str, cmd: str | None = None) -> Fragment:
+    """A Slurm job step started in the paste (`srun … --pty bash`, `salloc …`) or its environment (`SLURM_JOB_ID=`):
+    `system.slurm_job`, with `gpus_requested` when the command line asks for GPUs (`--gres=gpu…`, `--gpus…`,
+    `-G`). With ConstrainDevices=yes a job's device cgroup holds only the devices it was allocated
+    (ComputeCanada/puppet-magic_castle#460: an srun without --gres, then EPERM on /dev/kfd)."""
+    frag: Fragment = {}
+    for line in ([cmd] if cmd else []) + text.splitlines():
+        m = _SLURM_JOB.search(line)
+        if m:
+            asks = bool(re.search(r"--gres[= ]\S*gpu|--gpus(?:-per-\w+)?[= ]|(?:^|\s)-G\s*\d", m.group("args")))
+            merge(frag, {"system": {"slurm_job": {"gpus_requested": asks}}})
+            if asks:
+                break
+    if not frag and re.search(r"^\s*(?:export\s+)?SLURM_JOB_ID=\d+", text, re.M):
+        frag = {"system": {"slurm_job": {}}}
+    return frag
 
 
 def parse_nvidia_hints(text: str, cmd: str | None = None) -> Fragment:

@@ -90,8 +90,14 @@ def parse_open_errors(text: str, cmd: str | None = None) -> Fragment:
             merge(frag, {"paths": {path: {"exists": False}}})
         else:
             merge(frag, {"paths": {path: {"exists": True, "open_error": m.group("msg").strip()}}})
+    # rocminfo names the group that owns the DRM render nodes when the user is not in it: `alice is not member of
+    # "nogroup" group, the default DRM access group` (distrobox#1230: the host's render gid, unmapped in a rootless
+    # user namespace, shows as nogroup).
+    m = re.search(r'is not member of "(?P<group>[^"\s]+)" group, the default DRM access group', text)
+    if m:
+        merge(frag, {"system": {"drm_access_group": m.group("group")}})
     # Any case: ollama logs "open /dev/kfd: permission denied" (amd_linux.go), Rust prints "Permission denied".
-    if not frag and re.search(r"permission denied", text, re.I) and "Unable to open /dev/kfd" not in text:
+    if "paths" not in frag and re.search(r"permission denied", text, re.I) and "Unable to open /dev/kfd" not in text:
         found = set(_DEVICE.findall(text))
         if len(found) == 1 and not _ROW.search(text):
             merge(frag, {"paths": {found.pop(): {"exists": True, "open_error": "Permission denied"}}})

@@ -147,22 +147,50 @@ def parse_commented(text: str, cmd: str | None = None) -> Fragment:
                 rt.setdefault("is_available", True)
                 seen += [{"tool": "torch", "name": n, "index": i} for i, n in enumerate(names)]
             continue
-        values = value.split()
-        if len(values) != len(exprs):
-            continue
-        for e, v in zip(exprs, values):
-            key = _EXPR.get(e)
-            v = v.strip("'\"")
-            if key in ("torch_version", "hip_version", "cuda_version") and re.match(r"^\d[\w.+-]*$", v):
-                rt.setdefault(key, v)
-            elif key == "is_available" and v in ("True", "False"):
-                rt.setdefault(key, v == "True")
-            elif key == "device_count" and v.isdigit():
-                rt.setdefault(key, int(v))
+        _assign(exprs, value, rt)
     frag: Fragment = {"runtime": rt} if rt else {}
     if seen:
         frag["gpus_seen"] = seen
     return frag
+
+
+def _assign(exprs: list[str], value: str, rt: dict[str, Any]) -> None:
+    """What `print(e1, e2, …)` printed, read into rt when the values match the expressions one for one."""
+    values = value.split()
+    if len(values) != len(exprs):
+        return
+    for e, v in zip(exprs, values):
+        key = _EXPR.get(e)
+        v = v.strip("'\"")
+        if key in ("torch_version", "hip_version", "cuda_version") and re.match(r"^\d[\w.+-]*$", v):
+            rt.setdefault(key, v)
+        elif key == "is_available" and v in ("True", "False"):
+            rt.setdefault(key, v == "True")
+        elif key == "device_count" and v.isdigit():
+            rt.setdefault(key, int(v))
+
+
+_PYTHON_C = re.compile(r"""\bpython[\d.]*\s+-c\s+(?P<q>["'])(?P<code>.*?)(?P=q)\s*$""")
+
+
+def parse_python_c(text: str, cmd: str | None = None) -> Fragment:
+    """A one-line `python -c "import torch; print(torch.__version__, torch.version.hip)"` (also after `docker exec
+    NAME`) and the line it printed (debpalash/VoiceStudio#1274: `2.8.0+rocm7.2.4.git6bea3e0b 7.2.53211-97f5574fe2`):
+    read as parse_commented reads a commented script, when the code ends in one print of torch expressions."""
+    rt: dict[str, Any] = {}
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    if cmd:  # the command line shown apart from what it printed (a `$ ` prompt line)
+        lines = [cmd, *lines]
+    for code_line, out in zip(lines, lines[1:]):
+        m = _PYTHON_C.search(code_line)
+        if not m:
+            continue
+        last = m.group("code").split(";")[-1].strip()
+        pm = re.match(r"^print\((?P<args>.*)\)$", last)
+        if not pm or _PYTHON_C.search(out):
+            continue
+        _assign([e.replace(" ", "") for e in _top_level_args(pm.group("args"))], out.strip(), rt)
+    return {"runtime": rt} if rt else {}
 
 
 def parse_banner(text: str, cmd: str | None = None) -> Fragment:

@@ -86,3 +86,37 @@ def test_kfd_access_ok_when_a_hip_program_enumerated_amd_gpus() -> None:
     assert f.severity is Severity.OK and "HIP runtime" in f.title
     denied = one("kfd-access", system={"hip_devices_seen": 1}, paths={"/dev/kfd": node("0o20600", group="root")})
     assert denied.severity is not Severity.OK  # the node's own facts decide when they are known
+
+
+# -- session 14 (the seventh held-out round) ------------------------------------------------------------------------
+
+def _opened(error: str) -> dict[str, object]:
+    return {"/dev/kfd": {"exists": True, "open_error": error}}
+
+
+def test_an_open_error_that_is_not_a_permission_error_gets_no_group_advice() -> None:
+    # ROCm/legacy-rocm-build#4043: root in a container, 'Invalid argument', had been told to `newgrp render`.
+    f = one("kfd-access", paths=_opened("Invalid argument"),
+            user={"name": "root", "uid": 0, "groups": ["root"], "groups_configured": ["root", "render"]})
+    assert f.severity is Severity.WARN and "Invalid argument" in f.title
+    assert f.fix is None  # the driver refused it: nothing to run until dmesg says why
+
+
+def test_root_refused_with_permission_denied_is_a_cgroup_or_security_module() -> None:
+    f = one("kfd-access", paths=_opened("Permission denied"), user={"name": "root", "uid": 0, "groups": ["root"]})
+    assert f.severity is Severity.WARN and "root" in f.title and f.fix is None
+
+
+def test_a_node_whose_group_shows_as_nogroup_needs_the_host_groups_carried_in() -> None:
+    # distrobox#1230: rocminfo's DRM access group is "nogroup" inside a rootless box; joining it changed nothing.
+    f = one("kfd-access", paths=_opened("Permission denied"), user=bob(), system={"drm_access_group": "nogroup"})
+    assert f.severity is Severity.FAIL and f.fix is not None
+    assert any("keep-groups" in c for c in f.fix.commands) and not any("usermod" in c for c in f.fix.commands)
+
+
+def test_eperm_inside_a_slurm_job_asks_for_the_gpus_in_the_job() -> None:
+    # ComputeCanada/puppet-magic_castle#460: srun without --gres, then EPERM on /dev/kfd.
+    bare = one("kfd-access", paths=_opened("Operation not permitted"), system={"slurm_job": {"gpus_requested": False}})
+    assert bare.severity is Severity.FAIL and bare.fix is not None and "--gres=gpu" in bare.fix.text
+    asked = one("kfd-access", paths=_opened("Operation not permitted"), system={"slurm_job": {"gpus_requested": True}})
+    assert asked.fix is not None and "admins" in asked.fix.text and "requested no GPU" not in asked.title

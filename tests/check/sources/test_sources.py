@@ -528,3 +528,66 @@ def test_amd_smis_default_table_lists_the_gpus_the_driver_brought_up() -> None:
     snap = snapshot_from_text([table])
     assert snap["system"]["amdgpu_gpus_listed"] == 1
     assert snap["gpus_seen"] == [{"tool": "amd-smi", "name": "AMD Radeon Graphics", "bus": "0000:c2:00.0"}]
+
+
+# -- session 14: forms the seventh held-out round showed ------------------------------------------------------------
+
+def test_rocm_smi_concise_table_of_rocm_6_1_lists_the_gpus_through_the_driver() -> None:
+    # Syllo/nvtop#341: `Device  Node  IDs` over `(DID, GUID)`; each row is a GPU amdgpu brought up.
+    text = ("$ rocm-smi\n=========== ROCm System Management Interface ===========\n"
+            "=================== Concise Info ===================\n"
+            "Device  Node  IDs              Temp        Power     Partitions          SCLK    MCLK\n"
+            "              (DID,     GUID)  (Junction)  (Socket)  (Mem, Compute, ID)\n"
+            "====================================================\n"
+            "0       2     0x74a1,   32700  39.0°C      134.0W    NPS1, SPX, 0        132Mhz  900Mhz\n"
+            "1       3     0x74a1,   3884   41.0°C      139.0W    NPS1, SPX, 0        131Mhz  900Mhz\n")
+    snap = snapshot_from_text([text])
+    assert [(g.get("index"), g.get("node"), g.get("pci_id")) for g in snap["gpus_seen"]] == [
+        (0, 2, "1002:74a1"), (1, 3, "1002:74a1")]
+    assert snap["system"]["amdgpu_gpus_listed"] == 2
+
+
+def test_collect_env_as_json_in_a_webui_sysinfo() -> None:
+    # ModelSurge/sd-webui-comfyui#209: AUTOMATIC1111's sysinfo holds get_env_info() as JSON.
+    text = ('{\n    "Torch env info": {\n        "torch_version": "2.1.2+rocm5.6",\n'
+            '        "cuda_compiled_version": "N/A",\n        "python_version": "3.10.13 (main) [GCC 13.2.1] (64-bit runtime)",\n'
+            '        "is_cuda_available": "True",\n        "cuda_runtime_version": null,\n'
+            '        "nvidia_driver_version": null,\n        "nvidia_gpu_models": "AMD Radeon RX 6900 XT",\n')
+    rt = snapshot_from_text([text])["runtime"]
+    assert rt["torch_version"] == "2.1.2+rocm5.6" and rt["is_available"] is True and rt["cuda_version"] is None
+    assert [d["name"] for d in rt["devices"]] == ["AMD Radeon RX 6900 XT"]
+    assert "runtime" not in snapshot_from_text(['{"torch_version": "2.1.2"}'])  # one key is not the form
+
+
+def test_python_c_one_liner_and_its_printed_line() -> None:
+    # debpalash/VoiceStudio#1274, inside `docker exec`.
+    text = ('$ docker exec box python3 -c "import torch; print(torch.__version__, torch.version.hip)"\n'
+            "2.8.0+rocm7.2.4.git6bea3e0b 7.2.53211-97f5574fe2\n")
+    rt = snapshot_from_text([text])["runtime"]
+    assert rt["torch_version"] == "2.8.0+rocm7.2.4.git6bea3e0b" and rt["hip_version"] == "7.2.53211-97f5574fe2"
+    two = '$ python -c "import torch; print(torch.__version__, torch.version.hip)"\n2.8.0+rocm7.2.4\n'
+    assert "runtime" not in snapshot_from_text([two])  # one value for two expressions: not read
+
+
+def test_slurm_job_steps_and_whether_they_asked_for_gpus() -> None:
+    bare = "[me@login1 ~]$ srun -N 1 --ntasks 1 -p gpu --time=90:00 --pty /bin/bash\n[me@node2 ~]$ rocminfo\n"
+    assert snapshot_from_text([bare])["system"]["slurm_job"] == {"gpus_requested": False}
+    for asks in ("srun --gres=gpu:1 --pty bash", "salloc --gpus=2 -p mi250", "srun -G 1 python train.py"):
+        assert snapshot_from_text([asks])["system"]["slurm_job"] == {"gpus_requested": True}, asks
+    assert "system" not in snapshot_from_text(["the srun docs say"]) or "slurm_job" not in snapshot_from_text(
+        ["the srun docs say"]).get("system", {})
+
+
+def test_rocminfo_names_the_drm_access_group() -> None:
+    text = ("ROCk module is loaded\nUnable to open /dev/kfd read-write: Permission denied\n"
+            'alice is not member of "nogroup" group, the default DRM access group. Users must be a member of the '
+            '"nogroup" group or another DRM access group in order for ROCm applications to run successfully.\n')
+    assert snapshot_from_text([text])["system"]["drm_access_group"] == "nogroup"
+
+
+def test_docker_exec_is_not_a_container_start() -> None:
+    # VoiceStudio#1274: `docker exec NAME python3 -c …` in a running container had been read as a `docker run`
+    # without devices, and a working container got the passthrough failure.
+    snap = snapshot_from_text(['$ docker exec omnivoice python3 -c "import torch; print(torch.__version__)"\n2.8.0\n'])
+    assert "container_run" not in snap
+    assert snapshot_from_text(["singularity exec --rocm image.sif python3 x.py"])["container_run"][0]["rocm_flag"]
