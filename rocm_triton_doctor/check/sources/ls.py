@@ -93,9 +93,9 @@ def parse_open_errors(text: str, cmd: str | None = None) -> Fragment:
     # rocminfo names the group that owns the DRM render nodes when the user is not in it: `alice is not member of
     # "nogroup" group, the default DRM access group` (distrobox#1230: the host's render gid, unmapped in a rootless
     # user namespace, shows as nogroup).
-    m = re.search(r'is not member of "(?P<group>[^"\s]+)" group, the default DRM access group', text)
-    if m:
-        merge(frag, {"system": {"drm_access_group": m.group("group")}})
+    drm = re.search(r'is not member of "(?P<group>[^"\s]+)" group, the default DRM access group', text)
+    if drm:
+        merge(frag, {"system": {"drm_access_group": drm.group("group")}})
     # Any case: ollama logs "open /dev/kfd: permission denied" (amd_linux.go), Rust prints "Permission denied".
     if "paths" not in frag and re.search(r"permission denied", text, re.I) and "Unable to open /dev/kfd" not in text:
         found = set(_DEVICE.findall(text))

@@ -52,10 +52,10 @@ def parse_rocm_smi(text: str, cmd: str | None = None) -> Fragment:
     # `0  2  0x74a1,   32700  39.0°C …`. rocm-smi fills the table from amdgpu's sysfs, so each row is a GPU the
     # driver brought up (as amd-smi's table rows are: `system.amdgpu_gpus_listed`).
     if any(re.match(r"^\s*Device\s+Node\s+IDs\b", ln) for ln in lines):
-        rows = [m for ln in lines if (m := re.match(r"^(\d+)\s+(\d+)\s+0x([0-9a-fA-F]{4}),", ln))]
-        for m in rows:
-            merge(frag, gpu_seen("rocm-smi", None, None, index=int(m.group(1)), node=int(m.group(2)),
-                                 pci_id="1002:" + m.group(3).lower()))
+        rows = [r for ln in lines if (r := re.match(r"^(\d+)\s+(\d+)\s+0x([0-9a-fA-F]{4}),", ln))]
+        for r in rows:
+            merge(frag, gpu_seen("rocm-smi", None, None, index=int(r.group(1)), node=int(r.group(2)),
+                                 pci_id="1002:" + r.group(3).lower()))
         if rows:
             merge(frag, {"system": {"amdgpu_gpus_listed": len(rows)}})
     # concise table (ROCm 6): the model name sits on the line under the numbers ("Instinct MI210")
