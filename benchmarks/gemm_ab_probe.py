@@ -125,6 +125,15 @@ def _s14_rules(on: bool) -> None:
     gemm.clear_plans()
 
 
+def _row_case(spec: str) -> Any:
+    """`bf16:48x146x114:bias_gelu[:t]` -> the GEMM case (t: B is the transpose of a contiguous (N, K) tensor)."""
+    from shape_hunt import DT
+
+    dt, shape, epi, *rest = spec.split(":")
+    m, k, n = (int(v) for v in shape.split("x"))
+    return gemm.make_case(m, k, n, DT[dt], epi, transposed_b=rest == ["t"])
+
+
 def draw_tiny(r: random.Random) -> Any:
     """Products of a few µs: M, K, N from 16 to 640 (log-uniform), any dtype, half with B^T."""
     from shape_hunt import DT, log_uniform
@@ -168,6 +177,9 @@ def main() -> int:
     ap.add_argument("--midm", action="store_true", help="draw M from 33 to 255 (draw_midm)")
     ap.add_argument("--fp32-odd", action="store_true", help="with --skinny: fp32 only, K odd")
     ap.add_argument("--tiny", action="store_true", help="draw M, K, N from 16 to 640 (draw_tiny)")
+    ap.add_argument("--rows", default=None,
+                    help="these rows instead of draws: dtype:MxKxN:epilogue[:t], comma-separated (t: B^T), e.g. "
+                         "bf16:48x146x114:bias_gelu,fp16:99x319x1289:none:t")
     ap.add_argument("--host", action="store_true",
                     help="also time each variant event-timed without graphs (do_bench: host launch cost included)")
     args = ap.parse_args()
@@ -180,12 +192,13 @@ def main() -> int:
     r = random.Random(args.seed)
     t0 = time.time()
     rows: list[dict[str, Any]] = []
-    for _ in range(args.n):
+    given = [_row_case(spec) for spec in args.rows.split(",")] if args.rows else None
+    for i in range(len(given) if given else args.n):
         if time.time() - t0 > args.seconds:
             print(f"stopped after {time.time() - t0:.0f} s (--seconds)")
             break
-        case = (draw_skinny(r, args.fp32_odd) if args.skinny else draw_midm(r) if args.midm
-                else draw_tiny(r) if args.tiny else draw_gemm(r))
+        case = given[i] if given else (draw_skinny(r, args.fp32_odd) if args.skinny else draw_midm(r) if args.midm
+                                       else draw_tiny(r) if args.tiny else draw_gemm(r))
         gen = torch.Generator(device=dev).manual_seed(0)
         x = case.setup(dev, gen)
         P = case.params
