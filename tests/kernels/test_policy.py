@@ -14,8 +14,11 @@ from typing import Any
 
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rocm_triton_doctor.kernels import gemm, policy
+from rocm_triton_doctor.kernels.aligned_copy import misaligned
 from tests.kernels.test_gemm import assert_matches, operand
 
 H100 = policy.target_from_name("sm_90")
@@ -172,3 +175,20 @@ def test_the_planned_split_kernel_no_longer_spills_on_sm_90(monkeypatch: pytest.
     # Before the rule (BLOCK_K 64): 613x432x78 split 2 spilled 1,088-1,092 bytes, 114x325x94 2,264-2,396 (Triton
     # 3.6 / 3.9), and ran 2-7x slower than unsplit on an H100.
     assert _planned_spills(monkeypatch, M, K, N, 2) == (0, 32)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(M=st.integers(1, 200), N=st.integers(1, 160), K=st.integers(1, 300),
+       dtype=st.sampled_from([torch.float16, torch.bfloat16]), lb=st.sampled_from(["", "t"]),
+       epilogue=st.sampled_from(["none", "bias_relu"]), seed=st.integers(0, 2**31 - 1))
+def test_the_h100_policy_tiles_compute_right(M: int, N: int, K: int, dtype: torch.dtype, lb: str, epilogue: str,
+                                             seed: int) -> None:
+    """The tiles, depth and K split the NVIDIA policy picks for these operands (misaligned_depth included), run in
+    the interpreter: what the GPU runs, but for the compiled code's own bugs."""
+    g = torch.Generator().manual_seed(seed)
+    a, b = operand(M, K, "", dtype, g), operand(K, N, lb, dtype, g, scale=K**-0.5)
+    bias = None if epilogue == "none" else operand(1, N, "", dtype, g)[0]
+    aligned = not (misaligned(a) or misaligned(b))
+    cfg = dict(policy.gemm_config(H100, M, N, K, 2, cus=132, b_nmajor=lb == "", aligned=aligned))
+    out = gemm.gemm(a, b, bias, epilogue, config=cfg)
+    assert_matches(out, gemm.reference(a.double(), b.double(), None if bias is None else bias.double(), epilogue), dtype)
