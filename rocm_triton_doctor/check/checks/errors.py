@@ -23,7 +23,7 @@ from rocm_triton_doctor.check.findings import Finding, Fix
 from rocm_triton_doctor.knowledge import errors as known
 
 CODE_OBJECT = ("hip-no-binary-for-gpu", "invalid-device-function", "no-compatible-code-objects",
-               "ollama-gfx-not-supported", "tensorflow-ignoring-gpu", "hsa-invalid-isa")
+               "ollama-gfx-not-supported", "tensorflow-ignoring-gpu", "hsa-invalid-isa", "app-no-supported-gpu")
 DRIVER = ("amdgpu-sched-policy-invalid", "amdgpu-unknown-symbol", "amdgpu-fatal-init", "dkms-build-failed",
           "module-key-rejected", "kfd-pci-atomics", "hsa-incompatible-kernel")
 VAR = "HSA_OVERRIDE_GFX_VERSION"
@@ -192,6 +192,11 @@ def triton_vendor_error(f: Facts) -> Iterable[Finding]:
     if not errs:
         yield skip("no ptxas error in the evidence")
         return
+    if amd_host(f) is not True and torch_build(f) == "cuda":
+        # A CUDA torch and no sign of an AMD GPU: ptxas is Triton's own backend here (triton-lang/triton#8539, a DGX
+        # Spark); what its error means is `triton-ptxas-arch`'s and the NVIDIA checks' business.
+        yield skip("a CUDA torch with no AMD GPU in the evidence: ptxas is this machine's backend")
+        return
     from rocm_triton_doctor.check.checks.triton import _reinstall
 
     cmd = _reinstall(f) if torch_build(f) == "rocm" and amd_host(f) else None
@@ -287,16 +292,25 @@ def pip_rocm_triton_missing(f: Facts) -> Iterable[Finding]:
     # The older pin names the package (pytorch-triton-rocm==2.2.0); the ROCm release is then the requiring torch's
     # local version: `(from torch==2.2.0+rocm5.7)` (pytorch#118233, a torch wheel installed from a file).
     by = next((re.search(r"\(from torch==\S+?\+rocm(?P<rocm>\d+\.\d+)", e.text) for e in errs), None)
+    if by is None:  # uv: `torch==2.5.1+rocm6.2 depends on pytorch-triton-rocm{markers}==3.1.0` (astral-sh/uv#10712)
+        by = next((re.search(r"torch==\S+?\+rocm(?P<rocm>\d+\.\d+)\S*\s+depends on", e.text) for e in errs), None)
     rocm = m.group("rocm") if m else (by.group("rocm") if by else None)
     if m is None:
         m = next((re.search(r"requirement (?P<pin>pytorch-triton-rocm==[^\s)]+)", e.text) for e in errs), None)
+    if m is None:  # uv names the package with its environment markers between the name and the version
+        uv = next((re.search(r"no version of (?P<pkg>pytorch-triton-rocm|triton)(?:\{[^}]*\})?==(?P<ver>[\w.+]+)", e.text)
+                   for e in errs), None)
+        pin = f"{uv.group('pkg')}=={uv.group('ver')}" if uv else None
+    else:
+        pin = m.group("pin")
+    name = pin.split("==")[0] if pin and pin.startswith("pytorch-triton-rocm") else "triton"
     where = f"https://download.pytorch.org/whl/rocm{rocm}" if rocm else "the ROCm index torch came from"
     # Words, not a command: the torch and Python in question are not shown, only the pin.
-    yield fail(f"torch pins the ROCm Triton {m.group('pin') if m else ''}, which the index pip searched does not have",
+    yield fail(f"torch pins the ROCm Triton {pin or ''}, which the index the installer searched does not have",
                "Only the ROCm index publishes the ROCm Triton builds; PyPI's triton is the NVIDIA one.",
                evidence=_quote(errs),
-               fix=Fix(f"Install torch together with its triton from {where} (`--index-url {where}`, as the only "
-                       "index for these packages), not from PyPI."))
+               fix=Fix(f"Install torch together with its {name} from {where} (`--index-url {where}`, as the only "
+                       "index for these packages; with uv, pin both packages to that index), not from PyPI."))
 
 
 @check("amdsmi-missing", "errors", "The amdsmi Python bindings are importable where a program needs them.",
@@ -368,7 +382,9 @@ def container_host_no_kfd(f: Facts) -> Iterable[Finding]:
 CLAIMED = {"miopen-sqlite", "miopen-dir-unwritable", "apt-distro-rocm-package", "amdsmi-lib-mismatch", "amdsmi-nameerror",
            "found-no-nvidia-driver",
            "torch-not-compiled-with-cuda", *DRIVER,
-           "ptxas-on-amd", "pip-no-matching-torch", "pip-torch-version-not-on-index", "docker-no-kfd-device", *CODE_OBJECT,
+           "ptxas-on-amd", "ptxas-unknown-arch", "pip-no-matching-torch", "pip-torch-version-not-on-index",
+           "docker-no-kfd-device", "installer-cpu-fallback", "torchvision-op-missing",
+           *CODE_OBJECT,
            "pip-rocm-triton-not-on-index", "amdsmi-module-missing", "rocm-needs-newer-glibc",
            "kfd-open-permission-denied", "kfd-open-no-memory", "kfd-asic-not-supported", "amdgpu-get-auth-failed"}
 
@@ -514,7 +530,11 @@ def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Findi
                     f"{native}; an HSA_OVERRIDE_GFX_VERSION to another target is not a fix for it.{wheel_text}",
                     evidence=ev,
                     fix=Fix(f"Install a build for {gfx} (ROCm {native} or newer{'; torch: see the command' if wheel_cmd else ''})"
-                            " and remove any GFX-version override from the environment.",
+                            # (ByronLeeeee/Ollama-For-AMD-Installer#12: ollama for Windows listed no supported
+                            # targets, "supported types:[]", while the override was set)
+                            + (f" and unset {VAR} (set here to {set_to}; an override also changes which targets a "
+                               "program looks for)." if (set_to := f.env_var(VAR)) else
+                               " and remove any GFX-version override from the environment."),
                             (wheel_cmd,) if wheel_cmd else ()))
     system = f.raw.get("system")
     if isinstance(system, dict) and system.get("os_family") == "windows":

@@ -88,4 +88,26 @@ def cuda_driver_vs_torch(f: Facts) -> Iterable[Finding]:
     yield skip("the driver or torch's CUDA version is unknown" if cuda or driver else "no CUDA torch and driver to compare")
 
 
-CHECKS = (nvidia_driver, cuda_driver_vs_torch)
+@check("triton-ptxas-arch", "nvidia", "The ptxas Triton runs knows this NVIDIA GPU's architecture.",
+       "Triton compiles through the ptxas bundled in its wheel; one older than the GPU ('Value 'sm_121a' is not "
+       "defined for option 'gpu-name'') compiles no kernel (triton-lang/triton#8539, a DGX Spark).",
+       "Point TRITON_PTXAS_PATH at a CUDA toolkit's ptxas that knows the architecture.")
+def triton_ptxas_arch(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "ptxas-unknown-arch")
+    if not errs:
+        yield skip("no ptxas 'not defined for option gpu-name' error in the evidence")
+        return
+    m = next((re.search(r"Value '(sm_\d+a?)'", e.text) for e in errs), None)
+    sm = m.group(1) if m else "this GPU's architecture"
+    bundled = any("backends/nvidia/bin/ptxas" in e.text for e in errs)
+    yield fail(f"Triton's ptxas does not know {sm}",
+               ("The ptxas bundled in the triton wheel (backends/nvidia/bin/ptxas) is older than this GPU. "
+                if bundled else "The ptxas Triton ran is older than this GPU. ")
+               + "No Triton kernel (torch.compile included) can compile until a newer ptxas is used.",
+               evidence=tuple(e.text[:200] for e in errs[:1]),
+               fix=Fix(f"Use a CUDA toolkit's ptxas that lists {sm} in `ptxas --help`: export "
+                       "TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas (or that toolkit's path), or install a triton "
+                       "release whose bundled ptxas knows the GPU."))
+
+
+CHECKS = (nvidia_driver, cuda_driver_vs_torch, triton_ptxas_arch)

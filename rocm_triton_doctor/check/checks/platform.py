@@ -93,11 +93,30 @@ def os_supported(f: Facts) -> Iterable[Finding]:
         links=(MATRIX,))
 
 
+WSL_GUIDE = "https://rocm.docs.amd.com/projects/radeon-ryzen/en/latest/docs/install/installrad/wsl/howto_wsl.html"
+
+
 @check("wsl", "platform", "Whether this is WSL, which needs AMD's WSL-specific ROCm path.",
        "Under WSL there is no /dev/kfd: ROCm reaches the GPU through /dev/dxg, which the download.pytorch.org "
        "ROCm wheels do not support (ROCm/hip#3710).",
        "Use AMD's 'ROCm on WSL' packages and the repo.radeon.com wheels, then point torch at the WSL runtime.", ok_is_evidence=False)
 def wsl(f: Facts) -> Iterable[Finding]:
+    raw_system = f.raw.get("system")
+    wsl_install = isinstance(raw_system, dict) and bool(raw_system.get("wsl_install"))
+    engine = with_signature(f.errors, "wsl-no-engine-id")
+    if engine and (wsl_install or (f.wsl.found and f.wsl.value)):
+        # ROCr's WSL path aborts when the Windows driver reports no engine version for the GPU
+        # (legacy-rocm-build#6204): the GPU or the Windows driver is outside this release's WSL support. Its message
+        # names HSA_OVERRIDE_GFX_VERSION, which is not a fix under WSL.
+        yield fail("WSL: ROCm's runtime got no engine version for the GPU from the Windows driver",
+                   "rocminfo (ROCr) aborted on the EngineId assertion: through /dev/dxg the Windows driver did not "
+                   "describe this GPU, so the ROCm-on-WSL release does not support this GPU or driver version.",
+                   evidence=tuple(e.text.strip()[:200] for e in engine[:1]),
+                   fix=Fix("Check the GPU and the Windows Adrenalin driver against AMD's ROCm-on-WSL compatibility "
+                           "matrix for the installed ROCm release, and update the Windows driver to the version it "
+                           "names; a GFX override does not help under WSL."),
+                   links=(WSL_GUIDE,))
+        return
     if not f.wsl.found:
         yield skip("cannot tell whether this is WSL", f.wsl.describe())
         return
@@ -128,8 +147,7 @@ def wsl(f: Facts) -> Iterable[Finding]:
                ("location=$(python -c 'import torch,os;print(os.path.dirname(torch.__file__))'); "
                 "rm -f ${location}/lib/libhsa-runtime64.so*; cp /opt/rocm/lib/libhsa-runtime64.so.1 ${location}/lib/")),
               needs_sudo=True)
-    links = ("https://rocm.docs.amd.com/projects/radeon-ryzen/en/latest/docs/install/installrad/wsl/howto_wsl.html",
-             "https://github.com/ROCm/hip/issues/3710")
+    links = (WSL_GUIDE, "https://github.com/ROCm/hip/issues/3710")
     # download.pytorch.org wheels carry a plain +rocmX.Y tag; AMD's repo.radeon.com builds (the ones AMD documents for
     # WSL) add .git<hash>. The plain Linux wheel cannot reach the GPU through /dev/dxg (ROCm/hip#3710).
     rt = f.runtime.value if f.runtime.found else None

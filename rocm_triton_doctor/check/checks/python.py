@@ -182,8 +182,14 @@ def pip_retired_index(f: Facts) -> Iterable[Finding]:
     gfx = sorted({g.gfx for g in amd_gpus(f) if g.gfx})
     # Words, not a command: whether this torch works is what decides between 'move' and 'leave it' (info above), and
     # a command that appeared when that evidence is missing would add a fix on less evidence.
-    extra = ", ".join(f"torch[device-{g}]" for g in gfx) if gfx else "torch[device-gfxNNNN] for the GPU's target"
-    yield warn(f"torch is installed from TheRock's per-family index for {family}, which no longer gets builds",
+    extra = (", ".join(f"torch[device-{g}]" for g in gfx) if gfx
+             else f"torch[device-gfxNNNN] for the GPU's target (its family: {family})")
+    # pip found nothing at all there (`rocm[devel,libraries] (from versions: none)`, comfyui-rocm#59): the install
+    # failed outright, not merely froze.
+    empty = bool(with_signature(f.errors, "pip-index-has-nothing"))
+    yield (fail if empty else warn)(
+               f"TheRock's per-family index for {family} " + ("has nothing to install" if empty
+                                                              else "no longer gets builds (torch came from it)"),
                f"{urls[0]} was frozen when TheRock moved to multi-arch releases (PR #5790, June 2026).",
                evidence=("pip install command",),
                fix=Fix(f"Install from the multi-arch index instead, {MULTI_ARCH_NIGHTLY} (nightly) or "
@@ -201,5 +207,30 @@ def _venv_install(f: Facts) -> tuple[str, ...]:
             else "~/rocm-env/bin/python -m " + cmd,)
 
 
+@check("installer-cpu-fallback", "python", "An app's installer did not fall back to a CPU-only torch.",
+       "Installers that look for ROCm (Linux) or the HIP SDK (Windows) to pick a GPU torch install a CPU torch when "
+       "they find none ('falling back to CPU-only PyTorch', unsloth#8731; 'ROCm: version=None … Using CPU-only "
+       "torch', Stable-Diffusion-Info#45): the app then runs on the CPU.",
+       "Install ROCm or the HIP SDK (or point the installer at it), then rerun the installer.")
+def installer_cpu_fallback(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "installer-cpu-fallback")
+    if not errs:
+        yield skip("no installer log falling back to a CPU torch")
+        return
+    system = f.raw.get("system")
+    windows = isinstance(system, dict) and system.get("os_family") == "windows"
+    # Words, not commands: which ROCm or HIP SDK release suits the GPU is decided by the GPU checks; a CPU or ROCm
+    # index named here without them could be the wrong one (fix safety).
+    yield fail("the installer found no " + ("HIP SDK" if windows else "ROCm") + " and installed a CPU-only torch",
+               "The app will run on the CPU: its installer picks the GPU torch only when it finds "
+               + ("AMD's HIP SDK (HIP_PATH)." if windows else "a ROCm install (/opt/rocm, ROCM_PATH)."),
+               evidence=tuple(e.text.strip().splitlines()[0][:200] for e in errs[:1]),
+               fix=Fix("Install AMD's HIP SDK in a version that supports this GPU, check that HIP_PATH points at it, "
+                       "then let the installer recreate its venv." if windows else
+                       "Install ROCm for this GPU (or, if it is installed, point the installer at it with ROCM_PATH), "
+                       "then rerun the installer so it picks a ROCm torch; `rocm-triton-doctor check` on the machine "
+                       "names the release the GPU needs."))
+
+
 CHECKS = (python_version_wheels, pip_index_order, pip_pulls_pypi_torch, pip_kept_non_rocm_torch,
-          pip_retired_index)
+          pip_retired_index, installer_cpu_fallback)

@@ -213,7 +213,9 @@ def torch_family_mismatch(f: Facts) -> Iterable[Finding]:
     bad = []
     for name in ("torchvision", "torchaudio"):
         d = env.dist(name)
-        if d is None or not _known_tag(d.local):
+        if d is None or not _known_tag(d.local) or (not d.local and ".dev" in d.version):
+            # (a nightly without a build tag, `torchvision 0.25.0.dev20251025` beside torch …+cu130: a local or
+            # source build whose index cannot be told, triton-lang/triton#8539; not compared)
             continue
         pin = d.pinned({"torch"})
         if build_tag(d.local) != build_tag(torch.local):
@@ -225,6 +227,12 @@ def torch_family_mismatch(f: Facts) -> Iterable[Finding]:
         return
     url = torch_index_url(torch.version)
     index = f" --index-url {url}" if url else ""
+    if not url and ".dev" in torch.version:
+        # A nightly is only on its nightly index, which is not known here: a command without it would search PyPI.
+        yield fail("torch family packages from different builds", "; ".join(bad), evidence=("python",),
+                   fix=Fix("Reinstall torchvision/torchaudio from the nightly index torch came from, in the same "
+                           "command as torch (`--pre … --index-url <that nightly index>`)."))
+        return
     yield fail("torch family packages from different builds", "; ".join(bad), evidence=("python",),
                fix=Fix("Reinstall them together from torch's index.",
                        (f"{pip(f)} install --force-reinstall torch=={torch.version} torchvision torchaudio{index}",)))
@@ -262,4 +270,29 @@ def nvml_with_rocm_torch(f: Facts) -> Iterable[Finding]:
                fix=Fix("Remove it unless a tool you use requires it.", (f"{pip(f)} uninstall -y {' '.join(present)}",)))
 
 
-CHECKS = (torch_missing, torch_build_mismatch, torch_sees_gpu, torch_family_mismatch, nvml_with_rocm_torch)
+@check("torchvision-ops-error", "torch", "torchvision's compiled operators load with this torch.",
+       "'operator torchvision::nms does not exist' means torchvision's C++ library was built for another torch (a "
+       "PyPI/CUDA torchvision beside a ROCm torch, or another release): the import dies (ROCm/pytorch#3109, "
+       "utensils/comfyui-nix#46).", "Reinstall torchvision together with torch from torch's index.")
+def torchvision_ops_error(f: Facts) -> Iterable[Finding]:
+    from rocm_triton_doctor.check.facts.errors import with_signature
+
+    errs = with_signature(f.errors, "torchvision-op-missing")
+    if not errs:
+        yield skip("no 'torchvision::nms does not exist' error in the evidence")
+        return
+    version = torch_version(f)
+    url = torch_index_url(version) if version else None
+    # A command only with torch's exact version and its index (both found); otherwise the same advice in words.
+    cmds = ((f"{pip(f)} install --force-reinstall torch=={version} torchvision --index-url {url}",)
+            if version and url else ())
+    yield fail("torchvision's operators are not built for this torch (torchvision::nms does not exist)",
+               f"torch {version or '(version not shown)'}; the torchvision beside it comes from another build or "
+               "release, so importing it fails.", evidence=tuple(e.text.strip().splitlines()[-1][:200] for e in errs[:1]),
+               fix=Fix("Reinstall torchvision from the same index and release as torch, in one command with torch"
+                       + ("." if cmds else " (`pip install --force-reinstall torch==<torch's version> torchvision "
+                                          "--index-url <torch's index>`)."), cmds))
+
+
+CHECKS = (torch_missing, torch_build_mismatch, torch_sees_gpu, torch_family_mismatch, torchvision_ops_error,
+          nvml_with_rocm_torch)

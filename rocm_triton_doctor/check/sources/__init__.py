@@ -72,7 +72,7 @@ SNIFFERS: tuple[tuple[Callable[[str], bool], Parser], ...] = (
 # Run on every segment: inline variables, container command lines, device open errors, GPU names, Windows hints,
 # error text.
 ALWAYS: tuple[Parser, ...] = (env.parse, host.parse_container_run, host.parse_compose, host.parse_nvidia_hints, host.parse_service,
-                              host.parse_slurm_job,
+                              host.parse_slurm_job, host.parse_amdgpu_install,
                               ls.parse_open_errors,
                               gpu_names.parse, gpu_names.parse_hip_device_count, rocm_smi.parse_amd_smi_table,
                               host.parse_windows, repl.parse_banner, repl.parse_labels, repl.parse_commented,

@@ -22,7 +22,7 @@ from rocm_triton_doctor.check.sources._frag import Fragment, command, merge
 _LSMOD = re.compile(r"^(Module\s+Size\s+Used by|[a-z0-9_]+\s+\d{4,}\s+\d+(\s+\S+)?)\s*$")
 _DPKG = re.compile(r"^ii\s+(?P<name>\S+?)(?::\w+)?\s+(?P<ver>\S+)\s")
 _DNF = re.compile(r"^(?P<name>[A-Za-z0-9_.+-]+)\.(?:x86_64|noarch|aarch64|i686)\s+(?:\d+:)?(?P<ver>\d\S*)\s+\S+\s*$")
-_WINDOWS = re.compile(r"(?:^|[\s(\"'])[A-Za-z]:\\(?:Users|ai|Program Files|ProgramData|Windows|[\w .-]+\\[\w .-]+)", re.M)
+_WINDOWS = re.compile(r"(?:^|[\s(\"'=])[A-Za-z]:\\(?:Users|ai|Program Files|ProgramData|Windows|[\w .-]+\\[\w .-]+)", re.M)
 
 
 def detect_lsmod(text: str) -> bool:
@@ -224,6 +224,16 @@ def parse_slurm_job(text: str, cmd: str | None = None) -> Fragment:
     if not frag and re.search(r"^\s*(?:export\s+)?SLURM_JOB_ID=\d+", text, re.M):
         frag = {"system": {"slurm_job": {}}}
     return frag
+
+
+def parse_amdgpu_install(text: str, cmd: str | None = None) -> Fragment:
+    """`amdgpu-install --usecase=wsl,rocm --no-dkms`: AMD's ROCm-on-WSL install (legacy-rocm-build#6204), which is run
+    only inside WSL -> `system.wsl_install`."""
+    for line in ([cmd] if cmd else []) + text.splitlines():
+        m = re.search(r"\bamdgpu-install\b.*--usecase[= ](?P<cases>[\w,]+)", line)
+        if m and "wsl" in m.group("cases").split(","):
+            return {"system": {"wsl_install": True}}
+    return {}
 
 
 def parse_nvidia_hints(text: str, cmd: str | None = None) -> Fragment:

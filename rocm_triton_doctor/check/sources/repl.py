@@ -63,8 +63,10 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
 # What check scripts print, one labelled value per line (`torch version = 2.2.1+rocm5.7`, `torch.__version__:
 # 2.6.0+cu124`, `torch.version.hip: None`, `CUDA available: False`, `cuda version = None`): label, then ":" or "=".
 _LABELS = (
-    (re.compile(r"^(?:torch(?:\.__version__|[ _]version)|pytorch[ _]version)\s*[:=]\s*(?P<v>\S+)\s*$", re.I),
+    (re.compile(r"^(?:torch(?:\.__version__|[ _]version)|pytorch[ _.]version)\s*[:=]\s*(?P<v>\S+)\s*$", re.I),
      "torch_version"),
+    # `python -m xformers.info`: `pytorch.version:  2.12.1+cu130`, `pytorch.cuda:  available` (xformers#1399)
+    (re.compile(r"^pytorch\.cuda\s*:\s*(?P<v>available|not available)\s*$", re.I), "is_available"),
     (re.compile(r"^(?:torch\.version\.hip|hip[ _]version)\s*[:=]\s*(?P<v>\S+)\s*$", re.I), "hip_version"),
     (re.compile(r"^(?:torch\.version\.cuda|cuda[ _]version)\s*[:=]\s*(?P<v>\S+)\s*$", re.I), "cuda_version"),
     (re.compile(r"^(?:torch\.cuda\.is_available\(\)|cuda[ _]available|rocm[ _]available|is[ _]available)\s*[:=]\s*"
@@ -85,7 +87,7 @@ def parse_labels(text: str, cmd: str | None = None) -> Fragment:
                 continue
             v = m.group("v").strip("'\"")
             if key == "is_available":
-                rt[key] = v.lower() == "true"
+                rt[key] = v.lower() in ("true", "available")
             elif v == "None":
                 rt[key] = None
             elif re.match(r"^\d[\w.+-]*$", v):

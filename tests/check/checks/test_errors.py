@@ -302,3 +302,30 @@ def test_known_error_on_windows_names_the_hip_sdk_tools() -> None:
     f = one("known-error", errors=pasted('checkHipErrors() HIP API error = 0100 "no ROCm-capable device is detected"'),
             system={"os_family": "windows"})
     assert f.severity is Severity.WARN and f.fix is not None and "hipInfo.exe" in f.fix.text
+
+
+def test_triton_vendor_error_is_not_an_amd_finding_on_a_cuda_machine() -> None:
+    # triton-lang/triton#8539: ptxas on a CUDA torch with no AMD GPU in sight is this machine's own backend.
+    err = pasted("ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'")
+    f = one("triton-vendor-error", errors=err, runtime={"torch_version": "2.10.0.dev20251024+cu130", "cuda_version": "13.0"})
+    assert f.severity is Severity.SKIP
+
+
+def test_uv_names_the_pinned_rocm_triton_it_could_not_find() -> None:
+    # astral-sh/uv#10712: uv's wording, with environment markers between the package and its version.
+    text = ("╰─▶ Because there is no version of pytorch-triton-rocm{python_full_version < '3.13' and platform_machine "
+            "== 'x86_64'}==3.1.0 and\n    torch==2.5.1+rocm6.2 depends on pytorch-triton-rocm{python_full_version < "
+            "'3.13'}==3.1.0, we can conclude that torch==2.5.1+rocm6.2 cannot be used.\n")
+    f = one("pip-rocm-triton-missing", errors=pasted(text))
+    assert f.severity is Severity.FAIL and "pytorch-triton-rocm==3.1.0" in f.title
+    assert f.fix is not None and "pytorch-triton-rocm" in f.fix.text and "whl/rocm6.2" in f.fix.text
+
+
+def test_an_unrecognised_hip_runtime_error_is_a_warning_without_a_command() -> None:
+    # pytorch/pytorch#126015: `HIP error: invalid argument` from mem_get_info beside a working torch.
+    f = one("known-error", errors=pasted("RuntimeError: HIP error: invalid argument\nFor debugging consider passing "
+                                         "AMD_SERIALIZE_KERNEL=3"))
+    assert f.severity is Severity.WARN and f.fix is not None and f.fix.commands == ()
+    # the known messages keep their own signatures
+    assert "hip-runtime-error" not in [s.id for s in __import__("rocm_triton_doctor.knowledge.errors", fromlist=["x"])
+                                       .match("RuntimeError: HIP error: invalid device function")]

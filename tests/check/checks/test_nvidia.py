@@ -52,3 +52,21 @@ def test_cuda_driver_vs_torch_names_the_first_cuda_for_the_capability() -> None:
     msg = "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation."
     f = one("cuda-driver-vs-torch", errors=[{"text": msg, "from": "text"}])
     assert f.severity.value == "fail" and f.fix is not None and "whl/cu128" in f.fix.text and f.fix.commands == ()
+
+
+# -- session 14 (the eighth held-out round) --------------------------------------------------------------------------
+
+SM121 = ("triton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen error\n`ptxas` stderr:\n"
+         "ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'\n\nRepro command: /env/lib/python3.10/"
+         "site-packages/triton/backends/nvidia/bin/ptxas -lineinfo -v --gpu-name=sm_121a /tmp/k.ptx -o /tmp/k.ptx.o\n")
+
+
+def test_triton_ptxas_arch_skip_without_the_error() -> None:
+    assert one("triton-ptxas-arch").severity.value == "skip"
+
+
+def test_triton_ptxas_arch_fails_and_points_at_a_newer_ptxas() -> None:
+    # triton-lang/triton#8539 (a DGX Spark): the wheel's bundled ptxas does not know sm_121a.
+    f = one("triton-ptxas-arch", errors=[{"text": SM121, "from": "text"}])
+    assert f.severity.value == "fail" and "sm_121a" in f.title and "bundled" in f.detail
+    assert f.fix is not None and "TRITON_PTXAS_PATH" in f.fix.text

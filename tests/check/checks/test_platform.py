@@ -144,3 +144,14 @@ def test_kernel_config_hsa_fail_without_config_hsa_amd() -> None:
     f = one("kernel-config-hsa", files={**AMD_LIVE, "/proc/sys/kernel/osrelease": "6.8.0\n",
                                         "/boot/config-6.8.0": "# CONFIG_HSA_AMD is not set\nCONFIG_DRM_AMDGPU=m\n"})
     assert (f.severity.value, f.title) == ("fail", "kernel 6.8.0 was built without CONFIG_HSA_AMD")
+
+
+def test_wsl_engine_id_assertion_is_the_windows_driver_not_an_override() -> None:
+    # legacy-rocm-build#6204: `amdgpu-install --usecase=wsl,rocm --no-dkms`, then rocminfo aborts on the EngineId
+    # assertion (whose text names HSA_OVERRIDE_GFX_VERSION).
+    err = [{"text": "Assertion `props.EngineId.ui32.Major && \"HSA_OVERRIDE_GFX_VERSION may be needed\"' failed.",
+            "from": "text"}]
+    f = one("wsl", errors=err, system={"wsl_install": True})
+    assert f.severity.value == "fail" and f.fix is not None and f.fix.commands == ()
+    assert "HSA_OVERRIDE" not in f.fix.text and "Windows" in f.fix.text
+    assert one("wsl", errors=err).severity.value == "skip"  # no sign of WSL: not this finding

@@ -133,3 +133,28 @@ def test_pip_pulls_pypi_torch_fail_in_a_rocm_image() -> None:
             container_run=[{"runtime": "docker", "devices": [], "image": "rocm/pytorch:rocm6.2_ubuntu22.04_py3.10"}])
     assert f.severity.value == "fail" and "torchaudio" in f.title
     assert f.fix is not None and f.fix.commands == () and "--no-deps" in f.fix.text
+
+
+def test_pip_retired_index_fails_when_pip_found_nothing_there() -> None:
+    # patientx-cfz/comfyui-rocm#59: `rocm[devel,libraries] (from versions: none)` from the frozen gfx120X index.
+    idx = "https://rocm.nightlies.amd.com/v2-staging/gfx120X-dgpu/"
+    err = ("ERROR: Could not find a version that satisfies the requirement rocm[devel,libraries] (from versions: none)\n"
+           "ERROR: No matching distribution found for rocm[devel,libraries]\n")
+    f = one("pip-retired-index", python={"pip_indexes": [idx]}, errors=[{"text": err, "from": "text"}])
+    assert f.severity.value == "fail" and "nothing to install" in f.title
+    assert f.fix is not None and "gfx120X" in f.fix.text and f.fix.commands == ()
+
+
+def test_installer_cpu_fallback_skip_without_such_a_log() -> None:
+    assert one("installer-cpu-fallback").severity.value == "skip"
+
+
+def test_installer_cpu_fallback_names_rocm_on_linux_and_the_hip_sdk_on_windows() -> None:
+    # unsloth#8731 (Linux) and Stable-Diffusion-Info#45 (Windows, ZLUDA launcher).
+    linux = [{"text": "[WARN] AMD GPU detected, but no ROCm/HIP install was found to select the matching\n"
+                      "       GPU PyTorch build -- falling back to CPU-only PyTorch.", "from": "text"}]
+    f = one("installer-cpu-fallback", errors=linux)
+    assert f.severity.value == "fail" and f.fix is not None and f.fix.commands == () and "ROCm" in f.fix.text
+    win = [{"text": "ROCm: version=None\nZLUDA support: experimental\nUsing CPU-only torch", "from": "text"}]
+    f = one("installer-cpu-fallback", errors=win, system={"os_family": "windows"})
+    assert "HIP SDK" in f.fix.text and "whl/" not in f.fix.text

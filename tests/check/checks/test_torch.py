@@ -117,3 +117,27 @@ def test_nvml_with_rocm_torch_ok() -> None:
 def test_nvml_with_rocm_torch_warn() -> None:
     f = one("nvml-with-rocm-torch", python=rocm_python("2.9.1+rocm6.4", extra={"pynvml": "12.0.0"}))
     assert (f.severity.value, f.title) == ("warn", "pynvml installed next to a ROCm torch")
+
+
+def test_torch_family_mismatch_leaves_an_untagged_nightly_alone() -> None:
+    # triton-lang/triton#8539: torchvision 0.25.0.dev20251025 (no build tag) beside torch 2.10.0.dev20251024+cu130.
+    py = rocm_python("2.10.0.dev20251024+cu130", extra={"torchvision": "0.25.0.dev20251025"})
+    assert one("torch-family-mismatch", python=py).severity.value == "ok"
+    # a tagged nightly of another build still fails, in words (its nightly index is not known here)
+    py = rocm_python("2.10.0.dev20251024+cu130", extra={"torchvision": "0.25.0.dev20251025+cpu"})
+    f = one("torch-family-mismatch", python=py)
+    assert f.severity.value == "fail" and f.fix is not None and f.fix.commands == () and "nightly" in f.fix.text
+
+
+def test_torchvision_ops_error_skip_without_the_message() -> None:
+    assert one("torchvision-ops-error").severity.value == "skip"
+
+
+def test_torchvision_ops_error_reinstalls_from_torchs_index() -> None:
+    # utensils/comfyui-nix#46: ComfyUI dies on `operator torchvision::nms does not exist` beside torch 2.10.0+rocm7.1.
+    err = [{"text": "RuntimeError: operator torchvision::nms does not exist", "from": "text"}]
+    f = one("torchvision-ops-error", errors=err, runtime={"torch_version": "2.10.0+rocm7.1"})
+    assert f.severity.value == "fail" and f.fix is not None
+    assert f.fix.commands and "torch==2.10.0+rocm7.1 torchvision" in f.fix.commands[0] and "whl/rocm7.1" in f.fix.commands[0]
+    bare = one("torchvision-ops-error", errors=err)  # torch's version unknown: the advice in words
+    assert bare.fix is not None and bare.fix.commands == ()

@@ -591,3 +591,14 @@ def test_docker_exec_is_not_a_container_start() -> None:
     snap = snapshot_from_text(['$ docker exec omnivoice python3 -c "import torch; print(torch.__version__)"\n2.8.0\n'])
     assert "container_run" not in snap
     assert snapshot_from_text(["singularity exec --rocm image.sif python3 x.py"])["container_run"][0]["rocm_flag"]
+
+
+def test_xformers_info_versions_and_cuda_state() -> None:
+    # facebookresearch/xformers#1399: `python -m xformers.info` on an RTX 5070.
+    text = ("xFormers 0.0.35+42fc265.d20260623\nis_triton_available:                               True\n"
+            "pytorch.version:                                   2.12.1+cu130\n"
+            "pytorch.cuda:                                      available\n"
+            "gpu.name:                                          NVIDIA GeForce RTX 5070\n")
+    rt = snapshot_from_text([text])["runtime"]
+    assert rt["torch_version"] == "2.12.1+cu130" and rt["is_available"] is True
+    assert snapshot_from_text(["pytorch.cuda:   not available\n"])["runtime"]["is_available"] is False
