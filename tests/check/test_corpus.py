@@ -18,8 +18,8 @@ CAPTURES = all_captures()
 # captures joined the 83; the checks then got 106 of 110 right, where they had 81 of 83 before, so the constant
 # follows the larger corpus; a second held-out round of 25 took it to 131 of 135, a third of 14 to 145 of 149.)
 # Session 14: a seventh held-out round of 20 joined the 217 (10 of 20 right as they came, 17 after; the 217 still 209),
-# then an eighth of 20 (10 as they came, 18 after; the unsloth#8731 miss of the 217 fixed on the way): 245 of 257.
-SCORE_THRESHOLD = 0.953
+# then an eighth of 20 (10 as they came, 19 after; the unsloth#8731 miss of the 217 fixed on the way): 246 of 257.
+SCORE_THRESHOLD = 0.957
 
 # Captures on which today's checks propose a fix that the capture forbids. Issue #10 requires this set to be EMPTY;
 # it exists only so that the hard assertion below catches every NEW harmful fix while the checks are being fixed.

@@ -58,6 +58,11 @@ def parse_rocm_smi(text: str, cmd: str | None = None) -> Fragment:
                                  pci_id="1002:" + r.group(3).lower()))
         if rows:
             merge(frag, {"system": {"amdgpu_gpus_listed": len(rows)}})
+    # per-field output (`rocm-smi --showvbios --showuse …`: `GPU[0]		: VBIOS version: 113-STRXLGEN-001`,
+    # lemonade-sdk/llamacpp-rocm#9): each GPU[N] is one amdgpu brought up, as the tables' rows are.
+    fields = {m.group(1) for m in re.finditer(r"^GPU\[(\d+)\]\s*:\s*[A-Za-z%(][^:\n]*:\s*\S", text, re.M)}
+    if fields and "amdgpu_gpus_listed" not in frag.get("system", {}):
+        merge(frag, {"system": {"amdgpu_gpus_listed": len(fields)}})
     # concise table (ROCm 6): the model name sits on the line under the numbers ("Instinct MI210")
     for i, ln in enumerate(lines[:-1]):
         if re.match(r"^\d+\s+\[0x[0-9a-f]+\s*:\s*0x[0-9a-f]+\]", ln):

@@ -602,3 +602,11 @@ def test_xformers_info_versions_and_cuda_state() -> None:
     rt = snapshot_from_text([text])["runtime"]
     assert rt["torch_version"] == "2.12.1+cu130" and rt["is_available"] is True
     assert snapshot_from_text(["pytorch.cuda:   not available\n"])["runtime"]["is_available"] is False
+
+
+def test_rocm_smi_per_field_output_counts_the_gpus_the_driver_brought_up() -> None:
+    # lemonade-sdk/llamacpp-rocm#9: `rocm-smi --showvbios --showuse` on a Strix Halo host.
+    text = ("$ rocm-smi --showvbios --showuse\n=========== ROCm System Management Interface ===========\n"
+            "=========== VBIOS ===========\nGPU[0]\t\t: VBIOS version: 113-STRXLGEN-001\n"
+            "=========== % time GPU is busy ===========\nGPU[0]\t\t: GPU use (%): 0\n")
+    assert snapshot_from_text([text])["system"]["amdgpu_gpus_listed"] == 1
