@@ -24,7 +24,8 @@ from rocm_triton_doctor.knowledge import errors as known
 
 CODE_OBJECT = ("hip-no-binary-for-gpu", "invalid-device-function", "no-compatible-code-objects",
                "ollama-gfx-not-supported", "tensorflow-ignoring-gpu", "hsa-invalid-isa", "app-no-supported-gpu")
-DRIVER = ("amdgpu-sched-policy-invalid", "amdgpu-unknown-symbol", "amdgpu-fatal-init", "dkms-build-failed",
+DRIVER = ("amdgpu-sched-policy-invalid", "amdgpu-unknown-symbol", "amdgpu-fatal-init", "amdgpu-probe-enomem",
+          "amdgpu-firmware-missing", "dkms-build-failed",
           "module-key-rejected", "kfd-pci-atomics", "hsa-incompatible-kernel")
 VAR = "HSA_OVERRIDE_GFX_VERSION"
 
@@ -175,11 +176,25 @@ def amdgpu_driver_error(f: Facts) -> Iterable[Finding]:
     if not errs:
         yield skip("no amdgpu error in the evidence")
         return
+    # GPUs a runtime enumerated (rocminfo/KFD, torch …): an amdgpu is running, whichever module it is
+    running = [g for g in amd_gpus(f) if g.source.split(" ")[0] in ("rocminfo", "kfd", "torch", "amdgpu-arch")
+               or g.source.startswith("/sys/")]
     for sig in dict.fromkeys(s for e in errs for s in e.signatures if s in DRIVER):
         s = known.by_id(sig)
         if s is None:
             continue
         hit = tuple(e for e in errs if sig in e.signatures)
+        if sig == "dkms-build-failed" and running:
+            # The runtime lists the GPU, so an amdgpu is running (the kernel's own): AMD's advice where DKMS does not
+            # build is that driver (legacy-rocm-build#3036, #5905). Still a failure: the package is left broken for
+            # every later upgrade, and a fail is not lowered by evidence (removing evidence never raises a verdict).
+            yield fail("amdgpu-dkms does not build for this kernel (the GPU works through the kernel's own amdgpu)",
+                       f"The runtime lists {', '.join(sorted({g.gfx or '?' for g in running}))}.",
+                       evidence=_quote(hit),
+                       fix=Fix("Keep the in-kernel driver: remove the failing amdgpu-dkms (or reinstall ROCm with "
+                               "amdgpu-install --usecase=rocm --no-dkms); DKMS is needed only where the kernel's "
+                               "driver is too old for the GPU.", needs_sudo=True), links=(s.source,))
+            continue
         yield fail(f"amdgpu did not initialise: {s.meaning}", evidence=_quote(hit),
                    fix=Fix(_sig_fix(sig), needs_sudo=True, needs_reboot=True), links=(s.source,))
 
@@ -355,7 +370,8 @@ def rocm_glibc_mismatch(f: Facts) -> Iterable[Finding]:
                "They were built for a newer distribution release: the loader refuses them before any GPU work.",
                evidence=_quote(errs),
                fix=Fix("Install the ROCm packages built for this OS release (the amdgpu-install package for your "
-                       "Ubuntu/RHEL version, from repo.radeon.com), or move to an OS release ROCm supports; keep "
+                       "Ubuntu/RHEL version, from repo.radeon.com, linked against this OS's glibc), or move to an OS "
+                       "release ROCm supports; keep "
                        "the torch wheel's own ROCm if you only need PyTorch."))
 
 

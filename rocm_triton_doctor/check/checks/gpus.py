@@ -116,6 +116,13 @@ def gpus_detected(f: Facts) -> Iterable[Finding]:
                           "`ls /sys/class/kfd/kfd/topology/nodes` and `sudo dmesg | grep -iE 'kfd|atomics'`."),
                        fix=Fix("Read the kernel log.", ("sudo dmesg | grep -iE 'kfd|atomics'",), needs_sudo=True)
                        if complete else None)
+        rep = f.rocminfo.value
+        if rep is not None and rep.errors and not rep.gpus and not any(
+                g.source.split(" ")[0] in ("rocminfo", "kfd", "torch") or g.source.startswith("/sys/") for g in gpus):
+            # GPUs known only from lspci or names, while rocminfo failed: the runtime still sees none. Said here too,
+            # so that knowing the GPU's name never hides the failure (removing evidence never raises the verdict;
+            # legacy-rocm-build#6166 had it the other way round).
+            yield fail("rocminfo could not enumerate GPUs", "; ".join(rep.errors[:3]), evidence=(f.rocminfo.source,))
         return
     wsl = bool(f.wsl.found and f.wsl.value)
     if not f.dev_kfd.found and (wsl or (f.container.found and amd_host(f) is not False)):
@@ -305,8 +312,8 @@ def gfx_torch_arch(f: Facts) -> Iterable[Finding]:
                    f"torch carries {', '.join(arches)} ({source}). Kernels will fail with 'invalid device "
                    "function' or hipErrorNoBinaryForGpu.",
                    evidence=(g.source, source),
-                   fix=Fix(" ".join(text) or "No published torch wheel carries this target; build torch from "
-                           "source with PYTORCH_ROCM_ARCH set, or use AMD's TheRock wheels.", tuple(cmds)),
+                   fix=Fix(" ".join(text) or f"No published torch wheel carries {eff}; build torch from source "
+                           f"with PYTORCH_ROCM_ARCH={eff}, or use AMD's TheRock wheels if they list it.", tuple(cmds)),
                    links=("https://github.com/pytorch/pytorch/issues/164346",))
 
 

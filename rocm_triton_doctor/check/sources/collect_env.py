@@ -61,6 +61,9 @@ def _na(value: str) -> bool:
 def parse(text: str, cmd: str | None = None) -> Fragment:
     if '"torch_version"' in text:
         text = _from_json(text) or text
+    # A paste that joined the banner and the first key onto one line (`Collecting environment information...    PyTorch
+    # version: 2.7.0.dev20250123+rocm6.3`, pytorch#145670): the key starts its own line again.
+    text = re.sub(r"(Collecting environment information\.\.\.)[ \t]+(?=\S)", "\\1\n", text)
     kv: dict[str, str] = {}
     lines = text.splitlines()
     gpu_lines: list[str] = []

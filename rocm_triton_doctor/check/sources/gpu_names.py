@@ -91,6 +91,10 @@ def _ollama(s: str, frag: Fragment) -> None:
     m = re.search(r"amdgpu \[(\d+)\] (gfx\w+) is not supported", s)
     if m:
         merge(frag, gpu_seen("ollama", m.group(2).lower(), None, index=int(m.group(1))))
+    # older ollama (0.1.x): `msg="AMD GPU too old, falling back to CPU gfx803"` (ollama#2465)
+    m = re.search(r"AMD GPU too old, falling back to CPU (gfx\w+)", s)
+    if m:
+        merge(frag, gpu_seen("ollama", m.group(1).lower()))
     m = re.search(r"\bgpu_type=(gfx\w+)(?:.*?\bgpu=(\d+))?", s)
     if m:
         merge(frag, gpu_seen("ollama", m.group(1).lower(), None, index=int(m.group(2)) if m.group(2) else None))

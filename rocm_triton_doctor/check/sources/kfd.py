@@ -14,8 +14,13 @@ from rocm_triton_doctor.check.sources._frag import Fragment, command, file, merg
 
 _PROP = re.compile(r"^(cpu_cores_count|simd_count|gfx_target_version|vendor_id|device_id|drm_render_minor|"
                    r"simd_per_cu|wave_front_size|mem_banks_count|array_count|location_id|unique_id)\s+\d+\s*$")
-_DMESG = re.compile(r"^(?:\[\s*\d+\.\d+\]|\w{3}\s+\d+\s+\d\d:\d\d:\d\d\s+\S+\s+kernel:|<\d>)\s*.*"
-                    r"(amdgpu|kfd|drm|radeon|\bamd\b|iommu|hsa)", re.IGNORECASE)
+# Kernel log lines: dmesg's `[  1.234]`, journalctl's `Jan 28 04:01:12 host kernel:`, `<4>` levels, talosctl's
+# `192.168.0.35: kern:    info: [2026-01-06T19:44:20.165448477Z]:` (numbered or not; talos#12544), and amdgpu's own
+# `amdgpu 0000:03:00.0: amdgpu: …` / `amdgpu: …` prefix pasted without the timestamp (legacy-rocm-build#3446).
+_DMESG = re.compile(r"^(?:\[\s*\d+\.\d+\]|\w{3}\s+\d+\s+\d\d:\d\d:\d\d\s+\S+\s+kernel:|<\d>"
+                    r"|(?:\d+:)?\S+:\s+kern:\s+\w+:\s+\[[^\]]+\]:)\s*.*"
+                    r"(amdgpu|kfd|drm|radeon|\bamd\b|iommu|hsa)"
+                    r"|^(?:\[drm[:\]][^\n]*)?amdgpu(?: [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d)?: ", re.IGNORECASE)
 
 
 def detect_properties(text: str) -> bool:

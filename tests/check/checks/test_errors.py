@@ -329,3 +329,25 @@ def test_an_unrecognised_hip_runtime_error_is_a_warning_without_a_command() -> N
     # the known messages keep their own signatures
     assert "hip-runtime-error" not in [s.id for s in __import__("rocm_triton_doctor.knowledge.errors", fromlist=["x"])
                                        .match("RuntimeError: HIP error: invalid device function")]
+
+
+# -- session 14, round 9: the driver layer ---------------------------------------------------------------------------
+
+def test_amdgpu_dkms_failing_beside_a_working_gpu_advises_the_kernels_own_driver() -> None:
+    # legacy-rocm-build#5905: amdgpu-dkms does not build for a mainline kernel while the runtime lists gfx1151.
+    dkms = pasted("ERROR (dkms apport): kernel package linux-headers-6.18.7-061807-generic is not supported")
+    f = one("amdgpu-driver-error", errors=dkms, files={**AMD_LIVE, **gpu(1, 110501)})
+    assert f.severity is Severity.FAIL and "kernel's own amdgpu" in f.title
+    assert f.fix is not None and "--no-dkms" in f.fix.text
+    # without the GPU shown working: the same failure, with the signature's generic advice (never a weaker verdict)
+    assert one("amdgpu-driver-error", errors=dkms).severity is Severity.FAIL
+
+
+def test_amdgpu_probe_enomem_points_at_bar_space_and_missing_firmware_at_linux_firmware() -> None:
+    # legacy-rocm-build#6281 (2x MI210, pci=realloc=off fixed it) and nixpkgs#284403 (firmware not found).
+    bar = one("amdgpu-driver-error", errors=pasted("amdgpu 0000:43:00.0: amdgpu: initializing kernel modesetting\n"
+                                                   "amdgpu: probe of 0000:43:00.0 failed with error -12"))
+    assert bar.severity is Severity.FAIL and bar.fix is not None and "Above 4G" in bar.fix.text
+    fw = one("amdgpu-driver-error", errors=pasted("kernel: amdgpu 0000:03:00.0: Direct firmware load for "
+                                                  "amdgpu/psp_13_0_7_ta.bin failed with error -2"))
+    assert fw.severity is Severity.FAIL and fw.fix is not None and "linux-firmware" in fw.fix.text

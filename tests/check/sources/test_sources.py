@@ -610,3 +610,16 @@ def test_rocm_smi_per_field_output_counts_the_gpus_the_driver_brought_up() -> No
             "=========== VBIOS ===========\nGPU[0]\t\t: VBIOS version: 113-STRXLGEN-001\n"
             "=========== % time GPU is busy ===========\nGPU[0]\t\t: GPU use (%): 0\n")
     assert snapshot_from_text([text])["system"]["amdgpu_gpus_listed"] == 1
+
+
+def test_collect_env_banner_joined_to_its_first_key() -> None:
+    # pytorch#145670: the paste put `PyTorch version:` on the banner's line.
+    text = ("Collecting environment information...                                     PyTorch version: "
+            "2.7.0.dev20250123+rocm6.3\nIs debug build: False\nROCM used to build PyTorch: 6.3.42131-fa1d09cbd\n")
+    assert snapshot_from_text([text])["runtime"]["torch_version"] == "2.7.0.dev20250123+rocm6.3"
+
+
+def test_older_ollama_names_a_gpu_too_old_for_its_rocm() -> None:
+    # ollama#2465: `AMD GPU too old, falling back to CPU gfx803`.
+    text = 'time=2024-02-12T10:00:00 level=INFO source=gpu.go:250 msg="AMD GPU too old, falling back to CPU gfx803"\n'
+    assert [g["gfx"] for g in snapshot_from_text([text])["gpus_seen"]] == ["gfx803"]
