@@ -398,7 +398,8 @@ def container_host_no_kfd(f: Facts) -> Iterable[Finding]:
 CLAIMED = {"miopen-sqlite", "miopen-dir-unwritable", "apt-distro-rocm-package", "amdsmi-lib-mismatch", "amdsmi-nameerror",
            "found-no-nvidia-driver",
            "torch-not-compiled-with-cuda", *DRIVER,
-           "ptxas-on-amd", "ptxas-unknown-arch", "pip-no-matching-torch", "pip-torch-version-not-on-index",
+           "ptxas-on-amd", "ptxas-unknown-arch", "triton-hip-lld-missing", "rccl-iommu-pt-missing",
+           "ray-visible-devices-mismatch", "pip-no-matching-torch", "pip-torch-version-not-on-index",
            "docker-no-kfd-device", "installer-cpu-fallback", "torchvision-op-missing",
            *CODE_OBJECT,
            "pip-rocm-triton-not-on-index", "amdsmi-module-missing", "rocm-needs-newer-glibc",
@@ -595,6 +596,16 @@ def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Findi
                         f"GPU_TARGETS={gfx}), or a GPU that ROCm supports.{wheel_text}", (wheel_cmd,) if wheel_cmd else ()))
 
 
+def named_isas(errs: tuple[ErrorText, ...]) -> set[str]:
+    """The gfx targets a code-object error says it looked for (`for ISA: amdgcn-amd-amdhsa--gfx1101`, `found for:
+    gfx1152`), as base targets."""
+    out: set[str] = set()
+    for e in errs:
+        for m in re.finditer(r"(?:amdgcn-amd-amdhsa--|ISA:\s*|found for:\s*)(gfx[0-9a-f]{3,4})\b", e.text, re.I):
+            out.add(knowledge.base_gfx(m.group(1).lower()))
+    return out
+
+
 @check("gpu-code-object", "errors", "No error says the program lacks code for the GPU's gfx target.",
        "hipErrorNoBinaryForGpu, 'invalid device function', 'No compatible code objects found', ollama's 'gfx… is not "
        "supported': the build has no kernels for this target.",
@@ -613,9 +624,16 @@ def gpu_code_object(f: Facts) -> Iterable[Finding]:
                    "(`python -c 'import torch; print(torch.__version__, torch.cuda.get_arch_list())'`).",
                    evidence=_quote(errs))
         return
+    named = named_isas(errs)
     if len({g.gfx for g in gpus}) > 1 and any(g.integrated for g in gpus):
-        yield skip("iGPU + dGPU: see 'igpu-with-dgpu'")
-        return
+        # The error names the ISA it looked for: when that is a discrete GPU's, the build lacks the dGPU's own target
+        # and hiding the iGPU cannot help (lamikr/rocm_sdk_builder#246: `Cannot find CO in the bundle … for ISA:
+        # amdgcn-amd-amdhsa--gfx1101` beside a gfx1036 iGPU).
+        dgpus = [g for g in gpus if g.integrated is False and g.gfx in named]
+        if not dgpus:
+            yield skip("iGPU + dGPU: see 'igpu-with-dgpu'")
+            return
+        gpus = dgpus
     seen: set[str] = set()
     for g in gpus:
         if g.gfx and g.gfx not in seen:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from packaging.version import Version
 
@@ -90,6 +90,24 @@ def amd_gpus(f: Facts) -> tuple[Gpu, ...]:
     return f.gpus.value if f.gpus.found and f.gpus.value else ()
 
 
+def _dropped_beside_supported(gpus: Sequence[Gpu]) -> Fix | None:
+    """Where a GPU that current ROCm no longer supports (gfx803 …) sits next to one it does, ROCr's start-up can fail
+    for both (legacy-rocm-build#5942: an RX 580 beside an RX 7800 XT, 'HSA_STATUS_ERROR: A generic error'): keep the
+    old one out of ROCr's enumeration. Words only: the order ROCR_VISIBLE_DEVICES counts is rocminfo's, not shown."""
+    rel = knowledge.rocm_release(knowledge.newest_rocm())
+    if rel is None:
+        return None
+    current = set(rel.gfx) | set(rel.gfx_deprecated)
+    old = [g for g in gpus if g.gfx and g.gfx not in current]
+    ok_ = [g for g in gpus if g.gfx and g.gfx in current]
+    if not (old and ok_):
+        return None
+    return Fix(f"{', '.join(g.label for g in old)} is not supported by current ROCm and can stop the runtime from starting "
+               f"for every GPU: keep it out of ROCr's enumeration with ROCR_VISIBLE_DEVICES set to "
+               f"{', '.join(g.label for g in ok_)}'s index (ROCr's order; with ROCR_VISIBLE_DEVICES unset, try each "
+               "index), or remove the card.")
+
+
 @check("gpus-detected", "gpus", "Lists the AMD GPUs ROCm can see: gfx target, name, VRAM, wave size, iGPU or dGPU.",
        "Everything else depends on the real gfx target of each GPU.",
        "If a GPU is missing, see the driver and access findings.")
@@ -122,7 +140,8 @@ def gpus_detected(f: Facts) -> Iterable[Finding]:
             # GPUs known only from lspci or names, while rocminfo failed: the runtime still sees none. Said here too,
             # so that knowing the GPU's name never hides the failure (removing evidence never raises the verdict;
             # legacy-rocm-build#6166 had it the other way round).
-            yield fail("rocminfo could not enumerate GPUs", "; ".join(rep.errors[:3]), evidence=(f.rocminfo.source,))
+            yield fail("rocminfo could not enumerate GPUs", "; ".join(rep.errors[:3]), evidence=(f.rocminfo.source,),
+                       fix=_dropped_beside_supported(gpus))
         return
     wsl = bool(f.wsl.found and f.wsl.value)
     if not f.dev_kfd.found and (wsl or (f.container.found and amd_host(f) is not False)):
@@ -204,6 +223,13 @@ def igpu_with_dgpu(f: Facts) -> Iterable[Finding]:
     cmd = (f'$env:{var}="{dgpu_idx}"' if windows else f"export {var}={dgpu_idx}") if runtime_order else None
     # A GPU program that already failed on such a machine (the pasted error) is the iGPU problem until shown otherwise.
     crashed = bool(f.errors.found and f.errors.value)
+    from rocm_triton_doctor.check.checks.errors import code_object_errors, named_isas
+
+    named = named_isas(code_object_errors(f)) if crashed else set()
+    if any(g.gfx in named for g in dgpus) and all(g.gfx not in named for g in igpus):
+        # The error names the discrete GPU's own target: the build lacks it, which 'gpu-code-object' reports; the
+        # iGPU is a side issue here (lamikr/rocm_sdk_builder#246).
+        crashed = False
     yield (fail if crashed else warn)(f"integrated GPU next to a discrete GPU: {names}",
                "Both are visible to ROCm. torch may select the iGPU, and a global HSA_OVERRIDE_GFX_VERSION applies "
                "to it too (memory faults, hangs).",

@@ -13,6 +13,7 @@ from typing import Any
 
 from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.facts.errors import with_signature
 from rocm_triton_doctor.check.findings import Finding, Fix
 
 _NOT_INSTALLED = "import torch failed: No module named 'torch'"
@@ -129,4 +130,21 @@ def python_choice(f: Facts) -> Iterable[Finding]:
                         "rocm-triton-doctor install --venv ~/rtd-venv")))
 
 
-CHECKS = (torch_import, triton_import, python_choice)
+@check("iommu-passthrough", "runtime", "The IOMMU is in passthrough mode where RCCL asks for it.",
+       "RCCL warns 'Missing \"iommu=pt\" from kernel command line which can lead to system instability or hang': "
+       "with a translated IOMMU, peer-to-peer copies between GPUs hang (ROCm/rccl#1129, 2x MI100).",
+       "Add iommu=pt to the kernel command line and reboot.")
+def iommu_passthrough(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "rccl-iommu-pt-missing")
+    if not errs:
+        yield skip("no RCCL 'Missing iommu=pt' warning in the evidence")
+        return
+    yield fail("RCCL: the kernel command line lacks iommu=pt",
+               "With the IOMMU translating, multi-GPU collectives can hang (RCCL's own warning, quoted).",
+               evidence=tuple(e.text.strip().splitlines()[0][:200] for e in errs[:1]),
+               fix=Fix("Add iommu=pt to GRUB_CMDLINE_LINUX in /etc/default/grub, regenerate the GRUB config "
+                       "(update-grub, or grub2-mkconfig -o /boot/grub2/grub.cfg) and reboot; check with cat /proc/cmdline.",
+                       needs_sudo=True, needs_reboot=True))
+
+
+CHECKS = (torch_import, triton_import, python_choice, iommu_passthrough)

@@ -223,4 +223,28 @@ def triton_build_toolchain(f: Facts) -> Iterable[Finding]:
                       (f"sudo apt-get install -y gcc python{v}-dev",), needs_sudo=True))
 
 
-CHECKS = (triton_missing, triton_duplicate_dists, triton_version_pin, triton_backend, triton_build_toolchain)
+@check("triton-hip-linker", "triton", "Triton's AMD backend finds ROCm's ld.lld.",
+       "Triton links every AMD kernel with ROCm's ld.lld, looked for under /opt/rocm/llvm/bin unless TRITON_HIP_LLD_PATH "
+       "says where; a torch that carries its ROCm in the wheel (TheRock) has no /opt/rocm, so torch.compile fails "
+       "('ROCm linker /opt/rocm/llvm/bin/ld.lld not found', ROCm/ROCm#4499; TheRock#2006).",
+       "Set TRITON_HIP_LLD_PATH to an ld.lld (the pip ROCm's: $(rocm-sdk path --root)/llvm/bin/ld.lld).")
+def triton_hip_linker(f: Facts) -> Iterable[Finding]:
+    from rocm_triton_doctor.check.facts.errors import with_signature
+
+    errs = with_signature(f.errors, "triton-hip-lld-missing")
+    if not errs:
+        yield skip("no Triton 'ROCm linker … not found' error in the evidence")
+        return
+    set_to = f.env_var("TRITON_HIP_LLD_PATH")
+    yield fail("Triton cannot find ROCm's linker (ld.lld), so no Triton kernel builds",
+               "Triton's AMD backend looked for /opt/rocm/llvm/bin/ld.lld"
+               + (f"; TRITON_HIP_LLD_PATH is set to {set_to}, which has none." if set_to else
+                  " and TRITON_HIP_LLD_PATH is not set."),
+               evidence=tuple(e.text.strip().splitlines()[-1][:200] for e in errs[:1]),
+               fix=Fix("Point Triton at an ld.lld: with TheRock's pip-installed ROCm, export "
+                       "TRITON_HIP_LLD_PATH=$(rocm-sdk path --root)/llvm/bin/ld.lld; with a system ROCm elsewhere, "
+                       "<its root>/llvm/bin/ld.lld."))
+
+
+CHECKS = (triton_missing, triton_duplicate_dists, triton_version_pin, triton_backend, triton_build_toolchain,
+          triton_hip_linker)

@@ -33,6 +33,19 @@ def _indices(entries: list[str]) -> list[int] | None:
        "Select GPUs with one variable (ROCR_VISIBLE_DEVICES), with indices from `rocminfo`.", needs=("env",),
        ok_is_evidence=False)
 def visible_devices(f: Facts) -> Iterable[Finding]:
+    from rocm_triton_doctor.check.facts.errors import with_signature
+
+    ray = with_signature(f.errors, "ray-visible-devices-mismatch")
+    if ray:
+        # Ray 2.45+ on ROCm refuses a CUDA_VISIBLE_DEVICES that HIP_VISIBLE_DEVICES does not equal (ray#52701).
+        cuda = f.env_var("CUDA_VISIBLE_DEVICES")
+        yield fail("Ray refuses the GPU selection: CUDA_VISIBLE_DEVICES without an equal HIP_VISIBLE_DEVICES",
+                   "Ray's AMD accelerator manager reads HIP_VISIBLE_DEVICES and asserts the two agree.",
+                   evidence=tuple(e.text.strip().splitlines()[-1][:200] for e in ray[:1]),
+                   fix=Fix("Select the GPUs with HIP_VISIBLE_DEVICES instead, and unset CUDA_VISIBLE_DEVICES (or set "
+                           "both to the same list).",
+                           ("unset CUDA_VISIBLE_DEVICES", f"export HIP_VISIBLE_DEVICES={cuda}") if cuda else ()))
+        return
     values = {v: f.env_var(v) for v in VARS if f.env_var(v) is not None}
     if not values:
         if f.env_complete:

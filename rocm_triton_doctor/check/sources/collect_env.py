@@ -64,6 +64,9 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
     # A paste that joined the banner and the first key onto one line (`Collecting environment information...    PyTorch
     # version: 2.7.0.dev20250123+rocm6.3`, pytorch#145670): the key starts its own line again.
     text = re.sub(r"(Collecting environment information\.\.\.)[ \t]+(?=\S)", "\\1\n", text)
+    # The same keys as a markdown list, as issue templates render them: `- **PyTorch version**: 2.11.0.dev…+rocm7.1`
+    # (pytorch#174282).
+    text = re.sub(r"^\s*[-*]\s+\*\*([^*\n]+?)\*\*\s*:", r"\1:", text, flags=re.M)
     kv: dict[str, str] = {}
     lines = text.splitlines()
     gpu_lines: list[str] = []

@@ -351,3 +351,20 @@ def test_amdgpu_probe_enomem_points_at_bar_space_and_missing_firmware_at_linux_f
     fw = one("amdgpu-driver-error", errors=pasted("kernel: amdgpu 0000:03:00.0: Direct firmware load for "
                                                   "amdgpu/psp_13_0_7_ta.bin failed with error -2"))
     assert fw.severity is Severity.FAIL and fw.fix is not None and "linux-firmware" in fw.fix.text
+
+
+def test_a_code_object_error_naming_the_discrete_gpu_is_not_the_igpus() -> None:
+    # lamikr/rocm_sdk_builder#246: an SDK built for gfx1100 on an RX 7800 XT (gfx1101) beside a gfx1036 iGPU.
+    err = pasted("Cannot find CO in the bundle /opt/rocm_sdk_612/lib64/librocblas.so for ISA: amdgcn-amd-amdhsa--gfx1101\n"
+                 "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!")
+    files = {**AMD_LIVE, **gpu(1, 110001), **gpu(2, 100306)}
+    f = one("gpu-code-object", errors=err, files=files)
+    assert f.severity is Severity.FAIL and "gfx1101" in f.title
+    assert one("igpu-with-dgpu", errors=err, files=files).severity is Severity.WARN  # a side issue, not the crash
+
+
+def test_amd_smi_missing_groups_is_a_warning_naming_the_groups() -> None:
+    # ROCm/amdsmi#184: amd-smi on an HPC node as a user outside render/video.
+    f = one("known-error", errors=pasted("RuntimeError: WARNING: User is missing the following required groups: "
+                                         "render, video. Please add user to these groups."))
+    assert f.severity is Severity.WARN and f.fix is not None and "video" in f.fix.text

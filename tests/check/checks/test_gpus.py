@@ -140,3 +140,13 @@ def test_gfx_torch_arch_fails_when_the_runtime_itself_reports_the_missing_target
     # The chip's own id (lspci) does not include an override: there an unrecorded environment leaves it open.
     g = one("gfx-torch-arch", runtime=rt, gpus_seen=[{"tool": "lspci", "pci_id": "1002:1586"}])
     assert g.severity.value == "warn"
+
+
+def test_rocminfo_failing_beside_a_dropped_gpu_names_rocr_visible_devices() -> None:
+    # legacy-rocm-build#5942: an RX 580 (gfx803) beside an RX 7800 XT (gfx1101); rocminfo dies in hsa_init.
+    snap = {"gpus_seen": [{"tool": "lspci", "gfx": "gfx1101", "name": "Navi 32"},
+                          {"tool": "lspci", "gfx": "gfx803", "name": "Ellesmere"}],
+            "commands": {"rocminfo": "ROCk module version 6.12.12 is loaded\nhsa api call failure at: "
+                                     "rocminfo.cc:1306\nCall returned HSA_STATUS_ERROR: A generic error has occurred."}}
+    fails = [f for f in run("gpus-detected", minimal_snapshot(**snap)) if f.severity.value == "fail"]
+    assert fails and fails[0].fix is not None and "ROCR_VISIBLE_DEVICES" in fails[0].fix.text

@@ -94,3 +94,15 @@ def test_python_choice_warn_when_no_environment_has_torch() -> None:
     assert f.severity is Severity.WARN and "(/opt/rtd/bin/python)" in f.title
     assert "/usr/bin/python3 (PATH: no torch)" in f.detail
     assert f.fix is not None and "rocm-triton-doctor install --venv ~/rtd-venv" in f.fix.commands
+
+
+def test_iommu_passthrough_skip_without_rccls_warning() -> None:
+    assert one("iommu-passthrough").severity.value == "skip"
+
+
+def test_iommu_passthrough_fails_on_rccls_own_warning() -> None:
+    # ROCm/rccl#1129: all_reduce_perf hangs on 2x MI100; RCCL warns that iommu=pt is missing.
+    err = [{"text": 'host:1:1 [0] NCCL INFO init.cc:132 NCCL WARN Missing "iommu=pt" from kernel command line which can '
+                    "lead to system instablity or hang!", "from": "text"}]
+    f = one("iommu-passthrough", errors=err)
+    assert f.severity.value == "fail" and f.fix is not None and "iommu=pt" in f.fix.text and f.fix.needs_reboot

@@ -134,3 +134,16 @@ def test_triton_build_toolchain_fail_on_a_gpu_machine() -> None:
 def test_triton_build_toolchain_warn_on_a_cpu_machine() -> None:
     f = one("triton-build-toolchain", files=NO_AMD, **toolchain(False, cc="/usr/bin/cc"))
     assert (f.severity.value, f.title) == ("warn", "missing Python.h: Triton cannot build its driver stub")
+
+
+def test_triton_hip_linker_skip_without_the_error() -> None:
+    assert one("triton-hip-linker").severity.value == "skip"
+
+
+def test_triton_hip_linker_points_at_the_pip_rocms_ld_lld() -> None:
+    # ROCm/ROCm#4499: a TheRock torch (ROCm in the wheel, no /opt/rocm) under torch.compile / flex_attention.
+    err = [{"text": "torch._inductor.exc.InductorError: LoweringException: Exception: ROCm linker "
+                    "/opt/rocm/llvm/bin/ld.lld not found. Set 'TRITON_HIP_LLD_PATH' to its path.", "from": "text"}]
+    f = one("triton-hip-linker", errors=err)
+    assert f.severity.value == "fail" and f.fix is not None
+    assert "TRITON_HIP_LLD_PATH=$(rocm-sdk path --root)/llvm/bin/ld.lld" in f.fix.text and f.fix.commands == ()

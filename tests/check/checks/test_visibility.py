@@ -50,3 +50,12 @@ def test_visible_devices_fail_rocr_index_beyond_kfd_gpus() -> None:
     f = one("visible-devices", env={"ROCR_VISIBLE_DEVICES": "2"}, files={**AMD_LIVE, **gpu(1, 110000)})
     assert f.severity is Severity.FAIL and f.title == "ROCR_VISIBLE_DEVICES names GPU 2, but KFD has 1 GPU(s)"
     assert f.fix is not None and f.fix.commands == ("unset ROCR_VISIBLE_DEVICES",)
+
+
+def test_visible_devices_ray_refuses_cuda_visible_devices_alone() -> None:
+    # ray-project/ray#52701: Ray 2.45 on ROCm asserts HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES agree.
+    err = [{"text": "AssertionError: Inconsistant values found. Please use either HIP_VISIBLE_DEVICES or "
+                    "CUDA_VISIBLE_DEVICES.", "from": "text"}]
+    f = one("visible-devices", errors=err, env={"CUDA_VISIBLE_DEVICES": "1"})
+    assert f.severity.value == "fail" and f.fix is not None
+    assert f.fix.commands == ("unset CUDA_VISIBLE_DEVICES", "export HIP_VISIBLE_DEVICES=1")

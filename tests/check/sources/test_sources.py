@@ -623,3 +623,10 @@ def test_older_ollama_names_a_gpu_too_old_for_its_rocm() -> None:
     # ollama#2465: `AMD GPU too old, falling back to CPU gfx803`.
     text = 'time=2024-02-12T10:00:00 level=INFO source=gpu.go:250 msg="AMD GPU too old, falling back to CPU gfx803"\n'
     assert [g["gfx"] for g in snapshot_from_text([text])["gpus_seen"]] == ["gfx803"]
+
+
+def test_collect_env_keys_as_a_markdown_list() -> None:
+    # pytorch#174282: the issue template renders `- **PyTorch version**: …`.
+    text = "- **PyTorch version**: 2.11.0.dev20260118+rocm7.1\n- **ROCm version**: 7.1.52802\n- **Is CUDA available**: True\n"
+    rt = snapshot_from_text([text])["runtime"]
+    assert rt["torch_version"] == "2.11.0.dev20260118+rocm7.1" and rt["is_available"] is True
