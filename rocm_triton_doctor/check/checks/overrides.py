@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterable
 
 from packaging.version import InvalidVersion, Version
@@ -186,7 +188,20 @@ def hsa_override_harmful(f: Facts) -> Iterable[Finding]:
         if not g.override or not g.gfx or g.effective_gfx == g.gfx:
             continue
         real, forced = knowledge.gfx_info(g.gfx), knowledge.gfx_info(g.effective_gfx)
-        if real and forced and (real.family[:5] != forced.family[:5] and not _same_override_family(g.gfx, g.effective_gfx)):
+        rules = knowledge.override_rules(g.gfx)
+        if real and forced and _newer_minor_isa(g.gfx, g.effective_gfx) and rules:
+            # A newer minor ISA of the same major (gfx1151 / RDNA3.5 code on a gfx1103 780M,
+            # jammsen/proxmox-setup-scripts#1): its code may use instructions this GPU lacks. The working overrides
+            # map a GPU onto an older or equal sibling (gfx1103 -> 11.0.0).
+            harmful = True
+            yield fail(f"{g.override_var}={g.override} makes {g.label} run {g.effective_gfx} code, a newer ISA than "
+                       f"its own {g.gfx}",
+                       f"{g.effective_gfx} ({forced.arch}) code can use instructions {g.gfx} ({real.arch}) lacks; an "
+                       "override only works towards an older or equal sibling target. Only where the GPU has such "
+                       "a sibling (the override rules) is this said; without one, the override may be all that runs.",
+                       fix=Fix(f"Use the sibling {g.gfx} maps to instead: {g.override_var}={rules[0].value} "
+                               f"({rules[0].target}).", (f"export {g.override_var}={rules[0].value}",)))
+        elif real and forced and (real.family[:5] != forced.family[:5] and not _same_override_family(g.gfx, g.effective_gfx)):
             harmful = True
             yield fail(f"{g.override_var}={g.override} makes {g.label} run {g.effective_gfx} code (another GPU family)",
                        f"{g.gfx} is {real.arch}; {g.effective_gfx} is {forced.arch}. Code for a different ISA family "
@@ -213,6 +228,17 @@ def hsa_override_harmful(f: Facts) -> Iterable[Finding]:
                                (f"unset {g.override_var}",)))
     if not harmful:
         yield ok("the override set here does no harm")
+
+
+def _isa(gfx: str) -> tuple[int, int] | None:
+    """(major, minor) of a gfx name: gfx1103 -> (11, 0), gfx1151 -> (11, 5), gfx90a -> (9, 0)."""
+    m = re.match(r"^gfx(\d{1,2}?)([0-9a-f])([0-9a-f])$", gfx)
+    return (int(m.group(1)), int(m.group(2), 16)) if m else None
+
+
+def _newer_minor_isa(real: str, forced: str | None) -> bool:
+    a, b = _isa(real), _isa(forced or "")
+    return a is not None and b is not None and a[0] == b[0] and b[1] > a[1]
 
 
 def _same_override_family(real: str, forced: str | None) -> bool:

@@ -218,7 +218,11 @@ def torch_family_mismatch(f: Facts) -> Iterable[Finding]:
             # source build whose index cannot be told, triton-lang/triton#8539; not compared)
             continue
         pin = d.pinned({"torch"})
-        if build_tag(d.local) != build_tag(torch.local):
+        # PyPI's own torchvision/torchaudio (no local tag) are the CUDA builds on Linux, the pair of a +cuXYZ torch of
+        # the same release (torch 2.4.1+cu121 beside torchvision 0.19.1 works; invoke-ai/InvokeAI#7520): only the
+        # version pin is compared there.
+        pypi_cuda_pair = not d.local and build_tag(torch.local).startswith("cu")
+        if build_tag(d.local) != build_tag(torch.local) and not pypi_cuda_pair:
             bad.append(f"{name} {d.version} (build '{d.local or 'PyPI default'}') vs torch {torch.version}")
         elif pin and pin[1] and Version(torch.version.split("+")[0]) not in _spec(pin[1]):
             bad.append(f"{name} {d.version} requires torch{pin[1]}, installed {torch.version}")

@@ -73,6 +73,7 @@ SNIFFERS: tuple[tuple[Callable[[str], bool], Parser], ...] = (
 # error text.
 ALWAYS: tuple[Parser, ...] = (env.parse, host.parse_container_run, host.parse_compose, host.parse_nvidia_hints, host.parse_service,
                               host.parse_slurm_job, host.parse_amdgpu_install,
+                              host.parse_cluster_devices,
                               ls.parse_open_errors,
                               gpu_names.parse, gpu_names.parse_hip_device_count, rocm_smi.parse_amd_smi_table,
                               host.parse_windows, repl.parse_banner, repl.parse_labels, repl.parse_commented,

@@ -82,9 +82,11 @@ def gpu_seen(tool: str, gfx: str | None = None, name: str | None = None, **extra
     return {"gpus_seen": [entry]}
 
 
-_LOG_PREFIX = re.compile(r"^\[(?:INFO|WARNING|DEBUG|ERROR)\]\s*")
+# `[INFO] ` (ComfyUI), and rich's `INFO     ` with an optional `22:09:42-469548 ` time (SD.Next, kohya_ss)
+_LOG_PREFIX = re.compile(r"^(?:\d\d:\d\d:\d\d[-.,]\d+\s+)?(?:\[(?:INFO|WARNING|DEBUG|ERROR)\]\s*"
+                         r"|(?:INFO|WARNING|DEBUG|ERROR)\s{2,})")
 
 
 def log_line(line: str) -> str:
-    """A pasted line without surrounding blanks and a leading `[INFO] ` level tag (ComfyUI's logging prefix)."""
+    """A pasted line without surrounding blanks and a leading level tag (`[INFO] `, or `INFO     ` with its time)."""
     return _LOG_PREFIX.sub("", line.strip())

@@ -28,6 +28,10 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
         m = re.search(r"\b(?:AMD|ROCm)\b[^()\n]*\((gfx[0-9a-f]{3,4})\)", s)
         if m and "supported" not in s.lower():
             merge(frag, gpu_seen("text", m.group(1).lower()))
+        # SD.Next (Windows, HIP SDK): `ROCm: version=6.4, using agent gfx1200` (vladmandic/sdnext#4211)
+        m = re.search(r"ROCm: version=[\w.]+, using agent (gfx[0-9a-f]{3,4})\b", s)
+        if m:
+            merge(frag, gpu_seen("text", m.group(1).lower()))
         # ComfyUI's startup: `AMD arch: gfx1151` (torch's gcnArchName for the device it opened: the runtime's view).
         m = re.match(r"^AMD arch:\s*(gfx[0-9a-f]{3,4})\b", s)
         if m:

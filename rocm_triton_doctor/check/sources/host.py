@@ -115,8 +115,9 @@ def parse_container_run(text: str, cmd: str | None = None) -> Fragment:
         if re.search(r"\bdistrobox(?:\s+|-)create\b", s):
             merge(frag, _distrobox(s[re.search(r"\bdistrobox", s).start():]))  # type: ignore[union-attr]
             continue
-        m = re.search(r"\b(docker|podman|singularity|apptainer)\s+(run|exec|create)\b(.*)$", s)
-        if not m or (m.group(2) == "exec" and m.group(1) in ("docker", "podman")):
+        m = re.search(r"\b(docker|podman|singularity|apptainer|buildah)\s+(run|exec|create|from)\b(.*)$", s)
+        if not m or (m.group(1) == "buildah") != (m.group(2) == "from") or (
+                m.group(2) == "exec" and m.group(1) in ("docker", "podman")):
             # `docker exec NAME cmd` runs in a container that already exists: it passes no devices, so it says
             # nothing about how the container was started (VoiceStudio#1274). Singularity's exec starts one.
             continue
@@ -124,7 +125,10 @@ def parse_container_run(text: str, cmd: str | None = None) -> Fragment:
             args = shlex.split(m.group(3))
         except ValueError:
             args = m.group(3).split()
-        run: dict[str, Any] = {"runtime": m.group(1), "devices": [], "group_add": []}
+        # buildah builds through the same user-namespaced containers as podman (legacy-rocm-build#1549)
+        run: dict[str, Any] = {"runtime": "podman" if m.group(1) == "buildah" else m.group(1), "devices": [],
+                               "group_add": []}
+        env: dict[str, str] = {}
         i = 0
         while i < len(args):
             a = args[i]
@@ -135,6 +139,12 @@ def parse_container_run(text: str, cmd: str | None = None) -> Fragment:
                     i += 1
                 elif a.startswith(flag + "="):
                     run[key].append(a.split("=", 1)[1])
+            # `-e HSA_OVERRIDE_GFX_VERSION=11.5.1`: the environment the container's programs run with
+            # (jammsen/proxmox-setup-scripts#1)
+            ev = val if a in ("-e", "--env") else a.split("=", 1)[1] if a.startswith("--env=") else ""
+            if "=" in ev and re.match(r"^(HSA_OVERRIDE_GFX_VERSION|[A-Z]+_VISIBLE_DEVICES)=", ev):
+                k, v = ev.split("=", 1)
+                env[k] = v
             if a in ("-u", "--user"):
                 run["user"] = val
             elif a.startswith("--user="):
@@ -154,6 +164,8 @@ def parse_container_run(text: str, cmd: str | None = None) -> Fragment:
         if re.search(r"\bsudo\b.*\bpodman\b", s):
             run["rootful"] = True  # `sudo podman …`: root's podman keeps no user namespace
         merge(frag, {"container_run": [run]})
+        if env:
+            merge(frag, {"env": env})
     return frag
 
 
@@ -223,6 +235,20 @@ def parse_slurm_job(text: str, cmd: str | None = None) -> Fragment:
                 break
     if not frag and re.search(r"^\s*(?:export\s+)?SLURM_JOB_ID=\d+", text, re.M):
         frag = {"system": {"slurm_job": {}}}
+    return frag
+
+
+def parse_cluster_devices(text: str, cmd: str | None = None) -> Fragment:
+    """`kubectl get nodes -o custom-columns=…amd\\.com/gpu` and its rows -> `system.k8s_amd_gpu_capacity` (0 for
+    `<none>`: the device plugin advertised no GPU, ROCm/k8s-device-plugin#148); a Proxmox LXC device line
+    `/dev/dri/renderD128,gid=993` -> the node exists in the container with that gid (Hal0ai/hal0#2213)."""
+    frag: Fragment = {}
+    if re.search(r"capacity\.amd\\?\.com/gpu", text):
+        caps = [m.group(1) for m in re.finditer(r"^\S+\s+(<none>|\d+)\s*$", text, re.M)]
+        if caps:
+            merge(frag, {"system": {"k8s_amd_gpu_capacity": sum(int(c) for c in caps if c.isdigit())}})
+    for m in re.finditer(r"(/dev/(?:dri/renderD\d+|kfd)),gid=(\d+)", text):
+        merge(frag, {"system": {"lxc_device_gids": {m.group(1): int(m.group(2))}}})
     return frag
 
 

@@ -19,7 +19,7 @@ _PROP = re.compile(r"^(cpu_cores_count|simd_count|gfx_target_version|vendor_id|d
 # `amdgpu 0000:03:00.0: amdgpu: …` / `amdgpu: …` prefix pasted without the timestamp (legacy-rocm-build#3446).
 _DMESG = re.compile(r"^(?:\[\s*\d+\.\d+\]|\w{3}\s+\d+\s+\d\d:\d\d:\d\d\s+\S+\s+kernel:|<\d>"
                     r"|(?:\d+:)?\S+:\s+kern:\s+\w+:\s+\[[^\]]+\]:)\s*.*"
-                    r"(amdgpu|kfd|drm|radeon|\bamd\b|iommu|hsa)"
+                    r"(amdgpu|kfd|drm|radeon|\bamd\b|iommu|hsa|vfio)"
                     r"|^(?:\[drm[:\]][^\n]*)?amdgpu(?: [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d)?: ", re.IGNORECASE)
 
 

@@ -63,13 +63,16 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
 # What check scripts print, one labelled value per line (`torch version = 2.2.1+rocm5.7`, `torch.__version__:
 # 2.6.0+cu124`, `torch.version.hip: None`, `CUDA available: False`, `cuda version = None`): label, then ":" or "=".
 _LABELS = (
-    (re.compile(r"^(?:torch(?:\.__version__|[ _]version)|pytorch[ _.]version)\s*[:=]\s*(?P<v>\S+)\s*$", re.I),
+    (re.compile(r"^(?:torch(?:\.__version__|[ _]version)|pytorch[ _.]version)\s*[:=→]\s*(?P<v>\S+)\s*$", re.I),
      "torch_version"),
+    # kohya_ss's launcher: `INFO     Torch 2.1.2+rocm5.6` (bmaltais/kohya_ss#2228); SD.Next: `Torch: torch==2.8.0+cpu …`
+    (re.compile(r"^Torch\s+(?P<v>\d[\w.+-]*)\s*$"), "torch_version"),
+    (re.compile(r"^Torch:\s+torch==(?P<v>\d[\w.+-]*)(?:\s.*)?$"), "torch_version"),
     # `python -m xformers.info`: `pytorch.version:  2.12.1+cu130`, `pytorch.cuda:  available` (xformers#1399)
     (re.compile(r"^pytorch\.cuda\s*:\s*(?P<v>available|not available)\s*$", re.I), "is_available"),
-    (re.compile(r"^(?:torch\.version\.hip|hip[ _]version)\s*[:=]\s*(?P<v>\S+)\s*$", re.I), "hip_version"),
+    (re.compile(r"^(?:torch\.version\.hip|hip[ _]version)\s*[:=→]\s*(?P<v>\S+)\s*$", re.I), "hip_version"),
     (re.compile(r"^(?:torch\.version\.cuda|cuda[ _]version)\s*[:=]\s*(?P<v>\S+)\s*$", re.I), "cuda_version"),
-    (re.compile(r"^(?:torch\.cuda\.is_available\(\)|cuda[ _]available|rocm[ _]available|is[ _]available)\s*[:=]\s*"
+    (re.compile(r"^(?:torch\.cuda\.is_available\(\)|cuda[ _]available|rocm[ _]available|is[ _]available)\s*[:=→]\s*"
                 r"(?P<v>True|False)\s*$",
                 re.I), "is_available"),
 )
@@ -98,13 +101,23 @@ def parse_labels(text: str, cmd: str | None = None) -> Fragment:
         rt["is_available"] = True
     frag: Fragment = {"runtime": rt} if rt else {}
     # `torch:        2.9.1+rocm7.2.1`, `torchvision: 0.24.1` (a version summary): the distributions (partial list)
-    for m in re.finditer(r"^\s*(?P<n>torch|torchvision|torchaudio|triton|pytorch-triton-rocm|xformers)\s*:\s*"
-                         r"(?P<v>\d[\w.+-]*)\s*$", text, re.M):
+    # (also quoted, as a JSON dependency report: `"torch": "2.4.1+cu121",`, invoke-ai/InvokeAI#7520)
+    for m in re.finditer(r"^\s*\"?(?P<n>torch|torchvision|torchaudio|triton|pytorch-triton-rocm|xformers)\"?\s*:\s*"
+                         r"\"?(?P<v>\d[\w.+-]*)\"?,?\s*$", text, re.M):
         frag.setdefault("python", {"distributions": {}})["distributions"][m.group("n")] = {"version": m.group("v")}
-    m = re.search(r"^\s*(?:name|device[ _]name|gpu[ _]name|torch\.cuda\.get_device_name\(\d*\))\s*[:=]\s*"
+    # kohya_ss: `Torch detected GPU: AMD Radeon RX 7800 XT VRAM 16368 Arch (11, 0) Cores 30` (torch opened it)
+    kg = re.search(r"Torch detected GPU:\s+(?P<n>.+?)\s+VRAM\b", text)
+    if kg:
+        frag["gpus_seen"] = [{"tool": "torch", "name": kg.group("n")}]
+        frag.setdefault("runtime", {})["is_available"] = True
+        return frag
+    m = re.search(r"^\s*(?:name|device[ _]name|gpu[ _]name|torch\.cuda\.get_device_name\(\d*\))\s*[:=→]\s*"
                   r"['\"]?(?P<n>(?:AMD|Radeon)\b[^'\"\n]*?)['\"]?\s*$", text, re.M | re.I)
     if m:
         frag["gpus_seen"] = [{"tool": "torch", "name": m.group("n")}]
+        if m.group(0).lstrip().startswith("torch.cuda.get_device_name"):
+            # get_device_name returns only for a device torch opened (VoiceStudio#1165: `… → 'AMD Radeon RX 7900 XTX'`)
+            frag.setdefault("runtime", {})["is_available"] = True
     return frag
 
 

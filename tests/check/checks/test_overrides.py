@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..conftest import gpu, minimal_snapshot, one, rocm_python, run
+from ..conftest import AMD_LIVE, gpu, minimal_snapshot, one, rocm_python, run
 
 
 def sev_titles(check_id: str, **sections: object) -> list[tuple[str, str]]:
@@ -70,3 +70,10 @@ def test_hsa_override_harmful_ok_for_a_needed_same_family_override() -> None:
     f = one("hsa-override-harmful", files=gpu(1, 100302), env={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"},
             python=rocm_python("2.5.1+rocm6.2"))
     assert (f.severity.value, f.title) == ("ok", "the override set here does no harm")
+
+
+def test_an_override_to_a_newer_minor_isa_points_at_the_sibling() -> None:
+    # jammsen/proxmox-setup-scripts#1: a gfx1103 780M run as gfx1151 (11.5.1); its sibling is 11.0.0.
+    f = one("hsa-override-harmful", files={**AMD_LIVE, **gpu(1, 110003)}, env={"HSA_OVERRIDE_GFX_VERSION": "11.5.1"})
+    assert f.severity.value == "fail" and "newer ISA" in f.title
+    assert f.fix is not None and f.fix.commands == ("export HSA_OVERRIDE_GFX_VERSION=11.0.0",)

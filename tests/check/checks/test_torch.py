@@ -141,3 +141,9 @@ def test_torchvision_ops_error_reinstalls_from_torchs_index() -> None:
     assert f.fix.commands and "torch==2.10.0+rocm7.1 torchvision" in f.fix.commands[0] and "whl/rocm7.1" in f.fix.commands[0]
     bare = one("torchvision-ops-error", errors=err)  # torch's version unknown: the advice in words
     assert bare.fix is not None and bare.fix.commands == ()
+
+
+def test_torch_family_mismatch_pypi_torchvision_is_the_pair_of_a_cuda_torch() -> None:
+    # invoke-ai/InvokeAI#7520: torch 2.4.1+cu121 beside PyPI's torchvision 0.19.1 (a CUDA build itself on Linux).
+    py = rocm_python("2.4.1+cu121", extra={"torchvision": "0.19.1"})
+    assert one("torch-family-mismatch", python=py).severity.value == "ok"

@@ -630,3 +630,46 @@ def test_collect_env_keys_as_a_markdown_list() -> None:
     text = "- **PyTorch version**: 2.11.0.dev20260118+rocm7.1\n- **ROCm version**: 7.1.52802\n- **Is CUDA available**: True\n"
     rt = snapshot_from_text([text])["runtime"]
     assert rt["torch_version"] == "2.11.0.dev20260118+rocm7.1" and rt["is_available"] is True
+
+
+def test_app_launcher_log_lines_with_rich_level_prefixes() -> None:
+    # bmaltais/kohya_ss#2228 and vladmandic/sdnext#4211: `HH:MM:SS-micro INFO     …` lines.
+    kohya = ("22:09:42-469548 INFO     Torch 2.1.2+rocm5.6\n"
+             "22:09:42-537630 INFO     Torch detected GPU: AMD Radeon RX 7800 XT VRAM 16368 Arch (11, 0) Cores 30\n")
+    snap = snapshot_from_text([kohya])
+    assert snap["runtime"] == {"torch_version": "2.1.2+rocm5.6", "is_available": True}
+    assert snap["gpus_seen"][0]["name"] == "AMD Radeon RX 7800 XT"
+    sdnext = ("22:01:16-707883 INFO     ROCm: version=6.4, using agent gfx1200\n"
+              "22:02:36-990669 INFO     Torch: torch==2.8.0+cpu torchvision==0.23.0+cpu\n")
+    snap = snapshot_from_text([sdnext])
+    assert snap["runtime"]["torch_version"] == "2.8.0+cpu" and snap["gpus_seen"][0]["gfx"] == "gfx1200"
+
+
+def test_arrow_printed_values_and_a_device_name_torch_returned() -> None:
+    # debpalash/VoiceStudio#1165: `expr → value` lines from a diagnostics script.
+    text = "torch.cuda.get_device_name(0) → 'AMD Radeon RX 7900 XTX'\ntorch.version.hip → '7.2.53211-97f5574fe2'\n"
+    rt = snapshot_from_text([text])["runtime"]
+    assert rt == {"hip_version": "7.2.53211-97f5574fe2", "is_available": True}
+
+
+def test_container_env_and_buildah() -> None:
+    # jammsen/proxmox-setup-scripts#1 (-e in a docker run) and legacy-rocm-build#1549 (rootless buildah from).
+    run = snapshot_from_text([("Command: docker run --rm --device /dev/kfd --device /dev/dri -e "
+                              "HSA_OVERRIDE_GFX_VERSION=11.5.1 -e HSA_ENABLE_SDMA=0 rocm/rocm-terminal bash")])
+    assert run["env"] == {"HSA_OVERRIDE_GFX_VERSION": "11.5.1"}
+    built = snapshot_from_text(["me@host:~$ buildah from --device=/dev/kfd:rw --group-add=105 fedora:39"])
+    assert built["container_run"][0]["runtime"] == "podman" and built["container_run"][0]["group_add"] == ["105"]
+    assert "container_run" not in snapshot_from_text(["docker from the docs"])
+
+
+def test_cluster_device_lines_and_a_json_dependency_report() -> None:
+    # ROCm/k8s-device-plugin#148 (kubectl capacity <none>), Hal0ai/hal0#2213 (an LXC device line with a gid),
+    # invoke-ai/InvokeAI#7520 (a JSON dependency report).
+    k8s = ('kubectl get nodes -o custom-columns=NAME:.metadata.name,GPU:"status.capacity.amd\\.com/gpu"\n'
+           "NAME              GPU\ndesktop-27f4uiq   <none>\n")
+    assert snapshot_from_text([k8s])["system"]["k8s_amd_gpu_capacity"] == 0
+    assert snapshot_from_text(["host devices: /dev/dri/renderD128,gid=993"])["system"]["lxc_device_gids"] == {
+        "/dev/dri/renderD128": 993}
+    deps = '{\n  "cuda": "12.1",\n  "torch": "2.4.1+cu121",\n  "torchvision": "0.19.1",\n}\n'
+    dists = snapshot_from_text([deps])["python"]["distributions"]
+    assert dists["torch"]["version"] == "2.4.1+cu121" and dists["torchvision"]["version"] == "0.19.1"
