@@ -175,7 +175,9 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
 # 76x133x8927 0.52 -> 1.09); --skinny seed 54 unchanged (1.43 -> 1.44); general draws seed 56 1.25 -> 1.44. Its losses
 # were long K (bf16 3921x7231x228 bias_relu 0.82 -> 0.57, fp16 1370x7988x60 B^T 1.59 -> 1.48, fp16 11x15337x27607 B^T
 # decode tiles 1.18 -> 0.75; every row from K = 3490 to 4578 unchanged) and one short decode row (bf16 31x123x248 B^T
-# 1.90 -> 1.41, kept: 14 other decode rows won); the 8-warp tiles split 1-1. So: 4-warp tiles (decode ones included),
+# 1.90 -> 1.41, kept: 14 other decode rows won); one 8-warp row was measured (bf16 91x31x24363 B^T 0.58 -> 1.15),
+# too few for a rule, so their short-K 128x128x64 tiles keep spilling (224-572 bytes in a compile-only sweep of
+# planned launches). So: 4-warp tiles (decode ones included),
 # K <= MISALIGNED_DEPTH_MAX_K. That rule on fresh draws
 # (H200, --ab s14final, …-h200-s14-ab-s14final-*.json): --tiny seed 57 median 1.28 -> 1.41 (fp16 585x635x170
 # bias_relu B^T 0.79 -> 1.48, bf16 49x626x58 bias 0.93 -> 1.71), --midm seed 58 1.15 -> 1.21 (fp16 64x355x113
