@@ -16,33 +16,17 @@ from rocm_triton_doctor.check.checks.base import check, fail, skip, warn
 from rocm_triton_doctor.check.checks.gpus import amd_gpus, last_rocm, native_rocm, newest_wheel_for, torch_arch_list
 from rocm_triton_doctor.check.checks.torch import install_command, pip
 from rocm_triton_doctor.check.facts import ErrorText, Facts, Gpu
-from rocm_triton_doctor.check.facts.errors import supported_targets, with_signature
+from rocm_triton_doctor.check.facts.errors import (CODE_OBJECT, code_object_errors, named_isas, quote,
+                                                   supported_targets, with_signature)
 from rocm_triton_doctor.check.facts.platform import amd_host
 from rocm_triton_doctor.check.facts.python import torch_build
 from rocm_triton_doctor.check.findings import Finding, Fix
 from rocm_triton_doctor.knowledge import errors as known
 
-CODE_OBJECT = ("hip-no-binary-for-gpu", "invalid-device-function", "no-compatible-code-objects",
-               "ollama-gfx-not-supported", "tensorflow-ignoring-gpu", "hsa-invalid-isa", "app-no-supported-gpu")
 DRIVER = ("amdgpu-sched-policy-invalid", "amdgpu-unknown-symbol", "amdgpu-fatal-init", "amdgpu-probe-enomem",
           "amdgpu-firmware-missing", "dkms-build-failed",
           "module-key-rejected", "kfd-pci-atomics", "hsa-incompatible-kernel")
 VAR = "HSA_OVERRIDE_GFX_VERSION"
-
-
-def _quote(errs: tuple[ErrorText, ...]) -> tuple[str, ...]:
-    """The matching error lines, verbatim (first line of each piece that matched), as evidence."""
-    out = []
-    for e in errs[:3]:
-        for sig in e.signatures:
-            s = known.by_id(sig)
-            m = s.search(e.text) if s else None
-            if m:
-                start = e.text.rfind("\n", 0, m.start()) + 1
-                end = e.text.find("\n", m.end())
-                out.append(f"{e.origin}: {e.text[start:end if end >= 0 else None].strip()[:240]}")
-                break
-    return tuple(out)
 
 
 def _sig_fix(sig_id: str) -> str:
@@ -75,7 +59,7 @@ def miopen_user_db(f: Facts) -> Iterable[Finding]:
         yield warn("MIOpen could not open its system database (memvfs)",
                    "This is the read-only kernel database shipped with MIOpen (torch's lib or /opt/rocm), not the "
                    "user database; seen when the environment sits on slow or network storage.",
-                   evidence=_quote(errs),
+                   evidence=quote(errs),
                    fix=Fix("Paste where the Python environment and torch's MIOpen live (`python -c 'import torch, os; "
                            "print(os.path.dirname(torch.__file__))'` and `df -h` of it); a copy on local disk is the "
                            "remedy when it is network storage."))
@@ -83,7 +67,7 @@ def miopen_user_db(f: Facts) -> Iterable[Finding]:
     yield fail("MIOpen cannot use its sqlite user database (disk I/O error / malformed DB)",
                "MIOpen's user DB and kernel cache default to your home directory; sqlite's file locking fails on "
                "network or read-only filesystems and with several jobs sharing one DB.",
-               evidence=_quote(errs),
+               evidence=quote(errs),
                fix=Fix("Give MIOpen a node-local writable directory (per job on a cluster: put the exports in the job "
                        "script) via MIOPEN_USER_DB_PATH and MIOPEN_CUSTOM_CACHE_DIR.",
                        ('export MIOPEN_USER_DB_PATH="/tmp/$USER/miopen-db" MIOPEN_CUSTOM_CACHE_DIR="/tmp/$USER/miopen-cache"',
@@ -96,7 +80,7 @@ def _miopen_dir(errs: tuple[ErrorText, ...]) -> Iterable[Finding]:
     """MIOpen could not create its database/cache directory (cmssw#51819: read-only cache dir; LUMI-AI-Guide#81: a
     shared /tmp, and torchrun ranks racing to create a fresh one). A MIOpen 'Warning' only costs the cache (kernels
     are rebuilt every run); an 'Error' aborts the operation."""
-    only_warnings = all(re.search(r"Warning", line) for line in _quote(errs))
+    only_warnings = all(re.search(r"Warning", line) for line in quote(errs))
     text = ("MIOpen could not create its user database / kernel cache directory: the path is not writable for this "
             "user, belongs to another user (a shared /tmp), or several processes race to create it.")
     fix = Fix("Give each user (on a cluster each job) a writable MIOpen directory and create it before the processes "
@@ -106,9 +90,9 @@ def _miopen_dir(errs: tuple[ErrorText, ...]) -> Iterable[Finding]:
     links = ("https://rocm.docs.amd.com/projects/MIOpen/en/latest/conceptual/cache.html",)
     if only_warnings:
         yield warn("MIOpen cannot create its database directory (kernels are rebuilt every run)", text,
-                   evidence=_quote(errs), fix=fix, links=links)
+                   evidence=quote(errs), fix=fix, links=links)
     else:
-        yield fail("MIOpen cannot create its database / cache directory", text, evidence=_quote(errs), fix=fix,
+        yield fail("MIOpen cannot create its database / cache directory", text, evidence=quote(errs), fix=fix,
                    links=links)
 
 
@@ -126,7 +110,7 @@ def nvml_bindings_error(f: Facts) -> Iterable[Finding]:
     yield fail("torch's amdsmi path failed: NVML bindings (" + " / ".join(names) + ") beside a ROCm torch",
                "torch.cuda checks whether NVML can be imported; on a ROCm build that sends it to amdsmi, which is "
                "missing, and every device query raises NameError.",
-               evidence=_quote(errs),
+               evidence=quote(errs),
                fix=Fix("Remove the NVML bindings from this environment (nothing on an AMD-only machine needs them), "
                        "or install the amdsmi Python package of your ROCm version.",
                        (f"{pip(f)} uninstall -y {' '.join(names)}",)),
@@ -152,12 +136,12 @@ def cuda_torch_error(f: Facts) -> Iterable[Finding]:
         yield warn("torch is not a ROCm build (NVIDIA-only error)",
                    "On an AMD GPU machine this means a CUDA/CPU torch; which ROCm build fits depends on the GPU and the "
                    "Python: paste `rocminfo | grep gfx`, `python --version` and `python -m pip list | grep torch`.",
-                   evidence=_quote(errs))
+                   evidence=quote(errs))
         return
     cmd = install_command(f)
     yield fail("a CUDA/CPU torch on an AMD GPU machine",
                "The error is what a CUDA or CPU build of torch says when no NVIDIA GPU is present.",
-               evidence=_quote(errs),
+               evidence=quote(errs),
                fix=Fix("Reinstall torch, torchvision and torchaudio together from the ROCm index"
                        + (" that carries this GPU." if cmd else " for this GPU (paste `rocminfo | grep gfx` and "
                           "`python --version` to get the command)."), (cmd,) if cmd else ()),
@@ -190,12 +174,12 @@ def amdgpu_driver_error(f: Facts) -> Iterable[Finding]:
             # every later upgrade, and a fail is not lowered by evidence (removing evidence never raises a verdict).
             yield fail("amdgpu-dkms does not build for this kernel (the GPU works through the kernel's own amdgpu)",
                        f"The runtime lists {', '.join(sorted({g.gfx or '?' for g in running}))}.",
-                       evidence=_quote(hit),
+                       evidence=quote(hit),
                        fix=Fix("Keep the in-kernel driver: remove the failing amdgpu-dkms (or reinstall ROCm with "
                                "amdgpu-install --usecase=rocm --no-dkms); DKMS is needed only where the kernel's "
                                "driver is too old for the GPU.", needs_sudo=True), links=(s.source,))
             continue
-        yield fail(f"amdgpu did not initialise: {s.meaning}", evidence=_quote(hit),
+        yield fail(f"amdgpu did not initialise: {s.meaning}", evidence=quote(hit),
                    fix=Fix(_sig_fix(sig), needs_sudo=True, needs_reboot=True), links=(s.source,))
 
 
@@ -219,9 +203,9 @@ def triton_vendor_error(f: Facts) -> Iterable[Finding]:
         yield warn("Triton ran its NVIDIA (ptxas) backend",
                    "On an AMD machine that is a CUDA torch or PyPI's `triton` beside a ROCm torch; paste "
                    "`python -m pip list | grep -iE 'torch|triton'` and `rocminfo | grep gfx` to tell which.",
-                   evidence=_quote(errs))
+                   evidence=quote(errs))
         return
-    yield fail("Triton ran its NVIDIA (ptxas) backend beside a ROCm torch", evidence=_quote(errs),
+    yield fail("Triton ran its NVIDIA (ptxas) backend beside a ROCm torch", evidence=quote(errs),
                fix=Fix("Remove the foreign triton and reinstall the one torch pins.",
                        (f"{pip(f)} uninstall -y triton", cmd)))
 
@@ -244,7 +228,7 @@ def pip_no_torch_wheel(f: Facts) -> Iterable[Finding]:
         yield warn(f"pip found no torch on {index or 'the index'} for Python {py}",
                    "This Python is one the ROCm indexes publish wheels for, so the index URL (its ROCm version, "
                    "nightly vs stable) or the OS is the likely cause; paste the full pip command and `uname -a`.",
-                   evidence=_quote(errs))
+                   evidence=quote(errs))
         return
     cmds: tuple[str, ...] = ()
     if index:
@@ -254,7 +238,7 @@ def pip_no_torch_wheel(f: Facts) -> Iterable[Finding]:
     yield fail(f"no torch wheel for Python {py or '(this version)'} on {index or 'the index pip searched'}",
                "ROCm indexes publish wheels for a few Python versions only (3.10-3.12 everywhere, 3.13 on recent "
                "releases); pip's 'from versions: none' means none matches this interpreter.",
-               evidence=_quote(errs),
+               evidence=quote(errs),
                fix=Fix("Create a virtual environment with Python 3.12 and install from the same index"
                        + ("." if index else " (paste the pip command to get it spelled out)."), cmds))
 
@@ -290,7 +274,7 @@ def pip_torch_version_missing(f: Facts) -> Iterable[Finding]:
         text = (f"Pin one of the versions the index lists ({', '.join(have[-3:])}), or use an index that publishes "
                 f"torch {want} (`--index-url`, as the only index).")
     yield fail(f"torch {want} is not on {index or 'the index pip searched'}", "An installer that then falls back "
-               "to PyPI installs PyPI's torch, a CUDA build on Linux.", evidence=_quote(errs), fix=Fix(text))
+               "to PyPI installs PyPI's torch, a CUDA build on Linux.", evidence=quote(errs), fix=Fix(text))
 
 
 @check("pip-rocm-triton-missing", "errors", "pip found the ROCm Triton that torch pins.",
@@ -323,7 +307,7 @@ def pip_rocm_triton_missing(f: Facts) -> Iterable[Finding]:
     # Words, not a command: the torch and Python in question are not shown, only the pin.
     yield fail(f"torch pins the ROCm Triton {pin or ''}, which the index the installer searched does not have",
                "Only the ROCm index publishes the ROCm Triton builds; PyPI's triton is the NVIDIA one.",
-               evidence=_quote(errs),
+               evidence=quote(errs),
                fix=Fix(f"Install torch together with its {name} from {where} (`--index-url {where}`, as the only "
                        "index for these packages; with uv, pin both packages to that index), not from PyPI."))
 
@@ -338,7 +322,7 @@ def amdsmi_missing(f: Facts) -> Iterable[Finding]:
         yield fail("the amdsmi Python bindings do not match the libamd_smi.so they load",
                    "They come from different ROCm releases (a pip-installed or older amdsmi package, or another "
                    "ROCm on the library path), so importing amdsmi fails: amd-smi and the programs using it break.",
-                   evidence=_quote(mixed),
+                   evidence=quote(mixed),
                    fix=Fix("Remove the stray amdsmi package and install the one shipped with the ROCm in use "
                            "(`pip uninstall amdsmi`, then `pip install /opt/rocm/share/amd_smi` with that ROCm's "
                            "Python), or put only that ROCm's lib on the library path."),
@@ -352,7 +336,7 @@ def amdsmi_missing(f: Facts) -> Iterable[Finding]:
     yield (fail if fatal else warn)(
         "the amdsmi Python bindings are missing" + (": the program found no GPU platform" if fatal else ""),
         "Programs that detect the AMD GPU through amdsmi (vLLM) see no ROCm platform without it.",
-        evidence=_quote(errs),
+        evidence=quote(errs),
         fix=Fix("Install the amdsmi Python package of the installed ROCm version into this environment: it ships "
                 "with ROCm (`pip install /opt/rocm/share/amd_smi`); a PyPI amdsmi must match that ROCm version."))
 
@@ -368,7 +352,7 @@ def rocm_glibc_mismatch(f: Facts) -> Iterable[Finding]:
         return
     yield fail("the ROCm binaries need a newer glibc/libstdc++ than this OS has",
                "They were built for a newer distribution release: the loader refuses them before any GPU work.",
-               evidence=_quote(errs),
+               evidence=quote(errs),
                fix=Fix("Install the ROCm packages built for this OS release (the amdgpu-install package for your "
                        "Ubuntu/RHEL version, from repo.radeon.com, linked against this OS's glibc), or move to an OS "
                        "release ROCm supports; keep "
@@ -389,7 +373,7 @@ def container_host_no_kfd(f: Facts) -> Iterable[Finding]:
     yield fail("the container host has no /dev/kfd to pass through",
                ("Docker here runs on Windows (Docker Desktop's Linux VM has no AMD GPU driver). " if windows else "")
                + "ROCm containers need a Linux host with the amdgpu driver loaded; check `ls -l /dev/kfd` on the host.",
-               evidence=_quote(errs),
+               evidence=quote(errs),
                fix=Fix("Run the container on a native Linux host with amdgpu (or, on Windows, use AMD's ROCm on WSL "
                        "setup inside a supported WSL distribution instead of Docker Desktop)."))
 
@@ -411,7 +395,7 @@ CLAIMED = {"miopen-sqlite", "miopen-dir-unwritable", "apt-distro-rocm-package", 
        "have several causes; the message narrows them and says which facts decide.",
        "Paste what the finding asks for; the fix depends on which cause the facts show.")
 def known_error(f: Facts) -> Iterable[Finding]:
-    decided = set(code_object_errors(f))
+    decided = set(code_object_errors(f.errors))
     ids = list(dict.fromkeys(s for e in (f.errors.value or ()) if f.errors.found and e not in decided
                              for s in e.signatures if s not in CLAIMED))
     if not ids:
@@ -430,32 +414,8 @@ def known_error(f: Facts) -> Iterable[Finding]:
             # Linux tools and HSA variables in a fix do not exist on Windows' HIP SDK (hip#3899, Windows).
             fix += (" On Windows: hipInfo.exe and amdgpu-arch.exe of the HIP SDK take rocminfo's place, and "
                     "the HSA override variables are not read there.")
-        yield warn(f"known error: {s.meaning}", f"Possible causes: {causes}." if causes else "", evidence=_quote(hit),
+        yield warn(f"known error: {s.meaning}", f"Possible causes: {causes}." if causes else "", evidence=quote(hit),
                    fix=Fix(fix), links=(s.source,))
-
-
-# -- "no code object for this GPU" -------------------------------------------------------------------------------
-
-_TORCH_PROCESS = re.compile(r"site-packages/torch/|import torch|\btorch\.cuda\b|File \".*torch/", re.I)
-
-
-def _rocblas_lacks_target(e: ErrorText) -> bool:
-    """A rocBLAS "no Tensile library" error that proves the rocBLAS the program loaded has no kernels for the GPU:
-    the library is torch's own (site-packages/torch/lib/rocblas), or no torch is in sight and the message names the
-    GPU's arch (a program's own ROCm: ollama, llama.cpp). A system /opt/rocm rocBLAS inside a torch process can be a
-    library mix instead (known-error says so)."""
-    if "rocblas-tensile-missing" not in e.signatures:
-        return False
-    if re.search(r"/torch/lib/rocblas/", e.text):
-        return True
-    return bool(re.search(r"for GPU arch\s*:\s*gfx", e.text)) and not _TORCH_PROCESS.search(e.text)
-
-
-def code_object_errors(f: Facts) -> tuple[ErrorText, ...]:
-    """The error texts that say the running build has no code for the GPU (CODE_OBJECT signatures, and rocBLAS's
-    missing Tensile library where it proves the same)."""
-    return tuple(e for e in f.errors.value or () if f.errors.found
-                 and (set(e.signatures) & set(CODE_OBJECT) or _rocblas_lacks_target(e)))
 
 
 def _therock_targets(f: Facts) -> tuple[str, ...] | None:
@@ -522,7 +482,7 @@ def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Findi
     wheel_cmd = (f"{pip(f)} install --force-reinstall torch=={wheel[0]} torchvision torchaudio --index-url "
                  f"{knowledge.index_url(wheel[1])}") if wheel and torch_build(f) == "rocm" else None
     wheel_text = f" torch {wheel[0]} from download.pytorch.org/whl/{wheel[1]} carries {gfx}." if wheel else ""
-    ev = (*_quote(errs), f"GPU: {g.name or '?'} ({gfx}, {g.source})")
+    ev = (*quote(errs), f"GPU: {g.name or '?'} ({gfx}, {g.source})")
     if arches is not None and (g.effective_gfx or gfx) in arches and not g.override:
         return warn(f"the program has code for {gfx}, yet reports no usable code object",
                     f"{where}: {', '.join(arches)}. Another visible GPU or an override may be the cause; paste "
@@ -596,23 +556,13 @@ def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Findi
                         f"GPU_TARGETS={gfx}), or a GPU that ROCm supports.{wheel_text}", (wheel_cmd,) if wheel_cmd else ()))
 
 
-def named_isas(errs: tuple[ErrorText, ...]) -> set[str]:
-    """The gfx targets a code-object error says it looked for (`for ISA: amdgcn-amd-amdhsa--gfx1101`, `found for:
-    gfx1152`), as base targets."""
-    out: set[str] = set()
-    for e in errs:
-        for m in re.finditer(r"(?:amdgcn-amd-amdhsa--|ISA:\s*|found for:\s*)(gfx[0-9a-f]{3,4})\b", e.text, re.I):
-            out.add(knowledge.base_gfx(m.group(1).lower()))
-    return out
-
-
 @check("gpu-code-object", "errors", "No error says the program lacks code for the GPU's gfx target.",
        "hipErrorNoBinaryForGpu, 'invalid device function', 'No compatible code objects found', ollama's 'gfx… is not "
        "supported': the build has no kernels for this target.",
        "A build that carries the target; a same-ISA-family override only where one exists; never an override for "
        "targets a newer ROCm supports natively.")
 def gpu_code_object(f: Facts) -> Iterable[Finding]:
-    errs = code_object_errors(f)
+    errs = code_object_errors(f.errors)
     if not errs:
         yield skip("no missing-code-object error in the evidence")
         return
@@ -622,7 +572,7 @@ def gpu_code_object(f: Facts) -> Iterable[Finding]:
                    "Which fix applies (a newer build, a same-family override, hiding an iGPU) depends on the GPU: "
                    "paste `rocminfo | grep -E 'Marketing|gfx'` and the torch version "
                    "(`python -c 'import torch; print(torch.__version__, torch.cuda.get_arch_list())'`).",
-                   evidence=_quote(errs))
+                   evidence=quote(errs))
         return
     named = named_isas(errs)
     if len({g.gfx for g in gpus}) > 1 and any(g.integrated for g in gpus):

@@ -11,6 +11,7 @@ from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, fmt_bytes, info, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts, Gpu, Status
 from rocm_triton_doctor.check.facts.platform import amd_host
+from rocm_triton_doctor.check.facts.errors import code_object_errors, named_isas
 from rocm_triton_doctor.check.facts.gpus import KFD_NODES, kfd_nodes_complete, shows_effective_gfx
 from rocm_triton_doctor.check.facts.python import rocm_torch, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -223,9 +224,7 @@ def igpu_with_dgpu(f: Facts) -> Iterable[Finding]:
     cmd = (f'$env:{var}="{dgpu_idx}"' if windows else f"export {var}={dgpu_idx}") if runtime_order else None
     # A GPU program that already failed on such a machine (the pasted error) is the iGPU problem until shown otherwise.
     crashed = bool(f.errors.found and f.errors.value)
-    from rocm_triton_doctor.check.checks.errors import code_object_errors, named_isas
-
-    named = named_isas(code_object_errors(f)) if crashed else set()
+    named = named_isas(code_object_errors(f.errors)) if crashed else set()
     if any(g.gfx in named for g in dgpus) and all(g.gfx not in named for g in igpus):
         # The error names the discrete GPU's own target: the build lacks it, which 'gpu-code-object' reports; the
         # iGPU is a side issue here (lamikr/rocm_sdk_builder#246).

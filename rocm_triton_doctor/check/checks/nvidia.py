@@ -8,7 +8,7 @@ import re
 
 from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts
-from rocm_triton_doctor.check.facts.errors import with_signature
+from rocm_triton_doctor.check.facts.errors import quote, with_signature
 from rocm_triton_doctor.check.findings import Finding, Fix
 
 # The oldest Linux driver each CUDA release runs on (NVIDIA's CUDA Toolkit release notes, "CUDA Toolkit and
@@ -104,7 +104,7 @@ def triton_ptxas_arch(f: Facts) -> Iterable[Finding]:
                ("The ptxas bundled in the triton wheel (backends/nvidia/bin/ptxas) is older than this GPU. "
                 if bundled else "The ptxas Triton ran is older than this GPU. ")
                + "No Triton kernel (torch.compile included) can compile until a newer ptxas is used.",
-               evidence=tuple(e.text[:200] for e in errs[:1]),
+               evidence=quote(errs),
                fix=Fix(f"Use a CUDA toolkit's ptxas that lists {sm} in `ptxas --help`: export "
                        "TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas (or that toolkit's path), or install a triton "
                        "release whose bundled ptxas knows the GPU."))

@@ -9,7 +9,7 @@ from packaging.version import Version
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts, Status
-from rocm_triton_doctor.check.facts.errors import with_signature
+from rocm_triton_doctor.check.facts.errors import quote, with_signature
 from rocm_triton_doctor.check.facts.platform import amd_host
 from rocm_triton_doctor.check.facts.python import rocm_torch, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -111,7 +111,7 @@ def wsl(f: Facts) -> Iterable[Finding]:
         yield fail("WSL: ROCm's runtime got no engine version for the GPU from the Windows driver",
                    "rocminfo (ROCr) aborted on the EngineId assertion: through /dev/dxg the Windows driver did not "
                    "describe this GPU, so the ROCm-on-WSL release does not support this GPU or driver version.",
-                   evidence=tuple(e.text.strip()[:200] for e in engine[:1]),
+                   evidence=quote(engine),
                    fix=Fix("Check the GPU and the Windows Adrenalin driver against AMD's ROCm-on-WSL compatibility "
                            "matrix for the installed ROCm release, and update the Windows driver to the version it "
                            "names; a GFX override does not help under WSL."),
@@ -163,7 +163,6 @@ def wsl(f: Facts) -> Iterable[Finding]:
     # rocminfo/HSA failing under WSL (OUT_OF_RESOURCES, no agents) is the WSL runtime not being in place
     # (ROCm#5106, ROCm#3561), not a permission or override problem.
     rep = f.rocminfo.value  # set also when rocminfo failed (Status.ERROR keeps the partial report)
-    raw_system = f.raw.get("system")
     no_agent = isinstance(raw_system, dict) and raw_system.get("rocminfo_gpu_agents") == 0  # the issue form's GPU: list
     hsa_failed = (bool(with_signature(f.errors, "hsa-out-of-resources", "no-hip-gpus", "no-rocm-capable-device"))
                   or (rep is not None and not rep.gpus and bool(rep.errors))  # rocminfo failed or died under WSL

@@ -13,7 +13,7 @@ from rocm_triton_doctor.check.checks.gpus import amd_gpus
 from rocm_triton_doctor.check.checks.platform import stack_vendor
 from rocm_triton_doctor.check.checks.torch import install_command, pip
 from rocm_triton_doctor.check.facts import Facts
-from rocm_triton_doctor.check.facts.errors import with_signature
+from rocm_triton_doctor.check.facts.errors import quote, with_signature
 from rocm_triton_doctor.check.facts.platform import accelerator
 from rocm_triton_doctor.check.facts.python import torch_build
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -224,7 +224,7 @@ def installer_cpu_fallback(f: Facts) -> Iterable[Finding]:
     yield fail("the installer found no " + ("HIP SDK" if windows else "ROCm") + " and installed a CPU-only torch",
                "The app will run on the CPU: its installer picks the GPU torch only when it finds "
                + ("AMD's HIP SDK (HIP_PATH)." if windows else "a ROCm install (/opt/rocm, ROCM_PATH)."),
-               evidence=tuple(e.text.strip().splitlines()[0][:200] for e in errs[:1]),
+               evidence=quote(errs),
                fix=Fix("Install AMD's HIP SDK in a version that supports this GPU, check that HIP_PATH points at it, "
                        "then let the installer recreate its venv." if windows else
                        "Install ROCm for this GPU (or, if it is installed, point the installer at it with ROCM_PATH), "

@@ -13,7 +13,7 @@ from typing import Any
 
 from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts
-from rocm_triton_doctor.check.facts.errors import with_signature
+from rocm_triton_doctor.check.facts.errors import quote, with_signature
 from rocm_triton_doctor.check.findings import Finding, Fix
 
 _NOT_INSTALLED = "import torch failed: No module named 'torch'"
@@ -141,7 +141,7 @@ def iommu_passthrough(f: Facts) -> Iterable[Finding]:
         return
     yield fail("RCCL: the kernel command line lacks iommu=pt",
                "With the IOMMU translating, multi-GPU collectives can hang (RCCL's own warning, quoted).",
-               evidence=tuple(e.text.strip().splitlines()[0][:200] for e in errs[:1]),
+               evidence=quote(errs),
                fix=Fix("Add iommu=pt to GRUB_CMDLINE_LINUX in /etc/default/grub, regenerate the GRUB config "
                        "(update-grub, or grub2-mkconfig -o /boot/grub2/grub.cfg) and reboot; check with cat /proc/cmdline.",
                        needs_sudo=True, needs_reboot=True))

@@ -11,6 +11,7 @@ from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, info, needed, ok, skip, warn
 from rocm_triton_doctor.check.checks.gpus import amd_gpus
 from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.facts.errors import quote, with_signature
 from rocm_triton_doctor.check.facts.platform import accelerator
 from rocm_triton_doctor.check.facts.python import build_tag, torch_build, torch_index_url, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -231,15 +232,12 @@ def torch_family_mismatch(f: Facts) -> Iterable[Finding]:
         return
     url = torch_index_url(torch.version)
     index = f" --index-url {url}" if url else ""
-    if not url and ".dev" in torch.version:
-        # A nightly is only on its nightly index, which is not known here: a command without it would search PyPI.
-        yield fail("torch family packages from different builds", "; ".join(bad), evidence=("python",),
-                   fix=Fix("Reinstall torchvision/torchaudio from the nightly index torch came from, in the same "
-                           "command as torch (`--pre … --index-url <that nightly index>`)."))
-        return
-    yield fail("torch family packages from different builds", "; ".join(bad), evidence=("python",),
-               fix=Fix("Reinstall them together from torch's index.",
-                       (f"{pip(f)} install --force-reinstall torch=={torch.version} torchvision torchaudio{index}",)))
+    # A nightly is only on its nightly index, which is not known here: a command without it would search PyPI.
+    fix = (Fix("Reinstall torchvision/torchaudio from the nightly index torch came from, in the same command as torch "
+               "(`--pre … --index-url <that nightly index>`).") if not url and ".dev" in torch.version else
+           Fix("Reinstall them together from torch's index.",
+               (f"{pip(f)} install --force-reinstall torch=={torch.version} torchvision torchaudio{index}",)))
+    yield fail("torch family packages from different builds", "; ".join(bad), evidence=("python",), fix=fix)
 
 
 def _known_tag(local: str) -> bool:
@@ -279,8 +277,6 @@ def nvml_with_rocm_torch(f: Facts) -> Iterable[Finding]:
        "PyPI/CUDA torchvision beside a ROCm torch, or another release): the import dies (ROCm/pytorch#3109, "
        "utensils/comfyui-nix#46).", "Reinstall torchvision together with torch from torch's index.")
 def torchvision_ops_error(f: Facts) -> Iterable[Finding]:
-    from rocm_triton_doctor.check.facts.errors import with_signature
-
     errs = with_signature(f.errors, "torchvision-op-missing")
     if not errs:
         yield skip("no 'torchvision::nms does not exist' error in the evidence")
@@ -292,7 +288,7 @@ def torchvision_ops_error(f: Facts) -> Iterable[Finding]:
             if version and url else ())
     yield fail("torchvision's operators are not built for this torch (torchvision::nms does not exist)",
                f"torch {version or '(version not shown)'}; the torchvision beside it comes from another build or "
-               "release, so importing it fails.", evidence=tuple(e.text.strip().splitlines()[-1][:200] for e in errs[:1]),
+               "release, so importing it fails.", evidence=quote(errs),
                fix=Fix("Reinstall torchvision from the same index and release as torch, in one command with torch"
                        + ("." if cmds else " (`pip install --force-reinstall torch==<torch's version> torchvision "
                                           "--index-url <torch's index>`)."), cmds))

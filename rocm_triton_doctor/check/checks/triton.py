@@ -12,6 +12,7 @@ from rocm_triton_doctor.check.checks.base import check, fail, needed, ok, skip, 
 from rocm_triton_doctor.check.checks.gpus import amd_gpus
 from rocm_triton_doctor.check.checks.gpus import pip as env_pip
 from rocm_triton_doctor.check.facts import Facts
+from rocm_triton_doctor.check.facts.errors import quote, with_signature
 from rocm_triton_doctor.check.facts.platform import accelerator
 from rocm_triton_doctor.check.facts.python import torch_build, torch_index_url
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -229,8 +230,6 @@ def triton_build_toolchain(f: Facts) -> Iterable[Finding]:
        "('ROCm linker /opt/rocm/llvm/bin/ld.lld not found', ROCm/ROCm#4499; TheRock#2006).",
        "Set TRITON_HIP_LLD_PATH to an ld.lld (the pip ROCm's: $(rocm-sdk path --root)/llvm/bin/ld.lld).")
 def triton_hip_linker(f: Facts) -> Iterable[Finding]:
-    from rocm_triton_doctor.check.facts.errors import with_signature
-
     errs = with_signature(f.errors, "triton-hip-lld-missing")
     if not errs:
         yield skip("no Triton 'ROCm linker … not found' error in the evidence")
@@ -240,7 +239,7 @@ def triton_hip_linker(f: Facts) -> Iterable[Finding]:
                "Triton's AMD backend looked for /opt/rocm/llvm/bin/ld.lld"
                + (f"; TRITON_HIP_LLD_PATH is set to {set_to}, which has none." if set_to else
                   " and TRITON_HIP_LLD_PATH is not set."),
-               evidence=tuple(e.text.strip().splitlines()[-1][:200] for e in errs[:1]),
+               evidence=quote(errs),
                fix=Fix("Point Triton at an ld.lld: with TheRock's pip-installed ROCm, export "
                        "TRITON_HIP_LLD_PATH=$(rocm-sdk path --root)/llvm/bin/ld.lld; with a system ROCm elsewhere, "
                        "<its root>/llvm/bin/ld.lld."))

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, warn
 from rocm_triton_doctor.check.checks.gpus import amd_gpus
 from rocm_triton_doctor.check.facts import Facts, Status
+from rocm_triton_doctor.check.facts.errors import quote, with_signature
 from rocm_triton_doctor.check.findings import Finding, Fix
 
 VARS = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
@@ -33,15 +34,13 @@ def _indices(entries: list[str]) -> list[int] | None:
        "Select GPUs with one variable (ROCR_VISIBLE_DEVICES), with indices from `rocminfo`.", needs=("env",),
        ok_is_evidence=False)
 def visible_devices(f: Facts) -> Iterable[Finding]:
-    from rocm_triton_doctor.check.facts.errors import with_signature
-
     ray = with_signature(f.errors, "ray-visible-devices-mismatch")
     if ray:
         # Ray 2.45+ on ROCm refuses a CUDA_VISIBLE_DEVICES that HIP_VISIBLE_DEVICES does not equal (ray#52701).
         cuda = f.env_var("CUDA_VISIBLE_DEVICES")
         yield fail("Ray refuses the GPU selection: CUDA_VISIBLE_DEVICES without an equal HIP_VISIBLE_DEVICES",
                    "Ray's AMD accelerator manager reads HIP_VISIBLE_DEVICES and asserts the two agree.",
-                   evidence=tuple(e.text.strip().splitlines()[-1][:200] for e in ray[:1]),
+                   evidence=quote(ray),
                    fix=Fix("Select the GPUs with HIP_VISIBLE_DEVICES instead, and unset CUDA_VISIBLE_DEVICES (or set "
                            "both to the same list).",
                            ("unset CUDA_VISIBLE_DEVICES", f"export HIP_VISIBLE_DEVICES={cuda}") if cuda else ()))

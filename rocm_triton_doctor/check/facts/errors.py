@@ -1,8 +1,9 @@
 """Error text the user already has: pasted tracebacks and logs (`errors`), the runtime probe's error, tool stderr.
 
 Each piece keeps its verbatim text and the ids of the knowledge/data/errors.json signatures it matches; checks go from
-a signature to the facts that decide its cause (checks/errors.py). A snapshot without any error text has this fact
-UNKNOWN: "no error pasted" never means "no error happens".
+a signature to the facts that decide its cause (checks/errors.py). The helpers here serve every check that reads error
+text: the matching line quoted as evidence, and which pieces say a build lacks the GPU's code. A snapshot without any
+error text has this fact UNKNOWN: "no error pasted" never means "no error happens".
 """
 
 from __future__ import annotations
@@ -83,3 +84,55 @@ def supported_targets(text: str) -> tuple[str, ...] | None:
         if len(names) >= 2:
             found_any.extend(n for n in names if n not in found_any)
     return tuple(found_any) or None
+
+
+def quote(errs: tuple[ErrorText, ...]) -> tuple[str, ...]:
+    """The matching error lines, verbatim (first line of each piece that matched), as evidence."""
+    out = []
+    for e in errs[:3]:
+        for sig in e.signatures:
+            s = known.by_id(sig)
+            m = s.search(e.text) if s else None
+            if m:
+                start = e.text.rfind("\n", 0, m.start()) + 1
+                end = e.text.find("\n", m.end())
+                out.append(f"{e.origin}: {e.text[start:end if end >= 0 else None].strip()[:240]}")
+                break
+    return tuple(out)
+
+
+# -- "no code object for this GPU" -----------------------------------------------------------------------------------
+
+CODE_OBJECT = ("hip-no-binary-for-gpu", "invalid-device-function", "no-compatible-code-objects",
+               "ollama-gfx-not-supported", "tensorflow-ignoring-gpu", "hsa-invalid-isa", "app-no-supported-gpu")
+
+_TORCH_PROCESS = re.compile(r"site-packages/torch/|import torch|\btorch\.cuda\b|File \".*torch/", re.I)
+
+
+def _rocblas_lacks_target(e: ErrorText) -> bool:
+    """A rocBLAS "no Tensile library" error that proves the rocBLAS the program loaded has no kernels for the GPU:
+    the library is torch's own (site-packages/torch/lib/rocblas), or no torch is in sight and the message names the
+    GPU's arch (a program's own ROCm: ollama, llama.cpp). A system /opt/rocm rocBLAS inside a torch process can be a
+    library mix instead (known-error says so)."""
+    if "rocblas-tensile-missing" not in e.signatures:
+        return False
+    if re.search(r"/torch/lib/rocblas/", e.text):
+        return True
+    return bool(re.search(r"for GPU arch\s*:\s*gfx", e.text)) and not _TORCH_PROCESS.search(e.text)
+
+
+def code_object_errors(errors: Fact[tuple[ErrorText, ...]]) -> tuple[ErrorText, ...]:
+    """The error texts that say the running build has no code for the GPU (CODE_OBJECT signatures, and rocBLAS's
+    missing Tensile library where it proves the same)."""
+    return tuple(e for e in errors.value or () if errors.found
+                 and (set(e.signatures) & set(CODE_OBJECT) or _rocblas_lacks_target(e)))
+
+
+def named_isas(errs: tuple[ErrorText, ...]) -> set[str]:
+    """The gfx targets a code-object error says it looked for (`for ISA: amdgcn-amd-amdhsa--gfx1101`, `found for:
+    gfx1152`), as base targets."""
+    out: set[str] = set()
+    for e in errs:
+        for m in re.finditer(r"(?:amdgcn-amd-amdhsa--|ISA:\s*|found for:\s*)(gfx[0-9a-f]{3,4})\b", e.text, re.I):
+            out.add(knowledge.base_gfx(m.group(1).lower()))
+    return out
