@@ -64,6 +64,12 @@ AB_SPLITS: dict[str, dict[str, Any]] = {"old": {}, "new": {"_split": 1}, "s2": {
 # tiles, K <= 4096) ran with --ab s14final ("new s1" left out).
 AB_S14: dict[str, dict[str, Any]] = {"old": {"_s14": False}, "new": {}, "new s1": {"_split": False}}
 AB_S14_FINAL: dict[str, dict[str, Any]] = {"old": {"_s14": False}, "new": {}}
+# --ab s15 (session 15): BLOCK_K from the compiled kernel's spills (gemm._spilled_bytes, policy.spill_checked) against
+# session 14's load count (policy.misaligned_depth): "old" = the load count only (as session 14 left it), "spill" =
+# the spill check only, "both" = the load count, then the spill check; "spill0" = the spill check halving on any spill
+# (MISALIGNED_SPILL_LIMIT 0).
+AB_S15: dict[str, dict[str, Any]] = {"old": {"_s15": "static"}, "spill": {"_s15": "spill"}, "both": {"_s15": "both"},
+                                     "spill0": {"_s15": "spill0"}}
 AB_FP32_SKINNY: dict[str, dict[str, Any]] = {"old": {}, "new": {"kernel": "pointer"},
                                              "copy": {"kernel": "pointer", "config": {"ALIGN_COPY": True}},
                                              "ieee": {"kernel": "pointer", "precision": "ieee"}}
@@ -125,6 +131,17 @@ def _s14_rules(on: bool) -> None:
     gemm.clear_plans()
 
 
+def _s15_rules(mode: bool | str) -> None:
+    from rocm_triton_doctor.kernels import policy
+
+    mode = "both" if mode is True else mode
+    policy.MISALIGNED_MAX_LOADS_PER_THREAD = 48 if mode in ("static", "both") else 1 << 30  # type: ignore[attr-defined]
+    policy.SPILL_CHECK = mode in ("spill", "both", "spill0")
+    policy.MISALIGNED_SPILL_LIMIT = 0 if mode == "spill0" else 128
+    policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
+    gemm.clear_plans()
+
+
 def _row_case(spec: str) -> Any:
     """`bf16:48x146x114:bias_gelu[:t]` -> the GEMM case (t: B is the transpose of a contiguous (N, K) tensor)."""
     from shape_hunt import DT
@@ -163,6 +180,39 @@ def draw_skinny(r: random.Random, fp32_odd: bool = False) -> Any:
     return gemm.make_case(m, k, n, DT[dt], epi, transposed_b=r.random() < 0.5)
 
 
+def draw_longk(r: random.Random) -> Any:
+    """16-bit products over misaligned operands with K from 4097 to 32768 (odd: A's rows are not 16-byte aligned),
+    where session 14's load-count rule is off."""
+    from shape_hunt import DT, log_uniform
+
+    dt = r.choice(("bf16", "fp16"))
+    m, k, n = log_uniform(r, 16, 8192), log_uniform(r, 4097, 32768) | 1, log_uniform(r, 16, 8192)
+    epi = r.choice(("none", "none", "bias", "bias_relu", "bias_gelu"))
+    return gemm.make_case(m, k, n, DT[dt], epi, transposed_b=r.random() < 0.5)
+
+
+def draw_w8(r: random.Random) -> Any:
+    """shape_hunt's 16-bit GEMM draws whose plan is an 8-warp tile over an uncopied misaligned operand (drawn until
+    one is)."""
+    from rocm_triton_doctor.kernels import policy
+
+    t, dev = policy.target_for_device("cuda"), torch.device("cuda")
+    cus = torch.cuda.get_device_properties(0).multi_processor_count
+    while True:
+        case = draw_gemm(r)
+        M, K, N = case.params["M"], case.params["K"], case.params["N"]
+        if case.dtype == torch.float32 or any(policy.gemm_align_copy(t, M, N, K, 2)) or M * N * K > 2**34:
+            continue
+        x = case.setup(dev, torch.Generator(device=dev).manual_seed(0))
+        a, b = x["a"], x["b"]
+        if not (misaligned(a) or misaligned(b)):
+            continue
+        cfg = policy.gemm_config(t, M, N, K, 2, cus=cus, b_nmajor=b.stride(1) == 1 or b.stride(0) != 1, tc=False,
+                                 aligned=False)
+        if cfg["num_warps"] == 8 and cfg["BLOCK_K"] > 32:
+            return case
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=9)
@@ -171,12 +221,14 @@ def main() -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--ab", default="s9",
                     choices=("s9", "gemv", "s12", "s13", "s13b", "copy", "fp32skinny", "nosplit", "splits", "s14",
-                             "s14final"),
+                             "s14final", "s15"),
                     help="which change to A/B (see VARIANTS, AB_GEMV, AB_S12, AB_S13, AB_S13B, AB_COPY)")
     ap.add_argument("--skinny", action="store_true", help="draw N from 1 to 64 (draw_skinny)")
     ap.add_argument("--midm", action="store_true", help="draw M from 33 to 255 (draw_midm)")
     ap.add_argument("--fp32-odd", action="store_true", help="with --skinny: fp32 only, K odd")
     ap.add_argument("--tiny", action="store_true", help="draw M, K, N from 16 to 640 (draw_tiny)")
+    ap.add_argument("--longk", action="store_true", help="misaligned 16-bit, K 4097-32768 (draw_longk)")
+    ap.add_argument("--w8", action="store_true", help="draws planned on 8-warp misaligned tiles (draw_w8)")
     ap.add_argument("--rows", default=None,
                     help="these rows instead of draws: dtype:MxKxN:epilogue[:t], comma-separated (t: B^T), e.g. "
                          "bf16:48x146x114:bias_gelu,fp16:99x319x1289:none:t")
@@ -185,8 +237,9 @@ def main() -> int:
     args = ap.parse_args()
     variants = {"gemv": AB_GEMV, "s12": AB_S12, "s13": AB_S13, "s13b": AB_S13B, "copy": AB_COPY,
                 "fp32skinny": AB_FP32_SKINNY, "nosplit": AB_NOSPLIT, "splits": AB_SPLITS, "s14": AB_S14,
-                "s14final": AB_S14_FINAL}.get(args.ab, VARIANTS)
-    switches = {"_s12": _s12_rules, "_s13": _s13_rules, "_s13b": _s13b_rules, "_split": _split_rule, "_s14": _s14_rules}
+                "s14final": AB_S14_FINAL, "s15": AB_S15}.get(args.ab, VARIANTS)
+    switches = {"_s12": _s12_rules, "_s13": _s13_rules, "_s13b": _s13b_rules, "_split": _split_rule, "_s14": _s14_rules,
+                "_s15": _s15_rules}
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.device("cuda")
     r = random.Random(args.seed)
@@ -198,7 +251,8 @@ def main() -> int:
             print(f"stopped after {time.time() - t0:.0f} s (--seconds)")
             break
         case = given[i] if given else (draw_skinny(r, args.fp32_odd) if args.skinny else draw_midm(r) if args.midm
-                                       else draw_tiny(r) if args.tiny else draw_gemm(r))
+                                       else draw_tiny(r) if args.tiny else draw_longk(r) if args.longk
+                                       else draw_w8(r) if args.w8 else draw_gemm(r))
         gen = torch.Generator(device=dev).manual_seed(0)
         x = case.setup(dev, gen)
         P = case.params
@@ -217,10 +271,10 @@ def main() -> int:
                 if key in kw:
                     switch(kw[key])
             try:
-                if name == "old":  # the old path's result must pass too (it is the baseline being replaced)
+                if name == "old" or args.ab == "s15":  # every variant's result is checked against the reference
                     ref = case.reference(x)
                     err = float((fn().float() - ref.float()).abs().max())
-                    row["old_max_abs"] = err
+                    row["old_max_abs" if name == "old" else f"{name}_max_abs"] = err
                 row[name] = row["eager_ms"] / float(do_bench_cudagraph(fn, rep=10))
                 if args.host:
                     row[f"{name}_host"] = row["eager_host_ms"] / float(do_bench(fn, rep=20))

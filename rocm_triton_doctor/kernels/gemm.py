@@ -268,8 +268,30 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
         m_main, tail = policy.gemm_tail_split(target, M, N, K, bm, bn, bk, _cus(dev))
         if m_main < M:
             parts = [(0, m_main, 1), (m_main, M, tail)]
-    return _Plan(copy_a, copy_b, [_part(a, b, c, lo, hi, sp, N, k_loop, bias_stride, common, target)
-                                  for lo, hi, sp in parts], M, tkey)
+    planned = [_part(a, b, c, lo, hi, sp, N, k_loop, bias_stride, common, target) for lo, hi, sp in parts]
+    if not user and policy.spill_checked(target, bk, misaligned(a) or misaligned(b)):
+        # Operands read without 16-byte vectors: how deep a K block fits in registers depends on the split, the
+        # epilogue and the layout, so the compiled kernel is asked (policy.spill_checked has the measurements).
+        while bk > 32 and _spilled_bytes(planned[0], a, b, c, bias, dev) > policy.MISALIGNED_SPILL_LIMIT:
+            bk //= 2
+            common = {**common, "BLOCK_K": bk, "EVEN_K": k_loop % bk == 0}
+            planned = [_part(a, b, c, lo, hi, sp, N, k_loop, bias_stride, common, target) for lo, hi, sp in parts]
+    return _Plan(copy_a, copy_b, planned, M, tkey)
+
+
+def _spilled_bytes(part: _Part, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor | None,
+                   dev: torch.device) -> int:
+    """Bytes of local memory a thread of part's main kernel uses (register spills: the GEMM kernels have no local
+    arrays), compiled for this device without launching it (Triton's warmup; the launch then finds it compiled).
+    0 where Triton or the driver cannot say, so a failed probe never changes the plan."""
+    c_arg = c if part.split == 1 else torch.empty((0,), dtype=torch.float32, device=dev)
+    try:
+        k = part.kern.warmup(a, b, c_arg, bias if bias is not None and part.split == 1 else c_arg, *part.ints, 0, 0,
+                             1.0, grid=part.grid, **part.kw)
+        k._init_handles()
+        return 4 * int(k.n_spills)  # Triton reports the local size in 4-byte registers
+    except Exception:  # noqa: BLE001 - a probe: any failure leaves the plan as the policy made it
+        return 0
 
 
 def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor | None, epilogue: str, p: float,

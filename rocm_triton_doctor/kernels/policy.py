@@ -198,6 +198,29 @@ def misaligned_depth(t: Target, cfg: dict[str, Any], K: int) -> dict[str, Any]:
     return cfg if bk == cfg["BLOCK_K"] else {**cfg, "BLOCK_K": bk}
 
 
+# misaligned_depth counts loads; whether a tile spills also depends on the split, the epilogue, the layout and the
+# warps, so after it gemm() asks the compiled kernel (spill_checked). Its K blocks are halved (not below 32) while a
+# thread spills more than MISALIGNED_SPILL_LIMIT bytes: 8-warp tiles and K > 4096 included, where the load count had
+# lost (session 14: the long-K rows it halved had not spilled). H200, GPU time × eager, session 14's rule ("old")
+# against it followed by this check (benchmarks/gemm_ab_probe.py --ab s15, docs/measurements/
+# 2026-11-27-h200-s15-ab-*.json, 0 wrong results): draws planned on 8-warp misaligned tiles (--w8 --seed 60) worst
+# 0.60 -> 0.73 (bf16 3648x75x1182 B^T 0.62 -> 1.12, fp16 8452x113x226 B^T 0.67 -> 1.09, bf16 13901x17x918 bias B^T
+# 1.54 -> 2.37); K of 4097-32768 (--longk --seed 61) worst 0.31 -> 0.65 (fp16 332x6995x75 B^T 0.31 -> 0.69, bf16
+# 463x4897x110 B^T 0.44 -> 0.85); --tiny --seed 62 and --midm --seed 63 unchanged (medians 1.51 -> 1.48, 1.22 -> 1.22).
+# The check alone, without the load count, lost rows the count had won without a spill to see (--tiny bf16 389x18x91
+# 2.25 -> 1.59, --midm bf16 50x76x25559 bias_relu B^T 2.48 -> 1.17; K of one or two blocks), so both stay. Halving on any spill
+# (limit 0) lost fp16 2450x5345x198 bias (0.65 -> 0.42) and won nothing the limit missed; a 128-byte spill (bf16
+# 3426x93x673 B^T) stays at 0.77 either way. AMD: not asked (its tiles come from its compile-only audit).
+MISALIGNED_SPILL_LIMIT = 128
+SPILL_CHECK = True  # benchmarks/gemm_ab_probe.py --ab s15 turns it off for the "old" column
+
+
+def spill_checked(t: Target, block_k: int, misaligned: bool) -> bool:
+    """Whether gemm() compiles a planned launch over misaligned operands and halves BLOCK_K (not below 32) while it
+    spills more than MISALIGNED_SPILL_LIMIT bytes a thread (NVIDIA: the local size the driver reports)."""
+    return SPILL_CHECK and misaligned and block_k > 32 and t.backend == "cuda" and not t.interpreter
+
+
 def _gemm_tiles(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool, cus: int, b_nmajor: bool, tc: bool,
                 aligned: bool) -> dict[str, Any]:
     """gemm_config's choice before misaligned_depth."""

@@ -1,6 +1,7 @@
 """policy.misaligned_depth: 32-deep K blocks for 4-warp GEMM tiles whose operands are read without 16-byte vectors
-(session 14). The rule's bounds, its effect on gemm_config, results computed with such tiles, and — where Triton's
-ptxas is at hand — the register spills it removes, compiled for sm_90 from the launch gemm() plans."""
+(session 14), and gemm()'s spill check after it (policy.spill_checked, session 15). The rules' bounds, their effect on
+the plan, results computed with such tiles, and — where Triton's ptxas is at hand — the register spills they remove,
+compiled for sm_90 from the launch gemm() plans."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def test_misaligned_4_warp_tiles_take_32_deep_k_blocks(monkeypatch: pytest.Monke
     (613, 432, 80, True, H100, "aligned operands load 16-byte vectors"),
     (3921, 7231, 228, False, H100, "K > 4096: 0.82 -> 0.57x eager 32 deep (the A/B's one such loss)"),
     (11, 15337, 27607, False, H100, "decode tiles beyond K = 4096"),
-    (5000, 100, 4099, False, H100, "8-warp tiles: one row measured, too few for a rule"),
+    (5000, 100, 4099, False, H100, "8-warp tiles: the spill check decides for them (gemm._spilled_bytes)"),
     (613, 432, 78, False, MI300, "AMD's tiles come from its own compile-only audit"),
 ])
 def test_misaligned_depth_leaves_other_tiles_alone(monkeypatch: pytest.MonkeyPatch, M: int, K: int, N: int,
@@ -144,28 +145,41 @@ print("SPILLS", sum(int(s) for s in re.findall(r"(\d+) bytes spill stores", res.
 """
 
 
-def _planned_spills(monkeypatch: pytest.MonkeyPatch, M: int, K: int, N: int, split: int) -> tuple[int, int]:
-    """(spilled bytes, BLOCK_K) of gemm_kernel as gemm() would launch it on an H100 for a misaligned fp16 M×K @ K×N
-    with SPLIT_K forced to `split`: the plan's constexprs and integer arguments (ints equal to 1 specialised, those
-    divisible by 16 marked so, as a launch does), compiled for sm_90 in a child process (the tests run Triton's
+def _ptxas_spills(part: Any) -> int:
+    """Spilled bytes of part's gemm_kernel launch (its constexprs and integer arguments: ints equal to 1 specialised,
+    those divisible by 16 marked so, as a launch does), compiled for sm_90 in a child process (the tests run Triton's
     interpreter) and counted by ptxas."""
-    monkeypatch.setattr(policy, "target_for_device", lambda device: H100)
-    monkeypatch.setattr(gemm, "_cus", lambda dev: 132)
-    monkeypatch.setenv("RTD_TUNE_CACHE", "off")
-    orig = policy.gemm_config
-    monkeypatch.setattr(policy, "gemm_config", lambda *a, **k: {**orig(*a, **k), "SPLIT_K": split})
-    a, b = torch.empty(M, K, dtype=torch.float16), torch.empty(K, N, dtype=torch.float16)
-    plan = gemm._decide(a, b, torch.empty(M, N, dtype=torch.float16), None, "none", 0.0, 0, "auto", None, "auto",
-                        torch.device("cpu"))
-    assert plan is not None and not plan.copy_a and not plan.copy_b
-    part = plan.parts[0]
-    job = {"ints": list(part.ints), "kw": part.kw, "split": split, "ptxas": _ptxas()}
+    job = {"ints": list(part.ints), "kw": part.kw, "split": part.split, "ptxas": _ptxas()}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     res = subprocess.run([sys.executable, "-c", _COMPILE, json.dumps(job)], capture_output=True, text=True,
                          timeout=300, env=env, cwd=Path(__file__).resolve().parents[2])
     found = re.search(r"SPILLS (\d+)", res.stdout)
     assert found, res.stdout[-2000:] + res.stderr[-2000:]
-    return int(found.group(1)), part.kw["BLOCK_K"]
+    return int(found.group(1))
+
+
+def _plan(monkeypatch: pytest.MonkeyPatch, M: int, K: int, N: int, split: int | None = None,
+          b_t: bool = False) -> Any:
+    """gemm()'s plan on an H100 for a misaligned fp16 M×K @ K×N (b_t: B the transpose of an (N, K) tensor), SPLIT_K
+    forced to `split` where given."""
+    monkeypatch.setattr(policy, "target_for_device", lambda device: H100)
+    monkeypatch.setattr(gemm, "_cus", lambda dev: 132)
+    monkeypatch.setenv("RTD_TUNE_CACHE", "off")
+    if split is not None:
+        orig = policy.gemm_config
+        monkeypatch.setattr(policy, "gemm_config", lambda *a, **k: {**orig(*a, **k), "SPLIT_K": split})
+    a = torch.empty(M, K, dtype=torch.float16)
+    b = torch.empty(N, K, dtype=torch.float16).t() if b_t else torch.empty(K, N, dtype=torch.float16)
+    plan = gemm._decide(a, b, torch.empty(M, N, dtype=torch.float16), None, "none", 0.0, 0, "auto", None, "auto",
+                        torch.device("cpu"))
+    assert plan is not None and not plan.copy_a and not plan.copy_b
+    return plan
+
+
+def _planned_spills(monkeypatch: pytest.MonkeyPatch, M: int, K: int, N: int, split: int) -> tuple[int, int]:
+    """(spilled bytes, BLOCK_K) of the main kernel gemm() plans for a misaligned fp16 M×K @ K×N with SPLIT_K forced."""
+    part = _plan(monkeypatch, M, K, N, split).parts[0]
+    return _ptxas_spills(part), part.kw["BLOCK_K"]
 
 
 @pytest.mark.skipif(_ptxas() is None, reason="needs Triton's NVIDIA backend with ptxas")
@@ -192,3 +206,68 @@ def test_the_h100_policy_tiles_compute_right(M: int, N: int, K: int, dtype: torc
     cfg = dict(policy.gemm_config(H100, M, N, K, 2, cus=132, b_nmajor=lb == "", aligned=aligned))
     out = gemm.gemm(a, b, bias, epilogue, config=cfg)
     assert_matches(out, gemm.reference(a.double(), b.double(), None if bias is None else bias.double(), epilogue), dtype)
+
+
+def _fake_spills(monkeypatch: pytest.MonkeyPatch, by_depth: dict[int, int]) -> list[int]:
+    """gemm._spilled_bytes answering by BLOCK_K; returns the depths it was asked about."""
+    asked: list[int] = []
+
+    def fake(part: Any, *args: Any) -> int:
+        asked.append(part.kw["BLOCK_K"])
+        return by_depth.get(part.kw["BLOCK_K"], 0)
+    monkeypatch.setattr(gemm, "_spilled_bytes", fake)
+    return asked
+
+
+def test_gemm_halves_block_k_while_the_compiled_kernel_spills(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 3426x93x673 misaligned (K and N odd): an 8-warp 128x128 tile 64 deep, which session 14's load count leaves alone.
+    asked = _fake_spills(monkeypatch, {64: 600, 32: 0})
+    part = _plan(monkeypatch, 3426, 93, 673).parts[0]
+    assert (part.kw["num_warps"], part.kw["BLOCK_K"], asked) == (8, 32, [64])  # 32 deep is the floor: not asked
+    # the K-loop flag follows the new depth
+    assert part.kw["EVEN_K"] is False and _plan(monkeypatch, 3426, 96, 673).parts[0].kw["EVEN_K"] is True
+    gemm.clear_plans()
+    asked = _fake_spills(monkeypatch, {64: policy.MISALIGNED_SPILL_LIMIT})  # at the limit: kept (3426x93x673 B^T)
+    assert _plan(monkeypatch, 3426, 93, 673).parts[0].kw["BLOCK_K"] == 64 and asked == [64]
+    gemm.clear_plans()
+    asked = _fake_spills(monkeypatch, {64: 10_000, 32: 10_000})  # never below 32, however it spills
+    assert _plan(monkeypatch, 3426, 93, 673).parts[0].kw["BLOCK_K"] == 32 and asked == [64]
+
+
+def test_the_spill_check_asks_only_for_uncopied_misaligned_nvidia_plans(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = _fake_spills(monkeypatch, {64: 600})
+    monkeypatch.setattr(policy, "target_for_device", lambda device: H100)
+    monkeypatch.setattr(gemm, "_cus", lambda dev: 132)
+    monkeypatch.setenv("RTD_TUNE_CACHE", "off")
+    dev = torch.device("cpu")
+
+    def plan(M: int, K: int, N: int, config: dict[str, Any] | None = None) -> Any:
+        a, b = torch.empty(M, K, dtype=torch.float16), torch.empty(K, N, dtype=torch.float16)
+        return gemm._decide(a, b, torch.empty(M, N, dtype=torch.float16), None, "none", 0.0, 0, "auto", config,
+                            "auto", dev)
+    plan(3426, 96, 672)  # aligned: 16-byte loads
+    plan(3426, 93, 673, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 2})  # a user's
+    monkeypatch.setattr(policy, "SPILL_CHECK", False)
+    plan(3426, 93, 673)
+    monkeypatch.setattr(policy, "SPILL_CHECK", True)
+    monkeypatch.setattr(policy, "target_for_device", lambda device: MI300)  # AMD: its audit's tiles
+    plan(3426, 93, 673)
+    assert asked == []
+    assert not policy.spill_checked(policy.Target("interpreter", "cpu", 32), 64, True)
+
+
+def test_a_failed_spill_probe_leaves_the_plan_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    # On this CPU box the warmup itself fails (no NVIDIA driver): 0 bytes, the policy's tiles.
+    part = _plan(monkeypatch, 3426, 93, 673).parts[0]
+    assert gemm._spilled_bytes(part, torch.empty(1), torch.empty(1), torch.empty(1), None, torch.device("cpu")) == 0
+    assert part.kw["BLOCK_K"] == 64
+
+
+@pytest.mark.skipif(_ptxas() is None, reason="needs Triton's NVIDIA backend with ptxas")
+def test_the_planned_8_warp_kernel_no_longer_spills_on_sm_90(monkeypatch: pytest.MonkeyPatch) -> None:
+    # fp16 91x31x24363 B^T: 128x128x64 with 8 warps; the row that won 0.58 -> 1.15x eager 32 deep (H100, session 14)
+    # and 0.60 -> 1.10 with the spill check (H200, session 15). The check here asks ptxas instead of the driver.
+    monkeypatch.setattr(gemm, "_spilled_bytes", lambda part, *args: _ptxas_spills(part))
+    part = _plan(monkeypatch, 91, 31, 24363, b_t=True).parts[0]
+    assert (part.kw["num_warps"], part.kw["BLOCK_K"]) == (8, 32)
+    assert _ptxas_spills(part) <= policy.MISALIGNED_SPILL_LIMIT
