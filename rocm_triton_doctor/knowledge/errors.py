@@ -26,6 +26,15 @@ class ErrorSignature:
     fix: str
     source: str
     example: str = ""  # a verbatim real occurrence, for rows no corpus capture contains
+    # "severity": "fail" in the table: the message is itself the failure, with one cause it names (a library the
+    # loader cannot find, a crash inside ROCm's code), so known-error reports it as failing, not as a possibility.
+    fails: bool = False
+
+    def fix_for(self, text: str) -> str:
+        """The fix, with "{1}" replaced by what the pattern's first group matched in `text` (the library a
+        message names), where it has one."""
+        m = self.pattern.search(text) if "{1}" in self.fix else None
+        return self.fix.replace("{1}", m.group(1)) if m and m.groups() and m.group(1) else self.fix
 
     def search(self, text: str) -> re.Match[str] | None:
         return self.pattern.search(text)
@@ -49,7 +58,8 @@ def signatures() -> tuple[ErrorSignature, ...]:
     return tuple(ErrorSignature(str(r["id"]), re.compile(str(r["pattern"])), str(r["meaning"]),
                                 tuple(Cause(str(c["cause"]), tuple(str(x) for x in c.get("confirm", ())))
                                       for c in r.get("causes", ())),
-                                str(r["fix"]), str(r["source"]), str(r.get("example", "")))
+                                str(r["fix"]), str(r["source"]), str(r.get("example", "")),
+                                r.get("severity") == "fail")
                  for r in rows)
 
 

@@ -409,13 +409,17 @@ def known_error(f: Facts) -> Iterable[Finding]:
             continue
         hit = tuple(e for e in f.errors.value or () if sig in e.signatures)
         causes = ", ".join(c.cause for c in s.causes)
-        fix = _sig_fix(sig)
+        fix = f"{s.fix_for(hit[0].text)} (source: {s.source})"
         if windows and re.search(r"rocminfo|HSA_|override", fix):
             # Linux tools and HSA variables in a fix do not exist on Windows' HIP SDK (hip#3899, Windows).
             fix += (" On Windows: hipInfo.exe and amdgpu-arch.exe of the HIP SDK take rocminfo's place, and "
                     "the HSA override variables are not read there.")
-        yield warn(f"known error: {s.meaning}", f"Possible causes: {causes}." if causes else "", evidence=quote(hit),
-                   fix=Fix(fix), links=(s.source,))
+        if s.fails:
+            yield fail(f"known failure: {s.meaning}", f"Cause: {causes}." if causes else "", evidence=quote(hit),
+                       fix=Fix(fix), links=(s.source,))
+        else:
+            yield warn(f"known error: {s.meaning}", f"Possible causes: {causes}." if causes else "", evidence=quote(hit),
+                       fix=Fix(fix), links=(s.source,))
 
 
 def _therock_targets(f: Facts) -> tuple[str, ...] | None:

@@ -122,24 +122,40 @@ _ROCM_PKG = re.compile(r"^(?:rocm|hip|roc|hsa|miopen|amdgpu|amd-smi|comgr|rccl|m
        "Pin AMD's repository above the distribution's (AMD's install guide) and install the exact versions.")
 def rocm_apt_distro_package(f: Facts) -> Iterable[Finding]:
     errs = with_signature(f.errors, "apt-distro-rocm-package")
-    wanted = [m for e in errs for m in re.finditer(r"(?P<by>[\w.+-]+) : Depends: (?P<pkg>[\w.+-]+) \(= (?P<want>[^)\s]+)\) "
-                                                     r"but (?P<got>\S+) is to be installed", e.text)
-              if _ROCM_PKG.match(m.group("by")) or _ROCM_PKG.match(m.group("pkg"))]  # other packages' conflicts are not ours
+    wanted = [w for e in errs for w in _unmet(e.text)
+              if _ROCM_PKG.match(w[0]) or _ROCM_PKG.match(w[1])]  # other packages' conflicts are not ours
     if not wanted:
         yield skip("no apt dependency error between ROCm packages in the evidence")
         return
-    pins = " ".join(dict.fromkeys(f"{m.group('pkg')}={m.group('want')}" for m in wanted))
-    m = wanted[0]
-    yield fail(f"apt picks {m.group('pkg')} {m.group('got')} where {m.group('by')} needs {m.group('want')}",
+    pins = " ".join(dict.fromkeys(f"{pkg}={want}" for _, pkg, want, _, _ in wanted))
+    by, pkg, want, got, line = wanted[0]
+    yield fail(f"apt picks {pkg} {got} where {by} needs {want}",
                "A package of the same name from another archive (the distribution's own ROCm packages) outranks the "
                "version AMD's ROCm package depends on, so the ROCm install stops.",
-               evidence=tuple(f"{e.origin}: {m.group(0)}" for e in errs[:1]),
+               evidence=tuple(f"{e.origin}: {line}" for e in errs[:1]),
                fix=Fix("Give AMD's repository priority (the pin file of AMD's ROCm install guide for Ubuntu), then "
                        "install the exact versions apt named and the ROCm package again.",
                        (PIN_COMMAND,
-                        f"sudo apt-get install --allow-downgrades {pins} {m.group('by')}"),
+                        f"sudo apt-get install --allow-downgrades {pins} {by}"),
                        needs_sudo=True),
                links=(APT_GUIDE,))
+
+
+def _unmet(text: str) -> list[tuple[str, str, str, str, str]]:
+    """apt's unmet dependencies, (package, dependency, version needed, version apt picked, the line): `pkg : Depends:
+    dep (= want) but got is to be installed`, and the continuation lines apt indents under the same package (its first
+    line may be another kind: `… but it is not going to be installed`, legacy-rocm-build#6367)."""
+    out, by = [], ""
+    for ln in text.splitlines():
+        head = re.match(r"^\s*([\w.+-]+) : (?:Pre)?Depends:", ln)
+        if head:
+            by = head.group(1)
+        elif not re.match(r"^\s+(?:Pre)?Depends:", ln):
+            by = "" if ln.strip() else by
+        m = re.search(r"Depends: ([\w.+-]+) \(= ([^)\s]+)\) but (\S+) is to be installed", ln)
+        if m and by:
+            out.append((by, m.group(1), m.group(2), m.group(3), ln.strip()))
+    return out
 
 
 CHECKS = (rocm_install, rocm_torch_hip_mismatch, ld_library_path_rocm, rocm_apt_distro_package)

@@ -61,6 +61,20 @@ def visible_devices(f: Facts) -> Iterable[Finding]:
                        evidence=("env",), fix=Fix("Unset it, or list the GPUs to use (indices from `rocminfo`).",
                                                   (f"unset {name}",)), links=(DOCS,))
             return
+    hip_list, cuda_list = values.get("HIP_VISIBLE_DEVICES"), values.get("CUDA_VISIBLE_DEVICES")
+    if hip_list is not None and cuda_list is not None and _entries(hip_list) != _entries(cuda_list) \
+            and not f.nvidia_gpus_present:
+        # HIP reads HIP_VISIBLE_DEVICES first and CUDA_VISIBLE_DEVICES only without it (ROCclr's device selection);
+        # tools written for CUDA (ollama's discovery, Ray, scripts) read the other, so two lists disagree about which
+        # GPU a program gets (Jeffser/Alpaca#1091: HIP 1, CUDA 0 on a one-GPU machine: the GPU went unused).
+        yield warn(f"HIP_VISIBLE_DEVICES={hip_list!r} and CUDA_VISIBLE_DEVICES={cuda_list!r} select different GPUs",
+                   f"{shown}. HIP programs use HIP_VISIBLE_DEVICES ({hip_list}); tools that read "
+                   "CUDA_VISIBLE_DEVICES count from another list, and an index past the last GPU selects none.",
+                   evidence=("env",),
+                   fix=Fix("Keep one list: set HIP_VISIBLE_DEVICES to the GPUs to use (indices from `rocminfo`; "
+                           "unset it too on a one-GPU machine) and unset CUDA_VISIBLE_DEVICES.",
+                           ("unset CUDA_VISIBLE_DEVICES",)), links=(DOCS,))
+        return
     rocr = _entries(values.get("ROCR_VISIBLE_DEVICES") or "")
     hip_name = "HIP_VISIBLE_DEVICES" if "HIP_VISIBLE_DEVICES" in values else "CUDA_VISIBLE_DEVICES"
     hip = _indices(_entries(values.get(hip_name) or "")) if hip_name in values else None

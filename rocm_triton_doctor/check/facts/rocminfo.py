@@ -31,7 +31,10 @@ class RocminfoReport:
 
     @property
     def gpus(self) -> list[RocminfoAgent]:
-        return [a for a in self.agents if a.device_type.upper() == "GPU"]
+        # An excerpt may leave out `Device Type:`; an agent named gfxN is a GPU agent all the same (CPU agents carry
+        # the CPU's name, NPU agents aie2: legacy-rocm-build#6484 pasted `Name: gfx1201` / `Marketing Name:` only).
+        return [a for a in self.agents if a.device_type.upper() == "GPU"
+                or (not a.device_type and re.match(r"gfx[0-9a-f]{3,4}$", a.name) is not None)]
 
 
 # -- parsers (formats checked against the captures in tests/fixtures/text) ------------------------------------
@@ -54,8 +57,9 @@ def parse_rocminfo(text: str) -> RocminfoReport:
     in_isa = False
     # An agent excerpt pasted without its `Agent N` header (aiter#3139: `Name: gfx942` … `Device Type: GPU`) is still
     # rocminfo's agent block: its first `Name:` opens an agent when the text carries rocminfo's own agent keys
-    # (a `pip show` also prints `Name:`, never `Device Type:`).
-    headerless = not re.search(r"^\s*Agent \d+\s*$", text, re.M) and bool(re.search(r"^\s*Device Type:", text, re.M))
+    # (a `pip show` also prints `Name:`, never `Device Type:` or `Marketing Name:`).
+    headerless = not re.search(r"^\s*Agent \d+\s*$", text, re.M) and bool(re.search(r"^\s*(?:Device Type|Marketing Name):",
+                                                                                   text, re.M))
     for raw in text.splitlines():
         line = raw.strip()
         if not line:

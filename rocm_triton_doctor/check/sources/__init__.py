@@ -64,6 +64,7 @@ SNIFFERS: tuple[tuple[Callable[[str], bool], Parser], ...] = (
     (system.detect_os_release, system.parse_os_release),
     (system.detect_proc_version, system.parse_proc_version),
     (system.detect_kernel_config, system.parse_kernel_config),
+    (system.detect_fetch, system.parse_fetch),
     (kfd.detect_properties, kfd.parse_properties),
     (kfd.detect_dmesg, kfd.parse_dmesg),
     (host.detect_lsmod, host.parse_lsmod),
@@ -72,7 +73,7 @@ SNIFFERS: tuple[tuple[Callable[[str], bool], Parser], ...] = (
 # Run on every segment: inline variables, container command lines, device open errors, GPU names, Windows hints,
 # error text.
 ALWAYS: tuple[Parser, ...] = (env.parse, host.parse_container_run, host.parse_compose, host.parse_nvidia_hints, host.parse_service,
-                              host.parse_slurm_job, host.parse_amdgpu_install,
+                              host.parse_slurm_job, host.parse_amdgpu_install, host.parse_apt_sources,
                               host.parse_cluster_devices,
                               ls.parse_open_errors,
                               gpu_names.parse, gpu_names.parse_hip_device_count, rocm_smi.parse_amd_smi_table,
@@ -89,6 +90,8 @@ def _route(seg: Segment) -> list[Parser]:
         return [workload.parse]
     if repl.is_torch_expr(cmd):
         return [repl.parse]
+    if word == "ollama" and re.search(r"\bollama\s+ps\b", cmd):
+        return [gpu_names.parse_ollama_ps]
     if word == "amdgpu-arch":
         return [gpu_names.parse_amdgpu_arch]
     if re.search(r"win32_videocontroller", cmd, re.I):

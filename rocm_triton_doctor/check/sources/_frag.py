@@ -82,9 +82,10 @@ def gpu_seen(tool: str, gfx: str | None = None, name: str | None = None, **extra
     return {"gpus_seen": [entry]}
 
 
-# `[INFO] ` (ComfyUI), and rich's `INFO     ` with an optional `22:09:42-469548 ` time (SD.Next, kohya_ss)
-_LOG_PREFIX = re.compile(r"^(?:\d\d:\d\d:\d\d[-.,]\d+\s+)?(?:\[(?:INFO|WARNING|DEBUG|ERROR)\]\s*"
-                         r"|(?:INFO|WARNING|DEBUG|ERROR)\s{2,})")
+# `[INFO] ` (ComfyUI), and rich's `INFO     ` with an optional `22:09:42-469548 ` time (SD.Next, kohya_ss); a docker
+# build's plain progress `#8 10.47 ` or its bare elapsed seconds `10.47 ` (ROCm/flash-attention#37)
+_LOG_PREFIX = re.compile(r"^(?:(?:#\d+\s+)?\d+\.\d\d\s+)?(?:\d\d:\d\d:\d\d[-.,]\d+\s+)?"
+                         r"(?:\[(?:INFO|WARNING|DEBUG|ERROR)\]\s*|(?:INFO|WARNING|DEBUG|ERROR)\s{2,})?")
 
 
 def log_line(line: str) -> str:

@@ -2,7 +2,8 @@
 
 Sources: an `env`/`printenv` dump (complete: every variable not listed is unset), `export X=Y` lines,
 `X=Y command …` prefixes (also in the command line of a prompt), `docker run -e X=Y`, Python
-`os.environ["X"] = "Y"`. Only names that matter to a GPU stack are kept (the probes keep an allow-list too).
+`os.environ["X"] = "Y"`, ollama's `msg="server config" env="map[X:Y …]"` log line. Only names that matter to a GPU
+stack are kept (the probes keep an allow-list too).
 Values that are shell templates (`${X:-}`) are not values and are skipped. Everything but a full dump leaves
 `env` partial: a variable the text does not show is unknown, not unset.
 """
@@ -39,9 +40,29 @@ def _keep(name: str, value: str) -> bool:
 _EMPTY_DEFAULT = re.compile(r"(?:^|[\s\"'-])(?P<name>HSA_OVERRIDE_GFX_VERSION(?:_\d+)?)[=:]\s*[\"']?\$\{(?P=name):?-\}")
 
 
+# ollama logs its configuration at start: `msg="server config" env="map[CUDA_VISIBLE_DEVICES:0 … HIP_VISIBLE_DEVICES:1
+# HSA_OVERRIDE_GFX_VERSION: …]"` (Jeffser/Alpaca#1091). It prints every variable it reads, set or not, so an empty
+# value there is not "defined empty": only non-empty ones are kept. A pasted line cut inside the map loses its last
+# token, which is dropped too.
+_OLLAMA_MAP = re.compile(r'msg="?server config"?\s+env="?map\[(?P<body>[^\]\n]*)')
+
+
+def _ollama_env(text: str) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for m in _OLLAMA_MAP.finditer(text):
+        body = m.group("body")
+        cut = not re.search(r"\]", text[m.end():m.end() + 1])
+        tokens = body.split(" ")
+        for tok in tokens[:-1] if cut else tokens:
+            name, sep, value = tok.partition(":")
+            if sep and value and RELEVANT.match(name) and "…" not in value and "[" not in value:
+                env.setdefault(name, value)
+    return env
+
+
 def parse(text: str, cmd: str | None = None) -> Fragment:
     """Inline assignments anywhere in the segment, including its command line."""
-    env: dict[str, str] = {}
+    env: dict[str, str] = _ollama_env(text)
     for t in _EMPTY_DEFAULT.finditer("\n".join(([cmd] if cmd else []) + text.splitlines())):
         env.setdefault(t.group("name"), "")
     for line in ([cmd] if cmd else []) + text.splitlines():

@@ -28,6 +28,11 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
         m = re.search(r"\b(?:AMD|ROCm)\b[^()\n]*\((gfx[0-9a-f]{3,4})\)", s)
         if m and "supported" not in s.lower():
             merge(frag, gpu_seen("text", m.group(1).lower()))
+        # hipDeviceProp_t.gcnArchName as programs print it: `gcnArchName=gfx906:sramecc+:xnack-` (AlphaMine-Tech/
+        # alpha-miner#5), `gcnArchName: 'gfx90a:sramecc+:xnack-'`: the HIP runtime's own device, so its real target
+        m = re.search(r"\bgcnArchName\s*[=:]\s*['\"]?(gfx[0-9a-f]{3,4})\b", s)
+        if m and "DeviceProperties(" not in s:  # torch's own properties repr is read with its name (repl.py)
+            merge(frag, gpu_seen("hip", m.group(1).lower()))
         # SD.Next (Windows, HIP SDK): `ROCm: version=6.4, using agent gfx1200` (vladmandic/sdnext#4211)
         m = re.search(r"ROCm: version=[\w.]+, using agent (gfx[0-9a-f]{3,4})\b", s)
         if m:
@@ -151,8 +156,9 @@ def parse_hip_device_count(text: str, cmd: str | None = None) -> Fragment:
     ollama = _ollama_rocm_devices(text)
     if ollama:  # ollama's discovery ran its ROCm runner on these GPUs (ollama#12564, Windows)
         return {"system": {"hip_devices_seen": ollama}}
-    m = re.search(r"ggml_(?:cuda_init|init_cublas): found (\d+) (?:ROCm|CUDA) devices:\s*\n((?:\s*Device \d+: [^\n]+\n?)+)",
-                  text)
+    # llama.cpp of 2026 adds the total: `found 1 ROCm devices (Total VRAM: 12272 MiB):` (llama.cpp#26702).
+    m = re.search(r"ggml_(?:cuda_init|init_cublas): found (\d+) (?:ROCm|CUDA) devices(?: \([^)\n]*\))?:\s*\n"
+                  r"((?:\s*Device \d+: [^\n]+\n?)+)", text)
     if not m or int(m.group(1)) < 1:
         return {}
     names = re.findall(r"Device \d+: ([^,\n]+)", m.group(2))
@@ -180,3 +186,12 @@ def parse_wmi_video(text: str, cmd: str | None = None) -> Fragment:
         if re.match(r"^(?:AMD|ATI)\b.*\bRadeon\b|^AMD Instinct\b", s) and not s.startswith("PS "):
             merge(frag, gpu_seen("wmi", None, s))
     return frag
+
+
+def parse_ollama_ps(text: str, cmd: str | None = None) -> Fragment:
+    """`ollama ps`: its PROCESSOR column (`100% GPU`, `48%/52% CPU/GPU`, `100% CPU`) -> `system.ollama_processor`:
+    where ollama says the loaded models sit. Its word only (nixpkgs#375359: `100% GPU` while the runner used the
+    CPU), so no check takes it as proof that a GPU ran."""
+    rows = re.findall(r"^\S+\s+[0-9a-f]{12}\s+[\d.]+\s*[KMGT]?B\s+(\d+%(?:/\d+%)?\s+(?:CPU/GPU|GPU|CPU))\b", text, re.M)
+    return {"system": {"ollama_processor": rows[0]}} if rows else {}
+

@@ -278,3 +278,18 @@ def parse_windows(text: str, cmd: str | None = None) -> Fragment:
     if _WINDOWS.search(text) or (cmd and _WINDOWS.search(cmd)):
         return {"system": {"os_family": "windows"}}
     return {}
+
+
+def parse_apt_sources(text: str, cmd: str | None = None) -> Fragment:
+    """AMD's apt repository lines (`deb [arch=amd64 signed-by=…] https://repo.radeon.com/rocm/apt/6.2.2 jammy main`,
+    legacy-rocm-build#3946) -> `system.rocm_apt`: which repository, release (unless a shell variable) and
+    distribution suite the machine installs ROCm from."""
+    out: dict[str, Any] = {}
+    for m in re.finditer(r"^\s*(?:echo\s+[\"']?)?deb\s+(?:\[[^\]]*\]\s+)?https?://repo\.radeon\.com/(?P<repo>rocm|amdgpu)/"
+                         r"(?:apt|ubuntu)/(?P<ver>[^\s/]+)/?\s+(?P<suite>[a-z]+)\b", text, re.M):
+        entry = {"suite": m.group("suite")}
+        if not m.group("ver").startswith("$"):
+            entry["version"] = m.group("ver")
+        out.setdefault(m.group("repo"), entry)
+    return {"system": {"rocm_apt": out}} if out else {}
+

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from rocm_triton_doctor.check.sources._frag import Fragment, file, merge
+from rocm_triton_doctor.check.sources._frag import Fragment, file, gpu_seen, merge
 
 _UNAME_A = re.compile(r"^Linux\s+(?P<host>\S+)\s+(?P<rel>\d+\.\d+\S*)\s+#.*?\s(?P<mach>x86_64|aarch64|ppc64le|s390x)\b")
 _PROC_VERSION = re.compile(r"^Linux version \d+\.\d+\S*\s+\(.*$")
@@ -111,3 +111,28 @@ def parse_kernel_config(text: str, cmd: str | None = None) -> Fragment:
     if m and "$(" not in m.group(1):
         path = m.group(1)
     return file(path, "\n".join(lines) + "\n")
+
+
+# neofetch / fastfetch summaries, pasted into issue forms: `Kernel: 6.8.8-200.fc39.x86_64` (fastfetch also `Kernel:
+# Linux 6.8.8-…`) and one `GPU[ N]: <name>` line per adapter (flathub/org.blender.Blender#181). Their OS line is a
+# pretty name only, not an os-release file, so it is not read.
+_FETCH_KEY = re.compile(r"^\s*(OS|Host|Kernel|Uptime|Packages|Shell|DE|WM|Terminal|CPU|GPU(?: \d+)?|Memory|Locale):\s+\S")
+
+
+def detect_fetch(text: str) -> bool:
+    keys = {m.group(1).split()[0] for ln in text.splitlines() if (m := _FETCH_KEY.match(ln))}
+    return len(keys) >= 4 and "OS" in keys and bool(keys & {"Kernel", "GPU"})
+
+
+def parse_fetch(text: str, cmd: str | None = None) -> Fragment:
+    frag: Fragment = {}
+    for ln in text.splitlines():
+        m = re.match(r"^\s*Kernel:\s+(?:Linux\s+)?(\d+\.\d+\S*)\s*$", ln)
+        if m:
+            merge(frag, file("/proc/sys/kernel/osrelease", m.group(1) + "\n"))
+        m = re.match(r"^\s*GPU(?: \d+)?:\s+(?P<n>(?:AMD|ATI)\b.+?)(?:\s+\[(?:Integrated|Discrete)\])?(?:\s+@\s+[\d.]+\s*GHz)?\s*$",
+                     ln)
+        if m:
+            merge(frag, gpu_seen("fetch", None, m.group("n")))
+    return frag
+

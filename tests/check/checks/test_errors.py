@@ -368,3 +368,25 @@ def test_amd_smi_missing_groups_is_a_warning_naming_the_groups() -> None:
     f = one("known-error", errors=pasted("RuntimeError: WARNING: User is missing the following required groups: "
                                          "render, video. Please add user to these groups."))
     assert f.severity is Severity.WARN and f.fix is not None and "video" in f.fix.text
+
+
+def test_known_error_fail_for_a_message_that_is_the_failure_and_names_the_library() -> None:
+    # llama.cpp#25807: TheRock's native packages left /opt/rocm/lib out of the loader's path.
+    text = ("./llama-cli: error while loading shared libraries: libhipblas.so.3: cannot open shared object file: "
+            "No such file or directory")
+    f = one("known-error", errors=pasted(text))
+    assert f.severity is Severity.FAIL and f.title.startswith("known failure:") and f.fix is not None
+    assert "Find libhipblas.so.3 (`ls /opt/rocm*/lib/libhipblas.so.3*`)" in f.fix.text and f.fix.commands == ()
+
+
+def test_known_error_fail_names_the_missing_symbol() -> None:
+    # ollama#8108: a system hipBLAS needing a rocBLAS symbol another ROCm release's rocBLAS lacks.
+    text = "/opt/rocm/lib/libhipblas.so.2: undefined symbol: rocblas_sgbmv_64"
+    f = one("known-error", errors=pasted(text))
+    assert f.severity is Severity.FAIL and f.fix is not None and f.fix.text.startswith("rocblas_sgbmv_64 is missing")
+
+
+def test_known_error_a_torch_oom_on_hip_warns_without_a_command() -> None:
+    text = "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 16.00 GiB. GPU 0 has a total capacity of 15.24 GiB"
+    f = one("known-error", errors=pasted(text))
+    assert f.severity is Severity.WARN and f.fix is not None and f.fix.commands == () and "gttsize" in f.fix.text

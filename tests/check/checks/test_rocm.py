@@ -67,3 +67,17 @@ def test_rocm_apt_distro_package_fail_pins_amds_repository() -> None:
     assert f.severity.value == "fail" and "rocminfo" in f.title and f.fix is not None
     assert f.fix.commands[-1] == "sudo apt-get install --allow-downgrades rocminfo=1.0.0.60200-66~24.04 rocm-hip-runtime"
     assert "repo.radeon.com" in f.fix.commands[0]
+
+
+def test_rocm_apt_distro_package_reads_apts_continuation_lines() -> None:
+    # legacy-rocm-build#6367: the ROCm conflicts sit on the lines apt indents under the package, whose first line is
+    # another kind ("but it is not going to be installed").
+    text = (" rocm-hip-runtime-dev : Depends: rocm-hip-runtime (= 7.2.4.70204-93~24.04) but it is not going to be installed\n"
+            "                        Depends: rocm-cmake (= 0.14.0.70204-93~24.04) but 6.0.0-1 is to be installed\n"
+            "                        Depends: hipcc (= 1.1.1.70204-93~24.04) but 5.7.1-3 is to be installed\n"
+            " libfoo-dev : Depends: libfoo1 (= 2.0-1) but 2.1-1 is to be installed\n")
+    f = one("rocm-apt-distro-package", errors=[{"text": text, "from": "text"}])
+    assert f.severity.value == "fail"
+    assert f.title == "apt picks rocm-cmake 6.0.0-1 where rocm-hip-runtime-dev needs 0.14.0.70204-93~24.04"
+    assert f.fix is not None and f.fix.commands[-1] == ("sudo apt-get install --allow-downgrades rocm-cmake=0.14.0.70204-93~24.04 "
+                                                        "hipcc=1.1.1.70204-93~24.04 rocm-hip-runtime-dev")

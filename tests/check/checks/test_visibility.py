@@ -59,3 +59,13 @@ def test_visible_devices_ray_refuses_cuda_visible_devices_alone() -> None:
     f = one("visible-devices", errors=err, env={"CUDA_VISIBLE_DEVICES": "1"})
     assert f.severity.value == "fail" and f.fix is not None
     assert f.fix.commands == ("unset CUDA_VISIBLE_DEVICES", "export HIP_VISIBLE_DEVICES=1")
+
+
+def test_visible_devices_warn_when_hip_and_cuda_lists_disagree() -> None:
+    # Jeffser/Alpaca#1091: the app's ollama ran with HIP_VISIBLE_DEVICES=1 and CUDA_VISIBLE_DEVICES=0 on a one-GPU
+    # machine; HIP takes the first, CUDA-minded tools the second.
+    f = one("visible-devices", env={"HIP_VISIBLE_DEVICES": "1", "CUDA_VISIBLE_DEVICES": "0"})
+    assert f.severity is Severity.WARN and f.title == "HIP_VISIBLE_DEVICES='1' and CUDA_VISIBLE_DEVICES='0' select different GPUs"
+    assert f.fix is not None and f.fix.commands == ("unset CUDA_VISIBLE_DEVICES",)
+    same = one("visible-devices", env={"HIP_VISIBLE_DEVICES": "0,1", "CUDA_VISIBLE_DEVICES": "0,1"})
+    assert same.severity is Severity.INFO  # one selection, written twice

@@ -673,3 +673,51 @@ def test_cluster_device_lines_and_a_json_dependency_report() -> None:
     deps = '{\n  "cuda": "12.1",\n  "torch": "2.4.1+cu121",\n  "torchvision": "0.19.1",\n}\n'
     dists = snapshot_from_text([deps])["python"]["distributions"]
     assert dists["torch"]["version"] == "2.4.1+cu121" and dists["torchvision"]["version"] == "0.19.1"
+
+
+def test_llama_cpp_2026_device_line_with_its_vram_total() -> None:
+    # llama.cpp#26702: `found 1 ROCm devices (Total VRAM: 12272 MiB):`, pasted indented.
+    text = ("    ggml_cuda_init: found 1 ROCm devices (Total VRAM: 12272 MiB):\n"
+            "    Device 0: AMD Radeon RX 6700 XT, gfx1030 (0x1030), VMM: no, Wave Size: 32, VRAM: 12272 MiB\n")
+    assert snapshot_from_text([text])["system"]["hip_devices_seen"] == 1
+
+
+def test_ollama_server_config_map_is_the_programs_environment() -> None:
+    # Jeffser/Alpaca#1091: empty values are variables ollama reads but nobody set; the cut last token is dropped.
+    text = ('time=2026-01-29T14:34:19.101+01:00 level=INFO source=routes.go:1631 msg="server config" env="map[CUDA_'
+            'VISIBLE_DEVICES:0 GPU_DEVICE_ORDINAL: HIP_VISIBLE_DEVICES:1 HSA_OVERRIDE_GFX_VERSION: OLLAMA_HOST:http://127.0.0.1:11435 '
+            'ROCR_VISIBLE_DEVICES:[…]')
+    env = snapshot_from_text([text])["env"]
+    assert env == {"CUDA_VISIBLE_DEVICES": "0", "HIP_VISIBLE_DEVICES": "1", "OLLAMA_HOST": "http://127.0.0.1:11435"}
+
+
+def test_fetch_summary_kernel_and_gpus_and_other_small_sources() -> None:
+    fetch = ("OS: Fedora Linux 39 (Silverblue) x86_64\nHost: Bravo 15\nKernel: 6.8.8-200.fc39.x86_64\nShell: bash 5.2.26\n"
+             "CPU: AMD Ryzen 7 4800H (16) @ 2,90 GHz\nGPU 1: AMD Radeon RX Vega 6 (Ryzen 4000/5000 Mobile Series)\n"
+             "GPU 2: AMD Radeon RX 5500M [Discrete]\n")
+    snap = snapshot_from_text([fetch])
+    assert snap["files"]["/proc/sys/kernel/osrelease"] == "6.8.8-200.fc39.x86_64\n"
+    assert [g["name"] for g in snap["gpus_seen"]] == ["AMD Radeon RX Vega 6 (Ryzen 4000/5000 Mobile Series)",
+                                                       "AMD Radeon RX 5500M"]
+    assert "files" not in snapshot_from_text(["OS: something\nKernel: 6.1\n"])  # two keys are prose, not a summary
+    # hipDeviceProp_t.gcnArchName as a program prints it (AlphaMine-Tech/alpha-miner#5)
+    arch = snapshot_from_text(["  0: AMD Radeon Graphics gcnArchName=gfx906:sramecc+:xnack- backend=unsupported"])
+    assert arch["gpus_seen"] == [{"tool": "hip", "gfx": "gfx906"}]
+    # `ollama ps`: ollama's word about where the model sits, kept apart from proof (nixpkgs#375359)
+    ps = snapshot_from_text([("$ ollama ps\nNAME             ID              SIZE     PROCESSOR    UNTIL\n"
+                             "phi4:14b-q8_0    310d366232f4    19 GB    100% GPU     4 minutes from now\n")])
+    assert ps["system"] == {"ollama_processor": "100% GPU"}
+    # AMD's apt line with a shell variable for the release (legacy-rocm-build#3946)
+    apt = snapshot_from_text([('echo "deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] https://repo.radeon.com/rocm/'
+                              'apt/$ROCM_VERSION jammy main" | sudo tee /etc/apt/sources.list.d/rocm.list')])
+    assert apt["system"]["rocm_apt"] == {"rocm": {"suite": "jammy"}}
+    # a docker build's elapsed-seconds prefix before a labelled value (ROCm/flash-attention#37)
+    assert snapshot_from_text(["10.47 torch.__version__  = 2.2.0.dev20231206+rocm5.7"])["runtime"] == {
+        "torch_version": "2.2.0.dev20231206+rocm5.7"}
+
+
+def test_a_rocminfo_excerpt_of_name_and_marketing_name_is_a_gpu_agent() -> None:
+    # legacy-rocm-build#6484: no Agent header and no Device Type; an agent named gfxN is a GPU.
+    d = diagnose_text(["rocminfo\n[…]\nName: gfx1201\nMarketing Name: AMD Radeon RX 9070 XT\n"])
+    f = next(x for x in d.findings if x.id == "kfd-access")
+    assert f.severity.value == "ok" and "1 GPU agent" in f.title
