@@ -66,3 +66,15 @@ def one(check_id: str, **sections: Any) -> Finding:
     out = run(check_id, minimal_snapshot(**sections))
     assert len(out) == 1, [(f.severity.value, f.title) for f in out]
     return out[0]
+
+
+# Error lines the knowledge/data/errors.json rows cite, in the snapshot's `errors` section as check/sources writes it.
+PTXAS = "RuntimeError: Internal Triton PTX codegen error: ptxas fatal   : Value 'sm_' is not defined for option 'gpu-name'"
+PIP = ("ERROR: Could not find a version that satisfies the requirement torch (from versions: none)\n"
+       "ERROR: No matching distribution found for torch")
+NO_BINARY = "HIP error: hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"
+NO_HIP = "RuntimeError: No HIP GPUs are available"
+
+
+def pasted(*texts: str) -> list[dict[str, str]]:
+    return [{"text": t, "from": "text"} for t in texts]

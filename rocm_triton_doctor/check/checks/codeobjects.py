@@ -9,12 +9,20 @@ arch: gfx1103", ggml-org/llama.cpp#20839), and xnack-only kpack files on an xnac
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
+from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, warn
-from rocm_triton_doctor.check.facts import Facts, Gpu
+from rocm_triton_doctor.check.checks.gpus import amd_gpus, last_rocm, native_rocm, newest_wheel_for, torch_arch_list
+from rocm_triton_doctor.check.checks.torch import pip
+from rocm_triton_doctor.check.facts import ErrorText, Facts, Gpu
+from rocm_triton_doctor.check.facts.errors import code_object_errors, named_isas, quote, supported_targets
+from rocm_triton_doctor.check.facts.python import torch_build
 from rocm_triton_doctor.check.facts.codeobjects import CodeObjects, CodeObjectSet, features, runs_on
 from rocm_triton_doctor.check.findings import Finding, Fix
+
+VAR = "HSA_OVERRIDE_GFX_VERSION"
 
 # Sets whose lack of a target breaks work outright; MIOpen kernel dbs are only a precompiled cache (MIOpen builds the
 # kernel at first use, slowly), so their lack is information.
@@ -143,4 +151,171 @@ def codeobject_gpu_code(f: Facts) -> Iterable[Finding]:
              f"{secs}", ", ".join(sorted({s.kind for s in audit.sets})))
 
 
-CHECKS = (codeobject_target_missing, codeobject_gpu_code)
+def _therock_targets(f: Facts) -> tuple[str, ...] | None:
+    sdk = f.raw.get("rocm_sdk")
+    targets = sdk.get("targets") if isinstance(sdk, dict) else None
+    return tuple(str(t) for t in targets) if isinstance(targets, list) and targets else None
+
+def _build_targets(f: Facts, errs: tuple[ErrorText, ...]) -> tuple[tuple[str, ...] | None, str]:
+    therock = _therock_targets(f)
+    if therock:
+        return therock, "the targets `rocm-sdk targets` lists"
+    for e in errs:
+        listed = supported_targets(e.text)
+        if listed:
+            return listed, "the targets the error message lists"
+    if torch_build(f) == "rocm":
+        return torch_arch_list(f)
+    return None, ""
+
+def _service_fix(f: Facts, errs: tuple[ErrorText, ...], value: str) -> tuple[str, tuple[str, ...]]:
+    """Where the override must be set: ollama runs as a systemd service (a shell export never reaches it); a
+    container needs -e."""
+    setting = f"{VAR}={value}"
+    # ollama: its own gfx message, or its server log format (`level=INFO source=gpu.go:109 msg=…`)
+    if any("ollama-gfx-not-supported" in e.signatures or re.search(r"\bsource=\w+\.go:\d+|\bollama\b", e.text)
+           for e in errs):
+        docker = (f"docker run -e {setting} --device /dev/kfd --device /dev/dri … ollama/ollama:rocm",)
+        in_container = bool(f.raw.get("container_run"))
+        return (("Set it in the ollama server's environment: in a container with `-e` on the run command; for the "
+                 "systemd service in a drop-in (a shell `export` does not reach the server, and `ollama serve` started "
+                 "by hand does not read the unit); then restart it."),
+                (*(docker if in_container else ()),
+                 "sudo mkdir -p /etc/systemd/system/ollama.service.d",
+                 (f"printf '[Service]\\nEnvironment=\"{setting}\"\\n' | sudo tee "
+                  "/etc/systemd/system/ollama.service.d/override.conf"),
+                 "sudo systemctl daemon-reload && sudo systemctl restart ollama"))
+    return ("Export it in the environment of the process that runs the GPU code (shell, systemd unit, container -e).",
+            (f"export {setting}",))
+
+def _rocm_in_use(errs: tuple[ErrorText, ...]) -> str | None:
+    """The ROCm release whose libraries the error names by path (`/opt/rocm-6.4.0/lib/rocblas/…`)."""
+    for e in errs:
+        m = re.search(r"/opt/rocm-(\d+\.\d+(?:\.\d+)?)/|\\ROCm\\(\d+\.\d+(?:\.\d+)?)\\", e.text)  # Linux; Windows HIP SDK
+        if m:
+            return m.group(1) or m.group(2)
+    return None
+
+def _newer(a: str, b: str) -> bool:
+    from packaging.version import Version
+
+    return Version(a) > Version(b)
+
+def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Finding:
+    gfx = g.gfx or ""
+    arches, where = _build_targets(f, errs)
+    native = native_rocm(gfx)
+    py = f.python.value.version if f.python.found and f.python.value and f.python.value.version else None
+    wheel = newest_wheel_for(gfx, py)
+    wheel_cmd = (f"{pip(f)} install --force-reinstall torch=={wheel[0]} torchvision torchaudio --index-url "
+                 f"{knowledge.index_url(wheel[1])}") if wheel and torch_build(f) == "rocm" else None
+    wheel_text = f" torch {wheel[0]} from download.pytorch.org/whl/{wheel[1]} carries {gfx}." if wheel else ""
+    ev = (*quote(errs), f"GPU: {g.name or '?'} ({gfx}, {g.source})")
+    if arches is not None and (g.effective_gfx or gfx) in arches and not g.override:
+        return warn(f"the program has code for {gfx}, yet reports no usable code object",
+                    f"{where}: {', '.join(arches)}. Another visible GPU or an override may be the cause; paste "
+                    "`rocminfo | grep -E 'Marketing|gfx'` and `env | grep -E 'HSA|VISIBLE'`.", evidence=ev)
+    running = _rocm_in_use(errs)
+    last = last_rocm(gfx) if native else None
+    if native and last and running and _newer(running, last):
+        # A target this ROCm dropped (gfx906 from 6.4, gfx803 long ago): the ROCm in use is newer than the last
+        # release that lists it, so a newer build cannot help and no override maps it to a supported sibling.
+        return fail(f"ROCm {running} no longer carries {gfx} ({g.name or 'this GPU'})",
+                    f"The libraries of ROCm {running} ship no {gfx} code objects. ROCm supported {gfx} officially up "
+                    f"to {last}; later releases carried it as deprecated for a while, then dropped it. An override to "
+                    "another target runs another ISA's code and is not a fix.", evidence=ev,
+                    fix=Fix(f"Go back to the newest ROCm that still ships {gfx} libraries (the one this GPU last "
+                            f"worked with; officially ROCm {last}) and a torch built for it, or use a build compiled "
+                            f"for {gfx}; remove any GFX-version override from the environment."))
+    if native:
+        # Natively supported by a newer ROCm (gfx1151, gfx1201, gfx950 …): an override runs another ISA's code and
+        # faults; the fix is a build that carries the target (ROCm release notes; pytorch#164346).
+        return fail(f"{gfx} ({g.name or 'this GPU'}) needs a ROCm {native}+ build that carries it",
+                    f"The program's ROCm build has no {gfx} code objects. {gfx} is supported natively from ROCm "
+                    f"{native}; an HSA_OVERRIDE_GFX_VERSION to another target is not a fix for it.{wheel_text}",
+                    evidence=ev,
+                    fix=Fix(f"Install a build for {gfx} (ROCm {native} or newer{'; torch: see the command' if wheel_cmd else ''})"
+                            # (ByronLeeeee/Ollama-For-AMD-Installer#12: ollama for Windows listed no supported
+                            # targets, "supported types:[]", while the override was set)
+                            + (f" and unset {VAR} (set here to {set_to}; an override also changes which targets a "
+                               "program looks for)." if (set_to := f.env_var(VAR)) else
+                               " and remove any GFX-version override from the environment."),
+                            (wheel_cmd,) if wheel_cmd else ()))
+    system = f.raw.get("system")
+    if isinstance(system, dict) and system.get("os_family") == "windows":
+        # Windows (HIP SDK): no HSA runtime, so no HSA_OVERRIDE_GFX_VERSION; the libraries must carry the target.
+        return fail(f"no code for {gfx} ({g.name or 'this GPU'}) in this HIP SDK / build",
+                    "On Windows the libraries (HIP SDK, rocBLAS, the program's own build) must carry the GPU's target; "
+                    "the Linux runtime's gfx override does not exist there.", evidence=ev,
+                    fix=Fix(f"Use a HIP SDK / library build that includes {gfx}"
+                            + (f" (ROCm {native} or newer)" if native else "")
+                            + "; if an integrated GPU is being picked instead of the discrete one, disable it in "
+                            "the firmware or select the discrete GPU with HIP_VISIBLE_DEVICES."))
+    therock = _therock_targets(f)
+    if therock and gfx not in therock:
+        # TheRock builds every supported target in some family package, so the fix is the package for this one, not
+        # another target's code under an override (rocm-facts §2.6; ROCm/TheRock#1184: gfx1103 run as gfx1100 hung).
+        return fail(f"the installed ROCm packages (TheRock) are built for {', '.join(therock)}, not {gfx}",
+                    f"`rocm-sdk targets` lists {', '.join(therock)}: the family package installed does not carry "
+                    f"{g.name or gfx}'s {gfx} code objects.", evidence=ev,
+                    fix=Fix(f"Install the packages for {gfx}: multi-arch torch with the device extra for this GPU "
+                            "(or the per-family index whose family includes it), instead of an override.",
+                            ((f'{pip(f)} install --force-reinstall "torch[device-{gfx}]" --index-url '
+                             "https://repo.amd.com/rocm/whl-multi-arch/"),)))
+    rules = [r for r in knowledge.override_rules(gfx) if arches is None or r.target in arches]
+    if rules:
+        rule = rules[0]
+        text, cmds = _service_fix(f, errs, rule.value)
+        text = f"Run {gfx} as {rule.target}: {VAR}={rule.value}. {text}" + (
+            f" Better: install a build that carries {gfx} itself.{wheel_text}" if wheel else "")
+        hedge = "" if arches is not None else f" (if the build carries {rule.target}, as ROCm builds usually do)"
+        if arches is None:
+            # The build's targets are unknown: say the value, but offer no command (fix safety: a command follows only
+            # from facts that were found; the property test deletes evidence and checks that no command appears).
+            cmds = ()
+        return fail(f"no code for {gfx} ({g.name or 'this GPU'}); run it as {rule.target} with {VAR}={rule.value}",
+                    f"{gfx} has the ISA of {rule.target}{hedge}; AMD does not support this pairing officially"
+                    f"{'' if rule.verified else ' and it is a community report'}. Source: {rule.source}.{wheel_text}",
+                    evidence=ev, fix=Fix(text, cmds))
+    return fail(f"no code for {gfx} ({g.name or 'this GPU'}) in this build, and no same-family target to borrow",
+                f"No ROCm release lists {gfx} and no supported target shares its ISA, so an override cannot help.",
+                evidence=ev,
+                fix=Fix(f"Use a build compiled for {gfx} (build from source with PYTORCH_ROCM_ARCH={gfx} / "
+                        f"GPU_TARGETS={gfx}), or a GPU that ROCm supports.{wheel_text}", (wheel_cmd,) if wheel_cmd else ()))
+
+@check("gpu-code-object", "codeobjects", "No error says the program lacks code for the GPU's gfx target.",
+       "hipErrorNoBinaryForGpu, 'invalid device function', 'No compatible code objects found', ollama's 'gfx… is not "
+       "supported': the build has no kernels for this target.",
+       "A build that carries the target; a same-ISA-family override only where one exists; never an override for "
+       "targets a newer ROCm supports natively.")
+def gpu_code_object(f: Facts) -> Iterable[Finding]:
+    errs = code_object_errors(f.errors)
+    if not errs:
+        yield skip("no missing-code-object error in the evidence")
+        return
+    gpus = [g for g in amd_gpus(f) if g.gfx]
+    if not gpus:
+        yield warn("the program has no code for this GPU's target, and the GPU is not identified",
+                   "Which fix applies (a newer build, a same-family override, hiding an iGPU) depends on the GPU: "
+                   "paste `rocminfo | grep -E 'Marketing|gfx'` and the torch version "
+                   "(`python -c 'import torch; print(torch.__version__, torch.cuda.get_arch_list())'`).",
+                   evidence=quote(errs))
+        return
+    named = named_isas(errs)
+    if len({g.gfx for g in gpus}) > 1 and any(g.integrated for g in gpus):
+        # The error names the ISA it looked for: when that is a discrete GPU's, the build lacks the dGPU's own target
+        # and hiding the iGPU cannot help (lamikr/rocm_sdk_builder#246: `Cannot find CO in the bundle … for ISA:
+        # amdgcn-amd-amdhsa--gfx1101` beside a gfx1036 iGPU).
+        dgpus = [g for g in gpus if g.integrated is False and g.gfx in named]
+        if not dgpus:
+            yield skip("iGPU + dGPU: see 'igpu-with-dgpu'")
+            return
+        gpus = dgpus
+    seen: set[str] = set()
+    for g in gpus:
+        if g.gfx and g.gfx not in seen:
+            seen.add(g.gfx)
+            yield _code_object_finding(f, g, errs)
+
+
+CHECKS = (codeobject_target_missing, codeobject_gpu_code, gpu_code_object)

@@ -232,5 +232,106 @@ def installer_cpu_fallback(f: Facts) -> Iterable[Finding]:
                        "names the release the GPU needs."))
 
 
+@check("pip-no-torch-wheel", "python", "pip found a torch wheel on the index it was given.",
+       "'Could not find a version that satisfies the requirement torch (from versions: none)': the index has no torch "
+       "wheel for this Python version (or OS): ROCm indexes publish cp310-cp312/313 wheels for Linux only.",
+       "Use a Python the index publishes wheels for (3.12 is the safe choice) in a virtual environment.")
+def pip_no_torch_wheel(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "pip-no-matching-torch")
+    if not errs:
+        yield skip("no pip 'no matching distribution' error for torch in the evidence")
+        return
+    env = f.python.value if f.python.found else None
+    py = env.version if env and env.version else None
+    indexes = env.pip_indexes if env else ()
+    index = next((u for u in indexes if "rocm" in u or "radeon" in u), indexes[0] if indexes else None)
+    minor = tuple(int(x) for x in py.split(".")[:2]) if py and py.count(".") >= 1 and py.split(".")[1].isdigit() else None
+    if minor is not None and (3, 10) <= minor <= (3, 12):
+        yield warn(f"pip found no torch on {index or 'the index'} for Python {py}",
+                   "This Python is one the ROCm indexes publish wheels for, so the index URL (its ROCm version, "
+                   "nightly vs stable) or the OS is the likely cause; paste the full pip command and `uname -a`.",
+                   evidence=quote(errs))
+        return
+    cmds: tuple[str, ...] = ()
+    if index:
+        cmds = ("python3.12 -m venv ~/rocm-env",
+                (f"~/rocm-env/bin/python -m pip install {'--pre ' if 'nightl' in index else ''}torch torchvision "
+                 f"torchaudio --index-url {index}"))
+    yield fail(f"no torch wheel for Python {py or '(this version)'} on {index or 'the index pip searched'}",
+               "ROCm indexes publish wheels for a few Python versions only (3.10-3.12 everywhere, 3.13 on recent "
+               "releases); pip's 'from versions: none' means none matches this interpreter.",
+               evidence=quote(errs),
+               fix=Fix("Create a virtual environment with Python 3.12 and install from the same index"
+                       + ("." if index else " (paste the pip command to get it spelled out)."), cmds))
+
+@check("pip-torch-version-missing", "python", "The pinned torch version exists on the index pip was given.",
+       "'Could not find a version that satisfies the requirement torch==2.4.1 (from versions: 2.2.0+rocm5.6, …)': "
+       "each ROCm index publishes only the torch releases built for its ROCm; an installer that then falls back "
+       "to PyPI gets a CUDA torch (InvokeAI#7146).",
+       "Pin a version the index lists, or use the ROCm index that publishes the pinned version.")
+def pip_torch_version_missing(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "pip-torch-version-not-on-index")
+    if not errs:
+        yield skip("no pip 'version not on this index' error for torch in the evidence")
+        return
+    m = next((re.search(r"requirement torch==(?P<want>\S+) \(from versions: (?P<have>[^)]*)\)", e.text) for e in errs), None)
+    if m is None:
+        yield skip("the pinned version could not be read from the error")
+        return
+    want, have = m.group("want"), [v.strip() for v in m.group("have").split(",") if v.strip()]
+    env = f.python.value if f.python.found else None
+    index = next((u for u in (env.pip_indexes if env else ()) if "rocm" in u), None)
+    rel = knowledge.torch_release(want)
+    with_it = [i for i in (rel.rocm_indexes if rel else ()) if i in knowledge.rocm_indexes()]
+    if with_it:
+        best = with_it[-1]
+        # Words, not a command: another ROCm index is another ROCm release, and whether it supports this GPU is
+        # unknown here (fix safety: no index the text did not name while the hardware is unknown).
+        text = (f"torch {want} is published on the {', '.join(with_it)} index(es), not on {index or 'this one'} "
+                f"(which has {', '.join(have[-3:])}). Either install it with `--index-url "
+                f"{knowledge.index_url(best)}` as the only index (once `rocm-triton-doctor check` confirms ROCm "
+                f"{best[4:]} supports this GPU), or pin a version this index lists.")
+    else:
+        text = (f"Pin one of the versions the index lists ({', '.join(have[-3:])}), or use an index that publishes "
+                f"torch {want} (`--index-url`, as the only index).")
+    yield fail(f"torch {want} is not on {index or 'the index pip searched'}", "An installer that then falls back "
+               "to PyPI installs PyPI's torch, a CUDA build on Linux.", evidence=quote(errs), fix=Fix(text))
+
+@check("pip-rocm-triton-missing", "python", "pip found the ROCm Triton that torch pins.",
+       "A ROCm torch pins its own Triton build (triton==3.5.1+rocm7.2.0…, or pytorch-triton-rocm): only the ROCm index "
+       "publishes it, so an install that searches PyPI alone fails or takes PyPI's NVIDIA Triton (textgen#7436).",
+       "Install torch and its Triton from the ROCm index torch came from.")
+def pip_rocm_triton_missing(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "pip-rocm-triton-not-on-index")
+    if not errs:
+        yield skip("no pip error for torch's pinned ROCm Triton in the evidence")
+        return
+    m = next((re.search(r"requirement (?:triton|pytorch-triton-rocm)==(?P<pin>\S+?\+rocm(?P<rocm>\d+\.\d+)[^\s)]*)",
+                        e.text) for e in errs), None)
+    # The older pin names the package (pytorch-triton-rocm==2.2.0); the ROCm release is then the requiring torch's
+    # local version: `(from torch==2.2.0+rocm5.7)` (pytorch#118233, a torch wheel installed from a file).
+    by = next((re.search(r"\(from torch==\S+?\+rocm(?P<rocm>\d+\.\d+)", e.text) for e in errs), None)
+    if by is None:  # uv: `torch==2.5.1+rocm6.2 depends on pytorch-triton-rocm{markers}==3.1.0` (astral-sh/uv#10712)
+        by = next((re.search(r"torch==\S+?\+rocm(?P<rocm>\d+\.\d+)\S*\s+depends on", e.text) for e in errs), None)
+    rocm = m.group("rocm") if m else (by.group("rocm") if by else None)
+    if m is None:
+        m = next((re.search(r"requirement (?P<pin>pytorch-triton-rocm==[^\s)]+)", e.text) for e in errs), None)
+    if m is None:  # uv names the package with its environment markers between the name and the version
+        uv = next((re.search(r"no version of (?P<pkg>pytorch-triton-rocm|triton)(?:\{[^}]*\})?==(?P<ver>[\w.+]+)", e.text)
+                   for e in errs), None)
+        pin = f"{uv.group('pkg')}=={uv.group('ver')}" if uv else None
+    else:
+        pin = m.group("pin")
+    name = pin.split("==")[0] if pin and pin.startswith("pytorch-triton-rocm") else "triton"
+    where = f"https://download.pytorch.org/whl/rocm{rocm}" if rocm else "the ROCm index torch came from"
+    # Words, not a command: the torch and Python in question are not shown, only the pin.
+    yield fail(f"torch pins the ROCm Triton {pin or ''}, which the index the installer searched does not have",
+               "Only the ROCm index publishes the ROCm Triton builds; PyPI's triton is the NVIDIA one.",
+               evidence=quote(errs),
+               fix=Fix(f"Install torch together with its {name} from {where} (`--index-url {where}`, as the only "
+                       "index for these packages; with uv, pin both packages to that index), not from PyPI."))
+
+
 CHECKS = (python_version_wheels, pip_index_order, pip_pulls_pypi_torch, pip_kept_non_rocm_torch,
-          pip_retired_index, installer_cpu_fallback)
+          pip_retired_index, installer_cpu_fallback, pip_no_torch_wheel, pip_torch_version_missing,
+          pip_rocm_triton_missing)

@@ -13,7 +13,7 @@ from rocm_triton_doctor.check.checks.gpus import amd_gpus
 from rocm_triton_doctor.check.checks.gpus import pip as env_pip
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.facts.errors import quote, with_signature
-from rocm_triton_doctor.check.facts.platform import accelerator
+from rocm_triton_doctor.check.facts.platform import accelerator, amd_host
 from rocm_triton_doctor.check.facts.python import torch_build, torch_index_url
 from rocm_triton_doctor.check.findings import Finding, Fix
 
@@ -245,5 +245,30 @@ def triton_hip_linker(f: Facts) -> Iterable[Finding]:
                        "<its root>/llvm/bin/ld.lld."))
 
 
+@check("triton-vendor-error", "triton", "Triton does not compile with NVIDIA's ptxas on an AMD machine.",
+       "A ptxas error means the CUDA backend of Triton ran: the PyPI `triton` wheel replaced torch's ROCm Triton, or "
+       "torch itself is a CUDA build.", "Reinstall the Triton torch pins (pytorch-triton-rocm) from torch's index.")
+def triton_vendor_error(f: Facts) -> Iterable[Finding]:
+    errs = with_signature(f.errors, "ptxas-on-amd")
+    if not errs:
+        yield skip("no ptxas error in the evidence")
+        return
+    if amd_host(f) is not True and torch_build(f) == "cuda":
+        # A CUDA torch and no sign of an AMD GPU: ptxas is Triton's own backend here (triton-lang/triton#8539, a DGX
+        # Spark); what its error means is `triton-ptxas-arch`'s and the NVIDIA checks' business.
+        yield skip("a CUDA torch with no AMD GPU in the evidence: ptxas is this machine's backend")
+        return
+    cmd = _reinstall(f) if torch_build(f) == "rocm" and amd_host(f) else None
+    if cmd is None:
+        yield warn("Triton ran its NVIDIA (ptxas) backend",
+                   "On an AMD machine that is a CUDA torch or PyPI's `triton` beside a ROCm torch; paste "
+                   "`python -m pip list | grep -iE 'torch|triton'` and `rocminfo | grep gfx` to tell which.",
+                   evidence=quote(errs))
+        return
+    yield fail("Triton ran its NVIDIA (ptxas) backend beside a ROCm torch", evidence=quote(errs),
+               fix=Fix("Remove the foreign triton and reinstall the one torch pins.",
+                       (f"{env_pip(f)} uninstall -y triton", cmd)))
+
+
 CHECKS = (triton_missing, triton_duplicate_dists, triton_version_pin, triton_backend, triton_build_toolchain,
-          triton_hip_linker)
+          triton_hip_linker, triton_vendor_error)

@@ -10,9 +10,10 @@ from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks import run_checks, select
 from rocm_triton_doctor.check.facts import Fact, Facts, Status, build_facts, found
 from rocm_triton_doctor.check.facts.codeobjects import parse_objdump_offloading, parse_roc_obj_ls, runs_on
-from rocm_triton_doctor.check.findings import Finding
+from rocm_triton_doctor.check.findings import Finding, Severity
 
 from ...conftest import load_scenario
+from ..conftest import AMD_LIVE, NO_BINARY, NO_HIP, gpu, one, pasted
 
 NAVI3 = ["gfx1100", "gfx1101", "gfx1102"]
 
@@ -194,3 +195,55 @@ def test_gpu_code_info_for_a_partly_read_library() -> None:
     assert [x.severity.value for x in out] == ["info", "ok"]
     assert out[0].title == "libtorch_hip.so: only part of its code objects could be read"
     assert out[0].detail == "time budget reached after 2.0 s"
+
+
+def test_gpu_code_object_skip_without_the_error() -> None:
+    assert one("gpu-code-object", errors=pasted(NO_HIP)).severity is Severity.SKIP
+
+def test_gpu_code_object_warn_when_the_gpu_is_unknown() -> None:
+    f = one("gpu-code-object", errors=pasted(NO_BINARY))
+    assert f.severity is Severity.WARN and f.fix is None and f.evidence == (f"text: {NO_BINARY}",)
+
+def test_gpu_code_object_fail_same_family_override() -> None:
+    # gfx1031 (RX 6700 XT) runs gfx1030 code: HSA_OVERRIDE_GFX_VERSION=10.3.0. The build's targets are unknown here,
+    # so the value is said but no command is given (a command only from facts that were found).
+    f = one("gpu-code-object", errors=pasted(NO_BINARY), files={**AMD_LIVE, **gpu(1, 100301)})
+    assert f.severity is Severity.FAIL and "gfx1031" in f.title and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in f.title
+    assert f.fix is not None and f.fix.commands == () and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in f.fix.text
+    # The build says what it carries (gfx1030 among them): now the command follows from facts.
+    listed = NO_BINARY + "\nThe supported AMDGPU versions are gfx1030, gfx1100."
+    f = one("gpu-code-object", errors=pasted(listed), files={**AMD_LIVE, **gpu(1, 100301)})
+    assert f.fix is not None and f.fix.commands == ("export HSA_OVERRIDE_GFX_VERSION=10.3.0",)
+
+def test_gpu_code_object_rocblas_missing_tensile_for_the_arch() -> None:
+    # rocBLAS names the arch it ran on; no torch in sight: the program's own rocBLAS lacks it (ollama#2870).
+    text = ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : "
+            "gfx1032")
+    seen = [{"tool": "rocblas", "gfx": "gfx1032"}]  # what sources/gpu_names reads from the same line
+    f = one("gpu-code-object", errors=pasted(text), files=AMD_LIVE, gpus_seen=seen)
+    assert f.severity is Severity.FAIL and "gfx1032" in f.title and "10.3.0" in f.fix.text  # type: ignore[union-attr]
+    # A system /opt/rocm rocBLAS inside a torch process may be a library mix instead: not decided here.
+    torch_text = text + "\n  File \"/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py\", line 125"
+    assert one("gpu-code-object", errors=pasted(torch_text), files=AMD_LIVE, gpus_seen=seen).severity is Severity.SKIP
+
+def test_gpu_code_object_target_dropped_by_the_rocm_in_use() -> None:
+    # ROCm 6.4.0's rocBLAS ships no gfx906 (legacy-rocm-build#4625): a newer build cannot help, nor can an override.
+    text = ("rocBLAS error: Cannot read /opt/rocm-6.4.0/lib/rocblas/library/TensileLibrary.dat: No such file or "
+            "directory for GPU arch : gfx906")
+    f = one("gpu-code-object", errors=pasted(text), files=AMD_LIVE, gpus_seen=[{"tool": "rocblas", "gfx": "gfx906"}])
+    assert f.severity is Severity.FAIL and "ROCm 6.4.0 no longer carries gfx906" in f.title
+    assert f.fix is not None and f.fix.commands == () and "HSA_OVERRIDE_GFX_VERSION" not in f.fix.text
+
+def test_gpu_code_object_warn_when_the_build_lists_the_target() -> None:
+    text = NO_BINARY + "\nThe supported AMDGPU versions are gfx1030, gfx1100."
+    f = one("gpu-code-object", errors=pasted(text), files={**AMD_LIVE, **gpu(1, 110000)})
+    assert f.severity is Severity.WARN and "gfx1100" in f.title and "gfx1030, gfx1100" in f.detail
+
+def test_a_code_object_error_naming_the_discrete_gpu_is_not_the_igpus() -> None:
+    # lamikr/rocm_sdk_builder#246: an SDK built for gfx1100 on an RX 7800 XT (gfx1101) beside a gfx1036 iGPU.
+    err = pasted("Cannot find CO in the bundle /opt/rocm_sdk_612/lib64/librocblas.so for ISA: amdgcn-amd-amdhsa--gfx1101\n"
+                 "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!")
+    files = {**AMD_LIVE, **gpu(1, 110001), **gpu(2, 100306)}
+    f = one("gpu-code-object", errors=err, files=files)
+    assert f.severity is Severity.FAIL and "gfx1101" in f.title
+    assert one("igpu-with-dgpu", errors=err, files=files).severity is Severity.WARN  # a side issue, not the crash

@@ -8,7 +8,7 @@ from typing import Any
 
 from rocm_triton_doctor.check.findings import Severity
 
-from ..conftest import AMD_LIVE, gpu, one, rocm_python, run, minimal_snapshot
+from ..conftest import AMD_LIVE, NO_HIP, gpu, minimal_snapshot, one, pasted, rocm_python, run
 
 MIOPEN = "MIOpen(HIP): Error [SQLiteBase] Failed to exec: sqlite3 step: disk I/O error"
 AMDSMI = "NameError: name 'amdsmi' is not defined"
@@ -16,17 +16,8 @@ NO_NVIDIA = "RuntimeError: Found no NVIDIA driver on your system. Please check t
 SCHED = "amdgpu: sched_policy has invalid value, using default"
 KEY = "modprobe: ERROR: could not insert 'amdgpu': Key was rejected by service"
 KEY_OTHER = "dkms.systemd[1627]: modprobe: ERROR: could not insert 'clevo_acpi': Key was rejected by service"
-PTXAS = "RuntimeError: Internal Triton PTX codegen error: ptxas fatal   : Value 'sm_' is not defined for option 'gpu-name'"
-PIP = ("ERROR: Could not find a version that satisfies the requirement torch (from versions: none)\n"
-       "ERROR: No matching distribution found for torch")
 DOCKER = ('docker: Error response from daemon: error gathering device information while adding custom device "/dev/kfd": '
           "no such file or directory.")
-NO_BINARY = "HIP error: hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"
-NO_HIP = "RuntimeError: No HIP GPUs are available"
-
-
-def pasted(*texts: str) -> list[dict[str, str]]:
-    return [{"text": t, "from": "text"} for t in texts]
 
 
 def py(torch: str, **more: Any) -> dict[str, Any]:
@@ -117,40 +108,8 @@ def test_amdgpu_driver_error_fail_per_signature_needs_sudo_and_reboot() -> None:
 
 # -- triton-vendor-error ----------------------------------------------------------------------------------------------
 
-def test_triton_vendor_error_skip_without_the_error() -> None:
-    assert one("triton-vendor-error", errors=pasted(NO_HIP)).severity is Severity.SKIP
-
-
-def test_triton_vendor_error_warn_when_torch_is_not_rocm() -> None:
-    f = one("triton-vendor-error", errors=pasted(PTXAS), python=rocm_python("2.5.1+cu121"), files=AMD_LIVE)
-    assert f.severity is Severity.WARN and f.fix is None and "ptxas" in f.title
-
-
-def test_triton_vendor_error_fail_removes_pypi_triton() -> None:
-    f = one("triton-vendor-error", errors=pasted(PTXAS), files=AMD_LIVE,
-            python=rocm_python("2.5.1+rocm6.2", ("pytorch-triton-rocm", "3.1.0"), extra={"triton": "3.1.0"}))
-    assert f.severity is Severity.FAIL and f.fix is not None
-    assert f.fix.commands[0] == "pip uninstall -y triton" and "pytorch-triton-rocm" in f.fix.commands[1]
-
 
 # -- pip-no-torch-wheel -----------------------------------------------------------------------------------------------
-
-def test_pip_no_torch_wheel_skip_without_the_error() -> None:
-    assert one("pip-no-torch-wheel", errors=pasted(NO_HIP)).severity is Severity.SKIP
-
-
-def test_pip_no_torch_wheel_warn_for_a_published_python() -> None:
-    idx = "https://download.pytorch.org/whl/rocm6.2"
-    f = one("pip-no-torch-wheel", errors=pasted(PIP), python={"version": "3.12.3", "pip_indexes": [idx]})
-    assert f.severity is Severity.WARN and f.title == f"pip found no torch on {idx} for Python 3.12.3" and f.fix is None
-
-
-def test_pip_no_torch_wheel_fail_makes_a_312_venv_on_the_same_index() -> None:
-    idx = "https://download.pytorch.org/whl/nightly/rocm6.4"
-    f = one("pip-no-torch-wheel", errors=pasted(PIP), python={"version": "3.14.0", "pip_indexes": [idx]})
-    assert f.severity is Severity.FAIL and "3.14.0" in f.title and idx in f.title
-    assert f.fix is not None and f.fix.commands[0] == "python3.12 -m venv ~/rocm-env"
-    assert "--pre " in f.fix.commands[1] and f.fix.commands[1].endswith(f"--index-url {idx}")
 
 
 # -- container-host-no-kfd --------------------------------------------------------------------------------------------
@@ -167,63 +126,6 @@ def test_container_host_no_kfd_fail_names_docker_desktop_on_windows() -> None:
 
 
 # -- gpu-code-object --------------------------------------------------------------------------------------------------
-
-def test_gpu_code_object_skip_without_the_error() -> None:
-    assert one("gpu-code-object", errors=pasted(NO_HIP)).severity is Severity.SKIP
-
-
-def test_gpu_code_object_warn_when_the_gpu_is_unknown() -> None:
-    f = one("gpu-code-object", errors=pasted(NO_BINARY))
-    assert f.severity is Severity.WARN and f.fix is None and f.evidence == (f"text: {NO_BINARY}",)
-
-
-def test_gpu_code_object_fail_same_family_override() -> None:
-    # gfx1031 (RX 6700 XT) runs gfx1030 code: HSA_OVERRIDE_GFX_VERSION=10.3.0. The build's targets are unknown here,
-    # so the value is said but no command is given (a command only from facts that were found).
-    f = one("gpu-code-object", errors=pasted(NO_BINARY), files={**AMD_LIVE, **gpu(1, 100301)})
-    assert f.severity is Severity.FAIL and "gfx1031" in f.title and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in f.title
-    assert f.fix is not None and f.fix.commands == () and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in f.fix.text
-    # The build says what it carries (gfx1030 among them): now the command follows from facts.
-    listed = NO_BINARY + "\nThe supported AMDGPU versions are gfx1030, gfx1100."
-    f = one("gpu-code-object", errors=pasted(listed), files={**AMD_LIVE, **gpu(1, 100301)})
-    assert f.fix is not None and f.fix.commands == ("export HSA_OVERRIDE_GFX_VERSION=10.3.0",)
-
-
-def test_gpu_code_object_rocblas_missing_tensile_for_the_arch() -> None:
-    # rocBLAS names the arch it ran on; no torch in sight: the program's own rocBLAS lacks it (ollama#2870).
-    text = ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : "
-            "gfx1032")
-    seen = [{"tool": "rocblas", "gfx": "gfx1032"}]  # what sources/gpu_names reads from the same line
-    f = one("gpu-code-object", errors=pasted(text), files=AMD_LIVE, gpus_seen=seen)
-    assert f.severity is Severity.FAIL and "gfx1032" in f.title and "10.3.0" in f.fix.text  # type: ignore[union-attr]
-    # A system /opt/rocm rocBLAS inside a torch process may be a library mix instead: not decided here.
-    torch_text = text + "\n  File \"/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py\", line 125"
-    assert one("gpu-code-object", errors=pasted(torch_text), files=AMD_LIVE, gpus_seen=seen).severity is Severity.SKIP
-
-
-def test_gpu_code_object_target_dropped_by_the_rocm_in_use() -> None:
-    # ROCm 6.4.0's rocBLAS ships no gfx906 (legacy-rocm-build#4625): a newer build cannot help, nor can an override.
-    text = ("rocBLAS error: Cannot read /opt/rocm-6.4.0/lib/rocblas/library/TensileLibrary.dat: No such file or "
-            "directory for GPU arch : gfx906")
-    f = one("gpu-code-object", errors=pasted(text), files=AMD_LIVE, gpus_seen=[{"tool": "rocblas", "gfx": "gfx906"}])
-    assert f.severity is Severity.FAIL and "ROCm 6.4.0 no longer carries gfx906" in f.title
-    assert f.fix is not None and f.fix.commands == () and "HSA_OVERRIDE_GFX_VERSION" not in f.fix.text
-
-
-def test_pip_torch_version_missing_names_the_indexes_that_have_it() -> None:
-    text = ("Looking in indexes: https://download.pytorch.org/whl/rocm5.6\nERROR: Could not find a version that "
-            "satisfies the requirement torch==2.4.1 (from versions: 2.2.0+rocm5.6, 2.2.2+rocm5.6)\n"
-            "ERROR: No matching distribution found for torch==2.4.1")
-    f = one("pip-torch-version-missing", errors=pasted(text))
-    assert f.severity is Severity.FAIL and "torch 2.4.1" in f.title and f.fix is not None
-    assert "--index-url https://download.pytorch.org/whl/rocm6.1" in f.fix.text and f.fix.commands == ()
-    assert one("pip-torch-version-missing", errors=pasted(NO_HIP)).severity is Severity.SKIP
-
-
-def test_gpu_code_object_warn_when_the_build_lists_the_target() -> None:
-    text = NO_BINARY + "\nThe supported AMDGPU versions are gfx1030, gfx1100."
-    f = one("gpu-code-object", errors=pasted(text), files={**AMD_LIVE, **gpu(1, 110000)})
-    assert f.severity is Severity.WARN and "gfx1100" in f.title and "gfx1030, gfx1100" in f.detail
 
 
 # -- known-error ------------------------------------------------------------------------------------------------------
@@ -244,24 +146,6 @@ def test_miopen_system_db_memvfs_asks_where_the_install_lives() -> None:
             "database file")
     f = one("miopen-user-db", errors=pasted(text))
     assert f.severity is Severity.WARN and "system database" in f.title and f.fix is not None and f.fix.commands == ()
-
-
-def test_pip_rocm_triton_missing_names_the_rocm_index_in_words() -> None:
-    text = ("ERROR: Could not find a version that satisfies the requirement triton==3.5.1+rocm7.2.0.gita272dfa8; "
-            'platform_system == "Linux" (from torch) (from versions: 3.2.0, 3.3.0, 3.6.0)')
-    f = one("pip-rocm-triton-missing", errors=pasted(text))
-    assert f.severity is Severity.FAIL and f.fix is not None and f.fix.commands == ()
-    assert "--index-url https://download.pytorch.org/whl/rocm7.2" in f.fix.text
-    assert one("pip-rocm-triton-missing", errors=pasted(NO_HIP)).severity is Severity.SKIP
-
-
-def test_pip_rocm_triton_missing_older_pin_takes_rocm_from_the_requiring_torch() -> None:
-    # pytorch#118233: a torch wheel installed from a file; its pin names the package, the torch names the ROCm.
-    text = ("ERROR: Could not find a version that satisfies the requirement pytorch-triton-rocm==2.2.0 (from "
-            "torch==2.2.0+rocm5.7) (from versions: 0.0.1, 2.0.0, 2.0.1, 2.1.0)")
-    f = one("pip-rocm-triton-missing", errors=pasted(text))
-    assert f.severity is Severity.FAIL and "pytorch-triton-rocm==2.2.0" in f.title and "rocm5.7)" not in f.title
-    assert f.fix is not None and "https://download.pytorch.org/whl/rocm5.7" in f.fix.text
 
 
 def test_amdsmi_missing_fails_only_where_the_program_lost_its_platform() -> None:
@@ -304,23 +188,6 @@ def test_known_error_on_windows_names_the_hip_sdk_tools() -> None:
     assert f.severity is Severity.WARN and f.fix is not None and "hipInfo.exe" in f.fix.text
 
 
-def test_triton_vendor_error_is_not_an_amd_finding_on_a_cuda_machine() -> None:
-    # triton-lang/triton#8539: ptxas on a CUDA torch with no AMD GPU in sight is this machine's own backend.
-    err = pasted("ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'")
-    f = one("triton-vendor-error", errors=err, runtime={"torch_version": "2.10.0.dev20251024+cu130", "cuda_version": "13.0"})
-    assert f.severity is Severity.SKIP
-
-
-def test_uv_names_the_pinned_rocm_triton_it_could_not_find() -> None:
-    # astral-sh/uv#10712: uv's wording, with environment markers between the package and its version.
-    text = ("╰─▶ Because there is no version of pytorch-triton-rocm{python_full_version < '3.13' and platform_machine "
-            "== 'x86_64'}==3.1.0 and\n    torch==2.5.1+rocm6.2 depends on pytorch-triton-rocm{python_full_version < "
-            "'3.13'}==3.1.0, we can conclude that torch==2.5.1+rocm6.2 cannot be used.\n")
-    f = one("pip-rocm-triton-missing", errors=pasted(text))
-    assert f.severity is Severity.FAIL and "pytorch-triton-rocm==3.1.0" in f.title
-    assert f.fix is not None and "pytorch-triton-rocm" in f.fix.text and "whl/rocm6.2" in f.fix.text
-
-
 def test_an_unrecognised_hip_runtime_error_is_a_warning_without_a_command() -> None:
     # pytorch/pytorch#126015: `HIP error: invalid argument` from mem_get_info beside a working torch.
     f = one("known-error", errors=pasted("RuntimeError: HIP error: invalid argument\nFor debugging consider passing "
@@ -351,16 +218,6 @@ def test_amdgpu_probe_enomem_points_at_bar_space_and_missing_firmware_at_linux_f
     fw = one("amdgpu-driver-error", errors=pasted("kernel: amdgpu 0000:03:00.0: Direct firmware load for "
                                                   "amdgpu/psp_13_0_7_ta.bin failed with error -2"))
     assert fw.severity is Severity.FAIL and fw.fix is not None and "linux-firmware" in fw.fix.text
-
-
-def test_a_code_object_error_naming_the_discrete_gpu_is_not_the_igpus() -> None:
-    # lamikr/rocm_sdk_builder#246: an SDK built for gfx1100 on an RX 7800 XT (gfx1101) beside a gfx1036 iGPU.
-    err = pasted("Cannot find CO in the bundle /opt/rocm_sdk_612/lib64/librocblas.so for ISA: amdgcn-amd-amdhsa--gfx1101\n"
-                 "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!")
-    files = {**AMD_LIVE, **gpu(1, 110001), **gpu(2, 100306)}
-    f = one("gpu-code-object", errors=err, files=files)
-    assert f.severity is Severity.FAIL and "gfx1101" in f.title
-    assert one("igpu-with-dgpu", errors=err, files=files).severity is Severity.WARN  # a side issue, not the crash
 
 
 def test_amd_smi_missing_groups_is_a_warning_naming_the_groups() -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..conftest import AMD_LIVE, gpu, one, rocm_python
+from rocm_triton_doctor.check.findings import Severity
+
+from ..conftest import AMD_LIVE, NO_HIP, PIP, gpu, one, pasted, rocm_python
 
 
 def test_python_version_wheels_skip_without_python() -> None:
@@ -158,3 +160,53 @@ def test_installer_cpu_fallback_names_rocm_on_linux_and_the_hip_sdk_on_windows()
     win = [{"text": "ROCm: version=None\nZLUDA support: experimental\nUsing CPU-only torch", "from": "text"}]
     f = one("installer-cpu-fallback", errors=win, system={"os_family": "windows"})
     assert "HIP SDK" in f.fix.text and "whl/" not in f.fix.text
+
+
+def test_pip_no_torch_wheel_skip_without_the_error() -> None:
+    assert one("pip-no-torch-wheel", errors=pasted(NO_HIP)).severity is Severity.SKIP
+
+def test_pip_no_torch_wheel_warn_for_a_published_python() -> None:
+    idx = "https://download.pytorch.org/whl/rocm6.2"
+    f = one("pip-no-torch-wheel", errors=pasted(PIP), python={"version": "3.12.3", "pip_indexes": [idx]})
+    assert f.severity is Severity.WARN and f.title == f"pip found no torch on {idx} for Python 3.12.3" and f.fix is None
+
+def test_pip_no_torch_wheel_fail_makes_a_312_venv_on_the_same_index() -> None:
+    idx = "https://download.pytorch.org/whl/nightly/rocm6.4"
+    f = one("pip-no-torch-wheel", errors=pasted(PIP), python={"version": "3.14.0", "pip_indexes": [idx]})
+    assert f.severity is Severity.FAIL and "3.14.0" in f.title and idx in f.title
+    assert f.fix is not None and f.fix.commands[0] == "python3.12 -m venv ~/rocm-env"
+    assert "--pre " in f.fix.commands[1] and f.fix.commands[1].endswith(f"--index-url {idx}")
+
+def test_pip_torch_version_missing_names_the_indexes_that_have_it() -> None:
+    text = ("Looking in indexes: https://download.pytorch.org/whl/rocm5.6\nERROR: Could not find a version that "
+            "satisfies the requirement torch==2.4.1 (from versions: 2.2.0+rocm5.6, 2.2.2+rocm5.6)\n"
+            "ERROR: No matching distribution found for torch==2.4.1")
+    f = one("pip-torch-version-missing", errors=pasted(text))
+    assert f.severity is Severity.FAIL and "torch 2.4.1" in f.title and f.fix is not None
+    assert "--index-url https://download.pytorch.org/whl/rocm6.1" in f.fix.text and f.fix.commands == ()
+    assert one("pip-torch-version-missing", errors=pasted(NO_HIP)).severity is Severity.SKIP
+
+def test_pip_rocm_triton_missing_names_the_rocm_index_in_words() -> None:
+    text = ("ERROR: Could not find a version that satisfies the requirement triton==3.5.1+rocm7.2.0.gita272dfa8; "
+            'platform_system == "Linux" (from torch) (from versions: 3.2.0, 3.3.0, 3.6.0)')
+    f = one("pip-rocm-triton-missing", errors=pasted(text))
+    assert f.severity is Severity.FAIL and f.fix is not None and f.fix.commands == ()
+    assert "--index-url https://download.pytorch.org/whl/rocm7.2" in f.fix.text
+    assert one("pip-rocm-triton-missing", errors=pasted(NO_HIP)).severity is Severity.SKIP
+
+def test_pip_rocm_triton_missing_older_pin_takes_rocm_from_the_requiring_torch() -> None:
+    # pytorch#118233: a torch wheel installed from a file; its pin names the package, the torch names the ROCm.
+    text = ("ERROR: Could not find a version that satisfies the requirement pytorch-triton-rocm==2.2.0 (from "
+            "torch==2.2.0+rocm5.7) (from versions: 0.0.1, 2.0.0, 2.0.1, 2.1.0)")
+    f = one("pip-rocm-triton-missing", errors=pasted(text))
+    assert f.severity is Severity.FAIL and "pytorch-triton-rocm==2.2.0" in f.title and "rocm5.7)" not in f.title
+    assert f.fix is not None and "https://download.pytorch.org/whl/rocm5.7" in f.fix.text
+
+def test_uv_names_the_pinned_rocm_triton_it_could_not_find() -> None:
+    # astral-sh/uv#10712: uv's wording, with environment markers between the package and its version.
+    text = ("╰─▶ Because there is no version of pytorch-triton-rocm{python_full_version < '3.13' and platform_machine "
+            "== 'x86_64'}==3.1.0 and\n    torch==2.5.1+rocm6.2 depends on pytorch-triton-rocm{python_full_version < "
+            "'3.13'}==3.1.0, we can conclude that torch==2.5.1+rocm6.2 cannot be used.\n")
+    f = one("pip-rocm-triton-missing", errors=pasted(text))
+    assert f.severity is Severity.FAIL and "pytorch-triton-rocm==3.1.0" in f.title
+    assert f.fix is not None and "pytorch-triton-rocm" in f.fix.text and "whl/rocm6.2" in f.fix.text

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..conftest import AMD_LIVE, gpu, one, rocm_python
+from rocm_triton_doctor.check.findings import Severity
+
+from ..conftest import AMD_LIVE, NO_HIP, PTXAS, gpu, one, pasted, rocm_python
 
 NO_AMD = {"/sys/module/amdgpu/initstate": None}
 PIN = ("pytorch-triton-rocm", "3.5.1")
@@ -147,3 +149,23 @@ def test_triton_hip_linker_points_at_the_pip_rocms_ld_lld() -> None:
     f = one("triton-hip-linker", errors=err)
     assert f.severity.value == "fail" and f.fix is not None
     assert "TRITON_HIP_LLD_PATH=$(rocm-sdk path --root)/llvm/bin/ld.lld" in f.fix.text and f.fix.commands == ()
+
+
+def test_triton_vendor_error_skip_without_the_error() -> None:
+    assert one("triton-vendor-error", errors=pasted(NO_HIP)).severity is Severity.SKIP
+
+def test_triton_vendor_error_warn_when_torch_is_not_rocm() -> None:
+    f = one("triton-vendor-error", errors=pasted(PTXAS), python=rocm_python("2.5.1+cu121"), files=AMD_LIVE)
+    assert f.severity is Severity.WARN and f.fix is None and "ptxas" in f.title
+
+def test_triton_vendor_error_fail_removes_pypi_triton() -> None:
+    f = one("triton-vendor-error", errors=pasted(PTXAS), files=AMD_LIVE,
+            python=rocm_python("2.5.1+rocm6.2", ("pytorch-triton-rocm", "3.1.0"), extra={"triton": "3.1.0"}))
+    assert f.severity is Severity.FAIL and f.fix is not None
+    assert f.fix.commands[0] == "pip uninstall -y triton" and "pytorch-triton-rocm" in f.fix.commands[1]
+
+def test_triton_vendor_error_is_not_an_amd_finding_on_a_cuda_machine() -> None:
+    # triton-lang/triton#8539: ptxas on a CUDA torch with no AMD GPU in sight is this machine's own backend.
+    err = pasted("ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'")
+    f = one("triton-vendor-error", errors=err, runtime={"torch_version": "2.10.0.dev20251024+cu130", "cuda_version": "13.0"})
+    assert f.severity is Severity.SKIP
