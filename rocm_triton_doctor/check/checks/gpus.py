@@ -25,7 +25,10 @@ def torch_arch_list(f: Facts) -> tuple[tuple[str, ...] | None, str]:
     v = torch_version(f)
     if v and "+rocm" in v:
         tag = v.split("+rocm", 1)[1]
-        m = re.match(r"^(\d+\.\d+(?:\.\d+)?)", tag)
+        # Only the index's own tags (`+rocm6.4`, `+rocm6.2.4`): a source or image build (`+rocm7.0.0.git64359f59`,
+        # AMD's rocm/pytorch images) or TheRock's nightlies (`+rocm7.0.0rc20250828`) carry targets of their own build
+        # (legacy-rocm-build#5404: the image ran on gfx1151, which the rocm7.0 index lacks).
+        m = re.fullmatch(r"(\d+\.\d+(?:\.\d+)?)", tag)
         if m:
             for index in (f"rocm{m.group(1)}", "rocm" + ".".join(m.group(1).split(".")[:2])):
                 arches = knowledge.index_arches(index, v)

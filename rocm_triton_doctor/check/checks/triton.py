@@ -245,6 +245,41 @@ def triton_hip_linker(f: Facts) -> Iterable[Finding]:
                        "<its root>/llvm/bin/ld.lld."))
 
 
+@check("triton-override-arch", "triton", "TRITON_OVERRIDE_ARCH, where it is set, names the target the GPU runs as.",
+       "Triton's AMD backend compiles for TRITON_OVERRIDE_ARCH instead of the device's own target (triton/knobs.py "
+       "runtime.override_arch, backends/amd/compiler.py): another gfx gives code the GPU refuses "
+       "(patientx/ComfyUI-Zluda#263: a launcher set gfx1200 for an RX 9070 XT, which is gfx1201).",
+       "Set it to the GPU's target (the one its HSA override maps it to, if any), or unset it.", needs=("env",),
+       ok_is_evidence=False)
+def triton_override_arch(f: Facts) -> Iterable[Finding]:
+    value = f.env_var("TRITON_OVERRIDE_ARCH")
+    if not value:
+        yield skip("TRITON_OVERRIDE_ARCH is not set" if f.env_complete else "TRITON_OVERRIDE_ARCH unknown")
+        return
+    targets = sorted({t for g in amd_gpus(f) if (t := g.effective_gfx or g.gfx)})
+    if not targets:
+        yield skip(f"TRITON_OVERRIDE_ARCH={value}: no AMD GPU with a known target to compare it with")
+        return
+    asked = value.split(":", 1)[0].strip().lower()
+    if asked in targets:
+        yield ok(f"TRITON_OVERRIDE_ARCH={value} is the GPU's target")
+        return
+    # The command in the shell the evidence shows: cmd.exe's `set` on Windows, `export` where a Linux kernel or OS
+    # release was read; neither known, words only (no shell guessed).
+    windows = isinstance(f.raw.get("system"), dict) and f.raw["system"].get("os_family") == "windows"
+    linux = not windows and (f.kernel_release.found or f.os.found)
+    want = targets[0] if len(targets) == 1 else None
+    cmd = (f"set TRITON_OVERRIDE_ARCH={want}" if windows else f"export TRITON_OVERRIDE_ARCH={want}" if linux
+           else None) if want else None
+    yield fail(f"TRITON_OVERRIDE_ARCH={value}, but the GPU runs as {' / '.join(targets)}",
+               "Triton then builds every kernel for another target, which the GPU refuses (or, for a target the HIP "
+               "runtime does load, runs code not made for it).", evidence=("env",),
+               fix=Fix(f"Set TRITON_OVERRIDE_ARCH to {want} where the launcher sets it, or remove it (Triton then "
+                       "asks the device)." if want else "Set TRITON_OVERRIDE_ARCH to the target of the GPU the "
+                       "program runs on (`amdgpu-arch` / `hipInfo` lists them), or remove it.",
+                       (cmd,) if cmd else ()))
+
+
 @check("triton-vendor-error", "triton", "Triton does not compile with NVIDIA's ptxas on an AMD machine.",
        "A ptxas error means the CUDA backend of Triton ran: the PyPI `triton` wheel replaced torch's ROCm Triton, or "
        "torch itself is a CUDA build.", "Reinstall the Triton torch pins (pytorch-triton-rocm) from torch's index.")
@@ -271,4 +306,4 @@ def triton_vendor_error(f: Facts) -> Iterable[Finding]:
 
 
 CHECKS = (triton_missing, triton_duplicate_dists, triton_version_pin, triton_backend, triton_build_toolchain,
-          triton_hip_linker, triton_vendor_error)
+          triton_hip_linker, triton_override_arch, triton_vendor_error)

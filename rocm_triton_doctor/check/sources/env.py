@@ -1,7 +1,7 @@
 """Environment variables as pasted text shows them -> `env`.
 
 Sources: an `env`/`printenv` dump (complete: every variable not listed is unset), `export X=Y` lines,
-`X=Y command …` prefixes (also in the command line of a prompt), `docker run -e X=Y`, Python
+`X=Y command …` prefixes (also in the command line of a prompt), `docker run -e X=Y`, cmd.exe's `set X=Y`, Python
 `os.environ["X"] = "Y"`, ollama's `msg="server config" env="map[X:Y …]"` log line. Only names that matter to a GPU
 stack are kept (the probes keep an allow-list too).
 Values that are shell templates (`${X:-}`) are not values and are skipped. Everything but a full dump leaves
@@ -21,6 +21,9 @@ _ASSIGN = r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|[^\s\"
 _EXPORT = re.compile(r"^\s*(?:export|set -x|declare -x|ENV)\s+" + _ASSIGN.replace("=", "[= ]", 1))
 _PREFIX = re.compile(r"^\s*(?:sudo\s+(?:-E\s+)?)?((?:[A-Za-z_][A-Za-z0-9_]*=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)+)(?=\S|$)")
 _DOCKER_E = re.compile(r"(?:^|\s)(?:-e|--env)[ =]" + _ASSIGN)
+# cmd.exe's `set NAME=value`, and a Windows launcher's own log of it (`  ::  Set TRITON_OVERRIDE_ARCH=gfx1200`,
+# patientx/ComfyUI-Zluda#263)
+_WINSET = re.compile(r"^(?:::\s+)?@?set\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>[^\s\"&|<>]*)\s*$", re.I)
 _PYENV = re.compile(r"os\.environ\[['\"](?P<name>\w+)['\"]\]\s*=\s*['\"](?P<value>[^'\"]*)['\"]")
 _DUMP_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=.*$")
 
@@ -70,6 +73,10 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
         m = _EXPORT.match(s)
         if m and _keep(m.group("name"), m.group("value")):
             env.setdefault(m.group("name"), _value(m.group("value")))
+            continue
+        m = _WINSET.match(s)
+        if m and _keep(m.group("name"), m.group("value")):
+            env.setdefault(m.group("name"), m.group("value"))
             continue
         m = _PREFIX.match(s + " ")
         if m:

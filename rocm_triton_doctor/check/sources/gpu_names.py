@@ -33,6 +33,11 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
         m = re.search(r"\bgcnArchName\s*[=:]\s*['\"]?(gfx[0-9a-f]{3,4})\b", s)
         if m and "DeviceProperties(" not in s:  # torch's own properties repr is read with its name (repl.py)
             merge(frag, gpu_seen("hip", m.group(1).lower()))
+        # A launcher's detection line: `::  Detected GPU via Windows registry: AMD Radeon RX 9070 XT`
+        # (patientx/ComfyUI-Zluda#263)
+        m = re.search(r"\b(?:Detected|Found|Using) GPU(?: via [^:\n]+)?:\s+(?P<n>(?:AMD\s+)?Radeon\b[^\n]*?)\s*$", s)
+        if m:
+            merge(frag, gpu_seen("text", None, m.group("n")))
         # SD.Next (Windows, HIP SDK): `ROCm: version=6.4, using agent gfx1200` (vladmandic/sdnext#4211)
         m = re.search(r"ROCm: version=[\w.]+, using agent (gfx[0-9a-f]{3,4})\b", s)
         if m:

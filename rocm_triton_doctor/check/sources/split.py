@@ -95,10 +95,17 @@ def _looks_like_prompt(prefix: str) -> bool:
     return bool(re.search(r"[@:~]|^\(.*\)|^[➜❯]", p)) and len(p) <= 60
 
 
+_QUOTE = re.compile(r"^\s*>(?!>)[ \t]?")
+
+
 def clean(text: str) -> str:
-    """Drop markdown fences and <details> wrappers; keep everything else verbatim."""
+    """Drop markdown fences and <details> wrappers, and a markdown quote's `> ` where most lines carry it (output
+    pasted as a quote, Comfy-Org/ComfyUI#9910; a REPL's `>>>` is not one); keep everything else verbatim."""
     lines = [ln for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
              if not _FENCE.match(ln) and not _HTML.match(ln)]
+    filled = [ln for ln in lines if ln.strip()]
+    if filled and sum(1 for ln in filled if _QUOTE.match(ln)) >= 0.6 * len(filled):
+        lines = [_QUOTE.sub("", ln, count=1) for ln in lines]
     return "\n".join(lines)
 
 

@@ -247,3 +247,19 @@ def test_known_error_a_torch_oom_on_hip_warns_without_a_command() -> None:
     text = "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 16.00 GiB. GPU 0 has a total capacity of 15.24 GiB"
     f = one("known-error", errors=pasted(text))
     assert f.severity is Severity.WARN and f.fix is not None and f.fix.commands == () and "gttsize" in f.fix.text
+
+
+def test_known_error_sdpa_and_blas_messages_name_the_target_and_the_variable() -> None:
+    # TheRock#1908: torch's own warning names the GPU's target its AOTriton lacks.
+    sdpa = ("UserWarning: Flash attention was not compiled for current AMD GPU architecture. Attempting to run on "
+            "architecture gfx1103 (Triggered internally at B:\\src\\torch\\aten\\src\\ATen\\native\\transformers\\hip"
+            "\\sdp_utils.cpp:301")
+    f = one("known-error", errors=pasted(sdpa))
+    assert f.severity is Severity.WARN and f.fix is not None and "AOTriton has no kernels for gfx1103" in f.fix.text
+    # Comfy-Org/ComfyUI#3698: hipBLASLt without gfx906 kernels, then the GEMM fails: rocBLAS instead.
+    blas = ("rocblaslt warning: No paths matched /venv/lib/python3.10/site-packages/torch/lib/hipblaslt/library/*gfx906*co. "
+            "Make sure that HIPBLASLT_TENSILE_LIBPATH is set correctly.\n"
+            "!!! Exception during processing!!! CUDA error: HIPBLAS_STATUS_NOT_SUPPORTED when calling `HIPBLAS_STATUS_NOT_SUPPORTED`")
+    f = one("known-error", errors=pasted(blas))
+    assert f.severity is Severity.FAIL and f.fix is not None and "TORCH_BLAS_PREFER_HIPBLASLT=0" in f.fix.text
+    assert "carries gfx906" in f.fix.text and "HIPBLASLT_TENSILE_LIBPATH" not in f.fix.text

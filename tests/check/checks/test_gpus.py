@@ -150,3 +150,12 @@ def test_rocminfo_failing_beside_a_dropped_gpu_names_rocr_visible_devices() -> N
                                      "rocminfo.cc:1306\nCall returned HSA_STATUS_ERROR: A generic error has occurred."}}
     fails = [f for f in run("gpus-detected", minimal_snapshot(**snap)) if f.severity.value == "fail"]
     assert fails and fails[0].fix is not None and "ROCR_VISIBLE_DEVICES" in fails[0].fix.text
+
+
+def test_gfx_torch_arch_does_not_read_a_source_or_image_builds_tag_as_the_index() -> None:
+    # legacy-rocm-build#5404: AMD's rocm/pytorch image (`+rocm7.0.0.git64359f59`) ran on gfx1151, which the rocm7.0
+    # index's wheels lack; TheRock's nightlies (`+rocm7.0.0rc20250828`) carry their own targets too.
+    for v in ("2.8.0+rocm7.0.0.git64359f59", "2.7.1+rocm7.0.0rc20250828"):
+        f = one("gfx-torch-arch", files=gpu(1, 110501), python=rocm_python(v), env={})
+        assert f.severity.value == "skip" and f.title == "torch's gfx list is unknown", v
+    assert one("gfx-torch-arch", files=gpu(1, 110501), python=rocm_python("2.8.0+rocm6.4"), env={}).severity.value == "fail"

@@ -169,3 +169,24 @@ def test_triton_vendor_error_is_not_an_amd_finding_on_a_cuda_machine() -> None:
     err = pasted("ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'")
     f = one("triton-vendor-error", errors=err, runtime={"torch_version": "2.10.0.dev20251024+cu130", "cuda_version": "13.0"})
     assert f.severity is Severity.SKIP
+
+
+def test_triton_override_arch_skip_ok_and_fail() -> None:
+    assert one("triton-override-arch", env={"PATH": "/usr/bin"}).severity is Severity.SKIP
+    assert one("triton-override-arch", env={"TRITON_OVERRIDE_ARCH": "gfx1201"}).severity is Severity.SKIP  # no GPU
+    ok = one("triton-override-arch", files=gpu(1, 120001), env={"TRITON_OVERRIDE_ARCH": "gfx1201"})
+    assert ok.severity is Severity.OK
+    # patientx/ComfyUI-Zluda#263: a launcher set gfx1200 for an RX 9070 XT (gfx1201), on Windows
+    f = one("triton-override-arch", files=gpu(1, 120001), env={"TRITON_OVERRIDE_ARCH": "gfx1200"},
+            system={"os_family": "windows"})
+    assert f.severity is Severity.FAIL and f.title == "TRITON_OVERRIDE_ARCH=gfx1200, but the GPU runs as gfx1201"
+    assert f.fix is not None and f.fix.commands == ("set TRITON_OVERRIDE_ARCH=gfx1201",)
+
+
+def test_triton_override_arch_names_the_shell_only_where_the_evidence_shows_it() -> None:
+    env = {"TRITON_OVERRIDE_ARCH": "gfx1200"}
+    linux = one("triton-override-arch", files={**gpu(1, 120001), "/proc/sys/kernel/osrelease": "6.14.0-37-generic\n"},
+                env=env)
+    assert linux.fix is not None and linux.fix.commands == ("export TRITON_OVERRIDE_ARCH=gfx1201",)
+    unknown = one("triton-override-arch", files=gpu(1, 120001), env=env)
+    assert unknown.severity is Severity.FAIL and unknown.fix is not None and unknown.fix.commands == ()

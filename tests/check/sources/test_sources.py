@@ -721,3 +721,17 @@ def test_a_rocminfo_excerpt_of_name_and_marketing_name_is_a_gpu_agent() -> None:
     d = diagnose_text(["rocminfo\n[…]\nName: gfx1201\nMarketing Name: AMD Radeon RX 9070 XT\n"])
     f = next(x for x in d.findings if x.id == "kfd-access")
     assert f.severity.value == "ok" and "1 GPU agent" in f.title
+
+
+def test_a_markdown_quote_a_windows_set_line_and_a_launchers_gpu_line() -> None:
+    # Comfy-Org/ComfyUI#9910: ComfyUI's startup pasted as a markdown quote
+    quoted = snapshot_from_text([("> pytorch version: 2.8.0+rocm6.4\n> AMD arch: gfx1201\n"
+                                  "> Device: cuda:0 AMD Radeon RX 9070 XT : native\n")])
+    assert quoted["gpus_seen"] and quoted["runtime"]["torch_version"] == "2.8.0+rocm6.4"
+    repl = snapshot_from_text([">>> import torch\n>>> torch.__version__\n'2.5.1+rocm6.2'\n"])  # a REPL is not a quote
+    assert repl.get("runtime", {}).get("torch_version") == "2.5.1+rocm6.2"
+    # patientx/ComfyUI-Zluda#263: a Windows launcher's detection and `Set` lines
+    zluda = snapshot_from_text([("  ::  Detected GPU via Windows registry: AMD Radeon RX 9070 XT\n"
+                                "  ::  Set TRITON_OVERRIDE_ARCH=gfx1200\n")])
+    assert zluda["env"] == {"TRITON_OVERRIDE_ARCH": "gfx1200"}
+    assert zluda["gpus_seen"] == [{"tool": "text", "name": "AMD Radeon RX 9070 XT"}]
