@@ -70,6 +70,9 @@ AB_S14_FINAL: dict[str, dict[str, Any]] = {"old": {"_s14": False}, "new": {}}
 # (MISALIGNED_SPILL_LIMIT 0).
 AB_S15: dict[str, dict[str, Any]] = {"old": {"_s15": "static"}, "spill": {"_s15": "spill"}, "both": {"_s15": "both"},
                                      "spill0": {"_s15": "spill0"}}
+# --ab s15fp32 (with --fp32-narrow): fp32 against a misaligned operand with 17-128 columns: "old" = the 64-row tiles
+# (policy_fp32.FP32_MISALIGNED_NARROW_N 0), "new" = the default (32-row tiles).
+AB_S15_FP32: dict[str, dict[str, Any]] = {"old": {"_s15fp32": False}, "new": {}}
 AB_FP32_SKINNY: dict[str, dict[str, Any]] = {"old": {}, "new": {"kernel": "pointer"},
                                              "copy": {"kernel": "pointer", "config": {"ALIGN_COPY": True}},
                                              "ieee": {"kernel": "pointer", "precision": "ieee"}}
@@ -142,6 +145,14 @@ def _s15_rules(mode: bool | str) -> None:
     gemm.clear_plans()
 
 
+def _s15_fp32_rule(on: bool) -> None:
+    from rocm_triton_doctor.kernels import policy, policy_fp32
+
+    policy_fp32.FP32_MISALIGNED_NARROW_N = 128 if on else 0
+    policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
+    gemm.clear_plans()
+
+
 def _row_case(spec: str) -> Any:
     """`bf16:48x146x114:bias_gelu[:t]` -> the GEMM case (t: B is the transpose of a contiguous (N, K) tensor)."""
     from shape_hunt import DT
@@ -178,6 +189,15 @@ def draw_skinny(r: random.Random, fp32_odd: bool = False) -> Any:
     k = k | 1 if fp32_odd else k  # an odd K: A (and a K-major B) misaligned
     epi = r.choice(("none", "none", "bias", "bias_relu", "bias_gelu"))
     return gemm.make_case(m, k, n, DT[dt], epi, transposed_b=r.random() < 0.5)
+
+
+def draw_fp32_narrow(r: random.Random) -> Any:
+    """fp32 with 17-128 columns and an odd K (A's rows, and a K-major B's, are not 16-byte aligned)."""
+    from shape_hunt import DT, log_uniform
+
+    m, k, n = log_uniform(r, 33, 16384), log_uniform(r, 16, 16384) | 1, log_uniform(r, 17, 128)
+    epi = r.choice(("none", "none", "bias", "bias_relu", "bias_gelu"))
+    return gemm.make_case(m, k, n, DT["fp32"], epi, transposed_b=r.random() < 0.5)
 
 
 def draw_longk(r: random.Random) -> Any:
@@ -221,13 +241,14 @@ def main() -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--ab", default="s9",
                     choices=("s9", "gemv", "s12", "s13", "s13b", "copy", "fp32skinny", "nosplit", "splits", "s14",
-                             "s14final", "s15"),
+                             "s14final", "s15", "s15fp32"),
                     help="which change to A/B (see VARIANTS, AB_GEMV, AB_S12, AB_S13, AB_S13B, AB_COPY)")
     ap.add_argument("--skinny", action="store_true", help="draw N from 1 to 64 (draw_skinny)")
     ap.add_argument("--midm", action="store_true", help="draw M from 33 to 255 (draw_midm)")
     ap.add_argument("--fp32-odd", action="store_true", help="with --skinny: fp32 only, K odd")
     ap.add_argument("--tiny", action="store_true", help="draw M, K, N from 16 to 640 (draw_tiny)")
     ap.add_argument("--longk", action="store_true", help="misaligned 16-bit, K 4097-32768 (draw_longk)")
+    ap.add_argument("--fp32-narrow", action="store_true", help="fp32, 17-128 columns, odd K (draw_fp32_narrow)")
     ap.add_argument("--w8", action="store_true", help="draws planned on 8-warp misaligned tiles (draw_w8)")
     ap.add_argument("--rows", default=None,
                     help="these rows instead of draws: dtype:MxKxN:epilogue[:t], comma-separated (t: B^T), e.g. "
@@ -237,9 +258,9 @@ def main() -> int:
     args = ap.parse_args()
     variants = {"gemv": AB_GEMV, "s12": AB_S12, "s13": AB_S13, "s13b": AB_S13B, "copy": AB_COPY,
                 "fp32skinny": AB_FP32_SKINNY, "nosplit": AB_NOSPLIT, "splits": AB_SPLITS, "s14": AB_S14,
-                "s14final": AB_S14_FINAL, "s15": AB_S15}.get(args.ab, VARIANTS)
+                "s14final": AB_S14_FINAL, "s15": AB_S15, "s15fp32": AB_S15_FP32}.get(args.ab, VARIANTS)
     switches = {"_s12": _s12_rules, "_s13": _s13_rules, "_s13b": _s13b_rules, "_split": _split_rule, "_s14": _s14_rules,
-                "_s15": _s15_rules}
+                "_s15": _s15_rules, "_s15fp32": _s15_fp32_rule}
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.device("cuda")
     r = random.Random(args.seed)
@@ -252,7 +273,8 @@ def main() -> int:
             break
         case = given[i] if given else (draw_skinny(r, args.fp32_odd) if args.skinny else draw_midm(r) if args.midm
                                        else draw_tiny(r) if args.tiny else draw_longk(r) if args.longk
-                                       else draw_w8(r) if args.w8 else draw_gemm(r))
+                                       else draw_w8(r) if args.w8 else draw_fp32_narrow(r) if args.fp32_narrow
+                                       else draw_gemm(r))
         gen = torch.Generator(device=dev).manual_seed(0)
         x = case.setup(dev, gen)
         P = case.params

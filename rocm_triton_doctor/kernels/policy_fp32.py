@@ -25,6 +25,8 @@ TF32X3_MIN_TRITON = (3, 3)  # the first release line after triton-lang/triton#53
 # and workstation parts (sm_86, sm_89, sm_120: RTX 4090 82.6 / 82.6) run TF32 no faster than fp32, so the split would
 # cost about three times the IEEE path there: they keep IEEE products (not measured either way). Timed: sm_90 only.
 TF32X3_ARCHS = (80, 90, 100, 103)
+FP32_MISALIGNED_NARROW_N = 128  # gemm_tc_config's 32-row tiles up to this many columns (0: off, for the A/B)
+FP32_MISALIGNED_NARROW_MAX_MK = 1 << 24  # ... and up to this many elements of A
 
 
 def _sm(arch: str) -> int:
@@ -90,6 +92,24 @@ def gemm_tc_config(M: int, N: int, K: int, cus: int, b_nmajor: bool, aligned: bo
     (0.33x against 0.61x for 64x64)."""
     if M <= 16 and K >= 1024:
         return None
+    if not aligned and N <= FP32_MISALIGNED_NARROW_N and M * K <= FP32_MISALIGNED_NARROW_MAX_MK:
+        # 17-128 columns against a misaligned operand (4-byte loads; up to 16 columns policy_waves' skinny tiles
+        # serve): 32-row tiles, twice the programs of 64-row ones to hide the loads' latency, split as
+        # gemm_split_latency_bound says for them. H200, graph replay × cuBLAS SGEMM, policy (64x64x32 w4 s4) -> the
+        # best of 36 tilings (benchmarks/fp32_skinny_sweep.py, docs/measurements/2026-11-27-h200-s15-fp32-skinny-
+        # sweep.json): 2933x1033x34 B^T 0.26 -> 0.68 (32x64, 4 splits), 13562x209x36 B^T 0.30 -> 0.64 (32x64, 1),
+        # 401x3747x76 B^T 0.34 -> 0.79 (32x128, 16), 1500x777x40 0.71 -> 1.04 (32x64, 4); 64- and 128-row tiles
+        # were slower in every row, IEEE products slower than tf32x3 in all but one. Fresh draws (H100, gemm_ab_probe.py
+        # --ab s15fp32, …-h100-s15-ab-fp32-{narrow,skinny}.json, 0 wrong): 17-128 columns (--fp32-narrow --seed 65)
+        # median 0.82 -> 0.95x eager, worst 0.17 -> 0.42 (4633x667x18 B^T; 240x7591x17 bias_relu B^T 0.39 -> 1.13,
+        # 8951x827x39 0.25 -> 0.79); 1-64 columns (--skinny --fp32-odd --seed 66) 0.94 -> 0.99, worst 0.18 -> 0.45.
+        # They lost where A is large (7389x6667x60 bias_relu B^T 0.86 -> 0.60, 2727x8661x42 0.75 -> 0.53, 9833x4411x31
+        # 0.66 -> 0.60: M·K of 23-49 million, where every win had at most 13), hence FP32_MISALIGNED_NARROW_MAX_MK,
+        # set from these same draws; one loss stays under it (316x16021x117 bias_gelu B^T 0.90 -> 0.80). The bounded
+        # rule on fresh draws (H100, --fp32-narrow --seed 67, …-narrow67.json): median 0.69 -> 0.99, worst 0.15 ->
+        # 0.45 (5724x2759x17), no row lost more than 8 %; the three large rows above keep their tiles.
+        return {"BLOCK_M": 32, "BLOCK_N": 64 if N <= 64 else 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4,
+                "num_stages": 3}
     small = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 4}
     if not aligned or M <= 64:
         return small

@@ -49,6 +49,9 @@ def test_precision_supported() -> None:
     (4364, 24463, 3802, False, True, (128, 128, 8)),  # K-major B with two waves of 128x128 tiles
     (3713, 212, 854, False, True, (64, 64, 4)),
     (1373, 616, 495, True, False, (64, 64, 4)),  # an operand left misaligned: smaller tiles
+    (2933, 34, 1033, False, False, (32, 64, 4)),  # ... and 17-128 columns: 32-row tiles (0.26 -> 0.68x, H200)
+    (401, 76, 3747, False, False, (32, 128, 4)),
+    (2727, 42, 8661, False, False, (64, 64, 4)),  # A of 23.6 million elements: the 64-row tiles (0.75 vs 0.53x)
     (64, 4096, 4096, False, True, (64, 64, 4)),
 ])
 def test_tensor_core_tiles(M: int, N: int, K: int, b_nmajor: bool, aligned: bool, want: Any) -> None:
@@ -206,3 +209,12 @@ def test_fp32_gemm_and_attention_keep_fp32_accuracy_on_the_gpu() -> None:  # pra
     worst = gpu_script_json(_GPU_FP32)
     assert worst.pop("gemm inf rows match cuBLAS") is True
     assert all(r <= 1.0 for r in worst.values()), worst
+
+
+@pytest.mark.parametrize("split", [1, 4])
+def test_32_row_fp32_tiles_compute_right_on_misaligned_operands(split: int) -> None:
+    # K odd (A and the K-major B misaligned), N = 34 in a 64-wide tile, M not a multiple of 32, a partial last K block.
+    g = torch.Generator().manual_seed(split)
+    a, b = torch.randn(45, 101, generator=g), torch.randn(34, 101, generator=g).t()
+    cfg = {"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 3, "SPLIT_K": split}
+    torch.testing.assert_close(gemm.gemm(a, b, config=cfg), (a.double() @ b.double()).float(), rtol=1e-5, atol=1e-5)
