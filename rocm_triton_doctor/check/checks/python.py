@@ -207,6 +207,46 @@ def _venv_install(f: Facts) -> tuple[str, ...]:
             else "~/rocm-env/bin/python -m " + cmd,)
 
 
+# A user site-packages: Windows `%APPDATA%\Python\Python312\site-packages`, Linux/macOS
+# `~/.local/lib/python3.12/site-packages` (site.USER_SITE). Python puts it before its own site-packages, except in a
+# venv (which leaves it out by default) or with PYTHONNOUSERSITE set.
+_USER_SITE = re.compile(r"[\\/]AppData[\\/]Roaming[\\/]Python[\\/]Python\d+[\\/]site-packages|/\.local/lib/python3\.\d+/"
+                        r"site-packages", re.I)
+
+
+@check("python-user-site-torch", "python", "torch is not taken from the user's site-packages ahead of the program's own "
+       "environment.",
+       "A torch installed with `pip install --user` (or by another app into the user site) shadows the torch of any "
+       "interpreter that reads the user site, such as an app's embedded Python (patientx-cfz/comfyui-rocm#125: a CPU "
+       "torch 2.4.1 from AppData\\Roaming\\Python\\Python312 in front of the app's ROCm packages).",
+       "Run the app with PYTHONNOUSERSITE=1, or remove torch from the user site.")
+def python_user_site_torch(f: Facts) -> Iterable[Finding]:
+    env = f.python.value if f.python.found else None
+    dists = env.distributions if env else {}
+    user = {n: d for n, d in dists.items() if n in ("torch", "torchvision", "torchaudio") and d.location
+            and _USER_SITE.search(d.location)}
+    other = {d.location for n, d in dists.items() if d.location and not _USER_SITE.search(d.location)}
+    if not user:
+        yield skip("no torch package seen in a user site-packages")
+        return
+    if not other:
+        yield skip("torch is in the user site-packages, and no other environment is shown",
+                   "Whether the program's interpreter has its own torch is not in the evidence.")
+        return
+    name, d = next(iter(user.items()))
+    windows = isinstance(f.raw.get("system"), dict) and f.raw["system"].get("os_family") == "windows"
+    linux = not windows and (f.kernel_release.found or f.os.found)
+    cmd = "set PYTHONNOUSERSITE=1" if windows else "export PYTHONNOUSERSITE=1" if linux else None
+    yield fail(f"{name} {d.version} comes from the user site-packages ({d.location}), ahead of the program's own "
+               "environment",
+               f"The program's interpreter also reads {', '.join(sorted(other))}; the user site comes first, so its "
+               f"{', '.join(sorted(user))} {'is' if len(user) == 1 else 'are'} the one(s) imported.",
+               evidence=("pip install log",),
+               fix=Fix("Start the program with PYTHONNOUSERSITE=1 (in its launcher), or remove the packages from the "
+                       f"user site ({', '.join(sorted(user))} under {d.location}); then check that torch.__version__ "
+                       "is the environment's build.", (cmd,) if cmd else ()))
+
+
 @check("installer-cpu-fallback", "python", "An app's installer did not fall back to a CPU-only torch.",
        "Installers that look for ROCm (Linux) or the HIP SDK (Windows) to pick a GPU torch install a CPU torch when "
        "they find none ('falling back to CPU-only PyTorch', unsloth#8731; 'ROCm: version=None … Using CPU-only "
@@ -334,4 +374,4 @@ def pip_rocm_triton_missing(f: Facts) -> Iterable[Finding]:
 
 CHECKS = (python_version_wheels, pip_index_order, pip_pulls_pypi_torch, pip_kept_non_rocm_torch,
           pip_retired_index, installer_cpu_fallback, pip_no_torch_wheel, pip_torch_version_missing,
-          pip_rocm_triton_missing)
+          pip_rocm_triton_missing, python_user_site_torch)

@@ -49,7 +49,11 @@ def install_command(f: Facts) -> str | None:
                             f"--index-url {knowledge.index_url(index)}")
         return None  # no published ROCm wheel for this GPU/Python: say so in words, not with a wrong index
     if plat == "nvidia":
-        return f"{pip(f)} install --force-reinstall torch torchvision torchaudio"
+        # PyPI's torch is the CUDA build on Linux only; on Windows it is the CPU build (the CUDA builds are on
+        # download.pytorch.org/whl/cuXYZ, and which cuXYZ fits depends on the driver: Eddycrack864/UVR5-UI#31). So the
+        # command only where the evidence shows Linux; otherwise words.
+        linux = not _windows(f) and (f.kernel_release.found or f.os.found)
+        return f"{pip(f)} install --force-reinstall torch torchvision torchaudio" if linux else None
     if plat == "cpu":
         return f"{pip(f)} install --force-reinstall torch torchvision torchaudio --index-url {CPU_INDEX}"
     return None
@@ -63,6 +67,10 @@ def no_command_why(f: Facts) -> str:
     if accelerator(f) == "amd" and gfx:
         return (f"No ROCm wheel (download.pytorch.org/whl/rocmX.Y) carries {', '.join(gfx)} for this Python (as of "
                 f"{knowledge.as_of()}); such GPUs need a source build or an older/community build.")
+    if accelerator(f) == "nvidia":
+        return ("PyPI's torch is the CUDA build on Linux but the CPU build on Windows: on Windows install from "
+                "https://download.pytorch.org/whl/cuXYZ for this driver; on Linux `pip install torch` (paste "
+                "`uname -a` to get the command).")
     return "Which build that is depends on the GPU: paste `rocminfo | grep gfx` or `nvidia-smi -L`."
 
 
@@ -124,8 +132,18 @@ def torch_build_mismatch(f: Facts) -> Iterable[Finding]:
                    fix=fix, links=("https://pytorch.org/get-started/locally/",))
     elif plat == "nvidia":
         # A CPU build cannot use the GPU either: as on AMD machines, that fails the GPU check (textgen#645).
+        if _windows(f):
+            fix = Fix("On Windows, PyPI's torch is the CPU build: install torch, torchvision and torchaudio together "
+                      "from PyTorch's CUDA index for this driver (https://download.pytorch.org/whl/cuXYZ, the CUDA "
+                      "version pytorch.org's selector lists that the driver supports: `nvidia-smi` shows its CUDA "
+                      "version), with --force-reinstall.")
         yield fail(f"torch {v} is a {labels[b]} build on an NVIDIA GPU machine", "It cannot use the NVIDIA GPU.",
                    fix=fix)
+
+
+def _windows(f: Facts) -> bool:
+    system = f.raw.get("system")
+    return isinstance(system, dict) and system.get("os_family") == "windows"
 
 
 @check("torch-sees-gpu", "torch", "torch.cuda.is_available() is True and torch sees every GPU (runtime probe).",

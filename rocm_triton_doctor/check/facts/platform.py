@@ -196,8 +196,11 @@ def _nvidia_host(f: Facts) -> bool:
     if f.nvidia_gpus_present:
         return True
     system = f.raw.get("system")
-    if isinstance(system, dict) and system.get("nvidia_gpus"):
-        return True  # collect_env named NVIDIA GPUs through nvidia-smi (sources/collect_env.py)
+    if isinstance(system, dict) and (system.get("nvidia_gpus") or system.get("nvidia_smi_table")):
+        # collect_env named NVIDIA GPUs through nvidia-smi (sources/collect_env.py), or nvidia-smi printed its GPU
+        # table (sources/host.py): both only with an NVIDIA GPU present. A driver version alone is not: collect_env
+        # reports one on machines where only the driver package is left (vllm#9319, an MI60).
+        return True
     rt = f.runtime.value if f.runtime.found else None
     return bool(rt is not None and rt.cuda_version and not rt.hip_version and rt.is_available and rt.devices)
 

@@ -83,8 +83,12 @@ def gpu_seen(tool: str, gfx: str | None = None, name: str | None = None, **extra
 
 
 # `[INFO] ` (ComfyUI), and rich's `INFO     ` with an optional `22:09:42-469548 ` time (SD.Next, kohya_ss); a docker
-# build's plain progress `#8 10.47 ` or its bare elapsed seconds `10.47 ` (ROCm/flash-attention#37)
-_LOG_PREFIX = re.compile(r"^(?:(?:#\d+\s+)?\d+\.\d\d\s+)?(?:\d\d:\d\d:\d\d[-.,]\d+\s+)?"
+# build's plain progress `#8 10.47 ` or its bare elapsed seconds `10.47 ` (ROCm/flash-attention#37); a timestamp first:
+# `[2026-07-14 12:44:44.038] ` or `2026-07-11T14:06:46.577801 - ` (ComfyUI's log file), Python logging's default
+# `2025-02-06 11:05:28,056 - INFO - separator - ` (Eddycrack864/UVR5-UI#31)
+_LOG_PREFIX = re.compile(r"^(?:\[\d{4}-\d\d-\d\d[ T][\d:.,]+\]\s*|\d{4}-\d\d-\d\d[ T][\d:.,]+\s+-\s+"
+                         r"(?:(?:INFO|WARNING|DEBUG|ERROR|CRITICAL)\s+-\s+[\w.]+\s+-\s+)?)?"
+                         r"(?:(?:#\d+\s+)?\d+\.\d\d\s+)?(?:\d\d:\d\d:\d\d[-.,]\d+\s+)?"
                          r"(?:\[(?:INFO|WARNING|DEBUG|ERROR)\]\s*|(?:INFO|WARNING|DEBUG|ERROR)\s{2,})?")
 
 

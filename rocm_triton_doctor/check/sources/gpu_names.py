@@ -75,12 +75,14 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
             name = re.sub(r"\s*\[1002:[0-9a-fA-F]{4}\]|\s*\(rev \w+\)", "", m.group("desc")).strip()
             merge(frag, gpu_seen("lspci", None, name if "Advanced Micro Devices" in name else None,
                                  pci_id=("1002:" + pid.group(1).lower()) if pid else None))
-        m = re.match(r"^Device:\s+(?P<name>(?:AMD|Radeon)\b.*)$", s)
+        m = re.match(r"^(?:Device|GPU):\s+(?P<name>(?:AMD|Radeon)\b.*)$", s)
         if m:
             merge(frag, gpu_seen("torch", None, m.group("name")))
         # ComfyUI / Fooocus / Forge (model_management): `Device: cuda:0 AMD Radeon RX 6600 XT : native` is printed
         # after torch.cuda initialised the device, so torch itself saw this GPU.
-        m = re.match(r"^Device:\s+cuda:(?P<i>\d+)\s+(?P<name>(?:AMD|Radeon)\b.*?)\s*:\s*(?:native|cudaMallocAsync|\w+)\s*$", s)
+        # (its error report lists the same as `- **Name:** cuda:0 AMD Radeon RX 7900 XT : native`, ComfyUI#14881)
+        m = re.match(r"^(?:Device:|-\s+\*\*Name:\*\*)\s+cuda:(?P<i>\d+)\s+(?P<name>(?:AMD|Radeon)\b.*?)\s*:\s*"
+                     r"(?:native|cudaMallocAsync|\w+)\s*$", s)
         if m:
             merge(frag, gpu_seen("torch", None, m.group("name"), index=int(m.group("i"))))
             merge(frag, {"runtime": {"is_available": True}})

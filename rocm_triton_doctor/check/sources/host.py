@@ -23,6 +23,9 @@ _LSMOD = re.compile(r"^(Module\s+Size\s+Used by|[a-z0-9_]+\s+\d{4,}\s+\d+(\s+\S+
 _DPKG = re.compile(r"^ii\s+(?P<name>\S+?)(?::\w+)?\s+(?P<ver>\S+)\s")
 _DNF = re.compile(r"^(?P<name>[A-Za-z0-9_.+-]+)\.(?:x86_64|noarch|aarch64|i686)\s+(?:\d+:)?(?P<ver>\d\S*)\s+\S+\s*$")
 _WINDOWS = re.compile(r"(?:^|[\s(\"'=])[A-Za-z]:\\(?:Users|ai|Program Files|ProgramData|Windows|[\w .-]+\\[\w .-]+)", re.M)
+# A program's own platform line: `Operating System: Windows 10.0.22631` (audio-separator), ComfyUI's `** Platform:
+# Windows` and its error report's `**OS:** win32`, Python's `platform.platform()` (`Windows-10-10.0.22631-SP0`)
+_WINDOWS_SAYS = re.compile(r"\b(?:Operating System|Platform|OS):?(?:\*\*)?\s+(?:Windows\b|win32\b)|\bWindows-1[01]-10\.0\.\d+")
 
 
 def detect_lsmod(text: str) -> bool:
@@ -263,19 +266,24 @@ def parse_amdgpu_install(text: str, cmd: str | None = None) -> Fragment:
 
 
 def parse_nvidia_hints(text: str, cmd: str | None = None) -> Fragment:
-    """NVIDIA's CUDA toolkit (`nvcc --version`: `Cuda compilation tools, release 11.4`) and a missing nvidia-smi
-    (`nvidia-smi: command not found`, inside a container started without --gpus) -> `system`."""
+    """NVIDIA's CUDA toolkit (`nvcc --version`: `Cuda compilation tools, release 11.4`), nvidia-smi's driver version,
+    and a missing nvidia-smi (`nvidia-smi: command not found`, inside a container started without --gpus) -> `system`."""
     frag: Fragment = {}
     m = re.search(r"Cuda compilation tools, release (\d+\.\d+)", text)
     if m:
         merge(frag, {"system": {"cuda_toolkit": m.group(1)}})
+    # nvidia-smi's table header, `| NVIDIA-SMI 566.14   Driver Version: 566.14   CUDA Version: 12.7 |`: the driver
+    # answered, which it does only with an NVIDIA GPU present (Eddycrack864/UVR5-UI#31, the rows cut from the paste)
+    m = re.search(r"NVIDIA-SMI \d[\d.]*\s+Driver Version:\s*(\d+\.\d+(?:\.\d+)?)", text)
+    if m:
+        merge(frag, {"system": {"nvidia_driver": m.group(1), "nvidia_smi_table": True}})
     if re.search(r"nvidia-smi: (?:command )?not found", text) or (cmd and "nvidia-smi" in cmd and "not found" in text):
         merge(frag, {"system": {"nvidia_smi_missing": True}})
     return frag
 
 
 def parse_windows(text: str, cmd: str | None = None) -> Fragment:
-    if _WINDOWS.search(text) or (cmd and _WINDOWS.search(cmd)):
+    if _WINDOWS.search(text) or (cmd and _WINDOWS.search(cmd)) or _WINDOWS_SAYS.search(text):
         return {"system": {"os_family": "windows"}}
     return {}
 

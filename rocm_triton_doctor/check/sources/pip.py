@@ -104,8 +104,9 @@ def _install_log(text: str) -> Fragment:
                                                                              "location": m.group("loc")}}}})
     # pip >= 20: `Requirement already satisfied: torch in /…/site-packages (2.7.1)`; the wheel pip KEPT, whatever
     # index it was given, so a non-ROCm torch here survives a ROCm install command.
-    for m in re.finditer(rf"Requirement already satisfied:\s*(?P<name>{_NAME})\s+in\s+(?P<loc>\S+)\s+\((?P<ver>\d[^)\s]*)\)",
-                         text):
+    # (with `(from -r requirements.txt (line 4))` between the place and the version when a requirement file asked)
+    for m in re.finditer(rf"Requirement already satisfied:\s*(?P<name>{_NAME})\s+in\s+(?P<loc>\S+)"
+                         r"(?:\s+\(from [^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?\s+\((?P<ver>\d[^)\s]*)\)", text):
         name = m.group("name").lower()
         merge(frag, {"python": {"distributions": {name: {"version": m.group("ver"), "location": m.group("loc")}},
                                 "pip_kept": {name: m.group("ver")}}})

@@ -99,6 +99,15 @@ def parse_labels(text: str, cmd: str | None = None) -> Fragment:
     # there, so torch.cuda.is_available() was True in that process (ROCm builds name HIP devices 'cuda' too).
     if "is_available" not in rt and re.search(r"^\s*(?:#\s*|Out\[\d+\]:\s*)?tensor\(.*\bdevice='cuda:\d+'", text, re.M):
         rt["is_available"] = True
+    # `Device count: 1` (torch.cuda.device_count(), karpathy/nanochat#449), and ComfyUI's `VAE load device: cuda:0`
+    # (model_management puts models on cuda:N only when torch.cuda is available, legacy-rocm-build#5834)
+    if "is_available" not in rt:
+        m = re.search(r"^(?:torch\.cuda\.)?device[ _]count(?:\(\))?\s*[:=]\s*(\d+)\s*$", "\n".join(
+            log_line(ln) for ln in text.splitlines()), re.M | re.I)
+        if m:
+            rt["is_available"] = int(m.group(1)) > 0
+        elif re.search(r"\bload device: cuda:\d+", text):
+            rt["is_available"] = True
     frag: Fragment = {"runtime": rt} if rt else {}
     # `torch:        2.9.1+rocm7.2.1`, `torchvision: 0.24.1` (a version summary): the distributions (partial list)
     # (also quoted, as a JSON dependency report: `"torch": "2.4.1+cu121",`, invoke-ai/InvokeAI#7520)
@@ -185,7 +194,7 @@ def _assign(exprs: list[str], value: str, rt: dict[str, Any]) -> None:
             rt.setdefault(key, int(v))
 
 
-_PYTHON_C = re.compile(r"""\bpython[\d.]*\s+-c\s+(?P<q>["'])(?P<code>.*?)(?P=q)\s*$""")
+_PYTHON_C = re.compile(r"""\bpython[\d.]*(?:\.exe)?\s+-c\s+(?P<q>["'])(?P<code>.*?)(?P=q)\s*$""")
 
 
 def parse_python_c(text: str, cmd: str | None = None) -> Fragment:
@@ -196,15 +205,24 @@ def parse_python_c(text: str, cmd: str | None = None) -> Fragment:
     lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
     if cmd:  # the command line shown apart from what it printed (a `$ ` prompt line)
         lines = [cmd, *lines]
-    for code_line, out in zip(lines, lines[1:]):
+    for i, (code_line, out) in enumerate(zip(lines, lines[1:])):
         m = _PYTHON_C.search(code_line)
         if not m:
             continue
-        last = m.group("code").split(";")[-1].strip()
-        pm = re.match(r"^print\((?P<args>.*)\)$", last)
-        if not pm or _PYTHON_C.search(out):
+        stmts = [st.strip() for st in m.group("code").split(";")]
+        prints = [pm.group("args") for st in stmts if (pm := re.match(r"^print\((?P<args>.*)\)$", st))]
+        last = re.match(r"^print\((?P<args>.*)\)$", stmts[-1])
+        if not last or _PYTHON_C.search(out):
             continue
-        _assign([e.replace(" ", "") for e in _top_level_args(pm.group("args"))], out.strip(), rt)
+        if len(prints) > 1 and all(len(_top_level_args(a)) == 1 for a in prints):
+            # one value per print, one line each (Comfy-Org/ComfyUI-Manager#2724: `print(torch.__version__);
+            # print(torch.version.hip); print(torch.cuda.is_available())`); a crash may cut the last lines
+            outs = [o.strip() for o in lines[i + 1:i + 1 + len(prints)]]
+            outs = outs[:next((j for j, o in enumerate(outs) if _PYTHON_C.search(o) or " " in o), len(outs))]
+            for expr, value in zip(prints, outs):
+                _assign([expr.replace(" ", "")], value, rt)
+            continue
+        _assign([e.replace(" ", "") for e in _top_level_args(last.group("args"))], out.strip(), rt)
     return {"runtime": rt} if rt else {}
 
 

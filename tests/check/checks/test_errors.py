@@ -263,3 +263,20 @@ def test_known_error_sdpa_and_blas_messages_name_the_target_and_the_variable() -
     f = one("known-error", errors=pasted(blas))
     assert f.severity is Severity.FAIL and f.fix is not None and "TORCH_BLAS_PREFER_HIPBLASLT=0" in f.fix.text
     assert "carries gfx906" in f.fix.text and "HIPBLASLT_TENSILE_LIBPATH" not in f.fix.text
+
+
+def test_known_error_install_failures_name_what_they_matched() -> None:
+    uv = "error: invalid value 'rocm6.4' for '--torch-backend <TORCH_BACKEND>'\n  tip: a similar value exists: 'rocm6.2.4'"
+    f = one("known-error", errors=pasted(uv))
+    assert f.severity is Severity.FAIL and f.fix is not None and "https://download.pytorch.org/whl/rocm6.4" in f.fix.text
+    assert "rocm6.2.4" not in f.fix.text  # uv's suggestion is another ROCm release
+    dep = 'ERROR: No matching distribution found for intel-openmp==2025.1.1; platform_system == "Windows"'
+    f = one("known-error", errors=pasted(dep))
+    assert f.severity is Severity.FAIL and f.fix is not None and 'pip install "intel-openmp==2025.1.1"' in f.fix.text
+    # the ROCm packages themselves and torch's own are other checks' business
+    rocm_pkg = pasted("ERROR: No matching distribution found for rocm-sdk-core==7.0.0")
+    assert one("known-error", errors=rocm_pkg).severity is Severity.SKIP
+    dll = ('OSError: [WinError 126] The specified module could not be found. Error loading '
+           '"C:\\venv\\Lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.')
+    f = one("known-error", errors=pasted(dll))
+    assert f.severity is Severity.FAIL and f.fix is not None and "fbgemm.dll" in f.fix.text and "libomp140" in f.fix.text

@@ -210,3 +210,22 @@ def test_uv_names_the_pinned_rocm_triton_it_could_not_find() -> None:
     f = one("pip-rocm-triton-missing", errors=pasted(text))
     assert f.severity is Severity.FAIL and "pytorch-triton-rocm==3.1.0" in f.title
     assert f.fix is not None and "pytorch-triton-rocm" in f.fix.text and "whl/rocm6.2" in f.fix.text
+
+
+def test_python_user_site_torch_skip_and_fail() -> None:
+    user = "C:\\Users\\me\\AppData\\Roaming\\Python\\Python312\\site-packages"
+    assert one("python-user-site-torch").severity is Severity.SKIP
+    alone = {"version": "3.12.9", "distributions": {"torch": {"version": "2.4.1", "location": user}}}
+    assert one("python-user-site-torch", python=alone).severity is Severity.SKIP  # no other environment shown
+    # patientx-cfz/comfyui-rocm#125: the user site's CPU torch in front of the app's embedded Python with ROCm packages
+    both = {"version": "3.12.9", "distributions": {
+        "torch": {"version": "2.4.1", "location": user},
+        "torchaudio": {"version": "2.11.0.3+rocm10.1.0a20260905", "location": ".\\python_env\\Lib\\site-packages"}}}
+    f = one("python-user-site-torch", python=both, system={"os_family": "windows"})
+    assert f.severity is Severity.FAIL and f.title.startswith("torch 2.4.1 comes from the user site-packages")
+    assert f.fix is not None and f.fix.commands == ("set PYTHONNOUSERSITE=1",)
+    linux = {"version": "3.12.3", "distributions": {
+        "torch": {"version": "2.5.1", "location": "/home/me/.local/lib/python3.12/site-packages"},
+        "torchvision": {"version": "0.20.1+rocm6.2", "location": "/opt/app/venv/lib/python3.12/site-packages"}}}
+    g = one("python-user-site-torch", python=linux)  # OS not shown: the fix in words only
+    assert g.severity is Severity.FAIL and g.fix is not None and g.fix.commands == ()

@@ -147,3 +147,20 @@ def test_torch_family_mismatch_pypi_torchvision_is_the_pair_of_a_cuda_torch() ->
     # invoke-ai/InvokeAI#7520: torch 2.4.1+cu121 beside PyPI's torchvision 0.19.1 (a CUDA build itself on Linux).
     py = rocm_python("2.4.1+cu121", extra={"torchvision": "0.19.1"})
     assert one("torch-family-mismatch", python=py).severity.value == "ok"
+
+
+def test_torch_build_mismatch_on_windows_nvidia_names_the_cuda_index_without_a_pypi_command() -> None:
+    # Eddycrack864/UVR5-UI#31: torch 2.4.1+cpu beside nvidia-smi's table on Windows, where PyPI's torch is the CPU
+    # build: `pip install --force-reinstall torch` would install the same CPU build again.
+    smi = {"nvidia_driver": "566.14", "nvidia_smi_table": True}
+    f = one("torch-build-mismatch", python=rocm_python("2.4.1+cpu"), system={"os_family": "windows", **smi})
+    assert f.severity.value == "fail" and f.fix is not None and f.fix.commands == ()
+    assert "https://download.pytorch.org/whl/cu" in f.fix.text
+    linux = one("torch-build-mismatch", python=rocm_python("2.4.1+cpu"), system=smi,
+                files={"/proc/sys/kernel/osrelease": "6.8.0-50-generic\n"})
+    assert linux.fix is not None and linux.fix.commands and "torch" in linux.fix.commands[0]
+    unknown = one("torch-build-mismatch", python=rocm_python("2.4.1+cpu"), system=smi)  # OS not shown: words
+    assert unknown.fix is not None and unknown.fix.commands == () and "on Windows" in unknown.fix.text
+    # a driver version alone (collect_env on an MI60 whose NVIDIA driver package stayed, vllm#9319) is no NVIDIA GPU
+    assert one("torch-build-mismatch", python=rocm_python("2.4.1+cpu"),
+               system={"nvidia_driver": "550.90.07"}).severity.value != "fail"

@@ -735,3 +735,30 @@ def test_a_markdown_quote_a_windows_set_line_and_a_launchers_gpu_line() -> None:
                                 "  ::  Set TRITON_OVERRIDE_ARCH=gfx1200\n")])
     assert zluda["env"] == {"TRITON_OVERRIDE_ARCH": "gfx1200"}
     assert zluda["gpus_seen"] == [{"tool": "text", "name": "AMD Radeon RX 9070 XT"}]
+
+
+def test_log_prefixes_comfyuis_error_report_device_counts_and_nvidia_smis_header() -> None:
+    # Python logging's default format (Eddycrack864/UVR5-UI#31) and nvidia-smi's header with its rows cut
+    snap = snapshot_from_text([("2025-02-06 11:05:28,056 - INFO - separator - PyTorch Version: 2.4.1+cpu\n"
+                               "| NVIDIA-SMI 566.14                 Driver Version: 566.14         CUDA Version: 12.7     |\n")])
+    assert snap["runtime"]["torch_version"] == "2.4.1+cpu" and snap["system"]["nvidia_driver"] == "566.14"
+    # ComfyUI's error report (Comfy-Org/ComfyUI#14881)
+    report = snapshot_from_text(["## Devices\n\n- **Name:** cuda:0 AMD Radeon RX 7900 XT : native\n  - **Type:** cuda\n"])
+    assert report["runtime"]["is_available"] is True and report["gpus_seen"][0]["name"] == "AMD Radeon RX 7900 XT"
+    assert snapshot_from_text(["GPU: AMD Instinct MI300X VF\nDevice count: 1\n"])["runtime"]["is_available"] is True
+    assert snapshot_from_text(["Device count: 0\n"])["runtime"]["is_available"] is False
+    assert snapshot_from_text(["VAE load device: cuda:0, offload device: cpu, dtype: torch.bfloat16\n"])["runtime"] == {
+        "is_available": True}
+    # pip with a requirements file between the place and the version (patientx-cfz/comfyui-rocm#125)
+    pip = snapshot_from_text([("Requirement already satisfied: torch in C:\\Users\\me\\AppData\\Roaming\\Python\\Python312"
+                              "\\site-packages (from -r requirements.txt (line 4)) (2.4.1)\n")])
+    assert pip["python"]["distributions"]["torch"] == {
+        "version": "2.4.1", "location": "C:\\Users\\me\\AppData\\Roaming\\Python\\Python312\\site-packages"}
+
+
+def test_python_c_with_one_print_per_value_and_a_windows_python_exe() -> None:
+    # Comfy-Org/ComfyUI-Manager#2724: three prints, the process crashed before the third printed
+    text = ('.\\.venv\\Scripts\\python.exe -c "import torch; print(torch.__version__); print(torch.version.hip); '
+            'print(torch.cuda.is_available())"\n2.9.1+rocmsdk20260116\n7.2.26024-f6f897bd3d\n')
+    assert snapshot_from_text([text])["runtime"] == {"torch_version": "2.9.1+rocmsdk20260116",
+                                                     "hip_version": "7.2.26024-f6f897bd3d"}
