@@ -219,6 +219,18 @@ def rocm_glibc_mismatch(f: Facts) -> Iterable[Finding]:
     if not errs:
         yield skip("no glibc/libstdc++ version error from a ROCm binary in the evidence")
         return
+    injected = next((m.group(1) for e in errs
+                     if (m := re.search(r"required by /\.singularity\.d/libs/(\S+?)\)", e.text))), None)
+    if injected:
+        # Apptainer/Singularity's --rocm binds the HOST's ROCm libraries into /.singularity.d/libs, where the image's
+        # older libstdc++ cannot load them (apptainer/apptainer#1622).
+        yield fail(f"the host's {injected}, bound into the container by --rocm, needs a newer libstdc++ than the "
+                   "image has", "Apptainer's --rocm puts the host's ROCm libraries in front of the image's own.",
+                   evidence=quote(errs),
+                   fix=Fix(f"Run without --rocm and bind the devices instead (`--bind /dev/kfd,/dev/dri`), so the "
+                           f"image uses its own ROCm rather than the host's {injected}; or use an image whose "
+                           "libstdc++ is as new as the host's."))
+        return
     yield fail("the ROCm binaries need a newer glibc/libstdc++ than this OS has",
                "They were built for a newer distribution release: the loader refuses them before any GPU work.",
                evidence=quote(errs),

@@ -77,6 +77,7 @@ ALWAYS: tuple[Parser, ...] = (env.parse, host.parse_container_run, host.parse_co
                               host.parse_cluster_devices,
                               ls.parse_open_errors,
                               gpu_names.parse, gpu_names.parse_hip_device_count, rocm_smi.parse_amd_smi_table,
+                              rocm_smi.parse_amd_smi_header,
                               host.parse_windows, repl.parse_banner, repl.parse_labels, repl.parse_commented,
                               repl.parse_python_c,
                               pip.parse_install_commands, system.parse_missing_files,

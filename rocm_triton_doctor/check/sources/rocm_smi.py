@@ -60,7 +60,10 @@ def parse_rocm_smi(text: str, cmd: str | None = None) -> Fragment:
             merge(frag, {"system": {"amdgpu_gpus_listed": len(rows)}})
     # per-field output (`rocm-smi --showvbios --showuse …`: `GPU[0]		: VBIOS version: 113-STRXLGEN-001`,
     # lemonade-sdk/llamacpp-rocm#9): each GPU[N] is one amdgpu brought up, as the tables' rows are.
-    fields = {m.group(1) for m in re.finditer(r"^GPU\[(\d+)\]\s*:\s*[A-Za-z%(][^:\n]*:\s*\S", text, re.M)}
+    # (also a field the GPU does not report: `GPU[3] : get_volt_metric, Not supported on the given system`,
+    # legacy-rocm-build#4278: rocm-smi reached GPU 3 to ask)
+    fields = {m.group(1) for m in re.finditer(r"^GPU\[(\d+)\]\s*:\s*(?:[A-Za-z%(][^:\n]*:\s*\S|\w+, Not supported\b)",
+                                              text, re.M)}
     if fields and "amdgpu_gpus_listed" not in frag.get("system", {}):
         merge(frag, {"system": {"amdgpu_gpus_listed": len(fields)}})
     # concise table (ROCm 6): the model name sits on the line under the numbers ("Instinct MI210")
@@ -70,6 +73,13 @@ def parse_rocm_smi(text: str, cmd: str | None = None) -> Fragment:
             if name and not re.match(r"^[=\d]", name):
                 merge(frag, gpu_seen("rocm-smi", None, name, index=int(ln.split()[0])))
     return frag
+
+
+def parse_amd_smi_header(text: str, cmd: str | None = None) -> Fragment:
+    """amd-smi's banner, `| AMD-SMI 26.2.0+unknown  amdgpu version: Linuxver ROCm version: 7.1.1 |` (lemonade-sdk/
+    llamacpp-rocm#39, the table rows cut): the ROCm release amd-smi belongs to -> `system.amd_smi_rocm`."""
+    m = re.search(r"AMD-SMI \S+\s+amdgpu version:\s*\S+\s+ROCm version:\s*(\d+\.\d+(?:\.\d+)?)", text)
+    return {"system": {"amd_smi_rocm": m.group(1)}} if m else {}
 
 
 def parse_amd_smi(text: str, cmd: str | None = None) -> Fragment:

@@ -99,6 +99,14 @@ def parse_missing_files(text: str, cmd: str | None = None) -> Fragment:
             merge(frag, file(m.group("path"), None))
     if re.search(r"amdgpu not found in modules", text):
         merge(frag, file("/sys/module/amdgpu/initstate", None))
+    # modprobe names the running kernel's module directory: `Module amdgpu not found in directory
+    # /lib/modules/5.15.133.1-microsoft-standard-WSL2` (harakas/amd_igpu_yolo_v8#1: a container on WSL2's kernel)
+    # ollama: `amdgpu version file missing: /sys/module/amdgpu/version` (home-assistant/operating-system#3608)
+    if re.search(r"amdgpu version file missing: /sys/module/amdgpu/version\b", text):
+        merge(frag, file("/sys/module/amdgpu/version", None))
+    mod = re.search(r"not found in directory /lib/modules/(\d+\.\d+[^\s/]*)", text)
+    if mod:
+        merge(frag, file("/proc/sys/kernel/osrelease", mod.group(1) + "\n"))
     return frag
 
 

@@ -280,3 +280,32 @@ def test_known_error_install_failures_name_what_they_matched() -> None:
            '"C:\\venv\\Lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.')
     f = one("known-error", errors=pasted(dll))
     assert f.severity is Severity.FAIL and f.fix is not None and "fbgemm.dll" in f.fix.text and "libomp140" in f.fix.text
+
+
+def test_rocm_glibc_mismatch_of_libraries_apptainer_bound_in_names_the_flag() -> None:
+    # apptainer/apptainer#1622: --rocm binds the host's ROCm into /.singularity.d/libs, the image's libstdc++ is older
+    text = ("ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.29' not found (required by "
+            "/.singularity.d/libs/libhsa-runtime64.so.1)")
+    f = one("rocm-glibc-mismatch", errors=pasted(text))
+    assert f.severity is Severity.FAIL and "libhsa-runtime64.so.1" in f.title and f.fix is not None
+    assert "--rocm" in f.fix.text and "--bind /dev/kfd,/dev/dri" in f.fix.text
+
+
+def test_known_error_a_gpu_hang_warns_and_selinux_denying_the_device_fails() -> None:
+    # legacy-rocm-build#3207: MES stopped answering and the driver reset the GPU: causes vary, so no command
+    hang = "[40869.919369] amdgpu 0000:c3:00.0: amdgpu: MES failed to respond to msg=REMOVE_QUEUE"
+    f = one("known-error", errors=pasted(hang))
+    assert f.severity is Severity.WARN and f.fix is not None and f.fix.commands == ()
+    # containers/container-selinux#269: the pod's container_t denied the render node
+    avc = ('type=AVC msg=audit(1694192866.178:142): avc:  denied  { read write } for  pid=2741395 comm="clinfo" '
+           'name="renderD128" dev="devtmpfs" ino=124588 scontext=system_u:system_r:container_t:s0:c17,c28 '
+           'tcontext=system_u:object_r:dri_device_t:s0 tclass=chr_file permissive=0')
+    f = one("known-error", errors=pasted(avc))
+    assert f.severity is Severity.FAIL and f.fix is not None and "container_use_devices" in f.fix.text
+    assert "chmod" not in f.fix.text.replace("do not chmod", "")
+
+
+def test_known_error_a_machine_check_points_at_the_platform_without_a_command() -> None:
+    # pytorch#120775: an RX 6800 reset and the machine rebooted, with the CPU's machine check in the journal
+    f = one("known-error", errors=pasted("Feb 27 15:09:35 nixos kernel: mce: [Hardware Error]: Machine check events logged"))
+    assert f.severity is Severity.WARN and f.fix is not None and f.fix.commands == () and "rasdaemon" in f.fix.text

@@ -762,3 +762,24 @@ def test_python_c_with_one_print_per_value_and_a_windows_python_exe() -> None:
             'print(torch.cuda.is_available())"\n2.9.1+rocmsdk20260116\n7.2.26024-f6f897bd3d\n')
     assert snapshot_from_text([text])["runtime"] == {"torch_version": "2.9.1+rocmsdk20260116",
                                                      "hip_version": "7.2.26024-f6f897bd3d"}
+
+
+def test_modprobes_module_directory_and_rocm_smis_unsupported_fields() -> None:
+    # harakas/amd_igpu_yolo_v8#1: modprobe inside a container names WSL2's kernel
+    wsl = snapshot_from_text([("modprobe: FATAL: Module amdgpu not found in directory "
+                              "/lib/modules/5.15.133.1-microsoft-standard-WSL2\n")])
+    assert wsl["files"]["/proc/sys/kernel/osrelease"] == "5.15.133.1-microsoft-standard-WSL2\n"
+    # legacy-rocm-build#4278: rocm-smi reached each GPU to ask for a field it does not report
+    smi = snapshot_from_text([("============================ ROCm System Management Interface ============================\n"
+                              "GPU[0]          : get_volt_metric, Not supported on the given system\n"
+                              "GPU[1]          : get_volt_metric, Not supported on the given system\n")])
+    assert smi["system"]["amdgpu_gpus_listed"] == 2
+
+
+def test_amd_smis_banner_and_ollamas_missing_version_file() -> None:
+    banner = snapshot_from_text(["| AMD-SMI 26.2.0+unknown       amdgpu version: Linuxver ROCm version: 7.1.1    |\n"])
+    assert banner["system"] == {"amd_smi_rocm": "7.1.1"}
+    ollama = snapshot_from_text([('level=WARN source=amd_linux.go:60 msg="ollama recommends running the https://www.amd.com/'
+                                 'en/support/linux-drivers" error="amdgpu version file missing: /sys/module/amdgpu/version '
+                                 'stat /sys/module/amdgpu/version: no such file or directory"\n')])
+    assert ollama["files"] == {"/sys/module/amdgpu/version": None}
