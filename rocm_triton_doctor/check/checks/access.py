@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from rocm_triton_doctor.check.checks.base import check, fail, ok, skip, warn
 from rocm_triton_doctor.check.facts import DeviceNode, Facts, Status, User
+from rocm_triton_doctor.check.facts.platform import os_family
 from rocm_triton_doctor.check.findings import Finding, Fix
 
 DOCS = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/prerequisites.html"
@@ -264,7 +265,7 @@ def kfd_access(f: Facts) -> Iterable[Finding]:
         return
     system = f.raw.get("system")
     hip_seen = system.get("hip_devices_seen") if isinstance(system, dict) else None
-    if isinstance(system, dict) and system.get("os_family") == "windows" and not f.dev_kfd.found:
+    if os_family(f) == "windows" and not f.dev_kfd.found:
         yield skip("Windows: there is no /dev/kfd (HIP talks to the Windows driver)")
         return
     if isinstance(hip_seen, int) and hip_seen > 0 and not f.dev_kfd.found and not f.errors.value:

@@ -18,6 +18,7 @@ from rocm_triton_doctor.check.checks.gpus import amd_gpus, last_rocm, native_roc
 from rocm_triton_doctor.check.checks.torch import pip
 from rocm_triton_doctor.check.facts import ErrorText, Facts, Gpu
 from rocm_triton_doctor.check.facts.errors import code_object_errors, named_isas, quote, supported_targets
+from rocm_triton_doctor.check.facts.platform import os_family
 from rocm_triton_doctor.check.facts.python import torch_build
 from rocm_triton_doctor.check.facts.codeobjects import CodeObjects, CodeObjectSet, features, runs_on
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -241,8 +242,7 @@ def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Findi
                                "program looks for)." if (set_to := f.env_var(VAR)) else
                                " and remove any GFX-version override from the environment."),
                             (wheel_cmd,) if wheel_cmd else ()))
-    system = f.raw.get("system")
-    if isinstance(system, dict) and system.get("os_family") == "windows":
+    if os_family(f) == "windows":
         # Windows (HIP SDK): no HSA runtime, so no HSA_OVERRIDE_GFX_VERSION; the libraries must carry the target.
         return fail(f"no code for {gfx} ({g.name or 'this GPU'}) in this HIP SDK / build",
                     "On Windows the libraries (HIP SDK, rocBLAS, the program's own build) must carry the GPU's target; "

@@ -17,7 +17,7 @@ from rocm_triton_doctor.check.checks.torch import install_command, pip
 from rocm_triton_doctor.check.facts import ErrorText, Facts
 from rocm_triton_doctor.check.facts.errors import (CODE_OBJECT, code_object_errors, quote,
                                                    with_signature)
-from rocm_triton_doctor.check.facts.platform import amd_host
+from rocm_triton_doctor.check.facts.platform import amd_host, os_family
 from rocm_triton_doctor.check.facts.python import torch_build
 from rocm_triton_doctor.check.findings import Finding, Fix
 from rocm_triton_doctor.knowledge import errors as known
@@ -27,13 +27,10 @@ DRIVER = ("amdgpu-sched-policy-invalid", "amdgpu-unknown-symbol", "amdgpu-fatal-
           "module-key-rejected", "kfd-pci-atomics", "hsa-incompatible-kernel")
 
 
-def _sig_fix(sig_id: str) -> str:
+def _sig_fix(sig_id: str, text: str = "") -> str:
+    """The signature's fix, with what it matched in `text` filled in (ErrorSignature.fix_for), and its source."""
     s = known.by_id(sig_id)
-    return f"{s.fix} (source: {s.source})" if s else ""
-
-
-def _first_sig(errs: tuple[ErrorText, ...], ids: tuple[str, ...]) -> str:
-    return next((s for e in errs for s in e.signatures if s in ids), ids[0])
+    return f"{s.fix_for(text)} (source: {s.source})" if s else ""
 
 
 @check("miopen-user-db", "errors", "MIOpen's sqlite user database is on a writable local disk.",
@@ -249,8 +246,7 @@ def container_host_no_kfd(f: Facts) -> Iterable[Finding]:
     if not errs:
         yield skip("no container device error in the evidence")
         return
-    system = f.raw.get("system")
-    windows = isinstance(system, dict) and system.get("os_family") == "windows"
+    windows = os_family(f) == "windows"
     yield fail("the container host has no /dev/kfd to pass through",
                ("Docker here runs on Windows (Docker Desktop's Linux VM has no AMD GPU driver). " if windows else "")
                + "ROCm containers need a Linux host with the amdgpu driver loaded; check `ls -l /dev/kfd` on the host.",
@@ -282,15 +278,14 @@ def known_error(f: Facts) -> Iterable[Finding]:
     if not ids:
         yield skip("no other known error message in the evidence")
         return
-    system = f.raw.get("system")
-    windows = isinstance(system, dict) and system.get("os_family") == "windows"
+    windows = os_family(f) == "windows"
     for sig in ids:
         s = known.by_id(sig)
         if s is None:
             continue
         hit = tuple(e for e in f.errors.value or () if sig in e.signatures)
         causes = ", ".join(c.cause for c in s.causes)
-        fix = f"{s.fix_for(hit[0].text)} (source: {s.source})"
+        fix = _sig_fix(sig, hit[0].text)
         if windows and re.search(r"rocminfo|HSA_|override", fix):
             # Linux tools and HSA variables in a fix do not exist on Windows' HIP SDK (hip#3899, Windows).
             fix += (" On Windows: hipInfo.exe and amdgpu-arch.exe of the HIP SDK take rocminfo's place, and "

@@ -10,7 +10,7 @@ from packaging.version import Version
 from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, fmt_bytes, info, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts, Gpu, Status
-from rocm_triton_doctor.check.facts.platform import amd_host
+from rocm_triton_doctor.check.facts.platform import amd_host, os_family
 from rocm_triton_doctor.check.facts.errors import code_object_errors, named_isas
 from rocm_triton_doctor.check.facts.gpus import KFD_NODES, kfd_nodes_complete, shows_effective_gfx
 from rocm_triton_doctor.check.facts.python import rocm_torch, torch_version
@@ -196,8 +196,7 @@ def igpu_with_dgpu(f: Facts) -> Iterable[Finding]:
         yield ok(f"iGPU present ({names}); device visibility is restricted ({hidden!r})",
                  "Make sure the listed indices select the discrete GPU(s): indices follow ROCm's enumeration order.")
         return
-    system = f.raw.get("system")
-    windows = isinstance(system, dict) and system.get("os_family") == "windows"
+    windows = os_family(f) == "windows"
     links = ("https://github.com/ROCm/rocm-systems/issues/11549",)
     seen_by_runtime = _runtime_gfx(f)
     if seen_by_runtime and all(_integrated(g) for g in seen_by_runtime):

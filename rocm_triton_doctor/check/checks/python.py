@@ -14,7 +14,7 @@ from rocm_triton_doctor.check.checks.platform import stack_vendor
 from rocm_triton_doctor.check.checks.torch import install_command, pip
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.facts.errors import quote, with_signature
-from rocm_triton_doctor.check.facts.platform import accelerator
+from rocm_triton_doctor.check.facts.platform import accelerator, env_command, os_family
 from rocm_triton_doctor.check.facts.python import torch_build
 from rocm_triton_doctor.check.findings import Finding, Fix
 
@@ -234,9 +234,7 @@ def python_user_site_torch(f: Facts) -> Iterable[Finding]:
                    "Whether the program's interpreter has its own torch is not in the evidence.")
         return
     name, d = next(iter(user.items()))
-    windows = isinstance(f.raw.get("system"), dict) and f.raw["system"].get("os_family") == "windows"
-    linux = not windows and (f.kernel_release.found or f.os.found)
-    cmd = "set PYTHONNOUSERSITE=1" if windows else "export PYTHONNOUSERSITE=1" if linux else None
+    cmd = env_command(f, "PYTHONNOUSERSITE", "1")
     yield fail(f"{name} {d.version} comes from the user site-packages ({d.location}), ahead of the program's own "
                "environment",
                f"The program's interpreter also reads {', '.join(sorted(other))}; the user site comes first, so its "
@@ -257,8 +255,7 @@ def installer_cpu_fallback(f: Facts) -> Iterable[Finding]:
     if not errs:
         yield skip("no installer log falling back to a CPU torch")
         return
-    system = f.raw.get("system")
-    windows = isinstance(system, dict) and system.get("os_family") == "windows"
+    windows = os_family(f) == "windows"
     # Words, not commands: which ROCm or HIP SDK release suits the GPU is decided by the GPU checks; a CPU or ROCm
     # index named here without them could be the wrong one (fix safety).
     yield fail("the installer found no " + ("HIP SDK" if windows else "ROCm") + " and installed a CPU-only torch",

@@ -12,7 +12,7 @@ from rocm_triton_doctor.check.checks.base import check, fail, info, needed, ok, 
 from rocm_triton_doctor.check.checks.gpus import amd_gpus
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.facts.errors import quote, with_signature
-from rocm_triton_doctor.check.facts.platform import accelerator
+from rocm_triton_doctor.check.facts.platform import accelerator, os_family
 from rocm_triton_doctor.check.facts.python import build_tag, torch_build, torch_index_url, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
 
@@ -52,8 +52,7 @@ def install_command(f: Facts) -> str | None:
         # PyPI's torch is the CUDA build on Linux only; on Windows it is the CPU build (the CUDA builds are on
         # download.pytorch.org/whl/cuXYZ, and which cuXYZ fits depends on the driver: Eddycrack864/UVR5-UI#31). So the
         # command only where the evidence shows Linux; otherwise words.
-        linux = not _windows(f) and (f.kernel_release.found or f.os.found)
-        return f"{pip(f)} install --force-reinstall torch torchvision torchaudio" if linux else None
+        return f"{pip(f)} install --force-reinstall torch torchvision torchaudio" if os_family(f) == "linux" else None
     if plat == "cpu":
         return f"{pip(f)} install --force-reinstall torch torchvision torchaudio --index-url {CPU_INDEX}"
     return None
@@ -132,18 +131,13 @@ def torch_build_mismatch(f: Facts) -> Iterable[Finding]:
                    fix=fix, links=("https://pytorch.org/get-started/locally/",))
     elif plat == "nvidia":
         # A CPU build cannot use the GPU either: as on AMD machines, that fails the GPU check (textgen#645).
-        if _windows(f):
+        if os_family(f) == "windows":
             fix = Fix("On Windows, PyPI's torch is the CPU build: install torch, torchvision and torchaudio together "
                       "from PyTorch's CUDA index for this driver (https://download.pytorch.org/whl/cuXYZ, the CUDA "
                       "version pytorch.org's selector lists that the driver supports: `nvidia-smi` shows its CUDA "
                       "version), with --force-reinstall.")
         yield fail(f"torch {v} is a {labels[b]} build on an NVIDIA GPU machine", "It cannot use the NVIDIA GPU.",
                    fix=fix)
-
-
-def _windows(f: Facts) -> bool:
-    system = f.raw.get("system")
-    return isinstance(system, dict) and system.get("os_family") == "windows"
 
 
 @check("torch-sees-gpu", "torch", "torch.cuda.is_available() is True and torch sees every GPU (runtime probe).",

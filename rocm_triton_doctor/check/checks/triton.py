@@ -13,7 +13,7 @@ from rocm_triton_doctor.check.checks.gpus import amd_gpus
 from rocm_triton_doctor.check.checks.gpus import pip as env_pip
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.facts.errors import quote, with_signature
-from rocm_triton_doctor.check.facts.platform import accelerator, amd_host
+from rocm_triton_doctor.check.facts.platform import accelerator, amd_host, env_command
 from rocm_triton_doctor.check.facts.python import torch_build, torch_index_url
 from rocm_triton_doctor.check.findings import Finding, Fix
 
@@ -264,13 +264,8 @@ def triton_override_arch(f: Facts) -> Iterable[Finding]:
     if asked in targets:
         yield ok(f"TRITON_OVERRIDE_ARCH={value} is the GPU's target")
         return
-    # The command in the shell the evidence shows: cmd.exe's `set` on Windows, `export` where a Linux kernel or OS
-    # release was read; neither known, words only (no shell guessed).
-    windows = isinstance(f.raw.get("system"), dict) and f.raw["system"].get("os_family") == "windows"
-    linux = not windows and (f.kernel_release.found or f.os.found)
     want = targets[0] if len(targets) == 1 else None
-    cmd = (f"set TRITON_OVERRIDE_ARCH={want}" if windows else f"export TRITON_OVERRIDE_ARCH={want}" if linux
-           else None) if want else None
+    cmd = env_command(f, "TRITON_OVERRIDE_ARCH", want) if want else None  # words only where the OS is not shown
     yield fail(f"TRITON_OVERRIDE_ARCH={value}, but the GPU runs as {' / '.join(targets)}",
                "Triton then builds every kernel for another target, which the GPU refuses (or, for a target the HIP "
                "runtime does load, runs code not made for it).", evidence=("env",),

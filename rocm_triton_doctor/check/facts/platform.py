@@ -174,6 +174,21 @@ def _env(snap: Mapping[str, Any]) -> Fact[dict[str, str]]:
 
 # -- what kind of machine, from the facts of every topic -------------------------------------------------------
 
+def os_family(f: Facts) -> str | None:
+    """"windows" where the evidence shows Windows (sources/host.py), "linux" where a Linux kernel or OS release was
+    read, None when neither is shown: a fix's shell is never guessed."""
+    system = f.raw.get("system")
+    if isinstance(system, dict) and system.get("os_family") == "windows":
+        return "windows"
+    return "linux" if f.kernel_release.found or f.os.found else None
+
+
+def env_command(f: Facts, name: str, value: str) -> str | None:
+    """The command that sets an environment variable in the shell the evidence shows (cmd.exe's `set`, a POSIX
+    `export`), or None when the OS is not shown."""
+    return {"windows": f"set {name}={value}", "linux": f"export {name}={value}"}.get(os_family(f) or "")
+
+
 def amd_host(f: Facts) -> bool | None:
     """Is this an AMD GPU machine? True/False when we can tell, None when the snapshot does not say."""
     if f.amd_gpus_present:
