@@ -41,6 +41,8 @@ def gap_shapes() -> list[Shape]:
 
 
 def shapes(quick: bool) -> list[Shape]:
+    if DIMS:
+        return [(4, 32, 32, s, d, BF, c) for d in DIMS for s in (1024, 4096) for c in (False, True)]
     if GAPS:
         return gap_shapes()
     if quick:
@@ -86,6 +88,20 @@ GAP_ALTERNATIVES: dict[tuple[int, int, bool], list[tuple[str, dict[str, Any]]]] 
                       ("pointer", _cfg(128, 32, 8, 2))],
 }
 GAPS = False
+# --dims: head dims no sweep had timed (the session 16 shape hunt found D = 40, 72, 160 and 192 at 0.45-0.7x SDPA):
+# B4 H32 at S = 1024 and 4096, causal and not, with these alternatives per padded head dim (the policy's kernel and
+# tiles first, as always; D = 40/72/160/192 also run the device-descriptor kernel split and padded).
+DIMS: tuple[int, ...] = ()
+DIM_ALTERNATIVES: dict[int, list[tuple[str, dict[str, Any]]]] = {
+    64: [("pointer", _cfg(64, 64, 4, 3)), ("pointer", _cfg(128, 64, 8, 3)), ("tma_device", _cfg(128, 64, 8, 3)),
+         ("tma_device", _cfg(128, 128, 8, 3))],
+    # second run: the policy's split 128x64 s3 against the tiles it replaced (padded 128x128 s3 for 65-127, split
+    # 128x64 s2 above 128) and a split with 2 stages
+    128: [("tma_device", _cfg(128, 128, 8, 3, SPLIT_D=False)), ("tma_device", _cfg(128, 64, 8, 2, SPLIT_D=True)),
+          ("pointer", _cfg(64, 64, 4, 3))],
+    256: [("tma_device", _cfg(128, 64, 8, 2, SPLIT_D=True)), ("tma_device", _cfg(128, 64, 8, 2, SPLIT_D=False)),
+          ("tma_device", _cfg(128, 64, 8, 3, SPLIT_D=False))],
+}
 
 def variants(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, alternatives: bool
              ) -> list[tuple[str, str, dict[str, Any] | None]]:
@@ -105,17 +121,25 @@ def variants(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, al
         out.append(("tma_device, policy tiles", "tma_device", tma))
     if layout and block_d == D and D in (64, 128) and policy.tma_supported(t) and chosen != "tma":
         out.append(("tma (host descriptors)", "tma", tma))
+    if layout and policy.tensor_desc_device_supported(t) and attention_tma.column_blocks(D)[1] and chosen != "tma_device":
+        out.append(("tma_device, split", "tma_device", {**tma, "SPLIT_D": True}))
     if layout and policy.tensor_desc_device_supported(t) and attention_tma.column_blocks(D)[1]:
         # D = 80/96: the head dim split into two column blocks (the default) against padding it to 128
         out.append(("tma_device, padded to 128", "tma_device", {**tma, "SPLIT_D": False}))
     if alternatives:
-        alts = (GAP_ALTERNATIVES.get((block_d, q.element_size(), k.shape[2] * 4 <= S), []) if GAPS
+        alts = (DIM_ALTERNATIVES.get(block_d, []) if DIMS else
+                GAP_ALTERNATIVES.get((block_d, q.element_size(), k.shape[2] * 4 <= S), []) if GAPS
                 else ALTERNATIVES.get(block_d, []))
         for kern, cfg in alts:
             if kern == "pointer" or (layout and policy.tensor_desc_device_supported(t)):
                 ws = "" if "WARP_SPECIALIZE" not in cfg else f" ws={int(cfg['WARP_SPECIALIZE'])}"
-                out.append((f"{kern} {cfg['BLOCK_M']}x{cfg['BLOCK_N']} w{cfg['num_warps']} s{cfg['num_stages']}{ws}",
-                            kern, cfg))
+                label = f"{kern} {cfg['BLOCK_M']}x{cfg['BLOCK_N']} w{cfg['num_warps']} s{cfg['num_stages']}{ws}"
+                if kern == "tma_device" and attention_tma.column_blocks(D)[1] and "SPLIT_D" not in cfg:
+                    # both ways of covering the head dim (the kernel's own default is the split)
+                    out.append((f"{label} split", kern, {**cfg, "SPLIT_D": True}))
+                    out.append((f"{label} padded", kern, {**cfg, "SPLIT_D": False}))
+                else:
+                    out.append((label, kern, cfg))
     return out
 
 
@@ -124,7 +148,7 @@ def alternatives_for(shape: Shape, quick: bool) -> bool:
     answer: Triton specialises S on divisibility by 16) for D = 64, 128 and 256. D = 80 and 96 get the policy's tiles
     of each kernel and the split-against-padded pair instead."""
     B, H, Hkv, S, D, dt, causal, *_ = shape
-    if GAPS:
+    if GAPS or DIMS:
         return True
     return not quick and dt == BF and Hkv == H and S in (1024, 4096, 4097) and D in (64, 128, 256)
 
@@ -205,9 +229,11 @@ def main() -> None:
     ap.add_argument("--json", metavar="PATH", help="also write every row as JSON")
     ap.add_argument("--gaps", action="store_true", help="the classes still under 0.9x SDPA (gap_shapes) with their "
                     "alternative tiles")
+    ap.add_argument("--dims", default="", help="comma-separated head dims: B4 H32 S1024/4096 rows with DIM_ALTERNATIVES")
     a = ap.parse_args()
-    global GAPS
+    global GAPS, DIMS
     GAPS = a.gaps
+    DIMS = tuple(int(x) for x in a.dims.split(",") if x.strip())
     t0 = time.monotonic()
     rows: list[dict[str, Any]] = []
     for shape in shapes(a.quick):

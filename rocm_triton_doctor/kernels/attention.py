@@ -20,6 +20,7 @@ import triton.language as tl
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import argcheck, policy, tunecache
 from rocm_triton_doctor.kernels.base import cdiv, check_device, tma_layout_ok, upcast_dots
+from rocm_triton_doctor.kernels.rows import vector_div
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 MAX_HEAD_DIM = 256
@@ -121,11 +122,21 @@ def _key_ranges(start_m, S_K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUS
 
 
 @triton.jit
+def _bhs(s_b, s_h, s_s, DIV: tl.constexpr):
+    """A tensor's batch, head and row strides, which the launcher passed divided by DIV (row_strides): multiplied
+    back here, so Triton knows each is a multiple of DIV and a head dim of 40 or 72 elements (rows 16-byte aligned,
+    strides not multiples of 16, which is all Triton specialises on) is read with 16-byte vectors instead of one
+    2-byte load per element."""
+    return s_b * DIV, s_h * DIV, s_s * DIV
+
+
+@triton.jit
 def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s,
                     sk_d, sv_b, sv_h, sv_s, sv_d, so_b, so_h, so_s, so_d, HEAD_DIM: tl.constexpr,
                     BLOCK_D: tl.constexpr, Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr,
                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, lse_ptr=None, STATS: tl.constexpr = False,
-                    DOT_PREC: tl.constexpr = "ieee"):
+                    DOT_PREC: tl.constexpr = "ieee", DIV: tl.constexpr = 1):
+    # DIV: the (b, h, s) strides arrive divided by it (_bhs, row_strides).
     # DOT_PREC: tl.dot's input_precision for fp32 tiles (fp32_dots; 16-bit tiles ignore it).
     # STATS: also store each row's log2-sum-exp of the scaled scores (fp32, (B, H, S_q) contiguous) for the backward.
     # Grid (query tiles, H, B): tiles fastest, so the programs of one head, which read the same K/V, run together;
@@ -138,6 +149,10 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b,
         start_m = tl.num_programs(0) - 1 - start_m
     h = tl.program_id(1).to(tl.int64)
     b = tl.program_id(2).to(tl.int64)
+    sq_b, sq_h, sq_s = _bhs(sq_b, sq_h, sq_s, DIV)
+    sk_b, sk_h, sk_s = _bhs(sk_b, sk_h, sk_s, DIV)
+    sv_b, sv_h, sv_s = _bhs(sv_b, sv_h, sv_s, DIV)
+    so_b, so_h, so_s = _bhs(so_b, so_h, so_s, DIV)
     q_base = b * sq_b + h * sq_h
     k_base = b * sk_b + (h // GROUP) * sk_h
     v_base = b * sv_b + (h // GROUP) * sv_h
@@ -258,13 +273,16 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     cached = None if config is not None or kernel not in ("auto", "pointer") else tunecache.lookup("attention", tkey, target)
     use = "pointer" if lse is not None or cached else kernel if kernel != "auto" else policy.attention_kernel(
         target, D, flops, tma_layout)
-    cfg = _checked_config(chosen) if (chosen := cached or config) is not None else policy.attention_config(
-        target, block_d, q.element_size(), bool(causal), tma=use != "pointer",
-        mid=flops < policy.TMA_ATTENTION_MIN_FLOPS)
-    grid = (cdiv(S_q, cfg["BLOCK_M"]), H, B)
+    split = False
     if use == "tma_device":
         from rocm_triton_doctor.kernels import attention_tma
 
+        split = attention_tma.column_blocks(D)[1] > 0
+    cfg = _checked_config(chosen) if (chosen := cached or config) is not None else policy.attention_config(
+        target, block_d, q.element_size(), bool(causal), tma=use != "pointer",
+        mid=flops < policy.TMA_ATTENTION_MIN_FLOPS, split=split)
+    grid = (cdiv(S_q, cfg["BLOCK_M"]), H, B)
+    if use == "tma_device":
         attention_tma.launch(q, k, v, o, qk_scale, grid, consts, cfg)
         return o
     for key in ("WARP_SPECIALIZE", "SPLIT_D"):  # only the device-descriptor kernel has these switches
@@ -278,8 +296,10 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         descs = [TensorDescriptor.from_tensor(t, [1, 1, blk, D]) for t, blk in ((q, bm), (k, bn), (v, bn), (o, bm))]
         attention_tma.attn_fwd_tma_kernel[grid](*descs, qk_scale, S_k, H // H_kv, HEAD_DIM=D, **consts, **cfg)
         return o
-    ints = (qk_scale, S_q, S_k, H // H_kv, *q.stride(), *k.stride(), *v.stride(), *o.stride())
-    kw = {"HEAD_DIM": D, "BLOCK_D": block_d, **consts, **cfg, "STATS": lse is not None, **fp32_dots(target, dtype)}
+    div, strides = row_strides(q, k, v, o)
+    ints = (qk_scale, S_q, S_k, H // H_kv, *strides)
+    kw = {"HEAD_DIM": D, "BLOCK_D": block_d, **consts, **cfg, "STATS": lse is not None, **fp32_dots(target, dtype),
+          "DIV": div}
     if pkey is not None:
         if len(_PLANS) >= PLAN_LIMIT:
             _PLANS.clear()
@@ -298,6 +318,16 @@ def fp32_dots(target: policy.Target, dtype: torch.dtype) -> dict[str, str]:
 
 
 FP32_MIN_NORMAL = 2.0**-126
+
+
+def row_strides(*ts: torch.Tensor) -> tuple[int, list[int]]:
+    """(DIV, the strides the pointer kernels take for (B, H, S, D) tensors ts): every tensor's batch, head and row
+    strides divided by DIV, the largest power of two up to 16 dividing them all (rows.vector_div; _bhs multiplies
+    them back), then its head-dim stride as it is. A size-1 dimension's stride is passed as 0: its index is always 0,
+    and a stride torch left arbitrary there must not cost the others their alignment."""
+    st = [[0 if n == 1 else s for n, s in zip(t.shape, t.stride())] for t in ts]
+    div = vector_div(*(s for x in st for s in x[:3]))
+    return div, [v for x in st for v in (*(s // div for s in x[:3]), x[3])]
 
 
 def kernel_scale(D: int, sm_scale: float | None) -> float:

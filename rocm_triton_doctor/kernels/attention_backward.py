@@ -25,8 +25,8 @@ import triton.language as tl
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import argcheck, policy
 from rocm_triton_doctor.kernels import attention as _fwd
-from rocm_triton_doctor.kernels.attention import (LOG2E, _key_ranges, _signed, fp32_dots,  # the forward's Q'
-                                                  kernel_scale)
+from rocm_triton_doctor.kernels.attention import (LOG2E, _bhs, _key_ranges, _signed, fp32_dots,  # the forward's Q'
+                                                  kernel_scale, row_strides)
 from rocm_triton_doctor.kernels.base import AotSpec, cdiv, upcast_dots, first_order_only
 
 
@@ -38,11 +38,14 @@ def pre_rows(block_d: int) -> int:
 
 @triton.jit
 def attn_bwd_preprocess_kernel(o_ptr, do_ptr, delta_ptr, S_Q, so_b, so_h, so_s, so_d, sdo_b, sdo_h, sdo_s, sdo_d,
-                               HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr):
-    """Δ[b, h, i] = Σ_d dO·O in fp32, stored (B, H, S_q) contiguous."""
+                               HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr,
+                               DIV: tl.constexpr = 1):
+    """Δ[b, h, i] = Σ_d dO·O in fp32, stored (B, H, S_q) contiguous. DIV: as the forward's (_bhs)."""
     start_m = tl.program_id(0)
     h = tl.program_id(1).to(tl.int64)
     b = tl.program_id(2).to(tl.int64)
+    so_b, so_h, so_s = _bhs(so_b, so_h, so_s, DIV)
+    sdo_b, sdo_h, sdo_s = _bhs(sdo_b, sdo_h, sdo_s, DIV)
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, BLOCK_D)
     mask = (offs_m[:, None] < S_Q) & (offs_d[None, :] < HEAD_DIM)
@@ -94,12 +97,19 @@ def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr
                          sdo_h, sdo_s, sdo_d, sdk_b, sdk_h, sdk_s, sdk_d, sdv_b, sdv_h, sdv_s, sdv_d,
                          HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr,
                          UPCAST: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                         DOT_PREC: tl.constexpr = "ieee"):
+                         DOT_PREC: tl.constexpr = "ieee", DIV: tl.constexpr = 1):
     """Grid (key blocks, H_kv, B). dK/dV of BLOCK_N keys of KV head kh: the sum over the GROUP query heads
-    kh·GROUP .. kh·GROUP+GROUP-1 (GQA) of every query block that sees them, in fp32 registers."""
+    kh·GROUP .. kh·GROUP+GROUP-1 (GQA) of every query block that sees them, in fp32 registers. DIV: as the
+    forward's (_bhs)."""
     start_n = tl.program_id(0)
     kh = tl.program_id(1).to(tl.int64)
     b = tl.program_id(2).to(tl.int64)
+    sq_b, sq_h, sq_s = _bhs(sq_b, sq_h, sq_s, DIV)
+    sk_b, sk_h, sk_s = _bhs(sk_b, sk_h, sk_s, DIV)
+    sv_b, sv_h, sv_s = _bhs(sv_b, sv_h, sv_s, DIV)
+    sdo_b, sdo_h, sdo_s = _bhs(sdo_b, sdo_h, sdo_s, DIV)
+    sdk_b, sdk_h, sdk_s = _bhs(sdk_b, sdk_h, sdk_s, DIV)
+    sdv_b, sdv_h, sdv_s = _bhs(sdv_b, sdv_h, sdv_s, DIV)
     H = tl.num_programs(1) * GROUP
     offs_n = start_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, BLOCK_D)
@@ -163,12 +173,17 @@ def attn_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, 
                        sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s, sk_d, sv_b, sv_h, sv_s, sv_d, sdo_b, sdo_h, sdo_s,
                        sdo_d, sdq_b, sdq_h, sdq_s, sdq_d, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
                        Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr, BLOCK_M: tl.constexpr,
-                       BLOCK_N: tl.constexpr, DOT_PREC: tl.constexpr = "ieee"):
+                       BLOCK_N: tl.constexpr, DOT_PREC: tl.constexpr = "ieee", DIV: tl.constexpr = 1):
     """Grid (query blocks, H_q, B): dQ of BLOCK_M query rows, looping over the key blocks they see (the forward's
-    _key_ranges: unmasked blocks first, then those crossing the diagonal or S_k)."""
+    _key_ranges: unmasked blocks first, then those crossing the diagonal or S_k). DIV: as the forward's (_bhs)."""
     start_m = tl.program_id(0)
     h = tl.program_id(1).to(tl.int64)
     b = tl.program_id(2).to(tl.int64)
+    sq_b, sq_h, sq_s = _bhs(sq_b, sq_h, sq_s, DIV)
+    sk_b, sk_h, sk_s = _bhs(sk_b, sk_h, sk_s, DIV)
+    sv_b, sv_h, sv_s = _bhs(sv_b, sv_h, sv_s, DIV)
+    sdo_b, sdo_h, sdo_s = _bhs(sdo_b, sdo_h, sdo_s, DIV)
+    sdq_b, sdq_h, sdq_s = _bhs(sdq_b, sdq_h, sdq_s, DIV)
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, BLOCK_D)
     rows = offs_m < S_Q
@@ -228,16 +243,18 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
               "CAUSAL": bool(causal), "UPCAST": upcast_dots(target, q.dtype)}
     qk_scale = (abs(scale) if scale else 1.0) * LOG2E  # the forward's, so P is recomputed exactly
     delta = torch.empty((B, H, S_q), dtype=torch.float32, device=q.device)
+    # One DIV over every tensor of the three kernels (attention.row_strides): one compiled variant per layout class.
+    div, st = row_strides(q, k, v, do, dk, dv, dq, o)
+    sq, sk, sv, sdo, sdk, sdv, sdq, so = (st[i:i + 4] for i in range(0, 32, 4))
     launch(attn_bwd_preprocess_kernel, (cdiv(S_q, pre_rows(block_d)), H, B),
-        o, do, delta, S_q, *o.stride(), *do.stride(), HEAD_DIM=D, BLOCK_D=block_d, BLOCK_M=pre_rows(block_d))
+        o, do, delta, S_q, *so, *sdo, HEAD_DIM=D, BLOCK_D=block_d, BLOCK_M=pre_rows(block_d), DIV=div)
     opts = {key: val for key, val in cfg.items() if not key.startswith("BLOCK_")} | fp32_dots(target, q.dtype)
     launch(attn_bwd_dkdv_kernel, (cdiv(S_k, cfg["BLOCK_N1"]), H_kv, B),
-        q, k, v, do, lse, delta, dk, dv, qk_scale, abs(scale), S_q, S_k, H // H_kv, *q.stride(), *k.stride(),
-        *v.stride(), *do.stride(), *dk.stride(), *dv.stride(), **consts, BLOCK_M=cfg["BLOCK_M1"],
-        BLOCK_N=cfg["BLOCK_N1"], **opts)
+        q, k, v, do, lse, delta, dk, dv, qk_scale, abs(scale), S_q, S_k, H // H_kv, *sq, *sk, *sv, *sdo, *sdk, *sdv,
+        **consts, BLOCK_M=cfg["BLOCK_M1"], BLOCK_N=cfg["BLOCK_N1"], DIV=div, **opts)
     launch(attn_bwd_dq_kernel, (cdiv(S_q, cfg["BLOCK_M2"]), H, B),
-        q, k, v, do, lse, delta, dq, qk_scale, scale, S_q, S_k, H // H_kv, *q.stride(), *k.stride(), *v.stride(),
-        *do.stride(), *dq.stride(), **consts, BLOCK_M=cfg["BLOCK_M2"], BLOCK_N=cfg["BLOCK_N2"], **opts)
+        q, k, v, do, lse, delta, dq, qk_scale, scale, S_q, S_k, H // H_kv, *sq, *sk, *sv, *sdo, *sdq, **consts,
+        BLOCK_M=cfg["BLOCK_M2"], BLOCK_N=cfg["BLOCK_N2"], DIV=div, **opts)
     return dq, dk, dv
 
 
@@ -346,7 +363,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
         cfg = policy.attention_backward_config(target, block_d, 2, causal)
         opts = {key: val for key, val in cfg.items() if not key.startswith("BLOCK_")}
         unit = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False, "DOT_PREC": "ieee",
-                **{f"s{t}_d": 1 for t in ("q", "k", "v", "do")}}
+                **{f"s{t}_d": 1 for t in ("q", "k", "v", "do")}, "DIV": 16}  # row strides as a contiguous launch's
         ptrs = {p: "*bf16" for p in ("q_ptr", "k_ptr", "v_ptr", "do_ptr")} | {"lse_ptr": "*fp32", "delta_ptr": "*fp32"}
         sc = {"qk_scale": "fp32"}
         label = f"attention backward bf16{' causal' if causal else ''} D={d}"
@@ -364,6 +381,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
             specs.append(AotSpec(f"attention backward bf16 D={d} delta", attn_bwd_preprocess_kernel,
                                  {"o_ptr": "*bf16", "do_ptr": "*bf16", "delta_ptr": "*fp32", "S_Q": "i32",
                                   **{f"s{t}_{x}": "i32" for t in ("o", "do") for x in "bhsd"}},
-                                 {"HEAD_DIM": d, "BLOCK_D": block_d, "BLOCK_M": pre_rows(block_d), "so_d": 1, "sdo_d": 1},
+                                 {"HEAD_DIM": d, "BLOCK_D": block_d, "BLOCK_M": pre_rows(block_d), "so_d": 1, "sdo_d": 1,
+                                  "DIV": 16},
                                  {"num_warps": 4}))
     return specs

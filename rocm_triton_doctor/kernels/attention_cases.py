@@ -74,12 +74,14 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
         sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "qk_scale": "fp32",
                "S_Q": "i32", "S_K": "i32", "GROUP": "i32", **strides, "lse_ptr": "*fp32"}
         const.update({"sq_d": 1, "sk_d": 1, "sv_d": 1, "so_d": 1})  # what Triton's specialisation of stride 1 gives
+        const["DIV"] = 16  # row strides that are multiples of 16 elements, as a contiguous D=64/128 launch passes
         out.append((f"attention bf16{' causal' if causal else ''} D={d}", attn_fwd_kernel, sig, const, cfg))
     from rocm_triton_doctor.kernels import attention_tma
 
     if policy.tensor_desc_device_supported(target):
         # What runs on Hopper for D=80/96/256 with a Triton that builds descriptors on the GPU (attention_kernel).
-        out += attention_tma.aot_specs(target, lambda bd, c: policy.attention_config(target, bd, 2, c, tma=True))
+        out += attention_tma.aot_specs(target, lambda bd, c, split: policy.attention_config(target, bd, 2, c, tma=True,
+                                                                                         split=split))
     if policy.attention_use_tma(target, 128, policy.TMA_ATTENTION_MIN_FLOPS):
         # What runs on Hopper for D=128: the host-descriptor kernel.
         out += attention_tma.host_aot_specs(lambda c: policy.attention_config(target, 128, 2, causal=c, tma=True))

@@ -153,14 +153,15 @@ def warp_specialize(cfg: dict[str, Any]) -> bool:
 
 def aot_specs(target: Any, configs: Any) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:
     """(name, kernel, signature, constexprs, options) for the compile-only audit: bf16 at the head dims the policy
-    sends here (80 and 128 share the 128-wide tiles; 256), causal and not. configs(block_d, causal) gives the tiles."""
+    sends here (80/96 and 192 in two column blocks, 128, 256), causal and not. configs(block_d, causal, split) gives
+    the tiles."""
     out = []
     sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "qk_scale": "fp32",
            **{n: "i32" for n in ("B", "H", "H_KV", "S_Q", "S_K")},
            **{f"s{t}_{d}": "i32" for t in "qkvo" for d in "bhs"}}
-    for d, causal in ((128, True), (128, False), (80, True), (96, False), (256, True), (256, False)):
-        cfg = configs(max(16, 1 << (d - 1).bit_length()), causal)
+    for d, causal in ((128, True), (128, False), (80, True), (96, False), (192, True), (256, True), (256, False)):
         block_d, block_d2 = column_blocks(d)
+        cfg = configs(max(16, 1 << (d - 1).bit_length()), causal, block_d2 > 0)
         const = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False,
                  "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "WARP_SPECIALIZE": warp_specialize(cfg),
                  "BLOCK_D2": block_d2}

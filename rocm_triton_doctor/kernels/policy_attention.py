@@ -52,7 +52,11 @@ def attention_kernel(t: Target, head_dim: int, flops: float, tma_layout: bool) -
       leave no room for larger tiles);
     * D=128: host-descriptor TMA 0.75-0.85x (GQA 0.75-0.84x), device descriptors 0.58-0.73x, pointer 0.67-0.79x;
     * D=80/96: at S=4097 device descriptors padded to 128 columns 0.72-0.80x against the pointer kernel's 0.68-0.75x
-      (split into 64+16/32 columns: 0.63-0.77x); at S=1024 the pointer kernel 0.63-0.68x against 0.56-0.62x;
+      (split into 64+16/32 columns with the padded kernel's 128x128 tiles: 0.63-0.77x); at S=1024 the pointer kernel
+      0.63-0.68x against 0.56-0.62x. Session 16 (H100, docs/measurements/2026-11-28-h100-s16-tune-dims2.json): split
+      with 128x64 tiles in 3 stages (attention_config's `split`) 0.87-0.92x at S=4096 for D=72/80/96; D=160/192
+      0.63-0.75x; at S=1024 the pointer kernel stays (0.67-0.76x) — the split lost causal rows there (D=72: 0.64x
+      against 0.75x) and won non-causal ones by less (0.76x against 0.70x);
     * D=64: the pointer kernel (128x64, 8 warps) 0.85-0.91x; host TMA 0.69-0.78x, device 0.46-0.69x.
     Small problems stay on the pointer kernel: at S=128 D=128 the descriptor kernels cost host time (0.31-0.76x
     event-timed against 1.03x)."""
@@ -68,11 +72,20 @@ def attention_kernel(t: Target, head_dim: int, flops: float, tma_layout: bool) -
 
 @cached_config
 def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = False,
-                     tma: bool = False, mid: bool = False) -> dict[str, Any]:
+                     tma: bool = False, mid: bool = False, split: bool = False) -> dict[str, Any]:
     """Tiles for the attention kernels; head_dim is the padded BLOCK_D (a power of two, 16 to 256). tma: for either
-    TMA kernel (host or device descriptors)."""
+    TMA kernel (host or device descriptors). split: the device-descriptor kernel covers the head dim in two column
+    blocks (attention_tma.column_blocks: D = 72 as 64 + 16, 160 as 128 + 32, 192 as 128 + 64)."""
     if t.interpreter:
         return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 1}
+    if tma and split:
+        # H100, bf16 B4 H32 S1024/4096, causal and not (benchmarks/tune_attention_shapes.py --dims 40,72,160,192,
+        # docs/measurements/2026-11-28-h100-s16-tune-dims.json), x SDPA: D = 72 split 128x64 w8 s3 0.64-0.89 against
+        # padded to 128 (128x128 s3) 0.55-0.75; D = 160 0.52-0.72 against the old split 128x64 s2 0.47-0.60; D = 192
+        # 0.51-0.69 against 0.45-0.63. Two column blocks need less shared memory than one padded to 256 (192 columns:
+        # Q 48 KiB + 3 stages of K and V 144 KiB), so three stages fit; 128-key tiles lost with the split (D = 72
+        # 0.44-0.52, D = 192 0.36-0.47).
+        return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3, "SPLIT_D": True}
     if tma:
         if head_dim > 128:
             # D=256, attn_fwd_tdesc_kernel: TMA needs no address registers, so a 128x64 tile fits where the pointer

@@ -392,6 +392,49 @@ def test_fp32_on_hopper_takes_two_stages_where_three_overflow_shared_memory() ->
     assert policy.attention_config(h100, 128, 2)["num_stages"] == 3 and policy.attention_config(h100, 64, 4)["num_stages"] == 3
 
 
+
+def test_row_strides_pass_the_alignment_triton_cannot_see() -> None:
+    # A head dim of 40 or 72 elements gives strides that are multiples of 8, not 16: Triton's specialisation only
+    # knows "divisible by 16", and the pointer kernels had compiled to 2-byte loads (no cp.async) there, 0.45x SDPA
+    # on an H100 (the session 16 shape hunt). row_strides passes the common power of two as a constexpr.
+    q = torch.empty(2, 3, 17, 40)
+    k = torch.empty(2, 1, 19, 40)  # MQA: the size-1 head dim's stride counts as 0
+    div, st = attention.row_strides(q, k)
+    assert div == 8 and st == [3 * 17 * 5, 17 * 5, 5, 1, 19 * 5, 0, 5, 1]
+    bshd = torch.empty(2, 17, 5, 40).transpose(1, 2)  # the model layout: row stride H*D = 200
+    assert attention.row_strides(bshd)[0] == 8
+    assert attention.row_strides(torch.empty(1, 2, 9, 3))[0] == 1  # D = 3: rows start anywhere
+    odd = torch.empty(1, 4, 9, 64).as_strided((1, 4, 9, 64), (7, 9 * 64, 64, 1))  # B = 1: its stride is never used
+    assert attention.row_strides(odd)[0] == 16
+
+
+def test_the_forward_and_backward_launch_with_the_stride_divisor_and_stay_right() -> None:
+    attention.clear_plans()
+    g = torch.Generator().manual_seed(16)
+    q, k, v = (torch.randn(1, 17, 2, 40, generator=g).transpose(1, 2).requires_grad_() for _ in range(3))
+    out = attention.autograd_op(q, k, v, True)
+    plan = next(iter(attention._PLANS.values()))
+    assert plan[3]["DIV"] == 8
+    ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True)
+    torch.testing.assert_close(out.double(), ref, rtol=2e-5, atol=2e-5)
+    grads = torch.autograd.grad(out, (q, k, v), torch.ones_like(out))
+    want = torch.autograd.grad(ref, (q, k, v), torch.ones_like(ref))
+    for got, w in zip(grads, want):
+        torch.testing.assert_close(got.double(), w.double(), rtol=1e-4, atol=1e-4)
+
+
+def test_split_head_dims_take_128x64_tiles_in_three_stages_on_hopper() -> None:
+    # H100 (docs/measurements/2026-11-28-h100-s16-tune-dims*.json): D = 72/80/96 split 0.85-0.92x SDPA at S = 4096
+    # against 0.72-0.77x padded to 128; D = 160/192 0.63-0.75x against 0.54-0.63x in two stages.
+    from rocm_triton_doctor.kernels import policy
+
+    h100 = policy.target_from_name("sm_90")
+    cfg = policy.attention_config(h100, 128, 2, True, tma=True, split=True)
+    assert (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["num_stages"], cfg["SPLIT_D"]) == (128, 64, 3, True)
+    assert policy.attention_config(h100, 256, 2, tma=True, split=True) == cfg  # the same tiles above 128
+    assert policy.attention_config(h100, 128, 2, tma=True)["BLOCK_N"] == 128  # D = 128 itself: unchanged
+    assert policy.attention_config(h100, 256, 2, tma=True)["num_stages"] == 2  # D = 256 padded: two stages fit
+
 _GPU_KERNELS = """
 import json
 import torch
