@@ -24,6 +24,11 @@ NARROW_ROW = 256  # rows up to this many elements (as a power of two) share a pr
 ODD_ROW_ONE_WARP_PROGRAMS = 4096
 
 
+def _two_byte_rows(n_cols: int, elem_size: int, block: int) -> bool:
+    """16-bit rows of 4k+2 elements in a 128- or 256-wide block: rows that start on 4-byte boundaries only."""
+    return elem_size == 2 and n_cols % 4 == 2 and block >= 128
+
+
 def row_class(n_cols: int, n_rows: int) -> int:
     """The row count as the row policy keys it: the next power of two, capped at 64 (the most rows a program packs)
     for rows wider than NARROW_ROW and at 2^20 for narrow ones (whose warps depend on the grid's size), so a model's
@@ -51,6 +56,15 @@ def _row_config(t: Target, n_cols: int, elem_size: int, n_rows: int) -> dict[str
         # The interpreter costs ~1 ms per program instance: many rows per program (kernels.md §2.4).
         return {"BLOCK": block, "ROWS": max(1, min(most_rows, 8192 // block, 64)), "num_warps": 4}
     if block <= NARROW_ROW:
+        if _two_byte_rows(n_cols, elem_size, block) and t.backend == "cuda" and most_rows // 8 >= ODD_ROW_ONE_WARP_PROGRAMS:
+            # 16-bit rows of 4k+2 elements (66-254) start on 4-byte boundaries only, so their loads are at most 2
+            # elements wide: like odd widths they want one warp a program. H100, bf16, 64 MiB, graph replay,
+            # benchmarks/narrow_rows_probe.py (docs/measurements/2026-11-28-h100-s16-narrow-even.json), % of copy,
+            # ROWS=16/8 w4 -> ROWS=8 w1: softmax x98 41.0 -> 82.9 (0.67 -> 1.35x eager), x102 42.2 -> 84.0, x126
+            # 48.6 -> 89.6, x150 61.5 -> 95.1, x190 50.6 -> 90.5, x250 60.1 -> 90.5; RMSNorm x98 67.0 -> 93.4, x126
+            # 77.6 -> 94.0 (x150-x250: w2 95.6-95.8, w1 within 2 points). Widths of 4k elements (x96 96 %, x200 96 %,
+            # and session 8's x100 on an H200, 74 % at w4) keep four warps.
+            return {"BLOCK": block, "ROWS": 8, "num_warps": 1, "num_stages": 1}
         if n_cols % 2 and n_cols > 1 and t.backend == "cuda":
             # An odd width: no two rows start on the same word boundary, so every element is a scalar load. Then one
             # warp per program over ~512 elements beat four warps over 2048 (H200, bf16, graph replay,

@@ -104,6 +104,23 @@ def test_odd_narrow_rows_take_one_warp_only_on_large_grids(M: int, N: int, elem:
     assert (cfg["ROWS"], cfg["num_warps"]) == want
 
 
+@pytest.mark.parametrize(("M", "N", "elem", "want"), [
+    (342392, 98, 2, (8, 1)), (266305, 126, 2, (8, 1)), (134217, 250, 2, (8, 1)), (508400, 66, 2, (8, 1)),
+    (342392, 98, 4, (16, 4)), (349525, 96, 2, (16, 4)), (335544, 100, 2, (16, 4)), (1000, 98, 2, (16, 4)),
+    (800000, 42, 2, (32, 4))])
+def test_16_bit_rows_of_4k_plus_2_elements_take_one_warp_on_large_grids(M: int, N: int, elem: int,
+                                                                        want: tuple[int, int]) -> None:
+    # H100 (benchmarks/narrow_rows_probe.py, docs/measurements/2026-11-28-h100-s16-narrow-even*.json): bf16 rows of
+    # 98-250 elements start on 4-byte boundaries; one warp over 8 rows a program 83-95 % of copy against 41-80 % with
+    # four warps. fp32 rows of 98 (8-byte aligned), widths of 4k elements, rows of 64 or fewer and small grids keep
+    # four warps.
+    from rocm_triton_doctor.kernels.policy import row_config, target_from_name
+
+    cfg = row_config(target_from_name("sm_90"), N, elem, M)
+    assert (cfg["ROWS"], cfg["num_warps"]) == want
+    assert row_config(target_from_name("gfx942"), 98, 2, M)["num_warps"] != 1  # NVIDIA's measurement only
+
+
 def test_a_row_count_class_per_power_of_two_for_narrow_rows() -> None:
     from rocm_triton_doctor.kernels.policy import row_class
 
