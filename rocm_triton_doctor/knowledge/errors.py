@@ -31,10 +31,14 @@ class ErrorSignature:
     fails: bool = False
 
     def fix_for(self, text: str) -> str:
-        """The fix, with "{1}" replaced by what the pattern's first group matched in `text` (the library a
-        message names), where it has one."""
+        """The fix, with "{N}" replaced by what the pattern's group N matched in `text` (the library a message
+        names), where it matched; a placeholder whose group did not match stays as written."""
         m = self.pattern.search(text) if "{1}" in self.fix else None
-        return self.fix.replace("{1}", m.group(1)) if m and m.groups() and m.group(1) else self.fix
+        fix = self.fix
+        for i, g in enumerate(m.groups() if m else (), start=1):
+            if g:
+                fix = fix.replace(f"{{{i}}}", g)
+        return fix
 
     def search(self, text: str) -> re.Match[str] | None:
         return self.pattern.search(text)

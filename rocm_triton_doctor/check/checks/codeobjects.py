@@ -295,7 +295,10 @@ def gpu_code_object(f: Facts) -> Iterable[Finding]:
         return
     gpus = [g for g in amd_gpus(f) if g.gfx]
     if not gpus:
-        yield warn("the program has no code for this GPU's target, and the GPU is not identified",
+        # The error says the program could not run (it aborted or refused the GPU), so this fails whatever the
+        # cause; only the remedy waits for the GPU's identity (legacy-rocm-build#1815: a Steam Deck's bare
+        # hipErrorNoBinaryForGpu).
+        yield fail("the program has no code for this GPU's target, and the GPU is not identified",
                    "Which fix applies (a newer build, a same-family override, hiding an iGPU) depends on the GPU: "
                    "paste `rocminfo | grep -E 'Marketing|gfx'` and the torch version "
                    "(`python -c 'import torch; print(torch.__version__, torch.cuda.get_arch_list())'`).",

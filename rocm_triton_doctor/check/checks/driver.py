@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rocm_triton_doctor.check.checks.base import check, fail, ok, skip
+from rocm_triton_doctor.check.checks.base import check, fail, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts, Status
+from rocm_triton_doctor.check.facts.driver import blocking_params, misspelled_amdgpu
 from rocm_triton_doctor.check.facts.platform import amd_host
 from rocm_triton_doctor.check.findings import Finding, Fix
 
@@ -14,6 +15,7 @@ from rocm_triton_doctor.check.findings import Finding, Fix
        "Without amdgpu there is no GPU device at all for ROCm (rocminfo: 'ROCk module is NOT loaded').",
        "Load the module (modprobe amdgpu); if it fails, read dmesg (Secure Boot, DKMS build, firmware).")
 def amdgpu_loaded(f: Facts) -> Iterable[Finding]:
+    yield from _cmdline_typos(f)
     st = f.amdgpu_initstate
     if st.found and st.value == "live":
         if f.amdgpu_version.found and f.amdgpu_version.value:
@@ -39,7 +41,24 @@ def amdgpu_loaded(f: Facts) -> Iterable[Finding]:
         # Syllo/nvtop#341): measured, not assumed.
         yield ok(f"amdgpu loaded: the SMI tool lists {listed} GPU(s) through it")
         return
+    blocked = blocking_params(f.kernel_cmdline.value or ()) if f.kernel_cmdline.found else ()
+    if blocked and (st.status is Status.ABSENT or host or f.pci_amd_gpus):
+        # The command line says why: nomodeset (KMS drivers refuse to load), amdgpu blacklisted, amdgpu.modeset=0.
+        yield fail(f"amdgpu is kept from loading by the kernel command line: {' '.join(blocked)}",
+                   "With these parameters the kernel never brings amdgpu up, so there is no /dev/kfd and no GPU for "
+                   "ROCm.", evidence=(f.kernel_cmdline.source, st.source),
+                   fix=Fix(f"Remove {' '.join(blocked)} from the boot loader's kernel parameters (GRUB: "
+                           "GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, then `sudo update-grub` or `sudo grub2-mkconfig "
+                           "-o /boot/grub2/grub.cfg`; systemd-boot: the entry's `options` line) and reboot; "
+                           "`cat /proc/cmdline` shows what the running kernel got."))
+        return
     if st.status is Status.UNKNOWN:
+        if blocked:
+            yield warn(f"the kernel command line has {' '.join(blocked)}, which keeps amdgpu from loading",
+                       "Whether amdgpu is loaded is not shown; with these parameters it cannot be. Paste "
+                       "`cat /sys/module/amdgpu/initstate` and `lspci -nn | grep -Ei 'vga|display'`.",
+                       evidence=(f.kernel_cmdline.source,))
+            return
         yield skip("amdgpu state unknown", st.describe())
         return
     if f.pci_amd_gpus:
@@ -58,6 +77,21 @@ def amdgpu_loaded(f: Facts) -> Iterable[Finding]:
                    fix=Fix("Load the amdgpu driver.", ("sudo modprobe amdgpu",), needs_sudo=True))
         return
     yield skip("not applicable: no AMD GPU found")
+
+
+def _cmdline_typos(f: Facts) -> Iterable[Finding]:
+    """A parameter meant for amdgpu whose module name is misspelled sets nothing (legacy-rocm-build: a workaround
+    written `aamdgpu.cwsr_enable=0` that never took effect)."""
+    bad = misspelled_amdgpu(f.kernel_cmdline.value or ()) if f.kernel_cmdline.found else ()
+    if bad:
+        meant = ", ".join("amdgpu." + p.partition("=")[0].split(".", 1)[-1].removeprefix("amdgpu_") + (
+            "=" + p.partition("=")[2] if "=" in p else "") for p in bad)
+        yield warn(f"kernel parameter {' '.join(bad)} is not amdgpu's: the kernel ignores it",
+                   f"amdgpu reads only parameters spelled amdgpu.NAME=VALUE; this one reaches no module, so the "
+                   f"setting it was meant to make ({meant}) is not in effect.", evidence=(f.kernel_cmdline.source,),
+                   fix=Fix(f"Correct it to {meant} in the boot loader's kernel parameters (GRUB_CMDLINE_LINUX_DEFAULT "
+                           "in /etc/default/grub, then update-grub / grub2-mkconfig) and reboot; check with "
+                           "`cat /sys/module/amdgpu/parameters/<name>`."))
 
 
 @check("kfd-present", "driver", "The KFD compute interface exists (/sys/class/kfd and /dev/kfd).",

@@ -298,5 +298,34 @@ def known_error(f: Facts) -> Iterable[Finding]:
                        fix=Fix(fix), links=(s.source,))
 
 
+# GPU runtime error words (HIP, HSA, MIOpen, rocBLAS/hipBLASLt, llama.cpp's "ROCm error"): an error that says the GPU
+# stack failed, unlike an application's own ValueError about its model. A kernel's memory fault (an aperture
+# violation, an illegal address) is left out: on a machine whose stack is right it is the program's bug (pytorch#174282:
+# one ATen kernel faulting on two supported Instinct GPUs with PyTorch's own wheel), so it is not a setup warning.
+_RUNTIME_ERROR = re.compile(r"\bmiopenStatus(?!Success)\w+|\bhipError(?!Success|IllegalAddress|LaunchFailure)\w+|"
+                            r"\bHSA_STATUS_ERROR(?!_MEMORY_APERTURE_VIOLATION|_MEMORY_FAULT|_EXCEPTION)\w*|"
+                            r"\brocBLAS error|\bhipBLASLt error|\bMIOpen(?:\(HIP\))?:? Error\b|\bHIP error\b|"
+                            r"\bROCm error\b")
+
+
+@check("runtime-error-unexplained", "errors",
+       "No GPU runtime error in the evidence is left without a reading.",
+       "A HIP, HSA, MIOpen or rocBLAS error that no known message matches still says the GPU stack failed: the "
+       "machine is not shown healthy, and the finding says what would decide the cause.",
+       "Paste what the finding asks for.")
+def runtime_error_unexplained(f: Facts) -> Iterable[Finding]:
+    errs = tuple(e for e in (f.errors.value or ()) if f.errors.found and not e.signatures and _RUNTIME_ERROR.search(e.text))
+    if not errs:
+        yield skip("no GPU runtime error without a known reading")
+        return
+    word = _RUNTIME_ERROR.search(errs[0].text)
+    # No command: the message alone has many causes (comfyui#12142's miopenStatusInternalError on Windows).
+    yield warn(f"a GPU runtime error no known message explains: {word.group(0) if word else 'see the evidence'}",
+               "The GPU stack failed in this run, for a reason this message alone does not decide. Paste the whole "
+               "log from the program's start, the torch build (`python -c 'import torch; print(torch.__version__, "
+               "torch.version.hip)'`) and the GPU (`rocminfo | grep -E \"Marketing|gfx\"`, or hipInfo on Windows).",
+               evidence=quote(errs))
+
+
 CHECKS = (miopen_user_db, nvml_bindings_error, cuda_torch_error, amdgpu_driver_error, amdsmi_missing, rocm_glibc_mismatch,
-          container_host_no_kfd, known_error)
+          container_host_no_kfd, known_error, runtime_error_unexplained)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterable
 
@@ -138,6 +139,48 @@ def torch_build_mismatch(f: Facts) -> Iterable[Finding]:
                       "version), with --force-reinstall.")
         yield fail(f"torch {v} is a {labels[b]} build on an NVIDIA GPU machine", "It cannot use the NVIDIA GPU.",
                    fix=fix)
+
+
+# Variables that tell an installer where torch comes from: a launcher's own install command (AUTOMATIC1111, Forge and
+# SD.Next run TORCH_COMMAND when torch is missing) and pip's and uv's index settings.
+INDEX_VARS = ("TORCH_COMMAND", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL",
+              "UV_DEFAULT_INDEX", "UV_INDEX")
+_ROCM_INDEX = re.compile(r"https?://(?:download\.pytorch\.org/whl/(?:nightly/|test/)?rocm[\d.]+|"
+                         r"rocm\.nightlies\.amd\.com/\S*|repo\.radeon\.com/rocm/manylinux/\S*)/?")
+
+
+@check("torch-configured-index", "torch",
+       "The installed torch is the build this environment's install settings ask for.",
+       "A launcher's TORCH_COMMAND or PIP_INDEX_URL naming a ROCm index says the machine is meant to run a ROCm torch; "
+       "a CUDA or CPU torch found there came from elsewhere (a requirements file, a plain `pip install`), and the "
+       "launcher does not replace it: it runs its install command only when torch is missing.",
+       "Reinstall torch from the index those settings name.")
+def torch_configured_index(f: Facts) -> Iterable[Finding]:
+    asked = [(n, m.group(0).rstrip("/")) for n in INDEX_VARS if (v := f.env_var(n)) and (m := _ROCM_INDEX.search(v))]
+    if not asked:
+        yield skip("no install setting in the evidence names a ROCm index")
+        return
+    b, v = torch_build(f), torch_version(f)
+    if b not in ("cuda", "cpu"):
+        yield skip(f"torch build is {b}" if b != "unknown" else "torch build unknown")
+        return
+    if accelerator(f) == "amd":
+        yield skip("an AMD GPU is shown: see 'torch-build-mismatch'")
+        return
+    name, index = asked[0]
+    label = "CUDA" if b == "cuda" else "CPU-only"
+    rt = f.runtime.value if f.runtime.found else None
+    # Fail only where torch itself says it has no GPU (is_cuda_available False): the setting says what was meant, the
+    # runtime that it is not working. No command: the GPU is not shown, so the index comes from the user's own setting,
+    # in words (stable-diffusion-webui#15542: torch 2.2.2+cu121 under TORCH_COMMAND=… rocm5.7).
+    sev = fail if rt is not None and rt.is_available is False else warn
+    yield sev(f"torch {v} is a {label} build, but {name} installs torch from a ROCm index ({index})",
+              "A launcher runs its install command only when torch is missing, and pip keeps an installed torch that "
+              "satisfies the requirement, so the build that came first stays.",
+              evidence=("env", "torch version"),
+              fix=Fix(f"In this environment, replace torch with the build {name} asks for: `{pip(f)} install "
+                      f"--force-reinstall torch torchvision --index-url {index}` (an index that no longer exists needs a "
+                      "current ROCm index for this GPU, https://pytorch.org/get-started/locally/)."))
 
 
 @check("torch-sees-gpu", "torch", "torch.cuda.is_available() is True and torch sees every GPU (runtime probe).",
@@ -306,5 +349,5 @@ def torchvision_ops_error(f: Facts) -> Iterable[Finding]:
                                           "--index-url <torch's index>`)."), cmds))
 
 
-CHECKS = (torch_missing, torch_build_mismatch, torch_sees_gpu, torch_family_mismatch, torchvision_ops_error,
-          nvml_with_rocm_torch)
+CHECKS = (torch_missing, torch_build_mismatch, torch_configured_index, torch_sees_gpu, torch_family_mismatch,
+          torchvision_ops_error, nvml_with_rocm_torch)

@@ -169,4 +169,42 @@ def _differs(f: Facts, wl: WorkloadEnv, name: str, s_val: str | None, w_val: str
                "another ROCm than this shell.", evidence=ev)
 
 
-CHECKS = (workload_env_differs,)
+
+def _ollama_processor(f: Facts) -> str | None:
+    """Where `ollama ps` says its loaded models sit (sources/gpu_names.parse_ollama_ps): `100% GPU`, `100% CPU`,
+    `48%/52% CPU/GPU`."""
+    system = f.raw.get("system")
+    p = system.get("ollama_processor") if isinstance(system, dict) else None
+    return str(p) if p else None
+
+
+@check("workload-on-cpu", "workload",
+       "A GPU program the evidence shows (ollama) keeps its model on the GPU the machine has.",
+       "`ollama ps` saying 100% CPU on a machine with a usable AMD GPU means ollama gave the GPU nothing: it did not "
+       "load its ROCm runner, judged the GPU's free memory too small, or was told to (num_gpu 0).",
+       "The server log's lines on GPU discovery and layer offload say which; the fix depends on it.")
+def workload_on_cpu(f: Facts) -> Iterable[Finding]:
+    where = _ollama_processor(f)
+    if where is None:
+        yield skip("no `ollama ps` in the evidence")
+        return
+    if where.replace(" ", "") != "100%CPU":
+        # ollama's own word (nixpkgs#375359 showed 100% GPU while its runner used the CPU): not proof of a working
+        # GPU, so no `ok`; a CPU/GPU split is ollama fitting a model larger than the free VRAM.
+        yield skip(f"ollama places its model on the GPU ({where})")
+        return
+    gpus = amd_gpus(f)
+    if not gpus:
+        yield skip("ollama runs its model on the CPU; whether this machine has an AMD GPU ollama could use is unknown")
+        return
+    names = ", ".join(dict.fromkeys(g.name or g.gfx or "GPU" for g in gpus))
+    # No command: the cause is in the server log (ollama-for-amd#87: a 9070 XT found by ollama, its 14 GB model on
+    # the CPU), and each has a different remedy.
+    yield warn(f"ollama runs its model 100% on the CPU although the machine has {names}",
+               "ollama found no way to use the GPU for this model: its ROCm runner failed to start, the GPU's free "
+               "memory looked too small, or the model asked for num_gpu 0. Paste the server log from start-up to "
+               "the model load (`journalctl -u ollama --no-pager | tail -200`, or the console of `ollama serve` with "
+               "OLLAMA_DEBUG=1): its 'inference compute' and 'offload' lines say which.", evidence=("ollama ps",))
+
+
+CHECKS = (workload_env_differs, workload_on_cpu)

@@ -70,6 +70,7 @@ class Facts:
     runtime: Fact[Runtime]
     which: Fact[dict[str, str | None]]
     pci_display: Fact[tuple[PciDevice, ...]] = field(default_factory=lambda: unknown("/sys/bus/pci"))
+    kernel_cmdline: Fact[tuple[str, ...]] = field(default_factory=lambda: unknown("/proc/cmdline"))
     codeobjects: Fact[Any] = field(default_factory=lambda: unknown("codeobjects"))  # facts/codeobjects.CodeObjects
     workload: Fact[Any] = field(default_factory=lambda: unknown("workload_env"))  # facts/workload.WorkloadEnv
     smoke_results: Fact[Any] = field(default_factory=lambda: unknown("smoke_results"))  # smoke_history.SavedRun tuple

@@ -1,4 +1,5 @@
-"""The amdgpu kernel module (state, DKMS version) and the KFD compute interface's topology."""
+"""The amdgpu kernel module (state, DKMS version), the kernel's command line, and the KFD compute interface's
+topology."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ class DriverFacts(TypedDict):
     amdgpu_initstate: Fact[str]
     amdgpu_version: Fact[str]
     kfd_topology: Fact[int]  # number of KFD nodes (CPU + GPU)
+    kernel_cmdline: Fact[tuple[str, ...]]  # /proc/cmdline's parameters; a pasted line may be cut: only presence counts
 
 
 def build(snap: Mapping[str, Any]) -> DriverFacts:
@@ -22,7 +24,50 @@ def build(snap: Mapping[str, Any]) -> DriverFacts:
         amdgpu_initstate=Fact(initstate.status, (initstate.value or "").strip() or None, initstate.source, initstate.error),
         amdgpu_version=snapshot.file(snap, "/sys/module/amdgpu/version"),
         kfd_topology=safe("/sys/class/kfd", lambda: _kfd_topology(snap)),
+        kernel_cmdline=safe("/proc/cmdline", lambda: _cmdline(snap)),
     )
+
+
+def _cmdline(snap: Mapping[str, Any]) -> Fact[tuple[str, ...]]:
+    f = snapshot.file(snap, "/proc/cmdline")
+    if not f.found or not f.value:
+        return Fact(f.status, None, f.source, f.error)
+    return found(tuple(f.value.split()), f.source)
+
+
+# Parameters that keep amdgpu from driving the GPU (kernel-parameters.txt: nomodeset makes KMS drivers such as amdgpu
+# refuse to load; modprobe.blacklist= and module_blacklist= name modules never to load; amdgpu.modeset=0 disables it).
+def blocking_params(params: tuple[str, ...]) -> tuple[str, ...]:
+    out = []
+    for p in params:
+        name, _, value = p.partition("=")
+        if p == "nomodeset" or (name == "amdgpu.modeset" and value == "0") or (
+                name in ("modprobe.blacklist", "module_blacklist") and "amdgpu" in value.split(",")):
+            out.append(p)
+    return tuple(out)
+
+
+def misspelled_amdgpu(params: tuple[str, ...]) -> tuple[str, ...]:
+    """Parameters meant for amdgpu whose module name is misspelled (`aamdgpu.cwsr_enable=0`, `amdgpu_cwsr_enable`):
+    the kernel hands an unknown `x.y=` to no module, so the setting silently does nothing."""
+    out = []
+    for p in params:
+        name = p.partition("=")[0]
+        mod = name.partition(".")[0] if "." in name else ""
+        near = bool(mod) and mod != "amdgpu" and _one_edit(mod, "amdgpu")
+        if near or (not mod and re.match(r"^amdgpu_\w+=", p)):
+            out.append(p)
+    return tuple(out)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """a and b differ by one inserted, deleted or replaced character."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b)) == 1
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
 def _kfd_topology(snap: Mapping[str, Any]) -> Fact[int]:

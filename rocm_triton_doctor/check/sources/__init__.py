@@ -72,11 +72,13 @@ SNIFFERS: tuple[tuple[Callable[[str], bool], Parser], ...] = (
 )
 # Run on every segment: inline variables, container command lines, device open errors, GPU names, Windows hints,
 # error text.
-ALWAYS: tuple[Parser, ...] = (env.parse, host.parse_container_run, host.parse_compose, host.parse_nvidia_hints, host.parse_service,
+ALWAYS: tuple[Parser, ...] = (env.parse, system.parse_cmdline,
+                              host.parse_container_run, host.parse_compose, host.parse_nvidia_hints, host.parse_service,
                               host.parse_slurm_job, host.parse_amdgpu_install, host.parse_apt_sources,
                               host.parse_cluster_devices,
                               ls.parse_open_errors,
-                              gpu_names.parse, gpu_names.parse_hip_device_count, rocm_smi.parse_amd_smi_table,
+                              gpu_names.parse, gpu_names.parse_hip_device_count, gpu_names.parse_ollama_ps,
+                              rocm_smi.parse_amd_smi_table,
                               rocm_smi.parse_amd_smi_header,
                               host.parse_windows, repl.parse_banner, repl.parse_labels, repl.parse_commented,
                               repl.parse_python_c,

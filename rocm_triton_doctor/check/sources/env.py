@@ -1,6 +1,7 @@
 """Environment variables as pasted text shows them -> `env`.
 
-Sources: an `env`/`printenv` dump (complete: every variable not listed is unset), `export X=Y` lines,
+Sources: an `env`/`printenv` dump (complete: every variable not listed is unset), `export X=Y` lines, a JSON object
+of upper-case variables (an app's sysinfo "Environment"),
 `X=Y command …` prefixes (also in the command line of a prompt), `docker run -e X=Y`, cmd.exe's `set X=Y`, Python
 `os.environ["X"] = "Y"`, ollama's `msg="server config" env="map[X:Y …]"` log line. Only names that matter to a GPU
 stack are kept (the probes keep an allow-list too).
@@ -16,7 +17,8 @@ from rocm_triton_doctor.check.sources._frag import Fragment
 
 RELEVANT = re.compile(r"^(HSA_\w+|HIP_\w+|ROCR_\w+|ROCM_\w+|ROCM_PATH|CUDA_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL|"
                       r"LD_LIBRARY_PATH|LD_PRELOAD|PYTORCH_\w+|MIOPEN_\w+|AMD_\w+|TORCH_\w+|TRITON_\w+|HCC_\w+|"
-                      r"OLLAMA_\w+|GGML_\w+|PATH|PYTHONPATH|VIRTUAL_ENV|CONDA_PREFIX|HOME|XDG_CACHE_HOME)$")
+                      r"OLLAMA_\w+|GGML_\w+|PATH|PYTHONPATH|VIRTUAL_ENV|CONDA_PREFIX|HOME|XDG_CACHE_HOME|"
+                      r"PIP_(?:EXTRA_)?INDEX_URL|UV_(?:EXTRA_)?INDEX_URL|UV_DEFAULT_INDEX|UV_INDEX)$")
 _ASSIGN = r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|[^\s\"';|&]*)"
 _EXPORT = re.compile(r"^\s*(?:export|set -x|declare -x|ENV)\s+" + _ASSIGN.replace("=", "[= ]", 1))
 _PREFIX = re.compile(r"^\s*(?:sudo\s+(?:-E\s+)?)?((?:[A-Za-z_][A-Za-z0-9_]*=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)+)(?=\S|$)")
@@ -26,6 +28,9 @@ _DOCKER_E = re.compile(r"(?:^|\s)(?:-e|--env)[ =]" + _ASSIGN)
 _WINSET = re.compile(r"^(?:::\s+)?@?set\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>[^\s\"&|<>]*)\s*$", re.I)
 _PYENV = re.compile(r"os\.environ\[['\"](?P<name>\w+)['\"]\]\s*=\s*['\"](?P<value>[^'\"]*)['\"]")
 _DUMP_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=.*$")
+# A JSON object of variables (AUTOMATIC1111's sysinfo "Environment": {"TORCH_COMMAND": "pip install …"},
+# stable-diffusion-webui#15542): upper-case names only, so a JSON document's own keys are not read as variables.
+_JSON_VAR = re.compile(r'^\s*"(?P<name>[A-Z][A-Z0-9_]*)"\s*:\s*"(?P<value>(?:[^"\\]|\\.)*)"\s*,?\s*$')
 
 
 def _value(raw: str) -> str:
@@ -90,6 +95,9 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
         for a in _PYENV.finditer(s):
             if _keep(a.group("name"), a.group("value")):
                 env.setdefault(a.group("name"), a.group("value"))
+        m = _JSON_VAR.match(line)
+        if m and _keep(m.group("name"), m.group("value")):
+            env.setdefault(m.group("name"), m.group("value").replace('\\"', '"'))
     return {"env": env} if env else {}
 
 

@@ -198,7 +198,10 @@ def parse_wmi_video(text: str, cmd: str | None = None) -> Fragment:
 def parse_ollama_ps(text: str, cmd: str | None = None) -> Fragment:
     """`ollama ps`: its PROCESSOR column (`100% GPU`, `48%/52% CPU/GPU`, `100% CPU`) -> `system.ollama_processor`:
     where ollama says the loaded models sit. Its word only (nixpkgs#375359: `100% GPU` while the runner used the
-    CPU), so no check takes it as proof that a GPU ran."""
+    CPU), so no check takes it as proof that a GPU ran. Without its command line (a pasted table, ollama-for-amd#87)
+    the table's own header must be there."""
+    if not (cmd and re.search(r"\bollama\s+ps\b", cmd)) and not re.search(r"^NAME\s+ID\s+SIZE\s+PROCESSOR\b", text, re.M):
+        return {}
     rows = re.findall(r"^\S+\s+[0-9a-f]{12}\s+[\d.]+\s*[KMGT]?B\s+(\d+%(?:/\d+%)?\s+(?:CPU/GPU|GPU|CPU))\b", text, re.M)
     return {"system": {"ollama_processor": rows[0]}} if rows else {}
 

@@ -62,8 +62,41 @@ def parse_proc_version(text: str, cmd: str | None = None) -> Fragment:
     return {}
 
 
+# The kernel command line as pasted: the kernel's own log line (`Kernel command line: …`, `Command line: …`), a line
+# that starts with BOOT_IMAGE=, or a run of at least three parameters naming one the GPU stack cares about (a
+# `cat /proc/cmdline` shown without its command, ds4 PR 871, whose author cut its start: "… iommu.passthrough=0 …").
+# Stored as /proc/cmdline, where the probe puts the live file. A cut line still says which parameters ARE set; no
+# check reads a parameter's absence from it.
+_CMDLINE_LOG = re.compile(r"(?:Kernel command line|\bCommand line):\s+(?P<line>\S.*)$")
+_PARAM = re.compile(r"^[A-Za-z_][\w.-]*(?:=\S*)?$")
+_GPU_PARAM = re.compile(r"^(?:BOOT_IMAGE=|root=|nomodeset$|amdgpu\.|ttm\.|iommu|amd_iommu|intel_iommu|pci=|pcie_|"
+                        r"modprobe\.blacklist=|module_blacklist=|\w+\.\w+=)")
+
+
+def _cmdline_of(line: str) -> str | None:
+    s = line.strip().strip("`").lstrip("…").removeprefix("[…]").strip()
+    m = _CMDLINE_LOG.search(s)
+    if m:
+        return m.group("line").strip()
+    tokens = s.split()
+    if s.startswith("BOOT_IMAGE="):
+        return s
+    if (len(tokens) >= 3 and all(_PARAM.match(t) for t in tokens) and sum("=" in t for t in tokens) >= 2
+            and any(_GPU_PARAM.match(t) for t in tokens)):
+        return s
+    return None
+
+
+def parse_cmdline(text: str, cmd: str | None = None) -> Fragment:
+    for ln in text.splitlines():
+        line = _cmdline_of(ln)
+        if line:
+            return file("/proc/cmdline", line + "\n")
+    return {}
+
+
 # Files the fact builders read, whose whole content a `cat PATH` shows (DESIGN §2: files under their real paths).
-_CAT_FILES = re.compile(r"^(/etc/os-release|/usr/lib/os-release|/proc/version|/proc/sys/kernel/osrelease|"
+_CAT_FILES = re.compile(r"^(/etc/os-release|/usr/lib/os-release|/proc/version|/proc/sys/kernel/osrelease|/proc/cmdline|"
                         r"/opt/rocm[^/\s]*/\.info/version(?:-\w+)?|/sys/module/amdgpu/(?:initstate|version)|"
                         r"/proc/driver/nvidia/version|/proc/1/cgroup|/run/\.containerenv|"
                         r"/sys/class/kfd/kfd/topology/(?:system_properties|nodes/\d+/(?:properties|mem_banks/\d+/properties))|"

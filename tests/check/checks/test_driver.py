@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..conftest import AMD_LIVE, node, one
+from ..conftest import AMD_LIVE, minimal_snapshot, node, one, run
 
 
 def test_amdgpu_loaded_ok_when_live() -> None:
@@ -39,3 +39,28 @@ def test_kfd_present_skip_when_it_may_be_a_container() -> None:
 def test_amdgpu_loaded_ok_when_an_smi_table_lists_gpus_through_it() -> None:
     f = one("amdgpu-loaded", system={"amdgpu_gpus_listed": 1})
     assert f.severity.value == "ok" and "SMI tool lists 1 GPU" in f.title
+
+
+# -- the kernel command line (/proc/cmdline) ------------------------------------------------------------------------------
+
+def test_amdgpu_loaded_names_the_parameter_that_keeps_it_from_loading() -> None:
+    cmdline = {"/proc/cmdline": "BOOT_IMAGE=/vmlinuz root=UUID=x ro quiet splash nomodeset\n",
+               "/sys/module/amdgpu/initstate": None}
+    f = one("amdgpu-loaded", files=cmdline)
+    assert f.severity.value == "fail" and "nomodeset" in f.title
+    assert f.fix is not None and "GRUB_CMDLINE_LINUX_DEFAULT" in f.fix.text and not f.fix.commands
+    unknown = one("amdgpu-loaded", files={"/proc/cmdline": "ro modprobe.blacklist=nouveau,amdgpu quiet\n"})
+    assert unknown.severity.value == "warn" and "modprobe.blacklist=nouveau,amdgpu" in unknown.title
+    # blacklisting another module, or amdgpu.modeset=1, is not a cause
+    assert one("amdgpu-loaded", files={"/proc/cmdline": "ro modprobe.blacklist=nouveau amdgpu.modeset=1\n"}
+               ).title == "amdgpu state unknown"
+
+
+def test_amdgpu_loaded_warns_about_a_misspelled_amdgpu_parameter() -> None:
+    # llamacpp-rocm#39: the CWSR workaround written `aamdgpu.cwsr_enable=0` reached no module.
+    found = run("amdgpu-loaded",
+                minimal_snapshot(files={**AMD_LIVE, "/proc/cmdline": "ro quiet aamdgpu.cwsr_enable=0 amd_iommu=off\n"}))
+    assert [f.severity.value for f in found] == ["warn", "ok"]
+    assert "aamdgpu.cwsr_enable=0" in found[0].title and "amdgpu.cwsr_enable=0" in (found[0].fix.text if found[0].fix else "")
+    assert one("amdgpu-loaded", files={**AMD_LIVE, "/proc/cmdline": "ro amdgpu.cwsr_enable=0 amd_iommu=off\n"}
+               ).severity.value == "ok"

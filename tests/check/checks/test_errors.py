@@ -309,3 +309,22 @@ def test_known_error_a_machine_check_points_at_the_platform_without_a_command() 
     # pytorch#120775: an RX 6800 reset and the machine rebooted, with the CPU's machine check in the journal
     f = one("known-error", errors=pasted("Feb 27 15:09:35 nixos kernel: mce: [Hardware Error]: Machine check events logged"))
     assert f.severity is Severity.WARN and f.fix is not None and f.fix.commands == () and "rasdaemon" in f.fix.text
+
+
+# -- runtime-error-unexplained ----------------------------------------------------------------------------------------
+
+def test_runtime_error_unexplained_warns_without_a_command() -> None:
+    # comfyui#12142: a KSampler failing with miopenStatusInternalError on Windows; no known message explains it.
+    text = "- **Exception Type:** RuntimeError\n- **Exception Message:** miopenStatusInternalError"
+    f = one("runtime-error-unexplained", errors=pasted(text))
+    assert f.severity is Severity.WARN and "miopenStatusInternalError" in f.title
+    assert f.fix is None or not f.fix.commands
+
+
+def test_runtime_error_unexplained_skips_known_messages_memory_faults_and_app_errors() -> None:
+    assert one("runtime-error-unexplained", errors=pasted(NO_NVIDIA)).severity is Severity.SKIP  # a signature's
+    fault = "HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory beyond the largest legal"
+    assert one("runtime-error-unexplained", errors=pasted(fault)).severity is Severity.SKIP  # a program's bug
+    app = "Traceback (most recent call last):\nValueError: awq quantization is not supported on ROCm"
+    assert one("runtime-error-unexplained", errors=pasted(app)).severity is Severity.SKIP
+

@@ -164,3 +164,29 @@ def test_torch_build_mismatch_on_windows_nvidia_names_the_cuda_index_without_a_p
     # a driver version alone (collect_env on an MI60 whose NVIDIA driver package stayed, vllm#9319) is no NVIDIA GPU
     assert one("torch-build-mismatch", python=rocm_python("2.4.1+cpu"),
                system={"nvidia_driver": "550.90.07"}).severity.value != "fail"
+
+
+# -- torch-configured-index (stable-diffusion-webui#15542: torch 2.2.2+cu121 under a ROCm TORCH_COMMAND) ---------------
+
+ROCM_CMD = "pip install torch torchvision --index-url https://download.pytorch.org/whl/nightly/rocm5.7"
+
+
+def test_torch_configured_index_fails_when_torch_says_it_has_no_gpu() -> None:
+    f = one("torch-configured-index", python=rocm_python("2.2.2+cu121"), env={"TORCH_COMMAND": ROCM_CMD},
+            runtime={"torch_version": "2.2.2+cu121", "cuda_version": "12.1", "hip_version": None, "is_available": False,
+                     "devices": []})
+    assert f.severity.value == "fail" and "TORCH_COMMAND" in f.title
+    assert f.fix is not None and not f.fix.commands  # no GPU shown: the user's own index, in words
+    assert "--index-url https://download.pytorch.org/whl/nightly/rocm5.7" in f.fix.text
+
+
+def test_torch_configured_index_warns_without_the_runtime_and_skips_otherwise() -> None:
+    env = {"PIP_INDEX_URL": "https://download.pytorch.org/whl/rocm6.4"}
+    assert one("torch-configured-index", python=rocm_python("2.7.0+cpu"), env=env).severity.value == "warn"
+    assert one("torch-configured-index", python=rocm_python("2.7.0+rocm6.4"), env=env).severity.value == "skip"
+    assert one("torch-configured-index", python=rocm_python("2.7.0+cu126"),
+               env={"PIP_INDEX_URL": "https://download.pytorch.org/whl/cu126"}).severity.value == "skip"
+    # an AMD GPU shown: torch-build-mismatch gives the command
+    assert one("torch-configured-index", python=rocm_python("2.7.0+cu126"), env=env,
+               files=gpu(1, 110000)).severity.value == "skip"
+

@@ -222,7 +222,7 @@ def test_cli_pid_under_root(tmp_path: Path) -> None:
     res = _cli("--root", str(root), "--pid", "31337", "--no-runtime", "--only", "workload", "--json",
                env={"HIP_VISIBLE_DEVICES": "0"})
     data = json.loads(res.stdout)
-    found = [(f["severity"], f["title"]) for f in data["findings"]]
+    found = [(f["severity"], f["title"]) for f in data["findings"] if f["severity"] != "skip"]
     assert found == [("warn", "HIP_VISIBLE_DEVICES: this shell has 0, pid 31337 has 1")], res.stderr
 
 
@@ -253,3 +253,37 @@ def test_a_shell_override_does_not_reach_a_systemd_service_shown_in_the_paste() 
     [f] = [x for x in run_checks(facts, select(["workload-env-differs"])) if x.id == "workload-env-differs"]
     assert f.severity.value == "fail" and "ollama.service" in f.title and f.fix is not None
     assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in f.fix.text and f.fix.commands == ()  # GPU not shown: words only
+
+
+# -- workload-on-cpu: `ollama ps` (ollama-for-amd#87's table) -------------------------------------------------------
+
+_PS_CPU = ("NAME                ID              SIZE     PROCESSOR    UNTIL\n"
+           "granite-code:20b    59db7b531bb4    14 GB    100% CPU     4 minutes from now")
+_FOUND_9070 = ('time=2025-05-21T11:35:57.935-03:00 level=INFO source=types.go:130 msg="inference compute" id=0 '
+               'library=rocm variant="" compute=gfx1201 driver=6.4 name="AMD Radeon RX 9070 XT" total="15.9 GiB" '
+               'available="15.8 GiB"')
+
+
+def _on_cpu(*texts: str) -> list[tuple[str, str]]:
+    from rocm_triton_doctor.check.sources import diagnose_text
+
+    rep = diagnose_text(list(texts))
+    return [(f.severity.value, f.title) for f in rep.findings if f.id == "workload-on-cpu"]
+
+
+def test_workload_on_cpu_warns_when_ollama_found_the_gpu_but_runs_on_the_cpu() -> None:
+    (sev, title), = _on_cpu(_PS_CPU, _FOUND_9070)
+    assert sev == "warn" and "100% on the CPU" in title and "RX 9070 XT" in title
+    from rocm_triton_doctor.check.sources import diagnose_text
+
+    f = next(f for f in diagnose_text([_PS_CPU, _FOUND_9070]).findings if f.id == "workload-on-cpu")
+    assert f.fix is None or not f.fix.commands  # the cause is in the server log: no command
+
+
+def test_workload_on_cpu_skips_without_a_gpu_a_gpu_placement_or_a_table() -> None:
+    assert [s for s, _ in _on_cpu(_PS_CPU)] == ["skip"]  # no GPU shown: a CPU-only box runs on the CPU
+    assert [s for s, _ in _on_cpu(_PS_CPU.replace("100% CPU", "100% GPU"), _FOUND_9070)] == ["skip"]
+    assert [s for s, _ in _on_cpu(_PS_CPU.replace("100% CPU", "48%/52% CPU/GPU"), _FOUND_9070)] == ["skip"]
+    # the row alone, without `ollama ps` or its header, is not read as its table
+    assert [s for s, _ in _on_cpu(_PS_CPU.splitlines()[1], _FOUND_9070)] == ["skip"]
+

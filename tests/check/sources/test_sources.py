@@ -783,3 +783,21 @@ def test_amd_smis_banner_and_ollamas_missing_version_file() -> None:
                                  'en/support/linux-drivers" error="amdgpu version file missing: /sys/module/amdgpu/version '
                                  'stat /sys/module/amdgpu/version: no such file or directory"\n')])
     assert ollama["files"] == {"/sys/module/amdgpu/version": None}
+
+
+def test_the_kernel_command_line_is_read_from_its_log_line_a_cat_or_a_pasted_run_of_parameters() -> None:
+    from rocm_triton_doctor.check.sources import snapshot_from_text
+
+    def cmdline(*texts: str) -> str | None:
+        return snapshot_from_text(list(texts)).get("files", {}).get("/proc/cmdline")
+
+    assert cmdline("[    0.000000] Command line: BOOT_IMAGE=/vmlinuz-6.8 root=UUID=1 ro nomodeset") == \
+        "BOOT_IMAGE=/vmlinuz-6.8 root=UUID=1 ro nomodeset\n"
+    assert cmdline("$ cat /proc/cmdline\nroot=PARTUUID=yada zswap.enabled=0 rw quiet splash\n") == \
+        "root=PARTUUID=yada zswap.enabled=0 rw quiet splash\n"
+    # ds4 PR 871: the author cut the start with "…"
+    assert cmdline("… iommu.passthrough=0 amd_pstate=active ttm.pages_limit=25165824") == \
+        "iommu.passthrough=0 amd_pstate=active ttm.pages_limit=25165824\n"
+    # an environment prefix or an ollama log line is not a command line
+    assert cmdline("HSA_OVERRIDE_GFX_VERSION=10.3.0 HIP_VISIBLE_DEVICES=0 python x.py") is None
+    assert cmdline('time=2025-06-11T18:45 level=INFO source=gpu.go:217 msg="looking for compatible GPUs"') is None
