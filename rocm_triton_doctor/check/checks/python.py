@@ -11,11 +11,11 @@ from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, info, needed, ok, skip, warn
 from rocm_triton_doctor.check.checks.gpus import amd_gpus
 from rocm_triton_doctor.check.checks.platform import stack_vendor
-from rocm_triton_doctor.check.checks.torch import install_command, pip
+from rocm_triton_doctor.check.checks.torch import commands, install_command, pip
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.facts.errors import quote, with_signature
 from rocm_triton_doctor.check.facts.platform import accelerator, env_command, os_family
-from rocm_triton_doctor.check.facts.python import torch_build
+from rocm_triton_doctor.check.facts.python import torch_build, torch_index_url
 from rocm_triton_doctor.check.findings import Finding, Fix
 
 
@@ -159,6 +159,40 @@ def pip_kept_non_rocm_torch(f: Facts) -> Iterable[Finding]:
 RETIRED_FAMILY_INDEX = re.compile(r"rocm\.nightlies\.amd\.com/v2(?:-staging)?/(?P<family>gfx[\w-]+)")
 MULTI_ARCH_NIGHTLY = "https://rocm.nightlies.amd.com/whl-multi-arch/"
 MULTI_ARCH_STABLE = "https://repo.amd.com/rocm/whl-multi-arch/"
+
+
+@check("pip-replaced-rocm-torch", "python", "No later install replaced the ROCm torch with another build.",
+       "An app's installer that installs the ROCm torch and then its own packages with a plain resolver swaps torch "
+       "for PyPI's (a CPU build on Windows, CUDA on Linux) when one of them pins another torch (unsloth#7275: "
+       "torch 2.11.0+rocm7.13.0 out, 2.10.0 in).",
+       "Reinstall the ROCm torch from its index, and install the app's packages with torch pinned (a constraints file) "
+       "or with --no-deps.")
+def pip_replaced_rocm_torch(f: Facts) -> Iterable[Finding]:
+    env = f.python.value if f.python.found else None
+    swap = env.torch_replaced if env else None
+    if env is None or swap is None:
+        yield skip("no install in the evidence that replaced torch")
+        return
+    old, new = swap
+    if "+rocm" not in old or "+rocm" in new:
+        yield skip(f"an install replaced torch {old} with {new}; not a ROCm torch replaced by another build")
+        return
+    # The index to reinstall from: one the text names, else the PyTorch index of the removed torch's own tag. Either is
+    # where the removed ROCm torch came from (a fact shown), never derived from a guess about the GPU.
+    tagged = torch_index_url(old)
+    known = tagged if tagged and tagged.rsplit("/", 1)[-1] in knowledge.rocm_indexes() else None  # TheRock tags are not
+    index = env.rocm_indexes_named[0] if len(env.rocm_indexes_named) == 1 else known
+    cmd = f"{pip(f)} install --force-reinstall torch=={old} --index-url {index}" if index else None
+    # A ROCm index as a command only where an AMD GPU is shown (fixsafety); otherwise the same command in words.
+    said = f" (`{cmd}`)" if cmd and accelerator(f) != "amd" else ""
+    yield fail(f"an install replaced the ROCm torch {old} with {new}",
+               f"torch {new} carries no +rocm tag: it is PyPI's build (CPU-only on Windows, CUDA on Linux), so torch "
+               "no longer uses the AMD GPU; the package whose requirements pulled it will pull it again.",
+               evidence=("install log",),
+               fix=Fix(f"Put the ROCm torch back{' from ' + index if index else ''}{said} (torchvision and torchaudio from "
+                       "the same index, at the versions that match it), then install the app's other packages without "
+                       f"letting them move torch: a constraints file pinning torch=={old} (`PIP_CONSTRAINT`, "
+                       "`uv pip install -c`) or `--no-deps`.", commands(cmd) if not said else ()))
 
 
 @check("pip-retired-index", "python", "torch is not installed from a TheRock index that no longer gets builds.",
@@ -370,5 +404,6 @@ def pip_rocm_triton_missing(f: Facts) -> Iterable[Finding]:
 
 
 CHECKS = (python_version_wheels, pip_index_order, pip_pulls_pypi_torch, pip_kept_non_rocm_torch,
+          pip_replaced_rocm_torch,
           pip_retired_index, installer_cpu_fallback, pip_no_torch_wheel, pip_torch_version_missing,
           pip_rocm_triton_missing, python_user_site_torch)

@@ -78,6 +78,8 @@ class PythonEnv:
     pip_kept: Mapping[str, str] = field(default_factory=dict)  # "Requirement already satisfied" (name -> version)
     install_indexes: tuple[str, ...] = ()  # indexes named on a pasted `pip/uv install` command line (asked, not searched)
     pip_pulled_by: Mapping[str, str] = field(default_factory=dict)  # "Collecting torch==X (from torchaudio)": name -> by
+    torch_replaced: tuple[str, str] | None = None  # an install's change list: (removed torch, installed torch)
+    rocm_indexes_named: tuple[str, ...] = ()  # ROCm wheel indexes the pasted text names (an installer quoting its own)
 
     def downloaded(self, name: str) -> str | None:
         """The version of `name` in a wheel pip fetched ('triton-3.1.0-cp310-….whl' -> '3.1.0'), if any."""
@@ -145,7 +147,13 @@ def _python(snap: Mapping[str, Any]) -> Fact[PythonEnv]:
                            if isinstance(p.get("pip_kept"), dict) else {},
                            tuple(str(u) for u in p.get("install_indexes") or () if u),
                            {norm_name(str(k)): norm_name(str(v)) for k, v in (p.get("pip_pulled_by") or {}).items()}
-                           if isinstance(p.get("pip_pulled_by"), dict) else {}), "python")
+                           if isinstance(p.get("pip_pulled_by"), dict) else {},
+                           _pair(p.get("torch_replaced")),
+                           tuple(str(u) for u in p.get("rocm_indexes_named") or () if u)), "python")
+
+
+def _pair(v: Any) -> tuple[str, str] | None:
+    return (str(v[0]), str(v[1])) if isinstance(v, list) and len(v) == 2 and all(v) else None
 
 
 # -- the installed torch, from the runtime probe when it ran, else from wheel metadata ---------------------------

@@ -155,3 +155,30 @@ def parse_install_commands(text: str, cmd: str | None = None) -> Fragment:
         urls += re.findall(r"(?:--(?:extra-)?index-url|(?<!\S)-i)(?:\s+|=)(https?://\S+)", line)
     urls = [u.strip("'\"") for u in dict.fromkeys(urls)]
     return {"python": {"install_indexes": urls}} if urls else {}
+
+
+# An install that swapped torch: uv's change list (` - torch==2.11.0+rocm7.13.0` then ` + torch==2.10.0`, unsloth#7275)
+# or pip's (`Found existing installation: torch 2.11.0+rocm7.13.0` … `Successfully installed … torch-2.10.0 …`).
+_UV_OUT = re.compile(r"^\s*-\s+torch==(?P<v>\d\S*)\s*$", re.M)
+_UV_IN = re.compile(r"^\s*\+\s+torch==(?P<v>\d\S*)\s*$", re.M)
+_PIP_OUT = re.compile(r"Found existing installation: torch (?P<v>\d\S*)")
+_PIP_IN = re.compile(r"Successfully installed (?:.* )?torch-(?P<v>\d[^\s]*)")
+# A ROCm wheel index on a line of its own (an installer's log quoting where it installed from).
+_ROCM_INDEX = re.compile(r"https?://(?:repo\.amd\.com/rocm/whl/[\w.-]+|rocm\.nightlies\.amd\.com/[\w./-]*[\w-]|"
+                         r"download\.pytorch\.org/whl/(?:nightly/|test/)?rocm[\d.]+)/?")
+
+
+def parse_replaced_torch(text: str, cmd: str | None = None) -> Fragment:
+    """-> `python.torch_replaced`: [removed version, installed version] when one install shows both, and
+    `python.rocm_indexes_named`: the ROCm wheel indexes the text shows on lines of their own."""
+    frag: Fragment = {}
+    out = _UV_OUT.search(text) or _PIP_OUT.search(text)
+    new = _UV_IN.search(text) or _PIP_IN.search(text)
+    if out and new and out.group("v") != new.group("v"):
+        merge(frag, {"python": {"torch_replaced": [out.group("v"), new.group("v")]}})
+    # Only a line that is the URL alone (an installer quoting its index); a URL inside a sentence is prose.
+    urls = list(dict.fromkeys(m.group(0) for ln in text.splitlines() if (m := _ROCM_INDEX.fullmatch(ln.strip()))))
+    if urls:
+        merge(frag, {"python": {"rocm_indexes_named": urls}})
+    return frag
+

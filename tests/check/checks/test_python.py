@@ -229,3 +229,45 @@ def test_python_user_site_torch_skip_and_fail() -> None:
         "torchvision": {"version": "0.20.1+rocm6.2", "location": "/opt/app/venv/lib/python3.12/site-packages"}}}
     g = one("python-user-site-torch", python=linux)  # OS not shown: the fix in words only
     assert g.severity is Severity.FAIL and g.fix is not None and g.fix.commands == ()
+
+
+# -- pip-replaced-rocm-torch (unsloth#7275: an installer's resolver swapping the ROCm torch for PyPI's) ------------------
+
+def _replaced(*texts: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    from rocm_triton_doctor.check.sources import diagnose_text
+
+    return [(f.severity.value, f.title, f.fix.commands if f.fix else ())
+            for f in diagnose_text(list(texts)).findings if f.id == "pip-replaced-rocm-torch"]
+
+
+_ROCM_GPU = "ROCm: version=6.4, using agent gfx1100"  # SD.Next's line: the runtime found an RX 7900
+
+
+def test_pip_replaced_rocm_torch_fails_and_reinstalls_from_the_index_the_text_names() -> None:
+    (sev, title, cmds), = _replaced("- torch==2.11.0+rocm7.13.0\n+ torch==2.10.0",
+                                    "https://repo.amd.com/rocm/whl/gfx110X-all/", _ROCM_GPU)
+    assert sev == "fail" and "2.11.0+rocm7.13.0 with 2.10.0" in title
+    assert cmds == ("pip install --force-reinstall torch==2.11.0+rocm7.13.0 --index-url "
+                    "https://repo.amd.com/rocm/whl/gfx110X-all/",)
+    # pip's wording; a PyTorch index tag names its index, a TheRock tag without a named index names none
+    (_, _, cmds), = _replaced("Found existing installation: torch 2.7.1+rocm6.3\nUninstalling torch-2.7.1+rocm6.3:\n"
+                              "Successfully installed sympy-1.13 torch-2.7.1", _ROCM_GPU)
+    assert cmds == ("pip install --force-reinstall torch==2.7.1+rocm6.3 --index-url https://download.pytorch.org/whl/rocm6.3",)
+    (_, _, cmds), = _replaced("- torch==2.11.0+rocm7.13.0\n+ torch==2.10.0", _ROCM_GPU)
+    assert cmds == ()
+
+
+def test_pip_replaced_rocm_torch_says_the_command_in_words_while_the_gpu_is_unknown() -> None:
+    from rocm_triton_doctor.check.sources import diagnose_text
+
+    f = next(f for f in diagnose_text(["- torch==2.11.0+rocm7.13.0\n+ torch==2.10.0",
+                                       "https://repo.amd.com/rocm/whl/gfx110X-all/"]).findings
+             if f.id == "pip-replaced-rocm-torch")
+    assert f.severity is Severity.FAIL and f.fix is not None and not f.fix.commands
+    assert "--index-url https://repo.amd.com/rocm/whl/gfx110X-all/" in f.fix.text
+
+
+def test_pip_replaced_rocm_torch_skips_other_swaps() -> None:
+    assert [s for s, _, _ in _replaced("- torch==2.6.0+rocm6.2\n+ torch==2.7.1+rocm6.3")] == ["skip"]
+    assert [s for s, _, _ in _replaced("- torch==2.6.0\n+ torch==2.7.1")] == ["skip"]
+    assert [s for s, _, _ in _replaced("Successfully installed torch-2.7.1")] == ["skip"]
