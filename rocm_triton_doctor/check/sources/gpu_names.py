@@ -38,6 +38,12 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
         m = re.search(r"\b(?:Detected|Found|Using) GPU(?: via [^:\n]+)?:\s+(?P<n>(?:AMD\s+)?Radeon\b[^\n]*?)\s*$", s)
         if m:
             merge(frag, gpu_seen("text", None, m.group("n")))
+        # Tensile's and hipBLASLt's benchmark banner: `# Detected local GPU with ISA: gfx942`, one line per GPU the
+        # runtime enumerated (ROCm/Tensile#2071, 8x MI300X); lemonade's backend table: `Unsupported GPU: gfx1036`
+        # (lemonade#2302: the GPU it found, which its ROCm backend lacks).
+        m = re.search(r"Detected local GPU with ISA:\s*(gfx[0-9a-f]{3,4})\b|\bUnsupported GPU:\s*(gfx[0-9a-f]{3,4})\b", s)
+        if m:
+            merge(frag, gpu_seen("text", (m.group(1) or m.group(2)).lower()))
         # SD.Next (Windows, HIP SDK): `ROCm: version=6.4, using agent gfx1200` (vladmandic/sdnext#4211)
         m = re.search(r"ROCm: version=[\w.]+, using agent (gfx[0-9a-f]{3,4})\b", s)
         if m:
@@ -114,6 +120,14 @@ def _ollama(s: str, frag: Fragment) -> None:
     m = re.search(r"\bgpu_type=(gfx\w+)(?:.*?\bgpu=(\d+))?", s)
     if m:
         merge(frag, gpu_seen("ollama", m.group(1).lower(), None, index=int(m.group(2)) if m.group(2) else None))
+    # ollama 0.12's discovery dropping a GPU its runner could not use (ollama#12708: `removing unsupported or
+    # overlapping GPU combination" libDir=/usr/lib/ollama description="AMD Radeon RX 6700 XT" compute=gfx1031`): the
+    # GPU is real either way.
+    if "removing unsupported or overlapping GPU combination" in s:
+        gm = re.search(r"\bcompute=(gfx\w+)", s)
+        dm = re.search(r'\bdescription="([^"]+)"', s)
+        if gm:
+            merge(frag, gpu_seen("ollama", gm.group(1).lower(), dm.group(1) if dm else None))
     if "inference compute" in s and re.search(r"\blibrary=rocm\b", s, re.I):  # `library=ROCm` since ollama 0.12
         gm = re.search(r"\bcompute=(gfx\w+)", s)
         # ollama 0.12+: name=ROCm1 (its own device label) and description="AMD Radeon RX 7900 XTX" (the product)

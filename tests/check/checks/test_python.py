@@ -247,8 +247,8 @@ def test_pip_replaced_rocm_torch_fails_and_reinstalls_from_the_index_the_text_na
     (sev, title, cmds), = _replaced("- torch==2.11.0+rocm7.13.0\n+ torch==2.10.0",
                                     "https://repo.amd.com/rocm/whl/gfx110X-all/", _ROCM_GPU)
     assert sev == "fail" and "2.11.0+rocm7.13.0 with 2.10.0" in title
-    assert cmds == ("pip install --force-reinstall torch==2.11.0+rocm7.13.0 --index-url "
-                    "https://repo.amd.com/rocm/whl/gfx110X-all/",)
+    want = "pip install --force-reinstall torch==2.11.0+rocm7.13.0 --index-url https://repo.amd.com/rocm/whl/gfx110X-all/"
+    assert cmds == (want,)
     # pip's wording; a PyTorch index tag names its index, a TheRock tag without a named index names none
     (_, _, cmds), = _replaced("Found existing installation: torch 2.7.1+rocm6.3\nUninstalling torch-2.7.1+rocm6.3:\n"
                               "Successfully installed sympy-1.13 torch-2.7.1", _ROCM_GPU)
