@@ -31,8 +31,14 @@ def assert_matches(out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> 
     assert err.numel() == 0 or err.max().item() <= 0, f"max excess {err.max().item():.3g}"
 
 
-def qkv(B: int, H: int, H_kv: int, S_q: int, S_k: int, D: int, dtype: torch.dtype, model_layout: bool,
+def qkv(B: int, H: int, H_kv: int, S_q: int, S_k: int, D: int, dtype: torch.dtype, model_layout: bool | str,
         gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    if model_layout == "fused" and S_q == S_k:
+        # One fused QKV projection (B, S, H + 2·H_kv, D), split into views: row strides of (H + 2·H_kv)·D, and K's and
+        # V's first element H·D and (H + H_kv)·D elements in (a base the 16-byte rule may not hold for).
+        x = torch.randn(B, S_q, H + 2 * H_kv, D, generator=gen).to(dtype).transpose(1, 2)
+        return x[:, :H], x[:, H:H + H_kv], x[:, H + H_kv:]
+
     def make(h: int, s: int) -> torch.Tensor:
         if model_layout:  # (B, S, H, D) as projections give it, seen through .transpose(1, 2)
             return torch.randn(B, s, h, D, generator=gen).to(dtype).transpose(1, 2)
@@ -43,12 +49,12 @@ def qkv(B: int, H: int, H_kv: int, S_q: int, S_k: int, D: int, dtype: torch.dtyp
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(B=st.integers(1, 2), H_kv=st.integers(1, 2), group=st.sampled_from([1, 2, 3]), S_q=st.integers(1, 80),
-       S_k=st.integers(1, 80), D=st.sampled_from([8, 16, 32, 48, 64, 80, 96, 128, 256]),
+       S_k=st.integers(1, 80), D=st.sampled_from([3, 8, 16, 24, 32, 40, 48, 64, 72, 80, 96, 128, 160, 256]),
        dtype=st.sampled_from([torch.float32, torch.float16, torch.bfloat16]), causal=st.booleans(),
-       model_layout=st.booleans(), scale=st.sampled_from([None, 0.3, -0.2, 0.0]),
+       model_layout=st.sampled_from([False, True, "fused"]), scale=st.sampled_from([None, 0.3, -0.2, 0.0]),
        special=st.sampled_from([None, "nan", "inf"]), seed=st.integers(0, 2**31 - 1))
 def test_attention_matches_sdpa_in_fp64(B: int, H_kv: int, group: int, S_q: int, S_k: int, D: int,
-                                        dtype: torch.dtype, causal: bool, model_layout: bool, scale: float | None,
+                                        dtype: torch.dtype, causal: bool, model_layout: bool | str, scale: float | None,
                                         special: str | None, seed: int) -> None:
     g = torch.Generator().manual_seed(seed)
     q, k, v = qkv(B, H_kv * group, H_kv, S_q, S_k, D, dtype, model_layout, g)

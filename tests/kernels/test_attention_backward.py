@@ -18,6 +18,9 @@ GRAD_CASES = [
     (1, 4, 1, 30, 18, 16, True, torch.bfloat16, False),  # MQA, queries longer than keys (causal top-left)
     (2, 2, 1, 17, 33, 128, False, torch.float32, True),
     (1, 2, 2, 33, 21, 32, False, torch.bfloat16, True),
+    # head dims whose rows are 16-byte aligned but whose strides are not multiples of 16 (DIV = 8, session 16)
+    (1, 4, 2, 19, 27, 40, True, torch.bfloat16, True),
+    (1, 2, 1, 23, 23, 72, False, torch.float16, False),
 ]
 
 
