@@ -61,6 +61,7 @@ def visible_devices(f: Facts) -> Iterable[Finding]:
                        evidence=("env",), fix=Fix("Unset it, or list the GPUs to use (indices from `rocminfo`).",
                                                   (f"unset {name}",)), links=(DOCS,))
             return
+    yield from _ignored(f, values, shown)
     hip_list, cuda_list = values.get("HIP_VISIBLE_DEVICES"), values.get("CUDA_VISIBLE_DEVICES")
     if hip_list is not None and cuda_list is not None and _entries(hip_list) != _entries(cuda_list) \
             and not f.nvidia_gpus_present:
@@ -103,6 +104,29 @@ def visible_devices(f: Facts) -> Iterable[Finding]:
                        fix=Fix(f"Use indices 0…{len(gpus) - 1} (rocminfo order).", ("unset ROCR_VISIBLE_DEVICES",)))
             return
     yield info(f"GPU selection: {shown}", "Indices follow rocminfo's GPU order.")
+
+
+def _ignored(f: Facts, values: dict[str, str | None], shown: str) -> Iterable[Finding]:
+    """torch enumerating more GPUs than the variables let through: they did not take effect in that process. The HIP
+    runtime reads them once, when it starts, so a value set later (os.environ after `import torch` touched the GPU, a
+    framework that sets it per worker after start-up) changes nothing, and torch releases before the fix in
+    pytorch#140398 ignored ROCR_VISIBLE_DEVICES in device_count (ray#46563: ROCR_VISIBLE_DEVICES 0,1, 4 GPUs)."""
+    rt = f.runtime.value if f.runtime.found else None
+    seen = rt.device_count if rt is not None and rt.device_count is not None else (len(rt.devices) if rt and rt.devices
+                                                                                  else None)
+    hip_name = "HIP_VISIBLE_DEVICES" if "HIP_VISIBLE_DEVICES" in values else "CUDA_VISIBLE_DEVICES"
+    lists = [_entries(values.get(n) or "") for n in ("ROCR_VISIBLE_DEVICES", hip_name) if n in values]
+    allowed = min((len(x) for x in lists if x), default=None)
+    if seen is None or allowed is None or seen <= allowed or f.nvidia_gpus_present:
+        return
+    yield warn(f"torch sees {seen} GPUs although {shown} lets {allowed} through",
+               "The variables did not take effect in that process: the HIP runtime reads them once, when it starts, so a "
+               "value set after torch first touched the GPU changes nothing; torch releases before pytorch#140398 also "
+               "counted devices without ROCR_VISIBLE_DEVICES.", evidence=("env", "torch device count"),
+               fix=Fix("Set the variable in the environment the process starts with (the shell, the service unit, the "
+                       "job or container definition, or os.environ before `import torch`), not after; with Ray, let it "
+                       "set the GPU ids per worker and do not change them in the worker; then check "
+                       "torch.cuda.device_count() again."), links=(DOCS, "https://github.com/pytorch/pytorch/pull/140398"))
 
 
 CHECKS = (visible_devices,)

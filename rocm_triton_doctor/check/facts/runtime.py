@@ -38,6 +38,7 @@ class Runtime:
     # Both torch.version.hip and torch.version.cuda were recorded (null = probed None). A pasted `torch.__version__`
     # line alone does not say which build it is: the missing keys are unknown, not None (DESIGN §2).
     versions_recorded: bool = True
+    device_count: int | None = None  # torch.cuda.device_count() as recorded (the probe, a printed count)
 
     @property
     def build(self) -> str:
@@ -105,7 +106,8 @@ def _runtime(snap: Mapping[str, Any]) -> Fact[Runtime]:
                  tuple(devices), tuple(str(a) for a in arch) if isinstance(arch, list) else None, text("triton_version"),
                  text("triton_backend"), text("triton_arch"), text("triton_error"), died_how(r),
                  bool(r.get("torch_import_failed")), bool(r.get("timed_out")),
-                 "hip_version" in r and "cuda_version" in r)
+                 "hip_version" in r and "cuda_version" in r,
+                 count if isinstance(count := r.get("device_count"), int) and not isinstance(count, bool) else None)
     if rt.timed_out:
         return Fact(Status.ERROR, rt, "runtime probe", str(r.get("error") or "timed out"))
     if rt.torch_version is None and rt.error and not rt.torch_import_failed:

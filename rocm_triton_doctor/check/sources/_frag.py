@@ -92,6 +92,11 @@ _LOG_PREFIX = re.compile(r"^(?:\[\d{4}-\d\d-\d\d[ T][\d:.,]+\]\s*|\d{4}-\d\d-\d\
                          r"(?:\[(?:INFO|WARNING|DEBUG|ERROR)\]\s*|(?:INFO|WARNING|DEBUG|ERROR)\s{2,})?")
 
 
+# Ray prefixes a worker's output with its actor or task: `(GPUActor pid=3134225) ` (ray#46563), `(pid=12, ip=10.0.0.2) `.
+_RAY_PREFIX = re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s+")
+
+
 def log_line(line: str) -> str:
-    """A pasted line without surrounding blanks and a leading level tag (`[INFO] `, or `INFO     ` with its time)."""
-    return _LOG_PREFIX.sub("", line.strip())
+    """A pasted line without surrounding blanks, a Ray worker's prefix and a leading level tag (`[INFO] `, or
+    `INFO     ` with its time)."""
+    return _LOG_PREFIX.sub("", _RAY_PREFIX.sub("", line.strip()))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from rocm_triton_doctor.check.sources._frag import Fragment
+from rocm_triton_doctor.check.sources._frag import Fragment, log_line
 
 RELEVANT = re.compile(r"^(HSA_\w+|HIP_\w+|ROCR_\w+|ROCM_\w+|ROCM_PATH|CUDA_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL|"
                       r"LD_LIBRARY_PATH|LD_PRELOAD|PYTORCH_\w+|MIOPEN_\w+|AMD_\w+|TORCH_\w+|TRITON_\w+|HCC_\w+|"
@@ -30,6 +30,8 @@ _PYENV = re.compile(r"os\.environ\[['\"](?P<name>\w+)['\"]\]\s*=\s*['\"](?P<valu
 _DUMP_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=.*$")
 # A JSON object of variables (AUTOMATIC1111's sysinfo "Environment": {"TORCH_COMMAND": "pip install …"},
 # stable-diffusion-webui#15542): upper-case names only, so a JSON document's own keys are not read as variables.
+_PRINTED_VAR = re.compile(r"^(?P<name>(?:ROCR|HIP|CUDA)_VISIBLE_DEVICES|HSA_OVERRIDE_GFX_VERSION)\s*:\s*"
+                          r"(?P<value>(?!None\s*$)[\w.,-]+)\s*$")  # Python prints an unset one as None
 _JSON_VAR = re.compile(r'^\s*"(?P<name>[A-Z][A-Z0-9_]*)"\s*:\s*"(?P<value>(?:[^"\\]|\\.)*)"\s*,?\s*$')
 
 
@@ -95,6 +97,10 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
         for a in _PYENV.finditer(s):
             if _keep(a.group("name"), a.group("value")):
                 env.setdefault(a.group("name"), a.group("value"))
+        # A script printing the variables it runs with: `ROCR_VISIBLE_DEVICES: 0,1` (ray#46563, behind Ray's prefix).
+        m = _PRINTED_VAR.match(log_line(line))
+        if m and _keep(m.group("name"), m.group("value")):
+            env.setdefault(m.group("name"), m.group("value"))
         m = _JSON_VAR.match(line)
         if m and _keep(m.group("name"), m.group("value")):
             env.setdefault(m.group("name"), m.group("value").replace('\\"', '"'))

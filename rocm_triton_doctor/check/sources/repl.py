@@ -99,6 +99,11 @@ def parse_labels(text: str, cmd: str | None = None) -> Fragment:
     # there, so torch.cuda.is_available() was True in that process (ROCm builds name HIP devices 'cuda' too).
     if "is_available" not in rt and re.search(r"^\s*(?:#\s*|Out\[\d+\]:\s*)?tensor\(.*\bdevice='cuda:\d+'", text, re.M):
         rt["is_available"] = True
+    # A script's printed GPU count (`Number of GPUs: 4`, ray#46563; `Device count: 1`): torch.cuda.device_count().
+    m = re.search(r"^(?:Number of GPUs|GPU count|(?:torch\.cuda\.)?device[ _]count(?:\(\))?)\s*[:=]\s*(\d+)\s*$",
+                  "\n".join(log_line(ln) for ln in text.splitlines()), re.M | re.I)
+    if m and "device_count" not in rt:
+        rt["device_count"] = int(m.group(1))
     # `Device count: 1` (torch.cuda.device_count(), karpathy/nanochat#449), and ComfyUI's `VAE load device: cuda:0`
     # (model_management puts models on cuda:N only when torch.cuda is available, legacy-rocm-build#5834)
     if "is_available" not in rt:

@@ -69,3 +69,19 @@ def test_visible_devices_warn_when_hip_and_cuda_lists_disagree() -> None:
     assert f.fix is not None and f.fix.commands == ("unset CUDA_VISIBLE_DEVICES",)
     same = one("visible-devices", env={"HIP_VISIBLE_DEVICES": "0,1", "CUDA_VISIBLE_DEVICES": "0,1"})
     assert same.severity is Severity.INFO  # one selection, written twice
+
+
+def test_visible_devices_warns_when_torch_sees_more_gpus_than_the_variables_let_through() -> None:
+    # ray#46563: a Ray actor printing its environment and torch's count (behind Ray's `(GPUActor pid=N) ` prefix).
+    from rocm_triton_doctor.check.sources import diagnose_text
+
+    text = ("(GPUActor pid=3134225) GPU IDs: ['0']\n(GPUActor pid=3134225) ROCR_VISIBLE_DEVICES: 0,1\n"
+            "(GPUActor pid=3134225) Number of GPUs: 4")
+    found = [f for f in diagnose_text([text]).findings if f.id == "visible-devices"]
+    warn = [f for f in found if f.severity.value == "warn"]
+    assert len(warn) == 1 and warn[0].title == "torch sees 4 GPUs although ROCR_VISIBLE_DEVICES='0,1' lets 2 through"
+    assert warn[0].fix is not None and not warn[0].fix.commands
+    # as many GPUs as the list allows, or a variable printed as None (unset): nothing to say
+    for ok_text in (text.replace("Number of GPUs: 4", "Number of GPUs: 2"),
+                    text.replace("ROCR_VISIBLE_DEVICES: 0,1", "ROCR_VISIBLE_DEVICES: None")):
+        assert not [f for f in diagnose_text([ok_text]).findings if f.id == "visible-devices" and f.severity.value == "warn"]
