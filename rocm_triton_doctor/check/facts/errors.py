@@ -118,7 +118,9 @@ def _rocblas_lacks_target(e: ErrorText) -> bool:
         return False
     if re.search(r"/torch/lib/rocblas/", e.text):
         return True
-    return bool(re.search(r"for GPU arch\s*:\s*gfx", e.text)) and not _TORCH_PROCESS.search(e.text)
+    # the message names the GPU's arch, or (cut above it) its list of the Tensile libraries it does have
+    named = re.search(r"for GPU arch\s*:\s*gfx|/rocblas/library/TensileLibrary(?:_lazy)?_gfx\w+\.dat", e.text)
+    return bool(named) and not _TORCH_PROCESS.search(e.text)
 
 
 def code_object_errors(errors: Fact[tuple[ErrorText, ...]]) -> tuple[ErrorText, ...]:

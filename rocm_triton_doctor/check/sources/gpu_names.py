@@ -177,6 +177,13 @@ def parse_hip_device_count(text: str, cmd: str | None = None) -> Fragment:
     ollama = _ollama_rocm_devices(text)
     if ollama:  # ollama's discovery ran its ROCm runner on these GPUs (ollama#12564, Windows)
         return {"system": {"hip_devices_seen": ollama}}
+    # Weights a ggml program placed on a ROCm device: ollama's `msg="model weights" device=ROCm0 size=…` and
+    # llama.cpp's `ROCm0 model buffer size = … MiB` (ollama#13085: 37/37 layers on an R9700): the HIP runtime opened
+    # that GPU and allocated on it.
+    placed = set(re.findall(r'msg="?(?:model weights|kv cache)"?\s+device=ROCm(\d+)\b', text))
+    placed |= set(re.findall(r"\bROCm(\d+) (?:model|KV) buffer size\s*=", text))
+    if placed:
+        return {"system": {"hip_devices_seen": len(placed)}}
     # llama.cpp of 2026 adds the total: `found 1 ROCm devices (Total VRAM: 12272 MiB):` (llama.cpp#26702).
     m = re.search(r"ggml_(?:cuda_init|init_cublas): found (\d+) (?:ROCm|CUDA) devices(?: \([^)\n]*\))?:\s*\n"
                   r"((?:\s*Device \d+: [^\n]+\n?)+)", text)

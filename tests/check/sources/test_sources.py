@@ -801,3 +801,15 @@ def test_the_kernel_command_line_is_read_from_its_log_line_a_cat_or_a_pasted_run
     # an environment prefix or an ollama log line is not a command line
     assert cmdline("HSA_OVERRIDE_GFX_VERSION=10.3.0 HIP_VISIBLE_DEVICES=0 python x.py") is None
     assert cmdline('time=2025-06-11T18:45 level=INFO source=gpu.go:217 msg="looking for compatible GPUs"') is None
+
+
+def test_weights_a_ggml_program_placed_on_a_rocm_device_prove_the_runtime_opened_it() -> None:
+    from rocm_triton_doctor.check.sources import snapshot_from_text
+
+    ollama = ('time=2025-11-14T14:42:28.102Z level=INFO source=backend.go:310 msg="model weights" device=ROCm0 '
+              'size="7.5 GiB"\ntime=2025-11-14T14:42:28.102Z level=INFO source=backend.go:321 msg="kv cache" '
+              'device=ROCm0 size="576.0 MiB"')
+    assert snapshot_from_text([ollama])["system"]["hip_devices_seen"] == 1
+    llama = "load_tensors:        ROCm0 model buffer size =  7604.21 MiB\nload_tensors:        ROCm1 model buffer size =  70.2 MiB"
+    assert snapshot_from_text([llama])["system"]["hip_devices_seen"] == 2
+    assert "system" not in snapshot_from_text(['msg="model weights" device=CPU size="741.9 MiB"'])
