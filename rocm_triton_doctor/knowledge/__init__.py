@@ -268,6 +268,14 @@ def index_bundles_rocm(index: str) -> bool:
     return bool(row.get("bundles_rocm", True)) if row else True
 
 
+# A ROCm torch wheel index as a URL: PyTorch's (download.pytorch.org/whl[/nightly|/test]/rocmX.Y), TheRock's nightlies
+# (rocm.nightlies.amd.com/…), AMD's (repo.radeon.com/rocm/manylinux/…, repo.amd.com/rocm/whl/…). A trailing slash is
+# matched; quotes and punctuation around the URL are not.
+ROCM_INDEX_URL = re.compile(r"https?://(?:download\.pytorch\.org/whl/(?:nightly/|test/)?rocm[\d.]+|"
+                            r"rocm\.nightlies\.amd\.com/[\w./-]*[\w-]|repo\.radeon\.com/rocm/manylinux/[\w./-]*[\w-]|"
+                            r"repo\.amd\.com/rocm/whl/[\w.-]+)/?")
+
+
 def index_url(index: str) -> str:
     return str(_load("rocm_indexes.json")["base_url"]) + index
 

@@ -82,11 +82,10 @@ def amdgpu_loaded(f: Facts) -> Iterable[Finding]:
 def _cmdline_typos(f: Facts) -> Iterable[Finding]:
     """A parameter meant for amdgpu whose module name is misspelled sets nothing (legacy-rocm-build: a workaround
     written `aamdgpu.cwsr_enable=0` that never took effect)."""
-    bad = misspelled_amdgpu(f.kernel_cmdline.value or ()) if f.kernel_cmdline.found else ()
-    if bad:
-        meant = ", ".join("amdgpu." + p.partition("=")[0].split(".", 1)[-1].removeprefix("amdgpu_") + (
-            "=" + p.partition("=")[2] if "=" in p else "") for p in bad)
-        yield warn(f"kernel parameter {' '.join(bad)} is not amdgpu's: the kernel ignores it",
+    pairs = misspelled_amdgpu(f.kernel_cmdline.value or ()) if f.kernel_cmdline.found else ()
+    if pairs:
+        bad, meant = " ".join(p for p, _ in pairs), ", ".join(m for _, m in pairs)
+        yield warn(f"kernel parameter {bad} is not amdgpu's: the kernel ignores it",
                    f"amdgpu reads only parameters spelled amdgpu.NAME=VALUE; this one reaches no module, so the "
                    f"setting it was meant to make ({meant}) is not in effect.", evidence=(f.kernel_cmdline.source,),
                    fix=Fix(f"Correct it to {meant} in the boot loader's kernel parameters (GRUB_CMDLINE_LINUX_DEFAULT "

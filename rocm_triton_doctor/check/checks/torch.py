@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Iterable
 
@@ -145,8 +144,6 @@ def torch_build_mismatch(f: Facts) -> Iterable[Finding]:
 # SD.Next run TORCH_COMMAND when torch is missing) and pip's and uv's index settings.
 INDEX_VARS = ("TORCH_COMMAND", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL",
               "UV_DEFAULT_INDEX", "UV_INDEX")
-_ROCM_INDEX = re.compile(r"https?://(?:download\.pytorch\.org/whl/(?:nightly/|test/)?rocm[\d.]+|"
-                         r"rocm\.nightlies\.amd\.com/\S*|repo\.radeon\.com/rocm/manylinux/\S*)/?")
 
 
 @check("torch-configured-index", "torch",
@@ -156,7 +153,8 @@ _ROCM_INDEX = re.compile(r"https?://(?:download\.pytorch\.org/whl/(?:nightly/|te
        "launcher does not replace it: it runs its install command only when torch is missing.",
        "Reinstall torch from the index those settings name.")
 def torch_configured_index(f: Facts) -> Iterable[Finding]:
-    asked = [(n, m.group(0).rstrip("/")) for n in INDEX_VARS if (v := f.env_var(n)) and (m := _ROCM_INDEX.search(v))]
+    asked = [(n, m.group(0).rstrip("/")) for n in INDEX_VARS
+             if (v := f.env_var(n)) and (m := knowledge.ROCM_INDEX_URL.search(v))]
     if not asked:
         yield skip("no install setting in the evidence names a ROCm index")
         return

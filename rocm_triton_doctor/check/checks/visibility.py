@@ -112,8 +112,7 @@ def _ignored(f: Facts, values: dict[str, str | None], shown: str) -> Iterable[Fi
     framework that sets it per worker after start-up) changes nothing, and torch releases before the fix in
     pytorch#140398 ignored ROCR_VISIBLE_DEVICES in device_count (ray#46563: ROCR_VISIBLE_DEVICES 0,1, 4 GPUs)."""
     rt = f.runtime.value if f.runtime.found else None
-    seen = rt.device_count if rt is not None and rt.device_count is not None else (len(rt.devices) if rt and rt.devices
-                                                                                  else None)
+    seen = None if rt is None else rt.device_count if rt.device_count is not None else len(rt.devices) or None
     hip_name = "HIP_VISIBLE_DEVICES" if "HIP_VISIBLE_DEVICES" in values else "CUDA_VISIBLE_DEVICES"
     lists = [_entries(values.get(n) or "") for n in ("ROCR_VISIBLE_DEVICES", hip_name) if n in values]
     allowed = min((len(x) for x in lists if x), default=None)

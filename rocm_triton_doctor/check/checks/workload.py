@@ -66,11 +66,16 @@ def _fix(w: WorkloadEnv, name: str, value: str | None) -> Fix:
                "restart it.", (f"systemctl status {w.pid}",) if w.pid else ())
 
 
+def _system(f: Facts, key: str) -> str | None:
+    """A value the pasted text's sources put under `system` (sources/host.py, sources/gpu_names.py)."""
+    system = f.raw.get("system")
+    value = system.get(key) if isinstance(system, dict) else None
+    return str(value) if value else None
+
+
 def _service_in_text(f: Facts) -> str | None:
     """The systemd unit a paste shows running the GPU program (`journalctl -u ollama`), from sources/host.py."""
-    system = f.raw.get("system")
-    unit = system.get("service_unit") if isinstance(system, dict) else None
-    return str(unit) if unit else None
+    return _system(f, "service_unit")
 
 
 def _show(v: str | None) -> str:
@@ -169,22 +174,13 @@ def _differs(f: Facts, wl: WorkloadEnv, name: str, s_val: str | None, w_val: str
                "another ROCm than this shell.", evidence=ev)
 
 
-
-def _ollama_processor(f: Facts) -> str | None:
-    """Where `ollama ps` says its loaded models sit (sources/gpu_names.parse_ollama_ps): `100% GPU`, `100% CPU`,
-    `48%/52% CPU/GPU`."""
-    system = f.raw.get("system")
-    p = system.get("ollama_processor") if isinstance(system, dict) else None
-    return str(p) if p else None
-
-
 @check("workload-on-cpu", "workload",
        "A GPU program the evidence shows (ollama) keeps its model on the GPU the machine has.",
        "`ollama ps` saying 100% CPU on a machine with a usable AMD GPU means ollama gave the GPU nothing: it did not "
        "load its ROCm runner, judged the GPU's free memory too small, or was told to (num_gpu 0).",
        "The server log's lines on GPU discovery and layer offload say which; the fix depends on it.")
 def workload_on_cpu(f: Facts) -> Iterable[Finding]:
-    where = _ollama_processor(f)
+    where = _system(f, "ollama_processor")  # `ollama ps`: `100% GPU`, `100% CPU`, `48%/52% CPU/GPU`
     if where is None:
         yield skip("no `ollama ps` in the evidence")
         return

@@ -47,16 +47,18 @@ def blocking_params(params: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def misspelled_amdgpu(params: tuple[str, ...]) -> tuple[str, ...]:
-    """Parameters meant for amdgpu whose module name is misspelled (`aamdgpu.cwsr_enable=0`, `amdgpu_cwsr_enable`):
-    the kernel hands an unknown `x.y=` to no module, so the setting silently does nothing."""
+def misspelled_amdgpu(params: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(parameter, the amdgpu spelling it was meant as) for parameters whose module name is misspelled
+    (`aamdgpu.cwsr_enable=0`, `amdgpu_cwsr_enable=0` -> `amdgpu.cwsr_enable=0`): the kernel hands an unknown `x.y=`
+    to no module, so the setting silently does nothing."""
     out = []
     for p in params:
-        name = p.partition("=")[0]
-        mod = name.partition(".")[0] if "." in name else ""
-        near = bool(mod) and mod != "amdgpu" and _one_edit(mod, "amdgpu")
-        if near or (not mod and re.match(r"^amdgpu_\w+=", p)):
-            out.append(p)
+        name, eq, value = p.partition("=")
+        mod, dot, rest = name.partition(".")
+        if dot and mod != "amdgpu" and _one_edit(mod, "amdgpu"):
+            out.append((p, f"amdgpu.{rest}{eq}{value}"))
+        elif not dot and eq and re.match(r"^amdgpu_\w+$", name):
+            out.append((p, f"amdgpu.{name.removeprefix('amdgpu_')}{eq}{value}"))
     return tuple(out)
 
 

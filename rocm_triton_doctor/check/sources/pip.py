@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.sources._frag import Fragment, merge
 
 _NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
@@ -163,9 +164,6 @@ _UV_OUT = re.compile(r"^\s*-\s+torch==(?P<v>\d\S*)\s*$", re.M)
 _UV_IN = re.compile(r"^\s*\+\s+torch==(?P<v>\d\S*)\s*$", re.M)
 _PIP_OUT = re.compile(r"Found existing installation: torch (?P<v>\d\S*)")
 _PIP_IN = re.compile(r"Successfully installed (?:.* )?torch-(?P<v>\d[^\s]*)")
-# A ROCm wheel index on a line of its own (an installer's log quoting where it installed from).
-_ROCM_INDEX = re.compile(r"https?://(?:repo\.amd\.com/rocm/whl/[\w.-]+|rocm\.nightlies\.amd\.com/[\w./-]*[\w-]|"
-                         r"download\.pytorch\.org/whl/(?:nightly/|test/)?rocm[\d.]+)/?")
 
 
 def parse_replaced_torch(text: str, cmd: str | None = None) -> Fragment:
@@ -177,7 +175,8 @@ def parse_replaced_torch(text: str, cmd: str | None = None) -> Fragment:
     if out and new and out.group("v") != new.group("v"):
         merge(frag, {"python": {"torch_replaced": [out.group("v"), new.group("v")]}})
     # Only a line that is the URL alone (an installer quoting its index); a URL inside a sentence is prose.
-    urls = list(dict.fromkeys(m.group(0) for ln in text.splitlines() if (m := _ROCM_INDEX.fullmatch(ln.strip()))))
+    urls = list(dict.fromkeys(m.group(0) for ln in text.splitlines()
+                              if (m := knowledge.ROCM_INDEX_URL.fullmatch(ln.strip()))))
     if urls:
         merge(frag, {"python": {"rocm_indexes_named": urls}})
     return frag

@@ -100,17 +100,17 @@ def parse_labels(text: str, cmd: str | None = None) -> Fragment:
     if "is_available" not in rt and re.search(r"^\s*(?:#\s*|Out\[\d+\]:\s*)?tensor\(.*\bdevice='cuda:\d+'", text, re.M):
         rt["is_available"] = True
     # A script's printed GPU count (`Number of GPUs: 4`, ray#46563; `Device count: 1`): torch.cuda.device_count().
-    m = re.search(r"^(?:Number of GPUs|GPU count|(?:torch\.cuda\.)?device[ _]count(?:\(\))?)\s*[:=]\s*(\d+)\s*$",
-                  "\n".join(log_line(ln) for ln in text.splitlines()), re.M | re.I)
-    if m and "device_count" not in rt:
-        rt["device_count"] = int(m.group(1))
+    counts = [(m.group("label"), int(m.group("n"))) for m in re.finditer(
+        r"^(?P<label>Number of GPUs|GPU count|(?:torch\.cuda\.)?device[ _]count(?:\(\))?)\s*[:=]\s*(?P<n>\d+)\s*$",
+        "\n".join(log_line(ln) for ln in text.splitlines()), re.M | re.I)]
+    if counts and "device_count" not in rt:
+        rt["device_count"] = counts[0][1]
     # `Device count: 1` (torch.cuda.device_count(), karpathy/nanochat#449), and ComfyUI's `VAE load device: cuda:0`
     # (model_management puts models on cuda:N only when torch.cuda is available, legacy-rocm-build#5834)
     if "is_available" not in rt:
-        m = re.search(r"^(?:torch\.cuda\.)?device[ _]count(?:\(\))?\s*[:=]\s*(\d+)\s*$", "\n".join(
-            log_line(ln) for ln in text.splitlines()), re.M | re.I)
-        if m:
-            rt["is_available"] = int(m.group(1)) > 0
+        device_count = next((n for label, n in counts if label.lower().startswith(("device", "torch"))), None)
+        if device_count is not None:
+            rt["is_available"] = device_count > 0
         elif re.search(r"\bload device: cuda:\d+", text):
             rt["is_available"] = True
     frag: Fragment = {"runtime": rt} if rt else {}
