@@ -15,31 +15,46 @@ import sys
 import torch
 from triton.testing import do_bench_cudagraph
 
-from rocm_triton_doctor.kernels import rmsnorm, rows, softmax
+from rocm_triton_doctor.kernels import layernorm, rmsnorm, rows, softmax
 from rocm_triton_doctor.smoke import timing
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default=None)
-    ap.add_argument("--mib", type=int, default=64, help="bytes of x per row set")
+    ap.add_argument("--mib", type=float, default=64, help="MiB of x per row set (fractions: small grids)")
+    ap.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16", "float32"))
+    ap.add_argument("--rows", default="8,32,64,128", help="ROWS values tried (with 1, 2, 4 and 8 warps)")
+    ap.add_argument("--warps", default="1,2,4,8")
     ap.add_argument("--widths", default="2,23,37,42,64,100,128,200")
+    ap.add_argument("--kernels", default="softmax,rmsnorm", help="any of softmax, rmsnorm, layernorm")
     ap.add_argument("--policy-only", action="store_true", help="time only the policy's config (and eager)")
     args = ap.parse_args()
     dev = torch.device("cuda")
     copy = timing.measure_ceilings(dev).copy_gbps
     out_rows = []
-    for name in ("softmax", "rmsnorm"):
+    for name in args.kernels.split(","):
         for N in [int(v) for v in args.widths.split(",")]:
-            M = (args.mib << 20) // (2 * N)
-            x = torch.randn(M, N, device=dev, dtype=torch.bfloat16)
-            w = torch.randn(N, device=dev, dtype=torch.bfloat16)
-            run = (lambda c: softmax.softmax(x, config=c)) if name == "softmax" else (lambda c: rmsnorm.rmsnorm(x, w, config=c))
-            eager = (lambda: torch.softmax(x, -1)) if name == "softmax" else (lambda: rmsnorm.eager(x, w))
-            ref = torch.softmax(x.double(), -1) if name == "softmax" else rmsnorm.reference(x, w)
-            pol = rows._config(rows.target_of(x), N, 2, M)  # the grid this M makes (narrow rows key on it)
-            cfgs = [None] + [{"BLOCK": pol["BLOCK"], "ROWS": r, "num_warps": wp} for r in (8, 32, 64, 128)
-                             for wp in (1, 2, 4, 8)][: 0 if args.policy_only else None]
+            dt = getattr(torch, args.dtype)
+            esize = torch.empty((), dtype=dt).element_size()
+            M = max(1, int(args.mib * (1 << 20)) // (esize * N))
+            x = torch.randn(M, N, device=dev, dtype=dt)
+            w = torch.randn(N, device=dev, dtype=dt)
+            b = torch.randn(N, device=dev, dtype=dt)
+            run, eager, ref = {
+                "softmax": (lambda c: softmax.softmax(x, config=c), lambda: torch.softmax(x, -1),
+                            lambda: torch.softmax(x.double(), -1)),
+                "rmsnorm": (lambda c: rmsnorm.rmsnorm(x, w, config=c), lambda: rmsnorm.eager(x, w),
+                            lambda: rmsnorm.reference(x, w)),
+                "layernorm": (lambda c: layernorm.layernorm(x, w, b, config=c),
+                              lambda: torch.nn.functional.layer_norm(x, (N,), w, b),
+                              lambda: torch.nn.functional.layer_norm(x.double(), (N,), w.double(), b.double())),
+            }[name]
+            ref = ref()
+            pol = rows._config(rows.target_of(x), N, esize, M)  # the grid this M makes (narrow rows key on it)
+            cfgs = [None] + [{"BLOCK": pol["BLOCK"], "ROWS": r, "num_warps": wp}
+                             for r in (int(v) for v in args.rows.split(",")) for wp in (int(v) for v in args.warps.split(","))
+                             if r * pol["BLOCK"] <= 16384 and r <= M][: 0 if args.policy_only else None]
             t_e = float(do_bench_cudagraph(eager, rep=20))
             res = []
             for c in cfgs:
@@ -50,15 +65,15 @@ def main() -> int:
                     res.append({"config": c, "error": str(exc)[:100]})
                     continue
                 res.append({"config": c or dict(pol), "policy": c is None, "ms": t, "err": err,
-                            "pct_copy": 100 * 4 * M * N / (t * 1e-3) / (copy * 1e9), "x_eager": t_e / t})
+                            "pct_copy": 100 * 2 * esize * M * N / (t * 1e-3) / (copy * 1e9), "x_eager": t_e / t})
             ok = [r for r in res if "ms" in r]
             best = min(ok, key=lambda r: r["ms"])
             polr = ok[0]
-            print(f"{name} bf16 {M}x{N}: eager {t_e * 1e3:.1f} us; policy ROWS={polr['config']['ROWS']} "
+            print(f"{name} {args.dtype} {M}x{N}: eager {t_e * 1e3:.1f} us; policy ROWS={polr['config']['ROWS']} "
                   f"w{polr['config']['num_warps']} {polr['pct_copy']:.1f}% ({polr['x_eager']:.2f}x eager, err "
                   f"{polr['err']:.1e}); best ROWS={best['config']['ROWS']} w{best['config']['num_warps']} "
                   f"{best['pct_copy']:.1f}% ({best['x_eager']:.2f}x)", flush=True)
-            out_rows.append({"kernel": name, "M": M, "N": N, "eager_ms": t_e, "results": res})
+            out_rows.append({"kernel": name, "dtype": args.dtype, "M": M, "N": N, "eager_ms": t_e, "results": res})
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(0), "copy_gbps": copy, "rows": out_rows}, f, indent=1)

@@ -41,6 +41,8 @@ def gap_shapes() -> list[Shape]:
 
 
 def shapes(quick: bool) -> list[Shape]:
+    if LARGE_D:
+        return large_d_shapes()
     if DIMS:
         return [(4, 32, 32, s, d, BF, c) for d in DIMS for s in (1024, 4096) for c in (False, True)]
     if GAPS:
@@ -103,6 +105,23 @@ DIM_ALTERNATIVES: dict[int, list[tuple[str, dict[str, Any]]]] = {
           ("tma_device", _cfg(128, 64, 8, 3, SPLIT_D=False))],
 }
 
+# --large-d: D = 160/192/256, where the session 16 hunt left attention at 0.50-0.78x SDPA (S 958-3111, small B·H):
+# B2 H16 at S = 1024 and 2048, causal and not, plus two of the hunt's rows, with these device-descriptor tiles (160/192
+# split into two column blocks, 256 one block): one warpgroup (64-row tiles, 4 warps, no warp specialisation: more
+# programs and less diagonal waste), narrower and wider key tiles, fewer or more stages, warp specialisation off.
+LARGE_D = False
+LARGE_D_ALTERNATIVES: list[tuple[str, dict[str, Any]]] = [
+    ("tma_device", _cfg(128, 64, 8, 2)), ("tma_device", _cfg(128, 64, 8, 3, WARP_SPECIALIZE=False)),
+    ("tma_device", _cfg(128, 32, 8, 3)), ("tma_device", _cfg(64, 64, 4, 3)), ("tma_device", _cfg(64, 64, 4, 2)),
+    ("tma_device", _cfg(64, 32, 4, 3)), ("tma_device", _cfg(64, 128, 4, 2)), ("tma_device", _cfg(64, 64, 8, 3)),
+    ("tma_device", _cfg(128, 128, 8, 2))]
+
+
+def large_d_shapes() -> list[Shape]:
+    out = [(2, 16, 16, s, d, BF, c) for d in (160, 192, 256) for s in (1024, 2048) for c in (False, True)]
+    return out + [(14, 16, 4, 1136, 192, FP16, True), (2, 4, 4, 1081, 160, BF, False)]
+
+
 def variants(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, alternatives: bool
              ) -> list[tuple[str, str, dict[str, Any] | None]]:
     """(label, kernel, config) for one shape: policy first, then the other kernels and (alternatives) other tiles."""
@@ -127,7 +146,9 @@ def variants(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, al
         # D = 80/96: the head dim split into two column blocks (the default) against padding it to 128
         out.append(("tma_device, padded to 128", "tma_device", {**tma, "SPLIT_D": False}))
     if alternatives:
-        alts = (DIM_ALTERNATIVES.get(block_d, []) if DIMS else
+        split = {"SPLIT_D": attention_tma.column_blocks(D)[1] > 0}
+        alts = ([(k, {**c, **split}) for k, c in LARGE_D_ALTERNATIVES] if LARGE_D else
+                DIM_ALTERNATIVES.get(block_d, []) if DIMS else
                 GAP_ALTERNATIVES.get((block_d, q.element_size(), k.shape[2] * 4 <= S), []) if GAPS
                 else ALTERNATIVES.get(block_d, []))
         for kern, cfg in alts:
@@ -148,7 +169,7 @@ def alternatives_for(shape: Shape, quick: bool) -> bool:
     answer: Triton specialises S on divisibility by 16) for D = 64, 128 and 256. D = 80 and 96 get the policy's tiles
     of each kernel and the split-against-padded pair instead."""
     B, H, Hkv, S, D, dt, causal, *_ = shape
-    if GAPS or DIMS:
+    if GAPS or DIMS or LARGE_D:
         return True
     return not quick and dt == BF and Hkv == H and S in (1024, 4096, 4097) and D in (64, 128, 256)
 
@@ -230,9 +251,10 @@ def main() -> None:
     ap.add_argument("--gaps", action="store_true", help="the classes still under 0.9x SDPA (gap_shapes) with their "
                     "alternative tiles")
     ap.add_argument("--dims", default="", help="comma-separated head dims: B4 H32 S1024/4096 rows with DIM_ALTERNATIVES")
+    ap.add_argument("--large-d", action="store_true", help="D = 160/192/256 rows with LARGE_D_ALTERNATIVES")
     a = ap.parse_args()
-    global GAPS, DIMS
-    GAPS = a.gaps
+    global GAPS, DIMS, LARGE_D
+    GAPS, LARGE_D = a.gaps, a.large_d
     DIMS = tuple(int(x) for x in a.dims.split(",") if x.strip())
     t0 = time.monotonic()
     rows: list[dict[str, Any]] = []

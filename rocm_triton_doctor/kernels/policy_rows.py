@@ -22,6 +22,11 @@ NARROW_ROW = 256  # rows up to this many elements (as a power of two) share a pr
 # An odd narrow width runs one warp a program only when that makes at least this many programs (the grid, not one
 # program's latency, then sets the time): about what an H200's 132 SMs hold at once (32 one-warp blocks each).
 ODD_ROW_ONE_WARP_PROGRAMS = 4096
+TINY_ROW_BLOCK = 4  # rows of up to this many elements (as a power of two) pack 1024 elements a program ...
+TINY_ROW_PROGRAMS = 1024  # ... where that makes at least this many programs (measured: 3-16 million rows)
+# A narrow row set whose 2048-element packing makes fewer programs than this many per SM (a latency-bound grid) packs
+# 512 elements a program instead.
+SMALL_ROW_GRID_PER_SM = 2
 
 
 def _two_byte_rows(n_cols: int, elem_size: int, block: int) -> bool:
@@ -56,6 +61,16 @@ def _row_config(t: Target, n_cols: int, elem_size: int, n_rows: int) -> dict[str
         # The interpreter costs ~1 ms per program instance: many rows per program (kernels.md §2.4).
         return {"BLOCK": block, "ROWS": max(1, min(most_rows, 8192 // block, 64)), "num_warps": 4}
     if block <= NARROW_ROW:
+        if block <= TINY_ROW_BLOCK and t.backend == "cuda" and most_rows * block // 1024 >= TINY_ROW_PROGRAMS:
+            # Rows of 1-4 elements: the 64-row cap below left a program 128-256 elements over four warps (1-2 a
+            # thread). Large grids, graph replay, benchmarks/narrow_rows_probe.py, µs, ROWS=64 w4 -> 1024 elements
+            # over four warps. H100 (docs/measurements/2026-11-28-h100-s17-narrow-{fp32,bf16}.json): softmax bf16
+            # 16777216x2 159.1 -> 46.7 (28 -> 97 % of copy, 0.51 -> 1.74x eager), 8388608x4 80.8 -> 46.6, 11184810x3
+            # 108.2 (w1) -> 84.8, fp32 8388608x2 80.6 -> 46.6 (0.70 -> 1.21x eager), RMSNorm fp32 x2 80.6 -> 46.6;
+            # 512 elements over one or two warps within 1 % of it. H200 (…-h200-s17-narrow-tiny{32,16}.json): fp16
+            # 5242880x4 51.0 -> 21.7 (512 elements: 26.4), 6990506x3 67.7 -> 53.8, fp32 3145728x4 31.6 -> 25.9.
+            # Widths of 8 and 16 were at the copy ceiling already.
+            return {"BLOCK": block, "ROWS": min(most_rows, 1024 // block), "num_warps": 4, "num_stages": 1}
         if _two_byte_rows(n_cols, elem_size, block) and t.backend == "cuda" and most_rows // 8 >= ODD_ROW_ONE_WARP_PROGRAMS:
             # 16-bit rows of 4k+2 elements (66-254) start on 4-byte boundaries only, so their loads are at most 2
             # elements wide: like odd widths they want one warp a program. H100, bf16, 64 MiB, graph replay,
@@ -83,6 +98,16 @@ def _row_config(t: Target, n_cols: int, elem_size: int, n_rows: int) -> dict[str
             rows = max(1, min(most_rows, 256 // block, 64))
             return {"BLOCK": block, "ROWS": rows, "num_warps": 4, "num_stages": 1}
         rows = max(1, min(most_rows, 2048 // block, 64))
+        if t.backend == "cuda" and most_rows // rows < SMALL_ROW_GRID_PER_SM * DEFAULT_CUS["cuda"]:
+            # A small grid is latency-bound: 512 elements a program, not 2048. H100, graph replay, four warps,
+            # benchmarks/narrow_rows_probe.py --mib 0.14/0.25 (…-h100-s17-narrow-small{,16}.json), µs, 2048 -> 512
+            # elements: softmax fp32 632x58 2.86 -> 1.61 (eager 1.9), 1079x34 2.87 -> 1.61, 367x100 2.00 -> 1.63,
+            # bf16 3120x42 2.15 -> 1.70; RMSNorm fp32 632x58 2.12 -> 1.51, 1079x34 2.22 -> 1.60, 367x100 1.81 ->
+            # 1.57. One row lost: bf16 1365x96 1.64 -> 1.70. fp32 rows of 2048 elements a program hit a cliff here
+            # (367x100: 1024 elements 1.55, 2048 1.98). Fresh widths on an H200 (…-h200-s17-narrow-small{32,16}.json):
+            # softmax fp32 873x60 1.91 -> 1.47 (eager 1.80), 1048x50 2.91 -> 1.54, 436x120 2.03 -> 1.50, bf16 5242x30
+            # 2.17 -> 1.61, LayerNorm fp32 1048x50 2.37 -> 1.75, bf16 2457x64 1.69 -> 1.66.
+            rows = max(1, min(rows, 512 // block))
         return {"BLOCK": block, "ROWS": rows, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
     # 16 warps only for rows of 32 KiB and more: a bf16 row of 8192 (16 KiB) ran LayerNorm at 1.11x torch.compile with
     # 8 warps and 1.04x with 16, fp32 rows of 8192 best with 16 (H200, docs/measurements/2026-11-21-h200-tune-4.json).

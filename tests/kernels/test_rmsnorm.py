@@ -106,7 +106,7 @@ def test_odd_narrow_rows_take_one_warp_only_on_large_grids(M: int, N: int, elem:
 
 @pytest.mark.parametrize(("M", "N", "elem", "want"), [
     (342392, 98, 2, (8, 1)), (266305, 126, 2, (8, 1)), (134217, 250, 2, (8, 1)), (508400, 66, 2, (8, 1)),
-    (342392, 98, 4, (16, 4)), (349525, 96, 2, (16, 4)), (335544, 100, 2, (16, 4)), (1000, 98, 2, (16, 4)),
+    (342392, 98, 4, (16, 4)), (349525, 96, 2, (16, 4)), (335544, 100, 2, (16, 4)), (1000, 98, 2, (4, 4)),
     (800000, 42, 2, (32, 4))])
 def test_16_bit_rows_of_4k_plus_2_elements_take_one_warp_on_large_grids(M: int, N: int, elem: int,
                                                                         want: tuple[int, int]) -> None:
@@ -119,6 +119,23 @@ def test_16_bit_rows_of_4k_plus_2_elements_take_one_warp_on_large_grids(M: int, 
     cfg = row_config(target_from_name("sm_90"), N, elem, M)
     assert (cfg["ROWS"], cfg["num_warps"]) == want
     assert row_config(target_from_name("gfx942"), 98, 2, M)["num_warps"] != 1  # NVIDIA's measurement only
+
+
+@pytest.mark.parametrize(("M", "N", "elem", "want"), [
+    (16777216, 2, 2, (512, 4)), (8388608, 4, 2, (256, 4)), (11184810, 3, 2, (256, 4)), (8388608, 2, 4, (512, 4)),
+    (2097152, 8, 4, (64, 4)), (1000, 2, 2, (64, 4)), (632, 58, 4, (8, 4)), (1079, 34, 4, (8, 4)), (367, 100, 4, (4, 4)),
+    (3120, 42, 2, (8, 4)), (289262, 58, 4, (32, 4))])
+def test_tiny_rows_pack_1024_elements_and_small_grids_512(M: int, N: int, elem: int, want: tuple[int, int]) -> None:
+    # H100 (benchmarks/narrow_rows_probe.py, docs/measurements/2026-11-28-h100-s17-narrow-*.json): rows of 1-4 elements
+    # on large grids ran at 28-56 % of copy with 64 rows (128-256 elements) over four warps, 97 % with 1024; grids of
+    # fewer than two programs an SM at 2048 elements a program ran 1.2-1.8x slower than at 512. Large grids of wider
+    # rows, and AMD (not measured), keep 2048 elements.
+    from rocm_triton_doctor.kernels.policy import row_config, target_from_name
+
+    cfg = row_config(target_from_name("sm_90"), N, elem, M)
+    assert (cfg["ROWS"], cfg["num_warps"]) == want
+    assert row_config(target_from_name("gfx942"), N, elem, M)["ROWS"] == max(1, min(1 << (M - 1).bit_length(),
+                                                                                   2048 // cfg["BLOCK"], 64))
 
 
 def test_a_row_count_class_per_power_of_two_for_narrow_rows() -> None:
