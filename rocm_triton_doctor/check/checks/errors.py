@@ -17,7 +17,7 @@ from rocm_triton_doctor.check.checks.torch import install_command, pip
 from rocm_triton_doctor.check.facts import ErrorText, Facts
 from rocm_triton_doctor.check.facts.errors import (CODE_OBJECT, code_object_errors, quote,
                                                    with_signature)
-from rocm_triton_doctor.check.facts.platform import amd_host, os_family
+from rocm_triton_doctor.check.facts.platform import amd_host, nvidia_host, os_family
 from rocm_triton_doctor.check.facts.python import torch_build
 from rocm_triton_doctor.check.findings import Finding, Fix
 from rocm_triton_doctor.knowledge import errors as known
@@ -117,6 +117,11 @@ def nvml_bindings_error(f: Facts) -> Iterable[Finding]:
        "wrong index.", "Reinstall torch, torchvision and torchaudio together from the ROCm index for this GPU.")
 def cuda_torch_error(f: Facts) -> Iterable[Finding]:
     errs = with_signature(f.errors, "found-no-nvidia-driver", "torch-not-compiled-with-cuda")
+    if not errs and any(g.integrated is False for g in amd_gpus(f)) and not nvidia_host(f):
+        # A CUDA build's own device-count warning (cudaGetDeviceCount, c10/cuda/CUDAFunctions.cpp; a ROCm build says
+        # hipGetDeviceCount, c10/hip/HIPFunctions.cpp) names the build but not the machine: only beside a discrete
+        # AMD GPU and no NVIDIA GPU shown (an iGPU laptop with a GeForce would want its NVIDIA driver fixed instead).
+        errs = with_signature(f.errors, "cuda-torch-device-count")
     if not errs:
         yield skip("no NVIDIA-driver / not-compiled-with-CUDA error in the evidence")
         return
@@ -258,7 +263,7 @@ def container_host_no_kfd(f: Facts) -> Iterable[Finding]:
 # Signatures the checks above (and the access/platform/rocm checks) decide; the rest are reported by known-error.
 CLAIMED = {"miopen-sqlite", "miopen-dir-unwritable", "apt-distro-rocm-package", "amdsmi-lib-mismatch", "amdsmi-nameerror",
            "found-no-nvidia-driver",
-           "torch-not-compiled-with-cuda", *DRIVER,
+           "torch-not-compiled-with-cuda", "cuda-torch-device-count", *DRIVER,
            "ptxas-on-amd", "ptxas-unknown-arch", "triton-hip-lld-missing", "rccl-iommu-pt-missing",
            "ray-visible-devices-mismatch", "pip-no-matching-torch", "pip-torch-version-not-on-index",
            "docker-no-kfd-device", "installer-cpu-fallback", "torchvision-op-missing",

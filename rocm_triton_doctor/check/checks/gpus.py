@@ -231,6 +231,15 @@ def igpu_with_dgpu(f: Facts) -> Iterable[Finding]:
         # The error names the discrete GPU's own target: the build lacks it, which 'gpu-code-object' reports; the
         # iGPU is a side issue here (lamikr/rocm_sdk_builder#246).
         crashed = False
+    if not crashed and torch_order and order and order[0].integrated is False and f.runtime.found \
+            and f.runtime.value is not None and f.runtime.value.is_available is True:
+        # torch enumerated both and its default device (0) is the discrete GPU, with no error in the evidence
+        # (InvokeAI#9490: RX 7900 XTX cuda:0, 760M cuda:1, the app ran on cuda:0): single-device programs run there.
+        # What is left is advice for programs that use every GPU (a model split across devices, DataParallel).
+        yield ok(f"iGPU present ({names}); torch's default device 0 is the discrete GPU ({order[0].label})",
+                 "Programs that use every visible GPU (a model split across devices) would use the iGPU too.",
+                 fix=Fix(f"For those, hide the iGPU with {var} (indices follow {where}).", (cmd,) if cmd else ()))
+        return
     yield (fail if crashed else warn)(f"integrated GPU next to a discrete GPU: {names}",
                "Both are visible to ROCm. torch may select the iGPU, and a global HSA_OVERRIDE_GFX_VERSION applies "
                "to it too (memory faults, hangs).",

@@ -207,7 +207,8 @@ def amd_host(f: Facts) -> bool | None:
     return None
 
 
-def _nvidia_host(f: Facts) -> bool:
+def nvidia_host(f: Facts) -> bool:
+    """Is an NVIDIA GPU shown (nvidia-smi, collect_env's GPU list, a CUDA torch that sees a device)?"""
     if f.nvidia_gpus_present:
         return True
     system = f.raw.get("system")
@@ -226,7 +227,7 @@ def accelerator(f: Facts) -> str:
     nothing that needs the hardware (an index URL, an override) may be derived from it (issue #10 fix safety)."""
     if amd_host(f):
         return "amd"
-    if _nvidia_host(f):
+    if nvidia_host(f):
         return "nvidia"
     if amd_host(f) is False and f.nvidia.known:
         return "cpu"

@@ -92,6 +92,24 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
         if m:
             merge(frag, gpu_seen("torch", None, m.group("name"), index=int(m.group("i"))))
             merge(frag, {"runtime": {"is_available": True}})
+        # InvokeAI: `Using torch device: AMD Radeon RX 7900 XTX` or, with several, `Using torch device: [AMD Radeon RX
+        # 7900 XTX (cuda:0), AMD Radeon 760M Graphics (cuda:1)]` (InvokeAI#9490): names torch.cuda gave it.
+        m = re.search(r"\bUsing torch device:\s*(?P<list>.+?)\s*$", s)
+        if m:
+            found = re.findall(r"((?:AMD|Radeon)\b[^,\]\[]*?)\s*\(cuda:(\d+)\)", m.group("list"))
+            if not found and re.match(r"(?:AMD|Radeon)\b[^\[\],]*$", m.group("list")):
+                found = [(m.group("list"), "0")]
+            for name, index in found:
+                merge(frag, gpu_seen("torch", None, name.strip(), index=int(index)))
+            if found:
+                merge(frag, {"runtime": {"is_available": True}})
+        # torch.backends.cudnn.version() printed by an app (`cuDNN version: 3005001`): a ROCm torch reports MIOpen's
+        # version as MAJOR·1000000 + MINOR·1000 + PATCH (pytorch torch/csrc/cuda/shared/cudnn.cpp, getVersionInt),
+        # cuDNN's own numbers stay under a million (8902, 90100).
+        m = re.search(r"(?:^|\s)cuDNN version:\s*(\d{7,})\s*$", s)
+        if m:
+            v = int(m.group(1))
+            merge(frag, {"runtime": {"miopen_version": f"{v // 1000000}.{v // 1000 % 1000}.{v % 1000}"}})
         # rocBLAS: `Cannot read …/TensileLibrary.dat: … for GPU arch : gfx1032` names the GPU it ran on.
         m = re.search(r"\bfor GPU arch\s*:\s*(gfx[0-9a-f]{3,4})\b", s)
         if m:

@@ -92,6 +92,28 @@ def test_cuda_torch_error_fail_on_an_amd_machine_reinstalls_from_rocm() -> None:
     assert f.fix is not None and len(f.fix.commands) == 1 and "rocm" in f.fix.commands[0]
 
 
+CUDA_COUNT = ("UserWarning: cudaGetDeviceCount() returned cudaErrorNotSupported, likely using older driver or on CPU "
+              "machine (Triggered internally at C:\\actions-runner\\_work\\pytorch\\pytorch\\pytorch\\c10\\cuda\\"
+              "CUDAFunctions.cpp:88.)")
+
+
+def test_cuda_torch_error_fail_on_a_cuda_builds_device_count_warning_beside_a_discrete_amd_gpu() -> None:
+    # Wan2GP-Desktop-Tauri#15: an RX 9070 XT alone (Windows' adapter list), torch's warning from c10/cuda.
+    seen = [{"tool": "wmi", "name": "AMD Radeon RX 9070 XT"}]
+    f = one("cuda-torch-error", errors=pasted(CUDA_COUNT), gpus_seen=seen)
+    assert f.severity is Severity.FAIL and f.title == "a CUDA/CPU torch on an AMD GPU machine"
+
+
+def test_cuda_torch_error_skip_on_a_device_count_warning_beside_an_igpu_or_an_nvidia_gpu() -> None:
+    # An iGPU laptop with a GeForce whose driver fails prints the same warning: that wants the NVIDIA driver.
+    igpu = [{"tool": "wmi", "name": "AMD Radeon(TM) Graphics"}]
+    assert one("cuda-torch-error", errors=pasted(CUDA_COUNT), gpus_seen=igpu).severity is Severity.SKIP
+    both = [{"tool": "wmi", "name": "AMD Radeon RX 9070 XT"}]
+    f = one("cuda-torch-error", errors=pasted(CUDA_COUNT), gpus_seen=both, system={"nvidia_gpus": ["NVIDIA GeForce RTX 4090"]})
+    assert f.severity is Severity.SKIP
+    assert one("known-error", errors=pasted(CUDA_COUNT), gpus_seen=igpu).severity is Severity.SKIP  # claimed
+
+
 # -- amdgpu-driver-error ----------------------------------------------------------------------------------------------
 
 def test_amdgpu_driver_error_skip_for_another_vendors_module() -> None:

@@ -90,6 +90,16 @@ def test_igpu_with_dgpu_uses_hip_visible_devices_for_torchs_numbers() -> None:
     assert win.fix is not None and win.fix.commands == ('$env:HIP_VISIBLE_DEVICES="1"',)
 
 
+def test_igpu_with_dgpu_ok_where_torchs_device_0_is_the_discrete_gpu_and_it_runs() -> None:
+    # InvokeAI#9490: torch listed the RX 7900 XTX as cuda:0 and the 760M as cuda:1, and the app ran on cuda:0.
+    seen = [{"tool": "torch", "name": "AMD Radeon RX 7900 XTX", "index": 0},
+            {"tool": "torch", "name": "AMD Radeon 760M Graphics", "index": 1}]
+    f = one("igpu-with-dgpu", gpus_seen=seen, runtime={"is_available": True})
+    assert f.severity.value == "ok" and f.fix is not None and f.fix.commands == ("export HIP_VISIBLE_DEVICES=0",)
+    # unknown whether torch runs, or an error shown: still the warning
+    assert one("igpu-with-dgpu", gpus_seen=seen).severity.value == "warn"
+
+
 def test_gfx_rocm_support_skip_without_system_rocm() -> None:
     f = one("gfx-rocm-support", files={**MI300X, "/opt/rocm/.info/version": None})
     assert f.title == "no system ROCm installed (PyTorch wheels bundle their own)"

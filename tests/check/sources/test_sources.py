@@ -355,6 +355,21 @@ def test_labelled_torch_values_and_comfyui_device_line() -> None:
     assert comfy["runtime"] == {"is_available": True}
 
 
+def test_invokeai_torch_device_list_and_an_apps_miopen_version() -> None:
+    # InvokeAI#9490: torch's device list as the app prints it, and torch.backends.cudnn.version() of a ROCm build
+    # (MIOpen 3.5.1 as 3005001); a cuDNN number (90100) is not read as MIOpen.
+    snap = snapshot_from_text([("[2026-08-12 08:54:28,009]::[InvokeAI]::INFO --> Using torch device: [AMD Radeon RX 7900 "
+                               "XTX (cuda:0), AMD Radeon 760M Graphics (cuda:1)]\n"
+                               "[2026-08-12 08:54:28,011]::[InvokeAI]::INFO --> cuDNN version: 3005001")])
+    assert snap["gpus_seen"] == [{"tool": "torch", "name": "AMD Radeon RX 7900 XTX", "index": 0},
+                                 {"tool": "torch", "name": "AMD Radeon 760M Graphics", "index": 1}]
+    assert snap["runtime"] == {"is_available": True, "miopen_version": "3.5.1"}
+    one = snapshot_from_text(["[InvokeAI]::INFO --> Using torch device: AMD Radeon RX 6800 XT"])
+    assert one["gpus_seen"] == [{"tool": "torch", "name": "AMD Radeon RX 6800 XT", "index": 0}]
+    cpu = snapshot_from_text(["[InvokeAI]::INFO --> Using torch device: CPU\n[InvokeAI]::INFO --> cuDNN version: 90100"])
+    assert "gpus_seen" not in cpu and "runtime" not in cpu
+
+
 def test_rocblas_arch_isa_names_and_rocm_sdk_targets() -> None:
     snap = snapshot_from_text([("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: "
                                "No such file or directory for GPU arch : gfx1036")])
