@@ -71,11 +71,25 @@ _LABELS = (
     # `python -m xformers.info`: `pytorch.version:  2.12.1+cu130`, `pytorch.cuda:  available` (xformers#1399)
     (re.compile(r"^pytorch\.cuda\s*:\s*(?P<v>available|not available)\s*$", re.I), "is_available"),
     (re.compile(r"^(?:torch\.version\.hip|hip[ _]version)\s*[:=→]\s*(?P<v>\S+)\s*$", re.I), "hip_version"),
+    # several pairs on one line (see _pairs): `torch: 2.7.1+git99ccf24 HIP: 6.4.43484-123eb5128` (unsloth#3385)
+    (re.compile(r"^torch\s*:\s*(?P<v>\d\S*)\s*$"), "torch_version"),
+    (re.compile(r"^HIP\s*:\s*(?P<v>\d\S*)\s*$"), "hip_version"),
     (re.compile(r"^(?:torch\.version\.cuda|cuda[ _]version)\s*[:=]\s*(?P<v>\S+)\s*$", re.I), "cuda_version"),
-    (re.compile(r"^(?:torch\.cuda\.is_available\(\)|cuda[ _]available|rocm[ _]available|is[ _]available)\s*[:=→]\s*"
+    (re.compile(r"^(?:(?:torch\.)?cuda\.is_available(?:\(\))?|cuda[ _]available|rocm[ _]available|is[ _]available)\s*[:=→]\s*"
                 r"(?P<v>True|False)\s*$",
                 re.I), "is_available"),
 )
+
+
+_PAIR = r"[A-Za-z][\w.]*(?:\(\))?\s*:\s*\S+"
+
+
+def _pairs(s: str) -> list[str]:
+    """A line made only of `label: value` pairs (`cuda.is_available: True bf16_supported: True`) -> one string per
+    pair; any other line as it is."""
+    if re.fullmatch(rf"\s*{_PAIR}(?:\s+{_PAIR})+\s*", s):
+        return [m.group(0) for m in re.finditer(_PAIR, s)]
+    return [s]
 
 
 def parse_labels(text: str, cmd: str | None = None) -> Fragment:
@@ -83,8 +97,7 @@ def parse_labels(text: str, cmd: str | None = None) -> Fragment:
     promises (a version starting with a digit or None; True/False), so prose never fills a fact."""
     rt: dict[str, Any] = {}
     for ln in text.splitlines():
-        s = log_line(ln)
-        for rx, key in _LABELS:
+        for s, rx, key in ((s, rx, key) for s in _pairs(log_line(ln)) for rx, key in _LABELS):
             m = rx.match(s)
             if not m or key in rt:
                 continue

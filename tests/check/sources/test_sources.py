@@ -355,6 +355,17 @@ def test_labelled_torch_values_and_comfyui_device_line() -> None:
     assert comfy["runtime"] == {"is_available": True}
 
 
+def test_a_line_of_several_labelled_values_is_read_pair_by_pair() -> None:
+    # unsloth#3385: a script's `torch: … HIP: …` and `cuda.is_available: True bf16_supported: True`
+    snap = snapshot_from_text([("torch: 2.7.1+git99ccf24 HIP: 6.4.43484-123eb5128\n"
+                               "cuda.is_available: True bf16_supported: True")])
+    assert snap["runtime"] == {"torch_version": "2.7.1+git99ccf24", "hip_version": "6.4.43484-123eb5128",
+                               "is_available": True}
+    # prose with a colon is not a run of pairs, and a value must still have its label's shape
+    assert "runtime" not in snapshot_from_text(["Note: torch is fine here"])
+    assert "runtime" not in snapshot_from_text(["torch: latest HIP: unknown"])
+
+
 def test_invokeai_torch_device_list_and_an_apps_miopen_version() -> None:
     # InvokeAI#9490: torch's device list as the app prints it, and torch.backends.cudnn.version() of a ROCm build
     # (MIOpen 3.5.1 as 3005001); a cuDNN number (90100) is not read as MIOpen.
