@@ -31,8 +31,9 @@ CAPTURES = all_captures()
 # llama.cpp-family apps, PyTorch extras: 8 right as they came, 11 after): 441 of 478. Session 17: a twenty-first,
 # 8 kept (iGPU beside a dGPU, wrong torch builds, ROCm 7 / Strix Halo: 5 right as they came, 7 after): 448 of 486.
 # A twenty-second, 11 kept (access and containers, overrides, negative controls: 10 right as they came, 11 after):
-# 459 of 497.
-SCORE_THRESHOLD = 0.923
+# 459 of 497. A twenty-third, 10 (Linux installs, libraries lacking the target: 6 right as they came, 10 after): 469
+# of 507.
+SCORE_THRESHOLD = 0.925
 
 # Captures on which today's checks propose a fix that the capture forbids. Issue #10 requires this set to be EMPTY;
 # it exists only so that the hard assertion below catches every NEW harmful fix while the checks are being fixed.

@@ -155,6 +155,12 @@ def _unmet(text: str) -> list[tuple[str, str, str, str, str]]:
         m = re.search(r"Depends: ([\w.+-]+) \(= ([^)\s]+)\) but (\S+) is to be installed", ln)
         if m and by:
             out.append((by, m.group(1), m.group(2), m.group(3), ln.strip()))
+        # apt's resolver debug (`Broken rocm:amd64 Depends on rocminfo:amd64 < 5.7.1-3build1 @ii mK > (=
+        # 1.0.0.70001-42~24.04)`, rocm-install-on-linux#583): the installed (@ii) version is not the one needed
+        m = re.search(r"Broken ([\w.+-]+)(?::[\w-]+)? Depends on ([\w.+-]+)(?::[\w-]+)? < ([^\s>]+) @ii [^>]*> "
+                      r"\(= ([^)\s]+)\)", ln)
+        if m:
+            out.append((m.group(1), m.group(2), m.group(4), m.group(3), ln.strip()))
     return out
 
 

@@ -128,6 +128,33 @@ def test_amdgpu_driver_error_fail_per_signature_needs_sudo_and_reboot() -> None:
     assert all(f.fix is not None and f.fix.needs_sudo and f.fix.needs_reboot for f in out)
 
 
+def test_amdgpu_driver_error_reads_a_dkms_compiler_error_in_amdgpus_own_sources() -> None:
+    # amdgpu#187: `apt install amdgpu-dkms` on kernel 6.14 (the dkms build's relative paths); amdgpu#209: the make.log
+    # header and an error in a kcl header. A kernel tree's own build (drivers/gpu/drm/amd/…) is not the DKMS module.
+    apt = " amd/amdgpu/amdgpu_drv.c:2416:25: error: implicit declaration of function 'drm_fbdev_ttm_setup'"
+    log = ("DKMS make.log for amdgpu-6.16.13-2278356.24.04 for kernel 6.18.14-061814-generic (x86_64)\n"
+           "././include/kcl/kcl_preempt.h:61:29: error: static declaration of 'migrate_enable' follows non-static "
+           "declaration")
+    for text in (apt, log):
+        f = one("amdgpu-driver-error", errors=pasted(text))
+        assert f.severity is Severity.FAIL and "DKMS" in f.title
+    tree = "drivers/gpu/drm/amd/amdgpu/amdgpu_drv.c:2416:25: error: implicit declaration of function 'x'"
+    assert one("amdgpu-driver-error", errors=pasted(tree)).severity is Severity.SKIP
+
+
+def test_known_error_fails_on_a_rocm_package_needing_another_releases_library() -> None:
+    # legacy-rocm-build#4042: ROCm packages built for Ubuntu 22.04 on 24.04; rocm-llvm's GCC form has its own row.
+    text = " hipsolver : Depends: libcholmod3 but it is not installable"
+    f = one("known-error", errors=pasted(text))
+    assert f.severity is Severity.FAIL and f.fix is not None and not f.fix.commands
+    assert "hipsolver needs libcholmod3" in f.fix.text and "lsb_release -cs" in f.fix.text
+    llvm = " rocm-llvm : Depends: libstdc++-5-dev but it is not installable"
+    from rocm_triton_doctor.knowledge import errors as known
+
+    row = known.by_id("rocm-package-needs-library-of-another-release")
+    assert row is not None and row.search(text) and not row.search(llvm)
+
+
 # -- triton-vendor-error ----------------------------------------------------------------------------------------------
 
 

@@ -81,3 +81,13 @@ def test_rocm_apt_distro_package_reads_apts_continuation_lines() -> None:
     assert f.title == "apt picks rocm-cmake 6.0.0-1 where rocm-hip-runtime-dev needs 0.14.0.70204-93~24.04"
     assert f.fix is not None and f.fix.commands[-1] == ("sudo apt-get install --allow-downgrades rocm-cmake=0.14.0.70204-93~24.04 "
                                                         "hipcc=1.1.1.70204-93~24.04 rocm-hip-runtime-dev")
+
+
+def test_rocm_apt_distro_package_reads_apts_resolver_debug_lines() -> None:
+    # rocm-install-on-linux#583 (KDE neon 24.04): apt's resolver shows the installed (@ii) distro rocminfo where rocm
+    # needs AMD's exact version; an uninstalled dependency (`< none | …`) is not a conflict.
+    text = ("Broken rocm:amd64 Depends on rocminfo:amd64 < 5.7.1-3build1 @ii mK > (= 1.0.0.70001-42~24.04)\n"
+            "Broken rocm:amd64 Depends on rocm-cmake:amd64 < none | 0.14.0.70001-42~24.04 @un uH > (= 0.14.0.70001-42~24.04)")
+    f = one("rocm-apt-distro-package", errors=[{"text": text, "from": "text"}])
+    assert f.severity.value == "fail" and f.title == "apt picks rocminfo 5.7.1-3build1 where rocm needs 1.0.0.70001-42~24.04"
+    assert f.fix is not None and f.fix.commands[-1] == "sudo apt-get install --allow-downgrades rocminfo=1.0.0.70001-42~24.04 rocm"
