@@ -75,7 +75,9 @@ def parse_rocminfo(text: str) -> RocminfoReport:
             rep.agents.append(cur)
             in_isa = False
             continue
-        if headerless and re.match(r"^Name:\s*gfx[0-9a-f]+\s*$", line):  # one per agent (ISA names are amdgcn-…)
+        # one `Name:` per agent (ISA names are amdgcn-…): the CPU's and an NPU's (`Name: aie2p` / `Marketing Name:
+        # RyzenAI-npu5`, amdgpu#209) open agents of their own, or their marketing name would land on the GPU before
+        if headerless and re.match(r"^Name:\s*(?!amdgcn-)\S", line):
             cur = RocminfoAgent()
             rep.agents.append(cur)
             in_isa = False

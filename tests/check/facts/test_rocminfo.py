@@ -71,3 +71,12 @@ def test_an_agent_excerpt_without_its_agent_header_is_still_an_agent() -> None:
     assert len(rep.gpus) == 2
     # `Name:` without rocminfo's agent keys (pip show) opens nothing
     assert parse_rocminfo("Name: torch\nVersion: 2.9.1\nName: gfx942\n").agents == []
+    # amdgpu#209: `rocminfo | grep Name` on a Strix Halo lists the CPU, the GPU with its ISA names and an NPU agent;
+    # the NPU's marketing name is not the GPU's
+    grep = ("  Name:                    AMD RYZEN AI MAX+ PRO 395 w/ Radeon 8060S\n"
+            "  Marketing Name:          AMD RYZEN AI MAX+ PRO 395 w/ Radeon 8060S\n"
+            "  Name:                    gfx1151\n  Marketing Name:          AMD Radeon Graphics\n"
+            "      Name:                    amdgcn-amd-amdhsa--gfx1151\n"
+            "      Name:                    amdgcn-amd-amdhsa--gfx11-generic\n"
+            "  Name:                    aie2p\n  Marketing Name:          RyzenAI-npu5\n")
+    assert [(a.name, a.marketing_name) for a in parse_rocminfo(grep).gpus] == [("gfx1151", "AMD Radeon Graphics")]
