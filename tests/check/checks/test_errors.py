@@ -155,6 +155,13 @@ def test_known_error_fails_on_a_rocm_package_needing_another_releases_library() 
     assert row is not None and row.search(text) and not row.search(llvm)
 
 
+def test_known_error_fails_on_a_triton_without_torchs_triton_key() -> None:
+    # unsloth#3526: inductor's import of triton_key fails: the importable triton is not torch's pinned release.
+    text = "ImportError: cannot import name 'triton_key' from 'triton.compiler.compiler' (/venv/triton/compiler/compiler.py)"
+    f = one("known-error", errors=pasted(text))
+    assert f.severity is Severity.FAIL and f.fix is not None and not f.fix.commands and "pip list" in f.fix.text
+
+
 # -- triton-vendor-error ----------------------------------------------------------------------------------------------
 
 
