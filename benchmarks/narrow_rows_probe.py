@@ -33,10 +33,10 @@ def main() -> int:
     dev = torch.device("cuda")
     copy = timing.measure_ceilings(dev).copy_gbps
     out_rows = []
+    dt = getattr(torch, args.dtype)
+    esize = torch.empty((), dtype=dt).element_size()
     for name in args.kernels.split(","):
         for N in [int(v) for v in args.widths.split(",")]:
-            dt = getattr(torch, args.dtype)
-            esize = torch.empty((), dtype=dt).element_size()
             M = max(1, int(args.mib * (1 << 20)) // (esize * N))
             x = torch.randn(M, N, device=dev, dtype=dt)
             w = torch.randn(N, device=dev, dtype=dt)

@@ -102,7 +102,7 @@ def _row_config(t: Target, n_cols: int, elem_size: int, n_rows: int) -> dict[str
             # A small grid is latency-bound: 512 elements a program, not 2048. H100, graph replay, four warps,
             # benchmarks/narrow_rows_probe.py --mib 0.14/0.25 (…-h100-s17-narrow-small{,16}.json), µs, 2048 -> 512
             # elements: softmax fp32 632x58 2.86 -> 1.61 (eager 1.9), 1079x34 2.87 -> 1.61, 367x100 2.00 -> 1.63,
-            # bf16 3120x42 2.15 -> 1.70; RMSNorm fp32 632x58 2.12 -> 1.51, 1079x34 2.22 -> 1.60, 367x100 1.81 ->
+            # bf16 3120x42 2.15 -> 1.70; RMSNorm fp32 632x58 2.12 -> 1.51, 1079x34 2.22 -> 1.50, 367x100 1.81 ->
             # 1.57. One row lost: bf16 1365x96 1.64 -> 1.70. fp32 rows of 2048 elements a program hit a cliff here
             # (367x100: 1024 elements 1.55, 2048 1.98). Fresh widths on an H200 (…-h200-s17-narrow-small{32,16}.json):
             # softmax fp32 873x60 1.91 -> 1.47 (eager 1.80), 1048x50 2.91 -> 1.54, 436x120 2.03 -> 1.50, bf16 5242x30

@@ -71,7 +71,8 @@ _LABELS = (
     # `python -m xformers.info`: `pytorch.version:  2.12.1+cu130`, `pytorch.cuda:  available` (xformers#1399)
     (re.compile(r"^pytorch\.cuda\s*:\s*(?P<v>available|not available)\s*$", re.I), "is_available"),
     (re.compile(r"^(?:torch\.version\.hip|hip[ _]version)\s*[:=→]\s*(?P<v>\S+)\s*$", re.I), "hip_version"),
-    # several pairs on one line (see _pairs): `torch: 2.7.1+git99ccf24 HIP: 6.4.43484-123eb5128` (unsloth#3385)
+    # `torch: 2.7.1+git99ccf24` and `HIP: 6.4.43484-123eb5128`, alone on a line or as pairs of one line (see _pairs:
+    # `torch: … HIP: …`, unsloth#3385)
     (re.compile(r"^torch\s*:\s*(?P<v>\d\S*)\s*$"), "torch_version"),
     (re.compile(r"^HIP\s*:\s*(?P<v>\d\S*)\s*$"), "hip_version"),
     (re.compile(r"^(?:torch\.version\.cuda|cuda[ _]version)\s*[:=]\s*(?P<v>\S+)\s*$", re.I), "cuda_version"),
@@ -97,17 +98,18 @@ def parse_labels(text: str, cmd: str | None = None) -> Fragment:
     promises (a version starting with a digit or None; True/False), so prose never fills a fact."""
     rt: dict[str, Any] = {}
     for ln in text.splitlines():
-        for s, rx, key in ((s, rx, key) for s in _pairs(log_line(ln)) for rx, key in _LABELS):
-            m = rx.match(s)
-            if not m or key in rt:
-                continue
-            v = m.group("v").strip("'\"")
-            if key == "is_available":
-                rt[key] = v.lower() in ("true", "available")
-            elif v == "None":
-                rt[key] = None
-            elif re.match(r"^\d[\w.+-]*$", v):
-                rt[key] = v
+        for s in _pairs(log_line(ln)):
+            for rx, key in _LABELS:
+                m = rx.match(s)
+                if not m or key in rt:
+                    continue
+                v = m.group("v").strip("'\"")
+                if key == "is_available":
+                    rt[key] = v.lower() in ("true", "available")
+                elif v == "None":
+                    rt[key] = None
+                elif re.match(r"^\d[\w.+-]*$", v):
+                    rt[key] = v
     # A tensor printed on the GPU (`tensor(10433.3145, device='cuda:0', grad_fn=…)`, pytorch#102968): torch created it
     # there, so torch.cuda.is_available() was True in that process (ROCm builds name HIP devices 'cuda' too).
     if "is_available" not in rt and re.search(r"^\s*(?:#\s*|Out\[\d+\]:\s*)?tensor\(.*\bdevice='cuda:\d+'", text, re.M):
