@@ -7,6 +7,7 @@ weights, nn.Linear's layout and the row-major one) and the decode rows of the ra
 read is also given as % of the copy bandwidth measured in the same run.
 
     PYTHONPATH=.:benchmarks python benchmarks/gemv_probe.py --json gemv.json
+    PYTHONPATH=.:benchmarks python benchmarks/gemv_probe.py --longk --chunks --pipe --json pipe.json  (session 18)
 """
 
 from __future__ import annotations
@@ -44,6 +45,16 @@ CHUNK_SHAPES: list[tuple[int, int, int, torch.dtype, bool, str]] = [
     (53, 2696, 15562, BF16, False, "none"), (136, 1435, 8373, BF16, True, "none"), (58, 1546, 19918, BF16, True, "bias"),
     (42, 839, 4016, BF16, True, "none"), (16, 4097, 4096, BF16, True, "none"), (12, 6721, 26166, BF16, True, "none"),
 ]
+# --longk: fp32 against a misaligned weight with more rows than one program holds and a long K (session 17's hunt
+# seed 7: 28x6016x26517 at 0.12x cuBLAS, 29x7906x2320 B^T 0.55x; seed 4: 49x2867x15547 0.45x), the small-B cliff's
+# aligned rows the GEMV lost (cliff_probe.py), and short rows of both layouts.
+LONGK_SHAPES: list[tuple[int, int, int, torch.dtype, bool, str]] = [
+    (28, 6016, 26517, F32, False, "none"), (49, 2867, 15547, F32, False, "none"), (29, 7906, 2320, F32, True, "none"),
+    (17, 4096, 11007, F32, False, "bias"), (64, 8191, 4097, F32, True, "none"), (96, 3000, 20001, F32, False, "none"),
+    (3, 70, 161, F32, False, "none"), (8, 4096, 14335, F32, False, "none"), (8192, 2048, 4, F32, False, "none"),
+    (8192, 2047, 4, F32, False, "none"), (1000, 32, 32, F32, False, "none"), (4905, 1367, 8, F32, False, "none"),
+    (2, 4096, 4097, BF16, False, "none"), (1, 832, 27011, BF16, False, "none"),
+]
 for _m in (1, 2, 4, 8):
     for _k, _n in ((4096, 4096), (4096, 14336), (14336, 4096)):
         SHAPES.append((_m, _k, _n, BF16, True, "none"))
@@ -75,6 +86,20 @@ def variants(t: policy.Target, M: int, N: int, K: int, elem: int, kmajor: bool, 
     return out
 
 
+def pipe_variants(t: policy.Target, M: int, N: int, K: int, elem: int, kmajor: bool, cus: int) -> dict[str, dict[str, Any]]:
+    """--pipe: the policy's GEMV tiles with its K loop software-pipelined STAGES deep (tl.range num_stages: loads of
+    the next steps in flight while this one multiplies; 1 = not pipelined, what the kernel did before), and twice
+    the tile at 3 stages."""
+    base = dict(policy.gemv_config(t, M, N, K, elem, kmajor, cus))
+    out = {f"gemv S{s}": {**base, "STAGES": s} for s in (1, 2, 3, 4)}
+    big = {**base, "STAGES": 3}
+    big["BLOCK_N" if kmajor else "BLOCK_K"] *= 2
+    out["gemv 2x tile S3"] = big
+    if base["SPLIT_K"] * 2 * base["BLOCK_K"] * 4 <= K:
+        out["gemv split*2 S3"] = {**base, "SPLIT_K": base["SPLIT_K"] * 2, "STAGES": 3}
+    return out
+
+
 def copy_bandwidth(dev: torch.device) -> float:
     """GB/s of a 1 GiB device-to-device copy (bytes read + written): the memory ceiling of this run."""
     src = torch.empty(1 << 28, dtype=torch.float32, device=dev)
@@ -87,6 +112,8 @@ def main() -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--quick", action="store_true", help="the policy only, no variants")
     ap.add_argument("--chunks", action="store_true", help="CHUNK_SHAPES (more than 8 rows) instead of SHAPES")
+    ap.add_argument("--longk", action="store_true", help="LONGK_SHAPES (and with --chunks: both)")
+    ap.add_argument("--pipe", action="store_true", help="pipe_variants: the K loop pipelined 1-4 stages deep")
     args = ap.parse_args()
     dev = torch.device("cuda")
     t = policy.target_for_device("cuda")
@@ -95,7 +122,8 @@ def main() -> int:
     print(f"{torch.cuda.get_device_name(0)}, copy {copy_gbs:.0f} GB/s, {cus} SMs", flush=True)
     g = torch.Generator(device=dev).manual_seed(0)
     rows = []
-    for M, K, N, dt, bt, epi in (CHUNK_SHAPES if args.chunks else SHAPES):
+    shapes = (LONGK_SHAPES if args.longk else []) + (CHUNK_SHAPES if args.chunks else [])
+    for M, K, N, dt, bt, epi in shapes or SHAPES:
         a = torch.randn(M, K, device=dev, dtype=dt, generator=g)
         b = (torch.randn(N, K, device=dev, dtype=dt, generator=g).t() if bt
              else torch.randn(K, N, device=dev, dtype=dt, generator=g)) / K**0.5
@@ -105,10 +133,11 @@ def main() -> int:
         name = f"{str(dt).removeprefix('torch.')} {M}x{K}x{N} {epi}{' B^T' if bt else ''}"
         t_blas = float(do_bench_cudagraph(lambda: gemm.eager(a, b, bias, epi, 0.0), rep=30))
         forms: dict[str, Any] = {"pointer": ("pointer", None)}
-        vs = variants(t, M, N, K, dt.itemsize, bt, cus)
+        vs = (pipe_variants if args.pipe else variants)(t, M, N, K, dt.itemsize, bt, cus)
         forms.update({k: ("gemv", v) for k, v in vs.items()} if not args.quick else {"gemv": ("gemv", None)})
-        takes = policy.gemv_takes(t, M, dt.itemsize, not misaligned(b), bt)
-        row: dict[str, Any] = {"name": name, "cublas_ms": t_blas, "policy": vs["gemv"],
+        forms["auto"] = ("auto", None)
+        takes = policy.gemv_takes(t, M, dt.itemsize, not misaligned(b), bt, K, N)
+        row: dict[str, Any] = {"name": name, "cublas_ms": t_blas, "policy": policy.gemv_config(t, M, N, K, dt.itemsize, bt, cus),
                                "auto_kernel": "gemv" if takes else "tiles"}
         for label, (kern, cfg) in forms.items():
             try:
@@ -127,14 +156,16 @@ def main() -> int:
         print(f"{name:42s} cuBLAS {t_blas * 1e3:7.1f} us | " + " | ".join(
             f"{k} {v['x']:.2f}x{'' if v['ok'] else ' WRONG'}" if "x" in v else f"{k} ERR {v['error'][:60]}"
             for k, v in row.items() if isinstance(v, dict) and ("x" in v or "error" in v)), flush=True)
-    print("\nshape | cuBLAS us | pointer x | gemv x | auto takes | best gemv variant | gemv % copy | event us ours/eager")
+    print("\nshape | cuBLAS us | pointer x | gemv x | auto takes | auto x | best gemv variant | gemv % copy | event us ours/eager")
+    first = "gemv S1" if args.pipe else "gemv"
     for r in rows:
         gv = {k: v for k, v in r.items() if k.startswith("gemv") and isinstance(v, dict) and "x" in v}
         best = max(gv, key=lambda k: gv[k]["x"]) if gv else "-"
         print(f"{r['name']} | {r['cublas_ms'] * 1e3:.1f} | {r.get('pointer', {}).get('x', float('nan')):.2f} | "
-              f"{r.get('gemv', {}).get('x', float('nan')):.2f} | {r['auto_kernel']} | "
+              f"{r.get(first, {}).get('x', float('nan')):.2f} | {r['auto_kernel']} | "
+              f"{r.get('auto', {}).get('x', float('nan')):.2f} | "
               f"{best} {gv.get(best, {}).get('x', float('nan')):.2f} | "
-              f"{r.get('gemv', {}).get('weight_pct_copy', float('nan')):.0f} | "
+              f"{r.get(first, {}).get('weight_pct_copy', float('nan')):.0f} | "
               f"{r['event_us']['auto']:.1f}/{r['event_us']['eager']:.1f}")
     if args.json:
         with open(args.json, "w") as f:

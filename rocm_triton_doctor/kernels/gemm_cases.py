@@ -116,7 +116,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     for label, (m, n, k), elem, kmajor in ((" GEMV M=1 B^T (split-K)", (1, 4096, 4096), 2, True),
                                            (" GEMV M=4", (4, 4096, 4096), 2, False)):
         gcfg = policy.gemv_config(target, m, n, k, elem, kmajor, 0)
-        gtiles = {key: gcfg[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K")}
+        gtiles = {key: gcfg[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K", "STAGES")}
         gdivs = {**(divs_bt if kmajor else divs)}
         for key in ("DIV_M", "DIV_K"):  # the GEMV kernel takes M and K as they are
             gdivs.pop(key)

@@ -156,7 +156,7 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
                 B_KMAJOR: tl.constexpr, EVEN_N: tl.constexpr, EVEN_K: tl.constexpr, INT64: tl.constexpr,
                 SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                 DIV_AM: tl.constexpr, DIV_AK: tl.constexpr, DIV_BK: tl.constexpr, DIV_BN: tl.constexpr,
-                DIV_CM: tl.constexpr, DIV_CN: tl.constexpr, DIV_N: tl.constexpr = 1):
+                DIV_CM: tl.constexpr, DIV_CN: tl.constexpr, DIV_N: tl.constexpr = 1, STAGES: tl.constexpr = 1):
     """A few rows of A against all of B without tensor cores: each program owns BLOCK_M (<= 8) rows and BLOCK_N columns
     of C and (SPLIT_K > 1) one share of K, and streams its B tiles through fp32 fused multiply-adds into one 2-D
     accumulator per row of A, each summed along K once, after the loop. At decode sizes a GEMM is a read of B: a
@@ -168,7 +168,12 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     Why eight named accumulators and not one 3-D [BLOCK_M, ...] tile: with the 3-D tile every K step converted the
     loaded tiles' layout to the 3-D one through shared memory (two convert_layout ops inside the loop, compile-only
     sm_90, Triton 3.9); 2-D tiles keep the loads' own 16-byte vector layout and convert nothing in the loop. The
-    unused accumulators (rows >= BLOCK_M) are compile-time dead code."""
+    unused accumulators (rows >= BLOCK_M) are compile-time dead code.
+    STAGES: the K loop software-pipelined that deep (tl.range's num_stages; 1: not pipelined). A loop without tl.dot
+    is not pipelined by the launch's num_stages (compile-only sm_90, Triton 3.9: no asynchronous copy in it), so
+    each step waited on its own loads: Nsight Compute showed fp32 28x6016x26517 at 20 cycles an instruction, 87 % of
+    them on L1TEX, 265 GB/s (docs/measurements/2026-11-28-h200-s18-ncu-gemv-28.txt). policy_gemv.gemv_config says
+    where it pays."""
     stride_am = _scaled(stride_am, DIV_AM, INT64)
     stride_ak = _scaled(stride_ak, DIV_AK, INT64)
     stride_bk = _scaled(stride_bk, DIV_BK, INT64)
@@ -207,7 +212,7 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     acc5 = zero
     acc6 = zero
     acc7 = zero
-    for _ in range(k_lo, k_hi):
+    for _ in tl.range(k_lo, k_hi, num_stages=STAGES):
         b = _gemv_load_b(b_ptrs, mask_n, offs_k, 0, B_KMAJOR, EVEN_N, False)
         acc0 = _gemv_fma(acc0, a_row, 0, stride_am, m_left, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
         acc1 = _gemv_fma(acc1, a_row, 1, stride_am, m_left, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)

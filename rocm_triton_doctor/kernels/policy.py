@@ -250,6 +250,10 @@ def _gemm_tiles(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool, cu
         # unsplit: 0.77 -> 0.24x eager on an H200, benchmarks/gemm_ab_probe.py --seed 10).
         return {**cfg, "SPLIT_K": gemm_split_latency_bound(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], 32, sms,
                                                            sms // 2 if aligned else sms)}
+    if (not tc and elem_size == 4 and b_nmajor and t.backend == "cuda" and 16 < M <= FP32_NMAJOR_IEEE_MAX_M
+            and N > SKINNY_N):
+        # IEEE products against an N-major B with 17-400 rows (policy_fp32.gemm_fp32_precision has the measurements)
+        return fp32_nmajor_config(M, N, K, sms)
     if M <= 32 or (M <= 64 and elem_size == 2 and t.backend == "cuda"):
         return _decode_config(t, M, N, K, elem_size, cus, b_nmajor, aligned)
     if t.backend == "cuda" and elem_size == 2 and (split := gemm_split_under_a_wave(M, N, K, cus)) > 1:
@@ -429,9 +433,11 @@ from rocm_triton_doctor.kernels.policy_waves import (  # noqa: E402,F401
     SKINNY_N, _decode_config, _split_k, gemm_skinny_config, gemm_split_latency_bound, gemm_split_small_grid,
     gemm_split_under_a_wave, gemm_tail_split)
 from rocm_triton_doctor.kernels.policy_gemv import (  # noqa: E402,F401
-    GEMV_FP32_MISALIGNED_ROWS, GEMV_MAX_M, gemv_config, gemv_takes)
+    GEMV_16BIT_NMAJOR_MIN_K, GEMV_16BIT_NMAJOR_ROWS, GEMV_FP32_MISALIGNED_ROWS, GEMV_MAX_M, GEMV_PIPE_MAX_STAGE_BYTES,
+    gemv_config, gemv_takes)
 from rocm_triton_doctor.kernels.policy_rows import (  # noqa: E402,F401
     NARROW_ROW, ODD_ROW_ONE_WARP_PROGRAMS, ROW_CHUNK, ROW_SINGLE_BYTES, ROW_SPLIT_EAGER_MIN_COLS, ROW_SPLIT_MAX_ROWS,
     ROW_SPLIT_PROGRAMS_PER_CU, _row_config, row_class, row_config, row_split)
 from rocm_triton_doctor.kernels.policy_fp32 import (  # noqa: E402,F401
-    fp32_dot_precision, gemm_fp32_precision, gemm_tc_config, precision_supported)
+    FP32_NMAJOR_IEEE_MAX_M, fp32_dot_precision, fp32_nmajor_config, gemm_fp32_precision, gemm_tc_config,
+    precision_supported)

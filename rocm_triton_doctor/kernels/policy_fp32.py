@@ -58,14 +58,40 @@ def fp32_dot_precision(t: Target) -> str:
     return "ieee"
 
 
+FP32_NMAJOR_IEEE_MAX_M = 400  # fp32 against an N-major B takes IEEE products up to this many rows (measured to 391)
+
+
 def gemm_fp32_precision(t: Target, M: int, b_nmajor: bool) -> str:
-    """gemm(precision="auto")'s choice for fp32: fp32_dot_precision, except IEEE products at decode sizes (M <= 16)
-    against an N-major B (a (K, N) tensor), where the split lost every time it was timed (H200, graph replay against
-    eager, benchmarks/gemm_ab_probe.py seeds 9-11: 2x1661x399 0.50 -> 0.35x, 5x1527x1315 0.69 -> 0.50x, 3x1346x31141
-    0.64 -> 0.35x), while against nn.Linear's K-major weight it won (H100, gemm_fp32_probe.py: 1x4096x4096 0.31 ->
-    0.89x cuBLAS, 16x4096x4096 0.52 -> 1.47x). Both are fp32-accurate."""
+    """gemm(precision="auto")'s choice for fp32: fp32_dot_precision, except IEEE products against an N-major B (a
+    (K, N) tensor) up to FP32_NMAJOR_IEEE_MAX_M rows, where the split lost every time it was timed:
+    * decode sizes (H200, graph replay against eager, benchmarks/gemm_ab_probe.py seeds 9-11): 2x1661x399 0.50 ->
+      0.35x, 5x1527x1315 0.69 -> 0.50x, 3x1346x31141 0.64 -> 0.35x;
+    * 17-391 rows (H200, × cuBLAS, benchmarks/gemm_pipe_probe.py, docs/measurements/2026-11-28-h200-s18-gemm-
+      pipe2.json), 3xTF32 at its tiles -> IEEE at 32x128x32 (fp32_nmajor_config): 28x6016x26517 0.13 -> 0.93x,
+      17x4096x11007 0.16 -> 1.34x, 64x4096x4096 0.64 -> 0.91x, 40x4096x14336 0.65 -> 0.93x, 391x428x2531 0.65 ->
+      0.95x, 200x777x5555 0.57 -> 0.77x, 96x3000x20001 0.58 -> 0.77x, 128x2048x8191 0.62 -> 0.66x; lost
+      33x1000x3001 unsplit (0.75 -> 0.40-0.57x; the rule splits it, as the 3xTF32 tiles were).
+    Against nn.Linear's K-major weight the split won (H100, gemm_fp32_probe.py: 1x4096x4096 0.31 -> 0.89x cuBLAS,
+    16x4096x4096 0.52 -> 1.47x; the probe above: 17x4096x11008 B^T 0.93 against 0.22-0.55x, 29x7906x2320 B^T 0.57
+    against 0.16-0.27x). Both are fp32-accurate. At 1024^3 and up the split won against N-major B too
+    (gemm_tc_config)."""
     prec = fp32_dot_precision(t)
-    return "ieee" if prec == "tf32x3" and M <= 16 and b_nmajor else prec
+    return "ieee" if prec == "tf32x3" and M <= FP32_NMAJOR_IEEE_MAX_M and b_nmajor else prec
+
+
+def fp32_nmajor_config(M: int, N: int, K: int, cus: int) -> dict[str, Any]:
+    """IEEE tiles for fp32 against an N-major B with 17 to FP32_NMAJOR_IEEE_MAX_M rows (NVIDIA): 32x128x32, 4 warps,
+    3 stages, K split as policy_waves.gemm_split_latency_bound does for any grid up to that many programs (up to
+    LATENCY_SPLIT_PROGRAMS_PER_SM an SM, one K block a split at least). Triton's
+    FMA dot reads its operands from shared memory, so a misaligned B costs 4-byte asynchronous copies and not a
+    latency-bound loop of scalar loads, as it does in the GEMV kernel (gemm_pipe_probe.py, the docstring above; the
+    hunt's 28x6016x26517 had run on the GEMV at 0.12x cuBLAS). The split fills the GPU: 28x6016x26517 makes 208
+    tiles (0.45x unsplit with 64-deep K blocks, 0.93x in 4 splits); 64-row tiles lost at 28-391 rows."""
+    from rocm_triton_doctor.kernels.policy_waves import LATENCY_SPLIT_PROGRAMS_PER_SM, gemm_split_latency_bound
+
+    split = gemm_split_latency_bound(M, N, K, 32, 128, 32, cus, LATENCY_SPLIT_PROGRAMS_PER_SM * cus)
+    return {"BLOCK_M": 32, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 3,
+            "SPLIT_K": split}
 
 
 def precision_supported(t: Target, precision: str) -> bool:

@@ -29,6 +29,9 @@ GEMV_FP32_MISALIGNED_ROWS_COPIED = 32  # ... up to this many where policy.gemm_a
 GEMV_FP32_SMALL_B_BYTES = 65536  # ... and any rows against a misaligned fp32 B this small ...
 GEMV_FP32_SMALL_B_MAX_K = 128  # ... and this short (each chunk of 8 rows walks all of K over a 16-128 wide tile)
 GEMV_NMAJOR_MIN_N = 128  # ... and, N-major, at least as wide as the GEMV's N-major tile
+GEMV_16BIT_NMAJOR_ROWS = 4  # 16-bit rows against a misaligned N-major B the GEMV takes (NVIDIA, pipelined) ...
+GEMV_16BIT_NMAJOR_MIN_K = 512  # ... with K at least this long
+GEMV_PIPE_MAX_STAGE_BYTES = 8192  # the K loop is pipelined (N-major B, NVIDIA) where one stage of B is this small
 
 
 def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: bool, K: int | None = None,
@@ -70,6 +73,20 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
       and so did a narrow N-major B: fp32 10630x94x19 0.24 -> 0.17x (seed 32);
     * 16-bit with an aligned weight: the tensor-core tiles ran 0.99-1.36x cuBLAS at every decode shape (1-8 rows
       against 4096x4096, 4096x14336, 14336x4096), the GEMV 0.13-1.35x: they keep those.
+    Session 18 pipelined the K loop against an N-major B (gemv_config's STAGES), which changed three answers (H200,
+    graph replay × cuBLAS, benchmarks/gemm_pipe_probe.py, docs/measurements/2026-11-28-h200-s18-gemm-pipe2.json and
+    …-verify80.json):
+    * 16-bit against a misaligned N-major B, 1-GEMV_16BIT_NMAJOR_ROWS rows with K >= GEMV_16BIT_NMAJOR_MIN_K: tiles
+      -> the pipelined GEMV, bf16 1x832x27011 0.38 -> 1.79x, 2x4096x4097 0.82 -> 2.03x, 3x15605x9269 0.76 -> 1.70x,
+      fp16 4x2048x5001 0.76 -> 1.86x, 4x8078x9953 0.62 -> 1.13x, bf16 1x7161x22449 0.45 -> 0.85x, 2x2634x4131 1.55 ->
+      1.73x. Short K lost (fp16 2x301x765 0.95 -> 0.74x, bf16 2x147x24173 0.73 -> 0.58x) and so did 5-8 rows in
+      three of four draws (bf16 7x8439x15427 1.05 -> 0.60x, fp16 8x292x6481 1.05 -> 0.78x; won 8x4096x14335 0.32 ->
+      0.72x);
+    * fp32 against a misaligned N-major B, 4-96 rows: no longer here. From 4 to 16 rows the IEEE decode tiles won
+      every draw (8x1629x30833 0.53 -> 0.99x, 15x12643x193 0.27 -> 0.48x, 4x6000x1999 0.97 -> 1.20x), from 17 rows
+      policy_fp32.fp32_nmajor_config's tiles (28x6016x26517, the hunt's 0.12x, -> 0.93x);
+    * fp32 against an N-major B, 1-3 rows, pipelined: 3x70x161 0.42 -> 0.72x, 2x1884x32020 0.86 -> 1.24x, 2x91x1720
+      0.74 -> 1.04x.
     AMD (not timed): only misaligned weights, by the same counts; CDNA multiplies fp32 on its matrix cores natively,
     so the fp32 reason above does not carry over. The interpreter takes up to 4 rows, so CI runs this path."""
     if t.interpreter:
@@ -81,7 +98,9 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
         copied = K is not None and N is not None and gemm_align_copy(t, M, N, K, elem_size)[1]
         rows = GEMV_FP32_MISALIGNED_ROWS_COPIED if copied else GEMV_FP32_MISALIGNED_ROWS
         return ((most >= M and (t.backend == "cuda" or not b_aligned))
-                or (not b_aligned and (rows >= M or small_b)))
+                or (not b_aligned and ((b_kmajor and rows >= M) or small_b)))
+    if not b_kmajor and t.backend == "cuda":
+        return M <= GEMV_16BIT_NMAJOR_ROWS and not b_aligned and K is not None and K >= GEMV_16BIT_NMAJOR_MIN_K
     return M <= 3 and b_kmajor and not b_aligned
 
 
@@ -128,8 +147,15 @@ def gemv_config(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: boo
         bk = tile // bn
     split = _gemv_split(N, K, bn, bk, M, cu)
     stages = 3 if t.backend == "cuda" else 1
-    return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "SPLIT_K": split, "num_warps": warps, "num_stages": stages,
-            **_hip_extra(t, gemm=False)}
+    # The K loop software-pipelined (gemv_kernel's STAGES) against an N-major B on NVIDIA where a stage of B is at
+    # most GEMV_PIPE_MAX_STAGE_BYTES (gemv_takes' text has the measurements). Larger stages lost: fp32 1x9693x307
+    # (16 KiB tiles) 0.93 -> 0.20x, and so did a K-major B: 2-8 stages ran fp32 71x517x16549 B^T at 0.06-0.07x
+    # against 0.42x unpipelined, bf16 2x11402x17198 B^T 0.56-0.67x against 1.13x (16 KiB a stage: the stages fill the
+    # SM's shared memory, so few programs stay resident). AMD: not timed, not pipelined.
+    small_stage = bk * bn * elem_size <= GEMV_PIPE_MAX_STAGE_BYTES
+    pipe = 3 if t.backend == "cuda" and not b_kmajor and small_stage else 1
+    return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "SPLIT_K": split, "STAGES": pipe, "num_warps": warps,
+            "num_stages": stages, **_hip_extra(t, gemm=False)}
 
 
 def _gemv_split(N: int, K: int, bn: int, bk: int, M: int, cus: int) -> int:

@@ -691,7 +691,8 @@ def test_a_plan_follows_the_tune_cache_and_new_dropout_seeds() -> None:
     (200, 1000, 200, 2, (64, 64), 1),      # K too short to split
 ])
 def test_split_k_for_small_grids_on_an_h100(M: int, K: int, N: int, elem: int, tiles: tuple[int, int], split: int) -> None:
-    cfg = policy.gemm_config(policy.target_from_name("sm_90"), M, N, K, elem, cus=132)
+    # fp32 against a K-major B (an N-major one with up to 400 rows takes policy_fp32.fp32_nmajor_config)
+    cfg = policy.gemm_config(policy.target_from_name("sm_90"), M, N, K, elem, cus=132, b_nmajor=elem == 2)
     assert (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["SPLIT_K"]) == (*tiles, split)
     assert policy.gemm_split_small_grid(M, N, K, *tiles, 132) == split
     # AMD keeps one pass: the split rules were measured on NVIDIA only.

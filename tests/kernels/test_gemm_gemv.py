@@ -130,10 +130,45 @@ def test_gemv_rule_on_gpus() -> None:
     assert not policy.gemv_takes(h100, 1, 2, True, True) and not policy.gemv_takes(h100, 1, 2, False, False)
     assert not policy.gemv_takes(mi300, 1, 4, True, True) and policy.gemv_takes(mi300, 8, 4, False, True)
     assert policy.gemv_takes(mi300, 2, 2, False, True) and not policy.gemv_takes(mi300, 2, 2, True, True)
-    # fp32 against a misaligned weight: up to 96 rows in chunks of 8, either layout; not against an aligned one
-    assert policy.gemv_takes(h100, 89, 4, False, True) and policy.gemv_takes(h100, 30, 4, False, False)
+    # fp32 against a misaligned K-major weight: up to 96 rows in chunks of 8; not against an aligned one, and not
+    # 4 rows or more against an N-major one (session 18: the IEEE tiles won there, 28x6016x26517 0.12 -> 0.93x)
+    assert policy.gemv_takes(h100, 89, 4, False, True) and not policy.gemv_takes(h100, 30, 4, False, False)
+    assert not policy.gemv_takes(h100, 4, 4, False, False, 6000, 1999)
     assert not policy.gemv_takes(h100, 97, 4, False, True) and not policy.gemv_takes(h100, 16, 4, True, True)
     assert not policy.gemv_takes(h100, 16, 2, False, True)
+    # 16-bit against a misaligned N-major B on NVIDIA (the pipelined K loop): up to 4 rows with K of 512 or more
+    assert policy.gemv_takes(h100, 4, 2, False, False, 512, 5001) and not policy.gemv_takes(h100, 5, 2, False, False, 512, 5001)
+    assert not policy.gemv_takes(h100, 2, 2, False, False, 511, 5001) and not policy.gemv_takes(h100, 2, 2, False, False)
+    assert not policy.gemv_takes(h100, 2, 2, True, False, 4096, 4096) and not policy.gemv_takes(mi300, 2, 2, False, False, 4096, 4097)
+
+
+@pytest.mark.parametrize(("target", "M", "N", "K", "elem", "kmajor", "stages"), [
+    ("sm_90", 2, 4097, 4096, 2, False, 3),   # 16-bit, 16x128 tiles of 4 KiB a stage: pipelined
+    ("sm_90", 3, 161, 70, 4, False, 3),      # fp32, 3 rows (8x128 tiles): pipelined
+    ("sm_90", 1, 307, 9693, 4, False, 1),    # fp32, 1 row: 32x128 tiles of 16 KiB a stage (0.93 -> 0.20x pipelined)
+    ("sm_90", 2, 11402, 17198, 2, True, 1),  # K-major B: never (its stages fill shared memory)
+    ("gfx942", 2, 4097, 4096, 2, False, 1),  # AMD: not timed, not pipelined
+])
+def test_gemv_pipelines_its_k_loop_where_measured(target: str, M: int, N: int, K: int, elem: int, kmajor: bool,
+                                                  stages: int) -> None:
+    cfg = policy.gemv_config(policy.target_from_name(target), M, N, K, elem, kmajor, 0)
+    assert cfg["STAGES"] == stages
+    assert (cfg["BLOCK_K"] * cfg["BLOCK_N"] * elem <= policy.GEMV_PIPE_MAX_STAGE_BYTES) or stages == 1
+
+
+@pytest.mark.parametrize("lb", ["row", "odd"])
+def test_a_pipelined_gemv_computes_the_same_product(lb: str) -> None:
+    # STAGES only changes how the K loop is scheduled: ragged K and N, row chunks and a K split, against fp64
+    g = torch.Generator().manual_seed(18)
+    a = torch.randn(11, 45, generator=g)
+    b = torch.randn(45, 37, generator=g) if lb == "row" else torch.randn(45, 38, generator=g)[:, 1:]
+    cfg = {"BLOCK_M": 8, "BLOCK_N": 16, "BLOCK_K": 8, "SPLIT_K": 2}
+    ref = a.double() @ b.double()
+    for stages in (1, 3):
+        y = gemm.gemm(a, b, kernel="gemv", config={**cfg, "STAGES": stages})
+        torch.testing.assert_close(y.double(), ref, atol=1e-4, rtol=1e-4)
+    with pytest.raises(ValueError, match="STAGES"):
+        gemm.gemm(a, b, kernel="gemv", config={**cfg, "STAGES": 0})
 
 
 def test_gemv_refusals_are_clear() -> None:

@@ -76,7 +76,8 @@ def test_gemm_launches_the_resolved_precision(monkeypatch: pytest.MonkeyPatch, t
                                               want: str) -> None:
     gemm.clear_plans()
     calls = _spy(monkeypatch, gemm, target)
-    gemm.gemm(torch.empty(256, 512), torch.empty(512, 256), precision=precision)
+    # 512 rows: past FP32_NMAJOR_IEEE_MAX_M, where "auto" resolves to the split on an H100
+    gemm.gemm(torch.empty(512, 512), torch.empty(512, 256), precision=precision)
     assert calls and all(kw["PRECISION"] == want for name, kw in calls if name == "gemm_kernel")
     gemm.clear_plans()
 
@@ -147,7 +148,9 @@ def test_a_16_bit_small_grid_read_with_scalar_loads_splits_deeper() -> None:
 def test_decode_rows_against_an_n_major_b_keep_ieee_products(monkeypatch: pytest.MonkeyPatch) -> None:
     assert policy.gemm_fp32_precision(H100, 3, True) == "ieee"
     assert policy.gemm_fp32_precision(H100, 3, False) == "tf32x3"  # nn.Linear's weight: the split won there
-    assert policy.gemm_fp32_precision(H100, 17, True) == "tf32x3"
+    assert policy.gemm_fp32_precision(H100, 400, True) == "ieee"  # up to FP32_NMAJOR_IEEE_MAX_M rows (session 18)
+    assert policy.gemm_fp32_precision(H100, 401, True) == "tf32x3"
+    assert policy.gemm_fp32_precision(H100, 17, False) == "tf32x3"
     assert policy.gemm_fp32_precision(MI300, 3, False) == "ieee"
     gemm.clear_plans()
     calls = _spy(monkeypatch, gemm, H100)
@@ -218,3 +221,24 @@ def test_32_row_fp32_tiles_compute_right_on_misaligned_operands(split: int) -> N
     a, b = torch.randn(45, 101, generator=g), torch.randn(34, 101, generator=g).t()
     cfg = {"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 3, "SPLIT_K": split}
     torch.testing.assert_close(gemm.gemm(a, b, config=cfg), (a.double() @ b.double()).float(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("M", "K", "N", "split"), [
+    (28, 6016, 26517, 2),   # the hunt's 0.12x row: 208 tiles, two splits stay within 4 programs an SM
+    (17, 4096, 11007, 4),   # 86 tiles
+    (24, 12000, 1023, 16),  # 8 tiles and a long K: the most splits
+    (96, 3000, 20001, 1),   # 471 tiles: two splits would pass 4 programs an SM (528 on 132 SMs)
+])
+def test_fp32_against_an_n_major_b_takes_ieee_tiles_from_17_to_400_rows(M: int, K: int, N: int, split: int) -> None:
+    cfg = policy.gemm_config(H100, M, N, K, 4, cus=132, b_nmajor=True, tc=False, aligned=N % 4 == 0)
+    assert {k: cfg[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages")} == {
+        "BLOCK_M": 32, "BLOCK_N": 128, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3}
+    assert cfg["SPLIT_K"] == split == policy.fp32_nmajor_config(M, N, K, 132)["SPLIT_K"]
+    # not: 16 rows or fewer (the decode tiles), past 400, a K-major B, the split's tiles (tc), AMD, 128 columns
+    for other in (policy.gemm_config(H100, 16, N, K, 4, cus=132, b_nmajor=True),
+                  policy.gemm_config(H100, 401, N, K, 4, cus=132, b_nmajor=True),
+                  policy.gemm_config(H100, M, N, K, 4, cus=132, b_nmajor=False),
+                  policy.gemm_config(H100, M, N, K, 4, cus=132, b_nmajor=True, tc=True),
+                  policy.gemm_config(MI300, M, N, K, 4, cus=304, b_nmajor=True),
+                  policy.gemm_config(H100, 64, 128, K, 4, cus=132, b_nmajor=True)):
+        assert (other["BLOCK_M"], other["BLOCK_N"], other["BLOCK_K"], other["num_stages"]) != (32, 128, 32, 3)

@@ -196,8 +196,9 @@ def test_gemm_runs_a_cached_config_on_the_pointer_kernel(monkeypatch: pytest.Mon
 
 
 def test_a_corrupt_cached_gemm_config_is_dropped_and_the_policy_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    a, b = torch.empty(100, 300), torch.empty(300, 200)
-    key = tune_key(a, b, "none", 0.0, policy.fp32_dot_precision(GPU))  # fp32 "auto" on an H100: the 3xTF32 split
+    # fp32 "auto" on an H100 with 500 rows (past policy.FP32_NMAJOR_IEEE_MAX_M): the 3xTF32 split
+    a, b = torch.empty(500, 300), torch.empty(300, 200)
+    key = tune_key(a, b, "none", 0.0, policy.fp32_dot_precision(GPU))
     _gpu(monkeypatch)
     calls = _spy(monkeypatch, gemm)
     tunecache.activate(IDENT)
@@ -206,7 +207,7 @@ def test_a_corrupt_cached_gemm_config_is_dropped_and_the_policy_used(monkeypatch
         calls.clear()
         with pytest.warns(UserWarning, match="dropping tune cache entry gemm"):
             gemm.gemm(a, b)
-        want = policy.gemm_config(GPU, 100, 200, 300, 4, tc=True)
+        want = policy.gemm_config(GPU, 500, 200, 300, 4, tc=True)
         assert [(n, kw["BLOCK_M"], kw["num_warps"]) for n, kw in calls if n == "gemm_kernel"] == [("gemm_kernel", want["BLOCK_M"],
                                                                               want["num_warps"])]
         assert tunecache.entries()["gemm"] == {}
