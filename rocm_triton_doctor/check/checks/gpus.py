@@ -231,6 +231,22 @@ def igpu_with_dgpu(f: Facts) -> Iterable[Finding]:
         # The error names the discrete GPU's own target: the build lacks it, which 'gpu-code-object' reports; the
         # iGPU is a side issue here (lamikr/rocm_sdk_builder#246).
         crashed = False
+    opened = [g for g in gpus if g.source.startswith("torch")]
+    if opened and all(g.integrated for g in opened) and not torch_order:
+        # torch's own line names only the integrated GPU while another tool names the discrete one (comfyui-rocm#115:
+        # the launcher found gfx1200, ComfyUI's torch opened gfx1036): programs run on the iGPU. The discrete GPU's
+        # torch index is not in the evidence, so no visibility value is given.
+        yield fail(f"torch opened the integrated GPU ({', '.join(g.gfx or g.name for g in opened)}), not the discrete "
+                   f"{', '.join(g.label for g in dgpus)}",
+                   "Single-device programs run on torch's device 0, here the iGPU: slow, short of memory, or failing "
+                   "where the build lacks the iGPU's target.",
+                   evidence=tuple(g.source for g in igpus + dgpus),
+                   fix=Fix("Disable the integrated GPU in the BIOS/UEFI" + (" (or in Device Manager)" if windows else "")
+                           + f", or hide it with {var} set to the discrete GPU's torch index (list them with "
+                           "`python -c \"import torch; print([torch.cuda.get_device_name(i) for i in "
+                           "range(torch.cuda.device_count())])\"`)."),
+                   links=links)
+        return
     if not crashed and torch_order and order and order[0].integrated is False and f.runtime.found \
             and f.runtime.value is not None and f.runtime.value.is_available is True:
         # torch enumerated both and its default device (0) is the discrete GPU, with no error in the evidence

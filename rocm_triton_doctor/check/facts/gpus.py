@@ -346,4 +346,27 @@ def _from_seen(snap: Mapping[str, Any], env: Fact[dict[str, str]]) -> tuple[Gpu,
     best = [g for g in ranked[0] if g.gfx or g.name] if ranked else []
     if not any(g.gfx for g in best):
         return ()
-    return tuple(best)
+    return tuple(best + _other_kind(best, ranked[1:], env))
+
+
+def _other_kind(best: list[Gpu], others: list[list[Gpu]], env: Fact[dict[str, str]]) -> list[Gpu]:
+    """GPUs another tool saw that cannot be one of `best`'s: an integrated GPU where `best` has only discrete ones, or
+    the reverse (comfyui-rocm#115: the launcher's detector named the RX 9060 XT, gfx1200, while ComfyUI's torch line
+    said `AMD arch: gfx1036`, the Ryzen's iGPU). A discrete target from a tool that asks the runtime is left out (an
+    HSA override makes the runtime report an iGPU as gfx1030 or gfx1100), and so is everything while an override is
+    in the evidence: then one GPU can show two targets."""
+    kinds = {g.integrated for g in best if g.integrated is not None}
+    if len(kinds) != 1 or _overrides(env) or (False in kinds and any(_runtime_view(g) for g in best)):
+        return []
+    out: list[Gpu] = []
+    for rows in others:
+        for g in rows:
+            if (g.gfx and g.integrated is not None and g.integrated not in kinds
+                    and (g.integrated or not _runtime_view(g)) and all(o.gfx != g.gfx for o in best + out)):
+                out.append(g)
+    return out
+
+
+def _runtime_view(g: Gpu) -> bool:
+    """The GPU's target came from a tool that asks the runtime (what an HSA override changes)."""
+    return g.source.split(" (", 1)[0] not in REAL_GFX_TOOLS + ("text",)

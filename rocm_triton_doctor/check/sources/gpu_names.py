@@ -48,10 +48,17 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
         m = re.search(r"ROCm: version=[\w.]+, using agent (gfx[0-9a-f]{3,4})\b", s)
         if m:
             merge(frag, gpu_seen("text", m.group(1).lower()))
-        # ComfyUI's startup: `AMD arch: gfx1151` (torch's gcnArchName for the device it opened: the runtime's view).
-        m = re.match(r"^AMD arch:\s*(gfx[0-9a-f]{3,4})\b", s)
+        # ComfyUI's startup: `AMD arch: gfx1151` (torch's gcnArchName for the device it opened: the runtime's view),
+        # also where a reply quotes it inside a sentence (comfyui-rocm#115: "… later it says : [INFO] AMD arch: gfx1036").
+        m = re.search(r"(?:^|[\s\]:])AMD arch:\s*(gfx[0-9a-f]{3,4})\b", s)
         if m:
             merge(frag, gpu_seen("torch", m.group(1).lower()))
+        # comfyui-rocm's launcher (`[INFO] Detecting GPU architecture...` then `[INFO] GPU arch: gfx1200`): the GPU its
+        # Windows detector found, not necessarily the one torch opens (comfyui-rocm#115: the dGPU, while torch's device
+        # 0 was the iGPU).
+        m = re.match(r"^GPU arch:\s*(gfx[0-9a-f]{3,4})\b", s)
+        if m:
+            merge(frag, gpu_seen("text", m.group(1).lower()))
         # `torch.cuda.get_device_properties(i)` printed: name and gcnArchName of a device torch opened.
         m = re.search(r"_CudaDeviceProperties\(name='(?P<name>[^']*)'.*?gcnArchName='(?P<gfx>gfx[0-9a-f]{3,4})", s)
         if m:

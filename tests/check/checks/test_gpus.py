@@ -90,6 +90,17 @@ def test_igpu_with_dgpu_uses_hip_visible_devices_for_torchs_numbers() -> None:
     assert win.fix is not None and win.fix.commands == ('$env:HIP_VISIBLE_DEVICES="1"',)
 
 
+def test_igpu_with_dgpu_fails_where_torch_opened_the_igpu_and_another_tool_names_the_dgpu() -> None:
+    # comfyui-rocm#115: the launcher found gfx1200, ComfyUI's torch said `AMD arch: gfx1036`; the fix was the BIOS
+    seen = [{"tool": "text", "gfx": "gfx1200"}, {"tool": "torch", "gfx": "gfx1036"}]
+    f = one("igpu-with-dgpu", gpus_seen=seen, system={"os_family": "windows"})
+    assert f.severity.value == "fail" and "torch opened the integrated GPU (gfx1036)" in f.title
+    assert f.fix is not None and not f.fix.commands and "BIOS" in f.fix.text and "HIP_VISIBLE_DEVICES" in f.fix.text
+    # torch's own list with both GPUs keeps the index rules below
+    both = [{"tool": "torch", "gfx": "gfx1036", "index": 0}, {"tool": "torch", "gfx": "gfx1200", "index": 1}]
+    assert one("igpu-with-dgpu", gpus_seen=both).severity.value == "warn"
+
+
 def test_igpu_with_dgpu_ok_where_torchs_device_0_is_the_discrete_gpu_and_it_runs() -> None:
     # InvokeAI#9490: torch listed the RX 7900 XTX as cuda:0 and the 760M as cuda:1, and the app ran on cuda:0.
     seen = [{"tool": "torch", "name": "AMD Radeon RX 7900 XTX", "index": 0},

@@ -68,3 +68,19 @@ def test_gpu_names_with_one_word_codenames_and_generic_ones() -> None:
     assert got is not None and got.gfx == "gfx90c"
     assert gfx_for_name("Advanced Micro Devices, Inc. [AMD/ATI] Phoenix1") is None  # not the word Phoenix
     assert gfx_for_name("AMD Radeon Graphics") is None  # generic: never a guessed target
+
+
+def test_another_tools_gpu_of_the_other_kind_joins_the_list() -> None:
+    # comfyui-rocm#115: the launcher's detector named the RX 9060 XT (gfx1200); ComfyUI's torch line the iGPU (gfx1036)
+    seen = [{"tool": "text", "gfx": "gfx1200"}, {"tool": "torch", "gfx": "gfx1036"}]
+    gpus = facts(gpus_seen=seen).gpus.value or ()
+    assert sorted((g.gfx, g.integrated) for g in gpus) == [("gfx1036", True), ("gfx1200", False)]
+    # not under an override in the evidence (one GPU can show two targets), and a discrete target the runtime
+    # reports (an overridden iGPU reads gfx1030) never joins a list of integrated GPUs
+    assert len(facts(gpus_seen=seen, env={"HSA_OVERRIDE_GFX_VERSION": "12.0.0"}).gpus.value or ()) == 1
+    runtime_dgpu = [{"tool": "lspci", "name": "Rembrandt [Radeon 680M]"}, {"tool": "torch", "gfx": "gfx1030"}]
+    assert [g.integrated for g in facts(gpus_seen=runtime_dgpu).gpus.value or ()] == [True]
+    assert len(facts(gpus_seen=runtime_dgpu[::-1]).gpus.value or ()) == 1  # whichever tool's list is taken
+    # two tools naming GPUs of one kind: still one tool's list (two descriptions of one GPU are not two GPUs)
+    same = [{"tool": "text", "gfx": "gfx1100"}, {"tool": "torch", "gfx": "gfx1101"}]
+    assert len(facts(gpus_seen=same).gpus.value or ()) == 1

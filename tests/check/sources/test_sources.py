@@ -839,3 +839,13 @@ def test_weights_a_ggml_program_placed_on_a_rocm_device_prove_the_runtime_opened
     llama = "load_tensors:        ROCm0 model buffer size =  7604.21 MiB\nload_tensors:        ROCm1 model buffer size =  70.2 MiB"
     assert snapshot_from_text([llama])["system"]["hip_devices_seen"] == 2
     assert "system" not in snapshot_from_text(['msg="model weights" device=CPU size="741.9 MiB"'])
+
+
+def test_comfyui_rocm_launcher_arch_and_a_quoted_amd_arch_line() -> None:
+    # comfyui-rocm#115: the launcher's `[INFO] GPU arch: gfx1200` (its detector: a GPU on the machine) and a reply
+    # quoting ComfyUI's `AMD arch: gfx1036` (torch's device) inside a sentence
+    snap = snapshot_from_text(["[INFO] Detecting GPU architecture...\n[INFO] GPU arch: gfx1200\n",
+                               "[INFO] GPU arch: gfx1200 BUT later it says : [INFO] AMD arch: gfx1036 ; how ?"])
+    seen = {(e["tool"], e["gfx"]) for e in snap["gpus_seen"]}
+    assert seen == {("text", "gfx1200"), ("torch", "gfx1036")}
+    assert "gpus_seen" not in snapshot_from_text(["the AMD arch: unknown, GPU arch: none"])
