@@ -12,6 +12,10 @@
     PYTHONPATH=.:benchmarks python benchmarks/gemm_pipe_probe.py --json pipe2.json
     PYTHONPATH=.:benchmarks python benchmarks/gemm_pipe_probe.py --verify --seed 80 --json verify.json
 
+--small-grid: 16-bit GEMMs of 17-64 rows against a narrow weight with a long K (the decode tiles, session 17's
+hunt: bf16 64x12120x484 bias at 0.62x), the policy's K split (capped by its fp32 workspace at an eighth of B's
+bytes) against two and four times that split and 16.
+
 --verify: the rules those runs led to (policy_fp32.fp32_nmajor_config, policy_gemv.gemv_takes / gemv_config's
 STAGES) on fresh random draws, each against what the policy did before (kept here as `old`), and the new split
 halved and doubled.
@@ -46,6 +50,71 @@ DECODE_16 = [(1, 832, 27011, BF16, False), (2, 4096, 4097, BF16, False), (3, 156
 
 def tiles(bm: int, bn: int, bk: int, w: int, s: int, split: int = 1) -> dict[str, Any]:
     return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "num_warps": w, "num_stages": s, "SPLIT_K": split}
+
+
+SMALL_GRID = [(64, 12120, 484, BF16, False, "bias"), (48, 8192, 512, BF16, False, "none"),
+              (40, 16384, 640, F16, True, "none"), (64, 4096, 1000, BF16, True, "none"),
+              (24, 10000, 300, BF16, False, "none"), (60, 20000, 256, F16, True, "bias"),
+              (17, 6000, 777, BF16, False, "none"), (33, 30000, 1024, BF16, True, "none"),
+              (64, 2048, 384, BF16, False, "none"), (56, 9000, 1536, F16, False, "none")]
+
+
+def old_decode_split(M: int, N: int, K: int, cfg: dict[str, Any], cus: int) -> int:
+    """policy_waves._split_k as it was before session 18 for aligned 16-bit decode tiles: two programs an SM, each
+    split at least 4 K blocks, the fp32 workspace under an eighth of B's bytes."""
+    from rocm_triton_doctor.kernels.policy_waves import _doubled_split
+
+    tiles = -(-M // cfg["BLOCK_M"]) * -(-N // cfg["BLOCK_N"])
+    return _doubled_split(M, N, K, tiles, min(16, K * 2 // (64 * M)), 2 * cus, 4 * cfg["BLOCK_K"])
+
+
+def small_grid_draws(seed: int) -> list[tuple[int, int, int, torch.dtype, bool, str]]:
+    """--small-grid --seed: 16-bit, 17-64 rows, aligned weights of both layouts, K 512-32768, N 64-8192."""
+    r = random.Random(seed)
+
+    def lu(lo: int, hi: int) -> int:
+        return int(round(math.exp(r.uniform(math.log(lo), math.log(hi)))))
+
+    return [(lu(17, 64), lu(512, 32768) // 8 * 8, max(64, lu(64, 8192) // 8 * 8), r.choice((BF16, F16)),
+             r.random() < 0.5, r.choice(("none", "bias"))) for _ in range(18)]
+
+
+def small_grid(cus: int, seed: int | None = None) -> list[dict[str, Any]]:
+    """--small-grid rows: each shape against cuBLAS with its bias epilogue, at the policy's split and others; with a
+    seed, fresh draws against the split the policy took before session 18 (`old`)."""
+    dev = torch.device("cuda")
+    t = policy.target_for_device("cuda")
+    g = torch.Generator(device=dev).manual_seed(1)
+    rows = []
+    for M, K, N, dt, bt, epi in (SMALL_GRID if seed is None else small_grid_draws(seed)):
+        a = torch.randn(M, K, device=dev, dtype=dt, generator=g)
+        b = (torch.randn(N, K, device=dev, dtype=dt, generator=g).t() if bt
+             else torch.randn(K, N, device=dev, dtype=dt, generator=g)) / K**0.5
+        bias = torch.randn(N, device=dev, dtype=dt, generator=g) if epi == "bias" else None
+        ref = gemm.reference(a.double(), b.double(), None if bias is None else bias.double(), epi)
+        tol = tolerance(str(dt).removeprefix("torch."))
+        name = f"{str(dt).removeprefix('torch.')} {M}x{K}x{N} {epi}{' B^T' if bt else ''}"
+        t_blas = float(do_bench_cudagraph(lambda: gemm.eager(a, b, bias, epi, 0.0), rep=20))
+        cfg = dict(policy.gemm_config(t, M, N, K, 2, cus=cus, b_nmajor=not bt))
+        row: dict[str, Any] = {"name": name, "cublas_ms": t_blas, "policy": cfg}
+        forms = {"auto": None, "split*2": {**cfg, "SPLIT_K": cfg["SPLIT_K"] * 2},
+                 "split*4": {**cfg, "SPLIT_K": cfg["SPLIT_K"] * 4}, "split 16": {**cfg, "SPLIT_K": 16}}
+        if seed is not None:
+            forms = {"old": {**cfg, "SPLIT_K": old_decode_split(M, N, K, cfg, cus)} if cfg["BLOCK_M"] <= 64 else cfg,
+                     "auto": None}
+        for label, c in forms.items():
+            try:
+                y = gemm.gemm(a, b, bias, epi, config=c)
+                excess = float(((y.double() - ref).abs() - (tol.atol + tol.rtol * ref.abs())).max())
+                ms = float(do_bench_cudagraph(lambda c=c: gemm.gemm(a, b, bias, epi, config=c), rep=20))
+                row[label] = {"ms": ms, "x": t_blas / ms, "ok": excess <= 0}
+            except Exception as exc:  # noqa: BLE001 - a probe records what failed and goes on
+                row[label] = {"error": f"{type(exc).__name__}: {str(exc)[:160]}"}
+        rows.append(row)
+        print(f"{name:34s} cuBLAS {t_blas * 1e3:6.1f} us split {cfg['SPLIT_K']:2d} | " + " | ".join(
+            f"{k} {v['x']:.2f}{'' if v['ok'] else ' WRONG'}" if "x" in v else f"{k} ERR {v['error'][:40]}"
+            for k, v in row.items() if isinstance(v, dict) and ("x" in v or "error" in v)), flush=True)
+    return rows
 
 
 def draws(seed: int) -> list[tuple[int, int, int, torch.dtype, bool, str]]:
@@ -91,12 +160,20 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default=None)
     ap.add_argument("--verify", action="store_true")
-    ap.add_argument("--seed", type=int, default=80)
+    ap.add_argument("--small-grid", action="store_true")
+    ap.add_argument("--seed", type=int, default=80, help="--verify's draws; with --small-grid, its own (not 80)")
     args = ap.parse_args()
     dev = torch.device("cuda")
     t = policy.target_for_device("cuda")
     cus = torch.cuda.get_device_properties(0).multi_processor_count
     print(f"{torch.cuda.get_device_name(0)}, {cus} SMs, torch {torch.__version__}", flush=True)
+    if args.small_grid:
+        out = small_grid(cus, args.seed if args.seed != 80 else None)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "rows": out}, f,
+                          indent=1, default=str)
+        return 0
     g = torch.Generator(device=dev).manual_seed(0)
     rows = []
     cases = [(m, k, n, F32, bt, "mid") for m, k, n, bt in MID_FP32] + [(m, k, n, d, bt, "decode") for m, k, n, d, bt in DECODE_16]

@@ -197,6 +197,9 @@ def gemm_skinny_config(M: int, N: int, K: int, cus: int, aligned: bool = True,
 
 # ---- decode-size M: the split-K tiles that stream B (policy.gemm_config takes them for M <= 32, 33-64 in 16 bits) --
 
+DECODE_UNCAPPED_MIN_M = 16  # 16-bit rows above this many take _decode_config's uncapped split (NVIDIA, aligned)
+
+
 def _decode_config(t: Target, M: int, N: int, K: int, elem_size: int, cus: int, b_nmajor: bool,
                    aligned: bool = True) -> dict[str, Any]:
     """Decode-size M (<= 32, and 33-64 on NVIDIA in 16 bits): the GEMM is a read of B (K·N elements) with almost no
@@ -222,6 +225,15 @@ def _decode_config(t: Target, M: int, N: int, K: int, elem_size: int, cus: int, 
         # cuBLAS, benchmarks/gemm_fp32_probe.py --small-grid --dtype bfloat16 --decode, docs/measurements/
         # 2026-11-27-h200-s9-bf16-decode-split.json: bf16 41x1621x459 B^T unsplit 0.12x, 8 splits 0.49x, 16 0.62x;
         # 64x4097x4096 B^T 2 splits 0.41x, 4 0.50x; the others already at their best split).
+        if elem_size == 2 and M > DECODE_UNCAPPED_MIN_M and aligned:
+            # 17-64 rows in 16 bits: a K split to one program an SM, not capped by the fp32 workspace. The cap (split·M
+            # ·64 <= K·elem) had left few-tile grids latency-bound: H200, graph replay × cuBLAS, the policy's split ->
+            # this rule's (benchmarks/gemm_pipe_probe.py --small-grid, docs/measurements/2026-11-28-h200-s18-small-
+            # grid.json): bf16 64x12120x484 bias 4 -> 16 splits 0.63 -> 0.93x, 48x8192x512 4 -> 16 0.70 -> 0.99x,
+            # 64x4096x1000 B^T 2 -> 8 0.66 -> 0.93x, fp16 60x20000x256 bias B^T 8 -> 16 0.82 -> 1.03x, 56x9000x1536
+            # 4 -> 8 0.69 -> 0.86x; grids of 160-512 programs lost (40x16384x640 B^T 0.98x at 8 splits, 0.79x at 16).
+            tiles = -(-M // bm) * -(-N // bn)
+            return {**cfg, "SPLIT_K": _doubled_split(M, N, K, tiles, 16, cus or DEFAULT_CUS["cuda"], 4 * bk)}
         return {**cfg, "SPLIT_K": _split_k(M, N, K, bm, bn, bk, want, elem_size, latency=not aligned)}
     # AMD: 64-deep K tiles at 2 stages, 4 waves. Compile-only (Triton 3.9): 16x128x64 0 spills on gfx942 but 107 on
     # gfx1100 (wave32: twice the registers a lane), where 16x128x32 has 0 (126 VGPRs); 16x64x64 (B^T) 0 on both.

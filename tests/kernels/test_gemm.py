@@ -722,10 +722,10 @@ def test_the_64_row_decode_tiles_compute_right_in_the_interpreter() -> None:
 
 
 def test_decode_rows_against_a_misaligned_weight_split_for_latency() -> None:
-    # bf16 41x1621x459 B^T (K odd: scalar loads): 0.12x cuBLAS unsplit, 0.49x at 8 splits (H200); the workspace cap
-    # that keeps an aligned decode GEMM unsplit here does not apply
+    # bf16 41x1621x459 B^T (K odd: scalar loads): 0.12x cuBLAS unsplit, 0.49x at 8 splits (H200); aligned, the
+    # split keeps 4 K blocks of 128 a split (session 18: no longer capped by the workspace at 17-64 rows)
     h100 = policy.target_from_name("sm_90")
-    assert policy.gemm_config(h100, 41, 459, 1621, 2, cus=132, b_nmajor=False)["SPLIT_K"] == 1
+    assert policy.gemm_config(h100, 41, 459, 1621, 2, cus=132, b_nmajor=False)["SPLIT_K"] == 2
     assert policy.gemm_config(h100, 41, 459, 1621, 2, cus=132, b_nmajor=False, aligned=False)["SPLIT_K"] == 8
     # already at the best split measured: unchanged
     assert policy.gemm_config(h100, 16, 4096, 4097, 2, cus=132, b_nmajor=False, aligned=False)["SPLIT_K"] == 4
@@ -741,3 +741,17 @@ def test_more_splits_than_k_blocks_leave_empty_splits_that_add_nothing(split: in
         a = torch.randn(21, 100, generator=g).half()
         cfg = {"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 16, "SPLIT_K": split}
         assert_matches(gemm.gemm(a, b, config=cfg), gemm.reference(a, b, None, "none").half(), torch.float16)
+
+
+@pytest.mark.parametrize(("M", "K", "N", "b_nmajor", "split"), [
+    (64, 12120, 484, True, 16),   # 4 tiles: the workspace cap had held it at 4 splits (0.63 -> 0.93x cuBLAS, H200)
+    (48, 8192, 512, True, 16),    # 0.70 -> 0.99x
+    (64, 4096, 1000, False, 8),   # 16 tiles, 4 K blocks of 128 a split at least (0.66 -> 0.93x)
+    (40, 16384, 640, False, 8),   # 10 tiles: 16 splits (160 programs) lost, 0.98 -> 0.79x
+])
+def test_16_bit_rows_17_to_64_split_to_one_program_an_sm_uncapped(M: int, K: int, N: int, b_nmajor: bool,
+                                                                  split: int) -> None:
+    h100 = policy.target_from_name("sm_90")
+    assert policy.gemm_config(h100, M, N, K, 2, cus=132, b_nmajor=b_nmajor)["SPLIT_K"] == split
+    # 16 rows and fewer keep the capped split to two programs an SM (measured on decode steps, sessions 5-8)
+    assert policy.gemm_config(h100, 16, 4096, 4096, 2, cus=132, b_nmajor=False)["SPLIT_K"] == 4
