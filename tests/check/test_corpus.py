@@ -34,8 +34,9 @@ CAPTURES = all_captures()
 # 459 of 497. A twenty-third, 10 (Linux installs, libraries lacking the target: 6 right as they came, 10 after): 469
 # of 507; its WSL captures, 4 more, came late (2 right as they came, unchanged). A twenty-fourth, 4 kept
 # (multi-GPU rigs, Triton: 3 right as they came, 4 after): 475 of 515. Session 18 closed three earlier misses
-# (rocprofiler's agent abort, torch on the iGPU beside a launcher's dGPU, a WSL verdict re-scoped): 478 of 515.
-SCORE_THRESHOLD = 0.928
+# (rocprofiler's agent abort, torch on the iGPU beside a launcher's dGPU, a WSL verdict re-scoped): 478 of 515; and
+# an APU out of memory at its GTT size (the new check apu-gtt-limit): 479 of 515.
+SCORE_THRESHOLD = 0.930
 
 # Captures on which today's checks propose a fix that the capture forbids. Issue #10 requires this set to be EMPTY;
 # it exists only so that the hard assertion below catches every NEW harmful fix while the checks are being fixed.

@@ -11,7 +11,7 @@ from rocm_triton_doctor import knowledge
 from rocm_triton_doctor.check.checks.base import check, fail, fmt_bytes, info, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts, Gpu, Status
 from rocm_triton_doctor.check.facts.platform import amd_host, os_family
-from rocm_triton_doctor.check.facts.errors import code_object_errors, named_isas
+from rocm_triton_doctor.check.facts.errors import code_object_errors, named_isas, quote, with_signature
 from rocm_triton_doctor.check.facts.gpus import KFD_NODES, kfd_nodes_complete, shows_effective_gfx
 from rocm_triton_doctor.check.facts.python import rocm_torch, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -267,6 +267,42 @@ def igpu_with_dgpu(f: Facts) -> Iterable[Finding]:
                links=links)
 
 
+@check("apu-gtt-limit", "gpus", "On an APU that ran out of GPU memory, the GTT pool the kernel gave the GPU.",
+       "An APU's GPU allocates system memory through GTT beyond its small BIOS carve-out; amdgpu sizes GTT to half of "
+       "the RAM unless the ttm module's pages_limit says otherwise, so a model larger than that fails to load.",
+       "Raise GTT with ttm.pages_limit (4 KiB pages) on the kernel command line, up to what the RAM allows.")
+def apu_gtt_limit(f: Facts) -> Iterable[Finding]:
+    gpus = amd_gpus(f)
+    if not gpus or not all(g.integrated for g in gpus):
+        yield skip("not applicable: no APU-only machine in the evidence")
+        return
+    oom = with_signature(f.errors, "hip-out-of-memory")
+    if not oom:
+        yield skip("no GPU out-of-memory error in the evidence")
+        return
+    if not f.gtt_mib.found or not f.gtt_mib.value:
+        yield skip("the GTT size is not in the evidence",
+                   "Needs amdgpu's boot line: `sudo dmesg | grep 'GTT memory ready'`.")
+        return
+    gib = f.gtt_mib.value / 1024
+    params = f.kernel_cmdline.value or () if f.kernel_cmdline.found else ()
+    set_by = [p for p in params if p.startswith(("ttm.pages_limit=", "amdgpu.gttsize="))]
+    # The default (amdgpu since Linux 6.0, "drm/amdgpu: Adjust logic around GTT size"): max(3 GiB, half of RAM);
+    # ttm.pages_limit (4 KiB pages; with ttm.page_pool_size) raises it; amdgpu.gttsize is deprecated in its favour.
+    # Linux 7.x caps GTT at the RAM that backs it (drm/amdgpu: cap GTT size to physical RAM on APUs).
+    yield fail(f"the APU ran out of GPU memory with {gib:.1f} GiB of GTT",
+               "On an APU the GPU's memory beyond the BIOS carve-out is GTT: system memory amdgpu lets it map, "
+               + (f"here set by {', '.join(set_by)}." if set_by else
+                  "which the kernel sizes to half of the RAM unless ttm.pages_limit says otherwise."),
+               evidence=("dmesg: GTT memory ready", *quote(oom)),
+               fix=Fix("Raise GTT with the ttm module's pages_limit (4 KiB pages) on the kernel command line, up to what "
+                       "the RAM allows with room for the system: e.g. ttm.pages_limit=27648000 ttm.page_pool_size="
+                       "27648000 for about 105 GiB on a 128 GiB machine (add them to GRUB_CMDLINE_LINUX_DEFAULT, run "
+                       "update-grub or grub2-mkconfig, reboot; amd-debug-tools' `amd-ttm --set <GiB>` does the same). "
+                       "Check afterwards with `sudo dmesg | grep 'GTT memory ready'`."),
+               links=("https://manpages.debian.org/testing/amd-debug-tools/amd-ttm.1.en.html",))
+
+
 # Tools whose GPU order is the runtime's own enumeration (what *_VISIBLE_DEVICES indices count).
 RUNTIME_ORDER = ("torch", "rocminfo", "amdgpu-arch", "llama.cpp", "kfd")
 
@@ -369,4 +405,4 @@ def gfx_torch_arch(f: Facts) -> Iterable[Finding]:
                    links=("https://github.com/pytorch/pytorch/issues/164346",))
 
 
-CHECKS = (gpus_detected, igpu_with_dgpu, gfx_rocm_support, gfx_torch_arch)
+CHECKS = (gpus_detected, igpu_with_dgpu, apu_gtt_limit, gfx_rocm_support, gfx_torch_arch)

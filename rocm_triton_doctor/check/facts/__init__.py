@@ -71,6 +71,7 @@ class Facts:
     which: Fact[dict[str, str | None]]
     pci_display: Fact[tuple[PciDevice, ...]] = field(default_factory=lambda: unknown("/sys/bus/pci"))
     kernel_cmdline: Fact[tuple[str, ...]] = field(default_factory=lambda: unknown("/proc/cmdline"))
+    gtt_mib: Fact[int] = field(default_factory=lambda: unknown("dmesg"))
     codeobjects: Fact[Any] = field(default_factory=lambda: unknown("codeobjects"))  # facts/codeobjects.CodeObjects
     workload: Fact[Any] = field(default_factory=lambda: unknown("workload_env"))  # facts/workload.WorkloadEnv
     smoke_results: Fact[Any] = field(default_factory=lambda: unknown("smoke_results"))  # smoke_history.SavedRun tuple

@@ -16,6 +16,7 @@ class DriverFacts(TypedDict):
     amdgpu_version: Fact[str]
     kfd_topology: Fact[int]  # number of KFD nodes (CPU + GPU)
     kernel_cmdline: Fact[tuple[str, ...]]  # /proc/cmdline's parameters; a pasted line may be cut: only presence counts
+    gtt_mib: Fact[int]  # the GTT pool amdgpu set up at boot (MiB), from its kernel-log line
 
 
 def build(snap: Mapping[str, Any]) -> DriverFacts:
@@ -25,7 +26,21 @@ def build(snap: Mapping[str, Any]) -> DriverFacts:
         amdgpu_version=snapshot.file(snap, "/sys/module/amdgpu/version"),
         kfd_topology=safe("/sys/class/kfd", lambda: _kfd_topology(snap)),
         kernel_cmdline=safe("/proc/cmdline", lambda: _cmdline(snap)),
+        gtt_mib=safe("dmesg", lambda: _gtt(snap)),
     )
+
+
+# amdgpu's boot line `amdgpu 0000:bd:00.0:  63968M of GTT memory ready.` (amdgpu_ttm.c): the GTT pool, system memory
+# the GPU may map. On an APU that is most of what HIP can allocate beyond the BIOS carve-out.
+_GTT_LINE = re.compile(r"\b(\d+)M of GTT memory ready\b")
+
+
+def _gtt(snap: Mapping[str, Any]) -> Fact[int]:
+    c = snapshot.command(snap, "dmesg")
+    if not c.found or c.value is None:
+        return Fact(c.status, None, c.source, c.error)
+    sizes = [int(m.group(1)) for m in _GTT_LINE.finditer(c.value.stdout)]
+    return found(max(sizes), "dmesg") if sizes else unknown("dmesg ('… of GTT memory ready')")
 
 
 def _cmdline(snap: Mapping[str, Any]) -> Fact[tuple[str, ...]]:

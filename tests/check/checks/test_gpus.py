@@ -180,3 +180,28 @@ def test_gfx_torch_arch_does_not_read_a_source_or_image_builds_tag_as_the_index(
         f = one("gfx-torch-arch", files=gpu(1, 110501), python=rocm_python(v), env={})
         assert f.severity.value == "skip" and f.title == "torch's gfx list is unknown", v
     assert one("gfx-torch-arch", files=gpu(1, 110501), python=rocm_python("2.8.0+rocm6.4"), env={}).severity.value == "fail"
+
+
+STRIX_HALO = gpu(1, 110501)  # gfx1151, an APU
+OOM = [{"text": "ds4: ROCm model arena alloc failed for tensor-span:105 (1792.00 MiB chunk): out of memory"}]
+GTT = {"dmesg": "[    1.768086] amdgpu 0000:bd:00.0:  63968M of GTT memory ready.\n"}
+
+
+def test_apu_gtt_limit_fails_where_an_apu_ran_out_at_its_gtt_size() -> None:
+    # ds4#475: Strix Halo with the kernel's default GTT (half of 128 GB) could not map an 80 GiB model
+    f = one("apu-gtt-limit", files=STRIX_HALO, errors=OOM, commands=GTT)
+    assert f.severity.value == "fail" and "62.5 GiB of GTT" in f.title
+    assert f.fix is not None and "ttm.pages_limit=" in f.fix.text and "amdgpu.gtt_size" not in f.fix.text
+    assert "half of the RAM" in f.detail
+    # a GTT size already set on the command line is named instead of the default
+    cmdline = {"/proc/cmdline": "BOOT_IMAGE=/vmlinuz quiet ttm.pages_limit=16777216 ttm.page_pool_size=16777216\n"}
+    set_ = one("apu-gtt-limit", files={**STRIX_HALO, **cmdline}, errors=OOM, commands=GTT)
+    assert set_.severity.value == "fail" and "set by ttm.pages_limit=16777216" in set_.detail
+
+
+def test_apu_gtt_limit_needs_an_apu_an_oom_and_the_gtt_line() -> None:
+    assert one("apu-gtt-limit", files=STRIX_HALO, commands=GTT).severity.value == "skip"  # no OOM
+    assert one("apu-gtt-limit", files=STRIX_HALO, errors=OOM).severity.value == "skip"  # GTT unknown
+    # a discrete GPU (its own VRAM) or one beside the APU: not this check's question
+    assert one("apu-gtt-limit", files=IGPU_DGPU, errors=OOM, commands=GTT).severity.value == "skip"
+    assert one("apu-gtt-limit", errors=OOM, commands=GTT).severity.value == "skip"

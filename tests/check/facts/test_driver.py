@@ -23,3 +23,12 @@ def test_kfd_topology_absent_or_unknown() -> None:
     assert facts(files={"/sys/class/kfd/kfd/topology/system_properties": None}).kfd_topology.status is Status.ABSENT
     assert facts(files={}).kfd_topology.status is Status.UNKNOWN
     assert facts().kfd_topology.status is Status.UNKNOWN
+
+
+def test_gtt_size_from_amdgpus_boot_line() -> None:
+    # amdgpu_ttm.c: `amdgpu 0000:bd:00.0:  63968M of GTT memory ready.` (ds4#475); the largest where several GPUs log
+    log = ("[    1.7] amdgpu 0000:bd:00.0:  512M of VRAM memory ready\n"
+           "[    1.768086] amdgpu 0000:bd:00.0:  63968M of GTT memory ready.\n")
+    assert facts(commands={"dmesg": log}).gtt_mib.value == 63968
+    assert not facts(commands={"dmesg": "[    1.7] amdgpu: VRAM 512M\n"}).gtt_mib.found
+    assert not facts().gtt_mib.found
