@@ -403,7 +403,43 @@ def pip_rocm_triton_missing(f: Facts) -> Iterable[Finding]:
                        "index for these packages; with uv, pin both packages to that index), not from PyPI."))
 
 
+# vLLM's ROCm wheels (wheels.vllm.ai/rocm/…) are built for one Python: "Python 3.12 required for ROCm wheels"
+# (vllm-project/vllm docs/getting_started/installation/gpu.rocm.inc.md, every variant rocm700 … rocm100).
+VLLM_ROCM_INDEX = re.compile(r"wheels\.vllm\.ai/rocm", re.I)
+VLLM_ROCM_PYTHON = "3.12"
+
+
+@check("vllm-rocm-wheel-python", "python", "vLLM's ROCm wheels were installed into the Python they are built for.",
+       "vLLM publishes its ROCm wheels for Python 3.12 only. pip merges an --extra-index-url with PyPI, so on another "
+       "Python it silently installs PyPI's vLLM (a CUDA build, with PyPI's torch), which finds no GPU on an AMD "
+       "machine ('Failed to infer device type').",
+       "Install vLLM from its ROCm index into a Python 3.12 environment, or use vLLM's ROCm container image.")
+def vllm_rocm_wheel_python(f: Facts) -> Iterable[Finding]:
+    env = f.python.value if f.python.found else None
+    urls = [u for u in (env.install_indexes + env.pip_indexes if env else ()) if VLLM_ROCM_INDEX.search(u)]
+    if not urls:
+        yield skip("no install from vLLM's ROCm index in the evidence")
+        return
+    py = env.version if env else None
+    if not py:
+        yield skip(f"vLLM's ROCm index ({urls[0]}) was used; the Python's version is unknown",
+                   "Paste `python --version` from the environment vLLM was installed into.")
+        return
+    if py == VLLM_ROCM_PYTHON:
+        yield ok(f"vLLM's ROCm index used with Python {py}, the Python its wheels are built for")
+        return
+    yield fail(f"vLLM's ROCm wheels need Python {VLLM_ROCM_PYTHON}; this install ran on Python {py}",
+               f"{urls[0]} has no wheel for Python {py}, so pip took PyPI's vLLM instead: a CUDA build with PyPI's "
+               "torch, which cannot use an AMD GPU (vLLM then fails with 'Failed to infer device type').",
+               evidence=("python", *urls[:1]),
+               fix=Fix(f"Create a Python {VLLM_ROCM_PYTHON} environment and install vLLM there from the same index "
+                       "(vLLM's docs: Python 3.12 required for ROCm wheels), or run vLLM's ROCm container image.",
+                       (f"uv venv --python {VLLM_ROCM_PYTHON} --seed ~/vllm-rocm",
+                        f"source ~/vllm-rocm/bin/activate && uv pip install vllm --extra-index-url {urls[0]}")),
+               links=("https://docs.vllm.ai/en/latest/getting_started/installation/gpu/",))
+
+
 CHECKS = (python_version_wheels, pip_index_order, pip_pulls_pypi_torch, pip_kept_non_rocm_torch,
           pip_replaced_rocm_torch,
           pip_retired_index, installer_cpu_fallback, pip_no_torch_wheel, pip_torch_version_missing,
-          pip_rocm_triton_missing, python_user_site_torch)
+          pip_rocm_triton_missing, python_user_site_torch, vllm_rocm_wheel_python)

@@ -271,3 +271,15 @@ def test_pip_replaced_rocm_torch_skips_other_swaps() -> None:
     assert [s for s, _, _ in _replaced("- torch==2.6.0+rocm6.2\n+ torch==2.7.1+rocm6.3")] == ["skip"]
     assert [s for s, _, _ in _replaced("- torch==2.6.0\n+ torch==2.7.1")] == ["skip"]
     assert [s for s, _, _ in _replaced("Successfully installed torch-2.7.1")] == ["skip"]
+
+
+def test_vllm_rocm_wheels_need_python_3_12() -> None:
+    # vllm#39378: `pip install vllm --extra-index-url https://wheels.vllm.ai/rocm/` into Python 3.13 took PyPI's vLLM
+    idx = "https://wheels.vllm.ai/rocm/"
+    f = one("vllm-rocm-wheel-python", python={"install_indexes": [idx], "version": "3.13"})
+    assert f.severity is Severity.FAIL and "Python 3.13" in f.title
+    assert f.fix is not None and f.fix.commands[0] == "uv venv --python 3.12 --seed ~/vllm-rocm"
+    assert idx in f.fix.commands[1] and not any("whl/cu" in c or "whl/cpu" in c for c in f.fix.commands)
+    assert one("vllm-rocm-wheel-python", python={"install_indexes": [idx], "version": "3.12"}).severity is Severity.OK
+    assert one("vllm-rocm-wheel-python", python={"install_indexes": [idx]}).severity is Severity.SKIP  # version unknown
+    assert one("vllm-rocm-wheel-python", python={"version": "3.13"}).severity is Severity.SKIP  # no vLLM ROCm index
