@@ -268,6 +268,12 @@ def kfd_access(f: Facts) -> Iterable[Finding]:
     if os_family(f) == "windows" and not f.dev_kfd.found:
         yield skip("Windows: there is no /dev/kfd (HIP talks to the Windows driver)")
         return
+    if isinstance(hip_seen, int) and hip_seen > 0 and f.wsl.found and f.wsl.value and not f.errors.value:
+        # Under WSL the runtime reaches the GPU through /dev/dxg; a HIP program's device list shows it did
+        # (rocm-cli#276: llama.cpp's `ROCm0 : AMD Radeon(TM) 8060S Graphics` on WSL2 with librocdxg).
+        yield ok(f"WSL: the HIP runtime enumerated {hip_seen} AMD GPU(s) through /dev/dxg (there is no /dev/kfd "
+                 "under WSL)")
+        return
     if isinstance(hip_seen, int) and hip_seen > 0 and not f.dev_kfd.found and not f.errors.value:
         # A HIP program's own device list (llama.cpp's `found 1 ROCm devices: Device 0: Radeon RX 570 …`) exists only
         # after the runtime opened /dev/kfd in that process: measured access, as rocminfo's agents are.

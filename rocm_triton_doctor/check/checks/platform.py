@@ -131,6 +131,15 @@ def wsl(f: Facts) -> Iterable[Finding]:
         # vllm#9293, an RTX 4070 laptop).
         yield ok("WSL with an NVIDIA GPU / CUDA torch: the ROCm-on-WSL path does not apply")
         return
+    seen = f.raw.get("gpus_seen")
+    listed = [e for e in seen if isinstance(e, dict) and e.get("tool") == "llama.cpp"] if isinstance(seen, list) else []
+    if listed and not f.errors.found:
+        # llama.cpp's ROCm backend listed the GPU (`ROCm0: AMD Radeon …`, `Device 0: …, gfx1151`): the HIP runtime
+        # enumerated it through /dev/dxg, so the WSL runtime is in place (rocm-cli#276: inference ran under WSL).
+        name = str(listed[0].get("name") or listed[0].get("gfx") or "the GPU")
+        yield ok(f"WSL with a working ROCm runtime: llama.cpp's ROCm backend lists {name}",
+                 "The WSL runtime is in place (the HIP runtime enumerated the GPU through /dev/dxg).")
+        return
     if amd_host(f) is not True and not (rocm_torch(f) or f.rocminfo.value is not None or f.rocm.found):
         yield skip("WSL; whether this machine runs ROCm is unknown", "Paste rocminfo and the torch version.")
         return

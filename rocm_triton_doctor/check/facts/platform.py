@@ -140,7 +140,7 @@ def _wsl(snap: Mapping[str, Any]) -> Fact[bool]:
     pv, rel = snapshot.file(snap, "/proc/version"), snapshot.file(snap, "/proc/sys/kernel/osrelease")
     system = snap.get("system")
     if isinstance(system, dict) and system.get("wsl") is True:
-        return found(True, "rocminfo ('WSL environment detected')")
+        return found(True, "pasted text (rocminfo's 'WSL environment detected', a WSL2 kernel release)")
     if not (pv.found or rel.found):
         return unknown("/proc/version")
     dxg = snapshot.path(snap, "/dev/dxg")

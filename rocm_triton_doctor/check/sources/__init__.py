@@ -74,7 +74,8 @@ SNIFFERS: tuple[tuple[Callable[[str], bool], Parser], ...] = (
 # error text.
 ALWAYS: tuple[Parser, ...] = (env.parse, system.parse_cmdline,
                               host.parse_container_run, host.parse_compose, host.parse_nvidia_hints, host.parse_service,
-                              host.parse_slurm_job, host.parse_amdgpu_install, host.parse_apt_sources,
+                              host.parse_slurm_job, host.parse_amdgpu_install, host.parse_wsl_kernel,
+                              host.parse_apt_sources,
                               host.parse_cluster_devices,
                               ls.parse_open_errors,
                               gpu_names.parse, gpu_names.parse_hip_device_count, gpu_names.parse_ollama_ps,

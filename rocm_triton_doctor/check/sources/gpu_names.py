@@ -67,6 +67,11 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
         m = re.search(r"Device (\d+): (?P<name>[^,]+), (?P<gfx>gfx\w+)(?::[\w+-:]+)? \(0x[0-9a-f]+\)", s)
         if m:
             merge(frag, gpu_seen("llama.cpp", m.group("gfx").lower(), m.group("name").strip(), index=int(m.group(1))))
+        # llama.cpp's device list (`--list-devices`: `ROCm0: AMD Radeon RX 7900 XTX (24560 MiB, 24472 MiB free)`;
+        # lemonade: `ROCm0 : AMD Radeon(TM) 8060S Graphics`): the GPUs its ROCm backend got from the HIP runtime.
+        m = re.search(r"\bROCm(\d+)\s*:\s*(?P<name>(?:AMD|Radeon)\b[^`\n]*?)\s*(?:\(\d[^)]*MiB|`|$)", s)
+        if m:
+            merge(frag, gpu_seen("llama.cpp", None, m.group("name").strip(), index=int(m.group(1))))
         m = re.search(r"Device (\d+): (?P<name>[^,]+), compute capability", s)
         if m:
             merge(frag, gpu_seen("llama.cpp", None, m.group("name").strip(), index=int(m.group(1))))
@@ -209,6 +214,11 @@ def parse_hip_device_count(text: str, cmd: str | None = None) -> Fragment:
     placed |= set(re.findall(r"\bROCm(\d+) (?:model|KV) buffer size\s*=", text))
     if placed:
         return {"system": {"hip_devices_seen": len(placed)}}
+    # llama.cpp's `--list-devices` (`ROCm0: AMD Radeon RX 7900 XTX (24560 MiB, 24472 MiB free)`) and lemonade's
+    # `ROCm0 : AMD Radeon(TM) 8060S Graphics` (rocm-cli#276): the ROCm backend's devices, named by the HIP runtime.
+    listed = set(re.findall(r"\bROCm(\d+)\s*:\s*(?:AMD|Radeon)\b", text))
+    if listed:
+        return {"system": {"hip_devices_seen": len(listed)}}
     # llama.cpp of 2026 adds the total: `found 1 ROCm devices (Total VRAM: 12272 MiB):` (llama.cpp#26702).
     m = re.search(r"ggml_(?:cuda_init|init_cublas): found (\d+) (?:ROCm|CUDA) devices(?: \([^)\n]*\))?:\s*\n"
                   r"((?:\s*Device \d+: [^\n]+\n?)+)", text)

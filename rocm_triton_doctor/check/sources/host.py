@@ -265,6 +265,22 @@ def parse_amdgpu_install(text: str, cmd: str | None = None) -> Fragment:
     return {}
 
 
+# WSL2's kernel release (`uname -r`: `5.15.167.4-microsoft-standard-WSL2`), also where a report names it in prose
+# ("kernel 6.18.x-microsoft-standard-WSL2", rocm-cli#276): Microsoft builds no other kernel with that suffix.
+_WSL2_RELEASE = re.compile(r"\b\d+\.\d+[\w.]*-microsoft-standard-WSL2\b")
+
+
+# The WSL kernel's GPU paravirtualisation driver in its log (`hv_vmbus: registering driver dxgkrnl`, `misc dxg: dxgk:
+# dxgkio_query_adapter_info: Ioctl failed: -22`, microsoft/WSL#41654): it exists only in Microsoft's WSL kernels.
+_DXGKRNL = re.compile(r"registering driver dxgkrnl\b|\bmisc dxg: dxgk:")
+
+
+def parse_wsl_kernel(text: str, cmd: str | None = None) -> Fragment:
+    """A WSL2 kernel release or the dxgkrnl driver's log lines anywhere in the text -> `system.wsl` (the machine is
+    WSL)."""
+    return {"system": {"wsl": True}} if _WSL2_RELEASE.search(text) or _DXGKRNL.search(text) else {}
+
+
 def parse_nvidia_hints(text: str, cmd: str | None = None) -> Fragment:
     """NVIDIA's CUDA toolkit (`nvcc --version`: `Cuda compilation tools, release 11.4`), nvidia-smi's driver version,
     and a missing nvidia-smi (`nvidia-smi: command not found`, inside a container started without --gpus) -> `system`."""

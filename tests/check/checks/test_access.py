@@ -120,3 +120,9 @@ def test_eperm_inside_a_slurm_job_asks_for_the_gpus_in_the_job() -> None:
     assert bare.severity is Severity.FAIL and bare.fix is not None and "--gres=gpu" in bare.fix.text
     asked = one("kfd-access", paths=_opened("Operation not permitted"), system={"slurm_job": {"gpus_requested": True}})
     assert asked.fix is not None and "admins" in asked.fix.text and "requested no GPU" not in asked.title
+
+
+def test_kfd_access_under_wsl_reads_a_hip_device_list_as_dxg_access() -> None:
+    # rocm-cli#276: WSL2 has no /dev/kfd; llama.cpp's ROCm backend listing the GPU shows the runtime reached it
+    f = one("kfd-access", system={"wsl": True, "hip_devices_seen": 1})
+    assert f.severity is Severity.OK and "through /dev/dxg" in f.title

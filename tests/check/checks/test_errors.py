@@ -241,7 +241,7 @@ def test_amdsmi_missing_fails_when_the_bindings_and_the_library_come_from_two_ro
 def test_known_error_on_windows_names_the_hip_sdk_tools() -> None:
     f = one("known-error", errors=pasted('checkHipErrors() HIP API error = 0100 "no ROCm-capable device is detected"'),
             system={"os_family": "windows"})
-    assert f.severity is Severity.WARN and f.fix is not None and "hipInfo.exe" in f.fix.text
+    assert f.severity is Severity.FAIL and f.fix is not None and "hipInfo.exe" in f.fix.text  # zero devices: fails
 
 
 def test_an_unrecognised_hip_runtime_error_is_a_warning_without_a_command() -> None:
@@ -384,3 +384,19 @@ def test_runtime_error_unexplained_skips_known_messages_memory_faults_and_app_er
     app = "Traceback (most recent call last):\nValueError: awq quantization is not supported on ROCm"
     assert one("runtime-error-unexplained", errors=pasted(app)).severity is Severity.SKIP
 
+
+
+def test_known_error_leaves_kfd_readings_to_the_wsl_check_under_wsl() -> None:
+    # rocm-systems#1153: OUT_OF_RESOURCES under WSL; a reading that asks for /dev/kfd does not apply there
+    errs = pasted("WSL environment detected.\nCall returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed")
+    f = one("known-error", errors=errs, system={"wsl": True})
+    assert f.severity is Severity.SKIP and "wsl" in f.title
+    native = one("known-error", errors=errs)
+    assert native.severity is Severity.WARN and native.fix is not None and "/dev/kfd" in native.fix.text
+
+
+def test_hip_enumerating_no_device_fails() -> None:
+    # legacy-rocm-build#5461: AMD_LOG_LEVEL=3 shows hipGetDeviceCount returning hipErrorNoDevice: no GPU work can run
+    f = one("known-error", errors=pasted(":3:hip_device_runtime.cpp :651 : 1341534510d us:  hipGetDeviceCount: "
+                                         "Returned hipErrorNoDevice :"))
+    assert f.severity is Severity.FAIL and f.fix is not None and not f.fix.commands

@@ -155,3 +155,13 @@ def test_wsl_engine_id_assertion_is_the_windows_driver_not_an_override() -> None
     assert f.severity.value == "fail" and f.fix is not None and f.fix.commands == ()
     assert "HSA_OVERRIDE" not in f.fix.text and "Windows" in f.fix.text
     assert one("wsl", errors=err).severity.value == "skip"  # no sign of WSL: not this finding
+
+
+def test_wsl_ok_when_llama_cpps_rocm_backend_lists_the_gpu() -> None:
+    # rocm-cli#276: lemonade's llama.cpp ran on `ROCm0 : AMD Radeon(TM) 8060S Graphics` under WSL2 with librocdxg
+    seen = [{"tool": "llama.cpp", "name": "AMD Radeon(TM) 8060S Graphics", "index": 0}]
+    f = one("wsl", system={"wsl": True}, gpus_seen=seen)
+    assert f.severity.value == "ok" and "llama.cpp's ROCm backend lists AMD Radeon(TM) 8060S Graphics" in f.title
+    # an error beside it: the listing alone does not settle it
+    assert one("wsl", system={"wsl": True}, gpus_seen=seen, rocminfo_gpu_agents=None,
+               errors=[{"text": "HSA_STATUS_ERROR_OUT_OF_RESOURCES", "from": "text"}]).severity.value != "ok"

@@ -291,7 +291,7 @@ def test_os_release_uname_and_proc_version() -> None:
                                "Linux version 5.15.167.4-microsoft-standard-WSL2 (root@f9c826d3017f) (gcc (GCC) 11.2.0) #1 SMP"])
     assert snap["files"]["/etc/os-release"].splitlines()[3] == "ID=ubuntu"
     assert snap["files"]["/proc/sys/kernel/osrelease"] == "6.8.0-45-generic\n"
-    assert snap["system"] == {"hostname": "box", "machine": "x86_64"}
+    assert snap["system"] == {"hostname": "box", "machine": "x86_64", "wsl": True}  # the WSL2 kernel of /proc/version
     assert snap["files"]["/proc/version"].startswith("Linux version 5.15.167.4-microsoft-standard-WSL2")
 
 
@@ -849,3 +849,17 @@ def test_comfyui_rocm_launcher_arch_and_a_quoted_amd_arch_line() -> None:
     seen = {(e["tool"], e["gfx"]) for e in snap["gpus_seen"]}
     assert seen == {("text", "gfx1200"), ("torch", "gfx1036")}
     assert "gpus_seen" not in snapshot_from_text(["the AMD arch: unknown, GPU arch: none"])
+
+
+def test_a_wsl2_kernel_release_and_llama_cpps_device_list() -> None:
+    # rocm-cli#276: "OS: WSL2 Ubuntu 24.04.4 LTS (kernel 6.18.x-microsoft-standard-WSL2)" and lemonade's device
+    snap = snapshot_from_text([("- OS: WSL2 Ubuntu 24.04.4 LTS (kernel 6.18.x-microsoft-standard-WSL2)\n"
+                               "- Inference: device `ROCm0 : AMD Radeon(TM) 8060S Graphics`\n")])
+    assert snap["system"]["wsl"] is True and snap["system"]["hip_devices_seen"] == 1
+    assert snap["gpus_seen"] == [{"tool": "llama.cpp", "name": "AMD Radeon(TM) 8060S Graphics", "index": 0}]
+    listed = snapshot_from_text([("Available devices:\n  ROCm0: AMD Radeon RX 7900 XTX (24560 MiB, 24472 MiB free)\n"
+                                 "  ROCm1: AMD Radeon RX 7900 XTX (24560 MiB, 24500 MiB free)\n")])
+    assert listed["system"]["hip_devices_seen"] == 2
+    assert "system" not in snapshot_from_text(["5.15.0-119-generic and a Microsoft keyboard"])
+    dxg = snapshot_from_text(["[    1.519442] misc dxg: dxgk: dxgkio_query_adapter_info: Ioctl failed: -22\n"])
+    assert dxg["system"]["wsl"] is True  # dxgkrnl logs only in WSL's kernel (microsoft/WSL#41654)
