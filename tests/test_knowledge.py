@@ -29,6 +29,12 @@ def test_parse_override_invalid(value: str) -> None:
     assert gfx is None and why
 
 
+def test_parse_override_names_a_gfx_name_only_when_it_is_one() -> None:
+    assert "is a gfx name" in (knowledge.parse_override("gfx1030")[1] or "")
+    # a detector's error text passed on as the value (comfyui-rocm-docker#2) is not a gfx name
+    assert "three dot-separated" in (knowledge.parse_override("GFX version detection error")[1] or "")
+
+
 def test_every_target_is_consistent() -> None:
     for gfx in knowledge.all_gfx():
         t = knowledge.gfx_info(gfx)

@@ -111,7 +111,7 @@ def parse_override(value: str) -> tuple[str | None, str | None]:
     if not m:
         if value.strip() != value:
             return None, "has leading/trailing whitespace"
-        if value.lower().startswith("gfx"):
+        if re.match(r"^gfx[0-9a-f]{3,4}\b", value, re.I):  # `gfx1030`, not a message that starts "GFX version …"
             return None, "is a gfx name; the variable wants MAJOR.MINOR.STEPPING numbers (e.g. 10.3.0)"
         return None, "is not three dot-separated decimal numbers MAJOR.MINOR.STEPPING"
     major, minor, step = (int(x) for x in m.groups())

@@ -320,7 +320,10 @@ def known_error(f: Facts) -> Iterable[Finding]:
 _RUNTIME_ERROR = re.compile(r"\bmiopenStatus(?!Success)\w+|\bhipError(?!Success|IllegalAddress|LaunchFailure)\w+|"
                             r"\bHSA_STATUS_ERROR(?!_MEMORY_APERTURE_VIOLATION|_MEMORY_FAULT|_EXCEPTION)\w*|"
                             r"\brocBLAS error|\bhipBLASLt error|\bMIOpen(?:\(HIP\))?:? Error\b|\bHIP error\b|"
-                            r"\bROCm error\b")
+                            r"\bROCm error\b|"
+                            # the process itself crashing (TheRock#2850: torch saw gfx1151, then `Segmentation fault
+                            # (core dumped) python test.py`): the run failed, for a reason the text does not show
+                            r"\bSegmentation fault\b|\bSIGSEGV\b|\bAborted \(core dumped\)")
 
 
 @check("runtime-error-unexplained", "errors",
@@ -335,8 +338,8 @@ def runtime_error_unexplained(f: Facts) -> Iterable[Finding]:
         return
     word = _RUNTIME_ERROR.search(errs[0].text)
     # No command: the message alone has many causes (comfyui#12142's miopenStatusInternalError on Windows).
-    yield warn(f"a GPU runtime error no known message explains: {word.group(0) if word else 'see the evidence'}",
-               "The GPU stack failed in this run, for a reason this message alone does not decide. Paste the whole "
+    yield warn(f"a runtime failure no known message explains: {word.group(0) if word else 'see the evidence'}",
+               "The program failed in this run, for a reason this message alone does not decide. Paste the whole "
                "log from the program's start, the torch build (`python -c 'import torch; print(torch.__version__, "
                "torch.version.hip)'`) and the GPU (`rocminfo | grep -E \"Marketing|gfx\"`, or hipInfo on Windows).",
                evidence=quote(errs))

@@ -33,6 +33,11 @@ _DUMP_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=.*$")
 _PRINTED_VAR = re.compile(r"^(?P<name>(?:ROCR|HIP|CUDA)_VISIBLE_DEVICES|HSA_OVERRIDE_GFX_VERSION)\s*:\s*"
                           r"(?P<value>(?!None\s*$)[\w.,-]+)\s*$")  # Python prints an unset one as None
 _JSON_VAR = re.compile(r'^\s*"(?P<name>[A-Z][A-Z0-9_]*)"\s*:\s*"(?P<value>(?:[^"\\]|\\.)*)"\s*,?\s*$')
+# A Makefile's (or an .env/INI file's) assignment with spaces: `HSA_OVERRIDE_GFX_VERSION = "GFX version detection
+# error"`, `HIP_VISIBLE_DEVICES ?= 0` (HardAndHeavy/comfyui-rocm-docker#2, whose Makefile passed that string on to
+# the container): only the variables that choose or relabel GPUs, a whole line each.
+_MAKE_VAR = re.compile(r"^\s*(?P<name>HSA_OVERRIDE_GFX_VERSION(?:_\d+)?|(?:ROCR|HIP|CUDA)_VISIBLE_DEVICES)\s*[?:+]?=\s*"
+                       r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s\"'#]*)\s*(?:#.*)?$")
 
 
 def _value(raw: str) -> str:
@@ -104,6 +109,9 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
         m = _JSON_VAR.match(line)
         if m and _keep(m.group("name"), m.group("value")):
             env.setdefault(m.group("name"), m.group("value").replace('\\"', '"'))
+        m = _MAKE_VAR.match(s)
+        if m and _keep(m.group("name"), m.group("value")):
+            env.setdefault(m.group("name"), _value(m.group("value")))
     return {"env": env} if env else {}
 
 

@@ -400,3 +400,10 @@ def test_hip_enumerating_no_device_fails() -> None:
     f = one("known-error", errors=pasted(":3:hip_device_runtime.cpp :651 : 1341534510d us:  hipGetDeviceCount: "
                                          "Returned hipErrorNoDevice :"))
     assert f.severity is Severity.FAIL and f.fix is not None and not f.fix.commands
+
+
+def test_a_crash_after_a_working_torch_is_a_warning_without_a_command() -> None:
+    # TheRock#2850: torch saw the gfx1151 it was built for, then `Segmentation fault (core dumped) python test.py`
+    f = one("runtime-error-unexplained", errors=pasted("torch.cuda.is_available(): True\n"
+                                                       "Segmentation fault         (core dumped) python test.py"))
+    assert f.severity is Severity.WARN and "Segmentation fault" in f.title and (f.fix is None or not f.fix.commands)

@@ -863,3 +863,10 @@ def test_a_wsl2_kernel_release_and_llama_cpps_device_list() -> None:
     assert "system" not in snapshot_from_text(["5.15.0-119-generic and a Microsoft keyboard"])
     dxg = snapshot_from_text(["[    1.519442] misc dxg: dxgk: dxgkio_query_adapter_info: Ioctl failed: -22\n"])
     assert dxg["system"]["wsl"] is True  # dxgkrnl logs only in WSL's kernel (microsoft/WSL#41654)
+
+
+def test_a_makefile_assignment_of_the_gpu_variables() -> None:
+    # HardAndHeavy/comfyui-rocm-docker#2: the Makefile passed its detector's error text as the override
+    env = snapshot_from_text(['HSA_OVERRIDE_GFX_VERSION = "GFX version detection error"\nHIP_VISIBLE_DEVICES ?= 0'])["env"]
+    assert env == {"HSA_OVERRIDE_GFX_VERSION": "GFX version detection error", "HIP_VISIBLE_DEVICES": "0"}
+    assert "env" not in snapshot_from_text(["if HSA_OVERRIDE_GFX_VERSION == x:", "OTHER_VAR = 1"])
