@@ -4,6 +4,7 @@ copy bandwidth, 0.35x eager, in benchmarks/shape_hunt.py seed 1, while RMSNorm 9
 CUDA-graph replay, % of the copy bandwidth measured in the same run, every output checked against the reference.
 
     PYTHONPATH=. python benchmarks/narrow_rows_probe.py --json narrow.json
+    PYTHONPATH=. python benchmarks/narrow_rows_probe.py --policy-only --compile --widths 2,4 --json c.json  (session 18)
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def main() -> int:
     ap.add_argument("--widths", default="2,23,37,42,64,100,128,200")
     ap.add_argument("--kernels", default="softmax,rmsnorm", help="any of softmax, rmsnorm, layernorm")
     ap.add_argument("--policy-only", action="store_true", help="time only the policy's config (and eager)")
+    ap.add_argument("--compile", action="store_true", help="also time torch.compile of the eager op (a baseline)")
     args = ap.parse_args()
     dev = torch.device("cuda")
     copy = timing.measure_ceilings(dev).copy_gbps
@@ -56,6 +58,11 @@ def main() -> int:
                              for r in (int(v) for v in args.rows.split(",")) for wp in (int(v) for v in args.warps.split(","))
                              if r * pol["BLOCK"] <= 16384 and r <= M][: 0 if args.policy_only else None]
             t_e = float(do_bench_cudagraph(eager, rep=20))
+            t_c = None
+            if args.compile:
+                compiled = torch.compile(eager, dynamic=False)
+                compiled()
+                t_c = float(do_bench_cudagraph(compiled, rep=20))
             res = []
             for c in cfgs:
                 try:
@@ -72,8 +79,10 @@ def main() -> int:
             print(f"{name} {args.dtype} {M}x{N}: eager {t_e * 1e3:.1f} us; policy ROWS={polr['config']['ROWS']} "
                   f"w{polr['config']['num_warps']} {polr['pct_copy']:.1f}% ({polr['x_eager']:.2f}x eager, err "
                   f"{polr['err']:.1e}); best ROWS={best['config']['ROWS']} w{best['config']['num_warps']} "
-                  f"{best['pct_copy']:.1f}% ({best['x_eager']:.2f}x)", flush=True)
-            out_rows.append({"kernel": name, "dtype": args.dtype, "M": M, "N": N, "eager_ms": t_e, "results": res})
+                  f"{best['pct_copy']:.1f}% ({best['x_eager']:.2f}x)"
+                  + (f"; torch.compile {t_c * 1e3:.1f} us, policy {t_c / polr['ms']:.2f}x it" if t_c else ""), flush=True)
+            out_rows.append({"kernel": name, "dtype": args.dtype, "M": M, "N": N, "eager_ms": t_e, "compile_ms": t_c,
+                             "results": res})
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(0), "copy_gbps": copy, "rows": out_rows}, f, indent=1)
