@@ -217,6 +217,11 @@ def _assign(exprs: list[str], value: str, rt: dict[str, Any]) -> None:
 _PYTHON_C = re.compile(r"""\bpython[\d.]*(?:\.exe)?\s+-c\s+(?P<q>["'])(?P<code>.*?)(?P=q)\s*$""")
 
 
+_ON_GPU = re.compile(r"device\s*=\s*['\"]cuda|\.cuda\(\)|\.to\(\s*['\"]cuda")
+_FAILED = re.compile(r"Traceback \(most recent call last\)|^\w*(?:Error|Exception)\b|Segmentation fault|core dumped",
+                     re.M)
+
+
 def parse_python_c(text: str, cmd: str | None = None) -> Fragment:
     """A one-line `python -c "import torch; print(torch.__version__, torch.version.hip)"` (also after `docker exec
     NAME`) and the line it printed (debpalash/VoiceStudio#1274: `2.8.0+rocm7.2.4.git6bea3e0b 7.2.53211-97f5574fe2`):
@@ -234,6 +239,11 @@ def parse_python_c(text: str, cmd: str | None = None) -> Fragment:
         last = re.match(r"^print\((?P<args>.*)\)$", stmts[-1])
         if not last or _PYTHON_C.search(out):
             continue
+        if _ON_GPU.search(m.group("code")) and not _FAILED.search("\n".join(lines[i + 1:i + 4])):
+            # The snippet put tensors on the GPU and printed its result with no error after it (VoiceStudio#1274:
+            # a bf16 matmul loop on device='cuda' printing `50 matmul 8192x8192 BF16: 2.17s - 25.31 TFLOPS`): torch
+            # ran work on the GPU, which it does only when torch.cuda.is_available() is True.
+            rt.setdefault("is_available", True)
         if len(prints) > 1 and all(len(_top_level_args(a)) == 1 for a in prints):
             # one value per print, one line each (Comfy-Org/ComfyUI-Manager#2724: `print(torch.__version__);
             # print(torch.version.hip); print(torch.cuda.is_available())`); a crash may cut the last lines

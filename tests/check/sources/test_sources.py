@@ -870,3 +870,13 @@ def test_a_makefile_assignment_of_the_gpu_variables() -> None:
     env = snapshot_from_text(['HSA_OVERRIDE_GFX_VERSION = "GFX version detection error"\nHIP_VISIBLE_DEVICES ?= 0'])["env"]
     assert env == {"HSA_OVERRIDE_GFX_VERSION": "GFX version detection error", "HIP_VISIBLE_DEVICES": "0"}
     assert "env" not in snapshot_from_text(["if HSA_OVERRIDE_GFX_VERSION == x:", "OTHER_VAR = 1"])
+
+
+def test_a_python_c_that_ran_work_on_the_gpu_shows_torch_has_it() -> None:
+    # VoiceStudio#1274: a bf16 matmul loop on device='cuda' printed its TFLOPS: torch used the GPU
+    ran = ("$ python3 -c \"import torch; a=torch.randn(8,8,device='cuda'); print((a@a).sum().item())\"\n12.5\n")
+    assert snapshot_from_text([ran])["runtime"] == {"is_available": True}
+    failed = ran.replace("12.5\n", "Traceback (most recent call last):\nRuntimeError: No HIP GPUs are available\n")
+    assert "runtime" not in snapshot_from_text([failed])
+    cpu = ran.replace("device='cuda'", "device='cpu'")
+    assert "runtime" not in snapshot_from_text([cpu])
