@@ -88,6 +88,26 @@ def _each_node(nodes: tuple[DeviceNode, ...], f: Facts, what: str) -> Iterable[F
         if can:
             yield ok(f"{node.path} accessible ({why})", desc)
             continue
+        if can is None and node.group == "root" and node.mode is not None and not node.world_rw and not node.acl \
+                and not (f.container.found or _container_runs(f)):
+            # Group root and no access for others (hal0#420: `/dev/kfd` = `crw-rw---- root root` in an LXC after every
+            # reboot): only root opens it, whoever the program's user is; the GPU stack's nodes belong to render.
+            kernel = "kfd" if node.path == "/dev/kfd" else "renderD*"
+            subsystem = "" if node.path == "/dev/kfd" else 'SUBSYSTEM=="drm", '
+            rule = f'{subsystem}KERNEL=="{kernel}", GROUP="render", MODE="0660"'
+            yield (fail if f.errors.found and f.errors.value else warn)(
+                f"{node.path} belongs to group root ({node.perms}): only root can open it",
+                f"{desc}. A GPU program running as any other user finds no GPU (ROCm's nodes belong to the render "
+                f"group); without access {what}.",
+                evidence=(node.path,),
+                fix=Fix("Give the node to the render group now, and make it stay with a udev rule (inside an LXC, "
+                        "where udev does not run for the host's nodes, re-apply the group at boot).",
+                        (f"sudo chgrp render {node.path}",
+                         f"echo '{rule}' | sudo tee /etc/udev/rules.d/70-amdgpu-compute.rules",
+                         "sudo udevadm control --reload-rules && sudo udevadm trigger"),
+                        needs_sudo=True),
+                links=(DOCS,))
+            continue
         if can is None:
             yield skip(f"{node.path}: cannot tell whether this user can open it", f"{desc}; {why}")
             continue

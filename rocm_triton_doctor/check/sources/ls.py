@@ -70,6 +70,20 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
     return frag
 
 
+# A node's mode and owner said in a sentence: "`/dev/kfd` = `crw-rw---- root root` after boot" (hal0#420), "/dev/kfd
+# is crw-rw---- root video": the same fields `ls -l` prints, without its link count, size and date.
+_PROSE = re.compile(r"`?(?P<path>/dev/(?:kfd|dri/renderD\d+))`?\s*(?:=|:|is|was)\s*`?(?P<type>c)(?P<perm>[rwxsStT-]{9})"
+                    r"\s+(?P<owner>[\w.-]+)\s+(?P<group>[\w.-]+)`?")
+
+
+def parse_prose_modes(text: str, cmd: str | None = None) -> Fragment:
+    frag: Fragment = {}
+    for m in _PROSE.finditer(text):
+        merge(frag, {"paths": {m.group("path"): {"exists": True, "mode": oct(_mode(m.group("type"), m.group("perm"))),
+                                                 "owner": m.group("owner"), "group": m.group("group")}}})
+    return frag
+
+
 _STRACE = re.compile(r"\b(?:open|openat|access|stat)\((?:AT_FDCWD,\s*)?\"(?P<path>/dev/(?:kfd|dri/renderD\d+|dxg))\"[^)]*\)\s*="
                      r"\s*(?:-1\s+(?P<errno>E[A-Z]+)\s*\((?P<msg>[^)]*)\)|(?P<ok>\d+))")
 _DEVICE = re.compile(r"/dev/(?:kfd|dri/renderD\d+)\b")

@@ -126,3 +126,16 @@ def test_kfd_access_under_wsl_reads_a_hip_device_list_as_dxg_access() -> None:
     # rocm-cli#276: WSL2 has no /dev/kfd; llama.cpp's ROCm backend listing the GPU shows the runtime reached it
     f = one("kfd-access", system={"wsl": True, "hip_devices_seen": 1})
     assert f.severity is Severity.OK and "through /dev/dxg" in f.title
+
+
+def test_kfd_of_group_root_is_root_only_whoever_runs_the_program() -> None:
+    # hal0#420: `/dev/kfd` = `crw-rw---- root root` in an LXC after every reboot; llama.cpp: no ROCm-capable device
+    paths = {"/dev/kfd": node("0o20660", "root", "root")}
+    warned = one("kfd-access", paths=paths)
+    assert warned.severity is Severity.WARN and "only root can open it" in warned.title
+    assert warned.fix is not None and warned.fix.commands[0] == "sudo chgrp render /dev/kfd"
+    failed = one("kfd-access", paths=paths,
+                 errors=[{"text": "ggml_cuda_init: failed to initialize ROCm: no ROCm-capable device is detected"}])
+    assert failed.severity is Severity.FAIL
+    # a known user in group root, or a container (where programs often run as root): the usual arithmetic
+    assert one("kfd-access", paths=paths, system={"container_prompt": "3f2a9c1d7b8e"}).severity is Severity.SKIP

@@ -880,3 +880,10 @@ def test_a_python_c_that_ran_work_on_the_gpu_shows_torch_has_it() -> None:
     assert "runtime" not in snapshot_from_text([failed])
     cpu = ran.replace("device='cuda'", "device='cpu'")
     assert "runtime" not in snapshot_from_text([cpu])
+
+
+def test_a_device_nodes_mode_said_in_a_sentence() -> None:
+    # hal0#420: "- `/dev/kfd` = `crw-rw---- root root` after boot; `hal0` cannot read it."
+    snap = snapshot_from_text(["- `/dev/kfd` = `crw-rw---- root root` after boot; `hal0` cannot read it."])
+    assert snap["paths"]["/dev/kfd"] == {"exists": True, "mode": "0o20660", "owner": "root", "group": "root"}
+    assert "paths" not in snapshot_from_text(["see /dev/kfd for details"])
