@@ -24,8 +24,9 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
     for ln in text.splitlines():
         s = log_line(ln)
         _ollama(s, frag)
-        # An installer's or app's own GPU line: `gpu  AMD ROCm (gfx1201)` (unsloth#8731): ROCm and a target in parentheses
-        m = re.search(r"\b(?:AMD|ROCm)\b[^()\n]*\((gfx[0-9a-f]{3,4})\)", s)
+        # An installer's or app's own GPU line: `gpu  AMD ROCm (gfx1201)` (unsloth#8731), a setup list's `Ryzen AI 7 350 /
+        # Radeon 860M (gfx1152)` (lemonade#2002): AMD, ROCm or Radeon and a target in parentheses
+        m = re.search(r"\b(?:AMD|ROCm|Radeon)\b[^()\n]*\((gfx[0-9a-f]{3,4})\)", s)
         if m and "supported" not in s.lower():
             merge(frag, gpu_seen("text", m.group(1).lower()))
         # hipDeviceProp_t.gcnArchName as programs print it: `gcnArchName=gfx906:sramecc+:xnack-` (AlphaMine-Tech/
@@ -207,10 +208,11 @@ def parse_hip_device_count(text: str, cmd: str | None = None) -> Fragment:
     ollama = _ollama_rocm_devices(text)
     if ollama:  # ollama's discovery ran its ROCm runner on these GPUs (ollama#12564, Windows)
         return {"system": {"hip_devices_seen": ollama}}
-    # Weights a ggml program placed on a ROCm device: ollama's `msg="model weights" device=ROCm0 size=…` and
+    # Weights a ggml program placed on a ROCm device: ollama's `msg="model weights" device=ROCm0 size=…` (in 0.9:
+    # `buffer=ROCm0`, ollama#11420: 19.0 GiB of a model too large for the card, the rest on the CPU) and
     # llama.cpp's `ROCm0 model buffer size = … MiB` (ollama#13085: 37/37 layers on an R9700): the HIP runtime opened
     # that GPU and allocated on it.
-    placed = set(re.findall(r'msg="?(?:model weights|kv cache)"?\s+device=ROCm(\d+)\b', text))
+    placed = set(re.findall(r'msg="?(?:model weights|kv cache)"?\s+(?:device|buffer)=ROCm(\d+)\b', text))
     placed |= set(re.findall(r"\bROCm(\d+) (?:model|KV) buffer size\s*=", text))
     if placed:
         return {"system": {"hip_devices_seen": len(placed)}}

@@ -887,3 +887,14 @@ def test_a_device_nodes_mode_said_in_a_sentence() -> None:
     snap = snapshot_from_text(["- `/dev/kfd` = `crw-rw---- root root` after boot; `hal0` cannot read it."])
     assert snap["paths"]["/dev/kfd"] == {"exists": True, "mode": "0o20660", "owner": "root", "group": "root"}
     assert "paths" not in snapshot_from_text(["see /dev/kfd for details"])
+
+
+def test_ollama_09s_model_weights_buffer_and_a_radeon_name_with_its_target() -> None:
+    # ollama#11420: `msg="model weights" buffer=ROCm0 size="19.0 GiB"` (ollama 0.9); lemonade#2002: `Radeon 860M (gfx1152)`
+    snap = snapshot_from_text([('time=2025-07-14T16:17:55.773-04:00 level=INFO source=ggml.go:377 msg="model weights" '
+                               'buffer=ROCm0 size="19.0 GiB"\n')])
+    assert snap["system"]["hip_devices_seen"] == 1
+    cpu = snapshot_from_text(['level=INFO source=ggml.go:377 msg="model weights" buffer=CPU size="43.8 GiB"\n'])
+    assert "system" not in cpu
+    named = snapshot_from_text(["Ryzen AI 7 350 / Radeon 860M (gfx1152)"])
+    assert named["gpus_seen"] == [{"tool": "text", "gfx": "gfx1152"}]
