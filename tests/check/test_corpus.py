@@ -39,8 +39,9 @@ CAPTURES = all_captures()
 # 3.13 (vllm-rocm-wheel-python): 480 of 515. A twenty-fifth round, 13 (collect_env dumps, WSL, RDNA4/Strix Halo: 6
 # right as they came, one harmful; 13 after): 493 of 528. A `python -c` that ran work on the GPU reads as torch
 # having it (VoiceStudio#1274): 494 of 528; a /dev/kfd of group root read from a sentence (hal0#420): 495 of 528. A
-# twenty-sixth round, 4 so far (llama.cpp / ollama / lemonade: 1 right as it came, 4 after): 499 of 532.
-SCORE_THRESHOLD = 0.937
+# twenty-sixth round, 8 (llama.cpp / ollama / lemonade, containers and clusters: 3 right as they came, 7 after): 502 of
+# 536.
+SCORE_THRESHOLD = 0.936
 
 # Captures on which today's checks propose a fix that the capture forbids. Issue #10 requires this set to be EMPTY;
 # it exists only so that the hard assertion below catches every NEW harmful fix while the checks are being fixed.

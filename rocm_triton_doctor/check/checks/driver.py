@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from rocm_triton_doctor.check.checks.base import check, fail, ok, skip, warn
@@ -33,6 +34,20 @@ def amdgpu_loaded(f: Facts) -> Iterable[Finding]:
                    "The module is loading or failed to initialise the GPU.",
                    evidence=(st.source,), fix=Fix("Read the kernel log for amdgpu errors.",
                                                   ("sudo dmesg | grep -iE 'amdgpu|kfd' | tail -n 40",), needs_sudo=True))
+        return
+    if st.status is Status.UNKNOWN and f.amdgpu_version.found and f.amdgpu_version.value:
+        # /sys/module/amdgpu/ exists only while the module is loaded, and its `version` only for AMD's DKMS build
+        # (gpu-operator#183: `cat /sys/module/amdgpu/version` -> 6.12.12 on an MI300X node).
+        yield ok(f"amdgpu {f.amdgpu_version.value.strip()} loaded (DKMS driver: /sys/module/amdgpu/version is there)")
+        return
+    lsmod = next((c for c in f.commands if c.name == "lsmod"), None)
+    mods = re.findall(r"^(\w+)\s+\d+\s+\d+\b", lsmod.stdout, re.M) if lsmod else []
+    # A module listed twice: two lsmod runs pasted together (rocm#1888: before and after installing amdgpu-dkms), two
+    # machine states; neither decides.
+    m = re.search(r"^amdgpu\s+\d+\s+(\d+)\b", lsmod.stdout, re.M) if lsmod and len(mods) == len(set(mods)) else None
+    if st.status is Status.UNKNOWN and m and int(m.group(1)) > 0:
+        # lsmod lists loaded modules; a use count above 0 means the driver holds devices (gpu-operator#183).
+        yield ok(f"amdgpu loaded: lsmod lists it, used by {m.group(1)}")
         return
     system = f.raw.get("system")
     listed = system.get("amdgpu_gpus_listed") if isinstance(system, dict) else None

@@ -229,7 +229,7 @@ def _name_from_runtime(gpus: list[Gpu], runtime: Any, env: Fact[dict[str, str]])
 
 # Tools that read the chip itself (PCI ids, KFD sysfs, Mesa): the REAL gfx even under HSA_OVERRIDE_GFX_VERSION.
 # The others ask the HSA/HIP runtime, which reports the overridden target (rocm-facts §5.5).
-REAL_GFX_TOOLS = ("lspci", "rocm-smi", "amd-smi", "ollama", "vulkaninfo", "kfd")
+REAL_GFX_TOOLS = ("lspci", "rocm-smi", "amd-smi", "ollama", "vulkaninfo", "kfd", "node-labeller")
 
 
 def shows_effective_gfx(g: Gpu) -> bool:

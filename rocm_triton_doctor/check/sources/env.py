@@ -62,8 +62,20 @@ _EMPTY_DEFAULT = re.compile(r"(?:^|[\s\"'-])(?P<name>HSA_OVERRIDE_GFX_VERSION(?:
 _OLLAMA_MAP = re.compile(r'msg="?server config"?\s+env="?map\[(?P<body>[^\]\n]*)')
 
 
+# ollama's debug log of the runner it starts: `msg=subprocess environment="[PATH=… HIP_VISIBLE_DEVICES=1
+# ROCR_VISIBLE_DEVICES=GPU-… HSA_OVERRIDE_GFX_VERSION=10.3.0]"` (ollama#10421): the variables the GPU runner got.
+_OLLAMA_SUBPROCESS = re.compile(r'msg="?subprocess"?\s+environment="?\[(?P<body>[^\]\n]*)')
+
+
 def _ollama_env(text: str) -> dict[str, str]:
     env: dict[str, str] = {}
+    for m in _OLLAMA_SUBPROCESS.finditer(text):
+        cut = not re.search(r"\]", text[m.end():m.end() + 1])
+        tokens = m.group("body").split(" ")
+        for tok in tokens[:-1] if cut else tokens:
+            name, sep, value = tok.partition("=")
+            if sep and value and _keep(name, value) and "…" not in value:
+                env.setdefault(name, value)
     for m in _OLLAMA_MAP.finditer(text):
         body = m.group("body")
         cut = not re.search(r"\]", text[m.end():m.end() + 1])

@@ -54,6 +54,11 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
         m = re.search(r"(?:^|[\s\]:])AMD arch:\s*(gfx[0-9a-f]{3,4})\b", s)
         if m:
             merge(frag, gpu_seen("torch", m.group(1).lower()))
+        # The AMD GPU node labeller's Kubernetes labels: `amd.com/gpu.device-id: 74b5` (k8s-device-plugin#112, AKS MI300X):
+        # the PCI device id it read from the GPU.
+        m = re.search(r"\bamd\.com/gpu\.device-id:\s*\"?([0-9a-fA-F]{4})\b", s)
+        if m:
+            merge(frag, gpu_seen("node-labeller", None, pci_id="1002:" + m.group(1).lower()))
         # comfyui-rocm's launcher (`[INFO] Detecting GPU architecture...` then `[INFO] GPU arch: gfx1200`): the GPU its
         # Windows detector found, not necessarily the one torch opens (comfyui-rocm#115: the dGPU, while torch's device
         # 0 was the iGPU).

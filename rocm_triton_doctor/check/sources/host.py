@@ -87,6 +87,17 @@ def _distrobox(s: str) -> Fragment:
     return inner
 
 
+def _toolbox(s: str) -> Fragment:
+    """`toolbox create NAME --image IMG -- --device /dev/kfd --group-add render …`: a podman container (toolbox drives
+    rootless podman); what follows `--` goes to `podman create` (kyuz0/amd-strix-halo-vllm-toolboxes#6)."""
+    head, sep, flags = s.partition(" -- ")
+    m = re.search(r"(?:--image|-i)[ =](\S+)", head)
+    inner = parse_container_run("podman run " + (flags if sep else "") + (f" {m.group(1)}" if m else ""))
+    for r in inner.get("container_run") or []:
+        r["via"] = "toolbox"
+    return inner
+
+
 def parse_compose(text: str, cmd: str | None = None) -> Fragment:
     """A docker compose service with `image:` and `devices:` (ollama#738): the run it describes, as a docker run line
     gives it: device paths, group_add entries, privileged. Simple block YAML only (`- /dev/kfd` items)."""
@@ -117,6 +128,9 @@ def parse_container_run(text: str, cmd: str | None = None) -> Fragment:
         s = line.strip().strip("`")
         if re.search(r"\bdistrobox(?:\s+|-)create\b", s):
             merge(frag, _distrobox(s[re.search(r"\bdistrobox", s).start():]))  # type: ignore[union-attr]
+            continue
+        if re.search(r"\btoolbox\s+create\b", s):
+            merge(frag, _toolbox(s[re.search(r"\btoolbox", s).start():]))  # type: ignore[union-attr]
             continue
         m = re.search(r"\b(docker|podman|singularity|apptainer|buildah)\s+(run|exec|create|from)\b(.*)$", s)
         if not m or (m.group(1) == "buildah") != (m.group(2) == "from") or (

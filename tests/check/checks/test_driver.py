@@ -64,3 +64,15 @@ def test_amdgpu_loaded_warns_about_a_misspelled_amdgpu_parameter() -> None:
     assert "aamdgpu.cwsr_enable=0" in found[0].title and "amdgpu.cwsr_enable=0" in (found[0].fix.text if found[0].fix else "")
     assert one("amdgpu-loaded", files={**AMD_LIVE, "/proc/cmdline": "ro amdgpu.cwsr_enable=0 amd_iommu=off\n"}
                ).severity.value == "ok"
+
+
+def test_amdgpu_loaded_from_lsmod_or_the_dkms_version_file() -> None:
+    # gpu-operator#183: `lsmod | grep amdgpu` (used by 4) and `cat /sys/module/amdgpu/version` on an MI300X node
+    f = one("amdgpu-loaded", commands={"lsmod": "amdgpu              17424384  4\namdttm                 94208  2 amdgpu\n"})
+    assert f.severity.value == "ok" and "used by 4" in f.title
+    assert one("amdgpu-loaded", commands={"lsmod": "amdgpu              17424384  0\n"}).severity.value != "ok"
+    # two runs pasted together (rocm#1888: before and after amdgpu-dkms): two states, neither decides
+    twice = "amdgpu               7393280  21\nkvm_amd               147456  0\nkvm_amd               155648  0\n"
+    assert one("amdgpu-loaded", commands={"lsmod": twice}).severity.value != "ok"
+    v = one("amdgpu-loaded", files={"/sys/module/amdgpu/version": "6.12.12\n"})
+    assert v.severity.value == "ok" and "6.12.12" in v.title

@@ -898,3 +898,22 @@ def test_ollama_09s_model_weights_buffer_and_a_radeon_name_with_its_target() -> 
     assert "system" not in cpu
     named = snapshot_from_text(["Ryzen AI 7 350 / Radeon 860M (gfx1152)"])
     assert named["gpus_seen"] == [{"tool": "text", "gfx": "gfx1152"}]
+
+
+def test_ollamas_runner_environment() -> None:
+    # ollama#10421: `msg=subprocess environment="[… HIP_VISIBLE_DEVICES=1 ROCR_VISIBLE_DEVICES=GPU-… …]"`
+    line = ('time=2025-04-26T15:49:32.368Z level=DEBUG source=server.go:423 msg=subprocess environment="[PATH=/usr/bin '
+            'HIP_VISIBLE_DEVICES=1 ROCR_VISIBLE_DEVICES=GPU-7685bd29c5086f3d HSA_OVERRIDE_GFX_VERSION=10.3.0]"')
+    env = snapshot_from_text([line])["env"]
+    assert env["HIP_VISIBLE_DEVICES"] == "1" and env["ROCR_VISIBLE_DEVICES"] == "GPU-7685bd29c5086f3d"
+    assert env["HSA_OVERRIDE_GFX_VERSION"] == "10.3.0"
+
+
+def test_a_toolbox_create_and_the_node_labellers_device_id() -> None:
+    # kyuz0/amd-strix-halo-vllm-toolboxes#6: podman's flags after `--`; k8s-device-plugin#112: the labeller's device id
+    run = snapshot_from_text([("toolbox create vllm --image docker.io/kyuz0/vllm:latest -- --device /dev/dri "
+                              "--device /dev/kfd --group-add video --group-add render")])["container_run"][0]
+    assert (run["runtime"], run["via"], run["devices"], run["group_add"]) == ("podman", "toolbox", ["/dev/dri", "/dev/kfd"],
+                                                                               ["video", "render"])
+    seen = snapshot_from_text(["    amd.com/gpu.device-id: 74b5\n    beta.amd.com/gpu.device-id: 74b5"])["gpus_seen"]
+    assert seen == [{"tool": "node-labeller", "pci_id": "1002:74b5"}]
