@@ -40,8 +40,8 @@ CAPTURES = all_captures()
 # right as they came, one harmful; 13 after): 493 of 528. A `python -c` that ran work on the GPU reads as torch
 # having it (VoiceStudio#1274): 494 of 528; a /dev/kfd of group root read from a sentence (hal0#420): 495 of 528. A
 # twenty-sixth round, 8 (llama.cpp / ollama / lemonade, containers and clusters: 3 right as they came, 7 after): 502 of
-# 536.
-SCORE_THRESHOLD = 0.936
+# 536. A twenty-seventh, 6 (distribution ROCm packages, an Instinct library: 3 right as they came, 6 after): 508 of 542.
+SCORE_THRESHOLD = 0.937
 
 # Captures on which today's checks propose a fix that the capture forbids. Issue #10 requires this set to be EMPTY;
 # it exists only so that the hard assertion below catches every NEW harmful fix while the checks are being fixed.

@@ -164,4 +164,32 @@ def _unmet(text: str) -> list[tuple[str, str, str, str, str]]:
     return out
 
 
-CHECKS = (rocm_install, rocm_torch_hip_mismatch, ld_library_path_rocm, rocm_apt_distro_package)
+@check("hip-headers-mixed", "rocm", "One HIP installation's headers: not the distribution's beside AMD's /opt/rocm.",
+       "The distribution's HIP development package (Debian/Ubuntu libamdhip64-dev, Fedora rocm-hip-devel) puts HIP's "
+       "headers in /usr/include, which compilers search before /opt/rocm*/include: a build against AMD's ROCm then "
+       "mixes two HIP releases' headers and fails or breaks at run time (llama.cpp#15196).",
+       "Remove the distribution's HIP development packages, or build against them alone.", ok_is_evidence=False)
+def hip_headers_mixed(f: Facts) -> Iterable[Finding]:
+    system = f.raw.get("system")
+    roots = system.get("hip_include_roots") if isinstance(system, dict) else None
+    roots = [r for r in roots if isinstance(r, str)] if isinstance(roots, list) else []
+    distro = [r for r in roots if not r.startswith("/opt/rocm")]
+    amd = [r for r in roots if r.startswith("/opt/rocm")]
+    if not roots:
+        yield skip("no HIP header paths in the evidence", "`find / -name hip_runtime.h 2>/dev/null` lists them.")
+        return
+    if not (distro and amd):
+        yield ok(f"one HIP header tree: {', '.join(roots)}")
+        return
+    yield fail(f"two HIP installations' headers: {', '.join(distro)}/include/hip and {', '.join(amd)}/include/hip",
+               "The distribution's HIP headers sit in the compiler's default include path, ahead of AMD's ROCm under "
+               "/opt; a build for AMD's ROCm mixes the two releases' headers.",
+               evidence=tuple(f"{r}/include/hip" for r in roots),
+               fix=Fix("Remove the distribution's HIP development packages so one HIP remains (Debian/Ubuntu: "
+                       "libamdhip64-dev and the other librocm*-dev / hipcc packages, `dpkg -S /usr/include/hip` names "
+                       "them; Fedora: rocm-hip-devel, `rpm -qf /usr/include/hip`), then rebuild; or build against the "
+                       "distribution's ROCm alone."),
+               links=("https://github.com/ggml-org/llama.cpp/issues/15196",))
+
+
+CHECKS = (rocm_install, rocm_torch_hip_mismatch, ld_library_path_rocm, rocm_apt_distro_package, hip_headers_mixed)

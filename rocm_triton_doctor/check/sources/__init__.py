@@ -72,7 +72,7 @@ SNIFFERS: tuple[tuple[Callable[[str], bool], Parser], ...] = (
 )
 # Run on every segment: inline variables, container command lines, device open errors, GPU names, Windows hints,
 # error text.
-ALWAYS: tuple[Parser, ...] = (env.parse, system.parse_cmdline,
+ALWAYS: tuple[Parser, ...] = (env.parse, system.parse_cmdline, system.parse_hip_headers,
                               host.parse_container_run, host.parse_compose, host.parse_nvidia_hints, host.parse_service,
                               host.parse_slurm_job, host.parse_amdgpu_install, host.parse_wsl_kernel,
                               host.parse_apt_sources,

@@ -87,6 +87,16 @@ def _cmdline_of(line: str) -> str | None:
     return None
 
 
+# HIP's headers as a `find` or `ls` prints their paths (`/usr/include/hip/hip_bf16.h`, `/opt/rocm-6.4.3/include/hip/…`,
+# llama.cpp#15196): the prefix each HIP tree is installed under.
+_HIP_HEADER = re.compile(r"^\s*(?P<root>/(?:usr(?:/local)?|opt/rocm[\w.-]*))/include/hip/[\w./-]+\.h\s*$", re.M)
+
+
+def parse_hip_headers(text: str, cmd: str | None = None) -> Fragment:
+    roots = list(dict.fromkeys(m.group("root") for m in _HIP_HEADER.finditer(text)))
+    return {"system": {"hip_include_roots": roots}} if roots else {}
+
+
 def parse_cmdline(text: str, cmd: str | None = None) -> Fragment:
     for ln in text.splitlines():
         line = _cmdline_of(ln)

@@ -91,3 +91,11 @@ def test_rocm_apt_distro_package_reads_apts_resolver_debug_lines() -> None:
     f = one("rocm-apt-distro-package", errors=[{"text": text, "from": "text"}])
     assert f.severity.value == "fail" and f.title == "apt picks rocminfo 5.7.1-3build1 where rocm needs 1.0.0.70001-42~24.04"
     assert f.fix is not None and f.fix.commands[-1] == "sudo apt-get install --allow-downgrades rocminfo=1.0.0.70001-42~24.04 rocm"
+
+
+def test_hip_headers_of_the_distribution_beside_amds_rocm_fail() -> None:
+    # llama.cpp#15196: `find / -name hip_bf16.h` -> /usr/include/hip/… (libamdhip64-dev) and /opt/rocm-6.4.3/include/hip/…
+    f = one("hip-headers-mixed", system={"hip_include_roots": ["/usr", "/opt/rocm-6.4.3"]})
+    assert f.severity.value == "fail" and f.fix is not None and "libamdhip64-dev" in f.fix.text and not f.fix.commands
+    assert one("hip-headers-mixed", system={"hip_include_roots": ["/opt/rocm-6.4.3"]}).severity.value == "ok"
+    assert one("hip-headers-mixed").severity.value == "skip"

@@ -917,3 +917,9 @@ def test_a_toolbox_create_and_the_node_labellers_device_id() -> None:
                                                                                ["video", "render"])
     seen = snapshot_from_text(["    amd.com/gpu.device-id: 74b5\n    beta.amd.com/gpu.device-id: 74b5"])["gpus_seen"]
     assert seen == [{"tool": "node-labeller", "pci_id": "1002:74b5"}]
+
+
+def test_hip_header_paths_name_their_trees() -> None:
+    snap = snapshot_from_text([('❯ find / -name "hip_bf16.h" 2>/dev/null\n/usr/include/hip/hip_bf16.h\n'
+                               "/opt/rocm-6.4.3/include/hip/hip_bf16.h\n")])
+    assert snap["system"]["hip_include_roots"] == ["/usr", "/opt/rocm-6.4.3"]
