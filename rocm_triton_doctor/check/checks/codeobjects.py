@@ -20,6 +20,7 @@ from rocm_triton_doctor.check.facts import ErrorText, Facts, Gpu
 from rocm_triton_doctor.check.facts.errors import code_object_errors, named_isas, quote, supported_targets
 from rocm_triton_doctor.check.facts.platform import os_family
 from rocm_triton_doctor.check.facts.python import torch_build
+from rocm_triton_doctor.check.facts.gpus import shows_effective_gfx
 from rocm_triton_doctor.check.facts.codeobjects import CodeObjects, CodeObjectSet, features, runs_on
 from rocm_triton_doctor.check.findings import Finding, Fix
 
@@ -268,6 +269,13 @@ def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Findi
         text, cmds = _service_fix(f, errs, rule.value)
         text = f"Run {gfx} as {rule.target}: {VAR}={rule.value}. {text}" + (
             f" Better: install a build that carries {gfx} itself.{wheel_text}" if wheel else "")
+        if shows_effective_gfx(g) and not g.override:
+            # The target came from the runtime (rocBLAS's `for GPU arch : gfx1035`), which reports it after any
+            # override: one set already, or a GPU of another target, would make this advice wrong (ollama#16040: a
+            # 780M, gfx1103, whose rocBLAS asked for gfx1035).
+            text += (f" {g.source.split(' (', 1)[0]} names the target the runtime reports, after any {VAR}: if one is "
+                     f"already set (`env | grep {VAR}`) or the GPU is not {g.name or gfx}, this does not apply; "
+                     "paste `rocminfo | grep -E 'Marketing|gfx'` first.")
         hedge = "" if arches is not None else f" (if the build carries {rule.target}, as ROCm builds usually do)"
         if arches is None:
             # The build's targets are unknown: say the value, but offer no command (fix safety: a command follows only

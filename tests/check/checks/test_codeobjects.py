@@ -249,3 +249,13 @@ def test_a_code_object_error_naming_the_discrete_gpu_is_not_the_igpus() -> None:
     f = one("gpu-code-object", errors=err, files=files)
     assert f.severity is Severity.FAIL and "gfx1101" in f.title
     assert one("igpu-with-dgpu", errors=err, files=files).severity is Severity.WARN  # a side issue, not the crash
+
+
+def test_an_override_read_from_the_runtimes_own_target_says_to_check_for_one_first() -> None:
+    # ollama#16040: rocBLAS's `Illegal seek for GPU arch : gfx1035` on what was a 780M (gfx1103): the runtime reports
+    # its target after any override, so the advice says to check for one and paste rocminfo first
+    f = one("gpu-code-object", errors=pasted('error="runner crashed" detail="error: Cannot read /usr/local/lib/ollama/'
+                                             'rocm/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : gfx1035"'),
+            gpus_seen=[{"tool": "rocblas", "gfx": "gfx1035"}])
+    assert f.severity.value == "fail" and f.fix is not None and not f.fix.commands
+    assert "after any HSA_OVERRIDE_GFX_VERSION" in f.fix.text and "rocminfo" in f.fix.text
