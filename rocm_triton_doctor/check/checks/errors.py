@@ -327,14 +327,15 @@ _RUNTIME_ERROR = re.compile(r"\bmiopenStatus(?!Success)\w+|\bhipError(?!Success|
 
 
 @check("runtime-error-unexplained", "errors",
-       "No GPU runtime error in the evidence is left without a reading.",
-       "A HIP, HSA, MIOpen or rocBLAS error that no known message matches still says the GPU stack failed: the "
-       "machine is not shown healthy, and the finding says what would decide the cause.",
+       "No GPU runtime error or crash in the evidence is left without a reading.",
+       "A HIP, HSA, MIOpen or rocBLAS error that no known message matches, or the process crashing (a segfault, an "
+       "abort with a core dump), still says the run failed: the machine is not shown healthy, and the finding says "
+       "what would decide the cause.",
        "Paste what the finding asks for.")
 def runtime_error_unexplained(f: Facts) -> Iterable[Finding]:
     errs = tuple(e for e in (f.errors.value or ()) if f.errors.found and not e.signatures and _RUNTIME_ERROR.search(e.text))
     if not errs:
-        yield skip("no GPU runtime error without a known reading")
+        yield skip("no GPU runtime error or crash without a known reading")
         return
     word = _RUNTIME_ERROR.search(errs[0].text)
     # No command: the message alone has many causes (comfyui#12142's miopenStatusInternalError on Windows).
