@@ -92,9 +92,6 @@ def _each_node(nodes: tuple[DeviceNode, ...], f: Facts, what: str) -> Iterable[F
                 and not (f.container.found or _container_runs(f)):
             # Group root and no access for others (hal0#420: `/dev/kfd` = `crw-rw---- root root` in an LXC after every
             # reboot): only root opens it, whoever the program's user is; the GPU stack's nodes belong to render.
-            kernel = "kfd" if node.path == "/dev/kfd" else "renderD*"
-            subsystem = "" if node.path == "/dev/kfd" else 'SUBSYSTEM=="drm", '
-            rule = f'{subsystem}KERNEL=="{kernel}", GROUP="render", MODE="0660"'
             yield (fail if f.errors.found and f.errors.value else warn)(
                 f"{node.path} belongs to group root ({node.perms}): only root can open it",
                 f"{desc}. A GPU program running as any other user finds no GPU (ROCm's nodes belong to the render "
@@ -102,9 +99,7 @@ def _each_node(nodes: tuple[DeviceNode, ...], f: Facts, what: str) -> Iterable[F
                 evidence=(node.path,),
                 fix=Fix("Give the node to the render group now, and make it stay with a udev rule (inside an LXC, "
                         "where udev does not run for the host's nodes, re-apply the group at boot).",
-                        (f"sudo chgrp render {node.path}",
-                         f"echo '{rule}' | sudo tee /etc/udev/rules.d/70-amdgpu-compute.rules",
-                         "sudo udevadm control --reload-rules && sudo udevadm trigger"),
+                        (f"sudo chgrp render {node.path}", *_udev_render_rule(node.path)),
                         needs_sudo=True),
                 links=(DOCS,))
             continue
@@ -114,18 +109,13 @@ def _each_node(nodes: tuple[DeviceNode, ...], f: Facts, what: str) -> Iterable[F
         uname = user.name if user and user.name not in ("", "?") else "this user"
         if node.mode is not None and not node.group_rw and not node.world_rw:
             # Root-only node: adding the user to a group cannot help; a udev rule must change the mode.
-            kernel = "kfd" if node.path == "/dev/kfd" else "renderD*"
-            subsystem = "" if node.path == "/dev/kfd" else 'SUBSYSTEM=="drm", '
-            rule = f'{subsystem}KERNEL=="{kernel}", GROUP="render", MODE="0660"'
             yield fail(f"{node.path} is root-only ({node.perms}); {uname} cannot open it",
                        f"{desc}. The group has no access, so joining a group does not help: the device mode "
                        f"must change. Without it {what}.",
                        evidence=(node.path,),
                        fix=Fix("Add a udev rule that gives the render group read-write access, reload udev, "
                                "then join the group.",
-                               (f"echo '{rule}' | sudo tee /etc/udev/rules.d/70-amdgpu-compute.rules",
-                                "sudo udevadm control --reload-rules && sudo udevadm trigger",
-                                "sudo usermod -a -G render,video $LOGNAME"),
+                               (*_udev_render_rule(node.path), "sudo usermod -a -G render,video $LOGNAME"),
                                needs_sudo=True, needs_relogin=True),
                        links=(DOCS,))
             continue
@@ -148,6 +138,13 @@ def _each_node(nodes: tuple[DeviceNode, ...], f: Facts, what: str) -> Iterable[F
                            ("sudo usermod -a -G render,video $LOGNAME",) if node.mode is not None else (),
                            needs_sudo=True, needs_relogin=True),
                    links=(DOCS,))
+
+
+def _udev_render_rule(path: str) -> tuple[str, str]:
+    """The commands that write a udev rule giving `path`'s kind of node to the render group (mode 0660), and reload."""
+    match = 'KERNEL=="kfd"' if path == "/dev/kfd" else 'SUBSYSTEM=="drm", KERNEL=="renderD*"'
+    return (f"echo '{match}, GROUP=\"render\", MODE=\"0660\"' | sudo tee /etc/udev/rules.d/70-amdgpu-compute.rules",
+            "sudo udevadm control --reload-rules && sudo udevadm trigger")
 
 
 def _container_runs(f: Facts) -> list[dict[str, object]]:
