@@ -269,7 +269,8 @@ CLAIMED = {"miopen-sqlite", "miopen-dir-unwritable", "apt-distro-rocm-package", 
            "docker-no-kfd-device", "installer-cpu-fallback", "torchvision-op-missing",
            *CODE_OBJECT,
            "pip-rocm-triton-not-on-index", "amdsmi-module-missing", "rocm-needs-newer-glibc",
-           "kfd-open-permission-denied", "kfd-open-no-memory", "kfd-asic-not-supported", "amdgpu-get-auth-failed"}
+           "kfd-open-permission-denied", "kfd-open-no-memory", "kfd-asic-not-supported", "amdgpu-get-auth-failed",
+           "amdgpu-pcie-atomics"}
 
 
 @check("known-error", "errors", "Says what a known error message in the evidence means when no other check decides it.",
@@ -346,5 +347,35 @@ def runtime_error_unexplained(f: Facts) -> Iterable[Finding]:
                evidence=quote(errs))
 
 
+@check("pcie-atomics", "errors", "Every GPU has PCIe atomic operations on its path to the CPU.",
+       "amdgpu logs 'PCIE atomic ops is not supported' for a GPU whose slot, riser, bridge or virtual root port does not "
+       "route PCIe AtomicOps. ROCm runs GFX9 and newer without them, but device hostcalls, atomics on host memory and "
+       "some RCCL paths fail on that GPU (legacy-rocm-build#6520: the first all-reduce failed only on the GPU in the "
+       "chipset slot).",
+       "Move the GPU to a CPU-attached slot, or keep hostcall and multi-GPU work off it.")
+def pcie_atomics(f: Facts) -> Iterable[Finding]:
+    hit = with_signature(f.errors, "amdgpu-pcie-atomics")
+    if not hit:
+        yield skip("no 'PCIE atomic ops is not supported' line in the evidence (the kernel log would show it)")
+        return
+    where = sorted(set(re.findall(r"\b[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d\b", " ".join(e.text for e in hit))))
+    gpu = f"the GPU at {', '.join(where)}" if where else "a GPU"
+    s = known.by_id("amdgpu-pcie-atomics")
+    fix = Fix(_sig_fix("amdgpu-pcie-atomics"), (f"sudo lspci -vvv -s {where[0]} | grep -i atomic",) if where else (),
+              needs_sudo=True)
+    links = (s.source,) if s else ()
+    failed = tuple(e for e in f.errors.value or () if f.errors.found and _RUNTIME_ERROR.search(e.text))
+    if failed:
+        # A GPU run failed on a machine where one GPU has no PCIe atomics: that is the first thing a maintainer rules
+        # out (legacy-rocm-build#6520: hipErrorIllegalState on the chipset-slot GPU only).
+        yield fail(f"{gpu} has no PCIe atomic operations, and a GPU run failed",
+                   "Work that needs atomics across PCIe (hostcalls, RCCL collectives) fails on that GPU.",
+                   evidence=quote(hit + failed), fix=fix, links=links)
+        return
+    yield warn(f"{gpu} has no PCIe atomic operations",
+               "GFX9 and newer GPUs run ROCm without them, but hostcalls, atomics on host memory and some RCCL paths "
+               "fail on that GPU.", evidence=quote(hit), fix=fix, links=links)
+
+
 CHECKS = (miopen_user_db, nvml_bindings_error, cuda_torch_error, amdgpu_driver_error, amdsmi_missing, rocm_glibc_mismatch,
-          container_host_no_kfd, known_error, runtime_error_unexplained)
+          container_host_no_kfd, known_error, runtime_error_unexplained, pcie_atomics)

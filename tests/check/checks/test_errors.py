@@ -407,3 +407,18 @@ def test_a_crash_after_a_working_torch_is_a_warning_without_a_command() -> None:
     f = one("runtime-error-unexplained", errors=pasted("torch.cuda.is_available(): True\n"
                                                        "Segmentation fault         (core dumped) python test.py"))
     assert f.severity is Severity.WARN and "Segmentation fault" in f.title and (f.fix is None or not f.fix.commands)
+
+
+def test_pcie_atomics_warns_alone_and_fails_beside_a_failed_run() -> None:
+    # legacy-rocm-build#6520: the GPU in the chipset slot logs no PCIe atomics; the first all-reduce fails on it only
+    line = "[    5.335110] amdgpu 0000:07:00.0: PCIE atomic ops is not supported"
+    assert one("pcie-atomics", errors=pasted("[drm] add ip block number 0 <soc21_common>")).severity is Severity.SKIP
+    alone = one("pcie-atomics", errors=pasted(line))
+    assert alone.severity is Severity.WARN and "0000:07:00.0" in alone.title
+    assert alone.fix is not None and alone.fix.commands == ("sudo lspci -vvv -s 0000:07:00.0 | grep -i atomic",)
+    failed = one("pcie-atomics", errors=pasted(line + "\nNCCL WARN HIP failure 'the operation cannot be performed in "
+                                                      "the present state' = `hipErrorIllegalState` (401)."))
+    assert failed.severity is Severity.FAIL and "slot" in failed.fix.text
+    # drm's older wording, without an address: no command names a device the text does not
+    old = one("pcie-atomics", errors=pasted("[   11.172374] [drm] PCIE atomic ops is not supported"))
+    assert old.severity is Severity.WARN and old.fix is not None and not old.fix.commands
