@@ -49,6 +49,7 @@ def calls(dev: torch.device) -> dict[str, tuple[Callable[[], Any], Callable[[], 
     sa, sb = r(16, 11008), r(16, 11008)
     q = r(1, 4, 128, 64)
     q128 = r(4, 32, 128, 128)
+    dq, dk, sq, sk = r(1, 32, 1, 128), r(1, 8, 4096, 128), r(1, 32, 128, 128), r(1, 8, 8192, 128)
     return {
         "gemm 64x256x128 fp16 bias_relu": (lambda: gemm.gemm(a16, b16, bias16, "bias_relu"),
                                            lambda: torch.relu(torch.addmm(bias16, a16, b16))),
@@ -65,6 +66,11 @@ def calls(dev: torch.device) -> dict[str, tuple[Callable[[], Any], Callable[[], 
                                         lambda: F.scaled_dot_product_attention(q, q, q, is_causal=True)),
         "attention 4x32x128x128": (lambda: attention.attention(q128, q128, q128),
                                    lambda: F.scaled_dot_product_attention(q128, q128, q128)),
+        # decode against a key cache: the split-key path (attention_split.py: two kernels and two scratch buffers)
+        "attention decode 1x32/8 Sk4096": (lambda: attention.attention(dq, dk, dk),
+                                           lambda: F.scaled_dot_product_attention(dq, dk, dk, enable_gqa=True)),
+        "attention split 1x32/8 Sq128 Sk8192": (lambda: attention.attention(sq, sk, sk),
+                                                lambda: F.scaled_dot_product_attention(sq, sk, sk, enable_gqa=True)),
         "rmsnorm autograd op 16x4096": (lambda: rmsnorm.autograd_op(x, w, 1e-6), None),
         "rmsnorm custom op 16x4096": (lambda: rmsnorm.custom_op_form(x, w, 1e-6), None),
         **_launch_rows(x, w),

@@ -19,13 +19,13 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import argcheck, policy, tunecache
-from rocm_triton_doctor.kernels.base import cdiv, check_device, tma_layout_ok, upcast_dots
+from rocm_triton_doctor.kernels.base import cdiv, check_device, device_cus, tma_layout_ok, upcast_dots
 from rocm_triton_doctor.kernels.rows import vector_div
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 MAX_HEAD_DIM = 256
 LOG2E = 1.4426950408889634
-CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages", "WARP_SPECIALIZE", "SPLIT_D")
+CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages", "WARP_SPECIALIZE", "SPLIT_D", "SPLITS")
 KERNELS = ("auto", "pointer", "tma", "tma_device")
 
 
@@ -241,6 +241,9 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
                 tunecache.generation(), tunecache.enabled())
         plan = _PLANS.get(pkey)
         if plan is not None:
+            if plan[0] == "split":
+                plan[1](q, k, v, o, lse)
+                return o
             tunecache.note("attention", plan[0])
             launch(attn_fwd_kernel, plan[1], q, k, v, o, *plan[2], lse_ptr=lse, **plan[3])
             return o
@@ -272,7 +275,24 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     tkey = (str(dtype).removeprefix("torch."), H // H_kv, S_q, S_k, D, bool(causal))
     cached = None if config is not None or kernel not in ("auto", "pointer") else tunecache.lookup("attention", tkey, target)
     use = "pointer" if lse is not None or cached else kernel if kernel != "auto" else policy.attention_kernel(
-        target, D, flops, tma_layout)
+        target, D, flops, tma_layout, bool(causal))
+    if config is not None and "SPLITS" in config:
+        if causal or use != "pointer":
+            raise ValueError("attention: SPLITS (split keys) is for the pointer kernel without a causal mask")
+        split_cfg: dict[str, Any] | None = _checked_config(config)
+    else:
+        split_cfg = None if causal or use != "pointer" or config is not None else policy.attention_split_config(
+            target, B, H, H_kv, S_q, S_k, block_d, q.element_size(), device_cus(dev))
+    if split_cfg is not None:
+        # Few query tiles against many keys (decode): split the keys and merge (attention_split.py).
+        run = attention_split.SplitLaunch(q, k, v, o, lse is not None, qk_scale, consts, split_cfg,
+                                          {"HEAD_DIM": D, "BLOCK_D": block_d, **fp32_dots(target, dtype)})
+        if pkey is not None:
+            if len(_PLANS) >= PLAN_LIMIT:
+                _PLANS.clear()
+            _PLANS[pkey] = ("split", run)
+        run(q, k, v, o, lse)
+        return o
     split = False
     if use == "tma_device":
         from rocm_triton_doctor.kernels import attention_tma
@@ -384,6 +404,8 @@ def _checked_config(config: dict[str, Any]) -> dict[str, Any]:
         argcheck.check_block("attention", key, cfg.get(key), lo=16, hi=256)
     argcheck.check_block("attention", "num_warps", cfg["num_warps"], lo=1, hi=16)  # a hand-edited tune cache entry
     argcheck.check_int("attention", "num_stages", cfg["num_stages"], 1, 8)
+    if "SPLITS" in cfg:
+        argcheck.check_int("attention", "SPLITS", cfg["SPLITS"], 1, 4096)
     return cfg
 
 
@@ -393,7 +415,7 @@ tunecache.register_validator("attention", _checked_config)  # cached entries pas
 def tune_candidates(key: tuple[Any, ...]) -> list[dict[str, Any]]:
     """Pointer-kernel tiles `smoke --tune` times for key (dtype, H_q // H_kv, S_q, S_k, D, causal); D > 128 only tiles
     that (almost) do not spill on sm_90, AMD builds 1 stage (as policy.attention_config says why)."""
-    tiles = [(64, 32, 8, 2), (64, 16, 8, 2)] if key[4] > 128 else [(128, 64, 8, 3), (64, 64, 4, 3), (128, 32, 8, 2),
+    tiles = [(64, 64, 4, 2), (64, 32, 8, 2)] if key[4] > 128 else [(128, 64, 8, 3), (64, 64, 4, 3), (128, 32, 8, 2),
                                                                    (64, 32, 4, 2)]
     hip = torch.version.hip is not None
     return [{"BLOCK_M": m, "BLOCK_N": n, "num_warps": w, "num_stages": 1 if hip else s} for m, n, w, s in tiles]
@@ -416,6 +438,7 @@ def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
 # The smoke cases and the compile-only audit's forward specs live in attention_cases.py (imported last: they call
 # attention()).
 from rocm_triton_doctor.kernels.attention_cases import aot_specs, cases, make_case  # noqa: E402,F401 - registry hooks
+from rocm_triton_doctor.kernels import attention_split  # noqa: E402 (it imports this module's kernels' helpers)
 
 
 # ---- autograd: attention_backward.py holds the backward kernels, the custom ops and the eager Function -------------

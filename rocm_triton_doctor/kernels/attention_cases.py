@@ -82,6 +82,9 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
         # What runs on Hopper for D=80/96/256 with a Triton that builds descriptors on the GPU (attention_kernel).
         out += attention_tma.aot_specs(target, lambda bd, c, split: policy.attention_config(target, bd, 2, c, tma=True,
                                                                                          split=split))
+    from rocm_triton_doctor.kernels import attention_split
+
+    out += attention_split.aot_specs(target)  # decode and short query blocks against long keys
     if policy.attention_use_tma(target, 128, policy.TMA_ATTENTION_MIN_FLOPS):
         # What runs on Hopper for D=128: the host-descriptor kernel.
         out += attention_tma.host_aot_specs(lambda c: policy.attention_config(target, 128, 2, causal=c, tma=True))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import numbers
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
@@ -367,3 +368,13 @@ def refuse_forward_ad(name: str, *tensors: object) -> None:
         raise RuntimeError(f"{name}: forward-mode differentiation (torch.func.jvp, jacfwd, forward_ad) is not "
                            "supported: its Triton kernels have no forward-mode rule; use reverse mode (.backward() or "
                            "torch.autograd.grad; torch.func's transforms are not supported either)")
+
+
+@functools.cache
+def sm_count(device: torch.device) -> int:
+    return int(torch.cuda.get_device_properties(device).multi_processor_count)
+
+
+def device_cus(dev: torch.device) -> int:
+    """SMs (NVIDIA) or CUs (AMD: torch reports them as multi_processor_count) for the split policies; 0 unknown."""
+    return sm_count(dev) if dev.type == "cuda" else 0

@@ -23,7 +23,8 @@ from rocm_triton_doctor.kernels.base import (KernelSpec, cdiv, check_device, che
                                              upcast_dots)
 from rocm_triton_doctor.kernels.gemm_kernels import _splitk_reduce_kernel, gemm_kernel, gemm_tma_kernel, gemv_kernel
 from rocm_triton_doctor.kernels.aligned_copy import aligned_copy, aligned_like, misaligned, split_stride
-from rocm_triton_doctor.kernels.gemm_parts import _checked_config, _cus, _sm_count, checked_gemv_config, tune_key
+from rocm_triton_doctor.kernels.base import device_cus as _cus, sm_count as _sm_count
+from rocm_triton_doctor.kernels.gemm_parts import _checked_config, checked_gemv_config, tune_key
 from rocm_triton_doctor.kernels.gemm_parts import (  # noqa: F401 - re-exported (tests, --tune, the benchmarks)
     CONFIG_KEYS, eager, reference, tune_candidates)
 

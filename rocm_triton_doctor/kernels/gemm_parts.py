@@ -4,7 +4,6 @@ launcher's host helpers (stride hints, alignment, the config check, the tune-cac
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import torch
@@ -13,7 +12,7 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import argcheck
 from rocm_triton_doctor.kernels.aligned_copy import misaligned
-from rocm_triton_doctor.kernels.base import no_tf32
+from rocm_triton_doctor.kernels.base import device_cus, no_tf32
 from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
 
 CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages", "ALIGN_COPY", "B_PAD")
@@ -99,16 +98,6 @@ def _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, col0, M, N
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
 
 
-
-
-@functools.cache
-def _sm_count(device: torch.device) -> int:
-    return int(torch.cuda.get_device_properties(device).multi_processor_count)
-
-
-def _cus(dev: torch.device) -> int:
-    """SMs (NVIDIA) or CUs (AMD: torch reports them as multi_processor_count) for the split-K policy; 0 unknown."""
-    return _sm_count(dev) if dev.type == "cuda" else 0
 
 
 # -- host side: config check, fp64 reference, eager baseline, cost ------------------------------------------
@@ -219,7 +208,7 @@ def _gemv_candidates(key: tuple[Any, ...]) -> list[dict[str, Any]]:
     try:
         dev = torch.device("cuda")
         target = policy.target_for_device("cuda")
-        cus = _cus(dev)
+        cus = device_cus(dev)
     except Exception:  # noqa: BLE001 - no GPU runtime here: nothing to tune
         return []
     kmajor = not b_nmajor

@@ -4,7 +4,7 @@ keep using `policy.attention_config` and friends). Split from policy.py to keep 
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from rocm_triton_doctor.kernels.policy import Target, _hip_extra, cached_config, tma_supported
@@ -19,8 +19,21 @@ from rocm_triton_doctor.kernels.policy import Target, _hip_extra, cached_config,
 TMA_ATTENTION_MIN_FLOPS = 50e9
 # Device-side descriptors cost no host time, so the floor is only where a launch is too small for TMA to matter;
 # not measured yet (benchmarks/tune_attention_shapes.py times both kernels from S=128 up).
-TMA_DEVICE_ATTENTION_MIN_FLOPS = 200e9  # D=80/96: B4 H32 S=4097 is 687 GFLOP, S=1024 43
-TMA_DEVICE_D256_MIN_FLOPS = 1e9
+TMA_DEVICE_ATTENTION_MIN_FLOPS = 200e9  # D=80/96 causal: B4 H32 S=4097 is 687 GFLOP, S=1024 43
+# Non-causal D = 65-127 from 40 GFLOP: H200 (docs/measurements/2026-11-28-h200-s19-split.json, x SDPA, device
+# descriptors against the pointer kernel): fp16 B12 H16/8 S 1059x1839 D96 (143 GFLOP) 0.94 against 0.82, B3 H12/2
+# S1930 D96 (51) 0.86 against 0.80; bf16 B3 H12/4 S1193 D96 (20) 0.68 against 0.79. Causal rows stay on the pointer
+# kernel below 200 GFLOP (fp16 B14 H24/4 S1329 D112 causal, 133: 0.64 against 0.74).
+# Only where two column blocks save columns (D <= 96: 64 + 16/32; D = 112 is 64 + 64): fresh draws (…-s19-fresh91.json)
+# had bf16 B2 H64/4 S1339 D112 (103 GFLOP) at 0.73 against the pointer kernel's 0.79, B4 H24/4 S1961 D96 0.95 against
+# 0.79.
+TMA_DEVICE_NONCAUSAL_MID_D_MIN_FLOPS = 40e9
+# D > 128 from 10 GFLOP (same run; the pointer kernel's 64x64 tiles, attention_config): device descriptors 0.66 against
+# 0.42 (bf16 B9 H12 S1146 D160, 90 GFLOP), 0.80 against 0.54 (B6 H16 S 142x2968 D192, 31), 0.61 against 0.57 (B2 H40
+# S500 D256 causal, 10); below, the pointer kernel: 0.68 against 0.62 (fp16 B12 H40/4 S140 D256, 9.6), 0.64 against
+# 0.58 (fp16 B4 H16 S256 D192, 3.2), 1.11 against 0.60 (bf16 B1 H4/1 S178 D160, 0.5), 0.58 against 0.52 (bf16 B7 H32
+# S 301x106 D256 causal, 0.9).
+TMA_DEVICE_D256_MIN_FLOPS = 10e9
 
 
 @cache
@@ -44,7 +57,7 @@ def attention_use_tma(t: Target, head_dim: int, flops: float) -> bool:
     return tma_supported(t) and not t.interpreter and head_dim == 128 and flops >= TMA_ATTENTION_MIN_FLOPS
 
 
-def attention_kernel(t: Target, head_dim: int, flops: float, tma_layout: bool) -> str:
+def attention_kernel(t: Target, head_dim: int, flops: float, tma_layout: bool, causal: bool = True) -> str:
     """Which attention kernel "auto" runs: "tma_device", "tma" or "pointer". tma_layout: 16-bit tensors whose layout
     a descriptor takes (base.tma_layout_ok). Measured on an H100, bf16 B4 H32, ours / SDPA
     (docs/measurements/2026-11-23-h100-tune-attention.json, benchmarks/tune_attention_shapes.py):
@@ -65,7 +78,8 @@ def attention_kernel(t: Target, head_dim: int, flops: float, tma_layout: bool) -
     device_ok = tensor_desc_device_supported(t)
     if head_dim > 128 and device_ok and flops >= TMA_DEVICE_D256_MIN_FLOPS:
         return "tma_device"
-    if 64 < head_dim < 128 and device_ok and flops >= TMA_DEVICE_ATTENTION_MIN_FLOPS:
+    mid_floor = TMA_DEVICE_ATTENTION_MIN_FLOPS if causal or head_dim > 96 else TMA_DEVICE_NONCAUSAL_MID_D_MIN_FLOPS
+    if 64 < head_dim < 128 and device_ok and flops >= mid_floor:
         return "tma_device"
     return "tma" if attention_use_tma(t, head_dim, flops) else "pointer"
 
@@ -101,12 +115,12 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
         return {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "SPLIT_D": False}
     if t.backend == "cuda":
         if head_dim > 128:
-            # D=256 (the pointer kernel: no TMA on this GPU or layout): a 64x256 fp32 accumulator is 64 registers per
-            # thread at 8 warps, and the K/V tiles' 64-bit addresses as many again. --compile-only sm_90, Triton 3.9,
-            # ptxas spill bytes causal/non-causal: 64x32 w8 s2 8/0 (255 registers), 64x16 w8 s2 0/0 (the old choice,
-            # 0.16-0.25x SDPA on an H100), 64x64 w8 204/168, 128x32 w8 232/240, 128x64 w8 584/542. 8 spilled bytes
-            # for twice the keys per step. Not timed yet.
-            return {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 8, "num_stages": 2}
+            # D = 160-256 (the pointer kernel: small problems, or no TMA on this GPU or layout). --compile-only sm_90,
+            # Triton 3.9, ptxas spill bytes causal/non-causal: 64x32 w8 s2 8/0 (255 registers), 64x16 w8 s2 0/0 (0.16-
+            # 0.25x SDPA on an H100), 64x64 w8 204/168, 128x32 w8 232/240, 128x64 w8 584/542. Timed on an H200
+            # (docs/measurements/2026-11-28-h200-s19-split.json), 64x64 with 4 warps in 2 stages beat 64x32 w8 s2 on
+            # all eight rows: 0.42-1.11x SDPA against 0.21-0.87x.
+            return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}
         # fp32 with D of 65-128: 3 stages of 128x64 (or 64x64) fp32 tiles need 256 (224) KiB of shared memory, over
         # or at the H100's 227 (compile-only sm_90, Triton 3.9); 2 stages need 192 (160). launch.launch_fitting would
         # find that out at the first call, after a failed load; fp32 takes 2 stages here. Not timed.
@@ -133,6 +147,51 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
     if head_dim > 128 and not t.cdna:
         return {"BLOCK_M": 32, "BLOCK_N": 16, "num_warps": 16, "num_stages": 1, **_hip_extra(t, gemm=True)}
     return {"BLOCK_M": 64, "BLOCK_N": bn, "num_warps": 8, "num_stages": 1, **_hip_extra(t, gemm=True, waves_per_eu=0)}
+
+
+# Split-key attention (attention_split.py): only where the one-program-a-query-tile grid leaves the GPU idle and the
+# keys are long enough to split. A split takes at least SPLIT_MIN_KEYS keys, so its partial output (D fp32 values a
+# row, written and read once more) stays small beside the K/V it reads (2·D 16-bit values a key and row of the group).
+SPLIT_MIN_KEYS = 256
+SPLIT_MIN_S_K = 512
+SPLIT_WAVES = 1  # programs aimed at: this many per SM/CU (H200: half of 2 an SM was faster on 12 of 17 rows)
+PACK_MAX_ROWS = 64  # a key head's query rows (GROUP·S_q) that fit one tile: packed whatever the grid
+
+
+@lru_cache(maxsize=4096)
+def attention_split_config(t: Target, B: int, H: int, H_kv: int, S_q: int, S_k: int, block_d: int, elem_size: int,
+                           cus: int) -> dict[str, Any] | None:
+    """Tiles and SPLITS for attention_split.SplitLaunch, or None for attn_fwd_kernel. A key head's GROUP·S_q query
+    rows share a tile (16, 32 or 64 rows; 32 past D = 128). Where they fit one tile (PACK_MAX_ROWS: decode, and
+    speculative decode's few rows) the split kernel always runs: attn_fwd_kernel would give each query head its own
+    64- or 128-row tile for one row and read the group's K/V once per head (H200, bf16 B8 H32/8 S_q 1 S_k 2048: 0.30x
+    SDPA, 0.97x packed). Longer query blocks take it only where their tiles leave the device idle (fewer than cus,
+    the SMs/CUs; 0: unknown, as in the interpreter) and the keys are long (SPLIT_MIN_S_K). The keys are split until
+    about SPLIT_WAVES programs an SM run, none with fewer than SPLIT_MIN_KEYS keys. H200, bf16/fp16 non-causal, the
+    split kernel against attn_fwd_kernel (docs/measurements/2026-11-28-h200-s19-split.json): S_q 1 against 2-33k keys
+    0.5-0.9x SDPA against 0.04-0.3x; S_q 16-333 against 4-16k keys 1.0-4.4x against 0.7-0.75x. The dict is shared
+    between calls (memoised): callers copy it before changing it (SplitLaunch does)."""
+    if t.interpreter or cus <= 0:
+        return None
+    rows = H // H_kv * S_q
+    bm = 16 if rows <= 16 else 32 if rows <= 32 or block_d > 128 else 64
+    tiles = -(-rows // bm) * B * H_kv
+    if rows > PACK_MAX_ROWS and (tiles >= cus or S_k < SPLIT_MIN_S_K):
+        return None
+    splits = max(1, min(-(-SPLIT_WAVES * cus // tiles), S_k // SPLIT_MIN_KEYS))
+    if t.backend == "cuda":
+        # 64-key tiles as attn_fwd_kernel's, 4 warps for tiles of up to 32 rows; fp32 past D = 64 in two stages (three
+        # overflow shared memory, as attention_config). 128-key tiles, 8 warps, 2 or 4 stages: within 0.05x either way.
+        return {"BLOCK_M": bm, "BLOCK_N": 64, "num_warps": 4 if bm <= 32 else 8,
+                "num_stages": 2 if elem_size == 4 and block_d > 64 else 3, "SPLITS": splits}
+    # HIP: one stage and attention_config's key tiles (fused two-GEMM loops). --compile-only, Triton 3.9, bf16: gfx942
+    # 0 VGPR spills at D = 128 and 256; gfx1100 with 4 warps spilled 13 (64 rows, D = 128) and 166 (16 rows, D = 256),
+    # so RDNA takes at most 32 rows and 8 warps past D = 128 (0 and 112 spills there: D = 256 spills on gfx1100 in every
+    # attention tile tried, as attention_config says; gfx1201 0). Not timed.
+    if not t.cdna:
+        return {"BLOCK_M": min(bm, 32), "BLOCK_N": 16, "num_warps": 8 if block_d > 128 else 4, "num_stages": 1,
+                "SPLITS": splits, **_hip_extra(t, gemm=True)}
+    return {"BLOCK_M": bm, "BLOCK_N": 32, "num_warps": 4, "num_stages": 1, "SPLITS": splits, **_hip_extra(t, gemm=True)}
 
 
 @cached_config

@@ -268,9 +268,16 @@ def test_the_policy_picks_the_kernel_by_head_dim_size_and_layout() -> None:
         assert policy.attention_kernel(h100, 64, big, True) == "pointer"
         assert policy.attention_kernel(h100, 80, 43e9, True) == "pointer"  # S=1024: under TMA_DEVICE_ATTENTION_MIN_FLOPS
         assert policy.attention_kernel(h100, 128, 1e8, True) == "pointer"  # under TMA_ATTENTION_MIN_FLOPS
+        # H200 (session 19): non-causal D = 65-127 from 40 GFLOP, D > 128 from 10 GFLOP (below, the pointer kernel)
+        assert policy.attention_kernel(h100, 96, 51e9, True, causal=False) == "tma_device"
+        assert policy.attention_kernel(h100, 96, 51e9, True, causal=True) == "pointer"
+        assert policy.attention_kernel(h100, 96, 20e9, True, causal=False) == "pointer"
+        assert policy.attention_kernel(h100, 112, 103e9, True, causal=False) == "pointer"  # 64 + 64 columns: no saving
+        assert policy.attention_kernel(h100, 192, 31e9, True) == "tma_device"
+        assert policy.attention_kernel(h100, 256, 3e9, True) == "pointer"
     cfg = policy.attention_config(h100, 256, 2, True, tma=True)
     assert (cfg["BLOCK_M"], cfg["BLOCK_N"]) == (128, 64)
-    assert (policy.attention_config(h100, 256, 2, True)["BLOCK_N"]) == 32
+    assert policy.attention_config(h100, 256, 2, True) == {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}
 
 
 def test_an_allocator_is_set_for_device_descriptors_unless_the_caller_set_one() -> None:
@@ -372,7 +379,7 @@ def test_causal_mid_size_problems_take_half_height_tiles_on_nvidia() -> None:
     assert policy.attention_config(h100, 128, 2, True, mid=True)["BLOCK_M"] == 64
     assert policy.attention_config(h100, 128, 2, True)["BLOCK_M"] == 128  # large problems: unchanged
     assert policy.attention_config(h100, 128, 2, False, mid=True)["BLOCK_M"] == 128  # not causal: unchanged
-    assert policy.attention_config(h100, 256, 2, True, mid=True)["BLOCK_N"] == 32  # D = 256 keeps its spill-free tile
+    assert policy.attention_config(h100, 256, 2, True, mid=True)["num_warps"] == 4  # D = 256 keeps its 64x64 w4 s2
     mi300 = policy.Target("hip", "gfx942", 64)
     assert policy.attention_config(mi300, 128, 2, True, mid=True) == policy.attention_config(mi300, 128, 2, True)
 
@@ -474,3 +481,71 @@ def test_every_attention_kernel_compiles_and_matches_on_the_gpu() -> None:  # pr
 
     ratios = gpu_script_json(_GPU_KERNELS)
     assert ratios and all(r <= 1.0 for r in ratios.values()), ratios
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(B=st.integers(1, 2), H_kv=st.integers(1, 2), group=st.sampled_from([1, 2, 4]), S_q=st.integers(1, 20),
+       S_k=st.integers(1, 150), D=st.sampled_from([8, 24, 40, 64, 80, 128, 256]),
+       dtype=st.sampled_from([torch.float32, torch.float16, torch.bfloat16]),
+       model_layout=st.sampled_from([False, True, "fused"]), scale=st.sampled_from([None, 0.3, -0.2, 0.0]),
+       special=st.sampled_from([None, "nan", "inf", "-inf"]), splits=st.integers(1, 6), bm=st.sampled_from([16, 32]),
+       bn=st.sampled_from([16, 32]), seed=st.integers(0, 2**31 - 1))
+def test_split_keys_match_sdpa_in_fp64(B: int, H_kv: int, group: int, S_q: int, S_k: int, D: int, dtype: torch.dtype,
+                                       model_layout: bool | str, scale: float | None, special: str | None, splits: int,
+                                       bm: int, bn: int, seed: int) -> None:
+    # attention_split.py: the query heads of a group packed into one tile's rows, the keys split into chunks merged by
+    # their log-sum-exp; a chunk whose scores are all -inf (a row that sees no finite key there) weighs nothing.
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = qkv(B, H_kv * group, H_kv, S_q, S_k, D, dtype, model_layout, g)
+    if special == "inf" and scale == 0.0:
+        special = None  # no consistent reference (test_attention_matches_sdpa_in_fp64 says why)
+    if special == "nan":
+        v[0, 0, S_k // 2, 0] = float("nan")
+    if special == "inf":
+        k[0, 0, S_k // 2, 0] = float("inf")
+    if special == "-inf" and scale:
+        k[..., : S_k // 2, :] = float("-inf") if scale > 0 else float("inf")  # whole chunks of keys weigh nothing
+        q = q.abs() + 0.1  # every score of those keys -inf: positive queries times the -inf keys
+    lse = torch.empty(q.shape[:3])
+    cfg = {"BLOCK_M": bm, "BLOCK_N": bn, "SPLITS": splits}
+    out = attention.attention(q, k, v, False, sm_scale=scale, config=cfg, lse=lse)
+    ref = attention.reference(q, k, v, False, scale)
+    assert_matches(out, ref.to(dtype), dtype)
+    lse_ref = torch.empty(q.shape[:3])
+    attention.attention(q, k, v, False, sm_scale=scale, config={"BLOCK_M": 16, "BLOCK_N": 16}, lse=lse_ref)
+    same = lse_ref.isfinite()
+    assert torch.equal(lse.isnan(), lse_ref.isnan()) and torch.equal(lse[~same & ~lse.isnan()], lse_ref[~same & ~lse.isnan()])
+    assert torch.allclose(lse[same], lse_ref[same], atol=1e-4, rtol=1e-5)
+
+
+def test_split_keys_are_refused_with_a_causal_mask_or_another_kernel() -> None:
+    q = torch.randn(1, 2, 3, 16)
+    with pytest.raises(ValueError, match="SPLITS"):
+        attention.attention(q, q, q, True, config={"BLOCK_M": 16, "BLOCK_N": 16, "SPLITS": 2})
+    with pytest.raises(ValueError, match="SPLITS"):
+        attention.attention(q, q, q, False, config={"BLOCK_M": 16, "BLOCK_N": 16, "SPLITS": 0})
+
+
+def test_the_policy_splits_keys_only_where_the_grid_leaves_the_device_idle() -> None:
+    from rocm_triton_doctor.kernels import policy, policy_attention
+
+    h100 = policy.Target("cuda", "sm_90", 32)
+    split = policy.attention_split_config
+    # decode, 32 query heads over 8 key heads, 8k keys: 8 packed tiles of 4 rows, split to about one program an SM
+    cfg = split(h100, 1, 32, 8, 1, 8192, 128, 2, 132)
+    assert cfg is not None and cfg["BLOCK_M"] == 16 and cfg["SPLITS"] == 17
+    assert split(h100, 1, 32, 32, 1, 8192, 128, 2, 132)["SPLITS"] == 5  # type: ignore[index]
+    # a decode row fits a tile: packed whatever the grid, split only as the keys allow
+    assert split(h100, 1, 32, 8, 1, 300, 128, 2, 132)["SPLITS"] == 1  # type: ignore[index]
+    assert split(h100, 64, 32, 8, 1, 8192, 128, 2, 132)["SPLITS"] == 1  # type: ignore[index]
+    # query blocks past one tile: only a grid that leaves the device idle, against long keys
+    assert split(h100, 1, 32, 8, 128, 8192, 128, 2, 132)["BLOCK_M"] == 64  # type: ignore[index]
+    assert split(h100, 8, 32, 8, 128, 8192, 128, 2, 132) is None  # 512 tiles already
+    assert split(h100, 1, 8, 8, 128, 511, 64, 2, 132) is None and split(h100, 1, 8, 8, 128, 512, 64, 2, 132)
+    assert split(h100, 1, 32, 8, 1, 8192, 128, 2, 0) is None  # device unknown
+    assert split(policy.Target("interpreter", "cpu", 32), 1, 32, 8, 1, 8192, 128, 2, 132) is None
+    # a split never takes fewer than SPLIT_MIN_KEYS keys
+    assert split(h100, 1, 1, 1, 1, 1024, 64, 2, 132)["SPLITS"] == 1024 // policy_attention.SPLIT_MIN_KEYS  # type: ignore[index]
+    mi300 = policy.Target("hip", "gfx942", 64)
+    hip = split(mi300, 1, 32, 8, 1, 8192, 128, 2, 304)
+    assert hip is not None and hip["num_stages"] == 1 and hip["BLOCK_N"] == 32

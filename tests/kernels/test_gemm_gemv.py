@@ -256,7 +256,7 @@ def test_tune_candidates_include_gemv_configs_where_the_gemv_may_run(monkeypatch
 
     h100 = policy.Target("cuda", "sm_90", 32)
     monkeypatch.setattr(policy, "target_for_device", lambda device: h100)
-    monkeypatch.setattr(gemm_parts, "_cus", lambda dev: 132)
+    monkeypatch.setattr(gemm_parts, "device_cus", lambda dev: 132)
 
     def key(dtype: str, M: int, N: int, K: int, nmajor: bool) -> tuple:
         return (dtype, M, N, K, "none", False, "ieee", True, nmajor, False, True)

@@ -263,6 +263,20 @@ def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Findi
                             "(or the per-family index whose family includes it), instead of an override.",
                             ((f'{pip(f)} install --force-reinstall "torch[device-{gfx}]" --index-url '
                              "https://repo.amd.com/rocm/whl-multi-arch/"),)))
+    if g.integrated and g.source.split(" ")[0] in EXCERPT_TOOLS and not g.override:
+        # An integrated GPU known only from a line of the text (an ISA name, a product name), not from a list of the
+        # machine's GPUs: a program failing on it most often picked it beside a discrete GPU the excerpt does not
+        # show, where an override would apply to both (legacy-rocm-build#4386: a gfx1036 agent's ISA lines and
+        # vLLM's invalid device function, with a 7900 XT in the machine).
+        return fail(f"no code for {gfx} ({g.name or 'an integrated GPU'}), an integrated GPU",
+                    "A program fails like this on an integrated GPU when it picked it instead of a discrete GPU, or "
+                    "when the iGPU is all there is; the evidence does not list the machine's GPUs, so it cannot say "
+                    "which.", evidence=ev,
+                    fix=Fix("If a discrete GPU is installed, hide the integrated one from the program: "
+                            "HIP_VISIBLE_DEVICES (or ROCR_VISIBLE_DEVICES in a container) naming only the discrete "
+                            "GPU's index among rocminfo's GPU agents, or disable the iGPU in the firmware. Otherwise "
+                            "paste `rocminfo | grep -E 'Marketing|gfx'` and the torch version: they decide between a "
+                            "build for this target and a same-family override."))
     rules = [r for r in knowledge.override_rules(gfx) if arches is None or r.target in arches]
     if rules:
         rule = rules[0]
@@ -290,6 +304,10 @@ def _code_object_finding(f: Facts, g: Gpu, errs: tuple[ErrorText, ...]) -> Findi
                 evidence=ev,
                 fix=Fix(f"Use a build compiled for {gfx} (build from source with PYTORCH_ROCM_ARCH={gfx} / "
                         f"GPU_TARGETS={gfx}), or a GPU that ROCm supports.{wheel_text}", (wheel_cmd,) if wheel_cmd else ()))
+
+# Tools whose GPU line is a mention in the text (an ISA name, a product name), not a list of the machine's GPUs.
+EXCERPT_TOOLS = ("isa", "text")
+
 
 @check("gpu-code-object", "codeobjects", "No error says the program lacks code for the GPU's gfx target.",
        "hipErrorNoBinaryForGpu, 'invalid device function', 'No compatible code objects found', ollama's 'gfx… is not "

@@ -309,6 +309,7 @@ def _from_seen(snap: Mapping[str, Any], env: Fact[dict[str, str]]) -> tuple[Gpu,
     """The GPUs of the one tool that identifies the most of them (a tool's own numbering keeps two identical GPUs
     apart; two tools describing one GPU are not two GPUs). Each Gpu's `source` names the tool."""
     by_tool: dict[str, list[Gpu]] = {}
+    indices: dict[str, list[Any]] = {}  # each row's index in its tool's numbering (None: not numbered)
     for e in _seen_entries(snap):
         tool = str(e.get("tool") or "text")
         shown = knowledge.base_gfx(str(e.get("gfx") or "")) or None
@@ -339,9 +340,14 @@ def _from_seen(snap: Mapping[str, Any], env: Fact[dict[str, str]]) -> tuple[Gpu,
                   info.wave_size if info else None, None, integrated, f"{tool} (pasted text)", info)
         rows = by_tool.setdefault(tool, [])
         index = e.get("index")
-        dup = any(g.gfx == gpu.gfx and g.name == gpu.name for g in rows) and index is None
+        # The same GPU named twice is one GPU unless the tool numbered both mentions (two identical cards): an
+        # unnumbered `GPU: AMD Radeon AI PRO R9700` line beside torch's device 0 of that name (amd/playbooks#172)
+        # had counted as a second GPU torch did not see.
+        dup = any(g.gfx == gpu.gfx and g.name == gpu.name and (index is None or i is None)
+                  for g, i in zip(rows, indices.setdefault(tool, [])))
         if not dup:
             rows.append(gpu)
+            indices[tool].append(index)
     ranked = sorted(by_tool.values(), key=lambda rows: (sum(bool(g.gfx) for g in rows), len(rows)), reverse=True)
     best = [g for g in ranked[0] if g.gfx or g.name] if ranked else []
     if not any(g.gfx for g in best):

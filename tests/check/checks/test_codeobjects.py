@@ -259,3 +259,26 @@ def test_an_override_read_from_the_runtimes_own_target_says_to_check_for_one_fir
             gpus_seen=[{"tool": "rocblas", "gfx": "gfx1035"}])
     assert f.severity.value == "fail" and f.fix is not None and not f.fix.commands
     assert "after any HSA_OVERRIDE_GFX_VERSION" in f.fix.text and "rocminfo" in f.fix.text
+
+
+def test_gpu_code_object_names_no_override_for_an_igpu_known_only_from_a_mention() -> None:
+    # legacy-rocm-build#4386: a rocminfo fragment shows a gfx1036 (a desktop iGPU) and vLLM dies with invalid device
+    # function; the machine's 7900 XT is not in the excerpt, and an override would apply to it too.
+    text = "RuntimeError: HIP error: invalid device function"
+    f = one("gpu-code-object", errors=pasted(text), gpus_seen=[{"tool": "isa", "gfx": "gfx1036"}])
+    assert f.severity is Severity.FAIL and "integrated" in f.title
+    assert f.fix is not None and "HIP_VISIBLE_DEVICES" in f.fix.text and "HSA_OVERRIDE_GFX_VERSION" not in f.fix.text
+    # a runtime that reports the target it ran on keeps the same-family reading (rocBLAS's arch line)
+    rb = ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : "
+          "gfx1036")
+    f = one("gpu-code-object", errors=pasted(rb), files=AMD_LIVE, gpus_seen=[{"tool": "rocblas", "gfx": "gfx1036"}])
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in f.title
+    # a discrete GPU known only from a mention keeps the override advice
+    f = one("gpu-code-object", errors=pasted(text), gpus_seen=[{"tool": "isa", "gfx": "gfx1031"}])
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in f.title
+
+
+def test_invalid_device_function_is_read_as_a_user_typed_it() -> None:
+    # legacy-rocm-build#5264: the issue form's `HIP error: Invalid device function`
+    f = one("gpu-code-object", errors=pasted("VAEEncode\nHIP error: Invalid device function"))
+    assert f.severity is Severity.FAIL

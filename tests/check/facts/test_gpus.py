@@ -84,3 +84,17 @@ def test_another_tools_gpu_of_the_other_kind_joins_the_list() -> None:
     # two tools naming GPUs of one kind: still one tool's list (two descriptions of one GPU are not two GPUs)
     same = [{"tool": "text", "gfx": "gfx1100"}, {"tool": "torch", "gfx": "gfx1101"}]
     assert len(facts(gpus_seen=same).gpus.value or ()) == 1
+
+
+def test_a_gpu_named_again_without_an_index_is_the_same_gpu() -> None:
+    # amd/playbooks#172: run_llm.py's `GPU: AMD Radeon AI PRO R9700` beside torch's device 0 of that name is one GPU;
+    # two numbered devices of one name stay two (identical cards).
+    from rocm_triton_doctor.check.facts import build_facts
+
+    seen = [{"tool": "torch", "name": "AMD Radeon AI PRO R9700"}]
+    dev0 = {"index": 0, "name": "AMD Radeon AI PRO R9700", "gcnArchName": "gfx1201"}
+    snap = {"schema": "rocm-triton-doctor/snapshot/1", "gpus_seen": seen,
+            "runtime": {"is_available": True, "devices": [dev0]}}
+    assert len(build_facts(snap).gpus.value or ()) == 1
+    two = {**snap, "gpus_seen": [], "runtime": {"is_available": True, "devices": [dev0, {**dev0, "index": 1}]}}
+    assert len(build_facts(two).gpus.value or ()) == 2
