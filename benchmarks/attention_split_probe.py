@@ -65,6 +65,10 @@ def variants(section: str, shape: tuple[Any, ...]) -> list[tuple[str, str, dict[
         return out + [("tma_device", "tma_device", None),
                       ("p64x64w4s2", "pointer", {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}),
                       ("p32x64w4s3", "pointer", {"BLOCK_M": 32, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3})]
+    if section == "large_d_fresh":
+        return out + [("tma_device", "tma_device", None),
+                      ("p64x32w8s2", "pointer", {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 8, "num_stages": 2}),
+                      ("p64x64w8s2", "pointer", {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2})]
     pol = policy.attention_split_config(t, B, H, H_kv, S_q, S_k, block_d, torch.tensor([], dtype=dt).element_size(),
                                         device_cus(torch.device("cuda")))
     base = dict(pol) if pol else {"BLOCK_M": 16, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3, "SPLITS": 8}
@@ -134,13 +138,17 @@ def main() -> None:
     ap.add_argument("--section", choices=("decode", "large_d", "both"), default="both")
     ap.add_argument("--fresh", type=int, metavar="SEED", help="random shapes (auto against session 18's policy)")
     ap.add_argument("-n", type=int, default=8, help="--fresh: shapes per regime")
+    ap.add_argument("--large-d-fresh", type=int, metavar="SEED", help="random D > 128 shapes: pointer tiles and TMA")
     args = ap.parse_args()
     g = torch.Generator(device="cuda").manual_seed(0)
     rows = []
-    sections = ("fresh",) if args.fresh is not None else ("decode", "large_d") if args.section == "both" else (
-        args.section,)
+    sections = ("fresh",) if args.fresh is not None else ("large_d_fresh",) if args.large_d_fresh is not None else (
+        ("decode", "large_d") if args.section == "both" else (args.section,))
     for section in sections:
-        for shape in fresh(args.fresh, args.n) if section == "fresh" else DECODE if section == "decode" else LARGE_D:
+        todo = (fresh(args.fresh, args.n) if section == "fresh" else
+                fresh(args.large_d_fresh, 3 * args.n)[6 * args.n:9 * args.n] if section == "large_d_fresh" else
+                DECODE if section == "decode" else LARGE_D)
+        for shape in todo:
             B, H, H_kv, S_q, S_k, D, dt, causal, bshd = shape
             q, k, v = make(B, H, H_kv, S_q, S_k, D, dt, bshd, g)
             ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal, enable_gqa=True)

@@ -267,7 +267,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     if kernel == "tma_device" and not (tma_layout and policy.tensor_desc_device_supported(target)):
         raise ValueError("attention: the device-descriptor TMA kernel needs fp16/bf16 tensors with unit last strides "
                          "and 16-byte aligned rows, on a target and Triton with tl.make_tensor_descriptor")
-    flops = 4.0 * B * H * S_q * S_k * D * (0.5 if causal else 1.0)
+    flops = 4.0 * B * H * D * visible_pairs(S_q, S_k, bool(causal))
     if lse is not None and kernel in ("tma", "tma_device"):
         raise ValueError("attention: the row statistics (lse) come from the pointer kernel only")
     # The per-device autotune cache (tunecache.py, `smoke --tune`; one dict lookup, never in the interpreter) holds
@@ -335,6 +335,17 @@ def fp32_dots(target: policy.Target, dtype: torch.dtype) -> dict[str, str]:
     (benchmarks/accuracy_probe.py; found by `smoke --preset random --seed 11`, docs/measurements/2026-11-27-h100-s9-*).
     policy.fp32_dot_precision keeps fp32 accuracy; 16-bit tiles take "ieee" (exact products, ignored there)."""
     return {"DOT_PREC": policy.fp32_dot_precision(target) if dtype == torch.float32 else "ieee"}
+
+
+def visible_pairs(S_q: int, S_k: int, causal: bool) -> float:
+    """(query, key) pairs the softmax weighs: all of them, or under SDPA's top-left causal mask (query i sees keys
+    0..i) the triangle plus, when S_q > S_k, full rows. Half of S_q·S_k had been the estimate: a tenth of the work for
+    950 queries over 97 keys, which sent that D = 160 call to the kernel meant for small problems (0.41x SDPA, H200
+    hunt seed 9)."""
+    if not causal:
+        return float(S_q) * S_k
+    n = min(S_q, S_k)
+    return n * (n + 1) / 2 + float(max(0, S_q - S_k)) * S_k
 
 
 FP32_MIN_NORMAL = 2.0**-126

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.attention import attention, attn_fwd_kernel, reference
+from rocm_triton_doctor.kernels.attention import attention, attn_fwd_kernel, reference, visible_pairs
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, randn
 
 
@@ -32,7 +32,7 @@ def make_case(B: int, H: int, S: int, D: int, dtype: torch.dtype, causal: bool, 
                                                                 enable_gqa=hk != H)
 
     elem = torch.empty((), dtype=dtype).element_size()
-    fl = 4.0 * B * H * S * sk * D * (0.5 if causal else 1.0)
+    fl = 4.0 * B * H * D * visible_pairs(S, sk, causal)
     name = f"{str(dtype).replace('torch.', '')} B={B} H={H} S={S} D={D}" + (f" H_kv={hk}" if hk != H else "") + \
         (f" S_k={sk}" if sk != S else "") + (" BSHD" if model_layout else "") + (" causal" if causal else "")
     return Case("attention", name, dtype, setup, run=lambda x, out: attention(x["q"], x["k"], x["v"], causal, out=out),

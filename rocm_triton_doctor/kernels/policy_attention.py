@@ -119,7 +119,7 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
             # Triton 3.9, ptxas spill bytes causal/non-causal: 64x32 w8 s2 8/0 (255 registers), 64x16 w8 s2 0/0 (0.16-
             # 0.25x SDPA on an H100), 64x64 w8 204/168, 128x32 w8 232/240, 128x64 w8 584/542. Timed on an H200
             # (docs/measurements/2026-11-28-h200-s19-split.json), 64x64 with 4 warps in 2 stages beat 64x32 w8 s2 on
-            # all eight rows: 0.42-1.11x SDPA against 0.21-0.87x.
+            # all eight rows: 0.42-1.11x SDPA against 0.21-0.87x, and on 21 of 24 fresh draws (…-s19-larged93.json).
             return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}
         # fp32 with D of 65-128: 3 stages of 128x64 (or 64x64) fp32 tiles need 256 (224) KiB of shared memory, over
         # or at the H100's 227 (compile-only sm_90, Triton 3.9); 2 stages need 192 (160). launch.launch_fitting would

@@ -549,3 +549,16 @@ def test_the_policy_splits_keys_only_where_the_grid_leaves_the_device_idle() -> 
     mi300 = policy.Target("hip", "gfx942", 64)
     hip = split(mi300, 1, 32, 8, 1, 8192, 128, 2, 304)
     assert hip is not None and hip["num_stages"] == 1 and hip["BLOCK_N"] == 32
+
+
+def test_visible_pairs_count_the_top_left_causal_mask() -> None:
+    # The policy's size estimate: half of S_q·S_k had made 950 queries over 97 keys (causal) a tenth of their work.
+    assert attention.visible_pairs(4, 6, False) == 24
+    assert attention.visible_pairs(4, 4, True) == 10  # 1 + 2 + 3 + 4
+    assert attention.visible_pairs(3, 8, True) == 6  # query i sees keys 0..i only
+    assert attention.visible_pairs(6, 2, True) == 3 + 4 * 2  # rows past S_k see every key
+    q = torch.randn(1, 1, 6, 8)
+    k = torch.randn(1, 1, 2, 8)
+    mask = torch.ones(6, 2, dtype=torch.bool).tril()
+    assert int(mask.sum()) == attention.visible_pairs(6, 2, True)
+    assert q.shape[2] * k.shape[2] == attention.visible_pairs(6, 2, False)
