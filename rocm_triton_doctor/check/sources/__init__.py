@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from rocm_triton_doctor.check.sources import (
+    collectives,
     collect_env,
     env,
     errtext,
@@ -84,7 +85,7 @@ ALWAYS: tuple[Parser, ...] = (env.parse, system.parse_cmdline, system.parse_hip_
                               host.parse_windows, repl.parse_banner, repl.parse_labels, repl.parse_commented,
                               repl.parse_python_c,
                               pip.parse_install_commands, pip.parse_replaced_torch, system.parse_missing_files,
-                              repl.parse_site_packages, errtext.parse)
+                              repl.parse_site_packages, collectives.parse, errtext.parse)
 
 
 def _route(seg: Segment) -> list[Parser]:

@@ -17,7 +17,7 @@ from rocm_triton_doctor.check.sources._frag import Fragment, log_line
 
 RELEVANT = re.compile(r"^(HSA_\w+|HIP_\w+|ROCR_\w+|ROCM_\w+|ROCM_PATH|CUDA_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL|"
                       r"LD_LIBRARY_PATH|LD_PRELOAD|PYTORCH_\w+|MIOPEN_\w+|AMD_\w+|TORCH_\w+|TRITON_\w+|HCC_\w+|"
-                      r"OLLAMA_\w+|GGML_\w+|PATH|PYTHONPATH|VIRTUAL_ENV|CONDA_PREFIX|HOME|XDG_CACHE_HOME|"
+                      r"OLLAMA_\w+|GGML_\w+|NCCL_\w+|RCCL_\w+|PATH|PYTHONPATH|VIRTUAL_ENV|CONDA_PREFIX|HOME|XDG_CACHE_HOME|"
                       r"PIP_(?:EXTRA_)?INDEX_URL|UV_(?:EXTRA_)?INDEX_URL|UV_DEFAULT_INDEX|UV_INDEX)$")
 _ASSIGN = r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|[^\s\"';|&]*)"
 _EXPORT = re.compile(r"^\s*(?:export|set -x|declare -x|ENV)\s+" + _ASSIGN.replace("=", "[= ]", 1))

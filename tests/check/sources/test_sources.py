@@ -923,3 +923,20 @@ def test_hip_header_paths_name_their_trees() -> None:
     snap = snapshot_from_text([('❯ find / -name "hip_bf16.h" 2>/dev/null\n/usr/include/hip/hip_bf16.h\n'
                                "/opt/rocm-6.4.3/include/hip/hip_bf16.h\n")])
     assert snap["system"]["hip_include_roots"] == ["/usr", "/opt/rocm-6.4.3"]
+
+
+def test_collectives_reads_releases_the_launch_size_and_a_reported_hang() -> None:
+    from rocm_triton_doctor.check.sources import collectives
+
+    # vllm#40980's environment list and launch; RCCL's own banner; a stated ROCm in an issue form
+    env_list = "- **ROCm**: 7.2.1\n- **RCCL**: 2.27.7 (built from source with `--amdgpu_targets gfx1201`)"
+    assert collectives.parse(env_list) == {"system": {"rccl_version": "2.27.7", "stated_rocm": "7.2.1"}}
+    assert collectives.parse("node0:1:1 [0] NCCL INFO NCCL version 2.27.7+hip7.2")["system"]["rccl_version"] == "2.27.7"
+    launch = "vllm serve m --tensor-parallel-size 2 --max-num-seqs 1"
+    assert collectives.parse(launch) == {"system": {"gpus_per_launch": 2}}
+    assert collectives.parse("torchrun --nproc-per-node 8 train.py")["system"]["gpus_per_launch"] == 8
+    assert collectives.parse("TP=2 across two GPUs results in a complete deadlock.")["system"] == {
+        "gpus_per_launch": 2, "hang_reported": True}
+    # collect_env's build line is torch's HIP, not a stated release; nothing said, nothing kept
+    assert collectives.parse("ROCM used to build PyTorch: 7.2.26015-fc0010cf6a") == {}
+    assert collectives.parse("Tensor cores: yes") == {}
