@@ -177,7 +177,7 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     asked = precision
     if dtype == torch.float32:
         if precision == "auto":
-            precision = policy.gemm_fp32_precision(target, M, b_nmajor)
+            precision = policy.gemm_fp32_precision(target, M, b_nmajor, K)
         if not policy.precision_supported(target, precision):
             raise ValueError(f"gemm: precision {precision!r} needs TF32 tensor cores (NVIDIA sm_80 or later); this is "
                              f"{target.label}: use 'auto' or 'ieee'")

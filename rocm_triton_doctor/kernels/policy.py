@@ -254,6 +254,11 @@ def _gemm_tiles(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool, cu
             and N > SKINNY_N):
         # IEEE products against an N-major B with 17-400 rows (policy_fp32.gemm_fp32_precision has the measurements)
         return fp32_nmajor_config(M, N, K, sms)
+    if (not tc and elem_size == 4 and b_nmajor and t.backend == "cuda" and K <= FP32_NMAJOR_IEEE_MAX_K
+            and M > FP32_NMAJOR_IEEE_MAX_M and N > SKINNY_N):
+        # IEEE products for a K of one block at any M (gemm_fp32_precision): 64x128x32 (4282x3649x25 0.84x cuBLAS)
+        return {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 3,
+                "SPLIT_K": 1}
     if M <= 32 or (M <= 64 and elem_size == 2 and t.backend == "cuda"):
         return _decode_config(t, M, N, K, elem_size, cus, b_nmajor, aligned)
     if t.backend == "cuda" and elem_size == 2 and (split := gemm_split_under_a_wave(M, N, K, cus)) > 1:
@@ -440,5 +445,5 @@ from rocm_triton_doctor.kernels.policy_rows import (  # noqa: E402,F401
     NARROW_ROW, ODD_ROW_ONE_WARP_PROGRAMS, ROW_CHUNK, ROW_SINGLE_BYTES, ROW_SPLIT_EAGER_MIN_COLS, ROW_SPLIT_MAX_ROWS,
     ROW_SPLIT_PROGRAMS_PER_CU, _row_config, row_class, row_config, row_split)
 from rocm_triton_doctor.kernels.policy_fp32 import (  # noqa: E402,F401
-    FP32_NMAJOR_IEEE_MAX_M, fp32_dot_precision, fp32_nmajor_config, gemm_fp32_precision, gemm_tc_config,
+    FP32_NMAJOR_IEEE_MAX_K, FP32_NMAJOR_IEEE_MAX_M, fp32_dot_precision, fp32_nmajor_config, gemm_fp32_precision, gemm_tc_config,
     precision_supported)

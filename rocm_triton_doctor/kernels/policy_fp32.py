@@ -59,9 +59,10 @@ def fp32_dot_precision(t: Target) -> str:
 
 
 FP32_NMAJOR_IEEE_MAX_M = 400  # fp32 against an N-major B takes IEEE products up to this many rows (measured to 391)
+FP32_NMAJOR_IEEE_MAX_K = 32  # ... and at any M when K fits one 32-deep block (H200, fp32_shortk_probe.py)
 
 
-def gemm_fp32_precision(t: Target, M: int, b_nmajor: bool) -> str:
+def gemm_fp32_precision(t: Target, M: int, b_nmajor: bool, K: int = 1 << 30) -> str:
     """gemm(precision="auto")'s choice for fp32: fp32_dot_precision, except IEEE products against an N-major B (a
     (K, N) tensor) up to FP32_NMAJOR_IEEE_MAX_M rows, where the split lost every time it was timed:
     * decode sizes (H200, graph replay against eager, benchmarks/gemm_ab_probe.py seeds 9-11): 2x1661x399 0.50 ->
@@ -74,9 +75,15 @@ def gemm_fp32_precision(t: Target, M: int, b_nmajor: bool) -> str:
     Against nn.Linear's K-major weight the split won (H100, gemm_fp32_probe.py: 1x4096x4096 0.31 -> 0.89x cuBLAS,
     16x4096x4096 0.52 -> 1.47x; the probe above: 17x4096x11008 B^T 0.93 against 0.22-0.55x, 29x7906x2320 B^T 0.57
     against 0.16-0.27x). Both are fp32-accurate. At 1024^3 and up the split won against N-major B too
-    (gemm_tc_config)."""
+    (gemm_tc_config).
+    With a K of one block (K <= FP32_NMAJOR_IEEE_MAX_K) against an N-major B, at any M (H200, × cuBLAS,
+    benchmarks/fp32_shortk_probe.py, docs/measurements/2026-11-28-h200-s19-shortk.json): 4282x3649x25 0.30 with the
+    3xTF32 tiles, 0.84 with IEEE 64x128x32; at K = 64 the two tie (8000x8000x64 1.04 / 1.07) and from K = 128 the split
+    wins (2864x11124x132 0.87 / 0.80, 3000x9000x200 0.95 / 0.85); against a K-major B the split wins at every short K
+    (12507x4095x25 B^T 1.06 / 0.59)."""
     prec = fp32_dot_precision(t)
-    return "ieee" if prec == "tf32x3" and M <= FP32_NMAJOR_IEEE_MAX_M and b_nmajor else prec
+    return "ieee" if prec == "tf32x3" and b_nmajor and (M <= FP32_NMAJOR_IEEE_MAX_M or K <= FP32_NMAJOR_IEEE_MAX_K) \
+        else prec
 
 
 def fp32_nmajor_config(M: int, N: int, K: int, cus: int) -> dict[str, Any]:

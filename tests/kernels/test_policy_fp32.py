@@ -151,6 +151,13 @@ def test_decode_rows_against_an_n_major_b_keep_ieee_products(monkeypatch: pytest
     assert policy.gemm_fp32_precision(H100, 400, True) == "ieee"  # up to FP32_NMAJOR_IEEE_MAX_M rows (session 18)
     assert policy.gemm_fp32_precision(H100, 401, True) == "tf32x3"
     assert policy.gemm_fp32_precision(H100, 17, False) == "tf32x3"
+    # a K of one 32-deep block at any M (session 19, H200: 4282x3649x25 0.30 -> 0.84x cuBLAS; fresh K 17-32 draws
+    # 0.45-0.78 -> 0.84-0.89); the split wins from K = 34 and against a K-major B
+    assert policy.gemm_fp32_precision(H100, 4282, True, 25) == "ieee"
+    assert policy.gemm_fp32_precision(H100, 4282, True, 33) == "tf32x3"
+    assert policy.gemm_fp32_precision(H100, 4282, False, 25) == "tf32x3"
+    big = policy.gemm_config(H100, 4282, 3649, 25, 4, cus=132, b_nmajor=True, tc=False)
+    assert (big["BLOCK_M"], big["BLOCK_N"], big["BLOCK_K"], big["SPLIT_K"]) == (64, 128, 32, 1)
     assert policy.gemm_fp32_precision(MI300, 3, False) == "ieee"
     gemm.clear_plans()
     calls = _spy(monkeypatch, gemm, H100)

@@ -1,0 +1,81 @@
+"""fp32 GEMMs with a short K (17-200) and a large output: the policy's 3xTF32 tiles against other tilings, IEEE FMA
+tiles and cuBLAS SGEMM (allow_tf32 off). Hunts had them at 0.44-0.67x cuBLAS (H200 seed 9: 2864x11124x132 against an
+N-major B; 12507x4095x25 B^T; session 18: 4282x3649x25). GPU time by CUDA-graph replay; every output checked against
+an fp64 product (normalised by |A|·|B|) before it is timed.
+
+    PYTHONPATH=. python benchmarks/fp32_shortk_probe.py [--seed S -n N] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from typing import Any
+
+import torch
+from triton.testing import do_bench_cudagraph
+
+from rocm_triton_doctor.kernels import gemm
+
+SHAPES = [(2864, 132, 11124, False), (12507, 25, 4095, True), (4282, 25, 3649, False), (8000, 64, 8000, False),
+          (5000, 100, 6000, True), (3000, 200, 9000, False)]
+T3 = "tf32x3"
+VARIANTS: list[tuple[str, str, dict[str, Any] | None]] = [
+    ("policy", "auto", None),
+    ("t3 128x64x32 s4", T3, {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 4}),
+    ("t3 128x128x32 w8 s3", T3, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "num_warps": 8, "num_stages": 3}),
+    ("t3 128x128x16 w8 s3", T3, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 16, "num_warps": 8, "num_stages": 3}),
+    ("t3 64x128x32 s3", T3, {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3}),
+    ("t3 64x64x32 s3", T3, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3}),
+    ("ieee 64x128x32", "ieee", {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3}),
+    ("ieee 128x128x16 w8", "ieee", {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 16, "num_warps": 8, "num_stages": 3}),
+]
+
+
+def draw(seed: int, n: int, k_max: int = 200, nmajor: bool = False) -> list[tuple[int, int, int, bool]]:
+    r = random.Random(seed)
+    return [(int(2 ** r.uniform(10.5, 14)), r.randint(17, k_max), int(2 ** r.uniform(11, 13.8)),
+             not nmajor and r.random() < 0.5) for _ in range(n)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seed", type=int)
+    ap.add_argument("-n", type=int, default=8)
+    ap.add_argument("--json")
+    ap.add_argument("--verify", action="store_true", help="N-major draws with K 17-48 only: policy, old split, IEEE")
+    args = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    g = torch.Generator(device="cuda").manual_seed(0)
+    rows = []
+    shapes = draw(args.seed or 0, args.n, 48, True) if args.verify else SHAPES + (
+        draw(args.seed, args.n) if args.seed is not None else [])
+    variants = [v for v in VARIANTS if v[0] in ("policy", "t3 128x64x32 s4", "ieee 64x128x32")] if args.verify \
+        else VARIANTS
+    for M, K, N, bt in shapes:
+        a = torch.randn(M, K, generator=g, device="cuda")
+        b = torch.randn(N, K, generator=g, device="cuda").t() if bt else torch.randn(K, N, generator=g, device="cuda")
+        ref = (a.double() @ b.double())
+        scale = a.abs().double() @ b.abs().double()
+        row: dict[str, Any] = {"shape": f"{M}x{N}x{K}{' B^T' if bt else ''}"}
+        row["cublas"] = float(do_bench_cudagraph(lambda: a @ b, rep=20)) * 1e3
+        for label, prec, cfg in variants:
+            try:
+                out = gemm.gemm(a, b, precision=prec, config=cfg)
+                err = float(((out.double() - ref).abs() / scale.clamp_min(1e-30)).max())
+                row[label] = (float(do_bench_cudagraph(lambda: gemm.gemm(a, b, precision=prec, config=cfg), rep=20))
+                              * 1e3 if err < 1e-5 else f"err {err:.1e}")
+            except Exception as exc:  # noqa: BLE001 - a tiling this shape cannot take is reported
+                row[label] = f"error {str(exc).splitlines()[0][:40]}"
+        rows.append(row)
+        cells = " | ".join(f"{k} {row['cublas'] / v:.2f}" if isinstance(v, float) else f"{k} {v}"
+                           for k, v in row.items() if k not in ("shape", "cublas"))
+        print(f"{row['shape']:22} cuBLAS {row['cublas']:7.1f}us | {cells}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
