@@ -103,6 +103,19 @@ def visible_devices(f: Facts) -> Iterable[Finding]:
                        shown, evidence=("env", f.gpus.source),
                        fix=Fix(f"Use indices 0…{len(gpus) - 1} (rocminfo order).", ("unset ROCR_VISIBLE_DEVICES",)))
             return
+    none = with_signature(f.errors, "no-rocm-capable-device", "no-hip-gpus")
+    if none:
+        # The runtime found no device while a variable selects some: its first suspect. HIP numbers the GPUs the
+        # process can see from 0, and a job's cgroup or a container shows only its own, so a node-wide index selects
+        # nothing (flux-core#7807: a one-GPU job's cgroup, CUDA_VISIBLE_DEVICES=7, hipGetDeviceCount -> 100).
+        yield fail(f"{shown} is set and the runtime found no GPU",
+                   "HIP counts these indices among the GPUs this process can see, numbered from 0; inside a job "
+                   "allocation, a cgroup or a container that is fewer than the node has, so an index meant for the "
+                   "node selects nothing.", evidence=("env", *quote(none)),
+                   fix=Fix(f"Use indices among the GPUs the process sees (`rocminfo` run in the same job or container "
+                           f"lists them, from 0), or unset {', '.join(values)} and let the allocation choose."),
+                   links=(DOCS,))
+        return
     yield info(f"GPU selection: {shown}", "Indices follow rocminfo's GPU order.")
 
 

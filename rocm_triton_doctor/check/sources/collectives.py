@@ -11,10 +11,11 @@ import re
 
 from rocm_triton_doctor.check.sources._frag import Fragment
 
-_RCCL = re.compile(r"(?:\bRCCL\**\s*(?:version)?\s*[:=]\s*\**\s*v?|\bNCCL version\s+)(?P<v>2\.\d+\.\d+)(?:[-+]\S*)?",
-                   re.I)
-_STATED_ROCM = re.compile(r"^\s*(?:[-*]\s+)?\**ROCm(?:\s+version)?\**\s*[:=]\s*\**\s*(?P<v>\d+\.\d+(?:\.\d+)?)\b",
-                          re.I | re.M)
+# `RCCL: 2.27.7`, `- **RCCL**: 2.27.7`, a markdown table's `| RCCL | 2.27.7 (…) |`, RCCL's `NCCL version 2.27.7+hip7.2`
+_RCCL = re.compile(r"(?:\bRCCL\**\s*(?:version)?\s*(?:[:=]|\|)\s*\**\s*v?|\bNCCL version\s+)(?P<v>2\.\d+\.\d+)"
+                   r"(?:[-+]\S*)?", re.I)
+_STATED_ROCM = re.compile(r"^\s*(?:[-*]\s+|\|\s*)?\**ROCm(?:\s+version)?\**\s*(?:[:=]|\|)\s*\**\s*"
+                          r"(?P<v>\d+\.\d+(?:\.\d+)?)\b", re.I | re.M)
 _PER_LAUNCH = re.compile(r"--tensor[-_]parallel[-_]size[ =](?P<a>\d+)|\btensor_parallel_size\s*=\s*(?P<b>\d+)|"
                          r"(?:^|\s)-tp[ =](?P<c>\d+)\b|--nproc[-_]per[-_]node[ =](?P<d>\d+)|"
                          r"\bTensor Parallel\s*=\s*(?P<e>\d+)|\bTP\s*=\s*(?P<f>\d+)", re.I)

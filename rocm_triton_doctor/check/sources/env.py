@@ -36,6 +36,10 @@ _JSON_VAR = re.compile(r'^\s*"(?P<name>[A-Z][A-Z0-9_]*)"\s*:\s*"(?P<value>(?:[^"
 # A Makefile's (or an .env/INI file's) assignment with spaces: `HSA_OVERRIDE_GFX_VERSION = "GFX version detection
 # error"`, `HIP_VISIBLE_DEVICES ?= 0` (HardAndHeavy/comfyui-rocm-docker#2, whose Makefile passed that string on to
 # the container): only the variables that choose or relabel GPUs, a whole line each.
+# A sentence saying what a launcher set: `Running env on the task reveals that Flux set CUDA_VISIBLE_DEVICES=7`
+# (flux-core#7807): only the variables that choose or relabel GPUs, after "set"/"sets"/"exported" in the line.
+_SAID_SET = re.compile(r"\b(?:set|sets|exported|exports)\s+(?P<name>HSA_OVERRIDE_GFX_VERSION|(?:ROCR|HIP|CUDA)_VISIBLE_DEVICES)"
+                       r"=(?P<value>[\w.,-]+)")
 _MAKE_VAR = re.compile(r"^\s*(?P<name>HSA_OVERRIDE_GFX_VERSION(?:_\d+)?|(?:ROCR|HIP|CUDA)_VISIBLE_DEVICES)\s*[?:+]?=\s*"
                        r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s\"'#]*)\s*(?:#.*)?$")
 
@@ -124,6 +128,10 @@ def parse(text: str, cmd: str | None = None) -> Fragment:
         m = _MAKE_VAR.match(s)
         if m and _keep(m.group("name"), m.group("value")):
             env.setdefault(m.group("name"), _value(m.group("value")))
+        for a in _SAID_SET.finditer(s):
+            value = a.group("value").rstrip(".,")  # the sentence's own punctuation
+            if value and _keep(a.group("name"), value):
+                env.setdefault(a.group("name"), value)
     return {"env": env} if env else {}
 
 

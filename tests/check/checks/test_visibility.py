@@ -85,3 +85,14 @@ def test_visible_devices_warns_when_torch_sees_more_gpus_than_the_variables_let_
     for ok_text in (text.replace("Number of GPUs: 4", "Number of GPUs: 2"),
                     text.replace("ROCR_VISIBLE_DEVICES: 0,1", "ROCR_VISIBLE_DEVICES: None")):
         assert not [f for f in diagnose_text([ok_text]).findings if f.id == "visible-devices" and f.severity.value == "warn"]
+
+
+def test_visible_devices_fail_when_a_selection_is_set_and_the_runtime_found_no_gpu() -> None:
+    # flux-core#7807: a one-GPU job's cgroup numbers its GPU 0, the launcher set CUDA_VISIBLE_DEVICES=7 (the node's id)
+    from ..conftest import pasted
+
+    err = pasted("HIP ERROR: hipGetDeviceCount(&ndev) -> 100 (no ROCm-capable device is detected)")
+    f = one("visible-devices", env={"CUDA_VISIBLE_DEVICES": "7"}, partial=["env"], errors=err)
+    assert f.severity is Severity.FAIL and f.fix is not None and "CUDA_VISIBLE_DEVICES" in f.fix.text
+    assert not f.fix.commands  # how many GPUs the job sees is not in the evidence
+    assert one("visible-devices", env={"CUDA_VISIBLE_DEVICES": "7"}, partial=["env"]).severity is Severity.INFO

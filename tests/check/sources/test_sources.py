@@ -940,3 +940,21 @@ def test_collectives_reads_releases_the_launch_size_and_a_reported_hang() -> Non
     # collect_env's build line is torch's HIP, not a stated release; nothing said, nothing kept
     assert collectives.parse("ROCM used to build PyTorch: 7.2.26015-fc0010cf6a") == {}
     assert collectives.parse("Tensor cores: yes") == {}
+
+
+def test_a_sentence_saying_what_a_launcher_set_is_read() -> None:
+    from rocm_triton_doctor.check.sources import env
+
+    text = "(Running env on the task reveals that Flux set CUDA_VISIBLE_DEVICES=7, while the cgroup"
+    assert env.parse(text) == {"env": {"CUDA_VISIBLE_DEVICES": "7"}}
+    assert env.parse("the wrapper exported HSA_OVERRIDE_GFX_VERSION=11.0.0.") == {
+        "env": {"HSA_OVERRIDE_GFX_VERSION": "11.0.0"}}
+    assert env.parse("we set the variable to 7") == {}
+
+
+def test_collectives_reads_a_markdown_environment_table() -> None:
+    # rocm-systems#8178's environment table
+    from rocm_triton_doctor.check.sources import collectives
+
+    table = "| Component | Version |\n|---|---|\n| RCCL | 2.27.7 (`2.27.7-HEAD:96a25b5`) |\n| ROCm | 7.2.3 (`7.2.3.0-90`) |"
+    assert collectives.parse(table) == {"system": {"rccl_version": "2.27.7", "stated_rocm": "7.2.3"}}
