@@ -562,3 +562,35 @@ def test_visible_pairs_count_the_top_left_causal_mask() -> None:
     mask = torch.ones(6, 2, dtype=torch.bool).tril()
     assert int(mask.sum()) == attention.visible_pairs(6, 2, True)
     assert q.shape[2] * k.shape[2] == attention.visible_pairs(6, 2, False)
+
+
+def test_split_keys_write_into_a_strided_out_and_take_the_plan_cache() -> None:
+    # attention_split.SplitLaunch keeps the strides of the call it was planned for: a second call with the same
+    # signature (same shapes, strides, alignment) reuses it and stays right; `out` in another layout is written in place.
+    g = torch.Generator().manual_seed(3)
+    q, k, v = qkv(1, 4, 2, 3, 70, 40, torch.float16, True, g)
+    cfg = {"BLOCK_M": 16, "BLOCK_N": 16, "SPLITS": 3}
+    out = torch.empty(1, 3, 4, 40, dtype=torch.float16).transpose(1, 2)  # (B, H, S, D) seen through a transpose
+    assert attention.attention(q, k, v, out=out, config=cfg) is out
+    assert_matches(out, attention.reference(q, k, v, False).to(torch.float16), torch.float16)
+    out2 = torch.full((1, 4, 3, 40), float("nan"), dtype=torch.float16)
+    attention.attention(q, k, v, out=out2, config=cfg)
+    assert torch.equal(out2, out.contiguous())
+
+
+def test_the_policy_s_split_launch_is_planned_once_and_reused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rocm_triton_doctor.kernels import policy
+
+    monkeypatch.setattr(policy, "attention_split_config",
+                        lambda *a: {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 4, "num_stages": 1, "SPLITS": 4})
+    attention.clear_plans()
+    g = torch.Generator().manual_seed(4)
+    q, k, v = qkv(2, 6, 2, 1, 90, 64, torch.bfloat16, False, g)
+    ref = attention.reference(q, k, v, False).to(torch.bfloat16)
+    first = attention.attention(q, k, v)
+    plans = [p for p in attention._PLANS.values() if p[0] == "split"]
+    assert len(plans) == 1
+    second = attention.attention(q, k, v)  # the plan's launch, nothing re-derived
+    assert_matches(first, ref, torch.bfloat16)
+    assert torch.equal(first, second)
+    attention.clear_plans()
