@@ -188,10 +188,17 @@ def attention_case(B: int, H: int, Hkv: int, S: int, D: int, dtype: torch.dtype,
 
 
 def attention_cases() -> list[Case]:
-    """attention.cases("sweep"): the grid's rows that fit (every head dim and GQA: the launcher takes them all)."""
+    """attention.cases("sweep"): the grid's rows that fit (every head dim and GQA: the launcher takes them all), then
+    a model's decode against its key cache (one query row, GQA 32/8, 4k and 32k keys, batch 1 and 8) and a short prompt
+    against a long cache: the calls attention_split.py serves."""
+    from rocm_triton_doctor.kernels.attention_cases import make_case
+
+    bf = torch.bfloat16
+    decode = [make_case(B, 32, 1, 128, bf, False, H_kv=8, S_k=sk) for B in (1, 8) for sk in (4096, 32768)]
     return [attention_case(B, H, Hkv, S, D, dt, causal)
             for B, H, Hkv, S, D, dt, causal in _attention_grid((64, 128) + ATTN_EXTRA_D)
-            if _attention_fits(B, H, S, D, _elem(dt)) is None]
+            if _attention_fits(B, H, S, D, _elem(dt)) is None] + decode + [
+        make_case(1, 32, 128, 128, bf, False, H_kv=8, S_k=8192)]
 
 
 def interleave(cases: list[Case]) -> list[Case]:
