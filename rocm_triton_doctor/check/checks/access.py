@@ -206,8 +206,9 @@ def _special(node: DeviceNode, user: User | None, f: Facts, what: str, desc: str
     if err and not any(s in err for s in ("permission denied", "eacces")):
         # Any other errno (EINVAL, EIO, ENODEV…) comes from the driver, not from the file's mode or the user's groups,
         # so no group, udev or newgrp advice applies (ROCm/legacy-rocm-build#4043: root in a container, 'Invalid
-        # argument', was told to newgrp render). Say what the error is and what would decide it.
-        return warn(f"{node.path} cannot be opened: {node.open_error}",
+        # argument', was told to newgrp render). Say what the error is and what would decide it: a failure, since no
+        # ROCm program runs while /dev/kfd does not open (ROCm/ROCm#5657: rocminfo stops at it).
+        return fail(f"{node.path} cannot be opened: {node.open_error}",
                     f"{desc}. This error is not a permission problem (that would be 'Permission denied'), so group "
                     "membership and the device mode are not the cause; the kernel driver refused the open. Paste "
                     "`sudo dmesg | grep -iE 'kfd|amdgpu'` from the host, and for a container the run command.",

@@ -13,6 +13,7 @@ from rocm_triton_doctor.check.checks.base import check, fail, info, ok, skip, wa
 from rocm_triton_doctor.check.checks.gpus import amd_gpus, native_rocm, torch_arch_list
 from rocm_triton_doctor.check.facts.errors import with_signature
 from rocm_triton_doctor.check.facts import Facts, Gpu
+from rocm_triton_doctor.check.facts.gpus import INFERRED_OVERRIDE
 from rocm_triton_doctor.check.facts.python import rocm_torch, torch_rocm, torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
 
@@ -23,6 +24,15 @@ PER_NODE_SINCE = Version("6.3")  # ROCR-Runtime commit 84567b64 "Allow overridin
 def _override_vars(f: Facts) -> dict[str, str]:
     env = f.env.value if f.env.found and f.env.value else {}
     return {k: v for k, v in env.items() if k == VAR or k.startswith(VAR + "_")}
+
+
+def _hidden(g: Gpu) -> str:
+    """For an override read from rocminfo's agent names rather than the environment: where to look for it."""
+    if not g.source.startswith(INFERRED_OVERRIDE):
+        return ""
+    return (f" The environment shown does not set it, but rocminfo lists this {g.gfx} chip as {g.effective_gfx}, "
+            f"which only an override does: look for {g.override_var} in ~/.bashrc, ~/.profile, /etc/environment, "
+            "systemd units and the container's definition, and run `env | grep HSA` where the program runs.")
 
 
 def _runtime_rocm(f: Facts) -> Version | None:
@@ -163,10 +173,13 @@ def hsa_override_needed(f: Facts) -> Iterable[Finding]:
        "Unset it, or use the per-node form for the GPU that needs it.", ok_is_evidence=False)
 def hsa_override_harmful(f: Facts) -> Iterable[Finding]:
     ovs = _override_vars(f)
-    if not ovs:
+    gpus = amd_gpus(f)
+    # An override rocminfo's agent names show (a chip listed under another target) though the environment pasted
+    # does not: it was in effect where rocminfo ran (facts/gpus.INFERRED_OVERRIDE).
+    inferred = [g for g in gpus if g.override and g.source.startswith(INFERRED_OVERRIDE)]
+    if not ovs and not inferred:
         yield skip("no override set")
         return
-    gpus = amd_gpus(f)
     if not gpus:
         yield info(f"{', '.join(sorted(ovs))} is set; no AMD GPU was identified in the evidence",
                    "Whether it is right depends on the GPU's gfx: paste `rocminfo | grep -E 'Marketing|gfx'`.")
@@ -206,7 +219,7 @@ def hsa_override_harmful(f: Facts) -> Iterable[Finding]:
             yield fail(f"{g.override_var}={g.override} makes {g.label} run {g.effective_gfx} code (another GPU family)",
                        f"{g.gfx} is {real.arch}; {g.effective_gfx} is {forced.arch}. Code for a different ISA family "
                        "crashes or computes garbage; recent runtimes refuse cross-major overrides.",
-                       fix=Fix("Unset it.", (f"unset {g.override_var}",)))
+                       fix=Fix("Unset it." + _hidden(g), (f"unset {g.override_var}",)))
         elif native_rocm(g.gfx) and not (arches and g.gfx in arches):
             # A target a newer ROCm supports natively (gfx1151, gfx1201, gfx950 …): its ISA differs from the
             # override's in ways that fault (legacy#5824: gfx1151 as 11.0.0 -> memory access fault).
@@ -219,13 +232,13 @@ def hsa_override_harmful(f: Facts) -> Iterable[Finding]:
                 "faults or computes garbage" + (" — the error shown is that fault." if crashed else "."),
                 evidence=("env", g.source),
                 fix=Fix(f"Unset the override and install a ROCm/torch build that carries {g.gfx} (ROCm "
-                        f"{native_rocm(g.gfx)} or newer).", (f"unset {g.override_var}",)))
+                        f"{native_rocm(g.gfx)} or newer)." + _hidden(g), (f"unset {g.override_var}",)))
         elif arches and g.gfx in arches:
             harmful = True
             yield warn(f"{g.override_var}={g.override} is not needed: torch supports {g.gfx} natively",
                        f"It forces {g.effective_gfx} code onto {g.label} and loses kernels tuned for {g.gfx}.",
-                       fix=Fix("Unset it (check ~/.bashrc, /etc/environment, systemd units and container env).",
-                               (f"unset {g.override_var}",)))
+                       fix=Fix("Unset it (check ~/.bashrc, /etc/environment, systemd units and container env)."
+                               + _hidden(g), (f"unset {g.override_var}",)))
     if not harmful:
         yield ok("the override set here does no harm")
 

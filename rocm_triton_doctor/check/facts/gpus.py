@@ -79,6 +79,11 @@ def parse_amd_smi_static(text: str) -> list[dict[str, str]]:
 
 # -- builders ---------------------------------------------------------------------------------------------------
 
+OVERRIDE_VAR = "HSA_OVERRIDE_GFX_VERSION"
+# The source of a rocminfo GPU whose override was read from its agent name and chip id, not from the environment.
+INFERRED_OVERRIDE = "rocminfo, override inferred"
+
+
 class GpuFacts(TypedDict):
     gpus: Fact[tuple[Gpu, ...]]
 
@@ -188,11 +193,19 @@ def _gpus(snap: Mapping[str, Any], env: Fact[dict[str, str]], rocminfo: Fact[Roc
             eff, value, var = _apply_override(a.node, shown, env)
             # Under an override rocminfo prints the overridden target: the chip id, else the marketing name, names
             # the real one (rocm-facts §5.5).
-            info = ((knowledge.pci_lookup(a.chip_id) if a.chip_id else None)
-                    or (gfx_for_name(a.marketing_name) if value is not None else None) or knowledge.gfx_info(shown))
+            chip = knowledge.pci_lookup(a.chip_id) if a.chip_id else None
+            info = (chip or (gfx_for_name(a.marketing_name) if value is not None else None)
+                    or knowledge.gfx_info(shown))
             real = info.gfx if (value is not None and info is not None) else shown
+            source = "rocminfo"
+            if value is None and chip is not None and shown and knowledge.gfx_info(shown) and chip.gfx != shown:
+                # No override in the evidence, yet the agent's name is not its chip's target: rocminfo names the target
+                # after an override (rocm-facts §5.5), so one was in effect where it ran (ROCm/ROCm#5657: an RX 9060 XT,
+                # chip 0x7590 = gfx1200, listed as gfx1100; the reporter did not know it was set).
+                real, value, var = chip.gfx, knowledge.override_value(shown), OVERRIDE_VAR
+                source = f"{INFERRED_OVERRIDE} (chip 0x{a.chip_id:04x} is {chip.gfx}, the agent is named {shown})"
             gpus.append(Gpu(a.node, real, shown, value, var, a.chip_id, a.marketing_name, None, a.compute_units,
-                            info.wave_size if info else None, None, info.integrated if info else None, "rocminfo", info))
+                            info.wave_size if info else None, None, info.integrated if info else None, source, info))
         return found(tuple(gpus), "rocminfo")
     seen = _from_seen(snap, env)
     if seen:

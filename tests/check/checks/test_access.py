@@ -98,8 +98,9 @@ def test_an_open_error_that_is_not_a_permission_error_gets_no_group_advice() -> 
     # ROCm/legacy-rocm-build#4043: root in a container, 'Invalid argument', had been told to `newgrp render`.
     f = one("kfd-access", paths=_opened("Invalid argument"),
             user={"name": "root", "uid": 0, "groups": ["root"], "groups_configured": ["root", "render"]})
-    assert f.severity is Severity.WARN and "Invalid argument" in f.title
-    assert f.fix is None  # the driver refused it: nothing to run until dmesg says why
+    # a failure (no ROCm program can run while /dev/kfd does not open), with no fix: nothing to run until dmesg says why
+    assert f.severity is Severity.FAIL and "Invalid argument" in f.title
+    assert f.fix is None
 
 
 def test_root_refused_with_permission_denied_is_a_cgroup_or_security_module() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rocm_triton_doctor.check.findings import Severity
+
 from ..conftest import AMD_LIVE, gpu, minimal_snapshot, one, rocm_python, run
 
 
@@ -77,3 +79,15 @@ def test_an_override_to_a_newer_minor_isa_points_at_the_sibling() -> None:
     f = one("hsa-override-harmful", files={**AMD_LIVE, **gpu(1, 110003)}, env={"HSA_OVERRIDE_GFX_VERSION": "11.5.1"})
     assert f.severity.value == "fail" and "newer ISA" in f.title
     assert f.fix is not None and f.fix.commands == ("export HSA_OVERRIDE_GFX_VERSION=11.0.0",)
+
+
+def test_an_override_read_from_rocminfo_s_agent_names_is_judged_and_located() -> None:
+    # ROCm/ROCm#5657: rocminfo lists an RX 9060 XT (chip 0x7590, gfx1200) as gfx1100; the reporter knew of no override
+    text = ("HSA Agents\n*******\nAgent 2\n*******\n  Name:                    gfx1100\n"
+            "  Marketing Name:          AMD Radeon RX 9060 XT\n  Device Type:             GPU\n"
+            "  Chip ID:                 30096(0x7590)\n")
+    f = one("hsa-override-harmful", commands={"rocminfo": text})
+    assert f.severity is Severity.FAIL and "gfx1200" in f.title and "gfx1100" in f.title
+    assert f.fix is not None and "~/.bashrc" in f.fix.text and f.fix.commands == ("unset HSA_OVERRIDE_GFX_VERSION",)
+    named = text.replace("gfx1100", "gfx1200")
+    assert one("hsa-override-harmful", commands={"rocminfo": named}).severity is Severity.SKIP

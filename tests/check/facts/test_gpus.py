@@ -98,3 +98,20 @@ def test_a_gpu_named_again_without_an_index_is_the_same_gpu() -> None:
     assert len(build_facts(snap).gpus.value or ()) == 1
     two = {**snap, "gpus_seen": [], "runtime": {"is_available": True, "devices": [dev0, {**dev0, "index": 1}]}}
     assert len(build_facts(two).gpus.value or ()) == 2
+
+
+def test_a_rocminfo_agent_named_after_another_target_than_its_chip_shows_an_override() -> None:
+    # ROCm/ROCm#5657: an RX 9060 XT (chip 0x7590, gfx1200) listed as gfx1100 with no override in the paste
+    from rocm_triton_doctor.check.facts import build_facts
+    from rocm_triton_doctor.check.facts.gpus import INFERRED_OVERRIDE
+
+    for name, inferred in (("gfx1100", True), ("gfx1200", False)):
+        text = ("HSA Agents\n*******\nAgent 2\n*******\n"
+                f"  Name:                    {name}\n"
+                "  Marketing Name:          AMD Radeon RX 9060 XT\n"
+                "  Device Type:             GPU\n"
+                "  Chip ID:                 30096(0x7590)\n")
+        snap = {"schema": "rocm-triton-doctor/snapshot/1", "commands": {"rocminfo": text}}
+        (g,) = build_facts(snap).gpus.value or ()
+        assert g.gfx == "gfx1200" and g.effective_gfx == name
+        assert g.source.startswith(INFERRED_OVERRIDE) is inferred and (g.override == "11.0.0") is inferred
