@@ -260,6 +260,8 @@ GENERIC_IGPU_NAME = re.compile(r"^\s*AMD Radeon(?:\(TM\))? Graphics\s*$")
 
 
 def _norm(text: str) -> str:
+    # Windows' and the issue forms' `AMD Radeon (TM) Pro WX 5100 Graphics`: the trademark sign is not part of the name
+    text = re.sub(r"\((?:TM|R)\)|[™®]", " ", text, flags=re.I)
     return " " + re.sub(r"[^a-z0-9+]+", " ", text.lower()).strip() + " "
 
 

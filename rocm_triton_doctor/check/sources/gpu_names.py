@@ -18,8 +18,24 @@ import re
 from rocm_triton_doctor.check.sources._frag import Fragment, command, gfx_names, gpu_seen, merge, log_line
 
 
+# ROCm's issue form renders its GPU field as a `### GPU` heading with the reporter's answer under it
+# (legacy-rocm-build#5264: `2x AMD Radeon (TM) Pro WX 5100 Graphics`; #5942: `Primary: RX 7800 XT, Secondary: RX 580`).
+_FORM_GPU = re.compile(r"^###\s*GPU\s*\n+\s*(?P<v>[^\n#]+)", re.M)
+
+
+def _form_gpus(text: str, frag: Fragment) -> None:
+    m = _FORM_GPU.search(text)
+    if not m:
+        return
+    for part in re.split(r"[,;+/]|\band\b", m.group("v")):
+        name = re.sub(r"^\s*(?:\d+\s*x\s*|(?:primary|secondary)\s*:\s*)", "", part, flags=re.I).strip()
+        if re.search(r"\b(?:Radeon|Instinct|MI\d{2,3}X?|RX\s*\d{3,4})\b", name, re.I):
+            merge(frag, gpu_seen("text", None, name))
+
+
 def parse(text: str, cmd: str | None = None) -> Fragment:
     frag: Fragment = {}
+    _form_gpus(text, frag)
     agent_names = re.search(r"^\s*Name:\s+gfx[0-9a-f]{3,4}\s*$", text, re.M) is not None
     for ln in text.splitlines():
         s = log_line(ln)

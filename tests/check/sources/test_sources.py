@@ -958,3 +958,16 @@ def test_collectives_reads_a_markdown_environment_table() -> None:
 
     table = "| Component | Version |\n|---|---|\n| RCCL | 2.27.7 (`2.27.7-HEAD:96a25b5`) |\n| ROCm | 7.2.3 (`7.2.3.0-90`) |"
     assert collectives.parse(table) == {"system": {"rccl_version": "2.27.7", "stated_rocm": "7.2.3"}}
+
+
+def test_the_issue_form_s_gpu_field_names_the_gpus() -> None:
+    # ROCm's issue form: legacy-rocm-build#5264 (`2x AMD Radeon (TM) Pro WX 5100 Graphics`), #5942 (two cards on a line)
+    from rocm_triton_doctor.check.sources import gpu_names
+
+    one_line = gpu_names.parse("### GPU\n\n2x AMD Radeon (TM) Pro WX 5100 Graphics\n\n### ROCm Version\n\n6.4.0")
+    assert one_line == {"gpus_seen": [{"tool": "text", "name": "AMD Radeon (TM) Pro WX 5100 Graphics"}]}
+    two = gpu_names.parse("### GPU\n\nPrimary: RX 7800 XT, Secondary: RX 580\n")
+    assert [e["name"] for e in two["gpus_seen"]] == ["RX 7800 XT", "RX 580"]
+    assert gpu_names.parse("### GPU\n\nNone\n\n### CPU\n\nAMD Ryzen AI 9 HX 370") == {}
+    report = diagnose_text(["### GPU\n\n2x AMD Radeon (TM) Pro WX 5100 Graphics\n\nHIP error: invalid device function"])
+    assert any("gfx803" in f.title for f in report.findings)  # the trademark sign does not hide the product
