@@ -33,9 +33,16 @@ def _form_gpus(text: str, frag: Fragment) -> None:
             merge(frag, gpu_seen("text", None, name))
 
 
+# An APU's processor name carries its integrated GPU: `AMD Ryzen AI 9 HX 370 w/ Radeon 890M` (TheRock#3046),
+# `Model name: AMD Ryzen 7 7840HS w/ Radeon 780M Graphics` (lscpu, collect_env's CPU section).
+_APU_IGPU = re.compile(r"\bRyzen\b[^\n]*?\bw/\s*(?P<n>Radeon\s+\d{3,4}M)\b")
+
+
 def parse(text: str, cmd: str | None = None) -> Fragment:
     frag: Fragment = {}
     _form_gpus(text, frag)
+    for m in _APU_IGPU.finditer(text):
+        merge(frag, gpu_seen("text", None, m.group("n")))
     agent_names = re.search(r"^\s*Name:\s+gfx[0-9a-f]{3,4}\s*$", text, re.M) is not None
     for ln in text.splitlines():
         s = log_line(ln)
