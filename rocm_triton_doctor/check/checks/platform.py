@@ -212,6 +212,18 @@ def container_passthrough(f: Facts) -> Iterable[Finding]:
                            links=("https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/",))
                 return
             continue
+        off = [str(d) for d in run.get("commented_out") or ()] if isinstance(run.get("commented_out"), list) else []
+        if off:
+            # A compose file written for ROCm (its /dev/kfd item, which only AMD's KFD has) with the device items left
+            # commented out: the service starts without them (hartmark/sd-rocm#4: "GFX version detection error").
+            yield fail(f"the compose file leaves {' and '.join(off)} commented out",
+                       "The service starts without those device nodes, so ROCm inside it finds no GPU.",
+                       evidence=("compose file",),
+                       fix=Fix(f"Uncomment the {' and '.join(off)} item(s) under the service's devices: (keep /dev/kfd "
+                               "and /dev/dri both), then recreate the container (docker compose up -d "
+                               "--force-recreate)."),
+                       links=("https://rocm.docs.amd.com/projects/install-on-linux/en/latest/how-to/docker.html",))
+            return
         if vendor != "amd":
             # Which vendor's passthrough this container needs is unknown: no device advice from an unknown.
             yield skip("a container run command without GPU devices; whether the GPU is AMD or NVIDIA is unknown",

@@ -325,6 +325,7 @@ def _from_seen(snap: Mapping[str, Any], env: Fact[dict[str, str]]) -> tuple[Gpu,
     apart; two tools describing one GPU are not two GPUs). Each Gpu's `source` names the tool."""
     by_tool: dict[str, list[Gpu]] = {}
     indices: dict[str, list[Any]] = {}  # each row's index in its tool's numbering (None: not numbered)
+    names: dict[str, dict[int, bool]] = {}  # whether a row's tool named it (else the name is the knowledge base's)
     for e in _seen_entries(snap):
         tool = str(e.get("tool") or "text")
         shown = knowledge.base_gfx(str(e.get("gfx") or "")) or None
@@ -360,9 +361,22 @@ def _from_seen(snap: Mapping[str, Any], env: Fact[dict[str, str]]) -> tuple[Gpu,
         # had counted as a second GPU torch did not see.
         dup = any(g.gfx == gpu.gfx and g.name == gpu.name and (index is None or i is None)
                   for g, i in zip(rows, indices.setdefault(tool, [])))
+        # A target line without a name (ComfyUI's `AMD arch: gfx1201`) and a named device of that target from the
+        # same tool (`Device: cuda:0 AMD Radeon AI PRO R9700`) are one GPU (ComfyUI-Docker#171): the named one stays.
+        # (two numbered devices stay two: identical cards)
+        same = [k for k, (g, i) in enumerate(zip(rows, indices[tool]))
+                if g.gfx == gpu.gfx and (index is None or i is None or i == index)]
+        bare = [k for k in same if not names.setdefault(tool, {}).get(k)]
+        if not dup and gpu.gfx and not name and same:
+            dup = True
+        elif not dup and gpu.gfx and name and bare:
+            rows[bare[0]], indices[tool][bare[0]] = gpu, index
+            names[tool][bare[0]] = True
+            dup = True
         if not dup:
             rows.append(gpu)
             indices[tool].append(index)
+            names.setdefault(tool, {})[len(rows) - 1] = bool(name)
     ranked = sorted(by_tool.values(), key=lambda rows: (sum(bool(g.gfx) for g in rows), len(rows)), reverse=True)
     best = [g for g in ranked[0] if g.gfx or g.name] if ranked else []
     if not any(g.gfx for g in best):

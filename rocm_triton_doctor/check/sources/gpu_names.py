@@ -41,8 +41,8 @@ _APU_IGPU = re.compile(r"\bRyzen\b[^\n]*?\bw/\s*(?P<n>Radeon\s+\d{3,4}M)\b")
 def parse(text: str, cmd: str | None = None) -> Fragment:
     frag: Fragment = {}
     _form_gpus(text, frag)
-    for m in _APU_IGPU.finditer(text):
-        merge(frag, gpu_seen("text", None, m.group("n")))
+    for apu in _APU_IGPU.finditer(text):
+        merge(frag, gpu_seen("text", None, apu.group("n")))
     agent_names = re.search(r"^\s*Name:\s+gfx[0-9a-f]{3,4}\s*$", text, re.M) is not None
     for ln in text.splitlines():
         s = log_line(ln)

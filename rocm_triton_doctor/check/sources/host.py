@@ -102,6 +102,12 @@ def parse_compose(text: str, cmd: str | None = None) -> Fragment:
     """A docker compose service with `image:` and `devices:` (ollama#738): the run it describes, as a docker run line
     gives it: device paths, group_add entries, privileged. Simple block YAML only (`- /dev/kfd` items)."""
     if not re.search(r"^\s*services:\s*$", text, re.M) or not re.search(r"^\s*devices:\s*$", text, re.M):
+        # A compose file's device item left commented out, as shipped (hartmark/sd-rocm#4: `#      - "/dev/kfd:/dev/kfd"
+        # # remove this line if running on non ROCm`): the service starts without that device.
+        off = re.findall(r"^\s*#\s*-\s*[\"']?(/dev/(?:kfd|dri))\b[^\n]*$", text, re.M)
+        if off and not re.search(r"^\s*-\s*[\"']?/dev/kfd\b", text, re.M):
+            return {"container_run": [{"runtime": "docker", "devices": [], "group_add": [], "privileged": False,
+                                       "via": "compose", "commented_out": sorted(set(off))}]}
         return {}
     run: dict[str, Any] = {"runtime": "docker", "devices": [], "group_add": [], "privileged": False, "via": "compose"}
     key = None

@@ -181,3 +181,14 @@ def parse_replaced_torch(text: str, cmd: str | None = None) -> Fragment:
         merge(frag, {"python": {"rocm_indexes_named": urls}})
     return frag
 
+
+
+# A line that is the torch distribution and its version alone, as `pip list` prints it without its header or a script
+# prints it (unsloth#7960's `torch 2.13.0a0+rocm7.13.0a20260422`; ROCm/ROCm#5657's `torch   2.10.0.dev20251118+rocm7.1`):
+# the installed torch, in an excerpt (the other distributions unknown).
+_TORCH_LINE = re.compile(r"^\s*torch\s+(?P<v>\d+\.\d+(?:\.\d+)?[\w.+-]*)\s*$", re.M)
+
+
+def parse_torch_line(text: str, cmd: str | None = None) -> Fragment:
+    m = _TORCH_LINE.search(text)
+    return {"python": {"distributions": {"torch": {"version": m.group("v")}}}} if m else {}

@@ -347,11 +347,12 @@ def test_rocm_glibc_mismatch_of_libraries_apptainer_bound_in_names_the_flag() ->
     assert "--rocm" in f.fix.text and "--bind /dev/kfd,/dev/dri" in f.fix.text
 
 
-def test_known_error_a_gpu_hang_warns_and_selinux_denying_the_device_fails() -> None:
-    # legacy-rocm-build#3207: MES stopped answering and the driver reset the GPU: causes vary, so no command
+def test_known_error_a_gpu_hang_fails_and_selinux_denying_the_device_fails() -> None:
+    # legacy-rocm-build#3207: MES stopped answering and the driver reset the GPU: the GPU failed under work (a failure
+    # since session 19, ROCm/ROCm#5180), but causes vary, so no command
     hang = "[40869.919369] amdgpu 0000:c3:00.0: amdgpu: MES failed to respond to msg=REMOVE_QUEUE"
     f = one("known-error", errors=pasted(hang))
-    assert f.severity is Severity.WARN and f.fix is not None and f.fix.commands == ()
+    assert f.severity is Severity.FAIL and f.fix is not None and f.fix.commands == ()
     # containers/container-selinux#269: the pod's container_t denied the render node
     avc = ('type=AVC msg=audit(1694192866.178:142): avc:  denied  { read write } for  pid=2741395 comm="clinfo" '
            'name="renderD128" dev="devtmpfs" ino=124588 scontext=system_u:system_r:container_t:s0:c17,c28 '

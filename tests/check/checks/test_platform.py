@@ -165,3 +165,16 @@ def test_wsl_ok_when_llama_cpps_rocm_backend_lists_the_gpu() -> None:
     # an error beside it: the listing alone does not settle it
     assert one("wsl", system={"wsl": True}, gpus_seen=seen, rocminfo_gpu_agents=None,
                errors=[{"text": "HSA_STATUS_ERROR_OUT_OF_RESOURCES", "from": "text"}]).severity.value != "ok"
+
+
+def test_a_compose_file_with_its_kfd_item_commented_out_fails() -> None:
+    # hartmark/sd-rocm#4: the shipped compose file comments /dev/kfd out; the image then finds no GPU
+    from rocm_triton_doctor.check.sources import diagnose_text
+
+    report = diagnose_text(['#      - "/dev/kfd:/dev/kfd" # remove this line if running on non ROCm',
+                            "stable-diffusion-comfyui-1  | GFX version detection error"])
+    (f,) = [x for x in report.findings if x.id == "container-passthrough"]
+    assert f.severity.value == "fail" and "/dev/kfd" in f.title and f.fix is not None and "Uncomment" in f.fix.text
+    live = diagnose_text([('services:\n  app:\n    image: rocm/pytorch\n    devices:\n      - /dev/kfd\n      - /dev/dri\n'
+                          '#      - "/dev/kfd:/dev/kfd"')])
+    assert all(x.severity.value != "fail" for x in live.findings if x.id == "container-passthrough")

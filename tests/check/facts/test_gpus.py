@@ -115,3 +115,17 @@ def test_a_rocminfo_agent_named_after_another_target_than_its_chip_shows_an_over
         (g,) = build_facts(snap).gpus.value or ()
         assert g.gfx == "gfx1200" and g.effective_gfx == name
         assert g.source.startswith(INFERRED_OVERRIDE) is inferred and (g.override == "11.0.0") is inferred
+
+
+def test_a_target_line_and_a_named_device_of_that_target_are_one_gpu() -> None:
+    # ComfyUI-Docker#171: `AMD arch: gfx1201` and `Device: cuda:0 AMD Radeon AI PRO R9700` are one R9700; two
+    # numbered devices of one target stay two
+    from rocm_triton_doctor.check.facts import build_facts
+
+    snap = {"schema": "rocm-triton-doctor/snapshot/1",
+            "gpus_seen": [{"tool": "torch", "gfx": "gfx1201"}, {"tool": "torch", "name": "AMD Radeon AI PRO R9700",
+                                                                "gfx": "gfx1201", "index": 0}]}
+    (g,) = build_facts(snap).gpus.value or ()
+    assert g.name == "AMD Radeon AI PRO R9700"
+    two = {**snap, "gpus_seen": [{"tool": "rocminfo", "gfx": "gfx1201", "index": i} for i in (0, 1)]}
+    assert len(build_facts(two).gpus.value or ()) == 2

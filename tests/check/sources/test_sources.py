@@ -983,3 +983,12 @@ def test_an_apu_s_processor_name_names_its_integrated_gpu() -> None:
     lscpu = "Model name:                           AMD Ryzen 7 7840HS w/ Radeon 780M Graphics"
     assert gpu_names.parse(lscpu)["gpus_seen"][0]["name"] == "Radeon 780M"
     assert gpu_names.parse("Model name: AMD Ryzen 9 7950X 16-Core Processor") == {}
+
+
+def test_a_torch_line_alone_is_the_installed_torch() -> None:
+    from rocm_triton_doctor.check.sources import pip
+
+    assert pip.parse_torch_line("torch 2.13.0a0+rocm7.13.0a20260422\nHIP 7.13.26154") == {
+        "python": {"distributions": {"torch": {"version": "2.13.0a0+rocm7.13.0a20260422"}}}}
+    assert pip.parse_torch_line("torch                   2.10.0.dev20251118+rocm7.1")["python"]["distributions"]
+    assert pip.parse_torch_line("we use torch 2.7 here") == {} and pip.parse_torch_line("torchvision 0.22.0") == {}
