@@ -221,6 +221,19 @@ def pip_retired_index(f: Facts) -> Iterable[Finding]:
     # pip found nothing at all there (`rocm[devel,libraries] (from versions: none)`, comfyui-rocm#59): the install
     # failed outright, not merely froze.
     empty = bool(with_signature(f.errors, "pip-index-has-nothing"))
+    libs = _sdk_library_targets(f)
+    other = [t for t in libs if gfx and not any(_covers(t, g) for g in gfx)]
+    if other:
+        # The index's install pulls ROCm libraries built for another target than the GPU (TheRock#3046: the gfx1150
+        # index's torch pulled rocm-sdk-libraries-gfx1151 onto an 890M): their kernels are not this GPU's.
+        yield fail(f"the install from TheRock's {family} index pulls ROCm libraries for {', '.join(other)}, not this "
+                   f"GPU's {', '.join(gfx)}",
+                   f"{urls[0]} was frozen when TheRock moved to multi-arch releases (PR #5790, June 2026); the libraries "
+                   f"it resolves carry device code for {', '.join(other)} only.", evidence=("pip install command",),
+                   fix=Fix(f"Install from the multi-arch index instead, {MULTI_ARCH_NIGHTLY} (nightly) or "
+                           f"{MULTI_ARCH_STABLE} (stable), choosing the device code with {extra}."),
+                   links=("https://github.com/ROCm/TheRock/pull/5790", "https://github.com/ROCm/TheRock/issues/3046"))
+        return
     yield (fail if empty else warn)(
                f"TheRock's per-family index for {family} " + ("has nothing to install" if empty
                                                               else "no longer gets builds (torch came from it)"),
@@ -230,6 +243,21 @@ def pip_retired_index(f: Facts) -> Iterable[Finding]:
                        f"{MULTI_ARCH_STABLE} (stable), choosing the device code with {extra}"
                        + ("." if gfx else " (rocminfo | grep gfx names it).")),
                links=("https://github.com/ROCm/TheRock/pull/5790", "https://github.com/ROCm/TheRock/issues/5954"))
+
+
+def _sdk_library_targets(f: Facts) -> list[str]:
+    py = f.raw.get("python")
+    targets = py.get("sdk_library_targets") if isinstance(py, dict) else None
+    return [str(t) for t in targets] if isinstance(targets, list) else []
+
+
+def _covers(target: str, gfx: str) -> bool:
+    """Whether TheRock's library target (gfx1151, or a family such as gfx110X-all / gfx94X-dcgpu) carries gfx."""
+    head = target.split("-")[0].lower()
+    if "x" not in head[3:]:
+        return head == gfx
+    prefix = head[:head.index("x", 3)]
+    return gfx.startswith(prefix) and len(gfx) == len(head)
 
 
 def _venv_install(f: Facts) -> tuple[str, ...]:

@@ -84,7 +84,7 @@ ALWAYS: tuple[Parser, ...] = (env.parse, system.parse_cmdline, system.parse_hip_
                               rocm_smi.parse_amd_smi_header,
                               host.parse_windows, repl.parse_banner, repl.parse_labels, repl.parse_commented,
                               repl.parse_python_c,
-                              pip.parse_install_commands, pip.parse_replaced_torch, pip.parse_torch_line,
+                              pip.parse_install_commands, pip.parse_replaced_torch, pip.parse_torch_line, pip.parse_sdk_libraries,
                               system.parse_missing_files,
                               repl.parse_site_packages, collectives.parse, errtext.parse)
 

@@ -192,3 +192,14 @@ _TORCH_LINE = re.compile(r"^\s*torch\s+(?P<v>\d+\.\d+(?:\.\d+)?[\w.+-]*)\s*$", r
 def parse_torch_line(text: str, cmd: str | None = None) -> Fragment:
     m = _TORCH_LINE.search(text)
     return {"python": {"distributions": {"torch": {"version": m.group("v")}}}} if m else {}
+
+
+# TheRock's per-target ROCm library wheels an install pulls or lists (`rocm-sdk-libraries-gfx1151` in uv's download
+# progress, TheRock#3046; `rocm_sdk_libraries_gfx110X_all` in a pip list): the targets whose device code they carry.
+_SDK_LIBRARIES = re.compile(r"\brocm[-_]sdk[-_]libraries[-_](?P<t>gfx[0-9a-zA-Z]+(?:[-_](?:all|dgpu|dcgpu|igpu))?)\b",
+                            re.I)
+
+
+def parse_sdk_libraries(text: str, cmd: str | None = None) -> Fragment:
+    targets = sorted({m.group("t").replace("_", "-") for m in _SDK_LIBRARIES.finditer(text)})
+    return {"python": {"sdk_library_targets": targets}} if targets else {}

@@ -112,6 +112,21 @@ def test_pip_retired_index_warn_names_the_device_extra_for_a_known_gpu() -> None
     assert "https://rocm.nightlies.amd.com/whl-multi-arch/" in f.fix.text and "torch[device-gfx1100]" in f.fix.text
 
 
+def test_pip_retired_index_fails_when_its_libraries_are_for_another_target() -> None:
+    # TheRock#3046: the gfx1150 index's torch pulled rocm-sdk-libraries-gfx1151 onto an 890M (gfx1150)
+    idx = "https://rocm.nightlies.amd.com/v2-staging/gfx1150"
+    apu = [{"tool": "text", "name": "Radeon 890M"}]
+    f = one("pip-retired-index", python={"install_indexes": [idx], "sdk_library_targets": ["gfx1151"]}, gpus_seen=apu)
+    assert f.severity.value == "fail" and "gfx1151" in f.title and "torch[device-gfx1150]" in f.fix.text  # type: ignore[union-attr]
+    # a family package that carries the GPU's target is not another target's
+    fam = {"install_indexes": [FAMILY_IDX], "sdk_library_targets": ["gfx110X-all"]}
+    assert one("pip-retired-index", python=fam, files={**AMD_LIVE, **gpu(1, 110000)}).severity.value == "warn"
+    from rocm_triton_doctor.check.checks.python import _covers
+
+    assert _covers("gfx110X-all", "gfx1103") and _covers("gfx94X-dcgpu", "gfx942") and _covers("gfx1151", "gfx1151")
+    assert not _covers("gfx1151", "gfx1150") and not _covers("gfx110X-all", "gfx1150") and not _covers("gfx120X-all", "gfx12")
+
+
 def test_pip_retired_index_info_when_that_torch_works() -> None:
     # legacy-rocm-build#4846: installed from the per-family index while it was live; ComfyUI runs on the GPU.
     f = one("pip-retired-index", python={"install_indexes": [FAMILY_IDX]},

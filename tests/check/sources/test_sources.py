@@ -992,3 +992,13 @@ def test_a_torch_line_alone_is_the_installed_torch() -> None:
         "python": {"distributions": {"torch": {"version": "2.13.0a0+rocm7.13.0a20260422"}}}}
     assert pip.parse_torch_line("torch                   2.10.0.dev20251118+rocm7.1")["python"]["distributions"]
     assert pip.parse_torch_line("we use torch 2.7 here") == {} and pip.parse_torch_line("torchvision 0.22.0") == {}
+
+
+def test_therock_s_per_target_library_wheels_are_read() -> None:
+    from rocm_triton_doctor.check.sources import pip
+
+    uv = "rocm-sdk-libraries-gfx1151 ------------------------------ 169.53 MiB/253.10 MiB"
+    assert pip.parse_sdk_libraries(uv) == {"python": {"sdk_library_targets": ["gfx1151"]}}
+    listed = "rocm_sdk_libraries_gfx110X_all 7.10.0a20251025"
+    assert pip.parse_sdk_libraries(listed) == {"python": {"sdk_library_targets": ["gfx110X-all"]}}
+    assert pip.parse_sdk_libraries("rocm-sdk-core 7.11.0") == {}
