@@ -128,6 +128,10 @@ def parse_labels(text: str, cmd: str | None = None) -> Fragment:
             rt["is_available"] = device_count > 0
         elif re.search(r"\bload device: cuda:\d+", text):
             rt["is_available"] = True
+        elif re.search(r"^\s*(?:torch\.cuda\.)?mem_get_info(?:\(\))?\s+(?:total|free)\s*:\s*\d", text, re.M | re.I):
+            # torch.cuda.mem_get_info() answering with numbers (unsloth#7960: `mem_get_info total: 62.47 GiB`): it
+            # asks the runtime about an opened device, so torch had the GPU
+            rt["is_available"] = True
     frag: Fragment = {"runtime": rt} if rt else {}
     # `torch:        2.9.1+rocm7.2.1`, `torchvision: 0.24.1` (a version summary): the distributions (partial list)
     # (also quoted, as a JSON dependency report: `"torch": "2.4.1+cu121",`, invoke-ai/InvokeAI#7520)

@@ -1002,3 +1002,12 @@ def test_therock_s_per_target_library_wheels_are_read() -> None:
     listed = "rocm_sdk_libraries_gfx110X_all 7.10.0a20251025"
     assert pip.parse_sdk_libraries(listed) == {"python": {"sdk_library_targets": ["gfx110X-all"]}}
     assert pip.parse_sdk_libraries("rocm-sdk-core 7.11.0") == {}
+
+
+def test_mem_get_info_answering_means_torch_had_the_gpu() -> None:
+    # unsloth#7960: a reviewer's script on a working Strix Halo prints torch.cuda.mem_get_info()'s numbers
+    text = "torch 2.13.0a0+rocm7.13.0a20260422\nprops.is_integrated:         1\nmem_get_info total:      62.47 GiB\n"
+    snap = snapshot_from_text([text])
+    assert snap["runtime"]["is_available"] is True
+    assert snap["python"]["distributions"]["torch"]["version"] == "2.13.0a0+rocm7.13.0a20260422"
+    assert "runtime" not in snapshot_from_text(["mem_get_info is what we call next"])
