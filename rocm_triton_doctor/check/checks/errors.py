@@ -300,6 +300,13 @@ def known_error(f: Facts) -> Iterable[Finding]:
             # OUT_OF_RESOURCES on a WSL machine without an AMD GPU).
             continue
         said += 1
+        if sig == "amdgpu-gpu-hang" and (dkms := _dkms_driver(f)):
+            # AMD's out-of-tree driver hanging a GPU the running kernel's own amdgpu drives: the maintainers' first
+            # step is the kernel's driver (ROCm/ROCm#5908: amdgpu-dkms 6.16.13 on the 6.14 HWE kernel hung an R9700;
+            # removing it fixed it, and AMD agreed that kernel supports the GPU).
+            fix += (f" AMD's amdgpu-dkms driver is loaded ({dkms}): where the running kernel's own amdgpu supports "
+                    "this GPU, remove amdgpu-dkms and boot the kernel's driver (amdgpu-install --usecase=rocm "
+                    "--no-dkms keeps ROCm's userspace) before anything else.")
         if windows and re.search(r"rocminfo|HSA_|override", fix):
             # Linux tools and HSA variables in a fix do not exist on Windows' HIP SDK (hip#3899, Windows).
             fix += (" On Windows: hipInfo.exe and amdgpu-arch.exe of the HIP SDK take rocminfo's place, and "
@@ -312,6 +319,16 @@ def known_error(f: Facts) -> Iterable[Finding]:
                        fix=Fix(fix), links=(s.source,))
     if not said:
         yield skip("under WSL: the known errors in the evidence are read by the 'wsl' check (no /dev/kfd there)")
+
+
+def _dkms_driver(f: Facts) -> str | None:
+    """What shows AMD's out-of-tree amdgpu (amdgpu-dkms) is the running driver: /sys/module/amdgpu/version (only the
+    DKMS build has it), or rocminfo's `ROCk module version X is loaded` (the in-kernel driver prints no version)."""
+    if f.amdgpu_version.found and f.amdgpu_version.value:
+        return f"amdgpu {f.amdgpu_version.value.strip()}"
+    text = " ".join(c.stdout for c in f.commands if c.name == "rocminfo")
+    m = re.search(r"ROCk module version (\d+\.\d+\.\d+) is loaded", text)
+    return f"ROCk module version {m.group(1)}" if m else None
 
 
 # GPU runtime error words (HIP, HSA, MIOpen, rocBLAS/hipBLASLt, llama.cpp's "ROCm error"): an error that says the GPU

@@ -423,3 +423,13 @@ def test_pcie_atomics_warns_alone_and_fails_beside_a_failed_run() -> None:
     # drm's older wording, without an address: no command names a device the text does not
     old = one("pcie-atomics", errors=pasted("[   11.172374] [drm] PCIE atomic ops is not supported"))
     assert old.severity is Severity.WARN and old.fix is not None and not old.fix.commands
+
+
+def test_a_gpu_hang_under_amd_s_dkms_driver_points_at_the_kernel_s_own() -> None:
+    # ROCm/ROCm#5908: amdgpu-dkms 6.16.13 (rocminfo: `ROCk module version 6.16.13 is loaded`) hung an R9700
+    hang = "amdgpu: ring gfx_0.0.0 timeout, signaled seq=255, emitted seq=255"
+    rocminfo = "ROCk module version 6.16.13 is loaded\n=====================\nHSA System Attributes\n"
+    f = one("known-error", errors=pasted(hang), commands={"rocminfo": rocminfo})
+    assert f.severity is Severity.FAIL and f.fix is not None and "--no-dkms" in f.fix.text and "6.16.13" in f.fix.text
+    plain = one("known-error", errors=pasted(hang), commands={"rocminfo": "ROCk module is loaded\n"})
+    assert plain.fix is not None and "dkms" not in plain.fix.text
