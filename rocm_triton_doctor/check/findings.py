@@ -32,7 +32,8 @@ GROUP_TITLES = {
     "platform": "Platform", "driver": "Kernel driver", "access": "Device access", "gpus": "GPUs",
     "overrides": "HSA overrides", "rocm": "System ROCm", "python": "Python", "torch": "PyTorch",
     "triton": "Triton", "codeobjects": "Code objects", "runtime": "Runtime imports", "errors": "Error messages",
-    "visibility": "Device visibility", "probes": "Probes", "nvidia": "NVIDIA",
+    "visibility": "Device visibility", "probes": "Probes", "nvidia": "NVIDIA", "multigpu": "Multi-GPU collectives",
+    "workload": "The workload's environment", "smoke_history": "Saved smoke runs",
 }
 
 

@@ -109,3 +109,11 @@ def test_every_check_id_has_a_unit_test_in_its_group_file(c: Check) -> None:
     path = Path(__file__).with_name(f"test_{c.group}.py")
     assert path.is_file(), f"{c.id}: no {path.name} for group {c.group!r}"
     assert f'"{c.id}"' in path.read_text(), f"{c.id}: not named in {path.name}"
+
+
+def test_every_check_group_has_a_heading() -> None:
+    # a group without a title printed its module name ("multigpu") as the renderers' heading
+    from rocm_triton_doctor.check.checks import REGISTRY
+    from rocm_triton_doctor.check.findings import GROUP_TITLES
+
+    assert {c.group for c in REGISTRY} <= set(GROUP_TITLES)
