@@ -341,7 +341,10 @@ _RUNTIME_ERROR = re.compile(r"\bmiopenStatus(?!Success)\w+|\bhipError(?!Success|
                             r"\bROCm error\b|"
                             # the process itself crashing (TheRock#2850: torch saw gfx1151, then `Segmentation fault
                             # (core dumped) python test.py`): the run failed, for a reason the text does not show
-                            r"\bSegmentation fault\b|\bSIGSEGV\b|\bAborted \(core dumped\)")
+                            r"\bSegmentation fault\b|\bSIGSEGV\b|\bAborted \(core dumped\)|"
+                            # Windows' form of it (Comfy-Org/ComfyUI#13593: `a fatal Windows access violation` in
+                            # torch.cuda.is_available())
+                            r"\b[Aa]ccess violation\b")
 
 
 @check("runtime-error-unexplained", "errors",

@@ -16,6 +16,7 @@ from rocm_triton_doctor.knowledge import errors as known
 _GENERIC = re.compile(
     r"Traceback \(most recent call last\)|^\w*(Error|Exception): |\bHIP error\b|\bhipError\w+|HSA_STATUS_ERROR_\w+|"
     r"MIOpen(\(HIP\))?:? (Error|Warning)|rocBLAS error|\bAborted\b|Segmentation fault|core dumped|panicked at|"
+    r"\b[Aa]ccess violation\b|"
     r"\bERROR:|\berror: |CUDA error|^\s*File \"[^\"]+\", line \d+, in ", re.M)
 
 

@@ -433,3 +433,9 @@ def test_a_gpu_hang_under_amd_s_dkms_driver_points_at_the_kernel_s_own() -> None
     assert f.severity is Severity.FAIL and f.fix is not None and "--no-dkms" in f.fix.text and "6.16.13" in f.fix.text
     plain = one("known-error", errors=pasted(hang), commands={"rocminfo": "ROCk module is loaded\n"})
     assert plain.fix is not None and "dkms" not in plain.fix.text
+
+
+def test_a_windows_access_violation_is_a_crash_no_message_explains() -> None:
+    # Comfy-Org/ComfyUI#13593: torch.cuda.is_available() dies with a fatal access violation on Windows
+    f = one("runtime-error-unexplained", errors=pasted("crash on startup with a fatal Windows access violation"))
+    assert f.severity is Severity.WARN and "access violation" in f.title and (f.fix is None or not f.fix.commands)
