@@ -295,8 +295,10 @@ def gfx_for_name(name: str | None) -> knowledge.GfxTarget | None:
         t = knowledge.gfx_info(gfx)
         if t is None:
             continue
-        keys = [p.replace("(XT)", "") for p in t.products] + [c for c in t.chip.split(" / ")
-                                                              if " " in c or c in _UNIQUE_CODENAMES]
+        products = [p.replace("(XT)", "") for p in t.products]
+        # Also without "Radeon ": an issue form's `RX 7600 XT` (invoke-ai/InvokeAI#7574) names the product too.
+        keys = products + [p[len("Radeon "):] for p in products if p.startswith("Radeon RX ")] + [
+            c for c in t.chip.split(" / ") if " " in c or c in _UNIQUE_CODENAMES]
         for k in keys:
             nk = _norm(k)
             if len(nk.strip()) < 6 or "apu graphics" in nk or "igpu" in nk:

@@ -20,7 +20,7 @@ from rocm_triton_doctor.check.sources._frag import Fragment, command, gfx_names,
 
 # ROCm's issue form renders its GPU field as a `### GPU` heading with the reporter's answer under it
 # (legacy-rocm-build#5264: `2x AMD Radeon (TM) Pro WX 5100 Graphics`; #5942: `Primary: RX 7800 XT, Secondary: RX 580`).
-_FORM_GPU = re.compile(r"^###\s*GPU\s*\n+\s*(?P<v>[^\n#]+)", re.M)
+_FORM_GPU = re.compile(r"^###\s*GPU(?: model)?\s*\n+\s*(?P<v>[^\n#]+)", re.M)  # InvokeAI's form: `### GPU model`
 
 
 def _form_gpus(text: str, frag: Fragment) -> None:

@@ -1011,3 +1011,15 @@ def test_mem_get_info_answering_means_torch_had_the_gpu() -> None:
     assert snap["runtime"]["is_available"] is True
     assert snap["python"]["distributions"]["torch"]["version"] == "2.13.0a0+rocm7.13.0a20260422"
     assert "runtime" not in snapshot_from_text(["mem_get_info is what we call next"])
+
+
+def test_invokeai_s_gpu_model_field_and_a_product_name_without_radeon() -> None:
+    # invoke-ai/InvokeAI#7574: `### GPU model` / `RX 7600 XT` names a gfx1102
+    from rocm_triton_doctor.check.facts.gpus import gfx_for_name
+    from rocm_triton_doctor.check.sources import gpu_names
+
+    assert gpu_names.parse("### GPU model\n\nRX 7600 XT\n\n### GPU VRAM\n\n16GB") == {
+        "gpus_seen": [{"tool": "text", "name": "RX 7600 XT"}]}
+    g = gfx_for_name("RX 7600 XT")
+    assert g is not None and g.gfx == "gfx1102"
+    assert gfx_for_name("RX 9070 XT") is not None and gfx_for_name("RX 9070 XT").gfx == "gfx1201"  # type: ignore[union-attr]
