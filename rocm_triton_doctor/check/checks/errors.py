@@ -19,6 +19,7 @@ from rocm_triton_doctor.check.facts.errors import (CODE_OBJECT, code_object_erro
                                                    with_signature)
 from rocm_triton_doctor.check.facts.platform import amd_host, nvidia_host, os_family
 from rocm_triton_doctor.check.facts.python import torch_build
+from rocm_triton_doctor.check.facts.rocminfo import parse_rocminfo
 from rocm_triton_doctor.check.findings import Finding, Fix
 from rocm_triton_doctor.knowledge import errors as known
 
@@ -326,9 +327,10 @@ def _dkms_driver(f: Facts) -> str | None:
     DKMS build has it), or rocminfo's `ROCk module version X is loaded` (the in-kernel driver prints no version)."""
     if f.amdgpu_version.found and f.amdgpu_version.value:
         return f"amdgpu {f.amdgpu_version.value.strip()}"
-    text = " ".join(c.stdout for c in f.commands if c.name == "rocminfo")
-    m = re.search(r"ROCk module version (\d+\.\d+\.\d+) is loaded", text)
-    return f"ROCk module version {m.group(1)}" if m else None
+    # The rocminfo fact keeps no report for an excerpt without agents (a paste cut after its header), so such a text
+    # is read by the same parser here.
+    rep = f.rocminfo.value or parse_rocminfo("\n".join(c.stdout for c in f.commands if c.name == "rocminfo"))
+    return f"ROCk module version {rep.rock_version}" if rep.rock_version else None
 
 
 # GPU runtime error words (HIP, HSA, MIOpen, rocBLAS/hipBLASLt, llama.cpp's "ROCm error"): an error that says the GPU

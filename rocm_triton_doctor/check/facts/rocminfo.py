@@ -27,6 +27,9 @@ class RocminfoAgent:
 class RocminfoReport:
     agents: list[RocminfoAgent] = field(default_factory=list)
     rock_loaded: bool | None = None
+    # `ROCk module version 6.16.13 is loaded`: rocminfo prints a version only when /sys/module/amdgpu/version exists,
+    # i.e. for AMD's out-of-tree amdgpu-dkms driver; the kernel's own amdgpu gives `ROCk module is loaded`.
+    rock_version: str | None = None
     errors: list[str] = field(default_factory=list)  # lines that say what went wrong (permission, HSA errors)
 
     @property
@@ -66,6 +69,8 @@ def parse_rocminfo(text: str) -> RocminfoReport:
             continue
         if line.startswith("ROCk module") and "is loaded" in line:
             rep.rock_loaded = True
+            m = re.match(r"ROCk module version (\d+\.\d+\.\d+) is loaded", line)
+            rep.rock_version = m.group(1) if m else rep.rock_version
         if any(p in line for p in _ERROR_PATTERNS):
             rep.errors.append(line[:300])
             if line.startswith("ROCk module is NOT"):
