@@ -287,10 +287,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         # Few query tiles against many keys (decode): split the keys and merge (attention_split.py).
         run = attention_split.SplitLaunch(q, k, v, o, lse is not None, qk_scale, consts, split_cfg,
                                           {"HEAD_DIM": D, "BLOCK_D": block_d, **fp32_dots(target, dtype)})
-        if pkey is not None:
-            if len(_PLANS) >= PLAN_LIMIT:
-                _PLANS.clear()
-            _PLANS[pkey] = ("split", run)
+        _remember(pkey, ("split", run))
         run(q, k, v, o, lse)
         return o
     split = False
@@ -320,10 +317,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     ints = (qk_scale, S_q, S_k, H // H_kv, *strides)
     kw = {"HEAD_DIM": D, "BLOCK_D": block_d, **consts, **cfg, "STATS": lse is not None, **fp32_dots(target, dtype),
           "DIV": div}
-    if pkey is not None:
-        if len(_PLANS) >= PLAN_LIMIT:
-            _PLANS.clear()
-        _PLANS[pkey] = (tkey, grid, ints, kw)
+    _remember(pkey, (tkey, grid, ints, kw))
     launch(attn_fwd_kernel, grid, q, k, v, o, *ints, lse_ptr=lse, **kw)
     return o
 
@@ -396,7 +390,16 @@ def _check_lse(lse: torch.Tensor, shape: tuple[int, int, int], dev: torch.device
 
 
 PLAN_LIMIT = 4096
-_PLANS: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # (tune key, grid, integer arguments, constexprs and options)
+_PLANS: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # (tune key, grid, ints, constexprs and options) or ("split", SplitLaunch)
+
+
+def _remember(pkey: tuple[Any, ...] | None, plan: tuple[Any, ...]) -> None:
+    """Keep a call signature's launch plan (none for config= calls, pkey None); the table is cleared when full."""
+    if pkey is None:
+        return
+    if len(_PLANS) >= PLAN_LIMIT:
+        _PLANS.clear()
+    _PLANS[pkey] = plan
 
 
 def clear_plans() -> None:
