@@ -325,9 +325,7 @@ def _seen_entries(snap: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _from_seen(snap: Mapping[str, Any], env: Fact[dict[str, str]]) -> tuple[Gpu, ...]:
     """The GPUs of the one tool that identifies the most of them (a tool's own numbering keeps two identical GPUs
     apart; two tools describing one GPU are not two GPUs). Each Gpu's `source` names the tool."""
-    by_tool: dict[str, list[Gpu]] = {}
-    indices: dict[str, list[Any]] = {}  # each row's index in its tool's numbering (None: not numbered)
-    names: dict[str, dict[int, bool]] = {}  # whether a row's tool named it (else the name is the knowledge base's)
+    by_tool: dict[str, list[tuple[Gpu, Any, bool]]] = {}  # per tool: (GPU, its index in the tool's numbering, named)
     for e in _seen_entries(snap):
         tool = str(e.get("tool") or "text")
         shown = knowledge.base_gfx(str(e.get("gfx") or "")) or None
@@ -356,34 +354,32 @@ def _from_seen(snap: Mapping[str, Any], env: Fact[dict[str, str]]) -> tuple[Gpu,
         gpu = Gpu(None, real, eff, value, var, int(pci.split(":")[-1], 16) if pci else None,
                   name or (_generic_name(info, None) if info else ""), None, None,
                   info.wave_size if info else None, None, integrated, f"{tool} (pasted text)", info)
-        rows = by_tool.setdefault(tool, [])
-        index = e.get("index")
-        # The same GPU named twice is one GPU unless the tool numbered both mentions (two identical cards): an
-        # unnumbered `GPU: AMD Radeon AI PRO R9700` line beside torch's device 0 of that name (amd/playbooks#172)
-        # had counted as a second GPU torch did not see.
-        dup = any(g.gfx == gpu.gfx and g.name == gpu.name and (index is None or i is None)
-                  for g, i in zip(rows, indices.setdefault(tool, [])))
-        # A target line without a name (ComfyUI's `AMD arch: gfx1201`) and a named device of that target from the
-        # same tool (`Device: cuda:0 AMD Radeon AI PRO R9700`) are one GPU (ComfyUI-Docker#171): the named one stays.
-        # (two numbered devices stay two: identical cards)
-        same = [k for k, (g, i) in enumerate(zip(rows, indices[tool]))
-                if g.gfx == gpu.gfx and (index is None or i is None or i == index)]
-        bare = [k for k in same if not names.setdefault(tool, {}).get(k)]
-        if not dup and gpu.gfx and not name and same:
-            dup = True
-        elif not dup and gpu.gfx and name and bare:
-            rows[bare[0]], indices[tool][bare[0]] = gpu, index
-            names[tool][bare[0]] = True
-            dup = True
-        if not dup:
-            rows.append(gpu)
-            indices[tool].append(index)
-            names.setdefault(tool, {})[len(rows) - 1] = bool(name)
-    ranked = sorted(by_tool.values(), key=lambda rows: (sum(bool(g.gfx) for g in rows), len(rows)), reverse=True)
+        _merge_seen(by_tool.setdefault(tool, []), gpu, e.get("index"), bool(name))
+    lists = [[g for g, _, _ in rows] for rows in by_tool.values()]
+    ranked = sorted(lists, key=lambda rows: (sum(bool(g.gfx) for g in rows), len(rows)), reverse=True)
     best = [g for g in ranked[0] if g.gfx or g.name] if ranked else []
     if not any(g.gfx for g in best):
         return ()
     return tuple(best + _other_kind(best, ranked[1:], env))
+
+
+def _merge_seen(rows: list[tuple[Gpu, Any, bool]], gpu: Gpu, index: Any, named: bool) -> None:
+    """Add one tool's mention of a GPU to that tool's rows (GPU, index in the tool's numbering or None, whether the tool
+    named it), unless it is a GPU already there. Two numbered devices stay two (identical cards); otherwise:
+    * the same target and name again is the same GPU: an unnumbered `GPU: AMD Radeon AI PRO R9700` line beside torch's
+      device 0 of that name (amd/playbooks#172) had counted as a second GPU torch did not see;
+    * a target line without a name (ComfyUI's `AMD arch: gfx1201`) and a named device of that target
+      (`Device: cuda:0 AMD Radeon AI PRO R9700`) are one GPU, and the named one stays (ComfyUI-Docker#171)."""
+    if any(g.gfx == gpu.gfx and g.name == gpu.name and (index is None or i is None) for g, i, _ in rows):
+        return
+    same = [k for k, (g, i, _) in enumerate(rows) if g.gfx == gpu.gfx and (index is None or i is None or i == index)]
+    if gpu.gfx and same and not named:
+        return
+    bare = [k for k in same if not rows[k][2]]
+    if gpu.gfx and named and bare:
+        rows[bare[0]] = (gpu, index, True)
+        return
+    rows.append((gpu, index, named))
 
 
 def _other_kind(best: list[Gpu], others: list[list[Gpu]], env: Fact[dict[str, str]]) -> list[Gpu]:
