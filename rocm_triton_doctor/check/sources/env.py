@@ -28,20 +28,21 @@ _DOCKER_E = re.compile(r"(?:^|\s)(?:-e|--env)[ =]" + _ASSIGN)
 _WINSET = re.compile(r"^(?:::\s+)?@?set\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>[^\s\"&|<>]*)\s*$", re.I)
 _PYENV = re.compile(r"os\.environ\[['\"](?P<name>\w+)['\"]\]\s*=\s*['\"](?P<value>[^'\"]*)['\"]")
 _DUMP_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=.*$")
+# The variables that choose or relabel GPUs: the forms below that are not plain assignments read only these.
+_GPU_VARS = r"(?:ROCR|HIP|CUDA)_VISIBLE_DEVICES|HSA_OVERRIDE_GFX_VERSION"
+_PRINTED_VAR = re.compile(rf"^(?P<name>{_GPU_VARS})\s*:\s*"
+                          r"(?P<value>(?!None\s*$)[\w.,-]+)\s*$")  # Python prints an unset one as None
 # A JSON object of variables (AUTOMATIC1111's sysinfo "Environment": {"TORCH_COMMAND": "pip install …"},
 # stable-diffusion-webui#15542): upper-case names only, so a JSON document's own keys are not read as variables.
-_PRINTED_VAR = re.compile(r"^(?P<name>(?:ROCR|HIP|CUDA)_VISIBLE_DEVICES|HSA_OVERRIDE_GFX_VERSION)\s*:\s*"
-                          r"(?P<value>(?!None\s*$)[\w.,-]+)\s*$")  # Python prints an unset one as None
 _JSON_VAR = re.compile(r'^\s*"(?P<name>[A-Z][A-Z0-9_]*)"\s*:\s*"(?P<value>(?:[^"\\]|\\.)*)"\s*,?\s*$')
 # A Makefile's (or an .env/INI file's) assignment with spaces: `HSA_OVERRIDE_GFX_VERSION = "GFX version detection
 # error"`, `HIP_VISIBLE_DEVICES ?= 0` (HardAndHeavy/comfyui-rocm-docker#2, whose Makefile passed that string on to
 # the container): only the variables that choose or relabel GPUs, a whole line each.
-# A sentence saying what a launcher set: `Running env on the task reveals that Flux set CUDA_VISIBLE_DEVICES=7`
-# (flux-core#7807): only the variables that choose or relabel GPUs, after "set"/"sets"/"exported" in the line.
-_SAID_SET = re.compile(r"\b(?:set|sets|exported|exports)\s+(?P<name>HSA_OVERRIDE_GFX_VERSION|(?:ROCR|HIP|CUDA)_VISIBLE_DEVICES)"
-                       r"=(?P<value>[\w.,-]+)")
 _MAKE_VAR = re.compile(r"^\s*(?P<name>HSA_OVERRIDE_GFX_VERSION(?:_\d+)?|(?:ROCR|HIP|CUDA)_VISIBLE_DEVICES)\s*[?:+]?=\s*"
                        r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s\"'#]*)\s*(?:#.*)?$")
+# A sentence saying what a launcher set: `Running env on the task reveals that Flux set CUDA_VISIBLE_DEVICES=7`
+# (flux-core#7807): only the GPU variables, after "set"/"sets"/"exported" in the line.
+_SAID_SET = re.compile(rf"\b(?:set|sets|exported|exports)\s+(?P<name>{_GPU_VARS})=(?P<value>[\w.,-]+)")
 
 
 def _value(raw: str) -> str:
