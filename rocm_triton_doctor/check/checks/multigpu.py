@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from rocm_triton_doctor.check.checks.base import check, fail, ok, skip, warn
 from rocm_triton_doctor.check.checks.gpus import amd_gpus
+from rocm_triton_doctor.check.checks.visibility import VARS, list_entries
 from rocm_triton_doctor.check.facts import Facts
 from rocm_triton_doctor.check.facts.python import torch_version
 from rocm_triton_doctor.check.findings import Finding, Fix
@@ -35,12 +36,7 @@ def _rocm_releases(f: Facts) -> list[tuple[str, str]]:
 
 def _visible_count(f: Facts) -> int:
     """GPUs a visibility variable lists (`0,1` is two), 0 when none is set or shown."""
-    n = 0
-    for var in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"):
-        value = f.env_var(var)
-        if value:
-            n = max(n, len([x for x in value.split(",") if x.strip()]))
-    return n
+    return max((len(list_entries(f.env_var(v) or "")) for v in VARS), default=0)
 
 
 @check("rccl-gfx12-protocol", "multigpu",

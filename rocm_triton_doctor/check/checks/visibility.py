@@ -20,7 +20,8 @@ VARS = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
 DOCS = "https://rocm.docs.amd.com/en/latest/conceptual/gpu-isolation.html"
 
 
-def _entries(value: str) -> list[str]:
+def list_entries(value: str) -> list[str]:
+    """A visibility variable's list (`0,1` -> ['0', '1']), empty entries dropped."""
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
@@ -54,7 +55,7 @@ def visible_devices(f: Facts) -> Iterable[Finding]:
         return
     shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
     for name, value in values.items():
-        entries = _entries(value or "")
+        entries = list_entries(value or "")
         idx = _indices(entries)
         if not entries or (idx is not None and any(i < 0 for i in idx)):
             yield fail(f"{name}={value!r} hides every GPU", f"{shown}. An empty list or -1 selects no device.",
@@ -63,7 +64,7 @@ def visible_devices(f: Facts) -> Iterable[Finding]:
             return
     yield from _ignored(f, values, shown)
     hip_list, cuda_list = values.get("HIP_VISIBLE_DEVICES"), values.get("CUDA_VISIBLE_DEVICES")
-    if hip_list is not None and cuda_list is not None and _entries(hip_list) != _entries(cuda_list) \
+    if hip_list is not None and cuda_list is not None and list_entries(hip_list) != list_entries(cuda_list) \
             and not f.nvidia_gpus_present:
         # HIP reads HIP_VISIBLE_DEVICES first and CUDA_VISIBLE_DEVICES only without it (ROCclr's device selection);
         # tools written for CUDA (ollama's discovery, Ray, scripts) read the other, so two lists disagree about which
@@ -76,9 +77,9 @@ def visible_devices(f: Facts) -> Iterable[Finding]:
                            "unset it too on a one-GPU machine) and unset CUDA_VISIBLE_DEVICES.",
                            ("unset CUDA_VISIBLE_DEVICES",)), links=(DOCS,))
         return
-    rocr = _entries(values.get("ROCR_VISIBLE_DEVICES") or "")
+    rocr = list_entries(values.get("ROCR_VISIBLE_DEVICES") or "")
     hip_name = "HIP_VISIBLE_DEVICES" if "HIP_VISIBLE_DEVICES" in values else "CUDA_VISIBLE_DEVICES"
-    hip = _indices(_entries(values.get(hip_name) or "")) if hip_name in values else None
+    hip = _indices(list_entries(values.get(hip_name) or "")) if hip_name in values else None
     if rocr and hip is not None:
         too_big = [i for i in hip if i >= len(rocr)]
         if too_big:
@@ -127,7 +128,7 @@ def _ignored(f: Facts, values: dict[str, str | None], shown: str) -> Iterable[Fi
     rt = f.runtime.value if f.runtime.found else None
     seen = None if rt is None else rt.device_count if rt.device_count is not None else len(rt.devices) or None
     hip_name = "HIP_VISIBLE_DEVICES" if "HIP_VISIBLE_DEVICES" in values else "CUDA_VISIBLE_DEVICES"
-    lists = [_entries(values.get(n) or "") for n in ("ROCR_VISIBLE_DEVICES", hip_name) if n in values]
+    lists = [list_entries(values.get(n) or "") for n in ("ROCR_VISIBLE_DEVICES", hip_name) if n in values]
     allowed = min((len(x) for x in lists if x), default=None)
     if seen is None or allowed is None or seen <= allowed or f.nvidia_gpus_present:
         return

@@ -28,7 +28,7 @@ _DOCKER_E = re.compile(r"(?:^|\s)(?:-e|--env)[ =]" + _ASSIGN)
 _WINSET = re.compile(r"^(?:::\s+)?@?set\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>[^\s\"&|<>]*)\s*$", re.I)
 _PYENV = re.compile(r"os\.environ\[['\"](?P<name>\w+)['\"]\]\s*=\s*['\"](?P<value>[^'\"]*)['\"]")
 _DUMP_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=.*$")
-# The variables that choose or relabel GPUs: the forms below that are not plain assignments read only these.
+# The variables that choose or relabel GPUs: a printed value (_PRINTED_VAR) and a sentence (_SAID_SET) read only these.
 _GPU_VARS = r"(?:ROCR|HIP|CUDA)_VISIBLE_DEVICES|HSA_OVERRIDE_GFX_VERSION"
 _PRINTED_VAR = re.compile(rf"^(?P<name>{_GPU_VARS})\s*:\s*"
                           r"(?P<value>(?!None\s*$)[\w.,-]+)\s*$")  # Python prints an unset one as None
