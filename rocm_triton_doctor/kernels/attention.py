@@ -19,6 +19,7 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import argcheck, policy, tunecache
+from rocm_triton_doctor.kernels.policy_attention import column_blocks
 from rocm_triton_doctor.kernels.base import cdiv, check_device, device_cus, tma_layout_ok, upcast_dots
 from rocm_triton_doctor.kernels.rows import vector_div
 
@@ -57,6 +58,50 @@ def _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m,
         v = v.to(tl.float32)
     return _softmax_update(acc, l_i, m_i, tl.dot(q, k, input_precision=DOT_PREC), v, offs_m, cols, S_K, qk_scale,
                            MASKED, CAUSAL, DOT_PREC)
+
+
+@triton.jit
+def _attn_block_cols(acc, acc2, l_i, m_i, q, q2, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_n, offs_d, offs_d2,
+                     S_K, sk_s, sk_d, sv_s, sv_d, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
+                     BLOCK_D2: tl.constexpr, MASKED: tl.constexpr, UPCAST: tl.constexpr, CAUSAL: tl.constexpr,
+                     DOT_PREC: tl.constexpr):
+    """_attn_block over a head dim in two column blocks: [0, BLOCK_D) is whole (BLOCK_D < HEAD_DIM), the second
+    [BLOCK_D, BLOCK_D + BLOCK_D2) is masked on D only where it runs past HEAD_DIM. The scores are the sum of the two
+    blocks' products; P multiplies each block of V into its own accumulator."""
+    cols = start_n + offs_n
+    k_ptrs = k_ptr + k_base + cols[None, :] * sk_s + offs_d[:, None] * sk_d
+    v_ptrs = v_ptr + v_base + cols[:, None] * sv_s + offs_d[None, :] * sv_d
+    k2_ptrs = k_ptr + k_base + cols[None, :] * sk_s + offs_d2[:, None] * sk_d
+    v2_ptrs = v_ptr + v_base + cols[:, None] * sv_s + offs_d2[None, :] * sv_d
+    d2_ok = offs_d2 < HEAD_DIM
+    if MASKED:
+        k = tl.load(k_ptrs, mask=cols[None, :] < S_K, other=0.0)
+        v = tl.load(v_ptrs, mask=cols[:, None] < S_K, other=0.0)
+        if BLOCK_D + BLOCK_D2 == HEAD_DIM:
+            k2 = tl.load(k2_ptrs, mask=cols[None, :] < S_K, other=0.0)
+            v2 = tl.load(v2_ptrs, mask=cols[:, None] < S_K, other=0.0)
+        else:
+            k2 = tl.load(k2_ptrs, mask=(cols[None, :] < S_K) & d2_ok[:, None], other=0.0)
+            v2 = tl.load(v2_ptrs, mask=(cols[:, None] < S_K) & d2_ok[None, :], other=0.0)
+    else:
+        k = tl.load(k_ptrs)
+        v = tl.load(v_ptrs)
+        if BLOCK_D + BLOCK_D2 == HEAD_DIM:
+            k2 = tl.load(k2_ptrs)
+            v2 = tl.load(v2_ptrs)
+        else:
+            k2 = tl.load(k2_ptrs, mask=d2_ok[:, None], other=0.0)
+            v2 = tl.load(v2_ptrs, mask=d2_ok[None, :], other=0.0)
+    if UPCAST:
+        k = k.to(tl.float32)
+        v = v.to(tl.float32)
+        k2 = k2.to(tl.float32)
+        v2 = v2.to(tl.float32)
+    qk = tl.dot(q2, k2, tl.dot(q, k, input_precision=DOT_PREC), input_precision=DOT_PREC)
+    p, alpha, l_i, m_new = _online_softmax(l_i, m_i, qk, offs_m, cols, S_K, qk_scale, MASKED, CAUSAL)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=DOT_PREC)
+    acc2 = tl.dot(p.to(v2.dtype), v2, acc2 * alpha[:, None], input_precision=DOT_PREC)
+    return acc, acc2, l_i, m_new
 
 
 @triton.jit
@@ -135,8 +180,10 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b,
                     sk_d, sv_b, sv_h, sv_s, sv_d, so_b, so_h, so_s, so_d, HEAD_DIM: tl.constexpr,
                     BLOCK_D: tl.constexpr, Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr,
                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, lse_ptr=None, STATS: tl.constexpr = False,
-                    DOT_PREC: tl.constexpr = "ieee", DIV: tl.constexpr = 1):
+                    DOT_PREC: tl.constexpr = "ieee", DIV: tl.constexpr = 1, BLOCK_D2: tl.constexpr = 0):
     # DIV: the (b, h, s) strides arrive divided by it (_bhs, row_strides).
+    # BLOCK_D2 > 0: the head dim in two column blocks [0, BLOCK_D) and [BLOCK_D, BLOCK_D + BLOCK_D2) (column_blocks:
+    # D = 160 as 128 + 32), two accumulators, instead of one block padded to the power of two above D.
     # DOT_PREC: tl.dot's input_precision for fp32 tiles (fp32_dots; 16-bit tiles ignore it).
     # STATS: also store each row's log2-sum-exp of the scaled scores (fp32, (B, H, S_q) contiguous) for the backward.
     # Grid (query tiles, H, B): tiles fastest, so the programs of one head, which read the same K/V, run together;
@@ -169,14 +216,33 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b,
     l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
     lo_masked, hi = _key_ranges(start_m, S_K, BLOCK_M, BLOCK_N, CAUSAL)
-    for start_n in range(0, lo_masked, BLOCK_N):
-        acc, l_i, m_i = _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_n, offs_d,
-                                    S_K, sk_s, sk_d, sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, False, UPCAST, False,
-                                    DOT_PREC)
-    for start_n in range(lo_masked, hi, BLOCK_N):
-        acc, l_i, m_i = _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_n, offs_d,
-                                    S_K, sk_s, sk_d, sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, True, UPCAST, CAUSAL,
-                                    DOT_PREC)
+    if BLOCK_D2 > 0:
+        offs_d2 = BLOCK_D + tl.arange(0, BLOCK_D2)
+        rows_ok2 = (offs_m[:, None] < S_Q) & (offs_d2[None, :] < HEAD_DIM)
+        q2 = _signed(tl.load(q_ptr + q_base + offs_m[:, None] * sq_s + offs_d2[None, :] * sq_d, mask=rows_ok2,
+                             other=0.0), Q_SIGN, UPCAST)
+        acc2 = tl.zeros((BLOCK_M, BLOCK_D2), dtype=tl.float32)
+        for start_n in range(0, lo_masked, BLOCK_N):
+            acc, acc2, l_i, m_i = _attn_block_cols(acc, acc2, l_i, m_i, q, q2, k_ptr, v_ptr, k_base, v_base, start_n,
+                                                   offs_m, offs_n, offs_d, offs_d2, S_K, sk_s, sk_d, sv_s, sv_d,
+                                                   qk_scale, HEAD_DIM, BLOCK_D, BLOCK_D2, False, UPCAST, False,
+                                                   DOT_PREC)
+        for start_n in range(lo_masked, hi, BLOCK_N):
+            acc, acc2, l_i, m_i = _attn_block_cols(acc, acc2, l_i, m_i, q, q2, k_ptr, v_ptr, k_base, v_base, start_n,
+                                                   offs_m, offs_n, offs_d, offs_d2, S_K, sk_s, sk_d, sv_s, sv_d,
+                                                   qk_scale, HEAD_DIM, BLOCK_D, BLOCK_D2, True, UPCAST, CAUSAL,
+                                                   DOT_PREC)
+        tl.store(o_ptr + o_base + offs_m[:, None] * so_s + offs_d2[None, :] * so_d,
+                 (acc2 / tl.where(l_i == 0.0, 1.0, l_i)[:, None]).to(o_ptr.dtype.element_ty), mask=rows_ok2)
+    else:
+        for start_n in range(0, lo_masked, BLOCK_N):
+            acc, l_i, m_i = _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_n,
+                                        offs_d, S_K, sk_s, sk_d, sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, False, UPCAST,
+                                        False, DOT_PREC)
+        for start_n in range(lo_masked, hi, BLOCK_N):
+            acc, l_i, m_i = _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_n,
+                                        offs_d, S_K, sk_s, sk_d, sv_s, sv_d, qk_scale, HEAD_DIM, BLOCK_D, True, UPCAST,
+                                        CAUSAL, DOT_PREC)
     acc = acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]  # a row with no finite score: 0, as SDPA gives
     if STATS:  # +inf for a row with no finite score, so that the backward's exp2(s - lse) is 0 there
         lse = tl.where(l_i == 0.0, float("inf"), m_i + tl.log2(l_i))
@@ -290,20 +356,23 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         _remember(pkey, ("split", run))
         run(q, k, v, o, lse)
         return o
-    split = False
+    cols = column_blocks(D)
+    split = cols[1] > 0 and (use == "tma_device" or (use == "pointer" and policy.pointer_column_split(target, D)))
+    # The pointer kernel's tiles follow the columns it computes (160 for D = 160 in two blocks, 256 padded).
+    width = sum(cols) if split and use == "pointer" else block_d
+    cfg = _checked_config(chosen) if (chosen := cached or config) is not None else policy.attention_config(
+        target, width, q.element_size(), bool(causal), tma=use != "pointer",
+        mid=flops < policy.TMA_ATTENTION_MIN_FLOPS, split=split and use == "tma_device",
+        small_grid=cdiv(S_q, 128) * B * H < device_cus(dev))
+    grid = (cdiv(S_q, cfg["BLOCK_M"]), H, B)
     if use == "tma_device":
         from rocm_triton_doctor.kernels import attention_tma
 
-        split = attention_tma.column_blocks(D)[1] > 0
-    cfg = _checked_config(chosen) if (chosen := cached or config) is not None else policy.attention_config(
-        target, block_d, q.element_size(), bool(causal), tma=use != "pointer",
-        mid=flops < policy.TMA_ATTENTION_MIN_FLOPS, split=split)
-    grid = (cdiv(S_q, cfg["BLOCK_M"]), H, B)
-    if use == "tma_device":
         attention_tma.launch(q, k, v, o, qk_scale, grid, consts, cfg)
         return o
-    for key in ("WARP_SPECIALIZE", "SPLIT_D"):  # only the device-descriptor kernel has these switches
-        cfg.pop(key, None)
+    # SPLIT_D: the pointer kernel's head dim in two column blocks (column_blocks), as the config or the policy says.
+    block_d, block_d2 = column_blocks(D, bool(cfg.pop("SPLIT_D", split)))
+    cfg.pop("WARP_SPECIALIZE", None)  # only the device-descriptor kernel has this switch
     if use == "tma":
         from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -315,8 +384,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         return o
     div, strides = row_strides(q, k, v, o)
     ints = (qk_scale, S_q, S_k, H // H_kv, *strides)
-    kw = {"HEAD_DIM": D, "BLOCK_D": block_d, **consts, **cfg, "STATS": lse is not None, **fp32_dots(target, dtype),
-          "DIV": div}
+    kw = {"HEAD_DIM": D, "BLOCK_D": block_d, "BLOCK_D2": block_d2, **consts, **cfg, "STATS": lse is not None,
+          **fp32_dots(target, dtype), "DIV": div}
     _remember(pkey, (tkey, grid, ints, kw))
     launch(attn_fwd_kernel, grid, q, k, v, o, *ints, lse_ptr=lse, **kw)
     return o

@@ -65,12 +65,14 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 def aot_specs(target: policy.Target) -> list[AotSpec]:
     out = []
     strides = {f"s{t}_{d}": "i32" for t in "qkvo" for d in "bhsd"}
-    # D=80 and 96 compile as BLOCK_D=128 with the D mask; 256 is the largest supported.
-    for d, causal in ((64, True), (128, True), (128, False), (80, True), (256, True)):
-        block_d = max(16, 1 << (d - 1).bit_length())
-        cfg = policy.attention_config(target, block_d, 2, causal=causal)
-        const = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False,
-                 "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "STATS": False, "DOT_PREC": "ieee"}
+    # D=80, 160 and 192 compile in two column blocks (64 + 16, 128 + 32, 128 + 64: pointer_column_split); 256 is the
+    # largest supported.
+    for d, causal in ((64, True), (128, True), (128, False), (80, True), (160, False), (192, True), (256, True)):
+        block_d, block_d2 = policy.column_blocks(d, policy.pointer_column_split(target, d))
+        cfg = policy.attention_config(target, block_d + block_d2, 2, causal=causal)
+        const = {"HEAD_DIM": d, "BLOCK_D": block_d, "BLOCK_D2": block_d2, "Q_SIGN": 1, "CAUSAL": causal,
+                 "UPCAST": False, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "STATS": False,
+                 "DOT_PREC": "ieee"}
         sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "qk_scale": "fp32",
                "S_Q": "i32", "S_K": "i32", "GROUP": "i32", **strides, "lse_ptr": "*fp32"}
         const.update({"sq_d": 1, "sk_d": 1, "sv_d": 1, "so_d": 1})  # what Triton's specialisation of stride 1 gives
@@ -79,7 +81,8 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     from rocm_triton_doctor.kernels import attention_tma
 
     if policy.tensor_desc_device_supported(target):
-        # What runs on Hopper for D=80/96/256 with a Triton that builds descriptors on the GPU (attention_kernel).
+        # What runs on Hopper for D=80/96 at large sizes with a Triton that builds descriptors on the GPU
+        # (attention_kernel); D = 192/256 run here only when asked for (kernel="tma_device").
         out += attention_tma.aot_specs(target, lambda bd, c, split: policy.attention_config(target, bd, 2, c, tma=True,
                                                                                          split=split))
     from rocm_triton_doctor.kernels import attention_split

@@ -20,7 +20,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch import launch as launch_kernel
-from rocm_triton_doctor.kernels.attention import _key_ranges, _online_softmax, _signed, _softmax_update
+from rocm_triton_doctor.kernels.attention import _key_ranges, _online_softmax, _signed, _softmax_update, column_blocks
 
 
 @triton.jit
@@ -115,18 +115,6 @@ def _q_tile(desc, b, h, row, col, BLOCK_M: tl.constexpr, WIDTH: tl.constexpr, Q_
             UPCAST: tl.constexpr):
     """Q's tile at (row, col) with the scale's sign folded in (see attention.attention)."""
     return _signed(desc.load([b, h, row, col]).reshape(BLOCK_M, WIDTH), Q_SIGN, UPCAST)
-
-
-def column_blocks(D: int, split: bool = True) -> tuple[int, int]:
-    """(BLOCK_D, BLOCK_D2) for head dim D: one power of two at or above D (16 at least), or with `split` and where
-    it saves columns, the largest power of two below D plus a second power-of-two block for the rest (80 -> 64 + 16,
-    96 -> 64 + 32, 160 -> 128 + 32; 112 stays 128, which 64 + 64 would not beat)."""
-    pad = max(16, 1 << (D - 1).bit_length())
-    first = 1 << (D.bit_length() - 1)
-    if not split or first == D or first < 16:
-        return pad, 0
-    second = max(16, 1 << (D - first - 1).bit_length())
-    return (first, second) if first + second < pad else (pad, 0)
 
 
 def _scratch(size: int, alignment: int, stream: int | None) -> torch.Tensor:

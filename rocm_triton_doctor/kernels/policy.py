@@ -432,9 +432,10 @@ def _next_pow2(n: int) -> int:
 # The attention policy lives in policy_attention.py, fp32 products in policy_fp32.py, the row kernels' in
 # policy_rows.py; their names are part of this module's interface.
 from rocm_triton_doctor.kernels.policy_attention import (  # noqa: E402,F401
-    TMA_ATTENTION_MIN_FLOPS, TMA_DEVICE_ATTENTION_MIN_FLOPS, TMA_DEVICE_D256_MIN_FLOPS,
+    TMA_ATTENTION_MIN_FLOPS, TMA_DEVICE_ATTENTION_MIN_FLOPS,
     TMA_DEVICE_NONCAUSAL_MID_D_MIN_FLOPS, attention_backward_config,
-    attention_config, attention_kernel, attention_split_config, attention_use_tma, tensor_desc_device_supported)
+    attention_config, attention_kernel, attention_split_config, attention_use_tma, column_blocks, pointer_column_split,
+    tensor_desc_device_supported)
 from rocm_triton_doctor.kernels.policy_waves import (  # noqa: E402,F401
     SKINNY_N, _decode_config, _split_k, gemm_skinny_config, gemm_split_latency_bound, gemm_split_small_grid,
     gemm_split_under_a_wave, gemm_tail_split)

@@ -28,12 +28,6 @@ TMA_DEVICE_ATTENTION_MIN_FLOPS = 200e9  # D=80/96 causal: B4 H32 S=4097 is 687 G
 # had bf16 B2 H64/4 S1339 D112 (103 GFLOP) at 0.73 against the pointer kernel's 0.79, B4 H24/4 S1961 D96 0.95 against
 # 0.79.
 TMA_DEVICE_NONCAUSAL_MID_D_MIN_FLOPS = 40e9
-# D > 128 from 10 GFLOP (same run; the pointer kernel's 64x64 tiles, attention_config): device descriptors 0.66 against
-# 0.42 (bf16 B9 H12 S1146 D160, 90 GFLOP), 0.80 against 0.54 (B6 H16 S 142x2968 D192, 31), 0.61 against 0.57 (B2 H40
-# S500 D256 causal, 10); below, the pointer kernel: 0.68 against 0.62 (fp16 B12 H40/4 S140 D256, 9.6), 0.64 against
-# 0.58 (fp16 B4 H16 S256 D192, 3.2), 1.11 against 0.60 (bf16 B1 H4/1 S178 D160, 0.5), 0.58 against 0.52 (bf16 B7 H32
-# S 301x106 D256 causal, 0.9).
-TMA_DEVICE_D256_MIN_FLOPS = 10e9
 
 
 @cache
@@ -76,20 +70,53 @@ def attention_kernel(t: Target, head_dim: int, flops: float, tma_layout: bool, c
     if t.interpreter or not tma_layout:
         return "pointer"
     device_ok = tensor_desc_device_supported(t)
-    if head_dim > 128 and device_ok and flops >= TMA_DEVICE_D256_MIN_FLOPS:
-        return "tma_device"
+    if head_dim > 128:
+        # The pointer kernel at every size since its head dim runs in two column blocks (160 as 128 + 32) and its
+        # 192/256-column tiles follow the grid (attention_config): H200 (docs/measurements/2026-11-28-h200-s20-cols-
+        # fresh103.json), device descriptors against it on 14 fresh D = 144-256 rows, 0.42-0.87x SDPA against
+        # 0.66-1.40x, at 0.1-415 GFLOP (D160 415 GFLOP causal 0.56 against 0.77, D256 165 GFLOP causal 0.73
+        # against 0.78); not one row where they won.
+        return "pointer"
     mid_floor = TMA_DEVICE_ATTENTION_MIN_FLOPS if causal or head_dim > 96 else TMA_DEVICE_NONCAUSAL_MID_D_MIN_FLOPS
     if 64 < head_dim < 128 and device_ok and flops >= mid_floor:
         return "tma_device"
     return "tma" if attention_use_tma(t, head_dim, flops) else "pointer"
 
 
+def column_blocks(D: int, split: bool = True) -> tuple[int, int]:
+    """(BLOCK_D, BLOCK_D2) for head dim D: one power of two at or above D (16 at least), or with `split` and where
+    it saves columns, the largest power of two below D plus a second power-of-two block for the rest (80 -> 64 + 16,
+    96 -> 64 + 32, 160 -> 128 + 32; 112 stays 128, which 64 + 64 would not beat)."""
+    pad = max(16, 1 << (D - 1).bit_length())
+    first = 1 << (D.bit_length() - 1)
+    if not split or first == D or first < 16:
+        return pad, 0
+    second = max(16, 1 << (D - first - 1).bit_length())
+    return (first, second) if first + second < pad else (pad, 0)
+
+
+def pointer_column_split(t: Target, head_dim: int) -> bool:
+    """Whether attn_fwd_kernel covers a head dim of 65-255 that is not a power of two in two column blocks
+    (column_blocks: 80 as 64 + 16, 160 as 128 + 32) instead of one block padded to the power of two above (128,
+    256), where that saves columns: 37 % fewer MMA columns at D = 80 and 160. H200, × SDPA, the policy with and without
+    the split (benchmarks/attention_cols_probe.py, docs/measurements/2026-11-28-h200-s20-cols-fresh103.json): 21 fresh
+    shapes at D = 72-256, median 0.82 -> 1.03, 14 -> 9 under 0.9 (D80 B16 H12 S480 causal 0.79 -> 1.03, D144 B8
+    H32/2 S153 causal 0.79 -> 1.40, D160 B8 H32/8 S223 0.65 -> 0.82); the hunts' worst rows (…-s20-cols-fixed.json)
+    D160 B13 H16/2 S950x97 causal 0.33 -> 0.85, B14 H12/1 S215x79 0.49 -> 0.96. At D <= 64 the products are a small
+    part of the work, so it stays one block there. The same on AMD (the HIP tiles compile with it: the compile-only
+    audit); not timed there."""
+    return head_dim > 64
+
+
 @cached_config
 def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = False,
-                     tma: bool = False, mid: bool = False, split: bool = False) -> dict[str, Any]:
-    """Tiles for the attention kernels; head_dim is the padded BLOCK_D (a power of two, 16 to 256). tma: for either
+                     tma: bool = False, mid: bool = False, split: bool = False,
+                     small_grid: bool = False) -> dict[str, Any]:
+    """Tiles for the attention kernels; head_dim is the columns the kernel computes: the padded BLOCK_D (a power of
+    two, 16 to 256), or for the pointer kernel in two column blocks their sum (160 for 128 + 32). tma: for either
     TMA kernel (host or device descriptors). split: the device-descriptor kernel covers the head dim in two column
-    blocks (attention_tma.column_blocks: D = 72 as 64 + 16, 160 as 128 + 32, 192 as 128 + 64)."""
+    blocks (column_blocks: D = 72 as 64 + 16, 160 as 128 + 32, 192 as 128 + 64). small_grid: 128-row query tiles
+    would make fewer programs than the GPU has SMs/CUs."""
     if t.interpreter:
         return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 1}
     if tma and split:
@@ -120,7 +147,16 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
             # 0.25x SDPA on an H100), 64x64 w8 204/168, 128x32 w8 232/240, 128x64 w8 584/542. Timed on an H200
             # (docs/measurements/2026-11-28-h200-s19-split.json), 64x64 with 4 warps in 2 stages beat 64x32 w8 s2 on
             # all eight rows: 0.42-1.11x SDPA against 0.21-0.87x, and on 21 of 24 fresh draws (…-s19-larged93.json).
-            return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}
+            # With the head dim in two column blocks (pointer_column_split) the kernel computes 144-192 columns
+            # for D = 129-192. H200, × SDPA (benchmarks/attention_cols_probe.py, docs/measurements/2026-11-28-h200-
+            # s20-cols-{fixed,fresh103}.json): up to 160 columns 64x64 w4 s2 won or tied on all 13 rows (0.75-1.40
+            # against 128x64 w8 s2's 0.66-1.13); at 192 and 256 columns 128x64 w8 s2 won every row whose 128-row
+            # tiles fill the GPU (D192 B8 H32 S562 0.74 against 0.54, D256 B8 H16 S583 0.76 against 0.45, 12 rows)
+            # and 64x64 w4 the rows where they do not (D256 B2 H8/4 S408x560 causal 1.21 against 0.91, D192 B1 H16
+            # S125 1.23 against 1.03, 5 rows).
+            if head_dim <= 160 or small_grid:
+                return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}
+            return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}
         # fp32 with D of 65-128: 3 stages of 128x64 (or 64x64) fp32 tiles need 256 (224) KiB of shared memory, over
         # or at the H100's 227 (compile-only sm_90, Triton 3.9); 2 stages need 192 (160). launch.launch_fitting would
         # find that out at the first call, after a failed load; fp32 takes 2 stages here. Not timed.

@@ -262,7 +262,7 @@ def test_the_policy_picks_the_kernel_by_head_dim_size_and_layout() -> None:
     if policy.tensor_desc_device_supported(h100):  # Triton with tl.make_tensor_descriptor (3.4+)
         # The H100 tuning run (docs/measurements/2026-11-23-h100-tune-attention.json): device descriptors for D=256
         # and for D=80/96 at large sizes, host descriptors for D=128, the pointer kernel for D=64 and small problems.
-        for d in (80, 96, 256):
+        for d in (80, 96):
             assert policy.attention_kernel(h100, d, big, True) == "tma_device", d
         assert policy.attention_kernel(h100, 128, big, True) == "tma"
         assert policy.attention_kernel(h100, 64, big, True) == "pointer"
@@ -273,11 +273,18 @@ def test_the_policy_picks_the_kernel_by_head_dim_size_and_layout() -> None:
         assert policy.attention_kernel(h100, 96, 51e9, True, causal=True) == "pointer"
         assert policy.attention_kernel(h100, 96, 20e9, True, causal=False) == "pointer"
         assert policy.attention_kernel(h100, 112, 103e9, True, causal=False) == "pointer"  # 64 + 64 columns: no saving
-        assert policy.attention_kernel(h100, 192, 31e9, True) == "tma_device"
-        assert policy.attention_kernel(h100, 256, 3e9, True) == "pointer"
+        # H200 (session 20): D > 128 on the pointer kernel at every size (two column blocks, tiles by grid)
+        for d, flops in ((192, 31e9), (160, 415e9), (256, 3e9), (256, big)):
+            assert policy.attention_kernel(h100, d, flops, True) == "pointer", (d, flops)
     cfg = policy.attention_config(h100, 256, 2, True, tma=True)
     assert (cfg["BLOCK_M"], cfg["BLOCK_N"]) == (128, 64)
-    assert policy.attention_config(h100, 256, 2, True) == {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}
+    w4 = {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}
+    w8 = {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}
+    assert policy.attention_config(h100, 160, 2, True) == w4  # up to 160 columns (128 + 32): 64-row tiles
+    assert policy.attention_config(h100, 144, 2, False) == w4
+    assert policy.attention_config(h100, 192, 2, True) == w8  # 192 and 256 columns: 128-row tiles ...
+    assert policy.attention_config(h100, 256, 2, False) == w8
+    assert policy.attention_config(h100, 256, 2, False, small_grid=True) == w4  # ... unless they leave SMs idle
 
 
 def test_an_allocator_is_set_for_device_descriptors_unless_the_caller_set_one() -> None:
@@ -379,7 +386,7 @@ def test_causal_mid_size_problems_take_half_height_tiles_on_nvidia() -> None:
     assert policy.attention_config(h100, 128, 2, True, mid=True)["BLOCK_M"] == 64
     assert policy.attention_config(h100, 128, 2, True)["BLOCK_M"] == 128  # large problems: unchanged
     assert policy.attention_config(h100, 128, 2, False, mid=True)["BLOCK_M"] == 128  # not causal: unchanged
-    assert policy.attention_config(h100, 256, 2, True, mid=True)["num_warps"] == 4  # D = 256 keeps its 64x64 w4 s2
+    assert policy.attention_config(h100, 256, 2, True, mid=True)["num_warps"] == 8  # D = 256: its own rule (grid)
     mi300 = policy.Target("hip", "gfx942", 64)
     assert policy.attention_config(mi300, 128, 2, True, mid=True) == policy.attention_config(mi300, 128, 2, True)
 
@@ -594,3 +601,40 @@ def test_the_policy_s_split_launch_is_planned_once_and_reused(monkeypatch: pytes
     assert_matches(first, ref, torch.bfloat16)
     assert torch.equal(first, second)
     attention.clear_plans()
+
+
+@pytest.mark.parametrize("D", [72, 80, 96, 144, 160, 192])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_pointer_kernel_s_two_column_blocks_match_one_padded_block(D: int, causal: bool) -> None:
+    # Session 20: attn_fwd_kernel computes a head dim that is not a power of two in two column blocks (160 as 128 + 32;
+    # 72 as 64 + 16, whose second block is masked on D). The same inputs with the split off (one block padded to the
+    # power of two above D) and the fp64 reference must agree, with GQA, the model layout, S_q != S_k, odd tiles, lse.
+    from rocm_triton_doctor.kernels import policy
+
+    assert policy.column_blocks(D)[1] > 0 and policy.pointer_column_split(policy.Target("interpreter", "cpu", 1), D)
+    g = torch.Generator().manual_seed(D)
+    q, k, v = qkv(1, 4, 2, 37, 70, D, torch.float32, True, g)
+    ref = attention.reference(q, k, v, causal)
+    outs = []
+    for split in (True, False):
+        lse = torch.empty(1, 4, 37)
+        cfg = {"BLOCK_M": 32, "BLOCK_N": 32, "num_warps": 4, "num_stages": 1, "SPLIT_D": split}
+        outs.append((attention.attention(q, k, v, causal, config=cfg, lse=lse), lse))
+        assert_matches(outs[-1][0], ref, torch.float32)
+    torch.testing.assert_close(outs[0][0], outs[1][0], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(outs[0][1], outs[1][1], rtol=1e-5, atol=1e-5)
+
+
+def test_the_pointer_kernel_splits_head_dims_past_64_that_save_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rocm_triton_doctor.kernels import policy
+
+    t = policy.Target("interpreter", "cpu", 1)
+    assert not policy.pointer_column_split(t, 40) and policy.pointer_column_split(t, 80)
+    seen: list[dict[str, object]] = []
+    real = attention.launch
+    monkeypatch.setattr(attention, "launch", lambda fn, grid, *a, **kw: seen.append(kw) or real(fn, grid, *a, **kw))
+    for D, want in ((160, (128, 32)), (80, (64, 16)), (112, (128, 0)), (40, (64, 0)), (256, (256, 0))):
+        attention.clear_plans()
+        x = torch.randn(1, 2, 9, D)
+        attention.attention(x, x.clone(), x.clone())
+        assert (seen[-1]["BLOCK_D"], seen[-1]["BLOCK_D2"]) == want, D

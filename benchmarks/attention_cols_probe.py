@@ -1,0 +1,137 @@
+"""Head dims that are not a power of two (72-96, 144-192) on attn_fwd_kernel: two column blocks (attention.column_blocks,
+80 as 64 + 16, 160 as 128 + 32) against one block padded to 128 or 256, over several tilings, beside the
+device-descriptor kernel and SDPA; plus pipeline depth for short key ranges (a stage a key block is the most a loop
+can use). Every output is checked against an fp32 SDPA before it is timed; GPU time is CUDA-graph replay
+(do_bench_cudagraph), host-inclusive time back-to-back events (do_bench).
+
+Usage (GPU): PYTHONPATH=.:benchmarks python benchmarks/attention_cols_probe.py [--fresh SEED -n N] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from attention_split_probe import make, timed
+from rocm_triton_doctor.kernels import attention, policy
+
+BF, FP = torch.bfloat16, torch.float16
+# (B, H, H_kv, S_q, S_k, D, dtype, causal, model layout): the hunts' worst rows at these head dims (H200 seeds 9, 10)
+FIXED = [(13, 16, 2, 950, 97, 160, BF, True, False), (7, 12, 4, 958, 958, 160, FP, False, False),
+         (1, 24, 24, 903, 903, 160, BF, False, True), (10, 16, 1, 294, 2015, 160, BF, False, False),
+         (14, 12, 1, 215, 79, 160, FP, False, False), (8, 32, 8, 562, 562, 192, FP, False, True),
+         (2, 16, 16, 724, 724, 192, BF, False, True), (2, 40, 4, 314, 314, 160, BF, True, False),
+         (9, 8, 1, 759, 759, 112, BF, False, True), (1, 12, 12, 531, 531, 80, BF, False, True),
+         (6, 40, 1, 567, 567, 80, BF, True, False), (4, 8, 8, 1886, 1055, 256, FP, True, True)]
+
+
+def p(bm: int, bn: int, w: int, s: int, split: bool = True) -> dict[str, Any]:
+    return {"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": w, "num_stages": s, "SPLIT_D": split}
+
+
+def variants(D: int) -> list[tuple[str, str, dict[str, Any] | None]]:
+    out: list[tuple[str, str, dict[str, Any] | None]] = [("auto", "auto", None), ("pad", "auto", None)]
+    if D == 256:
+        return out + [("p64x64w4s2", "pointer", p(64, 64, 4, 2)), ("p128x64w8s2", "pointer", p(128, 64, 8, 2)),
+                      ("p128x32w8s2", "pointer", p(128, 32, 8, 2)), ("tdesc", "tma_device", None)]
+    if D > 128:
+        return out + [("p64x64w4s2", "pointer", p(64, 64, 4, 2)), ("p128x64w8s2", "pointer", p(128, 64, 8, 2)),
+                      ("p64x32w4s2", "pointer", p(64, 32, 4, 2)), ("p128x32w8s2", "pointer", p(128, 32, 8, 2)),
+                      ("p64x64w4s1", "pointer", p(64, 64, 4, 1)), ("p64x64w8s2", "pointer", p(64, 64, 8, 2)),
+                      ("tdesc", "tma_device", None),
+                      ("tdesc64s2", "tma_device", {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2})]
+    return out + [("p128x64w8s3", "pointer", p(128, 64, 8, 3)), ("p64x64w4s3", "pointer", p(64, 64, 4, 3)),
+                  ("p128x64w8s2", "pointer", p(128, 64, 8, 2)), ("p128x64w8s1", "pointer", p(128, 64, 8, 1)),
+                  ("pad128x64w8s3", "pointer", p(128, 64, 8, 3, False)), ("tdesc", "tma_device", None)]
+
+
+def fresh(seed: int, n: int) -> list[tuple[Any, ...]]:
+    """n random shapes per head-dim class: 65-127 and 129-255 not powers of two, and 256; S from 64 to 2896."""
+    r = random.Random(seed)
+    out: list[tuple[Any, ...]] = []
+    for dims in ((72, 80, 96, 80, 96), (144, 160, 192, 160, 192), (256,)):
+        for _ in range(n):
+            h = r.choice((8, 12, 16, 24, 32, 40))
+            hk = r.choice([x for x in (1, 2, 4, 8, h) if h % x == 0])
+            s = int(2 ** r.uniform(6, 11.5))
+            out.append((r.choice((1, 2, 4, 8, 16)), h, hk, s, s if r.random() < 0.7 else int(2 ** r.uniform(6, 12)),
+                        r.choice(dims), r.choice((BF, FP)), r.random() < 0.5, r.random() < 0.5))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    ap.add_argument("--fresh", type=int, metavar="SEED", help="random shapes instead of the fixed rows")
+    ap.add_argument("-n", type=int, default=8, help="--fresh: shapes per head-dim class")
+    ap.add_argument("--only", help="comma-separated variant labels to run (default: all)")
+    args = ap.parse_args()
+    g = torch.Generator(device="cuda").manual_seed(0)
+    only = set(args.only.split(",")) if args.only else None
+    split_rule = policy.pointer_column_split
+    rows = []
+    for shape in fresh(args.fresh, args.n) if args.fresh is not None else FIXED:
+        B, H, H_kv, S_q, S_k, D, dt, causal, bshd = shape
+        q, k, v = make(B, H, H_kv, S_q, S_k, D, dt, bshd, g)
+        ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal, enable_gqa=True)
+        gflop = 4.0 * B * H * D * attention.visible_pairs(S_q, S_k, causal) / 1e9
+        name = (f"{str(dt)[6:]} B{B} H{H}/{H_kv} Sq{S_q} Sk{S_k} D{D}{' causal' if causal else ''}"
+                f"{' BSHD' if bshd else ''}")
+        row: dict[str, Any] = {"shape": name, "gflop": gflop}
+        kx, vx = k.repeat_interleave(H // H_kv, 1), v.repeat_interleave(H // H_kv, 1)
+        gq = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True))
+        ex = timed(lambda: F.scaled_dot_product_attention(q, kx, vx, is_causal=causal))
+        row["sdpa"] = [min(x for x in (gq[0], ex[0]) if x is not None), min(gq[1], ex[1])]
+        for label, kern, cfg in variants(D):
+            if only and label not in only and label not in ("auto", "pad"):
+                continue
+            # "pad": the policy with the pointer kernel's column split off (what ran before it existed)
+            policy.pointer_column_split = (lambda t, d: False) if label == "pad" else split_rule  # type: ignore
+            attention.clear_plans()
+            try:
+                o = attention.attention(q, k, v, causal, kernel=kern, config=cfg)
+                err = float((o.float() - ref).abs().max())
+                row[label] = list(timed(lambda: attention.attention(q, k, v, causal, kernel=kern, config=cfg))) \
+                    if err < 3e-2 else f"wrong {err:.2g}"
+            except Exception as exc:  # noqa: BLE001 - a variant this shape cannot take is reported
+                row[label] = f"error {str(exc).splitlines()[0][:60]}"
+            policy.pointer_column_split = split_rule  # type: ignore
+        rows.append(row)
+        cells = []
+        for lab in [x for x in row if x not in ("shape", "gflop", "sdpa")]:
+            val = row[lab]
+            if isinstance(val, list) and val[0]:
+                cells.append(f"{lab} {row['sdpa'][0] / val[0]:.2f}")
+            else:
+                cells.append(f"{lab} {str(val)[:30]}")
+        print(f"{name:46} {gflop:6.1f}GF sdpa {row['sdpa'][0]:7.1f}us | " + " | ".join(cells), flush=True)
+    got = [(r["sdpa"][0] / r["auto"][0], r["sdpa"][0] / r["pad"][0], r["sdpa"][1] / r["auto"][1],
+            r["sdpa"][1] / r["pad"][1]) for r in rows
+           if isinstance(r.get("auto"), list) and isinstance(r.get("pad"), list) and r["auto"][0] and r["pad"][0]]
+    for i, lab in enumerate(("gpu x SDPA, split", "gpu x SDPA, padded", "event x SDPA, split", "event x SDPA, padded")):
+        vals = sorted(x[i] for x in got)
+        if vals:
+            print(f"{lab:22} median {vals[len(vals) // 2]:.2f}  worst {vals[0]:.2f}  "
+                  f"under 0.9: {sum(x < 0.9 for x in vals)}/{len(vals)}")
+    best: dict[str, list[float]] = {}
+    for r in rows:
+        for lab, val in r.items():
+            if isinstance(val, list) and lab != "sdpa" and val[0]:
+                best.setdefault(lab, []).append(r["sdpa"][0] / val[0])
+    for lab, vals in best.items():
+        vals.sort()
+        print(f"  {lab:14} rows {len(vals):3}  median {vals[len(vals) // 2]:.2f}  worst {vals[0]:.2f}")
+    print("wrong or error:", [(r["shape"], k) for r in rows for k, val in r.items()
+                              if str(val).startswith(("wrong", "error"))])
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
