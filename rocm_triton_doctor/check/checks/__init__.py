@@ -57,7 +57,7 @@ INTERNAL_ERROR = "internal-error"
 # "after-install" in the new environment.
 SETS: dict[str, tuple[str, ...]] = {
     "install-blockers": ("os-supported", "wsl", "container-passthrough", "kernel-config-hsa", "amdgpu-loaded",
-                         "kfd-present", "kfd-access", "render-access"),
+                         "kfd-present", "amdgpu-dkms", "kfd-access", "render-access"),
     "after-install": ("torch-missing", "torch-build-mismatch", "torch-sees-gpu", "torch-family-mismatch",
                       "gfx-torch-arch", "triton-missing", "triton-duplicate-dists", "triton-version-pin",
                       "triton-backend", "triton-build-toolchain", "torch-import", "triton-import"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from rocm_triton_doctor.check.checks.base import check, fail, ok, skip, warn
 from rocm_triton_doctor.check.facts import Facts, Status
@@ -145,4 +146,61 @@ def kfd_present(f: Facts) -> Iterable[Finding]:
     yield skip("not applicable: no AMD GPU found")
 
 
-CHECKS = (amdgpu_loaded, kfd_present)
+# AMD's out-of-tree driver packages: amdgpu-dkms (ROCm 3.x on), rock-dkms before it (ROCm/amdgpu#115: ROCm 4.3).
+_DKMS_PACKAGES = ("amdgpu-dkms", "rock-dkms")
+
+
+@check("amdgpu-dkms", "driver", "AMD's DKMS driver, where its package is installed, is built for the running kernel.",
+       "amdgpu-dkms (rock-dkms before ROCm 5) builds AMD's amdgpu for each kernel through DKMS. Where `dkms status` "
+       "lists it only as 'added', or not at all, or for other kernels than the running one, the kernel's own (often "
+       "older) amdgpu runs instead, and a GPU newer than that driver is not seen (ROCm/amdgpu#115).",
+       "Rebuild the module for this kernel (dkms autoinstall, or reinstall the package) and read DKMS's make.log "
+       "where the build fails.")
+def amdgpu_dkms(f: Facts) -> Iterable[Finding]:
+    raw_system, raw_pkgs = f.raw.get("system"), f.raw.get("packages")
+    system: dict[str, Any] = raw_system if isinstance(raw_system, dict) else {}
+    if not system.get("dkms_status_shown"):
+        yield skip("no `dkms status` output in the evidence", "Paste `dkms status` to check AMD's DKMS driver.")
+        return
+    rows = [r for r in system.get("dkms_status") or [] if isinstance(r, dict) and r.get("module") == "amdgpu"]
+    pkgs: dict[str, Any] = raw_pkgs if isinstance(raw_pkgs, dict) else {}
+    pkg = next((p for p in _DKMS_PACKAGES if p in pkgs), None)
+    installed = sorted({str(r.get("kernel")) for r in rows if r.get("state") == "installed" and r.get("kernel")})
+    running = f.kernel_release.value if f.kernel_release.found else None
+    where = "/var/lib/dkms/amdgpu/*/build/make.log"
+    if not rows:
+        if pkg is None:
+            yield skip("`dkms status` lists no amdgpu module, and no amdgpu-dkms package is shown (the kernel's own "
+                       "driver, as AMD's --no-dkms install leaves it)")
+            return
+        tool = {"dpkg": f"sudo apt install --reinstall {pkg}", "rpm": f"sudo dnf reinstall {pkg}"}.get(
+            str(system.get("package_tool")))  # the database that listed the package says which tool reinstalls it
+        yield fail(f"{pkg} {pkgs[pkg]} is installed, but DKMS holds no amdgpu module",
+                   "Its module was never registered or built for this kernel, so the kernel's own amdgpu is the one "
+                   "that loads (ROCm/amdgpu#115: AMD reads an empty `dkms status` this way).",
+                   evidence=("dkms status", pkg),
+                   fix=Fix(f"Reinstall {pkg} so DKMS builds its module, then check `dkms status` says 'installed' "
+                           f"for `uname -r`; if the build fails, {where} says why.",
+                           (tool, "dkms status") if tool else (), needs_sudo=True, needs_reboot=True))
+        return
+    if not installed:
+        states = ", ".join(sorted({str(r.get("state")) for r in rows}))
+        yield fail(f"the amdgpu DKMS module is only {states}, installed for no kernel",
+                   "'added' (or 'built') without 'installed' means its build or install failed (ROCm/amdgpu#115), "
+                   "so the kernel's own amdgpu runs.", evidence=("dkms status",),
+                   fix=Fix(f"Build and install it for the running kernel and read {where} if that fails.",
+                           ("sudo dkms autoinstall -k $(uname -r)", "dkms status"), needs_sudo=True,
+                           needs_reboot=True))
+        return
+    if running and running not in installed:
+        yield fail(f"the amdgpu DKMS module is installed for {', '.join(installed)}, not for the running kernel "
+                   f"{running}", "This boot loads the kernel's own amdgpu.", evidence=("dkms status", "uname -r"),
+                   fix=Fix(f"Build it for {running} (or boot a kernel it is built for); {where} says why a build "
+                           "fails.", (f"sudo dkms autoinstall -k {running}", "dkms status"), needs_sudo=True,
+                           needs_reboot=True))
+        return
+    yield ok(f"amdgpu DKMS module installed for {', '.join(installed)}"
+             + ("" if running else " (the running kernel is not shown)"))
+
+
+CHECKS = (amdgpu_loaded, kfd_present, amdgpu_dkms)

@@ -356,7 +356,10 @@ def _from_seen(snap: Mapping[str, Any], env: Fact[dict[str, str]]) -> tuple[Gpu,
                   info.wave_size if info else None, None, integrated, f"{tool} (pasted text)", info)
         _merge_seen(by_tool.setdefault(tool, []), gpu, e.get("index"), bool(name))
     lists = [[g for g, _, _ in rows] for rows in by_tool.values()]
-    ranked = sorted(lists, key=lambda rows: (sum(bool(g.gfx) for g in rows), len(rows)), reverse=True)
+    # On a tie a tool's own report beats a target only mentioned in text (vllm#8788: collect_env's `AMD Radeon
+    # Graphics (gfx1103)` beside `gfx1103` in a platform string), so deleting the mention never changes the GPU's source.
+    ranked = sorted(lists, key=lambda rows: (sum(bool(g.gfx) for g in rows), len(rows),
+                                             not rows or not rows[0].source.startswith("text ")), reverse=True)
     best = [g for g in ranked[0] if g.gfx or g.name] if ranked else []
     if not any(g.gfx for g in best):
         return ()

@@ -181,6 +181,7 @@ def snapshot_from_text(texts: Iterable[str]) -> dict[str, Any]:
         if not isinstance(text, str):
             continue
         merge(merged, _safe(host.parse_prompt, text, None))  # prompts are gone from the segments: read them here
+        merge(merged, _safe(host.parse_dkms_status, text, None))  # an empty output is seen only beside its prompts
         try:
             segs = segments(text)
         except Exception:  # noqa: BLE001

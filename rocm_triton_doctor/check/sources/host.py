@@ -40,6 +40,7 @@ def parse_lsmod(text: str, cmd: str | None = None) -> Fragment:
 def parse_packages(text: str, cmd: str | None = None) -> Fragment:
     pkgs: dict[str, str] = {}
     name: str | None = None
+    tool: str | None = None
     for ln in text.splitlines():
         s = ln.rstrip()
         m = re.match(r"^Package:\s*(\S+)", s)
@@ -54,7 +55,11 @@ def parse_packages(text: str, cmd: str | None = None) -> Fragment:
         m = _DPKG.match(s) or _DNF.match(s.strip())
         if m:
             pkgs.setdefault(m.group("name"), m.group("ver"))
-    return {"packages": pkgs} if pkgs else {}
+            tool = "dpkg" if m.re is _DPKG else "rpm"
+    if not pkgs:
+        return {}
+    # Which package database listed them (a dpkg `ii` line, a dnf/yum line): the tool a reinstall goes through.
+    return {"packages": pkgs, **({"system": {"package_tool": tool}} if tool else {})}
 
 
 def detect_packages(text: str) -> bool:
@@ -200,6 +205,36 @@ _CONTAINER_PROMPT = re.compile(r"^\s*(?:\([^)]*\)\s*)?[A-Za-z0-9_.-]*@(?P<host>[
 def parse_prompt(text: str, cmd: str | None = None) -> Fragment:
     m = _CONTAINER_PROMPT.search(text)
     return {"system": {"container_prompt": m.group("host")}} if m else {}
+
+
+# `dkms status` lines: DKMS 3 `amdgpu/6.16.13-2303411.24.04, 7.0.0-14-generic, x86_64: installed`, DKMS 2
+# `amdgpu, 5.11.32-1509511.20.04, 5.4.0-90-generic, x86_64: installed`, a module only registered `amdgpu/6.3.6: added`.
+_DKMS_LINE = re.compile(r"^\s*(?P<mod>[\w-]+)(?:/|,\s*)(?P<ver>[^,\s:]+)(?:,\s*(?P<kernel>[^,\s]+),\s*[^:\s]+)?:\s*"
+                        r"(?P<state>added|built|installed)\b", re.M)
+_DKMS_CMD = re.compile(r"^\s*(?:\S*[$#]\s*)?(?:sudo\s+)?dkms\s+status\s*$", re.M)
+_PROMPT_LINE = re.compile(r"^\s*(?:[\w.@:~/-]*[$#]|>>>)\s")
+
+
+def parse_dkms_status(text: str, cmd: str | None = None) -> Fragment:
+    """`dkms status` (ROCm/amdgpu#115: AMD asks for it; "installed" means the module is built and in place for that
+    kernel, "added" that it is registered but its build failed) -> `system.dkms_status`: one {module, version,
+    kernel, state} per line. Read on the whole paste because an EMPTY output is evidence too: the command line
+    followed by the next prompt with nothing between gives `system.dkms_status_shown` with no entries."""
+    entries = [{"module": m.group("mod"), "version": m.group("ver"), "kernel": m.group("kernel"),
+                "state": m.group("state")} for m in _DKMS_LINE.finditer(text)]
+    shown = bool(entries)
+    for m in _DKMS_CMD.finditer(text):
+        rest = text[m.end():].split("\n")[1:]
+        body: list[str] = []
+        for ln in rest:
+            if _PROMPT_LINE.match(ln):
+                # the next command: the output ended (only an output that ended says "nothing listed")
+                shown = shown or not any(b.strip() for b in body)
+                break
+            body.append(ln)
+    if not shown:
+        return {}
+    return {"system": {"dkms_status_shown": True, **({"dkms_status": entries} if entries else {})}}
 
 
 def parse_rocm_sdk_targets(text: str, cmd: str | None = None) -> Fragment:

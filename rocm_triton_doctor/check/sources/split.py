@@ -9,6 +9,7 @@ follow it up to the next prompt. Markdown fences and `<details>` wrappers are dr
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 # Commands whose prompt lines we recognise even after a `#` (root prompt) or `>` prompt, where a bare `#` could
@@ -95,6 +96,7 @@ def _looks_like_prompt(prefix: str) -> bool:
     return bool(re.search(r"[@:~]|^\(.*\)|^[➜❯]", p)) and len(p) <= 60
 
 
+_COMPOSE_LOG = re.compile(r"^(?:#\s*)?[A-Za-z][\w.-]*[-_]\d+\s+\|\s?")
 _QUOTE = re.compile(r"^\s*>(?!>)[ \t]?")
 
 
@@ -106,6 +108,12 @@ def clean(text: str) -> str:
     filled = [ln for ln in lines if ln.strip()]
     if filled and sum(1 for ln in filled if _QUOTE.match(ln)) >= 0.6 * len(filled):
         lines = [_QUOTE.sub("", ln, count=1) for ln in lines]
+    # docker compose's log prefix, `worker-1  | ` (v1: `worker_1  | `), the same on two lines or more: the service's
+    # output is what follows it (text-generation-inference#223: `torch version:  2.0.0+cu118` behind one).
+    prefixes = Counter(m.group(0) for ln in lines if (m := _COMPOSE_LOG.match(ln)))
+    shared = {p for p, n in prefixes.items() if n >= 2}
+    if shared:
+        lines = [ln[len(m.group(0)):] if (m := _COMPOSE_LOG.match(ln)) and m.group(0) in shared else ln for ln in lines]
     return "\n".join(lines)
 
 

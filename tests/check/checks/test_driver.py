@@ -76,3 +76,40 @@ def test_amdgpu_loaded_from_lsmod_or_the_dkms_version_file() -> None:
     assert one("amdgpu-loaded", commands={"lsmod": twice}).severity.value != "ok"
     v = one("amdgpu-loaded", files={"/sys/module/amdgpu/version": "6.12.12\n"})
     assert v.severity.value == "ok" and "6.12.12" in v.title
+
+
+# -- session 20, round 35: AMD's DKMS driver as `dkms status` shows it --------------------------------------------
+
+def _dkms(*texts: str) -> list[tuple[str, str]]:
+    from rocm_triton_doctor.check.sources import snapshot_from_text
+
+    return [(f.severity.value, f.title) for f in run("amdgpu-dkms", snapshot_from_text(list(texts)))]
+
+
+def test_amdgpu_dkms_fails_when_the_package_is_installed_but_dkms_lists_nothing() -> None:
+    # ROCm/amdgpu#115 (MI200, ROCm 4.3.1): rock-dkms installed, `dkms status` empty, the kernel's own amdgpu loaded.
+    text = ("$ dpkg -l | grep rock\nii  rock-dkms    1:4.3-59    all    amdgpu driver in DKMS format.\n\n"
+            "$ dkms status\n\n$ modprobe amdgpu\n")
+    from rocm_triton_doctor.check.sources import snapshot_from_text
+
+    f = run("amdgpu-dkms", snapshot_from_text([text]))[0]
+    assert f.severity.value == "fail" and "rock-dkms 1:4.3-59 is installed" in f.title
+    assert f.fix is not None and f.fix.commands == ("sudo apt install --reinstall rock-dkms", "dkms status")
+    # the same empty output without the package: the kernel's own driver by choice, nothing to say
+    assert _dkms("$ dkms status\n\n$ modprobe amdgpu\n")[0][0] == "skip"
+    # the command with no next prompt (the paste may be cut there): not evidence of an empty list
+    assert _dkms("ii  rock-dkms    1:4.3-59    all    x\n$ dkms status\n")[0][0] == "skip"
+
+
+def test_amdgpu_dkms_fails_when_the_module_is_only_added_or_built_for_another_kernel() -> None:
+    assert _dkms("$ dkms status\namdgpu/6.3.6-1718217.22.04: added\n")[0][0] == "fail"
+    other = "amdgpu/6.16.13-2303411.24.04, 7.0.0-14-generic, x86_64: installed\n"
+    got = _dkms(other, "$ uname -r\n7.0.0-22-generic\n")
+    assert got[0][0] == "fail" and "not for the running kernel 7.0.0-22-generic" in got[0][1]
+    assert _dkms(other, "$ uname -r\n7.0.0-14-generic\n")[0][0] == "ok"
+    assert _dkms(other)[0] == ("ok", ("amdgpu DKMS module installed for 7.0.0-14-generic (the running kernel is not "
+                                     "shown)"))
+
+
+def test_amdgpu_dkms_skips_without_dkms_status() -> None:
+    assert one("amdgpu-dkms").severity.value == "skip"

@@ -272,8 +272,29 @@ def test_amdgpu_probe_enomem_points_at_bar_space_and_missing_firmware_at_linux_f
                                                    "amdgpu: probe of 0000:43:00.0 failed with error -12"))
     assert bar.severity is Severity.FAIL and bar.fix is not None and "Above 4G" in bar.fix.text
     fw = one("amdgpu-driver-error", errors=pasted("kernel: amdgpu 0000:03:00.0: Direct firmware load for "
-                                                  "amdgpu/psp_13_0_7_ta.bin failed with error -2"))
+                                                  "amdgpu/vcn_4_0_4.bin failed with error -2"))
     assert fw.severity is Severity.FAIL and fw.fix is not None and "linux-firmware" in fw.fix.text
+
+
+def test_a_missing_psp_trusted_application_firmware_alone_is_not_a_driver_failure() -> None:
+    # legacy-rocm-build#912 (2x Radeon VII): vega20_ta.bin not found; AMD: ROCm does not need the TA firmware, and a
+    # copied-in one from another release breaks the PSP. Another missing file beside it is still a failure.
+    ta = ("[    3.353884] amdgpu 0000:19:00.0: Direct firmware load for amdgpu/vega20_ta.bin failed with error -2\n"
+          "[    3.353886] amdgpu 0000:19:00.0: psp v11.0: Failed to load firmware \"amdgpu/vega20_ta.bin\"")
+    assert one("amdgpu-driver-error", errors=pasted(ta)).severity is Severity.SKIP
+    more = ta + "\n[    3.4] amdgpu 0000:19:00.0: Direct firmware load for amdgpu/vega20_sos.bin failed with error -2"
+    assert one("amdgpu-driver-error", errors=pasted(more)).severity is Severity.FAIL
+
+
+def test_dkms_3_autoinstall_failures_are_read_as_a_failed_amdgpu_build() -> None:
+    # ROCm/amdgpu#220 (Ubuntu 26.04): DKMS 3's "(bad exit status: 2)" form of the build failure, no "Bad return status".
+    text = ("Autoinstall of module amdgpu/6.19.4-2337710.26.04 for kernel 7.0.0-22-generic (x86_64)\n"
+            "Building module(s).............(bad exit status: 2)\nFailed command:\n'make' KERNELVER=7.0.0-22-generic")
+    f = one("amdgpu-driver-error", errors=pasted(text))
+    assert f.severity is Severity.FAIL and f.fix is not None and "amdgpu-dkms" in f.fix.text
+    # another module's failed build is not amdgpu's
+    other = text.replace("module amdgpu/", "module nvidia/")
+    assert one("amdgpu-driver-error", errors=pasted(other)).severity is Severity.SKIP
 
 
 def test_amd_smi_missing_groups_is_a_warning_naming_the_groups() -> None:

@@ -1023,3 +1023,12 @@ def test_invokeai_s_gpu_model_field_and_a_product_name_without_radeon() -> None:
     g = gfx_for_name("RX 7600 XT")
     assert g is not None and g.gfx == "gfx1102"
     assert gfx_for_name("RX 9070 XT") is not None and gfx_for_name("RX 9070 XT").gfx == "gfx1201"  # type: ignore[union-attr]
+
+
+def test_docker_compose_log_prefixes_are_dropped_where_two_lines_share_one() -> None:
+    # text-generation-inference#223: a service's output behind compose's `name-1  | ` prefix.
+    text = ("# open-assistant-inference-worker-1     | torch version:  2.0.0+cu118\n"
+            "# open-assistant-inference-worker-1     | Torch CUDA:  False\n")
+    assert snapshot_from_text([text])["runtime"]["torch_version"] == "2.0.0+cu118"
+    # one line with such a shape is not a log (a table row, a sentence): left as it is
+    assert "runtime" not in snapshot_from_text(["gpu-0   | torch version:  2.0.0+cu118\n"])
