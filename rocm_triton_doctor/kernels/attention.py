@@ -496,9 +496,9 @@ tunecache.register_validator("attention", _checked_config)  # cached entries pas
 
 
 def tune_candidates(key: tuple[Any, ...]) -> list[dict[str, Any]]:
-    """Pointer-kernel tiles `smoke --tune` times for key (dtype, H_q // H_kv, S_q, S_k, D, causal); D > 128 only tiles
-    that (almost) do not spill on sm_90, AMD builds 1 stage (as policy.attention_config says why)."""
-    tiles = [(64, 64, 4, 2), (64, 32, 8, 2)] if key[4] > 128 else [(128, 64, 8, 3), (64, 64, 4, 3), (128, 32, 8, 2),
+    """Pointer-kernel tiles `smoke --tune` times for key (dtype, H_q // H_kv, S_q, S_k, D, causal); D > 128 the tiles
+    policy.attention_config picks between and 64x32 w8, AMD builds 1 stage (as policy.attention_config says why)."""
+    tiles = [(64, 64, 4, 2), (128, 64, 8, 2), (64, 32, 8, 2)] if key[4] > 128 else [(128, 64, 8, 3), (64, 64, 4, 3), (128, 32, 8, 2),
                                                                    (64, 32, 4, 2)]
     hip = torch.version.hip is not None
     return [{"BLOCK_M": m, "BLOCK_N": n, "num_warps": w, "num_stages": 1 if hip else s} for m, n, w, s in tiles]

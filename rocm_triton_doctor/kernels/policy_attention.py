@@ -142,7 +142,7 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
         return {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "SPLIT_D": False}
     if t.backend == "cuda":
         if head_dim > 128:
-            # D = 160-256 (the pointer kernel: small problems, or no TMA on this GPU or layout). --compile-only sm_90,
+            # D = 129-256 (the pointer kernel at every size since session 20; before, small problems). --compile-only sm_90,
             # Triton 3.9, ptxas spill bytes causal/non-causal: 64x32 w8 s2 8/0 (255 registers), 64x16 w8 s2 0/0 (0.16-
             # 0.25x SDPA on an H100), 64x64 w8 204/168, 128x32 w8 232/240, 128x64 w8 584/542. Timed on an H200
             # (docs/measurements/2026-11-28-h200-s19-split.json), 64x64 with 4 warps in 2 stages beat 64x32 w8 s2 on
@@ -154,6 +154,8 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
             # tiles fill the GPU (D192 B8 H32 S562 0.74 against 0.54, D256 B8 H16 S583 0.76 against 0.45, 12 rows)
             # and 64x64 w4 the rows where they do not (D256 B2 H8/4 S408x560 causal 1.21 against 0.91, D192 B1 H16
             # S125 1.23 against 1.03, 5 rows).
+            # --compile-only sm_90, Triton 3.9 (docs/measurements/2026-11-28-s20-compile-only-attention.json): 192
+            # columns 128x64 w8 0 spills (242 registers), 160 columns 64x64 w4 0 (233), 256 columns 128x64 w8 56 bytes.
             if head_dim <= 160 or small_grid:
                 return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}
             return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}
