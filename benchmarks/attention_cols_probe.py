@@ -17,7 +17,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from attention_split_probe import make, timed
+from attention_split_probe import make, measure, sdpa_times, shape_name
 from rocm_triton_doctor.kernels import attention, policy
 
 BF, FP = torch.bfloat16, torch.float16
@@ -80,26 +80,15 @@ def main() -> None:
         q, k, v = make(B, H, H_kv, S_q, S_k, D, dt, bshd, g)
         ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal, enable_gqa=True)
         gflop = 4.0 * B * H * D * attention.visible_pairs(S_q, S_k, causal) / 1e9
-        name = (f"{str(dt)[6:]} B{B} H{H}/{H_kv} Sq{S_q} Sk{S_k} D{D}{' causal' if causal else ''}"
-                f"{' BSHD' if bshd else ''}")
-        row: dict[str, Any] = {"shape": name, "gflop": gflop}
-        kx, vx = k.repeat_interleave(H // H_kv, 1), v.repeat_interleave(H // H_kv, 1)
-        gq = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True))
-        ex = timed(lambda: F.scaled_dot_product_attention(q, kx, vx, is_causal=causal))
-        row["sdpa"] = [min(x for x in (gq[0], ex[0]) if x is not None), min(gq[1], ex[1])]
+        name = shape_name(shape)
+        row: dict[str, Any] = {"shape": name, "gflop": gflop, "sdpa": sdpa_times(q, k, v, causal)}
         for label, kern, cfg in variants(D):
             if only and label not in only and label not in ("auto", "pad"):
                 continue
             # "pad": the policy with the pointer kernel's column split off (what ran before it existed)
             policy.pointer_column_split = (lambda t, d: False) if label == "pad" else split_rule  # type: ignore
             attention.clear_plans()
-            try:
-                o = attention.attention(q, k, v, causal, kernel=kern, config=cfg)
-                err = float((o.float() - ref).abs().max())
-                row[label] = list(timed(lambda: attention.attention(q, k, v, causal, kernel=kern, config=cfg))) \
-                    if err < 3e-2 else f"wrong {err:.2g}"
-            except Exception as exc:  # noqa: BLE001 - a variant this shape cannot take is reported
-                row[label] = f"error {str(exc).splitlines()[0][:60]}"
+            row[label] = measure(q, k, v, causal, kern, cfg, ref)
             policy.pointer_column_split = split_rule  # type: ignore
         rows.append(row)
         cells = []

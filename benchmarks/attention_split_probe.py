@@ -55,6 +55,33 @@ def timed(fn: Any) -> tuple[float | None, float]:
     return gpu, float(do_bench(fn, warmup=5, rep=30, return_mode="median")) * 1e3
 
 
+def shape_name(shape: tuple[Any, ...]) -> str:
+    B, H, H_kv, S_q, S_k, D, dt, causal, bshd = shape
+    return (f"{str(dt)[6:]} B{B} H{H}/{H_kv} Sq{S_q} Sk{S_k} D{D}{' causal' if causal else ''}"
+            f"{' BSHD' if bshd else ''}")
+
+
+def sdpa_times(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> list[float]:
+    """SDPA's [GPU us, event us]: the faster of its GQA form and K/V repeated to every query head."""
+    group = q.shape[1] // k.shape[1]
+    kx, vx = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
+    gq = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True))
+    ex = timed(lambda: F.scaled_dot_product_attention(q, kx, vx, is_causal=causal))
+    return [min(x for x in (gq[0], ex[0]) if x is not None), min(gq[1], ex[1])]
+
+
+def measure(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, kern: str, cfg: dict[str, Any] | None,
+            ref: torch.Tensor) -> list[float | None] | str:
+    """One variant: [GPU us, event us] once its output is within 3e-2 of ref, else "wrong …" or "error …"."""
+    try:
+        o = attention.attention(q, k, v, causal, kernel=kern, config=cfg)
+        err = float((o.float() - ref).abs().max())
+        return list(timed(lambda: attention.attention(q, k, v, causal, kernel=kern, config=cfg))) \
+            if err < 3e-2 else f"wrong {err:.2g}"
+    except Exception as exc:  # noqa: BLE001 - a variant this shape cannot take is reported
+        return f"error {str(exc).splitlines()[0][:60]}"
+
+
 def variants(section: str, shape: tuple[Any, ...]) -> list[tuple[str, str, dict[str, Any] | None]]:
     B, H, H_kv, S_q, S_k, D, dt, causal, _ = shape
     t = policy.target_for_device("cuda")
@@ -152,22 +179,11 @@ def main() -> None:
             B, H, H_kv, S_q, S_k, D, dt, causal, bshd = shape
             q, k, v = make(B, H, H_kv, S_q, S_k, D, dt, bshd, g)
             ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal, enable_gqa=True)
-            name = (f"{str(dt)[6:]} B{B} H{H}/{H_kv} Sq{S_q} Sk{S_k} D{D}{' causal' if causal else ''}"
-                    f"{' BSHD' if bshd else ''}")
-            row: dict[str, Any] = {"section": section, "shape": name}
-            kx, vx = k.repeat_interleave(H // H_kv, 1), v.repeat_interleave(H // H_kv, 1)
-            gq = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True))
-            ex = timed(lambda: F.scaled_dot_product_attention(q, kx, vx, is_causal=causal))
-            row["sdpa"] = [min(x for x in (gq[0], ex[0]) if x is not None), min(gq[1], ex[1])]
+            name = shape_name(shape)
+            row: dict[str, Any] = {"section": section, "shape": name, "sdpa": sdpa_times(q, k, v, causal)}
             for label, kern, cfg in ([("auto", "auto", None), ("old", *old_policy(shape))] if section == "fresh"
                                      else variants(section, shape)):
-                try:
-                    o = attention.attention(q, k, v, causal, kernel=kern, config=cfg)
-                    err = float((o.float() - ref).abs().max())
-                    row[label] = list(timed(lambda: attention.attention(q, k, v, causal, kernel=kern, config=cfg))) \
-                        if err < 3e-2 else f"wrong {err:.2g}"
-                except Exception as exc:  # noqa: BLE001 - a variant this shape cannot take is reported
-                    row[label] = f"error {str(exc).splitlines()[0][:60]}"
+                row[label] = measure(q, k, v, causal, kern, cfg, ref)
             rows.append(row)
             labels = [k for k in row if k not in ("section", "shape", "sdpa")]
             cells = []

@@ -31,31 +31,41 @@ KERNELS = ("auto", "pointer", "tma", "tma_device")
 
 
 @triton.jit
+def _kv_tiles(k_ptr, v_ptr, k_base, v_base, cols, offs_d, S_K, sk_s, sk_d, sv_s, sv_d, HEAD_DIM: tl.constexpr,
+              D_MASKED: tl.constexpr, MASKED: tl.constexpr, UPCAST: tl.constexpr):
+    """K (columns offs_d as rows, keys `cols` as columns) and V (keys as rows) of one key block, zero past S_K when
+    MASKED and past HEAD_DIM when D_MASKED (a column block that runs past the head dim); fp32 when UPCAST."""
+    k_ptrs = k_ptr + k_base + cols[None, :] * sk_s + offs_d[:, None] * sk_d
+    v_ptrs = v_ptr + v_base + cols[:, None] * sv_s + offs_d[None, :] * sv_d
+    if MASKED:
+        if D_MASKED:
+            k = tl.load(k_ptrs, mask=(cols[None, :] < S_K) & (offs_d[:, None] < HEAD_DIM), other=0.0)
+            v = tl.load(v_ptrs, mask=(cols[:, None] < S_K) & (offs_d[None, :] < HEAD_DIM), other=0.0)
+        else:
+            k = tl.load(k_ptrs, mask=cols[None, :] < S_K, other=0.0)
+            v = tl.load(v_ptrs, mask=cols[:, None] < S_K, other=0.0)
+    else:
+        if D_MASKED:
+            k = tl.load(k_ptrs, mask=offs_d[:, None] < HEAD_DIM, other=0.0)
+            v = tl.load(v_ptrs, mask=offs_d[None, :] < HEAD_DIM, other=0.0)
+        else:
+            k = tl.load(k_ptrs)
+            v = tl.load(v_ptrs)
+    if UPCAST:
+        k = k.to(tl.float32)
+        v = v.to(tl.float32)
+    return k, v
+
+
+@triton.jit
 def _attn_block(acc, l_i, m_i, q, k_ptr, v_ptr, k_base, v_base, start_n, offs_m, offs_n, offs_d, S_K, sk_s, sk_d,
                 sv_s, sv_d, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, MASKED: tl.constexpr,
                 UPCAST: tl.constexpr, CAUSAL: tl.constexpr, DOT_PREC: tl.constexpr):
     """One key/value block of the online softmax: update the running max m_i, sum l_i and the output accumulator.
     MASKED: the block holds keys past S_k or (causal) above the diagonal; only such blocks pay for the mask."""
     cols = start_n + offs_n
-    k_ptrs = k_ptr + k_base + cols[None, :] * sk_s + offs_d[:, None] * sk_d
-    v_ptrs = v_ptr + v_base + cols[:, None] * sv_s + offs_d[None, :] * sv_d
-    if MASKED:
-        if BLOCK_D == HEAD_DIM:
-            k = tl.load(k_ptrs, mask=cols[None, :] < S_K, other=0.0)
-            v = tl.load(v_ptrs, mask=cols[:, None] < S_K, other=0.0)
-        else:
-            k = tl.load(k_ptrs, mask=(cols[None, :] < S_K) & (offs_d[:, None] < HEAD_DIM), other=0.0)
-            v = tl.load(v_ptrs, mask=(cols[:, None] < S_K) & (offs_d[None, :] < HEAD_DIM), other=0.0)
-    else:
-        if BLOCK_D == HEAD_DIM:
-            k = tl.load(k_ptrs)
-            v = tl.load(v_ptrs)
-        else:
-            k = tl.load(k_ptrs, mask=offs_d[:, None] < HEAD_DIM, other=0.0)
-            v = tl.load(v_ptrs, mask=offs_d[None, :] < HEAD_DIM, other=0.0)
-    if UPCAST:
-        k = k.to(tl.float32)
-        v = v.to(tl.float32)
+    k, v = _kv_tiles(k_ptr, v_ptr, k_base, v_base, cols, offs_d, S_K, sk_s, sk_d, sv_s, sv_d, HEAD_DIM,
+                     BLOCK_D != HEAD_DIM, MASKED, UPCAST)
     return _softmax_update(acc, l_i, m_i, tl.dot(q, k, input_precision=DOT_PREC), v, offs_m, cols, S_K, qk_scale,
                            MASKED, CAUSAL, DOT_PREC)
 
@@ -69,34 +79,10 @@ def _attn_block_cols(acc, acc2, l_i, m_i, q, q2, k_ptr, v_ptr, k_base, v_base, s
     [BLOCK_D, BLOCK_D + BLOCK_D2) is masked on D only where it runs past HEAD_DIM. The scores are the sum of the two
     blocks' products; P multiplies each block of V into its own accumulator."""
     cols = start_n + offs_n
-    k_ptrs = k_ptr + k_base + cols[None, :] * sk_s + offs_d[:, None] * sk_d
-    v_ptrs = v_ptr + v_base + cols[:, None] * sv_s + offs_d[None, :] * sv_d
-    k2_ptrs = k_ptr + k_base + cols[None, :] * sk_s + offs_d2[:, None] * sk_d
-    v2_ptrs = v_ptr + v_base + cols[:, None] * sv_s + offs_d2[None, :] * sv_d
-    d2_ok = offs_d2 < HEAD_DIM
-    if MASKED:
-        k = tl.load(k_ptrs, mask=cols[None, :] < S_K, other=0.0)
-        v = tl.load(v_ptrs, mask=cols[:, None] < S_K, other=0.0)
-        if BLOCK_D + BLOCK_D2 == HEAD_DIM:
-            k2 = tl.load(k2_ptrs, mask=cols[None, :] < S_K, other=0.0)
-            v2 = tl.load(v2_ptrs, mask=cols[:, None] < S_K, other=0.0)
-        else:
-            k2 = tl.load(k2_ptrs, mask=(cols[None, :] < S_K) & d2_ok[:, None], other=0.0)
-            v2 = tl.load(v2_ptrs, mask=(cols[:, None] < S_K) & d2_ok[None, :], other=0.0)
-    else:
-        k = tl.load(k_ptrs)
-        v = tl.load(v_ptrs)
-        if BLOCK_D + BLOCK_D2 == HEAD_DIM:
-            k2 = tl.load(k2_ptrs)
-            v2 = tl.load(v2_ptrs)
-        else:
-            k2 = tl.load(k2_ptrs, mask=d2_ok[:, None], other=0.0)
-            v2 = tl.load(v2_ptrs, mask=d2_ok[None, :], other=0.0)
-    if UPCAST:
-        k = k.to(tl.float32)
-        v = v.to(tl.float32)
-        k2 = k2.to(tl.float32)
-        v2 = v2.to(tl.float32)
+    k, v = _kv_tiles(k_ptr, v_ptr, k_base, v_base, cols, offs_d, S_K, sk_s, sk_d, sv_s, sv_d, HEAD_DIM, False, MASKED,
+                     UPCAST)
+    k2, v2 = _kv_tiles(k_ptr, v_ptr, k_base, v_base, cols, offs_d2, S_K, sk_s, sk_d, sv_s, sv_d, HEAD_DIM,
+                       BLOCK_D + BLOCK_D2 != HEAD_DIM, MASKED, UPCAST)
     qk = tl.dot(q2, k2, tl.dot(q, k, input_precision=DOT_PREC), input_precision=DOT_PREC)
     p, alpha, l_i, m_new = _online_softmax(l_i, m_i, qk, offs_m, cols, S_K, qk_scale, MASKED, CAUSAL)
     acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None], input_precision=DOT_PREC)
@@ -232,6 +218,7 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b,
                                                    offs_m, offs_n, offs_d, offs_d2, S_K, sk_s, sk_d, sv_s, sv_d,
                                                    qk_scale, HEAD_DIM, BLOCK_D, BLOCK_D2, True, UPCAST, CAUSAL,
                                                    DOT_PREC)
+        # stored here, before acc's division, so the two accumulators are not live at once (4 registers on sm_90)
         tl.store(o_ptr + o_base + offs_m[:, None] * so_s + offs_d2[None, :] * so_d,
                  (acc2 / tl.where(l_i == 0.0, 1.0, l_i)[:, None]).to(o_ptr.dtype.element_ty), mask=rows_ok2)
     else:
@@ -263,8 +250,9 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     strides, a Triton with tensor descriptors, Hopper or the interpreter) or "tma_device" (attention_tma.
     attn_fwd_tdesc_kernel, descriptors built on the GPU: fp16/bf16, any D with 16-byte aligned rows, a Triton with
     tl.make_tensor_descriptor). config: tiles for tests and the tuning scripts (BLOCK_M, BLOCK_N, num_warps,
-    num_stages; WARP_SPECIALIZE and SPLIT_D for tma_device). lse: an fp32 (B, H_q, S_q) contiguous tensor that
-    receives the rows' log2-sum-exp for the backward (pointer kernel only: STATS)."""
+    num_stages; SPLIT_D for the pointer kernel and tma_device, WARP_SPECIALIZE for tma_device). lse: an fp32
+    (B, H_q, S_q) contiguous tensor that receives the rows' log2-sum-exp for the backward (pointer kernel only:
+    STATS)."""
     if kernel not in KERNELS:
         raise ValueError(f"attention: kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     causal = argcheck.check_flag("attention", "causal", causal)

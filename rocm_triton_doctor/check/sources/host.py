@@ -211,7 +211,7 @@ def parse_prompt(text: str, cmd: str | None = None) -> Fragment:
 # `amdgpu, 5.11.32-1509511.20.04, 5.4.0-90-generic, x86_64: installed`, a module only registered `amdgpu/6.3.6: added`.
 _DKMS_LINE = re.compile(r"^\s*(?P<mod>[\w-]+)(?:/|,\s*)(?P<ver>[^,\s:]+)(?:,\s*(?P<kernel>[^,\s]+),\s*[^:\s]+)?:\s*"
                         r"(?P<state>added|built|installed)\b", re.M)
-_DKMS_CMD = re.compile(r"^\s*(?:\S*[$#]\s*)?(?:sudo\s+)?dkms\s+status\s*$", re.M)
+_DKMS_CMD = re.compile(r"^[ \t]*(?:\S*[$#][ \t]*)?(?:sudo[ \t]+)?dkms[ \t]+status[ \t]*$", re.M)
 _PROMPT_LINE = re.compile(r"^\s*(?:[\w.@:~/-]*[$#]|>>>)\s")
 
 
@@ -224,7 +224,7 @@ def parse_dkms_status(text: str, cmd: str | None = None) -> Fragment:
                 "state": m.group("state")} for m in _DKMS_LINE.finditer(text)]
     shown = bool(entries)
     for m in _DKMS_CMD.finditer(text):
-        rest = text[m.end():].split("\n")[1:]
+        rest = text[m.end():].split("\n")[1:]  # the lines after the command's own
         body: list[str] = []
         for ln in rest:
             if _PROMPT_LINE.match(ln):
