@@ -25,8 +25,8 @@ import triton.language as tl
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import argcheck, policy
 from rocm_triton_doctor.kernels import attention as _fwd
-from rocm_triton_doctor.kernels.attention import (LOG2E, _bhs, _key_ranges, _signed, fp32_dots,  # the forward's Q'
-                                                  kernel_scale, row_strides)
+from rocm_triton_doctor.kernels.attention import LOG2E, fp32_dots, kernel_scale, row_strides
+from rocm_triton_doctor.kernels.attention_blocks import _bhs, _key_ranges, _signed  # the forward's own blocks
 from rocm_triton_doctor.kernels.base import AotSpec, cdiv, upcast_dots, first_order_only
 
 

@@ -17,7 +17,8 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels.attention import _attn_block, _bhs, _signed, row_strides
+from rocm_triton_doctor.kernels.attention import row_strides
+from rocm_triton_doctor.kernels.attention_blocks import _attn_block, _bhs, _signed
 from rocm_triton_doctor.kernels.base import cdiv
 from rocm_triton_doctor.kernels.launch import launch
 

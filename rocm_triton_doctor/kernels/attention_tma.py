@@ -20,14 +20,15 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch import launch as launch_kernel
-from rocm_triton_doctor.kernels.attention import _key_ranges, _online_softmax, _signed, _softmax_update, column_blocks
+from rocm_triton_doctor.kernels.attention_blocks import _key_ranges, _online_softmax, _signed, _softmax_update
+from rocm_triton_doctor.kernels.policy_attention import column_blocks
 
 
 @triton.jit
 def _tdesc_block(acc, acc2, l_i, m_i, q, q2, k_desc, v_desc, k2_desc, v2_desc, b, kh, start_n, offs_m, offs_n, S_K,
                  qk_scale, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_D2: tl.constexpr, MASKED: tl.constexpr,
                  UPCAST: tl.constexpr, CAUSAL: tl.constexpr):
-    """One key block of the online softmax (attention._softmax_update's arithmetic and masking), over the head dim's
+    """One key block of the online softmax (attention_blocks._softmax_update's arithmetic and masking), over the head dim's
     columns [0, BLOCK_D) and, when BLOCK_D2 > 0, [BLOCK_D, BLOCK_D + BLOCK_D2) in a second accumulator."""
     k = k_desc.load([b, kh, start_n, 0]).reshape(BLOCK_N, BLOCK_D)
     v = v_desc.load([b, kh, start_n, 0]).reshape(BLOCK_N, BLOCK_D)
