@@ -5,6 +5,9 @@ can use). Every output is checked against an fp32 SDPA before it is timed; GPU t
 (do_bench_cudagraph), host-inclusive time back-to-back events (do_bench).
 
 Usage (GPU): PYTHONPATH=.:benchmarks python benchmarks/attention_cols_probe.py [--fresh SEED -n N] [--json PATH]
+       ... --set s21 [--flex]: the H200 hunts' (seeds 11, 12) worst rows at D = 112-256 and causal GQA D = 128 over
+       more tilings: the head dim in two equal halves (256 as 128 + 128), host descriptors at D = 256, 3-stage tiles,
+       and with --flex torch's own Triton attention (flex_attention under torch.compile) beside SDPA.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from attention_split_probe import make, measure, sdpa_times, shape_name
+from attention_split_probe import make, measure, sdpa_times, shape_name, timed
 from rocm_triton_doctor.kernels import attention, policy
 
 BF, FP = torch.bfloat16, torch.float16
@@ -28,6 +31,13 @@ FIXED = [(13, 16, 2, 950, 97, 160, BF, True, False), (7, 12, 4, 958, 958, 160, F
          (2, 16, 16, 724, 724, 192, BF, False, True), (2, 40, 4, 314, 314, 160, BF, True, False),
          (9, 8, 1, 759, 759, 112, BF, False, True), (1, 12, 12, 531, 531, 80, BF, False, True),
          (6, 40, 1, 567, 567, 80, BF, True, False), (4, 8, 8, 1886, 1055, 256, FP, True, True)]
+
+
+# (same fields) session 21: the hunts' worst rows, seed 11 (all classes) and seed 12 (attention only), H200
+S21 = [(14, 32, 2, 325, 325, 128, BF, True, True), (3, 24, 4, 868, 868, 256, BF, True, False),
+       (2, 24, 4, 1032, 1032, 192, BF, False, False), (7, 32, 32, 1065, 1065, 256, BF, True, True),
+       (6, 16, 2, 565, 565, 192, BF, True, False), (9, 12, 4, 765, 765, 112, BF, True, False),
+       (2, 24, 24, 3822, 3822, 144, BF, False, False), (9, 24, 1, 1415, 1415, 192, BF, False, False)]
 
 
 def p(bm: int, bn: int, w: int, s: int, split: bool = True) -> dict[str, Any]:
@@ -50,6 +60,48 @@ def variants(D: int) -> list[tuple[str, str, dict[str, Any] | None]]:
                   ("pad128x64w8s3", "pointer", p(128, 64, 8, 3, False)), ("tdesc", "tma_device", None)]
 
 
+def variants_s21(D: int) -> list[tuple[str, str, dict[str, Any] | None]]:
+    """Session 21's tilings: "halves" runs the pointer kernel with the head dim in two equal column blocks (256 as
+    128 + 128, 128 as 64 + 64: column_blocks patched for the variant), "tma" the host-descriptor kernel."""
+    out: list[tuple[str, str, dict[str, Any] | None]] = [("auto", "auto", None)]
+    if D > 128:
+        out += [("p128x64w8s2", "pointer", p(128, 64, 8, 2)), ("p64x64w4s2", "pointer", p(64, 64, 4, 2)),
+                ("p64x32w4s3", "pointer", p(64, 32, 4, 3)), ("p128x32w8s3", "pointer", p(128, 32, 8, 3))]
+    else:
+        out += [("p128x64w8s3", "pointer", p(128, 64, 8, 3)), ("p64x64w4s3", "pointer", p(64, 64, 4, 3)),
+                ("p64x64w4s2", "pointer", p(64, 64, 4, 2)), ("p128x32w8s3", "pointer", p(128, 32, 8, 3)),
+                ("tdesc", "tma_device", None)]
+    if D in (128, 256):
+        out += [("halves", "auto", None), ("halves128x64w8s2", "pointer", p(128, 64, 8, 2)),
+                ("halves64x64w4s2", "pointer", p(64, 64, 4, 2)),
+                ("tma128x64w8s2", "tma", {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2})]
+    if D == 128:
+        out += [("tma", "tma", None)]
+    return out
+
+
+_FLEX: Any = None
+
+
+def flex_row(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, ref: torch.Tensor) -> Any:
+    """torch's flex_attention compiled by Inductor (its own Triton kernel and H100 tiles): [GPU us, event us] once
+    within 3e-2 of ref, else the reason."""
+    global _FLEX
+    try:
+        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+        if _FLEX is None:
+            _FLEX = torch.compile(flex_attention, dynamic=False)
+        bm = None
+        if causal:
+            bm = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, q.shape[2], k.shape[2], device="cuda")
+        fn = lambda: _FLEX(q, k, v, block_mask=bm, enable_gqa=q.shape[1] != k.shape[1])  # noqa: E731
+        err = float((fn().float() - ref).abs().max())
+        return list(timed(fn)) if err < 3e-2 else f"wrong {err:.2g}"
+    except Exception as exc:  # noqa: BLE001 - a shape flex does not take is reported
+        return f"error {str(exc).splitlines()[0][:60]}"
+
+
 def fresh(seed: int, n: int) -> list[tuple[Any, ...]]:
     """n random shapes per head-dim class: 65-127 and 129-255 not powers of two, and 256; S from 64 to 2896."""
     r = random.Random(seed)
@@ -70,26 +122,34 @@ def main() -> None:
     ap.add_argument("--fresh", type=int, metavar="SEED", help="random shapes instead of the fixed rows")
     ap.add_argument("-n", type=int, default=8, help="--fresh: shapes per head-dim class")
     ap.add_argument("--only", help="comma-separated variant labels to run (default: all)")
+    ap.add_argument("--set", choices=("s20", "s21"), default="s20", help="the fixed rows (and their variants)")
+    ap.add_argument("--flex", action="store_true", help="also time torch's flex_attention (compiled)")
     args = ap.parse_args()
     g = torch.Generator(device="cuda").manual_seed(0)
     only = set(args.only.split(",")) if args.only else None
     split_rule = policy.pointer_column_split
     rows = []
-    for shape in fresh(args.fresh, args.n) if args.fresh is not None else FIXED:
+    cb = attention.column_blocks
+    halves = lambda D, split=True: (D // 2, D // 2) if split and D in (128, 256) else cb(D, split)  # noqa: E731
+    for shape in fresh(args.fresh, args.n) if args.fresh is not None else S21 if args.set == "s21" else FIXED:
         B, H, H_kv, S_q, S_k, D, dt, causal, bshd = shape
         q, k, v = make(B, H, H_kv, S_q, S_k, D, dt, bshd, g)
         ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal, enable_gqa=True)
         gflop = 4.0 * B * H * D * attention.visible_pairs(S_q, S_k, causal) / 1e9
         name = shape_name(shape)
         row: dict[str, Any] = {"shape": name, "gflop": gflop, "sdpa": sdpa_times(q, k, v, causal)}
-        for label, kern, cfg in variants(D):
+        for label, kern, cfg in variants_s21(D) if args.set == "s21" else variants(D):
             if only and label not in only and label not in ("auto", "pad"):
                 continue
             # "pad": the policy with the pointer kernel's column split off (what ran before it existed)
             policy.pointer_column_split = (lambda t, d: False) if label == "pad" else split_rule  # type: ignore
+            attention.column_blocks = halves if label.startswith("halves") else cb  # type: ignore[assignment]
             attention.clear_plans()
             row[label] = measure(q, k, v, causal, kern, cfg, ref)
             policy.pointer_column_split = split_rule  # type: ignore
+            attention.column_blocks = cb  # type: ignore[assignment]
+        if args.flex:
+            row["flex"] = flex_row(q, k, v, causal, ref)
         rows.append(row)
         cells = []
         for lab in [x for x in row if x not in ("shape", "gflop", "sdpa")]:

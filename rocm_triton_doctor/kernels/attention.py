@@ -17,7 +17,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels.launch import launch
+from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels import argcheck, policy, tunecache
 from rocm_triton_doctor.kernels.attention_blocks import _attn_block, _attn_block_cols, _bhs, _key_ranges, _signed
 from rocm_triton_doctor.kernels.policy_attention import column_blocks
@@ -169,7 +169,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
                 plan[1](q, k, v, o, lse)
                 return o
             tunecache.note("attention", plan[0])
-            launch(attn_fwd_kernel, plan[1], q, k, v, o, *plan[2], lse_ptr=lse, **plan[3])
+            plan[1](q, k, v, o, lse)
             return o
     else:
         pkey = None
@@ -244,8 +244,9 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     ints = (qk_scale, S_q, S_k, H // H_kv, *strides)
     kw = {"HEAD_DIM": D, "BLOCK_D": block_d, "BLOCK_D2": block_d2, **consts, **cfg, "STATS": lse is not None,
           **fp32_dots(target, dtype), "DIV": div}
-    _remember(pkey, (tkey, grid, ints, kw))
-    launch(attn_fwd_kernel, grid, q, k, v, o, *ints, lse_ptr=lse, **kw)
+    site = Site(attn_fwd_kernel, grid, (DYN,) * 4 + ints, {"lse_ptr": DYN, **kw})  # launch_site.py: q, k, v, o, lse
+    _remember(pkey, (tkey, site))
+    site(q, k, v, o, lse)
     return o
 
 
@@ -317,7 +318,7 @@ def _check_lse(lse: torch.Tensor, shape: tuple[int, int, int], dev: torch.device
 
 
 PLAN_LIMIT = 4096
-_PLANS: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # (tune key, grid, ints, constexprs and options) or ("split", SplitLaunch)
+_PLANS: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # (tune key, the pointer kernel's Site) or ("split", SplitLaunch)
 
 
 def _remember(pkey: tuple[Any, ...] | None, plan: tuple[Any, ...]) -> None:

@@ -20,7 +20,7 @@ import triton.language as tl
 from rocm_triton_doctor.kernels.attention import row_strides
 from rocm_triton_doctor.kernels.attention_blocks import _attn_block, _bhs, _signed
 from rocm_triton_doctor.kernels.base import cdiv
-from rocm_triton_doctor.kernels.launch import launch
+from rocm_triton_doctor.kernels.launch_site import DYN, Site
 
 
 @triton.jit
@@ -150,13 +150,17 @@ class SplitLaunch:
         self.merge_args = (S_q, group, H, stat_at, *strides[12:])
         self.merge_kw = {"HEAD_DIM": D, "BLOCK_D": kw["BLOCK_D"], "BLOCK_R": block_r, "SPLITS": splits,
                          "STATS": stats, "DIV": div, "num_warps": 4}
+        # launch_site.py: only the tensors change from call to call
+        self.site = Site(attn_fwd_split_kernel, self.grid, (DYN,) * 6 + self.args, self.kw)
+        self.merge_site = Site(attn_split_merge_kernel, self.merge_grid, (DYN,) * 3 + self.merge_args,
+                               self.merge_kw) if self.merge_grid is not None else None
 
     def __call__(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
                  lse: torch.Tensor | None) -> None:
         part = torch.empty(self.scratch, dtype=torch.float32, device=self.device) if self.scratch else None
-        launch(attn_fwd_split_kernel, self.grid, q, k, v, o, part, lse, *self.args, **self.kw)
-        if self.merge_grid is not None:
-            launch(attn_split_merge_kernel, self.merge_grid, o, part, lse, *self.merge_args, **self.merge_kw)
+        self.site(q, k, v, o, part, lse)
+        if self.merge_site is not None:
+            self.merge_site(o, part, lse)
 
 
 def aot_specs(target: Any) -> list[tuple[str, Any, dict[str, str], dict[str, Any], dict[str, Any]]]:

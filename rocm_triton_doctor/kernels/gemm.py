@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from rocm_triton_doctor.kernels.launch import launch
+from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels import argcheck, policy, tunecache
 from rocm_triton_doctor.kernels.base import (KernelSpec, cdiv, check_device, check_p, dropout_args, tma_layout_ok,
                                              upcast_dots)
@@ -128,7 +128,7 @@ class _Part:
     (split 1), or K-split into an fp32 workspace and _splitk_reduce_kernel into C. ints: the kernel's integer
     arguments; kw: its constexprs and options; the reduce's likewise."""
 
-    __slots__ = ("lo", "hi", "split", "grid", "ints", "kw", "ws_cols", "rgrid", "rints", "rkw", "kern")
+    __slots__ = ("lo", "hi", "split", "grid", "ints", "kw", "ws_cols", "rgrid", "rints", "rkw", "kern", "site", "rsite")
 
     def __init__(self, lo: int, hi: int, split: int, grid: tuple[int, int], ints: tuple[Any, ...], kw: dict[str, Any],
                  ws_cols: int = 0, rgrid: tuple[int, int] = (0, 0), rints: tuple[Any, ...] = (),
@@ -136,6 +136,12 @@ class _Part:
         self.lo, self.hi, self.split, self.grid, self.ints, self.kw = lo, hi, split, grid, ints, kw
         self.ws_cols, self.rgrid, self.rints, self.rkw = ws_cols, rgrid, rints, rkw or {}
         self.kern = gemm_kernel if kern is None else kern
+        # Launch sites (launch_site.py): only the tensors, the seed and the dropout threshold/scale change per call.
+        if split == 1:  # (A, B, C, bias, ints..., seed, threshold, scale)
+            self.site = Site(self.kern, grid, (DYN,) * 4 + ints + (DYN,) * 3, kw)
+        else:  # K-split into the workspace (no epilogue), then the reduce with the epilogue into C
+            self.site = Site(self.kern, grid, (DYN,) * 4 + ints + (0, 0, 1.0), kw)
+            self.rsite = Site(_splitk_reduce_kernel, self.rgrid, (DYN,) * 3 + self.rints + (DYN,) * 3, self.rkw)
 
 
 class _Plan:
@@ -158,11 +164,11 @@ class _Plan:
             whole = part.lo == 0 and part.hi == self.M
             ap, cp = (a, c) if whole else (a[part.lo:part.hi], c[part.lo:part.hi])
             if part.split == 1:
-                launch(part.kern, part.grid, ap, b, cp, bias_arg, *part.ints, seed, threshold, scale, **part.kw)
+                part.site(ap, b, cp, bias_arg, seed, threshold, scale)
                 continue
             ws = torch.empty((part.split, part.hi - part.lo, part.ws_cols), dtype=torch.float32, device=a.device)
-            launch(part.kern, part.grid, ap, b, ws, ws, *part.ints, 0, 0, 1.0, **part.kw)
-            launch(_splitk_reduce_kernel, part.rgrid, ws, cp, bias_arg, *part.rints, seed, threshold, scale, **part.rkw)
+            part.site(ap, b, ws, ws)
+            part.rsite(ws, cp, bias_arg, seed, threshold, scale)
 
 
 def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor | None, epilogue: str, p: float,

@@ -264,23 +264,43 @@ def launch_fitting(kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> Any:
             kwargs = {**kwargs, key: cur - 1 if key == "num_stages" else cur // 2}
 
 
+def hooked(rt: _Runtime, plan: _Plan) -> bool:
+    """Whether a launch hook, the stage-inspection hook or a pre-run hook is set: Triton's path must run them."""
+    rk = rt.runtime_knobs
+    enter, leave = rk.launch_enter_hook, rk.launch_exit_hook
+    chain = rt.hook_chain
+    return bool((enter is not None and (type(enter) is not chain or enter.calls))
+                or (leave is not None and (type(leave) is not chain or leave.calls))
+                or getattr(rk, "add_stages_inspection_hook", None) is not None or plan.fn.pre_run_hooks)
+
+
+def check_globals(kernel: Any) -> None:
+    """As JITFunction.run: a global the kernel read at compile time must not have changed since."""
+    used = kernel.used_global_vals
+    if used:
+        missing = object()
+        for (name, _), (val, globals_dict) in used.items():
+            if (new := globals_dict.get(name, missing)) != val:
+                raise RuntimeError(f"Global variable {name} has changed since we compiled this kernel, from {val} to "
+                                   f"{new}")
+
+
+def plan_of(kernel: Any) -> _Plan | None:
+    """kernel's _Plan (made at its first launch), or None where the fast path does not apply to it."""
+    plan = _PLANS.get(id(kernel), _MISSING)
+    return _plan_for(kernel) if plan is _MISSING else plan  # type: ignore[return-value]
+
+
 def launch(kernel: Any, grid: tuple[int, ...], *args: Any, **kwargs: Any) -> None:
     """kernel[grid](*args, **kwargs), through a cached compiled kernel when one matches (see the module docstring)."""
-    plan = _PLANS.get(id(kernel), _MISSING)
-    if plan is _MISSING:
-        plan = _plan_for(kernel)
+    plan = plan_of(kernel)
     if plan is None or type(grid) is not tuple:
         launch_fitting(kernel, grid, *args, **kwargs)
         return
     assert isinstance(plan, _Plan)
     rt = _RT
     assert rt is not None
-    rk = rt.runtime_knobs
-    enter, leave = rk.launch_enter_hook, rk.launch_exit_hook
-    chain = rt.hook_chain
-    if ((enter is not None and (type(enter) is not chain or enter.calls))
-            or (leave is not None and (type(leave) is not chain or leave.calls))
-            or getattr(rk, "add_stages_inspection_hook", None) is not None or plan.fn.pre_run_hooks):
+    if hooked(rt, plan):
         launch_fitting(kernel, grid, *args, **kwargs)
         return
     drv = rt.driver.active
@@ -303,13 +323,7 @@ def launch(kernel: Any, grid: tuple[int, ...], *args: Any, **kwargs: Any) -> Non
                 plan.cache.clear()
             plan.cache[key] = (ck.run, ck.function, ck.packed_metadata, ck)
         return
-    used = kernel.used_global_vals
-    if used:  # as JITFunction.run: a global the kernel read at compile time must not have changed since
-        missing = object()
-        for (name, _), (val, globals_dict) in used.items():
-            if (new := globals_dict.get(name, missing)) != val:
-                raise RuntimeError(f"Global variable {name} has changed since we compiled this kernel, from {val} to "
-                                   f"{new}")
+    check_globals(kernel)
     run, function, packed, _ck = hit
     n = len(grid)
     run(grid[0], grid[1] if n > 1 else 1, grid[2] if n > 2 else 1, drv.get_current_stream(device), function, packed,

@@ -14,6 +14,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rocm_triton_doctor.kernels import launch as launch_mod
 from rocm_triton_doctor.kernels import attention, attention_backward
 from rocm_triton_doctor.kernels.tolerances import tolerance
 from rocm_triton_doctor.kernels.base import Case
@@ -434,7 +435,7 @@ def test_the_forward_and_backward_launch_with_the_stride_divisor_and_stay_right(
     q, k, v = (torch.randn(1, 17, 2, 40, generator=g).transpose(1, 2).requires_grad_() for _ in range(3))
     out = attention.autograd_op(q, k, v, True)
     plan = next(iter(attention._PLANS.values()))
-    assert plan[3]["DIV"] == 8
+    assert plan[1].kwargs["DIV"] == 8
     ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True)
     torch.testing.assert_close(out.double(), ref, rtol=2e-5, atol=2e-5)
     grads = torch.autograd.grad(out, (q, k, v), torch.ones_like(out))
@@ -631,8 +632,8 @@ def test_the_pointer_kernel_splits_head_dims_past_64_that_save_columns(monkeypat
     t = policy.Target("interpreter", "cpu", 1)
     assert not policy.pointer_column_split(t, 40) and policy.pointer_column_split(t, 80)
     seen: list[dict[str, object]] = []
-    real = attention.launch
-    monkeypatch.setattr(attention, "launch", lambda fn, grid, *a, **kw: seen.append(kw) or real(fn, grid, *a, **kw))
+    real = launch_mod.launch
+    monkeypatch.setattr(launch_mod, "launch", lambda fn, grid, *a, **kw: seen.append(kw) or real(fn, grid, *a, **kw))
     for D, want in ((160, (128, 32)), (80, (64, 16)), (112, (128, 0)), (40, (64, 0)), (256, (256, 0))):
         attention.clear_plans()
         x = torch.randn(1, 2, 9, D)

@@ -14,6 +14,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rocm_triton_doctor.kernels import launch as launch_mod
 from rocm_triton_doctor.kernels import gemm, policy
 from rocm_triton_doctor.kernels.base import tma_layout_ok
 from rocm_triton_doctor.kernels.tolerances import tolerance
@@ -457,14 +458,14 @@ def test_copied_k_major_operands_run_the_k_loop_to_their_zero_padding(monkeypatc
     """Both operands copied with K contiguous: the kernel's K is rounded up to 16 bytes (zeros on both sides) and
     reaches it as quotient and DIV_K, so the last K block's loads are vectors; otherwise the true K."""
     seen: list[tuple[int, int, bool]] = []
-    real = gemm.launch
+    real = launch_mod.launch
 
     def spy(fn: Any, grid: Any, *args: Any, **kw: Any) -> None:
         if "DIV_K" in kw:
             seen.append((args[6] * kw["DIV_K"], kw["DIV_K"], kw["EVEN_K"]))
         real(fn, grid, *args, **kw)
 
-    monkeypatch.setattr(gemm, "launch", spy)
+    monkeypatch.setattr(launch_mod, "launch", spy)
     g = torch.Generator().manual_seed(5)
     for dtype, per in ((torch.bfloat16, 8), (torch.float32, 4)):
         a = torch.randn(21, 37, generator=g).to(dtype)
@@ -499,14 +500,14 @@ def test_each_misaligned_operand_is_copied_once_a_call(monkeypatch: pytest.Monke
 
 def test_a_copied_n_major_b_is_read_to_its_zero_padding(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[int] = []
-    real = gemm.launch
+    real = launch_mod.launch
 
     def spy(fn: Any, grid: Any, *args: Any, **kw: Any) -> None:
         if "B_PAD" in kw:
             seen.append(kw["B_PAD"])
         real(fn, grid, *args, **kw)
 
-    monkeypatch.setattr(gemm, "launch", spy)
+    monkeypatch.setattr(launch_mod, "launch", spy)
     g = torch.Generator().manual_seed(3)
     for dtype, per in ((torch.float16, 8), (torch.float32, 4)):
         a = torch.randn(40, 70, generator=g).to(dtype)

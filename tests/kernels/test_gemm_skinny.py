@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import torch
 
+from rocm_triton_doctor.kernels import launch as launch_mod
 from rocm_triton_doctor.kernels import gemm, policy
 from tests.kernels.test_gemm import assert_matches, operand
 
@@ -115,7 +116,7 @@ def test_skinny_tiles_compute_right(M: int, K: int, N: int, dtype: torch.dtype, 
 def _spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     monkeypatch.setenv("RTD_TUNE_CACHE", "off")  # no per-device cache for a pretend GPU
-    monkeypatch.setattr(gemm, "launch", lambda fn, grid, *a, **kw: calls.append(fn.fn.__name__))
+    monkeypatch.setattr(launch_mod, "launch", lambda fn, grid, *a, **kw: calls.append(fn.fn.__name__))
     monkeypatch.setattr(policy, "target_for_device", lambda device: H100)
     return calls
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import torch
 
+from rocm_triton_doctor.kernels import launch as launch_mod
 from rocm_triton_doctor.kernels import attention, attention_backward, gemm, policy, policy_fp32
 from rocm_triton_doctor.kernels.policy import Target
 
@@ -65,7 +66,9 @@ def test_tensor_core_tiles(M: int, N: int, K: int, b_nmajor: bool, aligned: bool
 def _spy(monkeypatch: pytest.MonkeyPatch, module: Any, target: Target) -> list[tuple[str, dict[str, Any]]]:
     calls: list[tuple[str, dict[str, Any]]] = []
     monkeypatch.setenv("RTD_TUNE_CACHE", "off")  # no per-device cache for a pretend GPU
-    monkeypatch.setattr(module, "launch", lambda fn, grid, *a, **kw: calls.append((fn.fn.__name__, kw)))
+    # gemm and attention launch through launch_site.Site, which calls kernels.launch.launch
+    monkeypatch.setattr(module if hasattr(module, "launch") else launch_mod, "launch",
+                        lambda fn, grid, *a, **kw: calls.append((fn.fn.__name__, kw)))
     monkeypatch.setattr(policy, "target_for_device", lambda device: target)
     return calls
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import torch
 
+from rocm_triton_doctor.kernels import launch as launch_mod
 from rocm_triton_doctor.kernels import attention, gemm, policy, tunecache
 from rocm_triton_doctor.kernels.gemm_parts import tune_key
 from rocm_triton_doctor.kernels.policy import Target
@@ -133,7 +134,9 @@ TILES = {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 2, "SPLIT_K": 1
 def _spy(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[tuple[str, dict[str, Any]]]:
     """Record what the launcher launches (kernel name, constexpr/launch kwargs) instead of running it."""
     calls: list[tuple[str, dict[str, Any]]] = []
-    monkeypatch.setattr(module, "launch", lambda fn, grid, *a, **kw: calls.append((fn.fn.__name__, kw)))
+    # gemm and attention launch through launch_site.Site, which calls kernels.launch.launch
+    monkeypatch.setattr(module if hasattr(module, "launch") else launch_mod, "launch",
+                        lambda fn, grid, *a, **kw: calls.append((fn.fn.__name__, kw)))
     if module is gemm:
         monkeypatch.setattr(gemm, "gemm_tma_kernel", _Indexable(lambda *a, **kw: calls.append(("gemm_tma_kernel", kw))))
     return calls
