@@ -39,6 +39,14 @@ S21 = [(14, 32, 2, 325, 325, 128, BF, True, True), (3, 24, 4, 868, 868, 256, BF,
        (6, 16, 2, 565, 565, 192, BF, True, False), (9, 12, 4, 765, 765, 112, BF, True, False),
        (2, 24, 24, 3822, 3822, 144, BF, False, False), (9, 24, 1, 1415, 1415, 192, BF, False, False)]
 
+# D = 97-127 at large sizes (64 + 64 columns saves nothing: both kernels compute 128): which kernel wins where the
+# policy sends causal problems from 200 GFLOP to the device-descriptor kernel (hunt seed 13: D112 B12 H40/1 S1865
+# causal 0.66x SDPA there)
+D112 = [(12, 40, 1, 1865, 1865, 112, BF, True, True), (1, 40, 4, 3461, 2544, 112, FP, False, False),
+        (4, 32, 8, 4096, 4096, 112, BF, True, False), (2, 32, 32, 4096, 4096, 112, FP, False, False),
+        (8, 16, 2, 2048, 2048, 104, BF, True, False), (4, 32, 4, 4096, 4096, 120, BF, True, True),
+        (14, 24, 4, 1329, 1329, 112, FP, True, False), (2, 64, 4, 1339, 1339, 112, BF, False, False)]
+
 
 def p(bm: int, bn: int, w: int, s: int, split: bool = True) -> dict[str, Any]:
     return {"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": w, "num_stages": s, "SPLIT_D": split}
@@ -122,7 +130,7 @@ def main() -> None:
     ap.add_argument("--fresh", type=int, metavar="SEED", help="random shapes instead of the fixed rows")
     ap.add_argument("-n", type=int, default=8, help="--fresh: shapes per head-dim class")
     ap.add_argument("--only", help="comma-separated variant labels to run (default: all)")
-    ap.add_argument("--set", choices=("s20", "s21"), default="s20", help="the fixed rows (and their variants)")
+    ap.add_argument("--set", choices=("s20", "s21", "d112"), default="s20", help="the fixed rows (and their variants)")
     ap.add_argument("--flex", action="store_true", help="also time torch's flex_attention (compiled)")
     args = ap.parse_args()
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -131,14 +139,15 @@ def main() -> None:
     rows = []
     cb = attention.column_blocks
     halves = lambda D, split=True: (D // 2, D // 2) if split and D in (128, 256) else cb(D, split)  # noqa: E731
-    for shape in fresh(args.fresh, args.n) if args.fresh is not None else S21 if args.set == "s21" else FIXED:
+    fixed = {"s20": FIXED, "s21": S21, "d112": D112}[args.set]
+    for shape in fresh(args.fresh, args.n) if args.fresh is not None else fixed:
         B, H, H_kv, S_q, S_k, D, dt, causal, bshd = shape
         q, k, v = make(B, H, H_kv, S_q, S_k, D, dt, bshd, g)
         ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal, enable_gqa=True)
         gflop = 4.0 * B * H * D * attention.visible_pairs(S_q, S_k, causal) / 1e9
         name = shape_name(shape)
         row: dict[str, Any] = {"shape": name, "gflop": gflop, "sdpa": sdpa_times(q, k, v, causal)}
-        for label, kern, cfg in variants_s21(D) if args.set == "s21" else variants(D):
+        for label, kern, cfg in variants_s21(D) if args.set in ("s21", "d112") else variants(D):
             if only and label not in only and label not in ("auto", "pad"):
                 continue
             # "pad": the policy with the pointer kernel's column split off (what ran before it existed)
