@@ -172,3 +172,64 @@ def test_interpreter_kernels_run_through_a_site() -> None:
         o.zero_()
         site(x, y, z, o)
         torch.testing.assert_close(o, (x + y) * z)
+
+
+_GPU_SITES = r"""
+import json, torch
+from rocm_triton_doctor.kernels import attention, gemm, launch_site
+hits = []
+real = launch_site.Site.__call__
+def spy(self, *dyn):
+    n = len(self.hits)
+    real(self, *dyn)
+    hits.append(bool(self.hits) and len(self.hits) == n)  # a call that neither missed nor learned: the Site's path
+launch_site.Site.__call__ = spy
+out = {}
+g = torch.Generator(device="cuda").manual_seed(0)
+for M, K, N, dt, epi, p in ((64, 256, 128, torch.float16, "bias_relu", 0.0), (2, 184, 726, torch.bfloat16, "none", 0.0),
+                            (16, 4096, 4096, torch.bfloat16, "none", 0.0), (64, 256, 128, torch.float16, "bias", 0.1)):
+    worst = 0.0
+    for i in range(4):  # new tensors (and a fresh seed) every call: the same signature, the same Sites
+        a = torch.randn(M, K, device="cuda", generator=g).to(dt)
+        b = torch.randn(K, N, device="cuda", generator=g).to(dt) * K ** -0.5
+        bias = torch.randn(N, device="cuda", generator=g).to(dt)
+        y = gemm.gemm(a, b, bias if epi != "none" else None, epi, p, seed=None if p else 7)
+        ref = gemm.reference(a, b, bias if epi != "none" else None, epi).float()
+        if p:  # dropout: the kept entries are ref / (1 - p); each call's own mask
+            kept = y != 0
+            ref = torch.where(kept, ref / (1 - p), torch.zeros_like(ref))
+        worst = max(worst, float((y.float() - ref).abs().max() / (ref.abs().max() + 1e-6)))
+    out[f"gemm {M}x{K}x{N} {epi} p={p}"] = worst
+for B, H, Hk, S, Sk, D, causal in ((2, 16, 8, 83, 83, 64, False), (1, 32, 8, 1, 4096, 128, False), (1, 4, 4, 128, 128, 64, True)):
+    worst = 0.0
+    for i in range(4):
+        q = torch.randn(B, H, S, D, device="cuda", generator=g, dtype=torch.bfloat16)
+        k = torch.randn(B, Hk, Sk, D, device="cuda", generator=g, dtype=torch.bfloat16)
+        v = torch.randn(B, Hk, Sk, D, device="cuda", generator=g, dtype=torch.bfloat16)
+        y = attention.attention(q, k, v, causal)
+        ref = attention.reference(q, k, v, causal)
+        worst = max(worst, float((y.float() - ref).abs().max()))
+    out[f"attention B{B} H{H}/{Hk} S{S}x{Sk} D{D}"] = worst
+a = torch.randn(64, 256, device="cuda", dtype=torch.float16); b = torch.randn(256, 128, device="cuda", dtype=torch.float16)
+gemm.gemm(a, b); torch.cuda.synchronize()
+graph = torch.cuda.CUDAGraph()
+with torch.cuda.graph(graph):
+    y = gemm.gemm(a, b)
+a.copy_(torch.randn_like(a)); graph.replay(); torch.cuda.synchronize()
+ref = a.float() @ b.float()
+out["graph replay"] = float((y.float() - ref).abs().max() / ref.abs().max())
+out["site path calls"] = sum(hits)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_sites_on_the_gpu() -> None:  # pragma: no cover - the lent GPU
+    """Compiled GEMM (GEMV, split-K, dropout) and attention (pointer, split keys) calls with new tensors each time:
+    right every call, most of them through the Site's own path, and under CUDA graph capture."""
+    from tests.kernels.helpers import gpu_script_json
+
+    out = gpu_script_json(_GPU_SITES)
+    assert out.pop("site path calls") >= 10, out
+    assert all(v < 3e-2 for v in out.values()), out  # relative to the largest |ref| (gemm), absolute (attention)
