@@ -90,12 +90,7 @@ def capture(fn: Callable[[], Any]) -> list[tuple[Any, Any, tuple[Any, ...], dict
 def legacy_sites() -> Any:
     """Site.__call__ as if every call went through launch() (the path before launch sites), to restore after."""
     orig = launch_site.Site.__call__
-
-    def through_launch(self: Any, *dyn: Any) -> None:
-        args, kwargs = self.filled(dyn)
-        fast.launch(self.kernel, self.grid, *args, **kwargs)
-
-    launch_site.Site.__call__ = through_launch  # type: ignore[method-assign]
+    launch_site.Site.__call__ = lambda self, *dyn: self.through_launch(dyn)  # type: ignore[method-assign]
     return orig
 
 

@@ -8,18 +8,11 @@ Usage (GPU): PYTHONPATH=. python benchmarks/launch_preset_ab.py > launch-no-site
 from __future__ import annotations
 
 import sys
-from typing import Any
 
-from rocm_triton_doctor.kernels import launch as fast, launch_site
-
-
-def through_launch(self: Any, *dyn: Any) -> None:
-    args, kwargs = self.filled(dyn)
-    fast.launch(self.kernel, self.grid, *args, **kwargs)
-
+from rocm_triton_doctor.kernels import launch_site
 
 if __name__ == "__main__":
-    launch_site.Site.__call__ = through_launch  # type: ignore[method-assign]
+    launch_site.Site.__call__ = lambda self, *dyn: self.through_launch(dyn)  # type: ignore[method-assign]
     from rocm_triton_doctor.cli import main
 
     sys.argv = ["rocm-triton-doctor", "smoke", "--preset", "launch", "--json", *sys.argv[1:]]

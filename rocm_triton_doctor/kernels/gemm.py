@@ -126,22 +126,21 @@ def clear_plans() -> None:
 class _Part:
     """One launch set over rows [lo, hi) of A and C: `kern` (gemm_kernel, or gemv_kernel for a few rows) into C
     (split 1), or K-split into an fp32 workspace and _splitk_reduce_kernel into C. ints: the kernel's integer
-    arguments; kw: its constexprs and options; the reduce's likewise."""
+    arguments; kw: its constexprs and options; rgrid, rints, rkw: the reduce's likewise (held by its Site)."""
 
-    __slots__ = ("lo", "hi", "split", "grid", "ints", "kw", "ws_cols", "rgrid", "rints", "rkw", "kern", "site", "rsite")
+    __slots__ = ("lo", "hi", "split", "grid", "ints", "kw", "ws_cols", "kern", "site", "rsite")
 
     def __init__(self, lo: int, hi: int, split: int, grid: tuple[int, int], ints: tuple[Any, ...], kw: dict[str, Any],
                  ws_cols: int = 0, rgrid: tuple[int, int] = (0, 0), rints: tuple[Any, ...] = (),
                  rkw: dict[str, Any] | None = None, kern: Any = None) -> None:
-        self.lo, self.hi, self.split, self.grid, self.ints, self.kw = lo, hi, split, grid, ints, kw
-        self.ws_cols, self.rgrid, self.rints, self.rkw = ws_cols, rgrid, rints, rkw or {}
+        self.lo, self.hi, self.split, self.grid, self.ints, self.kw, self.ws_cols = lo, hi, split, grid, ints, kw, ws_cols
         self.kern = gemm_kernel if kern is None else kern
         # Launch sites (launch_site.py): only the tensors, the seed and the dropout threshold/scale change per call.
         if split == 1:  # (A, B, C, bias, ints..., seed, threshold, scale)
             self.site = Site(self.kern, grid, (DYN,) * 4 + ints + (DYN,) * 3, kw)
         else:  # K-split into the workspace (no epilogue), then the reduce with the epilogue into C
             self.site = Site(self.kern, grid, (DYN,) * 4 + ints + (0, 0, 1.0), kw)
-            self.rsite = Site(_splitk_reduce_kernel, self.rgrid, (DYN,) * 3 + self.rints + (DYN,) * 3, self.rkw)
+            self.rsite = Site(_splitk_reduce_kernel, rgrid, (DYN,) * 3 + rints + (DYN,) * 3, rkw or {})
 
 
 class _Plan:

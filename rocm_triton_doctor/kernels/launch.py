@@ -166,12 +166,23 @@ def arg_key(v: Any, kind: int, native: bool, backend: Any) -> Any:
     if v is None:
         return "none"
     if t in _TENSOR_TYPES:
+        if native:
+            return native_tensor_key(v, kind, v.data_ptr())
         if kind == _NOSPEC:
             return (v.dtype,)
-        if native:
-            return (v.dtype, kind == _SPEC_ALIGN and v.data_ptr() & 15 == 0)
         return (v.dtype, backend.get_tensor_specialization(v, align=kind == _SPEC_ALIGN))
     raise _Unsupported(f"argument of type {t.__name__}")
+
+
+def native_tensor_key(v: Any, kind: int, ptr: int) -> tuple[Any, ...]:
+    """arg_key of a tensor whose address is `ptr`, on a backend with native tensor specialisation."""
+    return (v.dtype,) if kind == _NOSPEC else (v.dtype, kind == _SPEC_ALIGN and ptr & 15 == 0)
+
+
+def key_prefix(rt: _Runtime, plan: _Plan, device: Any) -> tuple[Any, ...]:
+    """The launch key's parts before the arguments': the device, the knobs JITFunction.run folds into its options,
+    and the kernel's debug flag."""
+    return (device, tuple([getattr(s, a) for s, a in rt.knob_reads]), plan.fn.debug)
 
 
 def _make_binder(plan: _Plan, native: bool) -> Any:
@@ -311,7 +322,7 @@ def launch(kernel: Any, grid: tuple[int, ...], *args: Any, **kwargs: Any) -> Non
         be = plan.backends[device] = (backend, bool(getattr(backend, "supports_native_tensor_specialization", False)))
     try:
         vals, k = plan.binders[be[1]](*args, _rtd_be=be[0], **kwargs)
-        key = (device, tuple([getattr(s, a) for s, a in rt.knob_reads]), plan.fn.debug, k)
+        key = (*key_prefix(rt, plan, device), k)
         hit = plan.cache.get(key)
     except Exception:  # noqa: BLE001 - _Unsupported, an unhashable constexpr or option, a bad call: Triton's path decides
         launch_fitting(kernel, grid, *args, **kwargs)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from rocm_triton_doctor.kernels import launch as _launch
-from rocm_triton_doctor.kernels.launch import _NOSPEC, _SPEC_ALIGN, _TENSOR_TYPES, _Unsupported, arg_key
+from rocm_triton_doctor.kernels.launch import _TENSOR_TYPES, _Unsupported, arg_key, native_tensor_key
 
 DYN = object()  # marks an argument the call passes
 HIT_LIMIT = 64  # compiled kernels a Site keeps (alignments and seed classes: a handful in practice)
@@ -53,24 +53,29 @@ class Site:
                 kwargs[slot] = v  # type: ignore[index]
         return args, kwargs
 
+    def through_launch(self, dyn: tuple[Any, ...]) -> tuple[list[Any], dict[str, Any]]:
+        """launch() with the call's arguments (Triton's path decides, compiling where it must); returns them."""
+        args, kwargs = self.filled(dyn)
+        _launch.launch(self.kernel, self.grid, *args, **kwargs)
+        return args, kwargs
+
     def __call__(self, *dyn: Any) -> None:
         if len(dyn) != len(self.slots):
             raise TypeError(f"Site: {len(self.slots)} changing arguments expected, got {len(dyn)}")
-        kernel = self.kernel
-        plan = _launch.plan_of(kernel)
+        plan = _launch.plan_of(self.kernel)
         rt = _launch._RT
         if plan is None or rt is None or _launch.hooked(rt, plan):
-            args, kwargs = self.filled(dyn)
-            _launch.launch(kernel, self.grid, *args, **kwargs)
+            self.through_launch(dyn)
             return
         drv = rt.driver.active
         device = drv.get_current_device()
         be = plan.backends.get(device)
         ready = self.ready
         if ready is None:
-            ready = self.ready = ([s if type(s) is int else plan.index[s] for s in self.slots],  # type: ignore[index]
-                                  [plan.kinds[s if type(s) is int else plan.index[s]] for s in self.slots])  # type: ignore[index]
-        key: list[Any] = [device, tuple([getattr(s, a) for s, a in rt.knob_reads]), plan.fn.debug]
+            pos = [s if type(s) is int else plan.index[s] for s in self.slots]  # type: ignore[index]
+            ready = self.ready = (pos, [plan.kinds[i] for i in pos])
+        prefix = _launch.key_prefix(rt, plan, device)
+        key: list[Any] = list(prefix)
         vals: list[Any] = []
         try:
             if be is None or not be[1]:
@@ -78,7 +83,7 @@ class Site:
             for v, kind in zip(dyn, ready[1]):
                 if type(v) in _TENSOR_TYPES:
                     p = v.data_ptr()
-                    key.append((v.dtype,) if kind == _NOSPEC else (v.dtype, kind == _SPEC_ALIGN and p & 15 == 0))
+                    key.append(native_tensor_key(v, kind, p))
                     vals.append(p)
                 else:
                     key.append(arg_key(v, kind, True, None))
@@ -86,30 +91,26 @@ class Site:
             tkey = tuple(key)
             hit = self.hits.get(tkey)
         except Exception:  # noqa: BLE001 - _Unsupported, an unhashable value: launch() decides
-            args, kwargs = self.filled(dyn)
-            _launch.launch(kernel, self.grid, *args, **kwargs)
+            self.through_launch(dyn)
             return
         if hit is None:
-            args, kwargs = self.filled(dyn)
-            _launch.launch(kernel, self.grid, *args, **kwargs)  # compiles, or finds, what Triton would run
-            self._learn(plan, rt, device, tkey, args, kwargs)
+            args, kwargs = self.through_launch(dyn)
+            self._learn(plan, be, prefix, tkey, args, kwargs)
             return
-        _launch.check_globals(kernel)
+        _launch.check_globals(self.kernel)
         run, function, packed, template = hit
         full = template.copy()
-        for pos, v in zip(ready[0], vals):
-            full[pos] = v
+        for i, v in zip(ready[0], vals):
+            full[i] = v
         run(*self.grid3, drv.get_current_stream(device), function, packed, None, None, None, *full)
 
-    def _learn(self, plan: Any, rt: Any, device: Any, tkey: tuple[Any, ...], args: list[Any],
-               kwargs: dict[str, Any]) -> None:
-        """Keep the compiled kernel launch() now holds for these arguments (found under launch()'s own full key)."""
-        be = plan.backends.get(device)
-        if be is None or not be[1]:
-            return
+    def _learn(self, plan: Any, be: tuple[Any, bool], prefix: tuple[Any, ...], tkey: tuple[Any, ...],
+               args: list[Any], kwargs: dict[str, Any]) -> None:
+        """Keep the compiled kernel launch() now holds for these arguments (found under launch()'s own full key:
+        prefix and the binder's key of every argument)."""
         try:
             vals, k = plan.binders[True](*args, _rtd_be=be[0], **kwargs)
-            entry = plan.cache.get((device, tuple([getattr(s, a) for s, a in rt.knob_reads]), plan.fn.debug, k))
+            entry = plan.cache.get((*prefix, k))
         except Exception:  # noqa: BLE001 - not keyable: every call takes launch()
             return
         if entry is None:

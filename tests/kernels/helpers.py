@@ -150,3 +150,22 @@ def gpu_script_json(code: str, timeout: int = 600) -> Any:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+class FakeDriver:
+    """Triton's active driver for the launch-path tests (test_launch, test_launch_site): device 0, stream 77."""
+
+    def __init__(self) -> None:
+        self.active = self
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def get_current_stream(self, device: int) -> int:
+        return 77
+
+
+class FakeBackend:
+    """A backend with native tensor specialisation (CUDA's kind), for a JITFunction's device cache."""
+
+    supports_native_tensor_specialization = True

@@ -16,6 +16,7 @@ import triton
 from triton.runtime import jit as tjit
 
 from rocm_triton_doctor.kernels import launch
+from tests.kernels.helpers import FakeBackend, FakeDriver
 
 INTS = [0, 1, 2, 3, 15, 16, 17, 32, 48, 4096, 4097, -1, -16, -17, 2**31 - 16, 2**31 - 1, 2**31, 2**31 + 16, -(2**31), -(2**31) - 1,
         2**32, 2**63 - 16, 2**63 - 1, 2**63, 2**64 - 16, 2**64 - 1, -(2**63)]
@@ -140,21 +141,6 @@ def test_int_and_pointer_keys_follow_triton_rules() -> None:
         k(2**64, A, True, None)
 
 
-class _FakeDriver:
-    def __init__(self) -> None:
-        self.active = self
-
-    def get_current_device(self) -> int:
-        return 0
-
-    def get_current_stream(self, device: int) -> int:
-        return 77
-
-
-class _Backend:
-    supports_native_tensor_specialization = True
-
-
 def _fake_compiled(rt: Any, record: list[Any]) -> Any:
     ck = object.__new__(rt.compiled_kernel)
     ck._run = lambda *a: record.append(("fast", a))
@@ -171,13 +157,13 @@ def test_hit_path_launches_as_jitfunction_run(monkeypatch: pytest.MonkeyPatch) -
 
     rt = launch._runtime()
     assert rt is not None
-    monkeypatch.setattr(rt, "driver", _FakeDriver())
+    monkeypatch.setattr(rt, "driver", FakeDriver())
 
     def k(a_ptr, n, BLOCK: tl.constexpr, c_ptr=None, MODE: tl.constexpr = 3):
         pass
 
     fn = tjit.JITFunction(k)
-    fn.device_caches[0] = ({}, {}, None, _Backend(), None)
+    fn.device_caches[0] = ({}, {}, None, FakeBackend(), None)
     record: list[Any] = []
 
     def slow_run(*args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
@@ -208,13 +194,13 @@ def test_hooks_and_unknown_arguments_take_tritons_path(monkeypatch: pytest.Monke
 
     rt = launch._runtime()
     assert rt is not None
-    monkeypatch.setattr(rt, "driver", _FakeDriver())
+    monkeypatch.setattr(rt, "driver", FakeDriver())
 
     def k(a_ptr, n, BLOCK: tl.constexpr):
         pass
 
     fn = tjit.JITFunction(k)
-    fn.device_caches[0] = ({}, {}, None, _Backend(), None)
+    fn.device_caches[0] = ({}, {}, None, FakeBackend(), None)
     record: list[Any] = []
     monkeypatch.setattr(fn, "run", lambda *a, grid, warmup, **kw: (record.append("slow"), _fake_compiled(rt, record))[1])
     x = torch.zeros(8)

@@ -14,22 +14,8 @@ import torch
 from triton.runtime import jit as tjit
 
 from rocm_triton_doctor.kernels import launch
+from tests.kernels.helpers import FakeBackend, FakeDriver
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
-
-
-class _FakeDriver:
-    def __init__(self) -> None:
-        self.active = self
-
-    def get_current_device(self) -> int:
-        return 0
-
-    def get_current_stream(self, device: int) -> int:
-        return 77
-
-
-class _Backend:
-    supports_native_tensor_specialization = True
 
 
 def _kernel(monkeypatch: pytest.MonkeyPatch, record: list[Any]) -> Any:
@@ -37,13 +23,13 @@ def _kernel(monkeypatch: pytest.MonkeyPatch, record: list[Any]) -> Any:
 
     rt = launch._runtime()
     assert rt is not None
-    monkeypatch.setattr(rt, "driver", _FakeDriver())
+    monkeypatch.setattr(rt, "driver", FakeDriver())
 
     def k(a_ptr, n, seed, BLOCK: tl.constexpr, c_ptr=None, MODE: tl.constexpr = 3):
         pass
 
     fn = tjit.JITFunction(k)
-    fn.device_caches[0] = ({}, {}, None, _Backend(), None)
+    fn.device_caches[0] = ({}, {}, None, FakeBackend(), None)
 
     made: list[int] = []
 
