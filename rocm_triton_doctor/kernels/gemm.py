@@ -312,7 +312,19 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
     if config:
         cfg.update(checked_gemv_config(config))
     bm, bn, bk, split = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], cfg.get("SPLIT_K", 1)
-    int64 = _needs_int64(a, b, c, bias, bm, bn, bk, split)
+    shift = cfg.get("SHIFT")
+    if shift is None:  # the policy's choice, where B allows it
+        shift, s2 = policy.gemv_shift(target, M, N, K, a.element_size(), b_kmajor, not misaligned(b), bn, bk, split,
+                                      _cus(dev))
+        if shift > 1 and not gemv_shift_refusal(b, shift, bn, bk, s2):
+            split = cfg["SPLIT_K"] = s2
+        else:
+            shift = 1
+    elif shift > 1 and (why := gemv_shift_refusal(b, shift, bn, bk, split)):
+        raise ValueError(f"gemm: GEMV SHIFT={shift} {why}")
+    cfg["SHIFT"] = shift
+    ways = split * shift  # fp32 partials per output element in the workspace (K splits x shifted windows)
+    int64 = _needs_int64(a, b, c, bias, bm, bn, bk, ways, extra_n=shift - 1)
     (am, div_am), (ak, div_ak) = split_stride(a.stride(0)), split_stride(a.stride(1))
     (sbk, div_bk), (sbn, div_bn) = split_stride(b.stride(0)), split_stride(b.stride(1))
     nk, div_n = split_stride(N)
@@ -321,18 +333,38 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
           "EVEN_N": N % bn == 0, "EVEN_K": K % bk == 0, "DIV_AM": div_am, "DIV_AK": div_ak, "DIV_BK": div_bk,
           "DIV_BN": div_bn, "DIV_N": div_n, **cfg}
     ints = (M, nk, K, am, ak, sbk, sbn)
-    grid = (cdiv(N, bn) * cdiv(M, bm), split)  # row chunks of one column tile side by side (gemv_kernel)
-    if split == 1:
+    # row chunks of one column tile side by side (gemv_kernel); shifted windows reach SHIFT - 1 columns further
+    grid = (cdiv(N + shift - 1, bn) * cdiv(M, bm), split)
+    if ways == 1:
         (cm, div_cm), (cn, div_cn) = split_stride(c.stride(0)), split_stride(c.stride(1))
         part = _Part(0, M, 1, grid, (*ints, cm, cn, bias_stride), {**kw, "DIV_CM": div_cm, "DIV_CN": div_cn},
                      kern=gemv_kernel)
     else:
         n_ws = _ws_cols(N)
         wm, div_wm = split_stride(n_ws)
-        part = _Part(0, M, split, grid, (*ints, wm, 1, 0),
+        part = _Part(0, M, ways, grid, (*ints, wm, 1, 0),
                      {**kw, "EPILOGUE": 0, "HAS_DROPOUT": False, "DIV_CM": div_wm, "DIV_CN": 1},
-                     ws_cols=n_ws, kern=gemv_kernel, **_reduce_launch(c, M, N, n_ws, split, bias_stride, kw, target))
+                     ws_cols=n_ws, kern=gemv_kernel, **_reduce_launch(c, M, N, n_ws, ways, bias_stride, kw, target))
     return _Plan(False, False, [part], M, tkey)
+
+
+def gemv_shift_refusal(b: torch.Tensor, shift: int, bn: int, bk: int, split: int) -> str:
+    """Why gemv_kernel cannot read B in shifted windows of `shift` elements (gemm_kernels.gemv_kernel's SHIFT), or
+    '' where it can: B's rows contiguous along N (an N-major weight), shift a whole 16-byte vector of B's dtype, the
+    tiles whole multiples of it, B at least a tile and a vector wide (the windows' reads past a row's end land in the
+    next row), and at most 64 workspace partials (the reduce pass unrolls them)."""
+    K, N = b.shape
+    if shift != 16 // b.element_size():
+        return f"must be 1 or {16 // b.element_size()} (16 bytes of {str(b.dtype).removeprefix('torch.')})"
+    if gemv_kmajor(b) or (N > 1 and b.stride(1) != 1):
+        return "needs B's rows contiguous along N"
+    if bk % shift or bn % shift:
+        return f"needs BLOCK_K and BLOCK_N multiples of it, got {bk} and {bn}"
+    if bn + shift - 1 > N:
+        return f"needs N >= BLOCK_N + {shift - 1} = {bn + shift - 1}, got {N}"
+    if split * shift > 64:
+        return f"with SPLIT_K={split} makes {split * shift} partials, more than 64"
+    return ""
 
 
 def _ws_cols(N: int) -> int:
@@ -341,12 +373,13 @@ def _ws_cols(N: int) -> int:
 
 
 def _needs_int64(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor | None, bm: int, bn: int,
-                 bk: int, split: int) -> bool:
+                 bk: int, split: int, extra_n: int = 0) -> bool:
     """The kernels' INT64: some element offset a launch with (bm, bn, bk) tiles forms reaches 2^31 — A, B, C and
-    the bias over their tile-padded extents, and the split-K workspace (split, padded M, padded N)."""
+    the bias over their tile-padded extents, and the split-K workspace (split, padded M, padded N). extra_n: columns
+    the grid covers past N (the GEMV's shifted windows)."""
     M, K = a.shape
     N = b.shape[1]
-    pm, pn, pk = -(-M // bm) * bm, -(-N // bn) * bn, -(-K // bk) * bk
+    pm, pn, pk = -(-M // bm) * bm, -(-(N + extra_n) // bn) * bn, -(-K // bk) * bk
     return max(argcheck.max_offset(a, (pm, pk)), argcheck.max_offset(b, (pk, pn)), argcheck.max_offset(c, (pm, pn)),
                argcheck.max_offset(bias, (pn,)) if bias is not None else 0,
                split * pm * max(pn, _ws_cols(N)) if split > 1 else 0) >= argcheck.INT32_LIMIT

@@ -121,9 +121,18 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
         for key in ("DIV_M", "DIV_K"):  # the GEMV kernel takes M and K as they are
             gdivs.pop(key)
         const = {"EPILOGUE": 0, "HAS_DROPOUT": False, "B_KMAJOR": kmajor, "EVEN_N": True, "EVEN_K": True,
-                 "INT64": False, **gtiles, **gdivs}
+                 "INT64": False, "SHIFT": 1, **gtiles, **gdivs}
         specs.append((f"gemm fp16{label}", gemv_kernel, {**sig, "c_ptr": "*fp32" if gtiles["SPLIT_K"] > 1 else "*fp16"},
                       const, gcfg))
+    # fp32 against a row-major weight whose rows are not 16-byte aligned (2x1041x12427, an odd row stride: DIV_BK 1),
+    # read in shifted 16-byte windows (SHIFT 4) into the workspace: whole-vector loads on every target.
+    wcfg = policy.gemv_config(target, 2, 12427, 1041, 4, False, 0)
+    wtiles = {key: wcfg[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K", "STAGES")}
+    wdivs = {k: v for k, v in divs.items() if k not in ("DIV_M", "DIV_K")}
+    wsig = {**sig, **{p: "*fp32" for p in ("a_ptr", "b_ptr", "c_ptr", "bias_ptr")}}
+    specs.append(("gemm fp32 GEMV M=2, misaligned row-major B (shifted windows)", gemv_kernel, wsig,
+                  {"EPILOGUE": 0, "HAS_DROPOUT": False, "B_KMAJOR": False, "EVEN_N": False, "EVEN_K": False,
+                   "INT64": False, **wtiles, **wdivs, "DIV_AM": 1, "DIV_BK": 1, "DIV_CM": 4, "SHIFT": 4}, wcfg))
     # The aligned copy of a misaligned operand (aligned_copy.pad_copy_kernel): 4097-element bf16 rows into 4160.
     specs.append(("gemm aligned copy bf16 4097-wide rows", pad_copy_kernel,
                   {"src": "*bf16", "dst": "*bf16", "rows": "i32", "cols": "i32", "s_r": "i32", "s_c": "i32",

@@ -156,7 +156,8 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
                 B_KMAJOR: tl.constexpr, EVEN_N: tl.constexpr, EVEN_K: tl.constexpr, INT64: tl.constexpr,
                 SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                 DIV_AM: tl.constexpr, DIV_AK: tl.constexpr, DIV_BK: tl.constexpr, DIV_BN: tl.constexpr,
-                DIV_CM: tl.constexpr, DIV_CN: tl.constexpr, DIV_N: tl.constexpr = 1, STAGES: tl.constexpr = 1):
+                DIV_CM: tl.constexpr, DIV_CN: tl.constexpr, DIV_N: tl.constexpr = 1, STAGES: tl.constexpr = 1,
+                SHIFT: tl.constexpr = 1):
     """A few rows of A against all of B without tensor cores: each program owns BLOCK_M (<= 8) rows and BLOCK_N columns
     of C and (SPLIT_K > 1) one share of K, and streams its B tiles through fp32 fused multiply-adds into one 2-D
     accumulator per row of A, each summed along K once, after the loop. At decode sizes a GEMM is a read of B: a
@@ -173,7 +174,15 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     is not pipelined by the launch's num_stages (compile-only sm_90, Triton 3.9: no asynchronous copy in it), so
     each step waited on its own loads: Nsight Compute showed fp32 28x6016x26517 at 20 cycles an instruction, 87 % of
     them on L1TEX, 265 GB/s (docs/measurements/2026-11-28-h200-s18-ncu-gemv-28.txt). policy_gemv.gemv_config says
-    where it pays."""
+    where it pays.
+    SHIFT > 1 (N-major B whose rows are not 16-byte aligned, SHIFT = 16 bytes / element size, gemm._gemv_plan): each
+    row of a B tile is read from the 16-byte boundary at or before its first column, so every load is a whole vector
+    (an odd row stride otherwise leaves 4-byte loads in fp32, 2-byte in 16 bits). Row k then starts `shift` columns
+    early, shift = (k·stride_bk) mod SHIFT, which depends only on k mod SHIFT (tiles start at multiples of BLOCK_K and
+    BLOCK_N, both multiples of SHIFT): the accumulator's rows of one residue hold the sums of one shifted column
+    window, written as SHIFT partials per K split into the workspace at their true columns, and the reduce pass adds
+    them. Reading up to BLOCK_N + SHIFT - 1 columns from a row's start stays inside B while a next row exists (the
+    host asks N >= BLOCK_N + SHIFT - 1), so the main loop leaves out B's last row, which the masked tail block reads."""
     stride_am = _scaled(stride_am, DIV_AM, INT64)
     stride_ak = _scaled(stride_ak, DIV_AK, INT64)
     stride_bk = _scaled(stride_bk, DIV_BK, INT64)
@@ -192,7 +201,8 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     cols = _wide(offs_n, INT64)
     offs_k = _wide(tl.arange(0, BLOCK_K), INT64)
-    k_full, k_lo, k_hi = _k_range(K, pid_k, SPLIT_K, BLOCK_K)
+    # SHIFT: the main loop stops before B's last row (the tail block reads it, masked)
+    k_full, k_lo, k_hi = _k_range(K - 1 if SHIFT > 1 else K, pid_k, SPLIT_K, BLOCK_K)
     step_a = _k_step(stride_ak, BLOCK_K, INT64)
     step_b = _k_step(stride_bk, BLOCK_K, INT64)
     mask_n = offs_n < N
@@ -200,9 +210,19 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     a_row = a_ptr + _wide(row0, INT64) * stride_am + offs_k * stride_ak + k_lo * step_a
     if B_KMAJOR:
         b_ptrs = b_ptr + cols[:, None] * stride_bn + offs_k[None, :] * stride_bk + k_lo * step_b
+        mask_b = mask_n[:, None]
         zero = tl.zeros((BLOCK_N, BLOCK_K), dtype=tl.float32)
+    elif SHIFT > 1:
+        # element offset of (row k_lo·BLOCK_K + i, column c0), rounded down to a whole vector: the row's window
+        first = offs_k * stride_bk + _wide(pid_n * BLOCK_N, INT64) + k_lo * step_b
+        start = (first // SHIFT) * SHIFT
+        b_ptrs = b_ptr + start[:, None] + _wide(tl.arange(0, BLOCK_N), INT64)[None, :]
+        col = offs_n[None, :] - (first - start)[:, None]  # the column each element of the tile holds
+        mask_b = (col >= 0) & (col < N)
+        zero = tl.zeros((BLOCK_K, BLOCK_N), dtype=tl.float32)
     else:
         b_ptrs = b_ptr + offs_k[:, None] * stride_bk + cols[None, :] * stride_bn + k_lo * step_b
+        mask_b = mask_n[None, :]
         zero = tl.zeros((BLOCK_K, BLOCK_N), dtype=tl.float32)
     acc0 = zero
     acc1 = zero
@@ -213,7 +233,7 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
     acc6 = zero
     acc7 = zero
     for _ in tl.range(k_lo, k_hi, num_stages=STAGES):
-        b = _gemv_load_b(b_ptrs, mask_n, offs_k, 0, B_KMAJOR, EVEN_N, False)
+        b = _gemv_load_b(b_ptrs, mask_b, offs_k, 0, B_KMAJOR, EVEN_N or SHIFT > 1, False)
         acc0 = _gemv_fma(acc0, a_row, 0, stride_am, m_left, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
         acc1 = _gemv_fma(acc1, a_row, 1, stride_am, m_left, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
         acc2 = _gemv_fma(acc2, a_row, 2, stride_am, m_left, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
@@ -224,10 +244,10 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
         acc7 = _gemv_fma(acc7, a_row, 7, stride_am, m_left, b, offs_k, 0, B_KMAJOR, BLOCK_M, False)
         a_row += step_a
         b_ptrs += step_b
-    if not EVEN_K:  # noqa: SIM102 - a compile-time test around a run-time one (Triton folds only the first)
+    if not EVEN_K or SHIFT > 1:  # noqa: SIM102 - a compile-time test around a run-time one (Triton folds only the first)
         if pid_k == SPLIT_K - 1:  # the last split owns the tail; its pointers stopped at block k_full
             k_left = K - k_full * BLOCK_K
-            b = _gemv_load_b(b_ptrs, mask_n, offs_k, k_left, B_KMAJOR, False, True)
+            b = _gemv_load_b(b_ptrs, mask_b, offs_k, k_left, B_KMAJOR, False, True)
             acc0 = _gemv_fma(acc0, a_row, 0, stride_am, m_left, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
             acc1 = _gemv_fma(acc1, a_row, 1, stride_am, m_left, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
             acc2 = _gemv_fma(acc2, a_row, 2, stride_am, m_left, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
@@ -236,44 +256,70 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
             acc5 = _gemv_fma(acc5, a_row, 5, stride_am, m_left, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
             acc6 = _gemv_fma(acc6, a_row, 6, stride_am, m_left, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
             acc7 = _gemv_fma(acc7, a_row, 7, stride_am, m_left, b, offs_k, k_left, B_KMAJOR, BLOCK_M, True)
-    offs_m = tl.arange(0, BLOCK_M)
-    out = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    out = _gemv_place(out, acc0, 0, offs_m, B_KMAJOR, BLOCK_M)
-    out = _gemv_place(out, acc1, 1, offs_m, B_KMAJOR, BLOCK_M)
-    out = _gemv_place(out, acc2, 2, offs_m, B_KMAJOR, BLOCK_M)
-    out = _gemv_place(out, acc3, 3, offs_m, B_KMAJOR, BLOCK_M)
-    out = _gemv_place(out, acc4, 4, offs_m, B_KMAJOR, BLOCK_M)
-    out = _gemv_place(out, acc5, 5, offs_m, B_KMAJOR, BLOCK_M)
-    out = _gemv_place(out, acc6, 6, offs_m, B_KMAJOR, BLOCK_M)
-    out = _gemv_place(out, acc7, 7, offs_m, B_KMAJOR, BLOCK_M)
-    offs_m = row0 + offs_m
-    rows = _wide(offs_m, INT64)
-    if SPLIT_K == 1:
-        _epilogue_store(out, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, pid_n * BLOCK_N, M, N, stride_cm, stride_cn,
-                        stride_bias, seed, threshold, scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N)
+    if SHIFT > 1:  # SHIFT partials per row into the workspace (SPLIT_K·SHIFT of them), at their true columns
+        shifts = (tl.arange(0, SHIFT) * (stride_bk % SHIFT)) % SHIFT  # of the rows ≡ 0, 1, ... (mod SHIFT)
+        ws_cols = offs_n[None, :] - shifts[:, None]
+        ws_rows = _wide((pid_k * SHIFT + tl.arange(0, SHIFT)) * M + row0, INT64)
+        ws = c_ptr + ws_rows[:, None] * stride_cm + ws_cols
+        ws_mask = (ws_cols >= 0) & (ws_cols < N)
+        _gemv_shift_store(acc0, 0, ws, ws_mask, m_left, stride_cm, BLOCK_K, BLOCK_N, BLOCK_M, SHIFT)
+        _gemv_shift_store(acc1, 1, ws, ws_mask, m_left, stride_cm, BLOCK_K, BLOCK_N, BLOCK_M, SHIFT)
+        _gemv_shift_store(acc2, 2, ws, ws_mask, m_left, stride_cm, BLOCK_K, BLOCK_N, BLOCK_M, SHIFT)
+        _gemv_shift_store(acc3, 3, ws, ws_mask, m_left, stride_cm, BLOCK_K, BLOCK_N, BLOCK_M, SHIFT)
+        _gemv_shift_store(acc4, 4, ws, ws_mask, m_left, stride_cm, BLOCK_K, BLOCK_N, BLOCK_M, SHIFT)
+        _gemv_shift_store(acc5, 5, ws, ws_mask, m_left, stride_cm, BLOCK_K, BLOCK_N, BLOCK_M, SHIFT)
+        _gemv_shift_store(acc6, 6, ws, ws_mask, m_left, stride_cm, BLOCK_K, BLOCK_N, BLOCK_M, SHIFT)
+        _gemv_shift_store(acc7, 7, ws, ws_mask, m_left, stride_cm, BLOCK_K, BLOCK_N, BLOCK_M, SHIFT)
     else:
-        ws = c_ptr + (rows + pid_k * M)[:, None] * stride_cm + cols[None, :]
-        tl.store(ws, out, mask=(offs_m < M)[:, None] & mask_n[None, :])
+        offs_m = tl.arange(0, BLOCK_M)
+        out = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        out = _gemv_place(out, acc0, 0, offs_m, B_KMAJOR, BLOCK_M)
+        out = _gemv_place(out, acc1, 1, offs_m, B_KMAJOR, BLOCK_M)
+        out = _gemv_place(out, acc2, 2, offs_m, B_KMAJOR, BLOCK_M)
+        out = _gemv_place(out, acc3, 3, offs_m, B_KMAJOR, BLOCK_M)
+        out = _gemv_place(out, acc4, 4, offs_m, B_KMAJOR, BLOCK_M)
+        out = _gemv_place(out, acc5, 5, offs_m, B_KMAJOR, BLOCK_M)
+        out = _gemv_place(out, acc6, 6, offs_m, B_KMAJOR, BLOCK_M)
+        out = _gemv_place(out, acc7, 7, offs_m, B_KMAJOR, BLOCK_M)
+        offs_m = row0 + offs_m
+        rows = _wide(offs_m, INT64)
+        if SPLIT_K == 1:
+            _epilogue_store(out, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, pid_n * BLOCK_N, M, N, stride_cm, stride_cn,
+                            stride_bias, seed, threshold, scale, EPILOGUE, HAS_DROPOUT, BLOCK_M, BLOCK_N)
+        else:
+            ws = c_ptr + (rows + pid_k * M)[:, None] * stride_cm + cols[None, :]
+            tl.store(ws, out, mask=(offs_m < M)[:, None] & mask_n[None, :])
 
 
 @triton.jit
-def _gemv_load_b(b_ptrs, mask_n, offs_k, k_left, B_KMAJOR: tl.constexpr, EVEN_N: tl.constexpr, TAIL: tl.constexpr):
-    """gemv_kernel's tile of B in fp32: masked at N unless EVEN_N, and at k_left along K in the TAIL block."""
+def _gemv_load_b(b_ptrs, mask_b, offs_k, k_left, B_KMAJOR: tl.constexpr, EVEN_N: tl.constexpr, TAIL: tl.constexpr):
+    """gemv_kernel's tile of B in fp32: masked by mask_b (the tile's columns inside N) unless EVEN_N, and at k_left
+    along K in the TAIL block."""
     if B_KMAJOR:
         if TAIL:
-            b = tl.load(b_ptrs, mask=mask_n[:, None] & (offs_k[None, :] < k_left), other=0.0)
+            b = tl.load(b_ptrs, mask=mask_b & (offs_k[None, :] < k_left), other=0.0)
         elif EVEN_N:
             b = tl.load(b_ptrs)
         else:
-            b = tl.load(b_ptrs, mask=mask_n[:, None], other=0.0)
+            b = tl.load(b_ptrs, mask=mask_b, other=0.0)
     else:
         if TAIL:
-            b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & mask_n[None, :], other=0.0)
+            b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & mask_b, other=0.0)
         elif EVEN_N:
             b = tl.load(b_ptrs)
         else:
-            b = tl.load(b_ptrs, mask=mask_n[None, :], other=0.0)
+            b = tl.load(b_ptrs, mask=mask_b, other=0.0)
     return b.to(tl.float32)
+
+
+@triton.jit
+def _gemv_shift_store(acc, i: tl.constexpr, ws, ws_mask, m_left, stride_cm, BLOCK_K: tl.constexpr,
+                      BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr, SHIFT: tl.constexpr):
+    """Row i's accumulator summed per residue of the tile row mod SHIFT ([SHIFT, BLOCK_N]: row q holds the rows
+    ≡ q), stored at ws (the SHIFT workspace rows of row 0, at their true columns) + i rows of A."""
+    if i < BLOCK_M:
+        part = tl.sum(tl.reshape(acc, (BLOCK_K // SHIFT, SHIFT, BLOCK_N)), axis=0)
+        tl.store(ws + i * stride_cm, part, mask=ws_mask & (ws_mask.to(tl.int32) * 0 + i < m_left))  # a tensor mask
 
 
 @triton.jit

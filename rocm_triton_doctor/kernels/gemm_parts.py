@@ -130,7 +130,7 @@ def _checked_config(config: dict[str, Any]) -> dict[str, Any]:
     return cfg
 
 
-GEMV_CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K", "STAGES", "num_warps", "num_stages")
+GEMV_CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K", "STAGES", "SHIFT", "num_warps", "num_stages")
 
 
 def checked_gemv_config(config: dict[str, Any]) -> dict[str, Any]:
@@ -146,7 +146,7 @@ def checked_gemv_config(config: dict[str, Any]) -> dict[str, Any]:
     argcheck.check_block("gemm", "BLOCK_N", config["BLOCK_N"], lo=16, hi=1024)
     argcheck.check_block("gemm", "BLOCK_K", config["BLOCK_K"], lo=1, hi=1024)
     argcheck.check_block("gemm", "num_warps", config.get("num_warps", 4), lo=1, hi=16)
-    for key, hi in (("SPLIT_K", 64), ("STAGES", 8), ("num_stages", 8)):
+    for key, hi in (("SPLIT_K", 64), ("STAGES", 8), ("SHIFT", 8), ("num_stages", 8)):
         argcheck.check_int("gemm", key, config.get(key, 1), 1, hi)
     return dict(config)
 

@@ -441,7 +441,7 @@ from rocm_triton_doctor.kernels.policy_waves import (  # noqa: E402,F401
     gemm_split_under_a_wave, gemm_tail_split)
 from rocm_triton_doctor.kernels.policy_gemv import (  # noqa: E402,F401
     GEMV_16BIT_NMAJOR_MIN_K, GEMV_16BIT_NMAJOR_ROWS, GEMV_FP32_MISALIGNED_ROWS, GEMV_MAX_M, GEMV_PIPE_MAX_STAGE_BYTES,
-    gemv_config, gemv_takes)
+    gemv_config, gemv_shift, gemv_takes)
 from rocm_triton_doctor.kernels.policy_rows import (  # noqa: E402,F401
     NARROW_ROW, ODD_ROW_ONE_WARP_PROGRAMS, ROW_CHUNK, ROW_SINGLE_BYTES, ROW_SPLIT_EAGER_MIN_COLS, ROW_SPLIT_MAX_ROWS,
     ROW_SPLIT_PROGRAMS_PER_CU, _row_config, row_class, row_config, row_split)

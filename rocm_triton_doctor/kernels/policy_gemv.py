@@ -32,6 +32,7 @@ GEMV_NMAJOR_MIN_N = 128  # ... and, N-major, at least as wide as the GEMV's N-ma
 GEMV_16BIT_NMAJOR_ROWS = 4  # 16-bit rows against a misaligned N-major B the GEMV takes (NVIDIA, pipelined) ...
 GEMV_16BIT_NMAJOR_MIN_K = 512  # ... with K at least this long
 GEMV_PIPE_MAX_STAGE_BYTES = 8192  # the K loop is pipelined (N-major B, NVIDIA) where one stage of B is this small
+GEMV_FP32_SHIFT_ROWS = 4  # fp32 rows against a misaligned N-major B the GEMV also takes where it shifts (gemv_shift)
 
 
 def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: bool, K: int | None = None,
@@ -87,6 +88,10 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
       policy_fp32.fp32_nmajor_config's tiles (28x6016x26517, the hunt's 0.12x, -> 0.93x);
     * fp32 against an N-major B, 1-3 rows, pipelined: 3x70x161 0.42 -> 0.72x, 2x1884x32020 0.86 -> 1.24x, 2x91x1720
       0.74 -> 1.04x.
+    Session 22's shifted windows (gemv_shift) made the GEMV faster against a misaligned fp32 N-major B, so it also
+    takes GEMV_FP32_SHIFT_ROWS rows there where it shifts: the IEEE tiles -> the shifted GEMV, 4x1273x19239 0.54 ->
+    0.96x (half the split), 4x171x1914 0.72 -> 0.85x; 4x6000x1999 (the tiles 1.21x) keeps the tiles, its split of 32
+    making more partials than the windows take. At 8 rows the tiles won (8x1629x30833 0.99 against 0.81-0.88x).
     AMD (not timed): only misaligned weights, by the same counts; CDNA multiplies fp32 on its matrix cores natively,
     so the fp32 reason above does not carry over. The interpreter takes up to 4 rows, so CI runs this path."""
     if t.interpreter:
@@ -98,10 +103,20 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
         copied = K is not None and N is not None and gemm_align_copy(t, M, N, K, elem_size)[1]
         rows = GEMV_FP32_MISALIGNED_ROWS_COPIED if copied else GEMV_FP32_MISALIGNED_ROWS
         return ((most >= M and (t.backend == "cuda" or not b_aligned))
-                or (not b_aligned and ((b_kmajor and rows >= M) or small_b)))
+                or (not b_aligned and ((b_kmajor and rows >= M) or small_b))
+                or (M == GEMV_FP32_SHIFT_ROWS and not b_kmajor and not b_aligned and _shifts(t, M, N, K)))
     if not b_kmajor and t.backend == "cuda":
         return M <= GEMV_16BIT_NMAJOR_ROWS and not b_aligned and K is not None and K >= GEMV_16BIT_NMAJOR_MIN_K
     return M <= 3 and b_kmajor and not b_aligned
+
+
+def _shifts(t: Target, M: int, N: int | None, K: int | None) -> bool:
+    """fp32 against a misaligned N-major B: gemv_kernel would read it in shifted windows (gemv_shift)."""
+    if N is None or K is None:
+        return False
+    cfg = gemv_config(t, M, N, K, 4, False)
+    return gemv_shift(t, M, N, K, 4, False, False, cfg["BLOCK_N"], cfg["BLOCK_K"], cfg["SPLIT_K"],
+                      DEFAULT_CUS["cuda"])[0] > 1
 
 
 @cache
@@ -156,6 +171,36 @@ def gemv_config(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: boo
     pipe = 3 if t.backend == "cuda" and not b_kmajor and small_stage else 1
     return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "SPLIT_K": split, "STAGES": pipe, "num_warps": warps,
             "num_stages": stages, **_hip_extra(t, gemm=False)}
+
+
+def gemv_shift(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: bool, b_aligned: bool, bn: int, bk: int,
+               split: int, cus: int) -> tuple[int, int]:
+    """(SHIFT, SPLIT_K) for gemv_kernel: SHIFT 4 reads an fp32 B whose rows are not 16-byte aligned in shifted
+    16-byte windows (gemm_kernels.gemv_kernel), 1 reads it as it is (4-byte loads). gemm._gemv_plan keeps 1 where
+    B's layout does not allow it (gemm.gemv_shift_refusal). H200, graph replay, x cuBLAS, SHIFT 1 -> 4 at the
+    policy's tiles (benchmarks/gemv_shift_probe.py, docs/measurements/2026-11-28-h200-s22-shift*.json): fp32
+    2x1041x12427 bias_gelu 0.58 -> 1.62x (the aligned 2x1041x12428: 1.56x), 2x4096x14335 0.47 -> 1.29x, 1x768x50257
+    0.51 -> 0.99x, 3x1346x31141 0.50 -> 0.86x, 1x4096x4097 0.35 -> 0.72x, 2x1344x29891 0.43 -> 1.25x, 2x362x906
+    1.47 -> 1.44x. With the windows, splits of 8 or more ran faster halved where the halved grid still held two
+    programs per SM (1x4096x4097 0.72 -> 0.82x, 3x1346x31141 0.86 -> 0.89x, 2x4096x14335 1.29 -> 1.34x) and splits
+    of 4 slower (2x1041x12427 1.62 -> 1.42x). More than 64 partials are not made (the reduce pass unrolls them):
+    those keep SHIFT 1, and so does an unsplit product, which the windows would give a second launch (the reduce):
+    fp32 1x187x23947 bias 1.80 -> 1.37x, 1x105x4073 2.30 -> 1.57x with them. Fresh draws after the rule (fp32, 1-4
+    rows, `--seed 6 --fp32`, …-s22-verify6.json), what auto ran before -> now: 4x4383x12222 0.72 -> 1.30x,
+    4x5550x37821 0.53 -> 1.23x, 2x6526x2069 0.78 -> 1.93x, 3x951x3777 0.71 -> 1.10x, 3x782x28469 0.47 -> 0.78x,
+    4x344x12419 0.68 -> 0.90x, 3x129x1107 0.80 -> 1.02x, 4x385x2229 0.80 -> 0.86x; slower: 1x2147x2471 1.16 ->
+    1.10x, and 4x764x526 bias, which the tiles ran at 1.63x, 1.41x on the GEMV. 16 bits (SHIFT 8): the best window
+    variant beat the plain read on 5 of 14 rows (bf16 1x7161x22449 0.85 -> 1.18x, fp16 3x1893x29311 1.16 -> 1.34x)
+    and lost on 9 (fp16 1x4669x274 2.00 -> 1.39x, bf16 1x83x1055 0.96 -> 0.63x), so 1 there. AMD: compiles to
+    whole-vector loads (global_load_dwordx4 on gfx942, global_load_b128 on gfx1100, Triton 3.9) but not timed: 1."""
+    shift = 16 // elem_size
+    if (b_kmajor or b_aligned or t.interpreter or t.backend != "cuda" or elem_size != 4 or split == 1 or bk % shift
+            or bn % shift or bn + shift - 1 > N):
+        return 1, split
+    tiles = -(-(N + shift - 1) // bn) * -(-M // GEMV_MAX_M)
+    if split >= 8 and tiles * (split // 2) >= 2 * cus:
+        split //= 2
+    return (shift, split) if split * shift <= 64 else (1, split)
 
 
 def _gemv_split(N: int, K: int, bn: int, bk: int, M: int, cus: int) -> int:
