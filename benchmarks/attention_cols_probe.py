@@ -8,6 +8,8 @@ Usage (GPU): PYTHONPATH=.:benchmarks python benchmarks/attention_cols_probe.py [
        ... --set s21 [--flex]: the H200 hunts' (seeds 11, 12) worst rows at D = 112-256 and causal GQA D = 128 over
        more tilings: the head dim in two equal halves (256 as 128 + 128), host descriptors at D = 256, 3-stage tiles,
        and with --flex torch's own Triton attention (flex_attention under torch.compile) beside SDPA.
+       ... --set shortk: long query blocks against 17-128 keys (session 22), fewer stages and 128-key tiles, and
+       "old" (the policy before its short-key rule); with --fresh SEED -n N, N random such shapes.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from attention_split_probe import make, measure, sdpa_times, shape_name, timed
-from rocm_triton_doctor.kernels import attention, policy
+from rocm_triton_doctor.kernels import attention, policy, policy_attention
 
 BF, FP = torch.bfloat16, torch.float16
 # (B, H, H_kv, S_q, S_k, D, dtype, causal, model layout): the hunts' worst rows at these head dims (H200 seeds 9, 10)
@@ -53,6 +55,14 @@ SEED = [(1, 32, 32, 2048, 2048, 128, FP, True, False), (2, 16, 16, 2048, 2048, 1
         (4, 32, 32, 1024, 1024, 128, BF, True, False), (1, 32, 8, 2048, 2048, 128, BF, True, True),
         (2, 32, 32, 1500, 1500, 128, FP, True, False)]
 
+# session 22: long query blocks against a short key range (S_k <= 128, one or two key blocks; hunt seed 14: bf16 B5
+# H40/1 S4455 D128 S_k 89 0.43x SDPA, B14 H8/4 S2319 D96 S_k 89 causal 0.63x): Q read and O written dominate
+SHORTK = [(5, 40, 1, 4455, 89, 128, BF, False, True), (14, 8, 4, 2319, 89, 96, BF, True, False),
+          (2, 40, 2, 3551, 92, 48, FP, False, True), (8, 32, 8, 2048, 64, 128, BF, False, False),
+          (4, 16, 16, 4096, 128, 64, FP, False, False), (2, 32, 4, 8192, 100, 128, BF, True, False),
+          (1, 32, 32, 4096, 33, 128, BF, False, False), (3, 24, 8, 3000, 120, 80, FP, False, True),
+          (6, 16, 2, 2500, 70, 160, BF, False, False), (2, 8, 1, 6000, 17, 64, BF, True, True)]
+
 
 def p(bm: int, bn: int, w: int, s: int, split: bool = True) -> dict[str, Any]:
     return {"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": w, "num_stages": s, "SPLIT_D": split}
@@ -72,6 +82,19 @@ def variants(D: int) -> list[tuple[str, str, dict[str, Any] | None]]:
     return out + [("p128x64w8s3", "pointer", p(128, 64, 8, 3)), ("p64x64w4s3", "pointer", p(64, 64, 4, 3)),
                   ("p128x64w8s2", "pointer", p(128, 64, 8, 2)), ("p128x64w8s1", "pointer", p(128, 64, 8, 1)),
                   ("pad128x64w8s3", "pointer", p(128, 64, 8, 3, False)), ("tdesc", "tma_device", None)]
+
+
+def variants_shortk(D: int) -> list[tuple[str, str, dict[str, Any] | None]]:
+    """--set shortk: a key range of one or two blocks leaves the pipeline nothing to overlap, so fewer stages (more
+    programs resident) and one 128-key block, beside the policy's tiles."""
+    out: list[tuple[str, str, dict[str, Any] | None]] = [("auto", "auto", None), ("old", "auto", None)]
+    out += [("p128x64w8s1", "pointer", p(128, 64, 8, 1)), ("p64x64w4s1", "pointer", p(64, 64, 4, 1)),
+            ("p64x64w4s2", "pointer", p(64, 64, 4, 2)), ("p64x32w4s1", "pointer", p(64, 32, 4, 1)),
+            ("p32x64w4s1", "pointer", p(32, 64, 4, 1)), ("p64x64w2s1", "pointer", p(64, 64, 2, 1))]
+    if D <= 128:
+        out += [("p128x128w8s1", "pointer", p(128, 128, 8, 1)), ("p64x128w4s1", "pointer", p(64, 128, 4, 1)),
+                ("p128x64w4s1", "pointer", p(128, 64, 4, 1)), ("tdesc", "tma_device", None)]
+    return out
 
 
 def variants_s21(D: int) -> list[tuple[str, str, dict[str, Any] | None]]:
@@ -130,39 +153,60 @@ def fresh(seed: int, n: int) -> list[tuple[Any, ...]]:
     return out
 
 
+def fresh_shortk(seed: int, n: int) -> list[tuple[Any, ...]]:
+    """--set shortk --fresh SEED: n random long-query, short-key shapes (S_k 8-128, S_q 256-8192, D 32-128)."""
+    r = random.Random(seed)
+    out: list[tuple[Any, ...]] = []
+    for _ in range(n):
+        h = r.choice((8, 12, 16, 24, 32, 40))
+        hk = r.choice([x for x in (1, 2, 4, 8, h) if h % x == 0])
+        out.append((r.choice((1, 2, 4, 8, 16)), h, hk, int(2 ** r.uniform(8, 13)), int(2 ** r.uniform(3, 7)),
+                    r.choice((32, 48, 64, 80, 96, 112, 128)), r.choice((BF, FP)), r.random() < 0.5, r.random() < 0.5))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--fresh", type=int, metavar="SEED", help="random shapes instead of the fixed rows")
     ap.add_argument("-n", type=int, default=8, help="--fresh: shapes per head-dim class")
     ap.add_argument("--only", help="comma-separated variant labels to run (default: all)")
-    ap.add_argument("--set", choices=("s20", "s21", "d112", "seed"), default="s20", help="the fixed rows (and their variants)")
+    ap.add_argument("--set", choices=("s20", "s21", "d112", "seed", "shortk"), default="s20",
+                    help="the fixed rows (and their variants)")
     ap.add_argument("--flex", action="store_true", help="also time torch's flex_attention (compiled)")
     args = ap.parse_args()
     g = torch.Generator(device="cuda").manual_seed(0)
     only = set(args.only.split(",")) if args.only else None
     split_rule = policy.pointer_column_split
+    short_keys = policy_attention.SHORT_KEYS
     rows = []
     cb = attention.column_blocks
     halves = lambda D, split=True: (D // 2, D // 2) if split and D in (128, 256) else cb(D, split)  # noqa: E731
-    fixed = {"s20": FIXED, "s21": S21, "d112": D112, "seed": SEED}[args.set]
-    for shape in fresh(args.fresh, args.n) if args.fresh is not None else fixed:
+    fixed = {"s20": FIXED, "s21": S21, "d112": D112, "seed": SEED, "shortk": SHORTK}[args.set]
+    pick = fresh_shortk if args.set == "shortk" else fresh
+    for shape in pick(args.fresh, args.n) if args.fresh is not None else fixed:
         B, H, H_kv, S_q, S_k, D, dt, causal, bshd = shape
         q, k, v = make(B, H, H_kv, S_q, S_k, D, dt, bshd, g)
         ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal, enable_gqa=True)
         gflop = 4.0 * B * H * D * attention.visible_pairs(S_q, S_k, causal) / 1e9
         name = shape_name(shape)
         row: dict[str, Any] = {"shape": name, "gflop": gflop, "sdpa": sdpa_times(q, k, v, causal)}
-        for label, kern, cfg in variants_s21(D) if args.set in ("s21", "d112", "seed") else variants(D):
+        vs = (variants_shortk(D) if args.set == "shortk" else variants_s21(D) if args.set in ("s21", "d112", "seed")
+              else variants(D))
+        for label, kern, cfg in vs:
             if only and label not in only and label not in ("auto", "pad"):
                 continue
             # "pad": the policy with the pointer kernel's column split off (what ran before it existed)
             policy.pointer_column_split = (lambda t, d: False) if label == "pad" else split_rule  # type: ignore
             attention.column_blocks = halves if label.startswith("halves") else cb  # type: ignore[assignment]
+            # "old": the policy before session 22's short-key rule (policy_attention.SHORT_KEYS 0)
+            policy_attention.SHORT_KEYS = 0 if label == "old" else short_keys
+            policy.attention_config.cache_clear()  # type: ignore[attr-defined]
             attention.clear_plans()
             row[label] = measure(q, k, v, causal, kern, cfg, ref)
             policy.pointer_column_split = split_rule  # type: ignore
             attention.column_blocks = cb  # type: ignore[assignment]
+            policy_attention.SHORT_KEYS = short_keys
         if args.flex:
             row["flex"] = flex_row(q, k, v, causal, ref)
         rows.append(row)

@@ -199,7 +199,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     tkey = (str(dtype).removeprefix("torch."), H // H_kv, S_q, S_k, D, bool(causal))
     cached = None if config is not None or kernel not in ("auto", "pointer") else tunecache.lookup("attention", tkey, target)
     use = "pointer" if lse is not None or cached else kernel if kernel != "auto" else policy.attention_kernel(
-        target, D, flops, tma_layout, bool(causal))
+        target, D, flops, tma_layout, bool(causal), S_k)
     if config is not None and "SPLITS" in config:
         if causal or use != "pointer":
             raise ValueError("attention: SPLITS (split keys) is for the pointer kernel without a causal mask")
@@ -221,7 +221,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     cfg = _checked_config(chosen) if (chosen := cached or config) is not None else policy.attention_config(
         target, width, q.element_size(), bool(causal), tma=use != "pointer",
         mid=flops < policy.TMA_ATTENTION_MIN_FLOPS, split=split and use == "tma_device",
-        small_grid=cdiv(S_q, 128) * B * H < device_cus(dev))
+        small_grid=cdiv(S_q, 128) * B * H < device_cus(dev), keys=S_k if use == "pointer" else 0)
     grid = (cdiv(S_q, cfg["BLOCK_M"]), H, B)
     if use == "tma_device":
         from rocm_triton_doctor.kernels import attention_tma

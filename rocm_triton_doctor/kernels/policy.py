@@ -432,7 +432,7 @@ def _next_pow2(n: int) -> int:
 # The attention policy lives in policy_attention.py, fp32 products in policy_fp32.py, the row kernels' in
 # policy_rows.py; their names are part of this module's interface.
 from rocm_triton_doctor.kernels.policy_attention import (  # noqa: E402,F401
-    TMA_ATTENTION_MIN_FLOPS, TMA_DEVICE_ATTENTION_MIN_FLOPS,
+    SHORT_KEYS, SHORT_KEYS_NARROW, TMA_ATTENTION_MIN_FLOPS, TMA_DEVICE_ATTENTION_MIN_FLOPS,
     TMA_DEVICE_NONCAUSAL_MID_D_MIN_FLOPS, attention_backward_config,
     attention_config, attention_kernel, attention_split_config, attention_use_tma, column_blocks, pointer_column_split,
     tensor_desc_device_supported)

@@ -17,6 +17,11 @@ from rocm_triton_doctor.kernels.policy import Target, _hip_extra, cached_config,
 # the non-causal S=1024 rows (69 GFLOP) lost: 181 us against the TMA kernel's 157 (…-s5-sweep-attention-tma100.json).
 # So the floor sits between: 50 GFLOP.
 TMA_ATTENTION_MIN_FLOPS = 50e9
+# A short key range (S_k up to SHORT_KEYS: one or two key tiles a query tile) makes attention a read of Q and a write
+# of O; the pointer kernel's 64-row tiles with 4 warps take it, 32 keys a tile in one stage up to SHORT_KEYS_NARROW
+# (attention_config has the measurements).
+SHORT_KEYS = 128
+SHORT_KEYS_NARROW = 96
 # Device-side descriptors cost no host time, so the floor is only where a launch is too small for TMA to matter;
 # not measured yet (benchmarks/tune_attention_shapes.py times both kernels from S=128 up).
 TMA_DEVICE_ATTENTION_MIN_FLOPS = 200e9  # D=80/96 causal: B4 H32 S=4097 is 687 GFLOP, S=1024 43
@@ -51,7 +56,8 @@ def attention_use_tma(t: Target, head_dim: int, flops: float) -> bool:
     return tma_supported(t) and not t.interpreter and head_dim == 128 and flops >= TMA_ATTENTION_MIN_FLOPS
 
 
-def attention_kernel(t: Target, head_dim: int, flops: float, tma_layout: bool, causal: bool = True) -> str:
+def attention_kernel(t: Target, head_dim: int, flops: float, tma_layout: bool, causal: bool = True,
+                     keys: int = 0) -> str:
     """Which attention kernel "auto" runs: "tma_device", "tma" or "pointer". tma_layout: 16-bit tensors whose layout
     a descriptor takes (base.tma_layout_ok). Measured on an H100, bf16 B4 H32, ours / SDPA
     (docs/measurements/2026-11-23-h100-tune-attention.json, benchmarks/tune_attention_shapes.py):
@@ -66,8 +72,9 @@ def attention_kernel(t: Target, head_dim: int, flops: float, tma_layout: bool, c
       against 0.75x) and won non-causal ones by less (0.76x against 0.70x);
     * D=64: the pointer kernel (128x64, 8 warps) 0.85-0.91x; host TMA 0.69-0.78x, device 0.46-0.69x.
     Small problems stay on the pointer kernel: at S=128 D=128 the descriptor kernels cost host time (0.31-0.76x
-    event-timed against 1.03x)."""
-    if t.interpreter or not tma_layout:
+    event-timed against 1.03x). So does a short key range (keys, the S_k, up to SHORT_KEYS at D <= 128): the device-
+    descriptor kernel ran 0.26-0.36x SDPA on all nine such rows of `attention_cols_probe.py --set shortk` (H200)."""
+    if t.interpreter or not tma_layout or (0 < keys <= SHORT_KEYS and head_dim <= 128):
         return "pointer"
     device_ok = tensor_desc_device_supported(t)
     if head_dim > 128:
@@ -111,12 +118,12 @@ def pointer_column_split(t: Target, head_dim: int) -> bool:
 @cached_config
 def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = False,
                      tma: bool = False, mid: bool = False, split: bool = False,
-                     small_grid: bool = False) -> dict[str, Any]:
+                     small_grid: bool = False, keys: int = 0) -> dict[str, Any]:
     """Tiles for the attention kernels; head_dim is the columns the kernel computes: the padded BLOCK_D (a power of
     two, 16 to 256), or for the pointer kernel in two column blocks their sum (160 for 128 + 32). tma: for either
     TMA kernel (host or device descriptors). split: the device-descriptor kernel covers the head dim in two column
     blocks (column_blocks: D = 72 as 64 + 16, 160 as 128 + 32, 192 as 128 + 64). small_grid: 128-row query tiles
-    would make fewer programs than the GPU has SMs/CUs."""
+    would make fewer programs than the GPU has SMs/CUs. keys: the key range S_k (0: not given)."""
     if t.interpreter:
         return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 1}
     if tma and split:
@@ -163,6 +170,20 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
         # or at the H100's 227 (compile-only sm_90, Triton 3.9); 2 stages need 192 (160). launch.launch_fitting would
         # find that out at the first call, after a failed load; fp32 takes 2 stages here. Not timed.
         stages = 2 if elem_size == 4 and head_dim > 64 else 3
+        if 0 < keys <= SHORT_KEYS and elem_size == 2 and (keys <= SHORT_KEYS_NARROW or head_dim > 64):
+            # Long query blocks against one or two key tiles (SHORT_KEYS): the work is the read of Q and the write of
+            # O, and each program also reads all of K and V. H200, x SDPA (benchmarks/attention_cols_probe.py --set
+            # shortk, docs/measurements/2026-11-28-h200-s22-shortk.json), 10 rows at S_k 17-128, D 48-160: the policy's
+            # 128x64 w8 tiles median 0.63 (bf16 B5 H40/1 S4455 S_k 89 D128 0.42, the hunt's worst), 64x32 w4 in one
+            # stage 0.82 (that row 0.67; S_k 17-92 0.82-2.09), 64x64 w4 s2 0.83 (S_k 100-128: 0.65-0.87, against
+            # 64x32's 0.63-0.75); 32-row tiles 0.43, 128x128 0.54. At D = 160 the policy's 64x64 w4 s2 tied the best,
+            # and at D = 64 against 128 keys the 128x64 w8 tiles won (fp16 B4 H16 S4096: 0.81 against 0.76), so those
+            # keep them. After the rule (…-s22-shortk2.json): median 0.63 -> 0.86, worst 0.43 -> 0.66 (that row
+            # 0.70, S_k 100 causal D128); 16 fresh draws at S_k 8-124 (…-s22-shortk_fresh22.json) median 1.41 ->
+            # 1.90, 14 faster, one slower (fp16 B1 H8/4 S463 S_k 54 D80 causal 2.11 -> 1.93).
+            if keys <= SHORT_KEYS_NARROW:
+                return {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4, "num_stages": 1}
+            return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}
         if causal and mid and head_dim <= 128:
             # Causal problems under TMA_ATTENTION_MIN_FLOPS (mid: what stays on this kernel at D = 128): 64x64 tiles,
             # 4 warps, 3 stages. H100 (benchmarks/attention_mid_probe.py, docs/measurements/2026-11-23-h100-s6-

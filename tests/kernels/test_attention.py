@@ -392,6 +392,41 @@ def test_causal_mid_size_problems_take_half_height_tiles_on_nvidia() -> None:
     assert policy.attention_config(mi300, 128, 2, True, mid=True) == policy.attention_config(mi300, 128, 2, True)
 
 
+def test_a_short_key_range_takes_64_row_tiles_on_the_pointer_kernel_on_nvidia() -> None:
+    # S_k up to SHORT_KEYS (one or two key tiles): 64x32 w4 in one stage up to SHORT_KEYS_NARROW, 64x64 w4 s2 past it
+    # (D <= 64 there keeps 128x64 w8), 16 bits at D <= 128 only; and the pointer kernel, not the descriptor kernels.
+    from rocm_triton_doctor.kernels import policy
+
+    h200 = policy.Target("cuda", "sm_90", 32)
+    tiles = lambda c: (c["BLOCK_M"], c["BLOCK_N"], c["num_warps"], c["num_stages"])  # noqa: E731
+    assert tiles(policy.attention_config(h200, 128, 2, False, keys=89)) == (64, 32, 4, 1)
+    assert tiles(policy.attention_config(h200, 96, 2, True, mid=True, keys=policy.SHORT_KEYS_NARROW)) == (64, 32, 4, 1)
+    assert tiles(policy.attention_config(h200, 128, 2, True, keys=100)) == (64, 64, 4, 2)
+    assert tiles(policy.attention_config(h200, 64, 2, False, keys=128)) == (128, 64, 8, 3)
+    for keys in (0, policy.SHORT_KEYS + 1):  # not given, or longer: the tiles before
+        assert policy.attention_config(h200, 128, 2, False, keys=keys) == policy.attention_config(h200, 128, 2, False)
+    assert policy.attention_config(h200, 128, 4, False, keys=89) == policy.attention_config(h200, 128, 4, False)
+    assert policy.attention_config(h200, 160, 2, False, keys=89) == policy.attention_config(h200, 160, 2, False)
+    mi300 = policy.Target("hip", "gfx942", 64)
+    assert policy.attention_config(mi300, 128, 2, False, keys=89) == policy.attention_config(mi300, 128, 2, False)
+    big = 4.0 * 4 * 32 * 8192 * 89 * 128
+    with_tma = policy.attention_kernel(h200, 128, 1e12, True)
+    assert policy.attention_kernel(h200, 128, big, True, keys=89) == "pointer"
+    assert policy.attention_kernel(h200, 128, 1e12, True, keys=policy.SHORT_KEYS + 1) == with_tma
+    assert policy.attention_kernel(h200, 256, 1e12, True, keys=89) == policy.attention_kernel(h200, 256, 1e12, True)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("S_k", [1, 17, 89, 128])
+def test_short_key_tiles_match_the_reference(causal: bool, S_k: int) -> None:
+    # The short-key tiles on long query blocks: GQA, a partial last key tile, top-left causal rows with no key.
+    g = torch.Generator().manual_seed(7)
+    q, k, v = qkv(1, 4, 2, 150, S_k, 96, torch.float16, True, g)
+    for cfg in (_cfg(64, 32), _cfg(64, 64, num_stages=2)):
+        out = attention.attention(q, k, v, causal, kernel="pointer", config=cfg)
+        assert_matches(out, attention.reference(q, k, v, causal).half(), torch.float16)
+
+
 @pytest.mark.parametrize("bad", ["False", "no", 2, None, [True]])
 def test_causal_must_be_a_bool(bad: object) -> None:
     # Fuzz round 3: causal="False" (truthy) had silently run causal attention; SDPA refuses it too.
