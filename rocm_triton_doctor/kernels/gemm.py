@@ -24,7 +24,8 @@ from rocm_triton_doctor.kernels.base import (KernelSpec, cdiv, check_device, che
 from rocm_triton_doctor.kernels.gemm_kernels import _splitk_reduce_kernel, gemm_kernel, gemm_tma_kernel, gemv_kernel
 from rocm_triton_doctor.kernels.aligned_copy import aligned_copy, aligned_like, misaligned, split_stride
 from rocm_triton_doctor.kernels.base import device_cus as _cus, sm_count as _sm_count
-from rocm_triton_doctor.kernels.gemm_parts import _checked_config, checked_gemv_config, tune_key
+from rocm_triton_doctor.kernels.gemm_parts import (_checked_config, _ws_cols, checked_gemv_config, gemv_kmajor,
+                                                   gemv_shift_refusal, tune_key)
 from rocm_triton_doctor.kernels.gemm_parts import (  # noqa: F401 - re-exported (tests, --tune, the benchmarks)
     CONFIG_KEYS, eager, reference, tune_candidates)
 
@@ -348,30 +349,6 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
     return _Plan(False, False, [part], M, tkey)
 
 
-def gemv_shift_refusal(b: torch.Tensor, shift: int, bn: int, bk: int, split: int) -> str:
-    """Why gemv_kernel cannot read B in shifted windows of `shift` elements (gemm_kernels.gemv_kernel's SHIFT), or
-    '' where it can: B's rows contiguous along N (an N-major weight), shift a whole 16-byte vector of B's dtype, the
-    tiles whole multiples of it, B at least a tile and a vector wide (the windows' reads past a row's end land in the
-    next row), and at most 64 workspace partials (the reduce pass unrolls them)."""
-    K, N = b.shape
-    if shift != 16 // b.element_size():
-        return f"must be 1 or {16 // b.element_size()} (16 bytes of {str(b.dtype).removeprefix('torch.')})"
-    if gemv_kmajor(b) or (N > 1 and b.stride(1) != 1):
-        return "needs B's rows contiguous along N"
-    if bk % shift or bn % shift:
-        return f"needs BLOCK_K and BLOCK_N multiples of it, got {bk} and {bn}"
-    if bn + shift - 1 > N:
-        return f"needs N >= BLOCK_N + {shift - 1} = {bn + shift - 1}, got {N}"
-    if split * shift > 64:
-        return f"with SPLIT_K={split} makes {split * shift} partials, more than 64"
-    return ""
-
-
-def _ws_cols(N: int) -> int:
-    """The split-K workspace's row length: N padded to a multiple of 4 fp32 (16 bytes)."""
-    return -(-N // 4) * 4
-
-
 def _needs_int64(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor | None, bm: int, bn: int,
                  bk: int, split: int, extra_n: int = 0) -> bool:
     """The kernels' INT64: some element offset a launch with (bm, bn, bk) tiles forms reaches 2^31 — A, B, C and
@@ -383,12 +360,6 @@ def _needs_int64(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.
     return max(argcheck.max_offset(a, (pm, pk)), argcheck.max_offset(b, (pk, pn)), argcheck.max_offset(c, (pm, pn)),
                argcheck.max_offset(bias, (pn,)) if bias is not None else 0,
                split * pm * max(pn, _ws_cols(N)) if split > 1 else 0) >= argcheck.INT32_LIMIT
-
-
-def gemv_kmajor(b: torch.Tensor) -> bool:
-    """B's K dimension is its contiguous one (an nn.Linear weight read as B^T): gemv_kernel's B_KMAJOR."""
-    K, N = b.shape
-    return K > 1 and b.stride(0) == 1 and (N == 1 or b.stride(1) != 1)
 
 
 def _reduce_launch(c: torch.Tensor, M: int, N: int, n_ws: int, split: int, bias_stride: int, epi: dict[str, Any],

@@ -1,6 +1,7 @@
 """Device functions shared by the GEMM kernels in gemm_kernels.py (the pointer kernel, its split-K reduce pass and the
 persistent TMA kernel): grouped tile order, 64-bit offsets when needed, and the fused epilogue + single store; and the
-launcher's host helpers (stride hints, alignment, the config check, the tune-cache key, reference and eager forms)."""
+launcher's host helpers (stride hints, alignment, the config check, the GEMV's layout checks, the tune-cache key,
+reference and eager forms)."""
 
 from __future__ import annotations
 
@@ -221,6 +222,37 @@ def _gemv_candidates(key: tuple[Any, ...]) -> list[dict[str, Any]]:
         if c not in seen:
             seen.append(c)
     return [{"GEMV": True, **{k: v for k, v in c.items() if k in GEMV_CONFIG_KEYS}} for c in seen]
+
+
+# -- the GEMV kernel's host helpers (gemm._gemv_plan) and the split-K workspace --------------------------------
+def gemv_kmajor(b: torch.Tensor) -> bool:
+    """B's K dimension is its contiguous one (an nn.Linear weight read as B^T): gemv_kernel's B_KMAJOR."""
+    K, N = b.shape
+    return K > 1 and b.stride(0) == 1 and (N == 1 or b.stride(1) != 1)
+
+
+def gemv_shift_refusal(b: torch.Tensor, shift: int, bn: int, bk: int, split: int) -> str:
+    """Why gemv_kernel cannot read B in shifted windows of `shift` elements (gemm_kernels.gemv_kernel's SHIFT), or
+    '' where it can: B's rows contiguous along N (an N-major weight), shift a whole 16-byte vector of B's dtype, the
+    tiles whole multiples of it, B at least a tile and a vector wide (the windows' reads past a row's end land in the
+    next row), and at most 64 workspace partials (the reduce pass unrolls them)."""
+    K, N = b.shape
+    if shift != 16 // b.element_size():
+        return f"must be 1 or {16 // b.element_size()} (16 bytes of {str(b.dtype).removeprefix('torch.')})"
+    if gemv_kmajor(b) or (N > 1 and b.stride(1) != 1):
+        return "needs B's rows contiguous along N"
+    if bk % shift or bn % shift:
+        return f"needs BLOCK_K and BLOCK_N multiples of it, got {bk} and {bn}"
+    if bn + shift - 1 > N:
+        return f"needs N >= BLOCK_N + {shift - 1} = {bn + shift - 1}, got {N}"
+    if split * shift > 64:
+        return f"with SPLIT_K={split} makes {split * shift} partials, more than 64"
+    return ""
+
+
+def _ws_cols(N: int) -> int:
+    """The split-K workspace's row length: N padded to a multiple of 4 fp32 (16 bytes)."""
+    return -(-N // 4) * 4
 
 
 def reference(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilogue: str) -> torch.Tensor:

@@ -177,7 +177,7 @@ def gemv_shift(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: bool
                split: int, cus: int) -> tuple[int, int]:
     """(SHIFT, SPLIT_K) for gemv_kernel: SHIFT 4 reads an fp32 B whose rows are not 16-byte aligned in shifted
     16-byte windows (gemm_kernels.gemv_kernel), 1 reads it as it is (4-byte loads). gemm._gemv_plan keeps 1 where
-    B's layout does not allow it (gemm.gemv_shift_refusal). H200, graph replay, x cuBLAS, SHIFT 1 -> 4 at the
+    B's layout does not allow it (gemm_parts.gemv_shift_refusal). H200, graph replay, x cuBLAS, SHIFT 1 -> 4 at the
     policy's tiles (benchmarks/gemv_shift_probe.py, docs/measurements/2026-11-28-h200-s22-shift*.json): fp32
     2x1041x12427 bias_gelu 0.58 -> 1.62x (the aligned 2x1041x12428: 1.56x), 2x4096x14335 0.47 -> 1.29x, 1x768x50257
     0.51 -> 0.99x, 3x1346x31141 0.50 -> 0.86x, 1x4096x4097 0.35 -> 0.72x, 2x1344x29891 0.43 -> 1.25x, 2x362x906
