@@ -88,9 +88,9 @@ def _s12_rules(on: bool) -> None:
 
 
 def _s13_rules(on: bool) -> None:
-    from rocm_triton_doctor.kernels import policy, policy_gemv
+    from rocm_triton_doctor.kernels import policy, policy_align, policy_gemv
 
-    policy.ALIGN_COPY_MIN_ROWS = 33 if on else 1 << 60
+    policy_align.ALIGN_COPY_MIN_ROWS = 33 if on else 1 << 60  # read there (policy re-exports it)
     policy_gemv.GEMV_FP32_MISALIGNED_ROWS_COPIED = 32 if on else 96
     policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
     gemm.clear_plans()

@@ -13,7 +13,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from rocm_triton_doctor.kernels.policy import DEFAULT_CUS, Target, _hip_extra, _next_pow2, gemm_align_copy
+from rocm_triton_doctor.kernels.policy import DEFAULT_CUS, Target, _hip_extra, _next_pow2
+from rocm_triton_doctor.kernels.policy_align import gemm_align_copy
 
 GEMV_MAX_M = 8  # gemv_kernel keeps one accumulator per row of A, eight at most (BLOCK_M); more rows run in chunks
 GEMV_ACC_PER_THREAD = 64  # fp32 accumulator registers a thread keeps (BLOCK_M · tile / threads), K-major B

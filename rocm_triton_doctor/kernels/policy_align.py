@@ -1,0 +1,61 @@
+"""Launch policy for GEMM operands whose rows are not 16-byte aligned: when gemm() copies them into an aligned,
+padded buffer first (aligned_copy.py) instead of reading them with scalar loads (policy.py re-exports every name
+here; benchmarks that switch the rule off set the names on this module)."""
+
+from __future__ import annotations
+
+from rocm_triton_doctor.kernels.policy import Target
+
+# An operand whose rows are not 16-byte aligned (a leading stride of 4097 elements, a view one element off) is read
+# with scalar loads, which also rules out the asynchronous copies the pipelined K loop is built on: bf16 4097^3 ran at
+# 0.38x cuBLAS on an H100 (issue #16), and random shapes with an odd K or N (benchmarks/shape_hunt.py, seed 1) at
+# 0.27x (686x7137x406), 0.45x (237x1313x10622, B^T) and 0.58x (1401x558x31287) while the old rule here copied only
+# operands whose other free dimension was >= 2048. The cost model: copying operand X (e·|X| bytes read, the same
+# written) against what misalignment costs a compute-bound GEMM, about 1.6 extra ideal GEMM times (0.38x):
+# 2·e·M·K/BW < 1.6·2·M·N·K/F, i.e. n > e·(F/BW)/1.6 for n the other operand's free dimension (N when copying A, M
+# when copying B). F/BW is ~300 FLOP/byte on an H100 (990 TF/s bf16, 3.35 TB/s) and ~250 on an MI300X: n > ~190 for
+# 16-bit, less for fp32 (no tensor cores: F/BW ~15-20). So 256. The GEMM must also be big enough (>= 2^30 FLOPs,
+# ~1 us at peak) that the copy's launch does not dominate; decode-size M (< 256) never copies B, the weight it
+# streams once. Measured (graph replay, × cuBLAS, the policy's tiles with and without the copy): H100 bf16 686x7137x406
+# 0.34 -> 0.54, fp16 1257x4623x2198 B^T 0.30 -> 0.83, 5405x8985x1014 0.36 -> 1.34; and copying B for fewer rows lost
+# on an H200 at every M from 1 to 128 (16x4097x4096 B^T 0.37x copied against 2.11x not), broke even at 237
+# (benchmarks/gemm_align_probe.py [--small-m], docs/measurements/2026-11-27-*-s8-gemm-align-*.json). AMD: the same
+# model, not timed.
+ALIGN_COPY_MIN_REUSE = 256
+ALIGN_COPY_MIN_FLOPS = 2**30
+# From 33 rows the weight is copied too, once it is a MiB or more and K and N are 256 or more. That model priced the
+# copy at torch's strided copy_ made twice (about a quarter of the copy bandwidth: aligned_copy.py);
+# kernels/aligned_copy.py copies at the GPU's copy bandwidth, and the copied operands' K loop runs to their zero padding
+# with whole vectors (gemm_kernel's DIV_K). H200, graph replay, × cuBLAS, the policy before -> both copied
+# (benchmarks/align_copy_probe.py --quick, docs/measurements/2026-11-27-h200-s13-align-copy-4.json): bf16 B^T
+# 36/64/128x2489x2305 0.46/0.55/0.61 -> 1.19/1.29/1.10, 36/64/128x4097x4096 0.52/0.67/0.57 -> 0.97/1.13/1.13; bf16
+# row-major 64/128x4096x4097 1.24/0.36 -> 1.62/1.22, 36/64x2696x15562 0.26/0.25 -> 0.57/0.62, 36/64/128x1723x1691
+# 0.85/0.94/0.49 -> 0.97/1.13/1.09; fp32 36-128 rows of 4097x4096 B^T, 2333x4824 B^T and 1346x3001 0.20-0.56 ->
+# 0.47-0.77 (the GEMV up to 32 rows, policy_gemv.GEMV_FP32_MISALIGNED_ROWS_COPIED). Lost: bf16 36x4096x4097 2.86 ->
+# 1.46, 128x2696x15562 1.16 -> 0.77; 16 rows lost everywhere (the decode tiles' split reads the weight once, scalar or
+# not: 2.10 -> 1.16 at 16x4097x4096 B^T), fp16 816x860 (1.4 MB) ran the same.
+# Over 40 random draws of 33-255 rows (`gemm_ab_probe.py --ab s13 --midm --seed 40`, …-s13-ab-midm40.json) the copy
+# won every K-major weight with K and N of 256 or more (bf16 62x590x3215 B^T 1.05 -> 1.56, 65x833x11364 B^T 0.96 ->
+# 1.51, 87x1078x706 B^T 0.81 -> 1.20, fp32 239x4578x270 B^T 1.00 -> 1.26, 37x3478x20429 B^T 0.49 -> 0.64,
+# 65x13409x18415 0.23 -> 0.39, × eager) and lost where K or N was short (fp16 62x90x7184 2.02 -> 1.61, bf16
+# 47x166x5796 B^T 0.77 -> 0.61, fp32 125x3405x184 1.05 -> 0.78, 40x11087x151 B^T 1.30 -> 0.89, fp16 42x12908x48 1.26
+# -> 1.08): those keep their tiles. Still lost: bf16 34x2560x5422 bias 1.46 -> 0.81 (a row-major weight). With the
+# bound, fresh draws (seed 42, …-s13-ab-midm42.json): median 0.97 -> 1.23x eager, worst 0.15 -> 0.45; one loss, bf16
+# 37x2490x7164 B^T 0.90 -> 0.58 (a 36 MB weight copied for a 24 us product).
+ALIGN_COPY_MIN_ROWS = 33
+ALIGN_COPY_MIN_B_BYTES = 2**20
+ALIGN_COPY_MIN_KN = 256
+
+
+def gemm_align_copy(t: Target, M: int, N: int, K: int, elem_size: int = 2) -> tuple[bool, bool]:
+    """(copy A, copy B) if misaligned: see ALIGN_COPY_MIN_REUSE and ALIGN_COPY_MIN_ROWS (where B is copied for its
+    rows, A is copied with it: at most 255 rows, and both copies make the K loop's last block whole vectors).
+    Never in the interpreter (tests force it)."""
+    if t.interpreter:
+        return False, False
+    if (M >= ALIGN_COPY_MIN_ROWS and K * N * elem_size >= ALIGN_COPY_MIN_B_BYTES and K >= ALIGN_COPY_MIN_KN
+            and N >= ALIGN_COPY_MIN_KN):
+        return True, True
+    if 2 * M * N * K < ALIGN_COPY_MIN_FLOPS:
+        return False, False
+    return N >= ALIGN_COPY_MIN_REUSE, M >= ALIGN_COPY_MIN_REUSE
