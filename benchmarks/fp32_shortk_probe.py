@@ -4,6 +4,7 @@ N-major B; 12507x4095x25 B^T; session 18: 4282x3649x25). GPU time by CUDA-graph 
 an fp64 product (normalised by |A|·|B|) before it is timed.
 
     PYTHONPATH=. python benchmarks/fp32_shortk_probe.py [--seed S -n N] [--json PATH]
+    PYTHONPATH=. python benchmarks/fp32_shortk_probe.py --shape 1949,52,1815 --shape 1949,52,1815,0,1  (session 22)
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ VARIANTS: list[tuple[str, str, dict[str, Any] | None]] = [
 ]
 
 
-def draw(seed: int, n: int, k_max: int = 200, nmajor: bool = False) -> list[tuple[int, int, int, bool]]:
+def draw(seed: int, n: int, k_max: int = 200, nmajor: bool = False, k_min: int = 17) -> list[tuple[int, int, int, bool]]:
     r = random.Random(seed)
-    return [(int(2 ** r.uniform(10.5, 14)), r.randint(17, k_max), int(2 ** r.uniform(11, 13.8)),
+    return [(int(2 ** r.uniform(10.5, 14)), r.randint(k_min, k_max), int(2 ** r.uniform(11, 13.8)),
              not nmajor and r.random() < 0.5) for _ in range(n)]
 
 
@@ -45,20 +46,26 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=8)
     ap.add_argument("--json")
     ap.add_argument("--verify", action="store_true", help="N-major draws with K 17-48 only: policy, old split, IEEE")
+    ap.add_argument("--kmin", type=int, default=17, help="--verify: K drawn from kmin to kmax")
+    ap.add_argument("--kmax", type=int, default=48)
+    ap.add_argument("--shape", action="append", default=[], metavar="M,K,N[,bt[,at]]",
+                    help="time these shapes only (bt 1: B K-major; at 1: A column-major), e.g. a hunt's row")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     g = torch.Generator(device="cuda").manual_seed(0)
     rows = []
-    shapes = draw(args.seed or 0, args.n, 48, True) if args.verify else SHAPES + (
+    shapes = draw(args.seed or 0, args.n, args.kmax, True, args.kmin) if args.verify else SHAPES + (
         draw(args.seed, args.n) if args.seed is not None else [])
     variants = [v for v in VARIANTS if v[0] in ("policy", "t3 128x64x32 s4", "ieee 64x128x32")] if args.verify \
         else VARIANTS
-    for M, K, N, bt in shapes:
-        a = torch.randn(M, K, generator=g, device="cuda")
+    if args.shape:
+        shapes = [tuple(int(x) for x in (sh.split(",") + ["0", "0"])[:5]) for sh in args.shape]  # type: ignore[misc]
+    for M, K, N, bt, *at in shapes:
+        a = torch.randn(K, M, generator=g, device="cuda").t() if at and at[0] else torch.randn(M, K, generator=g, device="cuda")
         b = torch.randn(N, K, generator=g, device="cuda").t() if bt else torch.randn(K, N, generator=g, device="cuda")
         ref = (a.double() @ b.double())
         scale = a.abs().double() @ b.abs().double()
-        row: dict[str, Any] = {"shape": f"{M}x{N}x{K}{' B^T' if bt else ''}"}
+        row: dict[str, Any] = {"shape": f"{M}x{N}x{K}{' B^T' if bt else ''}{' A^T' if at and at[0] else ''}"}
         row["cublas"] = float(do_bench_cudagraph(lambda: a @ b, rep=20)) * 1e3
         for label, prec, cfg in variants:
             try:

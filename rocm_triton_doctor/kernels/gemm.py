@@ -314,9 +314,10 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
         cfg.update(checked_gemv_config(config))
     bm, bn, bk, split = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], cfg.get("SPLIT_K", 1)
     shift = cfg.get("SHIFT")
-    if shift is None:  # the policy's choice, where B allows it
+    if shift is None:  # the policy's choice, where B allows it; a caller's (or tune cache's) K split is kept
         shift, s2 = policy.gemv_shift(target, M, N, K, a.element_size(), b_kmajor, not misaligned(b), bn, bk, split,
                                       _cus(dev))
+        s2 = split if config and "SPLIT_K" in config else s2
         if shift > 1 and not gemv_shift_refusal(b, shift, bn, bk, s2):
             split = cfg["SPLIT_K"] = s2
         else:

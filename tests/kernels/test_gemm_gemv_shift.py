@@ -151,4 +151,12 @@ def test_auto_plans_shifted_windows_where_the_policy_says(monkeypatch: pytest.Mo
         y = gemm.gemm(a, b, kernel="gemv")
         torch.testing.assert_close(y.double(), a.double() @ b.double(), atol=1e-5, rtol=1e-5)
         assert seen[0][0] == expect[0] and (expect[1] is None or seen[0][1] == expect[1])
+    # a caller's K split is kept (the windows on top of it), and dropped with them past 64 partials
+    for split, expect in ((4, (4, 16)), (32, (1, 32))):
+        seen.clear()
+        b = _weight(100, 70, 1, 0, torch.float32, g)
+        cfg = {"BLOCK_M": 2, "BLOCK_N": 16, "BLOCK_K": 4, "SPLIT_K": split}
+        y = gemm.gemm(a, b, kernel="gemv", config=cfg)
+        torch.testing.assert_close(y.double(), a.double() @ b.double(), atol=1e-5, rtol=1e-5)
+        assert seen[0] == expect
     assert policy_gemv.GEMV_FP32_SHIFT_ROWS == 4
