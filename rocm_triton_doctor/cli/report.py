@@ -45,7 +45,7 @@ def command(output: str | None, no_redact: bool, snapshot_path: str | None,
     from rocm_triton_doctor.check import snapshot
     from rocm_triton_doctor.check.render import issue
     from rocm_triton_doctor.smoke.model_render import last_model_path
-    from rocm_triton_doctor.smoke.runner import last_result_path
+    from rocm_triton_doctor.smoke.report import last_result_path
 
     try:
         snap, source = pipeline.load_or_collect(snapshot_path, python=python, runtime=not no_runtime, from_text=from_text,

@@ -11,7 +11,7 @@ def last_model_path() -> str:
     """Where `smoke --model` keeps its last result for `report`: beside runner.last_result_path()."""
     import os
 
-    from rocm_triton_doctor.smoke.runner import last_result_path
+    from rocm_triton_doctor.smoke.report import last_result_path
 
     return os.path.join(os.path.dirname(last_result_path()), "last-model.json")
 

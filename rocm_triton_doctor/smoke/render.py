@@ -7,7 +7,7 @@ from typing import Any
 
 from rocm_triton_doctor.result import Result
 from rocm_triton_doctor.smoke.aot import AotResult
-from rocm_triton_doctor.smoke.runner import SmokeReport
+from rocm_triton_doctor.smoke.report import SmokeReport
 
 STATUS_STYLE = {"pass": "green", "fail": "bold red", "error": "bold red", "oom": "yellow"}
 

@@ -28,7 +28,7 @@ MAX_BYTES = 64 << 20  # a smoke result with every sweep row is a few MB
 def paths() -> dict[str, str]:
     """The files `smoke` and `smoke --model` keep their last result in (XDG cache; RTD_CACHE_DIR overrides)."""
     from rocm_triton_doctor.smoke.model_render import last_model_path
-    from rocm_triton_doctor.smoke.runner import last_result_path  # neither imports torch
+    from rocm_triton_doctor.smoke.report import last_result_path  # neither imports torch
 
     return {"kernels": last_result_path(), "model": last_model_path()}
 
