@@ -117,6 +117,8 @@ def gemm_shapes() -> list[tuple[int, int, int, torch.dtype, str]]:
     rows += [(t, k, n, bf, "none") for t in (2048, 8192) for k, n in LLAMA_KN]
     rows += [(2048, k, n, fp16, "none") for k, n in LLAMA_KN]
     rows += [(2048, 4096, 11008, bf, "bias_relu"), (2048, 4096, 14336, fp16, "bias_gelu")]  # fused epilogues
+    # decode rows against a row-major fp32 weight whose rows are not 16-byte aligned (the GEMV's shifted windows)
+    rows += [(2, 1041, 12427, fp32, "bias_gelu"), (1, 768, 50257, fp32, "none")]
     return rows
 
 
@@ -190,7 +192,8 @@ def attention_case(B: int, H: int, Hkv: int, S: int, D: int, dtype: torch.dtype,
 def attention_cases() -> list[Case]:
     """attention.cases("sweep"): the grid's rows that fit (every head dim and GQA: the launcher takes them all), then
     a model's decode against its key cache (one query row, GQA 32/8, 4k and 32k keys, batch 1 and 8) and a short prompt
-    against a long cache: the calls attention_split.py serves."""
+    against a long cache: the calls attention_split.py serves; and long query blocks against a short key range
+    (policy_attention.SHORT_KEYS), MQA in the model layout and GQA causal."""
     from rocm_triton_doctor.kernels.attention_cases import make_case
 
     bf = torch.bfloat16
@@ -198,7 +201,9 @@ def attention_cases() -> list[Case]:
     return [attention_case(B, H, Hkv, S, D, dt, causal)
             for B, H, Hkv, S, D, dt, causal in _attention_grid((64, 128) + ATTN_EXTRA_D)
             if _attention_fits(B, H, S, D, _elem(dt)) is None] + decode + [
-        make_case(1, 32, 128, 128, bf, False, H_kv=8, S_k=8192)]
+        make_case(1, 32, 128, 128, bf, False, H_kv=8, S_k=8192),
+        make_case(5, 40, 4455, 128, bf, False, H_kv=1, S_k=89, model_layout=True),
+        make_case(2, 32, 8192, 128, bf, True, H_kv=4, S_k=100)]
 
 
 def interleave(cases: list[Case]) -> list[Case]:

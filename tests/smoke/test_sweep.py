@@ -41,8 +41,8 @@ def test_the_sweep_grid_builds_by_class() -> None:
         assert "bfloat16 1024x262144" in names and "float32 1024x152064" in names  # vocabulary rows, fp32 too
         assert "bfloat16 65536x65536" not in names
     assert len(by["add_mul"]) == len(by["bias_gelu_dropout_residual"]) == 11  # 1 MiB..1 GiB x bf16/fp32 + odd
-    assert len(by["gemm"]) == len(sweep.gemm_shapes()) == 46
-    assert len(by["attention"]) == 59
+    assert len(by["gemm"]) == len(sweep.gemm_shapes()) == 48
+    assert len(by["attention"]) == 61
     gemm_names = {c.name for c in by["gemm"]}
     assert {"bfloat16 1x4096x14336 none", "float16 1000x1000x1000 none", "bfloat16 4097x4097x4097 none",
             "bfloat16 8192x4096x11008 none"} <= gemm_names
@@ -50,7 +50,7 @@ def test_the_sweep_grid_builds_by_class() -> None:
     assert {"bfloat16 B=4 H=32 S=1000 D=64 causal", "bfloat16 B=4 H=32 S=4096 D=128 GQA 32/8",
             "bfloat16 B=4 H=32 S=4097 D=256", "bfloat16 B=1 H=4 S=16384 D=128 causal"} <= attn
     assert len(by["linear_cross_entropy"]) == 3  # LM heads: vocabularies 32000, 128256, 152064
-    assert sum(len(v) for v in by.values()) == 4 * 38 + 22 + 46 + 59 + 3
+    assert sum(len(v) for v in by.values()) == 4 * 38 + 22 + 48 + 61 + 3
 
 
 def test_attention_takes_its_sweep_grid_through_its_own_cases() -> None:
@@ -58,13 +58,14 @@ def test_attention_takes_its_sweep_grid_through_its_own_cases() -> None:
     from rocm_triton_doctor.smoke import runner
 
     cases = runner._cases(kernels, "sweep", H100, ("attention",), torch.device("cpu"))
-    assert {c.kernel for c in cases} == {"attention"} and len(cases) == 59
+    assert {c.kernel for c in cases} == {"attention"} and len(cases) == 61
     dims = {c.params["D"] for c in cases}
     assert dims == {64, 80, 96, 128, 256}
-    # GQA 32/8 at S 1024/4096/8192, causal or not; decode (S_q 1) against 4k/32k keys at batch 1 and 8; 128 against 8k
-    assert sum(c.params["H_kv"] != c.params["H"] for c in cases) == 11
+    # GQA 32/8 at S 1024/4096/8192, causal or not; decode (S_q 1) against 4k/32k keys at batch 1 and 8; 128 against
+    # 8k; long query blocks against a short key range (MQA, GQA causal)
+    assert sum(c.params["H_kv"] != c.params["H"] for c in cases) == 13
     assert {(c.params["S"], c.params.get("S_k")) for c in cases if c.params.get("S_k", c.params["S"]) != c.params["S"]} == {
-        (1, 4096), (1, 32768), (128, 8192)}
+        (1, 4096), (1, 32768), (128, 8192), (4455, 89), (8192, 100)}
 
 
 def test_rows_that_would_not_fit_are_skipped_with_a_reason() -> None:
@@ -87,7 +88,7 @@ def test_the_runner_takes_gemm_and_attention_from_the_sweep_module_and_interleav
 
     cases = runner._cases(kernels, "sweep", H100, ("gemm", "rmsnorm"), torch.device("cpu"))
     assert [c.kernel for c in cases[:4]] == ["gemm", "rmsnorm", "gemm", "rmsnorm"]  # gemm.cases("sweep"), registry order
-    assert len(cases) == 46 + 38
+    assert len(cases) == 48 + 38
     order = sweep.interleave([c for c in cases if c.kernel == "rmsnorm"][:2] + [c for c in cases if c.kernel == "gemm"][:1])
     assert [c.kernel for c in order] == ["rmsnorm", "gemm", "rmsnorm"]
 
