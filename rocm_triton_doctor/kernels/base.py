@@ -299,8 +299,11 @@ def row_layout(name: str, shape: tuple[int, ...], *strides: tuple[int, ...]) -> 
     more are refused (call .contiguous())."""
     lead = collapse(shape[:-1], *(st[:-1] for st in strides))
     if len(lead) > 2:
-        raise ValueError(f"{name}: the leading dimensions of a {tuple(shape)} input with strides {strides[0]} do not "
-                         "fold into two; call .contiguous() first")
+        # every input's strides: the one that does not fold may be any of them (a contiguous x beside a permuted
+        # residual was reported by x's strides alone)
+        what = (f"a {tuple(shape)} input with strides {strides[0]}" if len(strides) == 1 else
+                f"{tuple(shape)} inputs with strides {', '.join(str(st) for st in strides)}")
+        raise ValueError(f"{name}: the leading dimensions of {what} do not fold into two; call .contiguous() first")
     M = 1
     for size, _ in lead:
         M *= size

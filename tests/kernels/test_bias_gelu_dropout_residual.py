@@ -64,6 +64,16 @@ def test_empty_inputs_give_empty_outputs(shape: tuple[int, ...]) -> None:
     assert out.shape == shape
 
 
+def test_a_layout_that_does_not_fold_names_every_input_s_strides() -> None:
+    # x contiguous, the residual permuted so its three leading dims do not merge: the refusal shows both layouts
+    # (it had named x's contiguous strides alone).
+    x = torch.randn(5, 5, 33, 16)
+    residual = torch.randn(33, 5, 5, 16).permute(2, 1, 0, 3)
+    with pytest.raises(ValueError, match=r"\(5, 5, 33, 16\) inputs with strides \(2640, 528, 16, 1\), \(16, 80, 400, 1\) "
+                                         r"do not fold into two; call .contiguous\(\) first"):
+        bias_gelu_dropout_residual.bias_gelu_dropout_residual(x, torch.randn(16), residual)
+
+
 def test_0_dim_input_is_refused_clearly() -> None:
     with pytest.raises(ValueError, match="0-dim"):  # edge case #15: IndexError
         bgdr(torch.tensor(1.0), torch.ones(1), torch.tensor(1.0))
