@@ -15,6 +15,7 @@ from rocm_triton_doctor.kernels import argcheck
 from rocm_triton_doctor.kernels.aligned_copy import misaligned
 from rocm_triton_doctor.kernels.base import device_cus, no_tf32
 from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
+from rocm_triton_doctor.kernels.policy_gemv import gemv_shift_misfit
 
 CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages", "ALIGN_COPY", "B_PAD")
 
@@ -233,21 +234,14 @@ def gemv_kmajor(b: torch.Tensor) -> bool:
 
 def gemv_shift_refusal(b: torch.Tensor, shift: int, bn: int, bk: int, split: int) -> str:
     """Why gemv_kernel cannot read B in shifted windows of `shift` elements (gemm_kernels.gemv_kernel's SHIFT), or
-    '' where it can: B's rows contiguous along N (an N-major weight), shift a whole 16-byte vector of B's dtype, the
-    tiles whole multiples of it, B at least a tile and a vector wide (the windows' reads past a row's end land in the
-    next row), and at most 64 workspace partials (the reduce pass unrolls them)."""
+    '' where it can: B's rows contiguous along N (an N-major weight), shift a whole 16-byte vector of B's dtype, and
+    the tiles and B's width within policy_gemv.gemv_shift_misfit's limits."""
     K, N = b.shape
     if shift != 16 // b.element_size():
         return f"must be 1 or {16 // b.element_size()} (16 bytes of {str(b.dtype).removeprefix('torch.')})"
     if gemv_kmajor(b) or (N > 1 and b.stride(1) != 1):
         return "needs B's rows contiguous along N"
-    if bk % shift or bn % shift:
-        return f"needs BLOCK_K and BLOCK_N multiples of it, got {bk} and {bn}"
-    if bn + shift - 1 > N:
-        return f"needs N >= BLOCK_N + {shift - 1} = {bn + shift - 1}, got {N}"
-    if split * shift > 64:
-        return f"with SPLIT_K={split} makes {split * shift} partials, more than 64"
-    return ""
+    return gemv_shift_misfit(shift, N, bn, bk, split)
 
 
 def _ws_cols(N: int) -> int:

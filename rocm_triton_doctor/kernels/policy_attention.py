@@ -178,8 +178,8 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
             # stage 0.82 (that row 0.67; S_k 17-92 0.82-2.09), 64x64 w4 s2 0.83 (S_k 100-128: 0.65-0.87, against
             # 64x32's 0.63-0.75); 32-row tiles 0.43, 128x128 0.54. At D = 160 the policy's 64x64 w4 s2 tied the best,
             # and at D = 64 against 128 keys the 128x64 w8 tiles won (fp16 B4 H16 S4096: 0.81 against 0.76), so those
-            # keep them. After the rule (…-s22-shortk2.json): median 0.63 -> 0.86, worst 0.43 -> 0.66 (that row
-            # 0.70, S_k 100 causal D128); 16 fresh draws at S_k 8-124 (…-s22-shortk_fresh22.json) median 1.41 ->
+            # keep them. After the rule (…-s22-shortk2.json): median 0.63 -> 0.86, worst 0.43 -> 0.66 (S_k 100 causal
+            # D128; the hunt's row 0.43 -> 0.70); 16 fresh draws at S_k 8-124 (…-s22-shortk_fresh22.json) median 1.41 ->
             # 1.90, 14 faster, one slower (fp16 B1 H8/4 S463 S_k 54 D80 causal 2.11 -> 1.93).
             if keys <= SHORT_KEYS_NARROW:
                 return {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4, "num_stages": 1}

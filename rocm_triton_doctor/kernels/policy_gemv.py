@@ -194,14 +194,26 @@ def gemv_shift(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: bool
     variant beat the plain read on 5 of 14 rows (bf16 1x7161x22449 0.85 -> 1.18x, fp16 3x1893x29311 1.16 -> 1.34x)
     and lost on 9 (fp16 1x4669x274 2.00 -> 1.39x, bf16 1x83x1055 0.96 -> 0.63x), so 1 there. AMD: compiles to
     whole-vector loads (global_load_dwordx4 on gfx942, global_load_b128 on gfx1100, Triton 3.9) but not timed: 1."""
-    shift = 16 // elem_size
-    if (b_kmajor or b_aligned or t.interpreter or t.backend != "cuda" or elem_size != 4 or split == 1 or bk % shift
-            or bn % shift or bn + shift - 1 > N):
+    if b_kmajor or b_aligned or t.interpreter or t.backend != "cuda" or elem_size != 4 or split == 1:
         return 1, split
+    shift = 16 // elem_size
     tiles = -(-(N + shift - 1) // bn) * -(-M // GEMV_MAX_M)
-    if split >= 8 and tiles * (split // 2) >= 2 * cus:
-        split //= 2
-    return (shift, split) if split * shift <= 64 else (1, split)
+    halved = split // 2 if split >= 8 and tiles * (split // 2) >= 2 * cus else split
+    return (1, split) if gemv_shift_misfit(shift, N, bn, bk, halved) else (shift, halved)
+
+
+def gemv_shift_misfit(shift: int, N: int, bn: int, bk: int, split: int) -> str:
+    """Why tiles of bn x bk with a K split cannot read B's rows in shifted windows of `shift` elements, or '' where
+    they can: the tiles whole multiples of the window, B at least a tile and a window wide (a window's reads past a
+    row's end land in the next row), and at most 64 workspace partials (the reduce pass unrolls them). The policy
+    (gemv_shift) and a caller's config (gemm_parts.gemv_shift_refusal) are held to the same limits."""
+    if bk % shift or bn % shift:
+        return f"needs BLOCK_K and BLOCK_N multiples of it, got {bk} and {bn}"
+    if bn + shift - 1 > N:
+        return f"needs N >= BLOCK_N + {shift - 1} = {bn + shift - 1}, got {N}"
+    if split * shift > 64:
+        return f"with SPLIT_K={split} makes {split * shift} partials, more than 64"
+    return ""
 
 
 def _gemv_split(N: int, K: int, bn: int, bk: int, M: int, cus: int) -> int:
