@@ -5,6 +5,9 @@ an fp64 product (normalised by |A|·|B|) before it is timed.
 
     PYTHONPATH=. python benchmarks/fp32_shortk_probe.py [--seed S -n N] [--json PATH]
     PYTHONPATH=. python benchmarks/fp32_shortk_probe.py --shape 1949,52,1815 --shape 1949,52,1815,0,1  (session 22)
+    PYTHONPATH=. python benchmarks/fp32_shortk_probe.py --set s23 [--small S -n N] [--shape ...]  (session 23: short K
+        against an N-major B at small outputs, more tilings and the aligned copy of B forced; --small draws N-major
+        shapes with M, N 512-4096 and K 33-96, misaligned or not)
 """
 
 from __future__ import annotations
@@ -34,6 +37,39 @@ VARIANTS: list[tuple[str, str, dict[str, Any] | None]] = [
 ]
 
 
+# Session 23: seed 15's 1949x52x1815 (N-major B, rows not 16-byte aligned) ran 0.25x cuBLAS on the policy's 3xTF32
+# 64x64x32 s4 tiles and 0.75x on IEEE 64x128x32. "copy" forces gemm's aligned copy of B (policy_align's bounds at 0).
+S23_SHAPES = [(1949, 52, 1815, False), (1949, 52, 1816, False), (1949, 64, 1815, False), (1949, 48, 1815, False),
+              (1949, 52, 1815, True), (4000, 52, 4001, False), (1000, 40, 999, False), (3000, 96, 2047, False)]
+S23_VARIANTS: list[tuple[str, str, dict[str, Any] | None]] = [
+    ("policy", "auto", None),
+    ("copy", "auto", None),
+    ("t3 64x64x64 s2", T3, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "num_warps": 4, "num_stages": 2}),
+    ("t3 128x64x32 s3", T3, {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3}),
+    ("t3 64x64x32 s2", T3, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2}),
+    ("ieee 64x128x32", "ieee", {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3}),
+    ("ieee 64x64x32", "ieee", {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3}),
+    ("ieee 32x128x32", "ieee", {"BLOCK_M": 32, "BLOCK_N": 128, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3}),
+    ("ieee 128x128x32 w8", "ieee", {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "num_warps": 8, "num_stages": 3}),
+]
+
+
+def forced_copy(on: bool) -> None:
+    """gemm's aligned copy of misaligned operands at any size (on) or by the policy's bounds (off)."""
+    from rocm_triton_doctor.kernels import policy_align
+
+    for name, low in (("ALIGN_COPY_MIN_FLOPS", 0), ("ALIGN_COPY_MIN_REUSE", 0)):
+        orig = getattr(forced_copy, name, None) or getattr(policy_align, name)
+        setattr(forced_copy, name, orig)
+        setattr(policy_align, name, low if on else orig)
+    gemm.clear_plans()
+
+
+def draw_small(seed: int, n: int) -> list[tuple[int, int, int, bool]]:
+    r = random.Random(seed)
+    return [(int(2 ** r.uniform(9, 12)), r.randint(33, 96), int(2 ** r.uniform(9, 12)), False) for _ in range(n)]
+
+
 def draw(seed: int, n: int, k_max: int = 200, nmajor: bool = False, k_min: int = 17) -> list[tuple[int, int, int, bool]]:
     r = random.Random(seed)
     return [(int(2 ** r.uniform(10.5, 14)), r.randint(k_min, k_max), int(2 ** r.uniform(11, 13.8)),
@@ -50,6 +86,8 @@ def main() -> None:
     ap.add_argument("--kmax", type=int, default=48)
     ap.add_argument("--shape", action="append", default=[], metavar="M,K,N[,bt[,at]]",
                     help="time these shapes only (bt 1: B K-major; at 1: A column-major), e.g. a hunt's row")
+    ap.add_argument("--set", choices=["s23"])
+    ap.add_argument("--small", type=int, metavar="SEED", help="--set s23: also N draws of small N-major shapes")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -58,6 +96,8 @@ def main() -> None:
         draw(args.seed, args.n) if args.seed is not None else [])
     variants = [v for v in VARIANTS if v[0] in ("policy", "t3 128x64x32 s4", "ieee 64x128x32")] if args.verify \
         else VARIANTS
+    if args.set == "s23":
+        shapes, variants = S23_SHAPES + (draw_small(args.small, args.n) if args.small is not None else []), S23_VARIANTS
     if args.shape:
         shapes = [tuple(int(x) for x in (sh.split(",") + ["0", "0"])[:5]) for sh in args.shape]  # type: ignore[misc]
     for M, K, N, bt, *at in shapes:
@@ -69,12 +109,15 @@ def main() -> None:
         row["cublas"] = float(do_bench_cudagraph(lambda: a @ b, rep=20)) * 1e3
         for label, prec, cfg in variants:
             try:
+                forced_copy(label == "copy")
                 out = gemm.gemm(a, b, precision=prec, config=cfg)
                 err = float(((out.double() - ref).abs() / scale.clamp_min(1e-30)).max())
                 row[label] = (float(do_bench_cudagraph(lambda: gemm.gemm(a, b, precision=prec, config=cfg), rep=20))
                               * 1e3 if err < 1e-5 else f"err {err:.1e}")
             except Exception as exc:  # noqa: BLE001 - a tiling this shape cannot take is reported
                 row[label] = f"error {str(exc).splitlines()[0][:40]}"
+            finally:
+                forced_copy(False)
         rows.append(row)
         cells = " | ".join(f"{k} {row['cublas'] / v:.2f}" if isinstance(v, float) else f"{k} {v}"
                            for k, v in row.items() if k not in ("shape", "cublas"))

@@ -15,8 +15,9 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import policy
+from rocm_triton_doctor.kernels import call_plans, policy
 from rocm_triton_doctor.kernels.launch import launch
+from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import (refuse_forward_ad,
     first_order_only, AotSpec, Case, DropoutCheck, Inputs, KernelSpec, cdiv, check_alias, check_device,
                                              check_dtype, check_p, dropout_args, prepare_out, randn, resolve_seed,
@@ -54,6 +55,16 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
     layout; bias (H,) of any stride, in x's dtype or fp32; out contiguous in x's dtype. seed=None draws a fresh seed
     per call (a new mask each time, as F.dropout); a given seed gives the same mask for the same logical shape."""
     name = "bias_gelu_dropout_residual"
+    p = check_p(p)
+    key = call_plans.signature(x, bias, residual) if out is None else None
+    if key is not None:
+        key = (*key, p > 0.0)
+        plan = _PLANS.get(key)
+        if plan is not None:  # this signature was checked and planned before (call_plans.py)
+            seed = resolve_seed(name, seed) if p > 0 or seed is not None else 0
+            o = plan.out(x)
+            plan.site(x, bias, residual, o, stream_seed(seed, STREAM), *dropout_args(p))
+            return o
     check_device(name, x, bias, residual)
     check_dtype(name, DTYPES, x, residual)
     check_dtype(f"{name} bias", DTYPES, bias)
@@ -63,7 +74,6 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
         raise ValueError(f"{name}: x {tuple(x.shape)} and residual {tuple(residual.shape)} differ")
     if bias.dim() != 1 or bias.shape[0] != x.shape[-1]:
         raise ValueError(f"{name}: bias must have shape ({x.shape[-1]},), got {tuple(bias.shape)}")
-    p = check_p(p)
     seed = resolve_seed(name, seed) if p > 0 or seed is not None else 0
     o = prepare_out(out, tuple(x.shape), x)
     if out is not None:  # a fresh output overlaps nothing
@@ -78,12 +88,15 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
     target = target_of(x)
     cfg = policy.shared(policy.tile2d_config, target, M, N)
     grid = (cdiv(M, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))
-    threshold, scale = dropout_args(p)
-    launch(bias_gelu_dropout_residual_kernel, grid, x, bias, residual, o, M, N, D1, sx0, sx1, x.stride(-1), sr0, sr1,
-           residual.stride(-1), bias.stride(0), stream_seed(seed, STREAM), threshold,
-           scale, HAS_DROPOUT=p > 0.0, FAST_TANH=policy.fast_tanh(target, x.element_size()),
-           **cfg)
+    site = Site(bias_gelu_dropout_residual_kernel, grid,
+                (DYN,) * 4 + (M, N, D1, sx0, sx1, x.stride(-1), sr0, sr1, residual.stride(-1), bias.stride(0)) + (DYN,) * 3,
+                {"HAS_DROPOUT": p > 0.0, "FAST_TANH": policy.fast_tanh(target, x.element_size()), **cfg})
+    call_plans.run(_PLANS, key, site, (x, bias, residual, o, stream_seed(seed, STREAM), *dropout_args(p)),
+                   x.is_contiguous())
     return o
+
+
+_PLANS = call_plans.table()
 
 
 # ---- backward -----------------------------------------------------------------------------------------------------

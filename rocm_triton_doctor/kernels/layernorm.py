@@ -10,8 +10,9 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import policy, row_grads, rows_split
+from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split
 from rocm_triton_doctor.kernels.launch import launch
+from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets
 
@@ -97,15 +98,35 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: flo
              ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
     """(y, per-row fp32 mean and rstd of shape (M,) when `stats`, else None, None)."""
     eps = check_eps("layernorm", eps)
+    key = call_plans.signature(x, weight, bias) if out is None and config is None else None
+    if key is not None:
+        key = (*key, stats)
+        plan = _PLANS.get(key)
+        if plan is not None:  # this signature was checked and planned before (call_plans.py)
+            o = plan.out(x)
+            mean, rstd = _stats(plan.M, eps, x) if stats else (None, None)
+            plan.site(x, weight, bias, o, eps, mean, rstd)
+            return o, mean, rstd
     L = prepare("layernorm", x, {"weight": weight, "bias": bias}, out, config)
-    mean = torch.zeros(L.M, dtype=torch.float32, device=x.device) if stats else None
-    rstd = torch.full((L.M,), float(1.0 / eps ** 0.5), dtype=torch.float32, device=x.device) if stats else None
+    mean, rstd = _stats(L.M, eps, x) if stats else (None, None)
     if not L.empty and L.split > 1:  # few wide rows: each over several programs (rows_split.py)
         rows_split.layernorm_split(x, weight, bias, eps, L, mean, rstd)
     elif not L.empty:
-        launch(layernorm_kernel, L.grid, x, weight, bias, L.out, *L.args, weight.stride(0),
-               bias.stride(0), eps, **L.cfg, DIV=L.div, mean_ptr=mean, rstd_ptr=rstd, STATS=stats)
+        site = Site(layernorm_kernel, L.grid, (DYN,) * 4 + (*L.args, weight.stride(0), bias.stride(0), DYN),
+                    {**L.cfg, "DIV": L.div, "mean_ptr": DYN, "rstd_ptr": DYN, "STATS": stats})
+        call_plans.run(_PLANS, key if L.plannable else None, site, (x, weight, bias, L.out, eps, mean, rstd),
+                       x.is_contiguous(), L.M)
     return L.out, mean, rstd
+
+
+def _stats(M: int, eps: float, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The per-row fp32 mean and rstd buffers, filled as a row of width 0 reads (mean 0, rstd 1/sqrt(eps)): the
+    kernel overwrites every row it normalises."""
+    return (torch.zeros(M, dtype=torch.float32, device=x.device),
+            torch.full((M,), float(1.0 / eps ** 0.5), dtype=torch.float32, device=x.device))
+
+
+_PLANS = call_plans.table()
 
 
 # ---- backward -----------------------------------------------------------------------------------------------------

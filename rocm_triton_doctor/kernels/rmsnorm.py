@@ -10,8 +10,9 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import policy, row_grads, rows_split
+from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split
 from rocm_triton_doctor.kernels.launch import launch
+from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets
 
@@ -68,16 +69,30 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tenso
              config: dict[str, Any] | None = None, stats: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(y, per-row fp32 rstd of shape (M,) when `stats`, else None)."""
     eps = check_eps("rmsnorm", eps)
+    key = call_plans.signature(x, weight) if out is None and config is None else None
+    if key is not None:
+        key = (*key, stats)
+        plan = _PLANS.get(key)
+        if plan is not None:  # this signature was checked and planned before (call_plans.py)
+            o = plan.out(x)
+            rstd = torch.empty(plan.M, dtype=torch.float32, device=x.device) if stats else None
+            plan.site(x, weight, o, eps, rstd)
+            return o, rstd
     L = prepare("rmsnorm", x, {"weight": weight}, out, config)
     rstd = torch.empty(L.M, dtype=torch.float32, device=x.device) if stats else None
     if not L.empty and L.split > 1:  # few wide rows: each over several programs (rows_split.py)
         rows_split.rmsnorm_split(x, weight, eps, L, rstd)
     elif not L.empty:
-        launch(rmsnorm_kernel, L.grid, x, weight, L.out, *L.args, weight.stride(0), eps, **L.cfg, DIV=L.div,
-               rstd_ptr=rstd, STATS=stats)
+        site = Site(rmsnorm_kernel, L.grid, (DYN, DYN, DYN, *L.args, weight.stride(0), DYN),
+                    {**L.cfg, "DIV": L.div, "rstd_ptr": DYN, "STATS": stats})
+        call_plans.run(_PLANS, key if L.plannable else None, site, (x, weight, L.out, eps, rstd), x.is_contiguous(),
+                       L.M)
     elif rstd is not None:
         rstd.fill_(float(1.0 / (eps ** 0.5)))  # a row of width 0 has mean square 0
     return L.out, rstd
+
+
+_PLANS = call_plans.table()
 
 
 # ---- backward -----------------------------------------------------------------------------------------------------

@@ -58,11 +58,14 @@ class RowLaunch:
     """What a row kernel's launcher needs: the output, and the arguments and config of the launch."""
 
     def __init__(self, out: torch.Tensor, M: int, N: int, D1: int, s0: int, s1: int, sn: int, cfg: dict[str, Any],
-                 split: int = 1):
+                 split: int = 1, plannable: bool = False):
         self.out, self.M, self.N, self.D1, self.s0, self.s1, self.sn, self.cfg = out, M, N, D1, s0, s1, sn, cfg
         # split > 1: programs per row for the kernels that have a split form (rows_split.py: softmax, RMSNorm);
         # the others ignore it and run one program per row.
         self.split = split
+        # plannable: one launch whose every argument but the tensors and eps follows from the call signature
+        # (call_plans.py): the policy's config, one program per row, not empty. A split or a caller's config is not.
+        self.plannable = plannable and split == 1 and not self.empty
         # The kernel's (M, N, D1, s0, s1, sn) arguments: width and row strides divided by the constexpr DIV, passed
         # as DIV=L.div (vector_div; not in the shared config dict: it depends on the strides).
         self.div = div = vector_div(N, s0, s1 if D1 > 1 else 0)
@@ -124,13 +127,17 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
         cfg = argcheck.check_row_config(name, config)
         split = cfg.pop("SPLIT", 1)
         cfg["LOOPED"] = cfg["BLOCK"] < N
-    else:
-        target, cls = target_of(x), policy.row_class(N, M)
-        cfg = _config(target, N, x.element_size(), cls)
-        split = policy.row_split(target, N, x.element_size(), cls) if cfg["LOOPED"] else 1
-        if split > 1 and N < policy.ROW_SPLIT_EAGER_MIN_COLS and not target.interpreter and not _capturing(x):
-            split = 1  # the second launch's host time would cost more than the split saves (policy_rows.py)
-    return RowLaunch(o, M, N, D1, s0, s1, sn, cfg, split)
+        return RowLaunch(o, M, N, D1, s0, s1, sn, cfg, split)
+    target, cls = target_of(x), policy.row_class(N, M)
+    cfg = _config(target, N, x.element_size(), cls)
+    split = policy.row_split(target, N, x.element_size(), cls) if cfg["LOOPED"] else 1
+    # The policy's one-program rows are a function of the signature; a split turned back to one program depends on
+    # whether a graph is being captured, so it is not planned.
+    plannable = split == 1 and out is None
+    if split > 1 and N < policy.ROW_SPLIT_EAGER_MIN_COLS and not target.interpreter and not _capturing(x):
+        split = 1  # the second launch's host time would cost more than the split saves (policy_rows.py)
+    return RowLaunch(o, M, N, D1, s0, s1, sn, cfg, split, plannable)
+
 
 
 def _capturing(x: torch.Tensor) -> bool:

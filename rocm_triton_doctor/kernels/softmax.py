@@ -9,8 +9,9 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import policy, row_grads, rows_split
+from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split
 from rocm_triton_doctor.kernels.launch import launch
+from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
 
@@ -76,14 +77,25 @@ def softmax_kernel(x_ptr, out_ptr, M, N, D1, s0, s1, sn, BLOCK: tl.constexpr, RO
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, Any] | None = None) -> torch.Tensor:
     """Softmax over the last dimension of x (any shape and layout); out in x's dtype. `config` ({"BLOCK", "ROWS",
     "num_warps", "SPLIT"}) overrides the policy's launch config (tests)."""
+    key = call_plans.signature(x) if out is None and config is None else None
+    if key is not None:
+        plan = _PLANS.get(key)
+        if plan is not None:  # this signature was checked and planned before (call_plans.py)
+            o = plan.out(x)
+            plan.site(x, o)
+            return o
     L = prepare("softmax", x, {}, out, config)
     if L.empty:
         return L.out
     if L.split > 1:  # few wide rows: each over several programs (rows_split.py)
         rows_split.softmax_split(x, L)
     else:
-        launch(softmax_kernel, L.grid, x, L.out, *L.args, **L.cfg, DIV=L.div)
+        site = Site(softmax_kernel, L.grid, (DYN, DYN, *L.args), {**L.cfg, "DIV": L.div})
+        call_plans.run(_PLANS, key if L.plannable else None, site, (x, L.out), x.is_contiguous(), L.M)
     return L.out
+
+
+_PLANS = call_plans.table()
 
 
 # ---- backward -----------------------------------------------------------------------------------------------------

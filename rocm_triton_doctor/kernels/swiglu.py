@@ -9,8 +9,9 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import policy
+from rocm_triton_doctor.kernels import call_plans, policy
 from rocm_triton_doctor.kernels.launch import launch
+from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import (refuse_forward_ad,
     first_order_only, AotSpec, Case, Inputs, KernelSpec, cdiv, check_alias, check_device, check_dtype,
                                              prepare_out, randn, target_of)
@@ -51,6 +52,13 @@ def swiglu_strided_kernel(a_ptr, b_ptr, out_ptr, M, N, D1, sa0, sa1, san, sb0, s
 
 def swiglu(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """silu(a) * b for same-shaped, same-dtype tensors of any layout (e.g. the two halves of h.chunk(2, -1))."""
+    key = call_plans.signature(a, b) if out is None else None
+    if key is not None:
+        plan = _PLANS.get(key)
+        if plan is not None:  # this signature was checked and planned before (call_plans.py)
+            o = plan.out(a)
+            plan.site(a, b, o)
+            return o
     check_device("swiglu", a, b)
     check_dtype("swiglu", DTYPES, a, b)
     if a.shape != b.shape:
@@ -65,11 +73,15 @@ def swiglu(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) ->
     L = strided_layout("swiglu", o, a, b)
     if L is not None:
         cfg = policy.shared(policy.strided_config, target, L.N)
-        launch(swiglu_strided_kernel, strided_grid(L, cfg), a, b, o, L.M, L.N, L.D1, *L.args(), **cfg)
-        return o
-    cfg = policy.shared(policy.elementwise_config, target, n)
-    launch(swiglu_kernel, (cdiv(n, cfg["BLOCK"]),), a, b, o, n, **cfg)
+        site = Site(swiglu_strided_kernel, strided_grid(L, cfg), (DYN,) * 3 + (L.M, L.N, L.D1, *L.args()), cfg)
+    else:
+        cfg = policy.shared(policy.elementwise_config, target, n)
+        site = Site(swiglu_kernel, (cdiv(n, cfg["BLOCK"]),), (DYN,) * 3 + (n,), cfg)
+    call_plans.run(_PLANS, key, site, (a, b, o), a.is_contiguous())
     return o
+
+
+_PLANS = call_plans.table()
 
 
 # ---- backward -----------------------------------------------------------------------------------------------------
