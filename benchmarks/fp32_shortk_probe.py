@@ -43,6 +43,7 @@ S23_SHAPES = [(1949, 52, 1815, False), (1949, 52, 1816, False), (1949, 64, 1815,
               (1949, 52, 1815, True), (4000, 52, 4001, False), (1000, 40, 999, False), (3000, 96, 2047, False)]
 S23_VARIANTS: list[tuple[str, str, dict[str, Any] | None]] = [
     ("policy", "auto", None),
+    ("t3 policy", T3, None),  # the 3xTF32 tiles the policy ran before session 23's rule
     ("copy", "auto", None),
     ("t3 64x64x64 s2", T3, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "num_warps": 4, "num_stages": 2}),
     ("t3 128x64x32 s3", T3, {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3}),
@@ -65,9 +66,9 @@ def forced_copy(on: bool) -> None:
     gemm.clear_plans()
 
 
-def draw_small(seed: int, n: int) -> list[tuple[int, int, int, bool]]:
+def draw_small(seed: int, n: int, hi: float = 12) -> list[tuple[int, int, int, bool]]:
     r = random.Random(seed)
-    return [(int(2 ** r.uniform(9, 12)), r.randint(33, 96), int(2 ** r.uniform(9, 12)), False) for _ in range(n)]
+    return [(int(2 ** r.uniform(9, hi)), r.randint(33, 96), int(2 ** r.uniform(9, hi)), False) for _ in range(n)]
 
 
 def draw(seed: int, n: int, k_max: int = 200, nmajor: bool = False, k_min: int = 17) -> list[tuple[int, int, int, bool]]:
@@ -88,6 +89,8 @@ def main() -> None:
                     help="time these shapes only (bt 1: B K-major; at 1: A column-major), e.g. a hunt's row")
     ap.add_argument("--set", choices=["s23"])
     ap.add_argument("--small", type=int, metavar="SEED", help="--set s23: also N draws of small N-major shapes")
+    ap.add_argument("--small-max", type=float, default=12, help="--small: M and N drawn from 2^9 to 2^this")
+    ap.add_argument("--only-draws", action="store_true", help="--set s23: the draws alone, not the fixed rows")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -97,7 +100,8 @@ def main() -> None:
     variants = [v for v in VARIANTS if v[0] in ("policy", "t3 128x64x32 s4", "ieee 64x128x32")] if args.verify \
         else VARIANTS
     if args.set == "s23":
-        shapes, variants = S23_SHAPES + (draw_small(args.small, args.n) if args.small is not None else []), S23_VARIANTS
+        drawn = draw_small(args.small, args.n, args.small_max) if args.small is not None else []
+        shapes, variants = ([] if args.only_draws else S23_SHAPES) + drawn, S23_VARIANTS
     if args.shape:
         shapes = [tuple(int(x) for x in (sh.split(",") + ["0", "0"])[:5]) for sh in args.shape]  # type: ignore[misc]
     for M, K, N, bt, *at in shapes:

@@ -183,7 +183,10 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     asked = precision
     if dtype == torch.float32:
         if precision == "auto":
-            precision = policy.gemm_fp32_precision(target, M, b_nmajor, K)
+            # whether both operands will be read in 16-byte vectors: aligned, or copied aligned (the copy rule below)
+            ca, cb = policy.gemm_align_copy(target, M, N, K, 4)
+            aligned = not ((not ca and misaligned(a)) or (not cb and misaligned(b)))
+            precision = policy.gemm_fp32_precision(target, M, b_nmajor, K, N, aligned)
         if not policy.precision_supported(target, precision):
             raise ValueError(f"gemm: precision {precision!r} needs TF32 tensor cores (NVIDIA sm_80 or later); this is "
                              f"{target.label}: use 'auto' or 'ieee'")

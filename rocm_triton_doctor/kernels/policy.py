@@ -259,6 +259,12 @@ def _gemm_tiles(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool, cu
         # IEEE products for a K of one block at any M (gemm_fp32_precision): 64x128x32 (4282x3649x25 0.84x cuBLAS)
         return {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 3,
                 "SPLIT_K": 1}
+    if (not tc and elem_size == 4 and b_nmajor and t.backend == "cuda" and M > FP32_NMAJOR_IEEE_MAX_M
+            and N > SKINNY_N and fp32_misaligned_ieee(M, N, K, aligned)):
+        # IEEE products at a short K against a misaligned operand (gemm_fp32_precision): 64x64x32 (1949x1815x52
+        # 0.76x cuBLAS, 3939x1229x96 0.89x; 64x128x32 0.75, 0.79)
+        return {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 3,
+                "SPLIT_K": 1}
     if M <= 32 or (M <= 64 and elem_size == 2 and t.backend == "cuda"):
         return _decode_config(t, M, N, K, elem_size, cus, b_nmajor, aligned)
     if t.backend == "cuda" and elem_size == 2 and (split := gemm_split_under_a_wave(M, N, K, cus)) > 1:
@@ -394,5 +400,6 @@ from rocm_triton_doctor.kernels.policy_rows import (  # noqa: E402,F401
     NARROW_ROW, ODD_ROW_ONE_WARP_PROGRAMS, ROW_CHUNK, ROW_SINGLE_BYTES, ROW_SPLIT_EAGER_MIN_COLS, ROW_SPLIT_MAX_ROWS,
     ROW_SPLIT_PROGRAMS_PER_CU, _row_config, row_class, row_config, row_split)
 from rocm_triton_doctor.kernels.policy_fp32 import (  # noqa: E402,F401
-    FP32_NMAJOR_IEEE_MAX_K, FP32_NMAJOR_IEEE_MAX_M, fp32_dot_precision, fp32_nmajor_config, gemm_fp32_precision, gemm_tc_config,
+    FP32_MISALIGNED_IEEE_MAX_K, FP32_MISALIGNED_IEEE_MAX_OUT, FP32_NMAJOR_IEEE_MAX_K, FP32_NMAJOR_IEEE_MAX_M, fp32_dot_precision,
+    fp32_misaligned_ieee, fp32_nmajor_config, gemm_fp32_precision, gemm_tc_config,
     precision_supported)

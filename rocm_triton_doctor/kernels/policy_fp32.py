@@ -60,9 +60,14 @@ def fp32_dot_precision(t: Target) -> str:
 
 FP32_NMAJOR_IEEE_MAX_M = 400  # fp32 against an N-major B takes IEEE products up to this many rows (measured to 391)
 FP32_NMAJOR_IEEE_MAX_K = 32  # ... and at any M when K fits one 32-deep block (H200, fp32_shortk_probe.py)
+# ... and, with an operand read without 16-byte vectors, up to K = 96 at outputs of up to 2^24 elements
+# (gemm_fp32_precision has the measurements).
+FP32_MISALIGNED_IEEE_MAX_K = 96
+FP32_MISALIGNED_IEEE_MAX_OUT = 2**24
 
 
-def gemm_fp32_precision(t: Target, M: int, b_nmajor: bool, K: int = 1 << 30) -> str:
+def gemm_fp32_precision(t: Target, M: int, b_nmajor: bool, K: int = 1 << 30, N: int = 1 << 30,
+                        aligned: bool = True) -> str:
     """gemm(precision="auto")'s choice for fp32: fp32_dot_precision, except IEEE products against an N-major B (a
     (K, N) tensor) up to FP32_NMAJOR_IEEE_MAX_M rows, where the split lost every time it was timed:
     * decode sizes (H200, graph replay against eager, benchmarks/gemm_ab_probe.py seeds 9-11): 2x1661x399 0.50 ->
@@ -80,10 +85,31 @@ def gemm_fp32_precision(t: Target, M: int, b_nmajor: bool, K: int = 1 << 30) -> 
     benchmarks/fp32_shortk_probe.py, docs/measurements/2026-11-28-h200-s19-shortk.json): 4282x3649x25 0.30 with the
     3xTF32 tiles, 0.84 with IEEE 64x128x32; at K = 64 the two tie (8000x8000x64 1.04 / 1.07) and from K = 128 the split
     wins (2864x11124x132 0.87 / 0.80, 3000x9000x200 0.95 / 0.85); against a K-major B the split wins at every short K
-    (12507x4095x25 B^T 1.06 / 0.59)."""
+    (12507x4095x25 B^T 1.06 / 0.59).
+    With an operand whose rows are not 16-byte aligned (`aligned` False: an odd N, a K not a multiple of 4, as it
+    will be read after gemm's aligned copies), K of up to FP32_MISALIGNED_IEEE_MAX_K and an output of up to
+    FP32_MISALIGNED_IEEE_MAX_OUT elements (H200, × cuBLAS, fp32_shortk_probe.py --set s23, docs/measurements/
+    2026-11-28-h200-s23-shortk23.json), the 3xTF32 64x64x32 tiles ran 0.21-0.34 on seven of fifteen rows (seed 15's
+    1949x1815x52 0.25, 1949x1815x64 0.21, 3939x1229x96 0.23, 577x1743x37 0.24, 609x1235x72 0.30, 1000x999x40 0.34)
+    and IEEE 64x64x32 0.56-0.93 there (0.76, 0.93, 0.89, 0.56, 0.78, 0.79), and higher on every misaligned row but one
+    (4000x4001x52 0.81 -> 0.87, 3503x3275x70 0.69 -> 0.75, 892x810x34 0.67 -> 0.80, 1541x2316x49 with A misaligned
+    0.58 -> 0.78; 3000x2047x96 1.00 -> 0.98). Aligned rows of the same sizes kept the split (1949x1816x52 0.85 against
+    0.88, 1486x1080x88 0.94 against 0.91); at larger outputs the split tied or beat IEEE 64x128x32 (session 22's
+    draws, 3558x12313x58 0.88 against 0.80)."""
     prec = fp32_dot_precision(t)
-    return "ieee" if prec == "tf32x3" and b_nmajor and (M <= FP32_NMAJOR_IEEE_MAX_M or K <= FP32_NMAJOR_IEEE_MAX_K) \
-        else prec
+    if prec != "tf32x3" or not b_nmajor:
+        return prec
+    if M <= FP32_NMAJOR_IEEE_MAX_M or K <= FP32_NMAJOR_IEEE_MAX_K:
+        return "ieee"
+    if fp32_misaligned_ieee(M, N, K, aligned):
+        return "ieee"
+    return prec
+
+
+def fp32_misaligned_ieee(M: int, N: int, K: int, aligned: bool) -> bool:
+    """The short-K, small-output fp32 products against a misaligned N-major operand that take IEEE 64x64x32 tiles
+    (gemm_fp32_precision's last rule; the caller has checked the target, the layout and M > FP32_NMAJOR_IEEE_MAX_M)."""
+    return not aligned and K <= FP32_MISALIGNED_IEEE_MAX_K and M * N <= FP32_MISALIGNED_IEEE_MAX_OUT
 
 
 def fp32_nmajor_config(M: int, N: int, K: int, cus: int) -> dict[str, Any]:

@@ -162,6 +162,15 @@ def test_decode_rows_against_an_n_major_b_keep_ieee_products(monkeypatch: pytest
     big = policy.gemm_config(H100, 4282, 3649, 25, 4, cus=132, b_nmajor=True, tc=False)
     assert (big["BLOCK_M"], big["BLOCK_N"], big["BLOCK_K"], big["SPLIT_K"]) == (64, 128, 32, 1)
     assert policy.gemm_fp32_precision(MI300, 3, False) == "ieee"
+    # ... and up to K = 96 at outputs of up to 2^24 elements when an operand is misaligned (session 23, H200: seed
+    # 15's 1949x1815x52 0.25 -> 0.76x cuBLAS on IEEE 64x64x32); aligned operands and larger outputs keep the split
+    assert policy.gemm_fp32_precision(H100, 1949, True, 52, 1815, aligned=False) == "ieee"
+    assert policy.gemm_fp32_precision(H100, 1949, True, 52, 1816, aligned=True) == "tf32x3"
+    assert policy.gemm_fp32_precision(H100, 1949, True, 97, 1815, aligned=False) == "tf32x3"
+    assert policy.gemm_fp32_precision(H100, 3558, True, 58, 12313, aligned=False) == "tf32x3"
+    assert policy.gemm_fp32_precision(H100, 1949, False, 52, 1815, aligned=False) == "tf32x3"  # K-major B: 1.03
+    short = policy.gemm_config(H100, 1949, 1815, 52, 4, cus=132, b_nmajor=True, tc=False, aligned=False)
+    assert (short["BLOCK_M"], short["BLOCK_N"], short["BLOCK_K"], short["SPLIT_K"]) == (64, 64, 32, 1)
     gemm.clear_plans()
     calls = _spy(monkeypatch, gemm, H100)
     # The tile kernel's rule (kernel="pointer"); "auto" runs such rows on the GEMV kernel (exact fp32 products).
