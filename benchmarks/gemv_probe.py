@@ -8,6 +8,8 @@ read is also given as % of the copy bandwidth measured in the same run.
 
     PYTHONPATH=.:benchmarks python benchmarks/gemv_probe.py --json gemv.json
     PYTHONPATH=.:benchmarks python benchmarks/gemv_probe.py --longk --chunks --pipe --json pipe.json  (session 18)
+    PYTHONPATH=.:benchmarks python benchmarks/gemv_probe.py --shortk --json shortk.json  (session 23: a K-major weight
+        with a short K, K blocks cut to fit K and the columns widened to keep the tile)
 """
 
 from __future__ import annotations
@@ -55,6 +57,15 @@ LONGK_SHAPES: list[tuple[int, int, int, torch.dtype, bool, str]] = [
     (8192, 2047, 4, F32, False, "none"), (1000, 32, 32, F32, False, "none"), (4905, 1367, 8, F32, False, "none"),
     (2, 4096, 4097, BF16, False, "none"), (1, 832, 27011, BF16, False, "none"),
 ]
+# --shortk: a K-major weight with K of 8-96 (hunt seed 16's bf16 1x17x23227 B^T ran 0.40x eager on 128-deep K blocks
+# of which 17 rows were real) and controls at K = 128-4096.
+SHORTK_SHAPES: list[tuple[int, int, int, torch.dtype, bool, str]] = [
+    (1, 17, 23227, BF16, True, "none"), (2, 19, 210, F32, True, "none"), (2, 63, 378, F32, True, "none"),
+    (1, 33, 50257, F32, True, "none"), (3, 45, 11008, F16, True, "bias"), (1, 9, 65536, BF16, True, "none"),
+    (8, 24, 8192, F32, True, "none"), (2, 81, 4096, BF16, True, "bias_relu"), (1, 61, 32000, F16, True, "none"),
+    (4, 95, 14336, F32, True, "none"), (1, 5, 4099, F32, True, "none"), (1, 129, 8192, BF16, True, "none"),
+    (2, 4097, 4096, BF16, True, "none"),
+]
 for _m in (1, 2, 4, 8):
     for _k, _n in ((4096, 4096), (4096, 14336), (14336, 4096)):
         SHAPES.append((_m, _k, _n, BF16, True, "none"))
@@ -86,6 +97,21 @@ def variants(t: policy.Target, M: int, N: int, K: int, elem: int, kmajor: bool, 
     return out
 
 
+def shortk_variants(t: policy.Target, M: int, N: int, K: int, elem: int, kmajor: bool,
+                    cus: int) -> dict[str, dict[str, Any]]:
+    """--shortk: the policy's K-major tiles, and K blocks cut to the power of two at or above K (16 at least) with the
+    columns widened to keep the tile's elements (and half that width)."""
+    base = dict(policy.gemv_config(t, M, N, K, elem, kmajor, cus))
+    out = {"gemv": base}
+    fit = max(16, 1 << (K - 1).bit_length())
+    if kmajor and fit < base["BLOCK_K"]:
+        wide = base["BLOCK_N"] * base["BLOCK_K"] // fit
+        out["gemv kfit"] = {**base, "BLOCK_K": fit, "BLOCK_N": wide, "SPLIT_K": 1}
+        out["gemv kfit n/2"] = {**base, "BLOCK_K": fit, "BLOCK_N": max(16, wide // 2), "SPLIT_K": 1}
+        out["gemv kfit n/4"] = {**base, "BLOCK_K": fit, "BLOCK_N": max(16, wide // 4), "SPLIT_K": 1}
+    return out
+
+
 def pipe_variants(t: policy.Target, M: int, N: int, K: int, elem: int, kmajor: bool, cus: int) -> dict[str, dict[str, Any]]:
     """--pipe: the policy's GEMV tiles with its K loop software-pipelined STAGES deep (tl.range num_stages: loads of
     the next steps in flight while this one multiplies; 1 = not pipelined, what the kernel did before), and twice
@@ -114,6 +140,7 @@ def main() -> int:
     ap.add_argument("--chunks", action="store_true", help="CHUNK_SHAPES (more than 8 rows) instead of SHAPES")
     ap.add_argument("--longk", action="store_true", help="LONGK_SHAPES (and with --chunks: both)")
     ap.add_argument("--pipe", action="store_true", help="pipe_variants: the K loop pipelined 1-4 stages deep")
+    ap.add_argument("--shortk", action="store_true", help="SHORTK_SHAPES with shortk_variants")
     args = ap.parse_args()
     dev = torch.device("cuda")
     t = policy.target_for_device("cuda")
@@ -122,7 +149,8 @@ def main() -> int:
     print(f"{torch.cuda.get_device_name(0)}, copy {copy_gbs:.0f} GB/s, {cus} SMs", flush=True)
     g = torch.Generator(device=dev).manual_seed(0)
     rows = []
-    shapes = (LONGK_SHAPES if args.longk else []) + (CHUNK_SHAPES if args.chunks else [])
+    shapes = ((LONGK_SHAPES if args.longk else []) + (CHUNK_SHAPES if args.chunks else [])
+              + (SHORTK_SHAPES if args.shortk else []))
     for M, K, N, dt, bt, epi in shapes or SHAPES:
         a = torch.randn(M, K, device=dev, dtype=dt, generator=g)
         b = (torch.randn(N, K, device=dev, dtype=dt, generator=g).t() if bt
@@ -133,7 +161,8 @@ def main() -> int:
         name = f"{str(dt).removeprefix('torch.')} {M}x{K}x{N} {epi}{' B^T' if bt else ''}"
         t_blas = float(do_bench_cudagraph(lambda: gemm.eager(a, b, bias, epi, 0.0), rep=30))
         forms: dict[str, Any] = {"pointer": ("pointer", None)}
-        vs = (pipe_variants if args.pipe else variants)(t, M, N, K, dt.itemsize, bt, cus)
+        vs = (pipe_variants if args.pipe else shortk_variants if args.shortk else variants)(t, M, N, K, dt.itemsize,
+                                                                                           bt, cus)
         forms.update({k: ("gemv", v) for k, v in vs.items()} if not args.quick else {"gemv": ("gemv", None)})
         forms["auto"] = ("auto", None)
         takes = policy.gemv_takes(t, M, dt.itemsize, not misaligned(b), bt, K, N)

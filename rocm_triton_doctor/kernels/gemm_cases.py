@@ -133,6 +133,15 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     specs.append(("gemm fp32 GEMV M=2, misaligned row-major B (shifted windows)", gemv_kernel, wsig,
                   {"EPILOGUE": 0, "HAS_DROPOUT": False, "B_KMAJOR": False, "EVEN_N": False, "EVEN_K": False,
                    "INT64": False, **wtiles, **wdivs, "DIV_AM": 1, "DIV_BK": 1, "DIV_CM": 4, "SHIFT": 4}, wcfg))
+    # A short K against nn.Linear's weight (1x17x23227 B^T, 34-byte rows: DIV_BN 1): a K block cut to K's power of
+    # two (policy_gemv.gemv_config), masked at K.
+    kcfg = policy.gemv_config(target, 1, 23227, 17, 2, True, 0)
+    ktiles = {key: kcfg[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K", "STAGES")}
+    kdivs = {k: v for k, v in divs_bt.items() if k not in ("DIV_M", "DIV_K")}
+    specs.append(("gemm bf16 GEMV M=1 B^T, K=17 (short K blocks)", gemv_kernel,
+                  {**sig, **{p: "*bf16" for p in ("a_ptr", "b_ptr", "c_ptr", "bias_ptr")}},
+                  {"EPILOGUE": 0, "HAS_DROPOUT": False, "B_KMAJOR": True, "EVEN_N": False, "EVEN_K": False,
+                   "INT64": False, "SHIFT": 1, **ktiles, **kdivs, "DIV_AM": 1, "DIV_BN": 1, "DIV_CM": 1}, kcfg))
     # The aligned copy of a misaligned operand (aligned_copy.pad_copy_kernel): 4097-element bf16 rows into 4160.
     specs.append(("gemm aligned copy bf16 4097-wide rows", pad_copy_kernel,
                   {"src": "*bf16", "dst": "*bf16", "rows": "i32", "cols": "i32", "s_r": "i32", "s_c": "i32",

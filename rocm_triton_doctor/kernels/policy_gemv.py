@@ -155,6 +155,16 @@ def gemv_config(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: boo
         tile = max(256, min(GEMV_TILE_BYTES // (2 if rdna else 1) // elem_size, GEMV_ACC_PER_THREAD * threads // bm))
         bn = max(32, tile // 128)  # 32 columns at least; also the dropout mask's 8 columns a number
         bk = tile // bn
+        fit = max(16, _next_pow2(K))
+        if fit < bk:
+            # A short K: K blocks cut to the power of two at or above K, the columns kept (four times as wide where
+            # the block shrank more than 4x). H200, graph replay, × cuBLAS (benchmarks/gemv_probe.py --shortk,
+            # docs/measurements/2026-11-28-h200-s23-gemv-shortk.json), 128-deep blocks -> cut: bf16 1x17x23227 B^T
+            # 0.39 -> 1.15x, 1x9x65536 B^T 0.22 -> 1.25x, fp16 1x61x32000 B^T 0.64 -> 1.09x, fp32 1x33x50257 B^T
+            # 0.34 -> 0.66x, 1x5x4099 B^T 0.99 -> 1.50x, 2x19x210 B^T 0.86 -> 1.18x; the widths tried beside it
+            # (twice and four times as wide) were slower on every row but one (1x61x32000, 1.12 at half the width).
+            bn *= max(1, bk // fit // 4)
+            bk = fit
         while bn > 16 and 4 * -(-N // bn) < cu:  # a narrow product (N = 38-165): more column tiles, as deep
             bn //= 2
     else:

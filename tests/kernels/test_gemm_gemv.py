@@ -204,6 +204,13 @@ def test_gemv_policy_keeps_the_accumulator_small_and_fills_the_gpu(arch: str) ->
     if arch == "sm_90":
         assert policy.gemv_config(t, 2, 11660, 1068, 4, True, 132)["SPLIT_K"] == 1  # 8 blocks: 1.48x unsplit, 1.07x at 2
         assert policy.gemv_config(t, 1, 64, 14854, 4, True, 132)["BLOCK_N"] == 16  # 4 column tiles, not 2
+    # A short K against a K-major weight: K blocks cut to K's power of two (16 at least), the columns kept, four times
+    # as wide only where the block shrank more than 4x (session 23, H200: bf16 1x17x23227 B^T 0.39 -> 1.15x cuBLAS)
+    for K in (1, 5, 9, 17, 33, 61, 100):
+        cut, full = policy.gemv_config(t, 1, 23227, K, 2, True, 0), policy.gemv_config(t, 1, 23227, 4096, 2, True, 0)
+        want = max(16, 1 << (K - 1).bit_length())
+        assert cut["BLOCK_K"] == min(want, full["BLOCK_K"]) and cut["SPLIT_K"] == 1
+        assert cut["BLOCK_N"] == full["BLOCK_N"] * max(1, full["BLOCK_K"] // cut["BLOCK_K"] // 4)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
