@@ -83,8 +83,8 @@ def _launch_rows(x: torch.Tensor, w: torch.Tensor) -> dict[str, tuple[Callable[[
     from rocm_triton_doctor.kernels import launch as fast, rmsnorm, rows
 
     L = rows.prepare("rmsnorm", x, {"weight": w}, None)
-    k, cfg = rmsnorm.rmsnorm_kernel, dict(L.cfg)
-    args = (x, w, L.out, L.M, L.N, L.D1, L.s0, L.s1, L.sn, w.stride(0), 1e-6)
+    k, cfg = rmsnorm.rmsnorm_kernel, dict(L.cfg, DIV=L.div)
+    args = (x, w, L.out, *L.args, w.stride(0), 1e-6)
 
     def triton_path() -> None:
         k[L.grid](*args, **cfg, rstd_ptr=None, STATS=False)

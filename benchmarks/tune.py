@@ -92,7 +92,7 @@ def main() -> None:
 
             def run(cfg=cfg, grid=grid, o=o, thr=thr, sc=sc):  # type: ignore[no-untyped-def]
                 bias_gelu_dropout_residual.bias_gelu_dropout_residual_kernel[grid](
-                    x, b, r, o, B_ * S_, H_, 1, H_, 0, 1, H_, 0, 1, 1, 7, thr, sc, HAS_DROPOUT=True,
+                    x, b, r, o, B_ * S_, H_, 1, 1, H_, 0, 0, 1, H_, 0, 0, 1, 1, 7, thr, sc, HAS_DROPOUT=True,
                     FAST_TANH=x.element_size() == 2, **cfg)
 
             t = ms(run)
@@ -218,7 +218,7 @@ def tune_rows(dev, ceil, rows) -> None:  # type: ignore[no-untyped-def]
         lcomp(x, w, b)
         tlc = ms(lambda: lcomp(x, w, b))
         for wp in (4, 8, 16, 32):
-            t = ms(lambda wp=wp: layernorm.layernorm_kernel[(M,)](x, w, b, o, M, N, 1, N, 0, 1, 1, 1, 1e-5, BLOCK=N, ROWS=1,
+            t = ms(lambda wp=wp: layernorm.layernorm_kernel[(M,)](x, w, b, o, M, N, 1, 1, N, 0, 0, 1, 1, 1, 1e-5, BLOCK=N, ROWS=1,
                                                                   LOOPED=False, num_warps=wp))
             rows.append({"kernel": "layernorm", "dtype": str(dtype)[6:], "variant": {"warps": wp}, "ms": t,
                          "compile_ms": tlc})

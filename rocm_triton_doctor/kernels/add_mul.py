@@ -42,14 +42,14 @@ def add_mul_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def add_mul_strided_kernel(x_ptr, y_ptr, z_ptr, out_ptr, M, N, D1, sx0, sx1, sxn, sy0, sy1, syn, sz0, sz1, szn,
-                           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def add_mul_strided_kernel(x_ptr, y_ptr, z_ptr, out_ptr, M, N, D1, D2, sx0, sx1, sx2, sxn, sy0, sy1, sy2, syn, sz0,
+                           sz1, sz2, szn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """add_mul on inputs of any layout (elementwise.strided_layout); the output is contiguous."""
     rows, cols = tile_of(tl.program_id(0), N, BLOCK_M, BLOCK_N)
     mask = (rows[:, None] < M) & (cols[None, :] < N)
-    x = tl.load(x_ptr + tile_offsets(rows, cols, D1, sx0, sx1, sxn), mask=mask).to(tl.float32)
-    y = tl.load(y_ptr + tile_offsets(rows, cols, D1, sy0, sy1, syn), mask=mask).to(tl.float32)
-    z = tl.load(z_ptr + tile_offsets(rows, cols, D1, sz0, sz1, szn), mask=mask).to(tl.float32)
+    x = tl.load(x_ptr + tile_offsets(rows, cols, D1, D2, sx0, sx1, sx2, sxn), mask=mask).to(tl.float32)
+    y = tl.load(y_ptr + tile_offsets(rows, cols, D1, D2, sy0, sy1, sy2, syn), mask=mask).to(tl.float32)
+    z = tl.load(z_ptr + tile_offsets(rows, cols, D1, D2, sz0, sz1, sz2, szn), mask=mask).to(tl.float32)
     tl.store(out_ptr + rows[:, None] * N + cols[None, :], ((x + y) * z).to(out_ptr.dtype.element_ty), mask=mask)
 
 
@@ -79,7 +79,7 @@ def add_mul(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, out: torch.Tensor
     L = strided_layout("add_mul", o, x, y, z)
     if L is not None:
         cfg = policy.shared(policy.strided_config, target, L.N)
-        site = Site(add_mul_strided_kernel, strided_grid(L, cfg), (DYN,) * 4 + (L.M, L.N, L.D1, *L.args()), cfg)
+        site = Site(add_mul_strided_kernel, strided_grid(L, cfg), (DYN,) * 4 + (L.M, L.N, L.D1, L.D2, *L.args()), cfg)
     else:
         cfg = policy.shared(policy.elementwise_config, target, n)
         if block is not None:
@@ -127,10 +127,10 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "z_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
     scfg = policy.strided_config(target, 4096)
     ssig = {"x_ptr": "*bf16", "y_ptr": "*bf16", "z_ptr": "*bf16", "out_ptr": "*bf16", "M": "i32", "N": "i32", "D1": "i32",
-            **{f"s{t}{d}": "i32" for t in "xyz" for d in ("0", "1", "n")}}
+            **{f"s{t}{d}": "i32" for t in "xyz" for d in ("0", "1", "2", "n")}}
     return [AotSpec("add_mul fp32", add_mul_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg),
             AotSpec("add_mul bf16 strided", add_mul_strided_kernel, ssig,
-                    {"BLOCK_M": scfg["BLOCK_M"], "BLOCK_N": scfg["BLOCK_N"]}, scfg)]
+                    {"D2": 1, "BLOCK_M": scfg["BLOCK_M"], "BLOCK_N": scfg["BLOCK_N"]}, scfg)]
 
 
 KERNEL = KernelSpec("add_mul", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

@@ -293,26 +293,28 @@ def collapse(shape: tuple[int, ...], *strides: tuple[int, ...]) -> list[tuple[in
     return merged
 
 
-def row_layout(name: str, shape: tuple[int, ...], *strides: tuple[int, ...]) -> tuple[int, int, list[tuple[int, int]]]:
-    """The leading dimensions (all but the last) of same-shaped tensors as rows: (M rows, D1, [(s0, s1) per tensor]),
-    row r at offset (r // D1)·s0 + (r % D1)·s1. Up to two leading dimensions that do not merge are taken by strides;
-    more are refused (call .contiguous())."""
-    lead = collapse(shape[:-1], *(st[:-1] for st in strides))
-    if len(lead) > 2:
+def row_layout(name: str, shape: tuple[int, ...], *strides: tuple[int, ...],
+               lead: int = 2) -> tuple[int, tuple[int, ...], list[tuple[int, ...]]]:
+    """The leading dimensions (all but the last) of same-shaped tensors as rows, folded into `lead` dimensions that
+    do not merge: (M rows, the sizes of the inner lead - 1 of them, [their lead strides per tensor, outermost
+    first]). With lead 2, row r is at (r // D1)·s0 + (r % D1)·s1; with 3, at (r // (D1·D2))·s0 + (r // D2 % D1)·s1 +
+    (r % D2)·s2. Unused dimensions have size 1 and stride 0. More leading dimensions than `lead` that stay apart are
+    refused (call .contiguous())."""
+    dims = collapse(shape[:-1], *(st[:-1] for st in strides))
+    if len(dims) > lead:
         # every input's strides: the one that does not fold may be any of them (a contiguous x beside a permuted
         # residual was reported by x's strides alone)
         what = (f"a {tuple(shape)} input with strides {strides[0]}" if len(strides) == 1 else
                 f"{tuple(shape)} inputs with strides {', '.join(str(st) for st in strides)}")
-        raise ValueError(f"{name}: the leading dimensions of {what} do not fold into two; call .contiguous() first")
+        words = {2: "two", 3: "three"}.get(lead, str(lead))
+        raise ValueError(f"{name}: the leading dimensions of {what} do not fold into {words}; call .contiguous() first")
     M = 1
-    for size, _ in lead:
+    for size, _ in dims:
         M *= size
-    if not lead:
-        return M, 1, [(0, 0) for _ in strides]
-    if len(lead) == 1:
-        return M, 1, [(st, 0) for st in lead[0][1]]
-    (d0, s_outer), (d1, s_inner) = lead
-    return M, d1, list(zip(s_outer, s_inner))
+    # outermost first, padded after the real ones with size-1, stride-0 dimensions
+    dims = dims + [(1, [0] * len(strides))] * (lead - len(dims)) if dims else [(M, [0] * len(strides))] + [
+        (1, [0] * len(strides))] * (lead - 1)
+    return M, tuple(size for size, _ in dims[1:]), [tuple(d[1][i] for d in dims) for i in range(len(strides))]
 
 
 def tma_layout_ok(*ts: torch.Tensor) -> bool:

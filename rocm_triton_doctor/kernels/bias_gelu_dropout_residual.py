@@ -32,7 +32,8 @@ STREAM = 1  # this kernel's Philox stream (base.stream_seed): the same seed give
 
 
 @triton.jit
-def bias_gelu_dropout_residual_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, D1, sx0, sx1, sxn, sr0, sr1, srn, sb,
+def bias_gelu_dropout_residual_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, D1, D2, sx0, sx1, sx2, sxn, sr0, sr1, sr2,
+                                      srn, sb,
                                       seed, threshold, scale, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
                                       BLOCK_N: tl.constexpr, FAST_TANH: tl.constexpr = False):
     pid_m = tl.program_id(0)
@@ -40,9 +41,9 @@ def bias_gelu_dropout_residual_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, D
     rows = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
     cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     mask = (rows[:, None] < M) & (cols[None, :] < N)
-    x = tl.load(x_ptr + tile_offsets(rows, cols, D1, sx0, sx1, sxn), mask=mask, other=0.0).to(tl.float32)
+    x = tl.load(x_ptr + tile_offsets(rows, cols, D1, D2, sx0, sx1, sx2, sxn), mask=mask, other=0.0).to(tl.float32)
     b = tl.load(bias_ptr + cols.to(tl.int64) * sb, mask=cols < N, other=0.0).to(tl.float32)
-    r = tl.load(res_ptr + tile_offsets(rows, cols, D1, sr0, sr1, srn), mask=mask, other=0.0).to(tl.float32)
+    r = tl.load(res_ptr + tile_offsets(rows, cols, D1, D2, sr0, sr1, sr2, srn), mask=mask, other=0.0).to(tl.float32)
     # The mask is a function of the logical (row, col), not of the layout: the same for any strides.
     y = dropout_tile(gelu_tanh(x + b[None, :], FAST_TANH), rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT,
                      BLOCK_M, BLOCK_N)
@@ -80,16 +81,18 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
         check_alias(name, o, {"x": x, "residual": residual, "bias": bias}, in_place=("x", "residual"))
     N = x.shape[-1]
     if x.is_contiguous() and residual.is_contiguous():  # the common case: no stride folding
-        M, D1, sx0, sx1, sr0, sr1 = (x.numel() // N if N else math.prod(x.shape[:-1])), 1, N, 0, N, 0
+        M, D1, D2, sx0, sx1, sx2, sr0, sr1, sr2 = (x.numel() // N if N else math.prod(x.shape[:-1])), 1, 1, N, 0, 0, N, 0, 0
     else:
-        M, D1, [(sx0, sx1), (sr0, sr1)] = row_layout(name, tuple(x.shape), x.stride(), residual.stride())
+        M, (D1, D2), [(sx0, sx1, sx2), (sr0, sr1, sr2)] = row_layout(name, tuple(x.shape), x.stride(), residual.stride(),
+                                                                    lead=3)
     if M == 0 or N == 0:
         return o
     target = target_of(x)
     cfg = policy.shared(policy.tile2d_config, target, M, N)
     grid = (cdiv(M, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))
     site = Site(bias_gelu_dropout_residual_kernel, grid,
-                (DYN,) * 4 + (M, N, D1, sx0, sx1, x.stride(-1), sr0, sr1, residual.stride(-1), bias.stride(0)) + (DYN,) * 3,
+                (DYN,) * 4 + (M, N, D1, D2, sx0, sx1, sx2, x.stride(-1), sr0, sr1, sr2, residual.stride(-1), bias.stride(0))
+                + (DYN,) * 3,
                 {"HAS_DROPOUT": p > 0.0, "FAST_TANH": policy.fast_tanh(target, x.element_size()), **cfg})
     call_plans.run(_PLANS, key, site, (x, bias, residual, o, stream_seed(seed, STREAM), *dropout_args(p)),
                    x.is_contiguous())
@@ -288,10 +291,11 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 def aot_specs(target: policy.Target) -> list[AotSpec]:
     cfg = policy.tile2d_config(target, 32768, 8192)
     sig = {"x_ptr": "*bf16", "bias_ptr": "*bf16", "res_ptr": "*bf16", "out_ptr": "*bf16", "M": "i32", "N": "i32",
-           "sx0": "i32", "sx1": "i32", "sr0": "i32", "sr1": "i32", "seed": "i64", "threshold": "u32", "scale": "fp32"}
+           "sx0": "i32", "sx1": "i32", "sx2": "i32", "sr0": "i32", "sr1": "i32", "sr2": "i32", "seed": "i64", "threshold": "u32",
+           "scale": "fp32"}
     # Contiguous (B, S, H) activations as they run most: unit column strides and one folded leading dimension are
     # what Triton specialises at launch (== 1).
-    const = {"D1": 1, "sxn": 1, "srn": 1, "sb": 1, "HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"],
+    const = {"D1": 1, "D2": 1, "sxn": 1, "srn": 1, "sb": 1, "HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"],
              "BLOCK_N": cfg["BLOCK_N"], "FAST_TANH": policy.fast_tanh(target, 2)}
     bsig = {"dy_ptr": "*bf16", "x_ptr": "*bf16", "bias_ptr": "*bf16", "dx_ptr": "*bf16", "dbp_ptr": "*fp32", "M": "i32",
             "N": "i32", "seed": "i64", "threshold": "u32", "scale": "fp32"}

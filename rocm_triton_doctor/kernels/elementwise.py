@@ -17,21 +17,23 @@ from rocm_triton_doctor.kernels.base import cdiv, collapse
 
 @dataclass(frozen=True)
 class Strided:
-    """The folded shape (D0·D1 rows of N) and each input's (s0, s1, sn): element (r, c) of input i is at
-    (r // D1)·s0 + (r % D1)·s1 + c·sn; the contiguous output's is r·N + c."""
+    """The folded shape (D0·D1·D2 rows of N) and each input's (s0, s1, s2, sn): element (r, c) of input i is at
+    (r // (D1·D2))·s0 + (r // D2 % D1)·s1 + (r % D2)·s2 + c·sn; the contiguous output's is r·N + c."""
 
     M: int
     N: int
     D1: int
-    strides: tuple[tuple[int, int, int], ...]
+    D2: int
+    strides: tuple[tuple[int, int, int, int], ...]
 
     def args(self) -> list[int]:
         return [s for st in self.strides for s in st]
 
 
 def strided_layout(name: str, out: torch.Tensor, *inputs: torch.Tensor) -> Strided | None:
-    """None when every input has the output's (contiguous) layout: the flat kernel. Otherwise the folded 2-D/3-D
-    view; layouts that fold into more than three dimensions are refused (call .contiguous())."""
+    """None when every input has the output's (contiguous) layout: the flat kernel. Otherwise the folded view: up to
+    three leading dimensions that do not merge, and the last (a (B, H, S, D) tensor transposed to (B, S, H, D) is
+    three); layouts that fold into more are refused (call .contiguous())."""
     if out.is_contiguous():  # the common case first: every input dense (same shape: the callers checked) is flat
         for t in inputs:
             if not t.is_contiguous():
@@ -41,13 +43,13 @@ def strided_layout(name: str, out: torch.Tensor, *inputs: torch.Tensor) -> Strid
     dims = collapse(tuple(out.shape), out.stride(), *(t.stride() for t in inputs))
     if len(dims) <= 1 and all(st == 1 for _, sts in dims for st in sts):
         return None
-    if len(dims) > 3:
+    if len(dims) > 4:
         raise ValueError(f"{name}: inputs of shape {tuple(out.shape)} with strides "
-                         f"{', '.join(str(t.stride()) for t in inputs)} do not fold into three dimensions; call "
+                         f"{', '.join(str(t.stride()) for t in inputs)} do not fold into four dimensions; call "
                          ".contiguous() first")
-    dims = [(1, [0] * (len(inputs) + 1))] * (3 - len(dims)) + dims
-    (d0, s0), (d1, s1), (n, sn) = dims
-    return Strided(d0 * d1, n, d1, tuple((s0[i], s1[i], sn[i]) for i in range(1, len(inputs) + 1)))
+    dims = [(1, [0] * (len(inputs) + 1))] * (4 - len(dims)) + dims
+    (d0, s0), (d1, s1), (d2, s2), (n, sn) = dims
+    return Strided(d0 * d1 * d2, n, d1, d2, tuple((s0[i], s1[i], s2[i], sn[i]) for i in range(1, len(inputs) + 1)))
 
 
 @triton.jit
@@ -59,9 +61,11 @@ def full_block(pid, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def tile_offsets(rows, cols, D1, s0, s1, sn):
-    """[BLOCK_M, BLOCK_N] element offsets of one input (int64: offsets past 2^31)."""
-    return ((rows // D1) * s0 + (rows % D1) * s1)[:, None] + cols[None, :].to(tl.int64) * sn
+def tile_offsets(rows, cols, D1, D2, s0, s1, s2, sn):
+    """[BLOCK_M, BLOCK_N] element offsets of one input (int64: offsets past 2^31): rows over up to three leading
+    dimensions (Strided's layout; D2 is 1, specialised to a constant by Triton, unless three stay apart)."""
+    lead = rows // D2
+    return ((lead // D1) * s0 + (lead % D1) * s1 + (rows % D2) * s2)[:, None] + cols[None, :].to(tl.int64) * sn
 
 
 @triton.jit

@@ -18,12 +18,12 @@ from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offs
 
 
 @triton.jit
-def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, sb, eps, BLOCK: tl.constexpr,
+def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, D2, s0, s1, s2, sn, sw, sb, eps, BLOCK: tl.constexpr,
                      ROWS: tl.constexpr, LOOPED: tl.constexpr, mean_ptr=None, rstd_ptr=None,
                      STATS: tl.constexpr = False, DIV: tl.constexpr = 1):
     # STATS: also store each row's fp32 mean and rstd (M values each) for the backward.
     N = N * DIV  # N, s0 and s1 arrive divided by DIV (rows.vector_div): known multiples for vector loads
-    rows, xrow, rmask = row_offsets(tl.program_id(0), M, D1, s0, s1, ROWS, DIV)
+    rows, xrow, rmask = row_offsets(tl.program_id(0), M, D1, D2, s0, s1, s2, ROWS, DIV)
     orow = rows * N  # the output is contiguous
     cols = tl.arange(0, BLOCK)
     # Statistics of x - (the row's first element): rows like 1000 + 0.01·randn keep their digits in fp32 sums

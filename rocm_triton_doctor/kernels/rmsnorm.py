@@ -18,11 +18,11 @@ from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offs
 
 
 @triton.jit
-def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, M, N, D1, s0, s1, sn, sw, eps, BLOCK: tl.constexpr, ROWS: tl.constexpr,
+def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, M, N, D1, D2, s0, s1, s2, sn, sw, eps, BLOCK: tl.constexpr, ROWS: tl.constexpr,
                    LOOPED: tl.constexpr, rstd_ptr=None, STATS: tl.constexpr = False, DIV: tl.constexpr = 1):
     # STATS: also store each row's fp32 rstd (M values) for the backward, which then need not recompute it.
     N = N * DIV  # N, s0 and s1 arrive divided by DIV (rows.vector_div): known multiples for vector loads
-    rows, xrow, rmask = row_offsets(tl.program_id(0), M, D1, s0, s1, ROWS, DIV)
+    rows, xrow, rmask = row_offsets(tl.program_id(0), M, D1, D2, s0, s1, s2, ROWS, DIV)
     orow = rows * N  # the output is contiguous
     cols = tl.arange(0, BLOCK)
     if LOOPED:

@@ -31,12 +31,15 @@ DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
 @triton.jit
-def row_offsets(pid, M, D1, s0, s1, ROWS: tl.constexpr, DIV: tl.constexpr = 1):
-    """The program's ROWS row indices, each row's start offset in elements ((r // D1)·s0 + (r % D1)·s1: up to two
-    leading dimensions folded by strides), and which rows exist (r < M). int64: offsets past 2^31. s0 and s1 arrive
-    divided by DIV (see vector_div)."""
+def row_offsets(pid, M, D1, D2, s0, s1, s2, ROWS: tl.constexpr, DIV: tl.constexpr = 1):
+    """The program's ROWS row indices, each row's start offset in elements (row r = (i0, i1, i2) over leading
+    dimensions of sizes (M / (D1·D2), D1, D2) that do not merge, at i0·s0 + i1·s1 + i2·s2: up to three, folded by
+    strides), and which rows exist (r < M). int64: offsets past 2^31. The strides arrive divided by DIV (see
+    vector_div). D2 is 1 unless three leading dimensions stay apart (Triton then specialises it to a constant, and the
+    third term folds away)."""
     rows = pid.to(tl.int64) * ROWS + tl.arange(0, ROWS)
-    return rows, (rows // D1) * (s0 * DIV) + (rows % D1) * (s1 * DIV), rows < M
+    lead = rows // D2
+    return rows, (lead // D1) * (s0 * DIV) + (lead % D1) * (s1 * DIV) + (rows % D2) * (s2 * DIV), rows < M
 
 
 @functools.lru_cache(maxsize=4096)
@@ -57,19 +60,19 @@ def vector_div(*values: int) -> int:
 class RowLaunch:
     """What a row kernel's launcher needs: the output, and the arguments and config of the launch."""
 
-    def __init__(self, out: torch.Tensor, M: int, N: int, D1: int, s0: int, s1: int, sn: int, cfg: dict[str, Any],
-                 split: int = 1, plannable: bool = False):
-        self.out, self.M, self.N, self.D1, self.s0, self.s1, self.sn, self.cfg = out, M, N, D1, s0, s1, sn, cfg
+    def __init__(self, out: torch.Tensor, M: int, N: int, D1: int, D2: int, s0: int, s1: int, s2: int, sn: int,
+                 cfg: dict[str, Any], split: int = 1, plannable: bool = False):
+        self.out, self.M, self.N, self.sn, self.cfg = out, M, N, sn, cfg
         # split > 1: programs per row for the kernels that have a split form (rows_split.py: softmax, RMSNorm);
         # the others ignore it and run one program per row.
         self.split = split
         # plannable: one launch whose every argument but the tensors and eps follows from the call signature
         # (call_plans.py): the policy's config, one program per row, not empty. A split or a caller's config is not.
         self.plannable = plannable and split == 1 and not self.empty
-        # The kernel's (M, N, D1, s0, s1, sn) arguments: width and row strides divided by the constexpr DIV, passed
-        # as DIV=L.div (vector_div; not in the shared config dict: it depends on the strides).
-        self.div = div = vector_div(N, s0, s1 if D1 > 1 else 0)
-        self.args = (M, N // div, D1, s0 // div, s1 // div, sn)
+        # The kernel's (M, N, D1, D2, s0, s1, s2, sn) arguments: width and row strides divided by the constexpr DIV,
+        # passed as DIV=L.div (vector_div; not in the shared config dict: it depends on the strides).
+        self.div = div = vector_div(N, s0, s1 if D1 > 1 else 0, s2 if D2 > 1 else 0)
+        self.args = (M, N // div, D1, D2, s0 // div, s1 // div, s2 // div, sn)
 
     @property
     def grid(self) -> tuple[int]:
@@ -119,15 +122,15 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
         check_alias(name, o, {"x": x, **params}, in_place=("x",))
     if x.is_contiguous():
         M = x.numel() // N if N else math.prod(shape[:-1])
-        D1, s0, s1, sn = 1, N, 0, 1
+        D1, D2, s0, s1, s2, sn = 1, 1, N, 0, 0, 1
     else:
-        M, D1, [(s0, s1)] = row_layout(name, tuple(shape), x.stride())
+        M, (D1, D2), [(s0, s1, s2)] = row_layout(name, tuple(shape), x.stride(), lead=3)
         sn = x.stride(-1)
     if config:
         cfg = argcheck.check_row_config(name, config)
         split = cfg.pop("SPLIT", 1)
         cfg["LOOPED"] = cfg["BLOCK"] < N
-        return RowLaunch(o, M, N, D1, s0, s1, sn, cfg, split)
+        return RowLaunch(o, M, N, D1, D2, s0, s1, s2, sn, cfg, split)
     target, cls = target_of(x), policy.row_class(N, M)
     cfg = _config(target, N, x.element_size(), cls)
     split = policy.row_split(target, N, x.element_size(), cls) if cfg["LOOPED"] else 1
@@ -136,7 +139,7 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
     plannable = split == 1 and out is None
     if split > 1 and N < policy.ROW_SPLIT_EAGER_MIN_COLS and not target.interpreter and not _capturing(x):
         split = 1  # the second launch's host time would cost more than the split saves (policy_rows.py)
-    return RowLaunch(o, M, N, D1, s0, s1, sn, cfg, split, plannable)
+    return RowLaunch(o, M, N, D1, D2, s0, s1, s2, sn, cfg, split, plannable)
 
 
 
@@ -162,8 +165,9 @@ def row_aot(name: str, fn: Any, pointers: tuple[str, ...], scalars: dict[str, st
     specs = []
     for dt, n, what in (("bf16", 8192, ""), ("fp32", 152064, " (looped)"), ("bf16", 128, " (rows packed)")):
         cfg = policy.row_config(target, n, 2 if dt == "bf16" else 4)
-        sig = {**{p: f"*{dt}" for p in pointers}, "M": "i32", "N": "i32", "s0": "i32", "s1": "i32", **scalars}
-        const = {"D1": 1, "sn": 1, **unit, "BLOCK": cfg["BLOCK"], "ROWS": cfg["ROWS"], "LOOPED": n > cfg["BLOCK"],
+        sig = {**{p: f"*{dt}" for p in pointers}, "M": "i32", "N": "i32", "s0": "i32", "s1": "i32", "s2": "i32",
+               **scalars}
+        const = {"D1": 1, "D2": 1, "sn": 1, **unit, "BLOCK": cfg["BLOCK"], "ROWS": cfg["ROWS"], "LOOPED": n > cfg["BLOCK"],
                  "DIV": vector_div(n)}
         specs.append(AotSpec(f"{name} {dt} N={n}{what}", fn, sig, const, cfg))
     return specs

@@ -27,21 +27,24 @@ LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
 
 
 @triton.jit
-def _part(N, D1, s0, s1, PART: tl.constexpr, DIV: tl.constexpr):
-    """This program's row (program_id 0), its start offset in elements (two folded leading dims, as row_offsets),
-    and its part's columns [lo, hi) (PART = CHUNKS·BLOCK). s0 and s1 arrive divided by DIV (rows.vector_div)."""
+def _part(N, D1, D2, s0, s1, s2, PART: tl.constexpr, DIV: tl.constexpr):
+    """This program's row (program_id 0), its start offset in elements (up to three folded leading dims, as
+    rows.row_offsets), and its part's columns [lo, hi) (PART = CHUNKS·BLOCK). The strides arrive divided by DIV
+    (rows.vector_div)."""
     row = tl.program_id(0).to(tl.int64)
-    xrow = (row // D1) * (s0 * DIV) + (row % D1) * (s1 * DIV)
+    lead = row // D2
+    xrow = (lead // D1) * (s0 * DIV) + (lead % D1) * (s1 * DIV) + (row % D2) * (s2 * DIV)
     lo = tl.program_id(1).to(tl.int64) * PART
     hi = tl.minimum(lo + PART, N)
     return row, xrow, lo, hi
 
 
 @triton.jit
-def softmax_stats_kernel(x_ptr, wm_ptr, ws_ptr, N, D1, s0, s1, sn, CHUNKS: tl.constexpr, BLOCK: tl.constexpr, DIV: tl.constexpr = 1):
+def softmax_stats_kernel(x_ptr, wm_ptr, ws_ptr, N, D1, D2, s0, s1, s2, sn, CHUNKS: tl.constexpr, BLOCK: tl.constexpr,
+                         DIV: tl.constexpr = 1):
     """wm[row, part] = the part's max, ws[row, part] = sum(exp(x - that max)) (fp32, (M, SPLIT) contiguous)."""
     N = N * DIV
-    row, xrow, lo, hi = _part(N, D1, s0, s1, CHUNKS * BLOCK, DIV)
+    row, xrow, lo, hi = _part(N, D1, D2, s0, s1, s2, CHUNKS * BLOCK, DIV)
     cols = tl.arange(0, BLOCK)
     # Per-lane running max and sum (one reduction after the loop): a lane whose values so far are all -inf keeps
     # max -inf and shifts by 0, so exp gives 0 and not NaN.
@@ -64,12 +67,12 @@ def softmax_stats_kernel(x_ptr, wm_ptr, ws_ptr, N, D1, s0, s1, sn, CHUNKS: tl.co
 
 
 @triton.jit
-def softmax_norm_kernel(x_ptr, wm_ptr, ws_ptr, out_ptr, N, D1, s0, s1, sn, CHUNKS: tl.constexpr, BLOCK: tl.constexpr,
+def softmax_norm_kernel(x_ptr, wm_ptr, ws_ptr, out_ptr, N, D1, D2, s0, s1, s2, sn, CHUNKS: tl.constexpr, BLOCK: tl.constexpr,
                         PARTS: tl.constexpr, DIV: tl.constexpr = 1):
     """The row's max and sum from its SPLIT parts (PARTS: SPLIT padded to a power of two), then this part's outputs
     exp(x - max) / sum; the output is contiguous."""
     N = N * DIV
-    row, xrow, lo, hi = _part(N, D1, s0, s1, CHUNKS * BLOCK, DIV)
+    row, xrow, lo, hi = _part(N, D1, D2, s0, s1, s2, CHUNKS * BLOCK, DIV)
     nparts = tl.num_programs(1)
     p = tl.arange(0, PARTS)
     pm = tl.load(wm_ptr + row * nparts + p, mask=p < nparts, other=-float("inf"))
@@ -86,10 +89,10 @@ def softmax_norm_kernel(x_ptr, wm_ptr, ws_ptr, out_ptr, N, D1, s0, s1, sn, CHUNK
 
 
 @triton.jit
-def rmsnorm_stats_kernel(x_ptr, wq_ptr, N, D1, s0, s1, sn, CHUNKS: tl.constexpr, BLOCK: tl.constexpr, DIV: tl.constexpr = 1):
+def rmsnorm_stats_kernel(x_ptr, wq_ptr, N, D1, D2, s0, s1, s2, sn, CHUNKS: tl.constexpr, BLOCK: tl.constexpr, DIV: tl.constexpr = 1):
     """wq[row, part] = the part's sum of squares (fp32, (M, SPLIT) contiguous)."""
     N = N * DIV
-    row, xrow, lo, hi = _part(N, D1, s0, s1, CHUNKS * BLOCK, DIV)
+    row, xrow, lo, hi = _part(N, D1, D2, s0, s1, s2, CHUNKS * BLOCK, DIV)
     cols = tl.arange(0, BLOCK)
     acc = tl.zeros((BLOCK,), dtype=tl.float32)
     for i in range(CHUNKS):
@@ -100,12 +103,12 @@ def rmsnorm_stats_kernel(x_ptr, wq_ptr, N, D1, s0, s1, sn, CHUNKS: tl.constexpr,
 
 
 @triton.jit
-def rmsnorm_norm_kernel(x_ptr, w_ptr, wq_ptr, out_ptr, N, D1, s0, s1, sn, sw, eps, CHUNKS: tl.constexpr, BLOCK: tl.constexpr,
+def rmsnorm_norm_kernel(x_ptr, w_ptr, wq_ptr, out_ptr, N, D1, D2, s0, s1, s2, sn, sw, eps, CHUNKS: tl.constexpr, BLOCK: tl.constexpr,
                         PARTS: tl.constexpr, DIV: tl.constexpr = 1, rstd_ptr=None, STATS: tl.constexpr = False):
     """rstd from the row's SPLIT sums of squares, then this part's outputs x·rstd·w; STATS: part 0 stores the row's
     fp32 rstd for the backward."""
     N = N * DIV
-    row, xrow, lo, hi = _part(N, D1, s0, s1, CHUNKS * BLOCK, DIV)
+    row, xrow, lo, hi = _part(N, D1, D2, s0, s1, s2, CHUNKS * BLOCK, DIV)
     nparts = tl.num_programs(1)
     p = tl.arange(0, PARTS)
     total = tl.sum(tl.load(wq_ptr + row * nparts + p, mask=p < nparts, other=0.0), axis=0)
@@ -129,12 +132,12 @@ def _ln_shift(x_ptr, xrow):
 
 
 @triton.jit
-def layernorm_stats_kernel(x_ptr, wmu_ptr, wm2_ptr, N, D1, s0, s1, sn, CHUNKS: tl.constexpr, BLOCK: tl.constexpr,
+def layernorm_stats_kernel(x_ptr, wmu_ptr, wm2_ptr, N, D1, D2, s0, s1, s2, sn, CHUNKS: tl.constexpr, BLOCK: tl.constexpr,
                            DIV: tl.constexpr = 1):
     """wmu[row, part] = the mean of the part's x - shift, wm2[row, part] = its sum of squared deviations from that
     mean; chunk by chunk with the looped kernel's update (Chan et al.), fp32, (M, SPLIT) contiguous."""
     N = N * DIV
-    row, xrow, lo, hi = _part(N, D1, s0, s1, CHUNKS * BLOCK, DIV)
+    row, xrow, lo, hi = _part(N, D1, D2, s0, s1, s2, CHUNKS * BLOCK, DIV)
     shift = _ln_shift(x_ptr, xrow)
     cols = tl.arange(0, BLOCK)
     mean = 0.0
@@ -158,7 +161,7 @@ def layernorm_stats_kernel(x_ptr, wmu_ptr, wm2_ptr, N, D1, s0, s1, sn, CHUNKS: t
 
 
 @triton.jit
-def layernorm_norm_kernel(x_ptr, w_ptr, b_ptr, wmu_ptr, wm2_ptr, out_ptr, N, D1, s0, s1, sn, sw, sb, eps,
+def layernorm_norm_kernel(x_ptr, w_ptr, b_ptr, wmu_ptr, wm2_ptr, out_ptr, N, D1, D2, s0, s1, s2, sn, sw, sb, eps,
                           CHUNKS: tl.constexpr, BLOCK: tl.constexpr, PARTS: tl.constexpr, DIV: tl.constexpr = 1,
                           mean_ptr=None, rstd_ptr=None, STATS: tl.constexpr = False):
     """The row's mean and variance from its parts' (mean, M2) (the parallel update over all parts at once: mean =
@@ -166,7 +169,7 @@ def layernorm_norm_kernel(x_ptr, w_ptr, b_ptr, wmu_ptr, wm2_ptr, out_ptr, N, D1,
     STATS: part 0 stores the row's fp32 mean and rstd for the backward."""
     N = N * DIV
     PART: tl.constexpr = CHUNKS * BLOCK
-    row, xrow, lo, hi = _part(N, D1, s0, s1, PART, DIV)
+    row, xrow, lo, hi = _part(N, D1, D2, s0, s1, s2, PART, DIV)
     shift = _ln_shift(x_ptr, xrow)
     nparts = tl.num_programs(1)
     p = tl.arange(0, PARTS)
@@ -219,7 +222,7 @@ def softmax_split(x: torch.Tensor, L: Any) -> None:
     """softmax over L's rows in two launches (rows.RowLaunch with split > 1)."""
     grid, chunks, pw = _grid_and_part(L)
     wm, ws = torch.empty((2, *grid), dtype=torch.float32, device=x.device)  # one allocation: host time
-    rest = L.args[1:]  # (N, D1, s0, s1, sn), divided by DIV
+    rest = L.args[1:]  # (N, D1, D2, s0, s1, s2, sn), strides divided by DIV
     kw = {"CHUNKS": chunks, "BLOCK": L.cfg["BLOCK"], "DIV": L.div, **_opts(L)}
     launch(softmax_stats_kernel, grid, x, wm, ws, *rest, **kw)
     launch(softmax_norm_kernel, grid, x, wm, ws, L.out, *rest, PARTS=pw, **kw)
@@ -255,8 +258,8 @@ def split_aot(name: str, target: Any) -> list[AotSpec]:
 
     cfg = policy.row_config(target, 152064, 4, 1)
     opts = {k: v for k, v in cfg.items() if k not in ("BLOCK", "ROWS")}
-    rest = {"N": "i32", "s0": "i32", "s1": "i32"}
-    const = {"BLOCK": cfg["BLOCK"], "DIV": 1, "sn": 1, "D1": 1, "CHUNKS": 1}
+    rest = {"N": "i32", "s0": "i32", "s1": "i32", "s2": "i32"}
+    const = {"BLOCK": cfg["BLOCK"], "DIV": 1, "sn": 1, "D1": 1, "D2": 1, "CHUNKS": 1}
     f32 = "*fp32"
     label = f"{name} split rows fp32 N=152064"
     if name == "softmax":

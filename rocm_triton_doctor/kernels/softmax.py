@@ -30,10 +30,10 @@ LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)  # exp(x) == exp2(x * log
 
 
 @triton.jit
-def softmax_kernel(x_ptr, out_ptr, M, N, D1, s0, s1, sn, BLOCK: tl.constexpr, ROWS: tl.constexpr,
+def softmax_kernel(x_ptr, out_ptr, M, N, D1, D2, s0, s1, s2, sn, BLOCK: tl.constexpr, ROWS: tl.constexpr,
                    LOOPED: tl.constexpr, DIV: tl.constexpr = 1):
     N = N * DIV  # N, s0 and s1 arrive divided by DIV (rows.vector_div): known multiples for vector loads
-    rows, xrow, rmask = row_offsets(tl.program_id(0), M, D1, s0, s1, ROWS, DIV)
+    rows, xrow, rmask = row_offsets(tl.program_id(0), M, D1, D2, s0, s1, s2, ROWS, DIV)
     orow = rows * N  # the output is contiguous
     cols = tl.arange(0, BLOCK)
     if LOOPED:

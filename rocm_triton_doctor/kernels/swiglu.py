@@ -39,13 +39,13 @@ def swiglu_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def swiglu_strided_kernel(a_ptr, b_ptr, out_ptr, M, N, D1, sa0, sa1, san, sb0, sb1, sbn, BLOCK_M: tl.constexpr,
+def swiglu_strided_kernel(a_ptr, b_ptr, out_ptr, M, N, D1, D2, sa0, sa1, sa2, san, sb0, sb1, sb2, sbn, BLOCK_M: tl.constexpr,
                           BLOCK_N: tl.constexpr):
     """swiglu on inputs of any layout (h.chunk(2, -1) halves, transposed views; elementwise.strided_layout)."""
     rows, cols = tile_of(tl.program_id(0), N, BLOCK_M, BLOCK_N)
     mask = (rows[:, None] < M) & (cols[None, :] < N)
-    a = tl.load(a_ptr + tile_offsets(rows, cols, D1, sa0, sa1, san), mask=mask).to(tl.float32)
-    b = tl.load(b_ptr + tile_offsets(rows, cols, D1, sb0, sb1, sbn), mask=mask).to(tl.float32)
+    a = tl.load(a_ptr + tile_offsets(rows, cols, D1, D2, sa0, sa1, sa2, san), mask=mask).to(tl.float32)
+    b = tl.load(b_ptr + tile_offsets(rows, cols, D1, D2, sb0, sb1, sb2, sbn), mask=mask).to(tl.float32)
     tl.store(out_ptr + rows[:, None] * N + cols[None, :], (a * tl.sigmoid(a) * b).to(out_ptr.dtype.element_ty),
              mask=mask)
 
@@ -73,7 +73,7 @@ def swiglu(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) ->
     L = strided_layout("swiglu", o, a, b)
     if L is not None:
         cfg = policy.shared(policy.strided_config, target, L.N)
-        site = Site(swiglu_strided_kernel, strided_grid(L, cfg), (DYN,) * 3 + (L.M, L.N, L.D1, *L.args()), cfg)
+        site = Site(swiglu_strided_kernel, strided_grid(L, cfg), (DYN,) * 3 + (L.M, L.N, L.D1, L.D2, *L.args()), cfg)
     else:
         cfg = policy.shared(policy.elementwise_config, target, n)
         site = Site(swiglu_kernel, (cdiv(n, cfg["BLOCK"]),), (DYN,) * 3 + (n,), cfg)
@@ -257,8 +257,8 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     # The strided kernel as h.chunk(2, -1) halves of a (tokens, 2·11008) bf16 tensor run it: unit column stride.
     scfg = policy.strided_config(target, 11008)
     ssig = {"a_ptr": "*bf16", "b_ptr": "*bf16", "out_ptr": "*bf16", "M": "i32", "N": "i32", "D1": "i32", "sa0": "i32",
-            "sa1": "i32", "sb0": "i32", "sb1": "i32"}
-    sconst = {"san": 1, "sbn": 1, "BLOCK_M": scfg["BLOCK_M"], "BLOCK_N": scfg["BLOCK_N"]}
+            "sa1": "i32", "sa2": "i32", "sb0": "i32", "sb1": "i32", "sb2": "i32"}
+    sconst = {"D2": 1, "san": 1, "sbn": 1, "BLOCK_M": scfg["BLOCK_M"], "BLOCK_N": scfg["BLOCK_N"]}
     bsig = {"dy_ptr": "*bf16", "a_ptr": "*bf16", "b_ptr": "*bf16", "da_ptr": "*bf16", "db_ptr": "*bf16", "h_ptr": "*bf16",
             "n": "i32"}
     return [AotSpec("swiglu bf16", swiglu_kernel, sig, {"BLOCK": cfg["BLOCK"]}, cfg),

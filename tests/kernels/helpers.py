@@ -105,12 +105,13 @@ SPECIALS = ("none", "none", "none", "nan", "inf", "-inf", "large")
 
 
 def row_inputs(draw: Any, max_n: int = 70) -> dict[str, Any]:
-    """A row kernel's x (1-3 dims, any layout, special values), a launch config forcing the looped and packed paths
+    """A row kernel's x (1-4 dims, any layout, special values), a launch config forcing the looped and packed paths
     half the time, and a seed for the values."""
     from hypothesis import strategies as st
 
-    nd = draw(st.integers(1, 3))
-    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=nd - 1, max_size=nd - 1))) + (draw(st.integers(1, max_n)),)
+    nd = draw(st.integers(1, 4))  # up to three leading dimensions (a (B, H, S, D) tensor transposed keeps three apart)
+    lead = st.integers(1, 4 if nd < 4 else 3)
+    shape = tuple(draw(st.lists(lead, min_size=nd - 1, max_size=nd - 1))) + (draw(st.integers(1, max_n)),)
     dtype = draw(st.sampled_from(DTYPES))
     gen = torch.Generator().manual_seed(draw(st.integers(0, 2**16)))
     x = strided_tensor(shape, dtype, gen, **layouts(draw, nd), special=draw(st.sampled_from(SPECIALS)),
@@ -129,12 +130,13 @@ def param_vector(draw: Any, n: int, dtype: torch.dtype, gen: torch.Generator) ->
 
 
 def same_shape_inputs(draw: Any, count: int, max_dim: int = 40) -> tuple[list[torch.Tensor], torch.dtype]:
-    """`count` same-shaped, same-dtype tensors (0-3 dims, each its own layout, special values) for elementwise
+    """`count` same-shaped, same-dtype tensors (0-4 dims, each its own layout, special values) for elementwise
     kernels."""
     from hypothesis import strategies as st
 
-    nd = draw(st.integers(0, 3))
-    shape = tuple(draw(st.lists(st.integers(0, max_dim) if nd == 1 else st.integers(1, 9), min_size=nd, max_size=nd)))
+    nd = draw(st.integers(0, 4))
+    shape = tuple(draw(st.lists(st.integers(0, max_dim) if nd == 1 else st.integers(1, 9 if nd < 4 else 5), min_size=nd,
+                                max_size=nd)))
     dtype = draw(st.sampled_from(DTYPES))
     gen = torch.Generator().manual_seed(draw(st.integers(0, 2**16)))
     ts = [strided_tensor(shape, dtype, gen, **layouts(draw, nd), special=draw(st.sampled_from(SPECIALS)))

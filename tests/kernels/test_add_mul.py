@@ -103,3 +103,12 @@ def test_expanded_and_transposed_inputs() -> None:
     y = torch.randn(300, 7).t()
     z = torch.randn(7, 600)[:, ::2]
     assert_matches(add_mul.add_mul(x, y, z), _ref(x, y, z), torch.float32)
+
+
+def test_four_dim_layouts_fold_three_leading_dims_and_refuse_four() -> None:
+    x = torch.randn(2, 3, 5, 8).transpose(1, 2)  # (B, S, H, D) from (B, H, S, D): three leading dims apart
+    y, z = torch.randn(2, 5, 3, 8), torch.randn(2, 5, 3, 8).permute(1, 0, 2, 3).contiguous().permute(1, 0, 2, 3)
+    torch.testing.assert_close(add_mul.add_mul(x, y, z), (x + y) * z)
+    five = torch.randn(2, 3, 4, 5, 6).permute(3, 1, 0, 2, 4)
+    with pytest.raises(ValueError, match="do not fold into four dimensions; call .contiguous"):
+        add_mul.add_mul(five, five, five)

@@ -64,14 +64,19 @@ def test_empty_inputs_give_empty_outputs(shape: tuple[int, ...]) -> None:
     assert out.shape == shape
 
 
-def test_a_layout_that_does_not_fold_names_every_input_s_strides() -> None:
-    # x contiguous, the residual permuted so its three leading dims do not merge: the refusal shows both layouts
-    # (it had named x's contiguous strides alone).
+def test_three_leading_dims_are_read_in_place_and_four_refused_naming_every_input_s_strides() -> None:
+    # x contiguous, the residual permuted so its three leading dims do not merge: read through its strides.
     x = torch.randn(5, 5, 33, 16)
     residual = torch.randn(33, 5, 5, 16).permute(2, 1, 0, 3)
-    with pytest.raises(ValueError, match=r"\(5, 5, 33, 16\) inputs with strides \(2640, 528, 16, 1\), \(16, 80, 400, 1\) "
-                                         r"do not fold into two; call .contiguous\(\) first"):
-        bias_gelu_dropout_residual.bias_gelu_dropout_residual(x, torch.randn(16), residual)
+    bias = torch.randn(16)
+    torch.testing.assert_close(bias_gelu_dropout_residual.bias_gelu_dropout_residual(x, bias, residual),
+                               residual + torch.nn.functional.gelu(x + bias, approximate="tanh"), atol=1e-5, rtol=1e-5)
+    # four leading dims apart in the residual: the refusal shows both layouts (it had named x's strides alone)
+    x = torch.randn(5, 3, 2, 4, 6)
+    residual = torch.randn(2, 3, 4, 5, 6).permute(3, 1, 0, 2, 4)
+    with pytest.raises(ValueError, match=r"\(5, 3, 2, 4, 6\) inputs with strides \(144, 48, 24, 6, 1\), "
+                                         r"\(6, 120, 360, 30, 1\) do not fold into three; call .contiguous\(\) first"):
+        bias_gelu_dropout_residual.bias_gelu_dropout_residual(x, torch.randn(6), residual)
 
 
 def test_0_dim_input_is_refused_clearly() -> None:

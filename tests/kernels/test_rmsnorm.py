@@ -280,3 +280,13 @@ def test_no_weight_is_no_scale_in_every_form() -> None:
         y = form(x, None)
         torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-5)
         torch.testing.assert_close(torch.autograd.grad(y, [x], g)[0], want, rtol=1e-5, atol=1e-5)
+
+
+def test_model_layout_with_three_leading_dims_is_read_in_place() -> None:
+    # q of (B, H, S, D) transposed to (B, S, H, D) (a QK-norm after the head split): its leading dims (B, S, H) do not
+    # merge; they were refused ("do not fold into two") and are now read through a third folded stride.
+    q = torch.randn(2, 3, 5, 16, dtype=torch.float64).float().transpose(1, 2)
+    w = torch.randn(16)
+    for cfg in (None, {"BLOCK": 8, "ROWS": 2, "num_warps": 4}, {"BLOCK": 4, "ROWS": 1, "num_warps": 4, "SPLIT": 2}):
+        torch.testing.assert_close(rmsnorm.rmsnorm(q, w, config=cfg), rmsnorm.reference(q, w).float(),
+                                   atol=1e-5, rtol=1e-5)

@@ -70,11 +70,16 @@ def test_transposed_and_sliced_inputs_are_read_through_strides() -> None:
         assert_matches(softmax.softmax(x), torch.softmax(x.double(), dim=-1), torch.float32)
 
 
-def test_leading_dimensions_that_do_not_fold_are_refused_clearly() -> None:
-    x = torch.randn(3, 4, 5, 6).permute(1, 0, 2, 3)[:, :, ::2]  # three leading dims, no two merge
-    with pytest.raises(ValueError, match="contiguous"):
-        softmax.softmax(x)
-    torch.testing.assert_close(softmax.softmax(x.contiguous()), torch.softmax(x, dim=-1))
+def test_three_leading_dimensions_are_read_by_strides_and_four_refused_clearly() -> None:
+    x = torch.randn(3, 4, 5, 6).permute(1, 0, 2, 3)[:, :, ::2]  # three leading dims, no two merge: read in place
+    torch.testing.assert_close(softmax.softmax(x), torch.softmax(x, dim=-1))
+    q = torch.randn(2, 3, 5, 8).transpose(1, 2)  # (B, H, S, D) as (B, S, H, D): what attention code hands on
+    torch.testing.assert_close(softmax.softmax(q), torch.softmax(q, dim=-1))
+    for cfg in ({"BLOCK": 4, "ROWS": 2, "num_warps": 4}, {"BLOCK": 2, "ROWS": 1, "num_warps": 4, "SPLIT": 2}):
+        torch.testing.assert_close(softmax.softmax(q, config=cfg), torch.softmax(q, dim=-1))  # looped; split rows
+    five = torch.randn(2, 3, 4, 5, 6).permute(3, 1, 0, 2, 4)  # four leading dims apart
+    with pytest.raises(ValueError, match="do not fold into three; call .contiguous"):
+        softmax.softmax(five)
 
 
 # === backward (issue #17): the input gradient against fp64 torch autograd, in the interpreter ========================
