@@ -85,6 +85,20 @@ def check_out(name: str, out: torch.Tensor, shape: tuple[int, ...], dtypes: tupl
     return out
 
 
+def fold_rows(name: str, what: str, t: torch.Tensor) -> torch.Tensor:
+    """A tensor of shape (..., K) as the (rows, K) view of its leading dimensions (F.linear's activations, a 1-D
+    vector as one row), without a copy; refused when the leading dimensions do not share one row stride (a
+    transposed (S, B, K) view): the caller decides whether a copy is worth it."""
+    rows = 1
+    for d in t.shape[:-1]:
+        rows *= d
+    try:
+        return t.view(rows, t.shape[-1])
+    except RuntimeError:
+        raise ValueError(f"{name}: the leading dimensions of {what} {tuple(t.shape)} with strides {t.stride()} do not "
+                         f"fold into one row dimension; call .reshape(-1, {t.shape[-1]}) first (a copy)") from None
+
+
 def dropout_seed(name: str, seed: object, p: float) -> int:
     """An explicit int seed gives the same mask every call (reproducible). None draws a fresh 31-bit seed from torch's
     default CPU generator, so every call gets a new mask like F.dropout and torch.manual_seed still reproduces a run

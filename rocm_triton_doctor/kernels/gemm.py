@@ -43,7 +43,9 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
          config: dict[str, Any] | None = None, kernel: str = "auto") -> torch.Tensor:
     """epilogue(a @ b [+ bias]) with optional dropout. Raises ValueError/TypeError on inputs it cannot compute right.
 
-    a (M, K) and b (K, N): fp16, bf16 or fp32, one dtype, any strides (no copy). bias (N,): that dtype or fp32, any
+    a (M, K) and b (K, N): fp16, bf16 or fp32, one dtype, any strides (no copy); a may also be (..., K) with leading
+    dimensions that fold into one row stride (activations as F.linear takes them; a 1-D vector), the output then
+    (..., N). bias (N,): that dtype or fp32, any
     stride; required by the bias epilogues and refused with epilogue="none" (a bias the caller meant to add must not
     vanish silently). The product and epilogue run in fp32. out: a fresh tensor of a's dtype, or `out` (a's dtype or
     fp32, any strides, sharing no memory with the inputs). seed: None draws a fresh one per call (a new dropout mask,
@@ -59,8 +61,17 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     if precision not in PRECISIONS:
         raise ValueError(f"gemm: precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     argcheck.check_tensors("gemm", a=a, b=b, bias=bias, out=out)
+    if a.dim() != 2 and a.dim() >= 1 and b.dim() == 2:
+        # a of shape (..., K), as F.linear and a @ b take activations: its leading dimensions as rows, the output
+        # (..., N) (a view of the (rows, N) product).
+        lead, N = tuple(a.shape[:-1]), b.shape[1]
+        if out is not None and tuple(out.shape) != (*lead, N):
+            raise ValueError(f"gemm: out must have shape {(*lead, N)}, got {tuple(out.shape)}")
+        a2 = argcheck.fold_rows("gemm", "a", a)
+        out2 = None if out is None else argcheck.fold_rows("gemm", "out", out)
+        return gemm(a2, b, bias, epilogue, p, seed, out2, precision, config, kernel).view(*lead, N)
     if a.dim() != 2 or b.dim() != 2:
-        raise ValueError(f"gemm: a and b must be 2-D, got {tuple(a.shape)} and {tuple(b.shape)}")
+        raise ValueError(f"gemm: b must be 2-D and a at least 1-D, got {tuple(a.shape)} and {tuple(b.shape)}")
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"gemm: inner dimensions differ: a is {tuple(a.shape)}, b is {tuple(b.shape)}")
     dev = check_device("gemm", *[t for t in (a, b, bias, out) if t is not None])

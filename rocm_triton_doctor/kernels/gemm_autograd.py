@@ -22,7 +22,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels import gemm, policy
+from rocm_triton_doctor.kernels import argcheck, gemm, policy
 from rocm_triton_doctor.kernels.base import (cdiv, check_p, dropout_args, first_order_only, refuse_forward_ad,
                                              resolve_seed)
 from rocm_triton_doctor.kernels.common import dropout_tile
@@ -162,24 +162,38 @@ def _gemm_autograd_rule(ctx: Any, dy: torch.Tensor) -> tuple[Any, ...]:
 _gemm_op.register_autograd(_gemm_autograd_rule, setup_context=_gemm_setup)
 
 
+def _fold(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, tuple[int, ...] | None]:
+    """a of shape (..., K) as its (rows, K) view (gemm.gemm's rule; a view, so autograd flows through it) and the
+    output's leading shape to view the product back to; (a, None) for a 2-D a or anything gemm refuses itself."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dim() not in (0, 2) and b.dim() == 2:
+        return argcheck.fold_rows("gemm", "a", a), tuple(a.shape[:-1])
+    return a, None
+
+
 def gemm_custom_op(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epilogue: str = "none",
                    p: float = 0.0, seed: int | None = None) -> torch.Tensor:
     """gemm_autograd through the custom op rocm_triton_doctor::gemm: what torch.compile sees (no graph break; the
     fuzz round 3 found the autograd.Function form failing inside dynamo in the CPU interpreter)."""
     refuse_forward_ad("gemm", a, b, bias)
     p = check_p(p)
-    return _gemm_op(a, b, bias, epilogue, p, resolve_seed("gemm", seed) if p > 0.0 else 0)  # type: ignore[no-any-return]
+    a2, lead = _fold(a, b)
+    y = _gemm_op(a2, b, bias, epilogue, p, resolve_seed("gemm", seed) if p > 0.0 else 0)
+    return y if lead is None else y.view(*lead, y.shape[-1])  # type: ignore[no-any-return]
 
 
 def gemm_autograd(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epilogue: str = "none",
                   p: float = 0.0, seed: int | None = None) -> torch.Tensor:
-    """gemm.gemm(a, b, bias, epilogue, p, seed) with a backward (2-D a and b; see the module docstring). seed None
+    """gemm.gemm(a, b, bias, epilogue, p, seed) with a backward (b 2-D, a 2-D or (..., K) as gemm.gemm takes it; see
+    the module docstring). seed None
     draws one per call (kept for the backward, which recomputes the mask from it). Eager: GemmFunction; under
     torch.compile: the custom op (no graph break). Both run the same Triton forward and backward."""
+    a2, lead = _fold(a, b)
     if torch.compiler.is_compiling():
         p = check_p(p)
-        return _gemm_op(a, b, bias, epilogue, p, resolve_seed("gemm", seed) if p > 0.0 else 0)  # type: ignore[no-any-return]
-    return GemmFunction.apply(a, b, bias, epilogue, p, seed)  # type: ignore[no-any-return]
+        y = _gemm_op(a2, b, bias, epilogue, p, resolve_seed("gemm", seed) if p > 0.0 else 0)
+    else:
+        y = GemmFunction.apply(a2, b, bias, epilogue, p, seed)
+    return y if lead is None else y.view(*lead, y.shape[-1])  # type: ignore[no-any-return]
 
 
 autograd_op = gemm_autograd

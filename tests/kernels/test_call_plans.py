@@ -182,6 +182,25 @@ for dt in (torch.bfloat16, torch.float32):
             key = f"{name} {dt}"
             out[key] = max(out.get(key, 0.0), rel(y, ref))
 out["plans"] = sum(len(m._PLANS) for m in (rmsnorm, layernorm, softmax, add_mul, swiglu, bias_gelu_dropout_residual))
+# the model layout (B, H, S, D) transposed to (B, S, H, D): three leading dims apart, read through a third stride
+from rocm_triton_doctor.kernels import gemm
+q = torch.randn(2, 8, 37, 128, device="cuda", generator=g).to(torch.bfloat16).transpose(1, 2)
+w = torch.randn(128, device="cuda", generator=g)
+qf = q.float()
+for name, y, ref in (
+    ("rmsnorm", rmsnorm.rmsnorm(q, w), qf * torch.rsqrt(qf.square().mean(-1, keepdim=True) + 1e-6) * w),
+    ("layernorm", layernorm.layernorm(q, w, w), F.layer_norm(qf, (128,), w, w, 1e-5)),
+    ("softmax", softmax.softmax(q), torch.softmax(qf, -1)),
+    ("add_mul", add_mul.add_mul(q, q, q), (qf + qf) * qf),
+    ("swiglu", swiglu.swiglu(q, q), F.silu(qf) * qf),
+    ("bgdr", bias_gelu_dropout_residual.bias_gelu_dropout_residual(q, w.to(torch.bfloat16), q),
+     qf + F.gelu(qf + w.to(torch.bfloat16).float(), approximate="tanh")),
+):
+    out[f"layout {name}"] = rel(y, ref)
+act = torch.randn(2, 37, 1024, device="cuda", generator=g).to(torch.bfloat16)[:, :, :128]  # rows 1024 apart
+wt = torch.randn(256, 128, device="cuda", generator=g).to(torch.bfloat16)
+y = gemm.gemm(act, wt.t())  # F.linear's (B, S, K) activations: (B, S, N)
+out["layout gemm 3-D"] = rel(y.reshape(74, 256), act.reshape(74, 128).float() @ wt.float().t()) + (y.shape != (2, 37, 256))
 x = torch.randn(64, 1000, device="cuda", dtype=torch.bfloat16); w = torch.randn(1000, device="cuda")
 rmsnorm.rmsnorm(x, w); torch.cuda.synchronize()
 graph = torch.cuda.CUDAGraph()

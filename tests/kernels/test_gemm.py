@@ -756,3 +756,29 @@ def test_16_bit_rows_17_to_64_split_to_one_program_an_sm_uncapped(M: int, K: int
     assert policy.gemm_config(h100, M, N, K, 2, cus=132, b_nmajor=b_nmajor)["SPLIT_K"] == split
     # 16 rows and fewer keep the capped split to two programs an SM (measured on decode steps, sessions 5-8)
     assert policy.gemm_config(h100, 16, 4096, 4096, 2, cus=132, b_nmajor=False)["SPLIT_K"] == 4
+
+
+def test_activations_with_leading_dims_fold_into_rows() -> None:
+    # a of (B, S, K) as F.linear takes it (and a 1-D vector): the product is (B, S, N), with bias, dropout seed and
+    # out= handled on the folded rows; leading dims that share no row stride are refused, not copied.
+    g = torch.Generator().manual_seed(5)
+    a = torch.randn(2, 3, 24, generator=g)
+    w = torch.randn(10, 24, generator=g)  # nn.Linear's (N, K) weight: b = w.t()
+    bias = torch.randn(10, generator=g)
+    y = gemm.gemm(a, w.t(), bias, "bias_relu")
+    torch.testing.assert_close(y, torch.relu(torch.nn.functional.linear(a, w, bias)), atol=1e-4, rtol=1e-4)
+    assert y.shape == (2, 3, 10)
+    v = torch.randn(24, generator=g)
+    torch.testing.assert_close(gemm.gemm(v, w.t()), v @ w.t(), atol=1e-4, rtol=1e-4)
+    sliced = torch.randn(2, 5, 24, generator=g)[:, 1:4]  # rows 24 apart, batches 120 apart: refused clearly
+    with pytest.raises(ValueError, match=r"leading dimensions of a \(2, 3, 24\) with strides \(120, 24, 1\) do not "
+                                         r"fold into one row dimension; call .reshape\(-1, 24\)"):
+        gemm.gemm(sliced, w.t())
+    out = torch.empty(2, 3, 10)
+    assert gemm.gemm(a, w.t(), out=out) is not None
+    torch.testing.assert_close(out, a @ w.t(), atol=1e-4, rtol=1e-4)
+    with pytest.raises(ValueError, match=r"out must have shape \(2, 3, 10\)"):
+        gemm.gemm(a, w.t(), out=torch.empty(6, 10))
+    same = [gemm.gemm(a, w.t(), bias, "bias", p=0.5, seed=3) for _ in range(2)]
+    torch.testing.assert_close(same[0], same[1])
+    torch.testing.assert_close(same[0].reshape(6, 10), gemm.gemm(a.reshape(6, 24), w.t(), bias, "bias", p=0.5, seed=3))

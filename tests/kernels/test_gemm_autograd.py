@@ -113,3 +113,18 @@ def test_the_custom_op_gives_the_functions_gradients_for_every_epilogue_and_pass
             torch.testing.assert_close(x, y)
     x = (torch.randn(4, 8, requires_grad=True), torch.randn(8, 6, requires_grad=True), torch.randn(6, requires_grad=True))
     torch.library.opcheck(gemm_autograd_module._gemm_op, (*x, "bias_relu", 0.0, 0))
+
+
+def test_autograd_takes_activations_with_leading_dims() -> None:
+    g = torch.Generator().manual_seed(6)
+    a = torch.randn(2, 3, 16, generator=g, dtype=torch.float64).float().requires_grad_()
+    w = torch.randn(8, 16, generator=g).requires_grad_()
+    for fn in (gemm_autograd, gemm_autograd_module.gemm_custom_op):
+        y = fn(a, w.t())
+        assert y.shape == (2, 3, 8)
+        y.square().sum().backward()
+        ad, wd = a.detach().double().requires_grad_(), w.detach().double().requires_grad_()
+        (ad @ wd.t()).square().sum().backward()
+        torch.testing.assert_close(a.grad.double(), ad.grad, atol=1e-3, rtol=1e-3)
+        torch.testing.assert_close(w.grad.double(), wd.grad, atol=1e-3, rtol=1e-3)
+        a.grad = w.grad = None
