@@ -161,8 +161,8 @@ def gemv_config(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: boo
             # the block shrank more than 4x). H200, graph replay, × cuBLAS (benchmarks/gemv_probe.py --shortk,
             # docs/measurements/2026-11-28-h200-s23-gemv-shortk.json), 128-deep blocks -> cut: bf16 1x17x23227 B^T
             # 0.39 -> 1.15x, 1x9x65536 B^T 0.22 -> 1.25x, fp16 1x61x32000 B^T 0.64 -> 1.09x, fp32 1x33x50257 B^T
-            # 0.34 -> 0.66x, 1x5x4099 B^T 0.99 -> 1.50x, 2x19x210 B^T 0.86 -> 1.18x; the widths tried beside it
-            # (twice and four times as wide) were slower on every row but one (1x61x32000, 1.12 at half the width).
+            # 0.34 -> 0.66x, 1x5x4099 B^T 0.99 -> 1.50x, 2x19x210 B^T 0.86 -> 1.18x; wider tiles at the same depth
+            # were slower on every row, and half the width won once (fp16 1x61x32000 B^T, 1.12 against 1.09x).
             bn *= max(1, bk // fit // 4)
             bk = fit
         while bn > 16 and 4 * -(-N // bn) < cu:  # a narrow product (N = 38-165): more column tiles, as deep
