@@ -108,11 +108,26 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b,
              mask=rows_ok)
 
 
+def heads4(t: torch.Tensor, name: str) -> torch.Tensor:
+    """SDPA's (..., H, S, D) as the (B, H, S, D) view with B the product of the leading dims (1 for a 3-D tensor);
+    refused when those dims do not share one stride (a view needs that)."""
+    B = 1
+    for d in t.shape[:-3]:
+        B *= d
+    try:
+        return t.view(B, *t.shape[-3:])
+    except RuntimeError:
+        raise ValueError(f"attention: the leading dimensions of {name} {tuple(t.shape)} with strides {t.stride()} do "
+                         f"not fold into one batch dimension; call .reshape(-1, *{name}.shape[-3:]) first (a copy)") \
+            from None
+
+
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False, sm_scale: float | None = None,
               out: torch.Tensor | None = None, kernel: str = "auto", config: dict[str, Any] | None = None,
               lse: torch.Tensor | None = None) -> torch.Tensor:
     """SDPA's forward: q (B, H_q, S_q, D), k and v (B, H_kv, S_k, D), H_q a multiple of H_kv, one dtype (fp16, bf16,
-    fp32), any strides, 1 <= D <= 256. sm_scale: finite, |sm_scale| <= 1e30 (default 1/sqrt(D)). out: a fresh tensor laid out
+    fp32), any strides, 1 <= D <= 256; SDPA's (H, S, D) and (..., H, S, D) shapes too (the leading dims as B, the output
+    in q's shape). sm_scale: finite, |sm_scale| <= 1e30 (default 1/sqrt(D)). out: a fresh tensor laid out
     like q (so the transposed model layout comes back transposed, ready for .transpose(1, 2).reshape), or `out`
     (q's shape and dtype, any strides, sharing no memory with q, k or v). Inputs that require grad are refused under
     grad mode (gradients: autograd_op). kernel: "auto" (policy.attention_kernel's choice), "pointer"
@@ -133,9 +148,17 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         raise TypeError(f"attention: mixed dtypes {q.dtype}, {k.dtype}, {v.dtype}")
     if dtype not in DTYPES:
         raise TypeError(f"attention: dtype {dtype} not supported (use float16, bfloat16 or float32)")
+    if q.dim() != 4 and q.dim() >= 3 and q.dim() == k.dim() == v.dim() and q.shape[:-3] == k.shape[:-3]:
+        # SDPA's (..., H, S, D): a 3-D (H, S, D) as one batch, more leading dims folded into B (views, no copy).
+        lead = tuple(q.shape[:-3])
+        q4, k4, v4 = (heads4(t, name) for t, name in ((q, "q"), (k, "k"), (v, "v")))
+        o4 = None if out is None else heads4(out, "out") if tuple(out.shape) == tuple(q.shape) else out
+        lse3 = lse.view(q4.shape[:3]) if lse is not None and lse.shape == q.shape[:-1] and lse.is_contiguous() else lse
+        o = attention(q4, k4, v4, causal, sm_scale, o4, kernel, config, lse3)
+        return out if out is not None else o.view(*lead, *o.shape[1:])
     if q.dim() != 4 or k.dim() != 4 or k.shape != v.shape or q.shape[0] != k.shape[0] or q.shape[3] != k.shape[3]:
-        raise ValueError(f"attention: q must be (B, H_q, S_q, D) and k, v (B, H_kv, S_k, D), got {tuple(q.shape)}, "
-                         f"{tuple(k.shape)}, {tuple(v.shape)}")
+        raise ValueError(f"attention: q must be (B, H_q, S_q, D) and k, v (B, H_kv, S_k, D) (or SDPA's (..., H, S, D) "
+                         f"with the same leading dims), got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
     B, H, S_q, D = q.shape
     H_kv, S_k = k.shape[1], k.shape[2]
     if q.numel() and not 1 <= D <= MAX_HEAD_DIM:

@@ -344,9 +344,18 @@ def autograd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool 
         raise TypeError(f"attention: sm_scale must be a real number or None, got {type(sm_scale).__name__}")
     scale = None if sm_scale is None else float(sm_scale)
     causal = argcheck.check_flag("attention", "causal", causal)
+    lead = None
+    if (all(isinstance(t, torch.Tensor) for t in (q, k, v)) and q.dim() != 4 and q.dim() >= 3
+            and q.dim() == k.dim() == v.dim() and q.shape[:-3] == k.shape[:-3]):
+        from rocm_triton_doctor.kernels.attention import heads4
+
+        lead = tuple(q.shape[:-3])  # SDPA's (..., H, S, D) as (B, H, S, D) views: autograd flows through them
+        q, k, v = heads4(q, "q"), heads4(k, "k"), heads4(v, "v")
     if torch.compiler.is_compiling():
-        return _attention_op(q, k, v, causal, scale)[0]
-    return AttentionFunction.apply(q, k, v, causal, scale)  # type: ignore[no-any-return]
+        o = _attention_op(q, k, v, causal, scale)[0]
+    else:
+        o = AttentionFunction.apply(q, k, v, causal, scale)
+    return o if lead is None else o.view(*lead, *o.shape[1:])  # type: ignore[no-any-return]
 
 
 def aot_specs(target: policy.Target) -> list[AotSpec]:

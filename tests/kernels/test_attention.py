@@ -4,6 +4,7 @@ kernel-edge-cases.md (numbers in the comments)."""
 
 from __future__ import annotations
 
+import math
 import os
 
 os.environ["TRITON_INTERPRET"] = "1"  # before any @triton.jit function is created
@@ -674,3 +675,30 @@ def test_the_pointer_kernel_splits_head_dims_past_64_that_save_columns(monkeypat
         x = torch.randn(1, 2, 9, D)
         attention.attention(x, x.clone(), x.clone())
         assert (seen[-1]["BLOCK_D"], seen[-1]["BLOCK_D2"]) == want, D
+
+
+def test_sdpa_shapes_with_other_leading_dims() -> None:
+    # SDPA takes (H, S, D) and (..., H, S, D): the leading dims as the batch (views), the output in q's shape; GQA
+    # over dim -3 as SDPA's enable_gqa reads it; out= and lse in those shapes; leading dims that do not fold refused.
+    g = torch.Generator().manual_seed(11)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    q, k = torch.randn(4, 9, 16, generator=g), torch.randn(2, 7, 16, generator=g)
+    v = torch.randn(2, 7, 16, generator=g)
+    for causal in (False, True):
+        got = attention.attention(q, k, v, causal)
+        assert got.shape == q.shape
+        torch.testing.assert_close(got, sdpa(q, k, v, is_causal=causal, enable_gqa=True), atol=1e-4, rtol=1e-4)
+    q5, k5 = torch.randn(2, 3, 4, 9, 16, generator=g), torch.randn(2, 3, 4, 7, 16, generator=g)
+    out = torch.empty_like(q5)
+    lse = torch.empty(2, 3, 4, 9)
+    assert attention.attention(q5, k5, k5, True, out=out, lse=lse) is out
+    torch.testing.assert_close(out, sdpa(q5, k5, k5, is_causal=True), atol=1e-4, rtol=1e-4)
+    scores = (q5 @ k5.transpose(-1, -2)) / 4.0 + torch.triu(torch.full((9, 7), float("-inf")), 1)
+    torch.testing.assert_close(lse, torch.logsumexp(scores, -1) / math.log(2), atol=1e-4, rtol=1e-4)
+    with pytest.raises(ValueError, match="leading dimensions of q .* do not fold into one batch dimension"):
+        attention.attention(q5.transpose(0, 1), k5.transpose(0, 1), k5.transpose(0, 1))
+    qa = q5.clone().requires_grad_()
+    attention.autograd_op(qa, k5, k5, True).square().sum().backward()
+    qr = q5.clone().requires_grad_()
+    sdpa(qr, k5, k5, is_causal=True).square().sum().backward()
+    torch.testing.assert_close(qa.grad, qr.grad, atol=1e-3, rtol=1e-3)
