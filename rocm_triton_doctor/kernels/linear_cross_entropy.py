@@ -35,7 +35,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import policy
+from rocm_triton_doctor.kernels import argcheck, policy
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.base import (refuse_forward_ad,
     first_order_only, AotSpec, Case, Inputs, KernelSpec, check_device, check_dtype, dtype_name, randn,
@@ -275,11 +275,23 @@ def _lce_backward(ctx: Any, grad_loss: torch.Tensor, *_unused: Any) -> tuple[tor
 _lce_op.register_autograd(_lce_backward, setup_context=_lce_setup)
 
 
+def _token_rows(h: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A model's (B, S, H) hidden states and (B, S) targets as (B·S, H) rows and (B·S,) targets (a view of h, so
+    autograd flows through it); 2-D hidden states, and shapes that do not pair up (refused by the checks), as given."""
+    if (isinstance(h, torch.Tensor) and isinstance(targets, torch.Tensor) and h.dim() > 2
+            and tuple(targets.shape) == tuple(h.shape[:-1])):
+        return argcheck.fold_rows("linear_cross_entropy", "hidden", h), targets.reshape(-1)
+    return h, targets
+
+
 def linear_cross_entropy(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor, bias: torch.Tensor | None = None,
                          ignore_index: int = -100, reduction: str = "mean") -> torch.Tensor:
-    """Loss of F.cross_entropy(F.linear(h, w, bias), targets). Gradients are computed in the forward only for inputs
-    that require them and only when grad mode is on. Eager: LinearCrossEntropyFunction (no custom-op dispatch, ~30 us
-    of host time less a call, issue #16 item 4); under torch.compile: the custom op (no graph break)."""
+    """Loss of F.cross_entropy(F.linear(h, w, bias), targets) for h (N, H) and targets (N,), or a model's (..., H)
+    hidden states with (...) targets (the tokens flattened, as a causal LM's loss does). Gradients are computed in the
+    forward only for inputs that require them and only when grad mode is on. Eager: LinearCrossEntropyFunction (no
+    custom-op dispatch, ~30 us of host time less a call, issue #16 item 4); under torch.compile: the custom op (no
+    graph break)."""
+    h, targets = _token_rows(h, targets)
     if not torch.compiler.is_compiling():
         return LinearCrossEntropyFunction.apply(h, w, bias, targets, ignore_index, reduction,  # type: ignore[no-any-return]
                                                 torch.is_grad_enabled())
@@ -291,6 +303,7 @@ def linear_cross_entropy_custom_op(h: torch.Tensor, w: torch.Tensor, targets: to
                                    reduction: str = "mean") -> torch.Tensor:
     """linear_cross_entropy through the custom op (what torch.compile sees; callable eagerly)."""
     refuse_forward_ad("linear_cross_entropy", h, w, targets, bias)
+    h, targets = _token_rows(h, targets)
     on = torch.is_grad_enabled()
     need_b = on and bias is not None and bias.requires_grad
     return _lce_op(h, w, bias, targets, ignore_index, reduction, on and h.requires_grad, on and w.requires_grad,

@@ -309,3 +309,23 @@ def test_a_leading_block_of_minus_inf_logits_stays_finite() -> None:
     loss, gh, gw, _ = lce.forward_and_grads(h, w, bias, y, config={"BLOCK_V": 64, "num_warps": 4})
     ref = torch.nn.functional.cross_entropy(torch.nn.functional.linear(h.double(), w.double(), bias.double()), y)
     assert abs(float(loss) - float(ref)) < 1e-4 and not gh.isnan().any() and not gw.isnan().any()
+
+
+def test_hidden_states_with_leading_dims_flatten_into_tokens() -> None:
+    # A causal LM's (B, S, H) hidden states and (B, S) targets: the loss over the B·S tokens, gradients in h's shape.
+    g = torch.Generator().manual_seed(8)
+    h = torch.randn(2, 5, 16, generator=g, dtype=torch.float64).float().requires_grad_()
+    w = torch.randn(23, 16, generator=g).requires_grad_()
+    t = torch.randint(0, 23, (2, 5), generator=g)
+    t[0, 1] = -100
+    for fn in (lce.linear_cross_entropy, lce.linear_cross_entropy_custom_op):
+        loss = fn(h, w, t)
+        loss.backward()
+        hd, wd = h.detach().double().requires_grad_(), w.detach().double().requires_grad_()
+        ref = torch.nn.functional.cross_entropy(torch.nn.functional.linear(hd, wd).reshape(10, 23), t.reshape(10))
+        ref.backward()
+        torch.testing.assert_close(loss.double(), ref.detach(), atol=1e-5, rtol=1e-5)
+        assert h.grad is not None and h.grad.shape == h.shape
+        torch.testing.assert_close(h.grad.double(), hd.grad, atol=1e-4, rtol=1e-4)
+        torch.testing.assert_close(w.grad.double(), wd.grad, atol=1e-4, rtol=1e-4)
+        h.grad = w.grad = None
