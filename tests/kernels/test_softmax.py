@@ -115,3 +115,26 @@ def test_custom_op_opcheck() -> None:
     x = torch.randn(4, 24, generator=gen, requires_grad=True)
     torch.library.opcheck(softmax._softmax_op, (x,))
     torch.library.opcheck(softmax._softmax_backward_op, (torch.randn(4, 24), torch.softmax(x.detach(), -1)))
+
+
+def test_softmax_over_another_dim() -> None:
+    # torch.softmax(x, dim) for any dim: read as the last dim of a transposed view (no copy), the result in x's shape;
+    # gradients through the autograd forms; out= only with dim=-1; a bad dim is a clear error.
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(3, 7, 5, 4, generator=g)
+    for dim in (0, 1, -2, 3, -1):
+        torch.testing.assert_close(softmax.softmax(x, dim=dim), torch.softmax(x, dim=dim))
+    for form in (softmax.softmax_autograd, softmax.softmax_custom_op):
+        xa = x.clone().requires_grad_()
+        y = form(xa, 1)
+        torch.testing.assert_close(y, torch.softmax(x, 1))
+        (y * torch.arange(y.numel()).reshape(y.shape)).sum().backward()
+        xr = x.double().requires_grad_()
+        (torch.softmax(xr, 1) * torch.arange(y.numel()).reshape(y.shape)).sum().backward()
+        torch.testing.assert_close(xa.grad.double(), xr.grad, atol=1e-4, rtol=1e-4)
+    with pytest.raises(ValueError, match="out= needs the softmax over the last dimension"):
+        softmax.softmax(x, out=torch.empty_like(x), dim=1)
+    with pytest.raises(ValueError, match="dim 4 out of range for a 4-dim input"):
+        softmax.softmax(x, dim=4)
+    with pytest.raises(TypeError, match="dim must be an int"):
+        softmax.softmax(x, dim=1.0)  # type: ignore[arg-type]
