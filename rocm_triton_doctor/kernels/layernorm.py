@@ -14,7 +14,7 @@ from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
-from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets
+from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets, trailing
 
 
 @triton.jit
@@ -89,8 +89,11 @@ def layernorm(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor |
               out: torch.Tensor | None = None, config: dict[str, Any] | None = None) -> torch.Tensor:
     """x of any shape (..., N) and layout; weight and bias (N,) of any stride, in x's dtype or fp32, or None (no scale /
     no shift, as F.layer_norm allows); out in x's dtype. `config` ({"BLOCK", "ROWS", "num_warps"}) overrides the
-    policy's launch config (tests)."""
-    return _forward(x, param_or(x, weight, 1.0), param_or(x, bias, 0.0), eps, out, config)[0]
+    policy's launch config (tests). Parameters of shape S with two or more dims normalise x's last len(S) dims
+    together (F.layer_norm's normalized_shape S; rows.trailing)."""
+    x2, out2, (weight, bias), shape = trailing("layernorm", x, out, weight, bias)
+    y = _forward(x2, param_or(x2, weight, 1.0), param_or(x2, bias, 0.0), eps, out2, config)[0]
+    return y if shape is None else out if out is not None else y.view(shape)
 
 
 def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float, out: torch.Tensor | None = None,
@@ -281,9 +284,11 @@ def layernorm_custom_op(x: torch.Tensor, weight: torch.Tensor | None, bias: torc
                         eps: float = 1e-5) -> torch.Tensor:
     """F.layer_norm(x, (N,), weight, bias, eps) with Triton forward and backward, through the custom op (None
     parameters: no scale / no shift; their stand-ins require no gradient)."""
+    x, _, (weight, bias), shape = trailing("layernorm", x, None, weight, bias)
     weight, bias = param_or(x, weight, 1.0), param_or(x, bias, 0.0)
     refuse_forward_ad("layernorm", x, weight, bias)
-    return _layernorm_op(x, weight, bias, eps)[0]
+    y = _layernorm_op(x, weight, bias, eps)[0]
+    return y if shape is None else y.view(shape)
 
 
 def layernorm_autograd(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,
@@ -291,11 +296,14 @@ def layernorm_autograd(x: torch.Tensor, weight: torch.Tensor | None, bias: torch
     """F.layer_norm(x, (N,), weight, bias, eps) with Triton forward and backward.
     Eager: LayerNormFunction.apply (a torch.autograd.Function: no custom-op dispatch, ~30 us of host time less a call on an
     H100 host, issue #16 item 4); under torch.compile: the custom op rocm_triton_doctor::layernorm (opaque to the compiler, no graph
-    break). Both run the same Triton forward and backward."""
+    break). Both run the same Triton forward and backward. Parameters of two or more dims: as layernorm()."""
+    x, _, (weight, bias), shape = trailing("layernorm", x, None, weight, bias)
     weight, bias = param_or(x, weight, 1.0), param_or(x, bias, 0.0)
     if torch.compiler.is_compiling():
-        return _layernorm_op(x, weight, bias, eps)[0]
-    return LayerNormFunction.apply(x, weight, bias, eps)  # type: ignore[no-any-return]
+        y = _layernorm_op(x, weight, bias, eps)[0]
+    else:
+        y = LayerNormFunction.apply(x, weight, bias, eps)
+    return y if shape is None else y.view(shape)  # type: ignore[no-any-return]
 
 
 autograd_op = layernorm_autograd  # an op with a backward (the contract of smoke/model_forms.py)

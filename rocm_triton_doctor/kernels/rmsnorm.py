@@ -14,7 +14,7 @@ from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
-from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets
+from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets, trailing
 
 
 @triton.jit
@@ -61,8 +61,11 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor | None, eps: float = 1e-6, out
             config: dict[str, Any] | None = None) -> torch.Tensor:
     """x of any shape (..., N) and layout; weight (N,) of any stride, in x's dtype or fp32, or None (no scale, as
     F.rms_norm allows); out in x's dtype. `config` ({"BLOCK", "ROWS", "num_warps", "SPLIT"}) overrides the policy's
-    launch config (tests)."""
-    return _forward(x, param_or(x, weight, 1.0), eps, out, config)[0]
+    launch config (tests). A weight of shape S with two or more dims normalises x's last len(S) dims together
+    (F.rms_norm's normalized_shape S; rows.trailing)."""
+    x2, out2, (weight,), shape = trailing("rmsnorm", x, out, weight)
+    y = _forward(x2, param_or(x2, weight, 1.0), eps, out2, config)[0]
+    return y if shape is None else out if out is not None else y.view(shape)
 
 
 def _forward(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tensor | None = None,
@@ -252,20 +255,25 @@ _rmsnorm_op.register_autograd(_rmsnorm_autograd, setup_context=_rmsnorm_setup)
 def rmsnorm_custom_op(x: torch.Tensor, weight: torch.Tensor | None, eps: float = 1e-6) -> torch.Tensor:
     """F.rms_norm(x, (N,), weight, eps) with Triton forward and backward, through the custom op (weight None: no
     scale; its stand-in requires no gradient)."""
+    x, _, (weight,), shape = trailing("rmsnorm", x, None, weight)
     weight = param_or(x, weight, 1.0)
     refuse_forward_ad("rmsnorm", x, weight)
-    return _rmsnorm_op(x, weight, eps)[0]
+    y = _rmsnorm_op(x, weight, eps)[0]
+    return y if shape is None else y.view(shape)
 
 
 def rmsnorm_autograd(x: torch.Tensor, weight: torch.Tensor | None, eps: float = 1e-6) -> torch.Tensor:
     """F.rms_norm(x, (N,), weight, eps) with Triton forward and backward.
     Eager: RMSNormFunction.apply (a torch.autograd.Function: no custom-op dispatch, ~30 us of host time less a call on an
     H100 host, issue #16 item 4); under torch.compile: the custom op rocm_triton_doctor::rmsnorm (opaque to the compiler, no graph
-    break). Both run the same Triton forward and backward."""
+    break). Both run the same Triton forward and backward. A weight of two or more dims: as rmsnorm()."""
+    x, _, (weight,), shape = trailing("rmsnorm", x, None, weight)
     weight = param_or(x, weight, 1.0)
     if torch.compiler.is_compiling():
-        return _rmsnorm_op(x, weight, eps)[0]
-    return RMSNormFunction.apply(x, weight, eps)  # type: ignore[no-any-return]
+        y = _rmsnorm_op(x, weight, eps)[0]
+    else:
+        y = RMSNormFunction.apply(x, weight, eps)
+    return y if shape is None else y.view(shape)  # type: ignore[no-any-return]
 
 
 autograd_op = rmsnorm_autograd  # the hook smoke/model.py looks for (an op with a backward)

@@ -94,6 +94,28 @@ def param_or(x: torch.Tensor, p: torch.Tensor | None, value: float) -> torch.Ten
     return torch.full((1,), value, dtype=torch.float32, device=x.device).expand(n)
 
 
+def trailing(name: str, x: torch.Tensor, out: torch.Tensor | None, *params: torch.Tensor | None
+             ) -> tuple[torch.Tensor, torch.Tensor | None, tuple[torch.Tensor | None, ...], tuple[int, ...] | None]:
+    """A norm over several trailing dims (F.layer_norm / F.rms_norm with a normalized_shape S of two or more dims,
+    given by a parameter of shape S): x's last len(S) dims as one row, x viewed as (..., prod(S)) (no copy: those dims
+    must merge, else a clear refusal), `out` likewise, the parameters flattened (reshape: a small copy where one is not
+    contiguous). Returns (x, out, params, x's shape to view the result back to), or everything as given (shape None)
+    when no parameter has two or more dims, or shapes that do not pair up (the checks then refuse them)."""
+    S = next((tuple(p.shape) for p in params if isinstance(p, torch.Tensor) and p.dim() >= 2), None)
+    if S is None or not isinstance(x, torch.Tensor) or x.dim() < len(S) or tuple(x.shape[-len(S):]) != S:
+        return x, out, params, None
+    n = math.prod(S)
+    try:
+        x2 = x.view(*x.shape[:-len(S)], n)
+    except RuntimeError:
+        raise ValueError(f"{name}: the normalised dims {S} of x {tuple(x.shape)} with strides {x.stride()} do not merge "
+                         "into one row; call .contiguous() first") from None
+    if isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(x.shape) and out.is_contiguous():
+        out = out.view(x2.shape)
+    flat = tuple(p.reshape(n) if isinstance(p, torch.Tensor) and tuple(p.shape) == S else p for p in params)
+    return x2, out, flat, tuple(x.shape)
+
+
 def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: torch.Tensor | None,
             config: dict[str, Any] | None = None) -> RowLaunch:
     """Validate a row kernel's input and its per-column parameters (each of shape (N,), any stride and float dtype),

@@ -198,3 +198,39 @@ def test_missing_weight_or_bias_is_no_scale_or_no_shift(has_w: bool, has_b: bool
         torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-5)
         for got, exp in zip(torch.autograd.grad(y, leaves, g), want):
             torch.testing.assert_close(got, exp, rtol=1e-4, atol=1e-4)
+
+
+def test_norms_over_several_trailing_dims() -> None:
+    # F.layer_norm / F.rms_norm with a normalized_shape of two dims, given by the parameters' shape: x's last two
+    # dims as one row (a view), out= in x's shape, gradients in the parameters' shape; dims that do not merge refused.
+    import torch.nn.functional as F
+
+    from rocm_triton_doctor.kernels import rmsnorm
+
+    g = torch.Generator().manual_seed(9)
+    x = torch.randn(3, 4, 5, 6, generator=g)
+    w, b = torch.randn(5, 6, generator=g), torch.randn(5, 6, generator=g)
+    torch.testing.assert_close(layernorm.layernorm(x, w, b), F.layer_norm(x, (5, 6), w, b), atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(layernorm.layernorm(x, w, None), F.layer_norm(x, (5, 6), w, None), atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(rmsnorm.rmsnorm(x, w.t().contiguous().t()), F.rms_norm(x, (5, 6), w, 1e-6),
+                               atol=1e-5, rtol=1e-5)
+    out = torch.empty_like(x)
+    assert layernorm.layernorm(x, w, b, out=out) is out
+    torch.testing.assert_close(out, F.layer_norm(x, (5, 6), w, b), atol=1e-5, rtol=1e-5)
+    for form in (layernorm.layernorm_autograd, layernorm.layernorm_custom_op):
+        xa, wa, ba = (t.clone().requires_grad_() for t in (x, w, b))
+        (form(xa, wa, ba) ** 2).sum().backward()
+        xr, wr, br = (t.double().requires_grad_() for t in (x, w, b))
+        (F.layer_norm(xr, (5, 6), wr, br) ** 2).sum().backward()
+        for got, want in ((xa.grad, xr.grad), (wa.grad, wr.grad), (ba.grad, br.grad)):
+            assert got.shape == want.shape
+            torch.testing.assert_close(got.double(), want, atol=1e-4, rtol=1e-4)
+    for form in (rmsnorm.rmsnorm_autograd, rmsnorm.rmsnorm_custom_op):
+        xa, wa = x.clone().requires_grad_(), w.clone().requires_grad_()
+        (form(xa, wa) ** 2).sum().backward()
+        xr, wr = x.double().requires_grad_(), w.double().requires_grad_()
+        (F.rms_norm(xr, (5, 6), wr, 1e-6) ** 2).sum().backward()
+        torch.testing.assert_close(wa.grad.double(), wr.grad, atol=1e-4, rtol=1e-4)
+        torch.testing.assert_close(xa.grad.double(), xr.grad, atol=1e-4, rtol=1e-4)
+    with pytest.raises(ValueError, match=r"normalised dims \(5, 6\) of x .* do not merge into one row"):
+        layernorm.layernorm(x.transpose(2, 3).contiguous().transpose(2, 3), w, b)
