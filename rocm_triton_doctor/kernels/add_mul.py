@@ -55,8 +55,8 @@ def add_mul_strided_kernel(x_ptr, y_ptr, z_ptr, out_ptr, M, N, D1, D2, sx0, sx1,
 
 def add_mul(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, out: torch.Tensor | None = None,
             block: int | None = None) -> torch.Tensor:
-    """(x + y) * z for same-shaped, same-dtype tensors of any layout; `block` (a power of two) sets the flat kernel's
-    block size."""
+    """(x + y) * z for same-dtype tensors of any layout whose shapes broadcast (as torch's do); `block` (a power of
+    two) sets the flat kernel's block size."""
     key = call_plans.signature(x, y, z) if out is None and block is None else None
     if key is not None:
         plan = _PLANS.get(key)
@@ -68,7 +68,15 @@ def add_mul(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, out: torch.Tensor
     check_dtype("add_mul", DTYPES, x, y, z)
     block = check_block("add_mul", block)
     if not (x.shape == y.shape == z.shape):
-        raise ValueError(f"add_mul: shapes differ: {tuple(x.shape)}, {tuple(y.shape)}, {tuple(z.shape)}")
+        # Broadcast as torch's (x + y) * z does: stride-0 views (the strided kernel reads them in place), not planned
+        # (a plan allocates its output like x).
+        try:
+            shape = torch.broadcast_shapes(x.shape, y.shape, z.shape)
+        except RuntimeError:
+            raise ValueError(f"add_mul: shapes {tuple(x.shape)}, {tuple(y.shape)}, {tuple(z.shape)} do not "
+                             "broadcast") from None
+        x, y, z = (t.expand(shape) for t in (x, y, z))
+        key = None
     o = prepare_out(out, tuple(x.shape), x)
     if out is not None:  # a fresh output overlaps nothing
         check_alias("add_mul", o, {"x": x, "y": y, "z": z}, in_place=("x", "y", "z"))

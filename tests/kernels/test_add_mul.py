@@ -112,3 +112,19 @@ def test_four_dim_layouts_fold_three_leading_dims_and_refuse_four() -> None:
     five = torch.randn(2, 3, 4, 5, 6).permute(3, 1, 0, 2, 4)
     with pytest.raises(ValueError, match="do not fold into four dimensions; call .contiguous"):
         add_mul.add_mul(five, five, five)
+
+
+def test_shapes_broadcast_as_torch_does() -> None:
+    # (x + y) * z with a per-channel scale and a row vector: stride-0 views read in place, the output the broadcast
+    # shape; shapes that do not broadcast are a clear error.
+    g = torch.Generator().manual_seed(3)
+    x, y, z = torch.randn(2, 5, 8, generator=g), torch.randn(8, generator=g), torch.randn(2, 1, 8, generator=g)
+    got = add_mul.add_mul(x, y, z)
+    assert got.shape == (2, 5, 8)
+    torch.testing.assert_close(got, (x + y) * z)
+    torch.testing.assert_close(add_mul.add_mul(y, x, torch.tensor(2.0)), (y + x) * 2.0)
+    out = torch.empty(2, 5, 8)
+    assert add_mul.add_mul(x, y, z, out=out) is out
+    torch.testing.assert_close(out, (x + y) * z)
+    with pytest.raises(ValueError, match=r"shapes \(2, 5, 8\), \(7,\), \(2, 1, 8\) do not broadcast"):
+        add_mul.add_mul(x, torch.randn(7), z)
