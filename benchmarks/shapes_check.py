@@ -1,6 +1,8 @@
 """The model shapes the launchers take beyond their base layout, on a GPU against torch: attention in SDPA's 3-D and
 5-D shapes, gemm on (B, S, K) activations, linear cross-entropy on (B, S, H) hidden states, and the row and
-elementwise kernels on the (B, S, H, D) model layout. Prints one JSON line: each check's max relative error.
+elementwise kernels on the (B, S, H, D) model layout; softmax over another dim, norms over two trailing dims and
+add_mul broadcasting (session 23's last additions, not yet run on a GPU). Prints one JSON line: each check's max
+relative error.
 
     PYTHONPATH=. python benchmarks/shapes_check.py
 """
@@ -12,7 +14,7 @@ import json
 import torch
 import torch.nn.functional as F
 
-from rocm_triton_doctor.kernels import attention, gemm, layernorm, linear_cross_entropy, rmsnorm, softmax
+from rocm_triton_doctor.kernels import add_mul, attention, gemm, layernorm, linear_cross_entropy, rmsnorm, softmax
 
 
 def rel(y: torch.Tensor, ref: torch.Tensor) -> float:
@@ -45,6 +47,14 @@ def main() -> None:
                                                                                      + 1e-6) * wn)
     out["layernorm (B, S, H, D) view"] = rel(layernorm.layernorm(x, wn, wn), F.layer_norm(xf, (128,), wn, wn, 1e-5))
     out["softmax (B, S, H, D) view"] = rel(softmax.softmax(x), torch.softmax(xf, -1))
+    out["softmax dim=1"] = rel(softmax.softmax(x, dim=1), torch.softmax(xf, 1))
+    w2, b2 = torch.randn(16, 128, device="cuda", generator=g), torch.randn(16, 128, device="cuda", generator=g)
+    xc = x.contiguous()
+    out["layernorm over (H, D)"] = rel(layernorm.layernorm(xc, w2, b2), F.layer_norm(xc.float(), (16, 128), w2, b2))
+    out["rmsnorm over (H, D)"] = rel(rmsnorm.rmsnorm(xc, w2), F.rms_norm(xc.float(), (16, 128), w2, 1e-6))
+    scale = torch.randn(128, device="cuda", generator=g, dtype=bf)
+    out["add_mul broadcast"] = rel(add_mul.add_mul(x, scale, scale[None, None, None]),
+                                   (xf + scale.float()) * scale.float())
     print(json.dumps(out))
 
 
