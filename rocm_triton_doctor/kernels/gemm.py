@@ -69,7 +69,8 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
             raise ValueError(f"gemm: out must have shape {(*lead, N)}, got {tuple(out.shape)}")
         a2 = argcheck.fold_rows("gemm", "a", a)
         out2 = None if out is None else argcheck.fold_rows("gemm", "out", out)
-        return gemm(a2, b, bias, epilogue, p, seed, out2, precision, config, kernel).view(*lead, N)
+        c = gemm(a2, b, bias, epilogue, p, seed, out2, precision, config, kernel)
+        return out if out is not None else c.view(*lead, N)
     if a.dim() != 2 or b.dim() != 2:
         raise ValueError(f"gemm: b must be 2-D and a at least 1-D, got {tuple(a.shape)} and {tuple(b.shape)}")
     if a.shape[1] != b.shape[0]:

@@ -775,7 +775,7 @@ def test_activations_with_leading_dims_fold_into_rows() -> None:
                                          r"fold into one row dimension; call .reshape\(-1, 24\)"):
         gemm.gemm(sliced, w.t())
     out = torch.empty(2, 3, 10)
-    assert gemm.gemm(a, w.t(), out=out) is not None
+    assert gemm.gemm(a, w.t(), out=out) is out
     torch.testing.assert_close(out, a @ w.t(), atol=1e-4, rtol=1e-4)
     with pytest.raises(ValueError, match=r"out must have shape \(2, 3, 10\)"):
         gemm.gemm(a, w.t(), out=torch.empty(6, 10))
