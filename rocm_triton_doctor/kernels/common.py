@@ -1,4 +1,5 @@
-"""Triton building blocks shared by several kernels: GELU(tanh) without libdevice, and seeded Philox dropout."""
+"""Triton building blocks shared by several kernels: GELU(tanh) without libdevice, seeded Philox dropout, and where a row
+over folded leading dims starts (fold_offset)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,13 @@ def dropout_tile(x, rows, col0, n_cols, seed, threshold, scale, HAS_DROPOUT: tl.
         halves = tl.reshape(halves, (BLOCK_M, BLOCK_N))
         x = tl.where(halves >= threshold, x * scale, 0.0)
     return x
+
+
+@triton.jit
+def fold_offset(r, D1, D2, s0, s1, s2):
+    """The element offset of row r (a scalar or a vector, int64) over up to three leading dims that do not merge, of
+    sizes (M / (D1·D2), D1, D2) and strides (s0, s1, s2): r = (i0, i1, i2) at i0·s0 + i1·s1 + i2·s2. D2 is 1 unless
+    three dims stay apart (Triton then specialises it to a constant and the third term folds away). The row kernels
+    (rows.row_offsets, rows_split) and the elementwise tiles (elementwise.tile_offsets) all place rows this way."""
+    lead = r // D2
+    return (lead // D1) * s0 + (lead % D1) * s1 + (r % D2) * s2

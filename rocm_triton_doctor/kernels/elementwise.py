@@ -13,6 +13,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels.base import cdiv, collapse
+from rocm_triton_doctor.kernels.common import fold_offset
 
 
 @dataclass(frozen=True)
@@ -63,9 +64,8 @@ def full_block(pid, n, BLOCK: tl.constexpr):
 @triton.jit
 def tile_offsets(rows, cols, D1, D2, s0, s1, s2, sn):
     """[BLOCK_M, BLOCK_N] element offsets of one input (int64: offsets past 2^31): rows over up to three leading
-    dimensions (Strided's layout; D2 is 1, specialised to a constant by Triton, unless three stay apart)."""
-    lead = rows // D2
-    return ((lead // D1) * s0 + (lead % D1) * s1 + (rows % D2) * s2)[:, None] + cols[None, :].to(tl.int64) * sn
+    dimensions (Strided's layout, common.fold_offset)."""
+    return fold_offset(rows, D1, D2, s0, s1, s2)[:, None] + cols[None, :].to(tl.int64) * sn
 
 
 @triton.jit

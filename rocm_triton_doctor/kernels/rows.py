@@ -24,6 +24,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import argcheck, policy
+from rocm_triton_doctor.kernels.common import fold_offset
 from rocm_triton_doctor.kernels.base import (AotSpec, cdiv, check_alias, check_device, check_dtype, prepare_out, row_layout,
                                              target_of)
 
@@ -34,12 +35,10 @@ DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 def row_offsets(pid, M, D1, D2, s0, s1, s2, ROWS: tl.constexpr, DIV: tl.constexpr = 1):
     """The program's ROWS row indices, each row's start offset in elements (row r = (i0, i1, i2) over leading
     dimensions of sizes (M / (D1·D2), D1, D2) that do not merge, at i0·s0 + i1·s1 + i2·s2: up to three, folded by
-    strides), and which rows exist (r < M). int64: offsets past 2^31. The strides arrive divided by DIV (see
-    vector_div). D2 is 1 unless three leading dimensions stay apart (Triton then specialises it to a constant, and the
-    third term folds away)."""
+    strides: common.fold_offset), and which rows exist (r < M). int64: offsets past 2^31. The strides arrive divided
+    by DIV (see vector_div)."""
     rows = pid.to(tl.int64) * ROWS + tl.arange(0, ROWS)
-    lead = rows // D2
-    return rows, (lead // D1) * (s0 * DIV) + (lead % D1) * (s1 * DIV) + (rows % D2) * (s2 * DIV), rows < M
+    return rows, fold_offset(rows, D1, D2, s0 * DIV, s1 * DIV, s2 * DIV), rows < M
 
 
 @functools.lru_cache(maxsize=4096)
@@ -162,7 +161,6 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
     if split > 1 and N < policy.ROW_SPLIT_EAGER_MIN_COLS and not target.interpreter and not _capturing(x):
         split = 1  # the second launch's host time would cost more than the split saves (policy_rows.py)
     return RowLaunch(o, M, N, D1, D2, s0, s1, s2, sn, cfg, split, plannable)
-
 
 
 def _capturing(x: torch.Tensor) -> bool:

@@ -21,6 +21,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels.base import AotSpec, cdiv
+from rocm_triton_doctor.kernels.common import fold_offset
 from rocm_triton_doctor.kernels.launch import launch
 
 LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
@@ -32,8 +33,7 @@ def _part(N, D1, D2, s0, s1, s2, PART: tl.constexpr, DIV: tl.constexpr):
     rows.row_offsets), and its part's columns [lo, hi) (PART = CHUNKS·BLOCK). The strides arrive divided by DIV
     (rows.vector_div)."""
     row = tl.program_id(0).to(tl.int64)
-    lead = row // D2
-    xrow = (lead // D1) * (s0 * DIV) + (lead % D1) * (s1 * DIV) + (row % D2) * (s2 * DIV)
+    xrow = fold_offset(row, D1, D2, s0 * DIV, s1 * DIV, s2 * DIV)
     lo = tl.program_id(1).to(tl.int64) * PART
     hi = tl.minimum(lo + PART, N)
     return row, xrow, lo, hi
