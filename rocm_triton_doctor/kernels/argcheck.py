@@ -85,18 +85,21 @@ def check_out(name: str, out: torch.Tensor, shape: tuple[int, ...], dtypes: tupl
     return out
 
 
-def fold_rows(name: str, what: str, t: torch.Tensor) -> torch.Tensor:
-    """A tensor of shape (..., K) as the (rows, K) view of its leading dimensions (F.linear's activations, a 1-D
-    vector as one row), without a copy; refused when the leading dimensions do not share one row stride (a
-    transposed (S, B, K) view): the caller decides whether a copy is worth it."""
-    rows = 1
-    for d in t.shape[:-1]:
-        rows *= d
+def fold_rows(name: str, what: str, t: torch.Tensor, keep: int = 1, noun: str = "row") -> torch.Tensor:
+    """A tensor's leading dimensions (all but its last `keep`) as one, without a copy: (..., K) as the (rows, K) view
+    (F.linear's activations, a 1-D vector as one row), or with keep=3 SDPA's (..., H, S, D) as (B, H, S, D). Refused
+    when the leading dimensions do not share one stride (a transposed (S, B, K) view): the caller decides whether a
+    copy is worth it. `noun` names the folded dimension in the refusal."""
+    lead = 1
+    for d in t.shape[:-keep]:
+        lead *= d
+    kept = tuple(t.shape[-keep:])
     try:
-        return t.view(rows, t.shape[-1])
+        return t.view(lead, *kept)
     except RuntimeError:
         raise ValueError(f"{name}: the leading dimensions of {what} {tuple(t.shape)} with strides {t.stride()} do not "
-                         f"fold into one row dimension; call .reshape(-1, {t.shape[-1]}) first (a copy)") from None
+                         f"fold into one {noun} dimension; call .reshape(-1, {', '.join(map(str, kept))}) first "
+                         "(a copy)") from None
 
 
 def dropout_seed(name: str, seed: object, p: float) -> int:

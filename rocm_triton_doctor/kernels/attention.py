@@ -108,18 +108,19 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, qk_scale, S_Q, S_K, GROUP, sq_b,
              mask=rows_ok)
 
 
+def sdpa_lead(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[int, ...] | None:
+    """The leading shape of SDPA's (H, S, D) / (..., H, S, D) inputs (q, k and v of one rank other than 4, with the
+    same leading dims), which attention folds into B; None for (B, H, S, D) inputs or ones its checks refuse."""
+    if (all(isinstance(t, torch.Tensor) for t in (q, k, v)) and q.dim() != 4 and q.dim() >= 3
+            and q.dim() == k.dim() == v.dim() and q.shape[:-3] == k.shape[:-3]):
+        return tuple(q.shape[:-3])
+    return None
+
+
 def heads4(t: torch.Tensor, name: str) -> torch.Tensor:
     """SDPA's (..., H, S, D) as the (B, H, S, D) view with B the product of the leading dims (1 for a 3-D tensor);
     refused when those dims do not share one stride (a view needs that)."""
-    B = 1
-    for d in t.shape[:-3]:
-        B *= d
-    try:
-        return t.view(B, *t.shape[-3:])
-    except RuntimeError:
-        raise ValueError(f"attention: the leading dimensions of {name} {tuple(t.shape)} with strides {t.stride()} do "
-                         f"not fold into one batch dimension; call .reshape(-1, *{name}.shape[-3:]) first (a copy)") \
-            from None
+    return argcheck.fold_rows("attention", name, t, keep=3, noun="batch")
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False, sm_scale: float | None = None,
@@ -148,9 +149,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         raise TypeError(f"attention: mixed dtypes {q.dtype}, {k.dtype}, {v.dtype}")
     if dtype not in DTYPES:
         raise TypeError(f"attention: dtype {dtype} not supported (use float16, bfloat16 or float32)")
-    if q.dim() != 4 and q.dim() >= 3 and q.dim() == k.dim() == v.dim() and q.shape[:-3] == k.shape[:-3]:
+    if (lead := sdpa_lead(q, k, v)) is not None:
         # SDPA's (..., H, S, D): a 3-D (H, S, D) as one batch, more leading dims folded into B (views, no copy).
-        lead = tuple(q.shape[:-3])
         q4, k4, v4 = (heads4(t, name) for t, name in ((q, "q"), (k, "k"), (v, "v")))
         o4 = None if out is None else heads4(out, "out") if tuple(out.shape) == tuple(q.shape) else out
         lse3 = lse.view(q4.shape[:3]) if lse is not None and lse.shape == q.shape[:-1] and lse.is_contiguous() else lse

@@ -345,12 +345,12 @@ def autograd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool 
     scale = None if sm_scale is None else float(sm_scale)
     causal = argcheck.check_flag("attention", "causal", causal)
     lead = None
-    if (all(isinstance(t, torch.Tensor) for t in (q, k, v)) and q.dim() != 4 and q.dim() >= 3
-            and q.dim() == k.dim() == v.dim() and q.shape[:-3] == k.shape[:-3]):
-        from rocm_triton_doctor.kernels.attention import heads4
+    if isinstance(q, torch.Tensor) and q.dim() != 4:  # (attention imports this module: imported here, off the 4-D path)
+        from rocm_triton_doctor.kernels.attention import heads4, sdpa_lead
 
-        lead = tuple(q.shape[:-3])  # SDPA's (..., H, S, D) as (B, H, S, D) views: autograd flows through them
-        q, k, v = heads4(q, "q"), heads4(k, "k"), heads4(v, "v")
+        lead = sdpa_lead(q, k, v)
+        if lead is not None:  # SDPA's (..., H, S, D) as (B, H, S, D) views: autograd flows through them
+            q, k, v = heads4(q, "q"), heads4(k, "k"), heads4(v, "v")
     if torch.compiler.is_compiling():
         o = _attention_op(q, k, v, causal, scale)[0]
     else:

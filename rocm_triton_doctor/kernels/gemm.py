@@ -61,10 +61,10 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     if precision not in PRECISIONS:
         raise ValueError(f"gemm: precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     argcheck.check_tensors("gemm", a=a, b=b, bias=bias, out=out)
-    if a.dim() != 2 and a.dim() >= 1 and b.dim() == 2:
+    if (lead := activation_lead(a, b)) is not None:
         # a of shape (..., K), as F.linear and a @ b take activations: its leading dimensions as rows, the output
         # (..., N) (a view of the (rows, N) product).
-        lead, N = tuple(a.shape[:-1]), b.shape[1]
+        N = b.shape[1]
         if out is not None and tuple(out.shape) != (*lead, N):
             raise ValueError(f"gemm: out must have shape {(*lead, N)}, got {tuple(out.shape)}")
         a2 = argcheck.fold_rows("gemm", "a", a)
@@ -125,6 +125,14 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
         _PLANS[pkey] = plan
     plan.run(a, b, c, bias, seed_v, p)
     return c
+
+
+def activation_lead(a: torch.Tensor, b: torch.Tensor) -> tuple[int, ...] | None:
+    """The leading shape of an `a` of shape (..., K) (F.linear's activations, a 1-D vector) that gemm folds into
+    rows; None for a 2-D a, or inputs gemm's checks refuse."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dim() not in (0, 2) and b.dim() == 2:
+        return tuple(a.shape[:-1])
+    return None
 
 
 PLAN_LIMIT = 4096  # launch plans kept before the table is cleared (a bound on memory for shape-varying callers)

@@ -163,11 +163,10 @@ _gemm_op.register_autograd(_gemm_autograd_rule, setup_context=_gemm_setup)
 
 
 def _fold(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, tuple[int, ...] | None]:
-    """a of shape (..., K) as its (rows, K) view (gemm.gemm's rule; a view, so autograd flows through it) and the
-    output's leading shape to view the product back to; (a, None) for a 2-D a or anything gemm refuses itself."""
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dim() not in (0, 2) and b.dim() == 2:
-        return argcheck.fold_rows("gemm", "a", a), tuple(a.shape[:-1])
-    return a, None
+    """a of shape (..., K) as its (rows, K) view (gemm.activation_lead's rule; a view, so autograd flows through it)
+    and the output's leading shape to view the product back to; (a, None) for a 2-D a or anything gemm refuses."""
+    lead = gemm.activation_lead(a, b)
+    return (a, None) if lead is None else (argcheck.fold_rows("gemm", "a", a), lead)
 
 
 def gemm_custom_op(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epilogue: str = "none",
