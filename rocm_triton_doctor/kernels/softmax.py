@@ -80,12 +80,10 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, 
     ({"BLOCK", "ROWS", "num_warps", "SPLIT"}) overrides the policy's launch config (tests). Another dim is read as
     the last of a transposed view (no copy): the result is that view of a fresh tensor (x's shape), so `out=` needs
     dim=-1."""
-    if dim != -1 and isinstance(x, torch.Tensor):
-        d = _dim(x, dim)
-        if d != x.dim() - 1:
-            if out is not None:
-                raise ValueError(f"softmax: out= needs the softmax over the last dimension (dim=-1), got dim={dim}")
-            return softmax(x.transpose(d, -1), None, config).transpose(d, -1)
+    if (d := _moved(x, dim)) is not None:
+        if out is not None:
+            raise ValueError(f"softmax: out= needs the softmax over the last dimension (dim=-1), got dim={dim}")
+        return softmax(x.transpose(d, -1), None, config).transpose(d, -1)
     key = call_plans.signature(x) if out is None and config is None else None
     if key is not None:
         plan = _PLANS.get(key)
@@ -107,14 +105,18 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, 
 _PLANS = call_plans.table()
 
 
-def _dim(x: torch.Tensor, dim: int) -> int:
-    """dim as a non-negative index of x's dimensions (a 0-dim x has the one dimension prepare() refuses)."""
+def _moved(x: torch.Tensor, dim: int) -> int | None:
+    """The dim of x (non-negative) a softmax over `dim` reads as the last of a transposed view, or None when that is
+    the last already (or x is not a tensor: the launcher refuses it). A 0-dim x has the one dimension prepare()
+    refuses."""
+    if dim == -1 or not isinstance(x, torch.Tensor):
+        return None
     if isinstance(dim, bool) or not isinstance(dim, int):
         raise TypeError(f"softmax: dim must be an int, got {type(dim).__name__}")
-    nd = max(1, x.dim()) if isinstance(x, torch.Tensor) else 1
+    nd = max(1, x.dim())
     if not -nd <= dim < nd:
         raise ValueError(f"softmax: dim {dim} out of range for a {nd}-dim input")
-    return dim % nd
+    return None if dim % nd == x.dim() - 1 else dim % nd
 
 
 # ---- backward -----------------------------------------------------------------------------------------------------
@@ -218,8 +220,7 @@ def softmax_custom_op(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """torch.softmax(x, dim) with Triton forward and backward, through the custom op (another dim than the last as a
     transposed view, which autograd follows)."""
     refuse_forward_ad("softmax", x)
-    d = _dim(x, dim) if dim != -1 and isinstance(x, torch.Tensor) else -1
-    if d not in (-1, x.dim() - 1):
+    if (d := _moved(x, dim)) is not None:
         return _softmax_op(x.transpose(d, -1)).transpose(d, -1)  # type: ignore[no-any-return]
     return _softmax_op(x)  # type: ignore[no-any-return]
 
@@ -230,8 +231,7 @@ def softmax_autograd(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
     Eager: SoftmaxFunction.apply (a torch.autograd.Function: no custom-op dispatch, ~30 us of host time less a call on an
     H100 host, issue #16 item 4); under torch.compile: the custom op rocm_triton_doctor::softmax (opaque to the compiler, no graph
     break). Both run the same Triton forward and backward."""
-    d = _dim(x, dim) if dim != -1 and isinstance(x, torch.Tensor) else -1
-    if d not in (-1, x.dim() - 1):
+    if (d := _moved(x, dim)) is not None:
         return softmax_autograd(x.transpose(d, -1)).transpose(d, -1)
     if torch.compiler.is_compiling():
         return _softmax_op(x)  # type: ignore[no-any-return]

@@ -138,3 +138,5 @@ def test_softmax_over_another_dim() -> None:
         softmax.softmax(x, dim=4)
     with pytest.raises(TypeError, match="dim must be an int"):
         softmax.softmax(x, dim=1.0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="expected torch.Tensor inputs"):  # not an AttributeError on .dim()
+        softmax.softmax_autograd([1.0, 2.0], 0)  # type: ignore[arg-type]
