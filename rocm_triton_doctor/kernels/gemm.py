@@ -24,8 +24,8 @@ from rocm_triton_doctor.kernels.base import (KernelSpec, cdiv, check_device, che
 from rocm_triton_doctor.kernels.gemm_kernels import _splitk_reduce_kernel, gemm_kernel, gemm_tma_kernel, gemv_kernel
 from rocm_triton_doctor.kernels.aligned_copy import aligned_copy, aligned_like, misaligned, split_stride
 from rocm_triton_doctor.kernels.base import device_cus as _cus, sm_count as _sm_count
-from rocm_triton_doctor.kernels.gemm_parts import (_checked_config, _ws_cols, checked_gemv_config, gemv_kmajor,
-                                                   gemv_shift_refusal, tune_key)
+from rocm_triton_doctor.kernels.gemm_parts import (_checked_config, _needs_int64, _ws_cols, activation_lead,
+                                                   checked_gemv_config, gemv_kmajor, gemv_shift_refusal, tune_key)
 from rocm_triton_doctor.kernels.gemm_parts import (  # noqa: F401 - re-exported (tests, --tune, the benchmarks)
     CONFIG_KEYS, eager, reference, tune_candidates)
 
@@ -125,14 +125,6 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
         _PLANS[pkey] = plan
     plan.run(a, b, c, bias, seed_v, p)
     return c
-
-
-def activation_lead(a: torch.Tensor, b: torch.Tensor) -> tuple[int, ...] | None:
-    """The leading shape of an `a` of shape (..., K) (F.linear's activations, a 1-D vector) that gemm folds into
-    rows; None for a 2-D a, or inputs gemm's checks refuse."""
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dim() not in (0, 2) and b.dim() == 2:
-        return tuple(a.shape[:-1])
-    return None
 
 
 PLAN_LIMIT = 4096  # launch plans kept before the table is cleared (a bound on memory for shape-varying callers)
@@ -371,19 +363,6 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
                      {**kw, "EPILOGUE": 0, "HAS_DROPOUT": False, "DIV_CM": div_wm, "DIV_CN": 1},
                      ws_cols=n_ws, kern=gemv_kernel, **_reduce_launch(c, M, N, n_ws, ways, bias_stride, kw, target))
     return _Plan(False, False, [part], M, tkey)
-
-
-def _needs_int64(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor | None, bm: int, bn: int,
-                 bk: int, split: int, extra_n: int = 0) -> bool:
-    """The kernels' INT64: some element offset a launch with (bm, bn, bk) tiles forms reaches 2^31 — A, B, C and
-    the bias over their tile-padded extents, and the split-K workspace (split, padded M, padded N). extra_n: columns
-    the grid covers past N (the GEMV's shifted windows)."""
-    M, K = a.shape
-    N = b.shape[1]
-    pm, pn, pk = -(-M // bm) * bm, -(-(N + extra_n) // bn) * bn, -(-K // bk) * bk
-    return max(argcheck.max_offset(a, (pm, pk)), argcheck.max_offset(b, (pk, pn)), argcheck.max_offset(c, (pm, pn)),
-               argcheck.max_offset(bias, (pn,)) if bias is not None else 0,
-               split * pm * max(pn, _ws_cols(N)) if split > 1 else 0) >= argcheck.INT32_LIMIT
 
 
 def _reduce_launch(c: torch.Tensor, M: int, N: int, n_ws: int, split: int, bias_stride: int, epi: dict[str, Any],

@@ -1,7 +1,7 @@
 """Device functions shared by the GEMM kernels in gemm_kernels.py (the pointer kernel, its split-K reduce pass and the
 persistent TMA kernel): grouped tile order, 64-bit offsets when needed, and the fused epilogue + single store; and the
-launcher's host helpers (stride hints, alignment, the config check, the GEMV's layout checks, the tune-cache key,
-reference and eager forms)."""
+launcher's host helpers (stride hints, alignment, the config check, the GEMV's layout checks, folded activations, when
+offsets need 64 bits, the tune-cache key, reference and eager forms)."""
 
 from __future__ import annotations
 
@@ -98,8 +98,6 @@ def _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, col0, M, N
     acc = dropout_tile(acc, offs_m, col0, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N)
     c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
-
-
 
 
 # -- host side: config check, fp64 reference, eager baseline, cost ------------------------------------------
@@ -247,6 +245,27 @@ def gemv_shift_refusal(b: torch.Tensor, shift: int, bn: int, bk: int, split: int
 def _ws_cols(N: int) -> int:
     """The split-K workspace's row length: N padded to a multiple of 4 fp32 (16 bytes)."""
     return -(-N // 4) * 4
+
+
+def activation_lead(a: torch.Tensor, b: torch.Tensor) -> tuple[int, ...] | None:
+    """The leading shape of an `a` of shape (..., K) (F.linear's activations, a 1-D vector) that gemm folds into
+    rows; None for a 2-D a, or inputs gemm's checks refuse."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dim() not in (0, 2) and b.dim() == 2:
+        return tuple(a.shape[:-1])
+    return None
+
+
+def _needs_int64(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor | None, bm: int, bn: int,
+                 bk: int, split: int, extra_n: int = 0) -> bool:
+    """The kernels' INT64: some element offset a launch with (bm, bn, bk) tiles forms reaches 2^31 — A, B, C and
+    the bias over their tile-padded extents, and the split-K workspace (split, padded M, padded N). extra_n: columns
+    the grid covers past N (the GEMV's shifted windows)."""
+    M, K = a.shape
+    N = b.shape[1]
+    pm, pn, pk = -(-M // bm) * bm, -(-(N + extra_n) // bn) * bn, -(-K // bk) * bk
+    return max(argcheck.max_offset(a, (pm, pk)), argcheck.max_offset(b, (pk, pn)), argcheck.max_offset(c, (pm, pn)),
+               argcheck.max_offset(bias, (pn,)) if bias is not None else 0,
+               split * pm * max(pn, _ws_cols(N)) if split > 1 else 0) >= argcheck.INT32_LIMIT
 
 
 def reference(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilogue: str) -> torch.Tensor:
