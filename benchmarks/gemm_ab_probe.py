@@ -200,6 +200,20 @@ def draw_fp32_narrow(r: random.Random) -> Any:
     return gemm.make_case(m, k, n, DT["fp32"], epi, transposed_b=r.random() < 0.5)
 
 
+def draw_fp32_kshort(r: random.Random, dtypes: tuple[str, ...] = ("fp32",)) -> Any:
+    """fp32 against a misaligned K-major weight (B^T, odd K) with K or N under 256, 33-255 rows: the weights
+    policy_align.ALIGN_COPY_MIN_KN leaves uncopied (session 23's 33x141x24789 B^T ran 0.34x cuBLAS, 0.74x copied).
+    dtypes: --kshort16 draws the same shapes in bf16 and fp16."""
+    from shape_hunt import DT, log_uniform
+
+    dt = r.choice(dtypes)
+    m = log_uniform(r, 33, 255)
+    short, other = log_uniform(r, 16, 255), log_uniform(r, 16, 32768)
+    k, n = (short, other) if r.random() < 0.5 else (other, short)
+    epi = r.choice(("none", "none", "bias", "bias_relu", "bias_gelu"))
+    return gemm.make_case(m, k | 1, n, DT[dt], epi, transposed_b=True)
+
+
 def draw_longk(r: random.Random) -> Any:
     """16-bit products over misaligned operands with K from 4097 to 32768 (odd: A's rows are not 16-byte aligned),
     where session 14's load-count rule is off."""
@@ -249,6 +263,9 @@ def main() -> int:
     ap.add_argument("--tiny", action="store_true", help="draw M, K, N from 16 to 640 (draw_tiny)")
     ap.add_argument("--longk", action="store_true", help="misaligned 16-bit, K 4097-32768 (draw_longk)")
     ap.add_argument("--fp32-narrow", action="store_true", help="fp32, 17-128 columns, odd K (draw_fp32_narrow)")
+    ap.add_argument("--fp32-kshort", action="store_true",
+                    help="fp32, misaligned K-major weight, K or N under 256, 33-255 rows (draw_fp32_kshort)")
+    ap.add_argument("--kshort16", action="store_true", help="draw_fp32_kshort's shapes in bf16 and fp16")
     ap.add_argument("--w8", action="store_true", help="draws planned on 8-warp misaligned tiles (draw_w8)")
     ap.add_argument("--rows", default=None,
                     help="these rows instead of draws: dtype:MxKxN:epilogue[:t], comma-separated (t: B^T), e.g. "
@@ -274,6 +291,8 @@ def main() -> int:
         case = given[i] if given else (draw_skinny(r, args.fp32_odd) if args.skinny else draw_midm(r) if args.midm
                                        else draw_tiny(r) if args.tiny else draw_longk(r) if args.longk
                                        else draw_w8(r) if args.w8 else draw_fp32_narrow(r) if args.fp32_narrow
+                                       else draw_fp32_kshort(r) if args.fp32_kshort
+                                       else draw_fp32_kshort(r, ("bf16", "fp16")) if args.kshort16
                                        else draw_gemm(r))
         gen = torch.Generator(device=dev).manual_seed(0)
         x = case.setup(dev, gen)

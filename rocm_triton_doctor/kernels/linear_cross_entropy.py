@@ -37,14 +37,14 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import argcheck, policy
 from rocm_triton_doctor.kernels.launch import launch
+from rocm_triton_doctor.kernels.policy_lce import (MIN_CHUNK_ROWS, ONE_CHUNK_BYTES, ce_config, chunk_rows,
+                                                   fused_accumulate)
 from rocm_triton_doctor.kernels.base import (refuse_forward_ad,
     first_order_only, AotSpec, Case, Inputs, KernelSpec, check_device, check_dtype, dtype_name, randn,
                                              target_of)
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 OP_NAME = "rocm_triton_doctor::linear_cross_entropy"
-ONE_CHUNK_BYTES = 32 << 20  # logits up to 32 MiB: one chunk (tiny-llama's 1024 x 1000 bf16 logits are 2 MiB)
-MIN_CHUNK_ROWS = 1024  # floor: at most ~2/1024 bytes of accumulator traffic per GEMM FLOP (chunk_rows)
 
 
 @triton.jit
@@ -83,35 +83,6 @@ def ce_rows_kernel(z_ptr, stride_z, y_ptr, loss_ptr, nvalid_ptr, V, ignore_index
             z = tl.load(base + c, mask=c < V, other=0.0).to(tl.float32)
             g = (tl.exp(z - lse) - tl.where(c == y, 1.0, 0.0)) * scale
             tl.store(base + c, g.to(z_ptr.dtype.element_ty), mask=c < V)
-
-
-def chunk_rows(N: int, V: int, H: int, elem_size: int) -> int:
-    """Rows per chunk, C. Two costs pull against each other:
-    * memory: a chunk holds C x V logits (C·V·e bytes) where torch holds all N x V of them (and an fp32 copy for the
-      softmax, and their gradient);
-    * time: every chunk adds one pass over the V x H fp32 ∂W accumulator (write the chunk's 16-bit product, read it,
-      read and write the fp32 sum: 12 bytes per element), i.e. 12·V·H bytes per 6·C·V·H GEMM FLOPs = 2/C bytes per
-      FLOP. An H100 does ~700 TFLOP/s (bf16) against ~3 TB/s, 1/230 byte per FLOP: C = 512 would add ~90 % to the
-      GEMM time, C = 4096 ~11 %.
-    So C = 4·H/e rows: the chunk's logits then take no more bytes than the fp32 ∂W accumulator the op holds anyway
-    (4·V·H), and the accumulation overhead is 2/C bytes per FLOP. At least MIN_CHUNK_ROWS (a small H must not make
-    the op memory-bound), a multiple of 128 (whole GEMM tiles). Logits up to ONE_CHUNK_BYTES are one chunk
-    (tiny-llama: 2 MiB; there the step is launch-bound and a chunk costs four launches).
-    Medium preset (N 8192, H 2048, V 32000, bf16): 4096 rows, 2 chunks of 262 MB of logits instead of 524 MB (plus
-    torch's 1 GB fp32 copy). Not yet tuned on a GPU: the lead's measurement decides."""
-    if N * V * elem_size <= ONE_CHUNK_BYTES:
-        return max(N, 1)
-    c = max(MIN_CHUNK_ROWS, (4 * H // elem_size) // 128 * 128)
-    return max(1, min(N, c))
-
-
-def ce_config(target: policy.Target, V: int) -> dict[str, Any]:
-    block = 1 << max(0, (V - 1).bit_length())
-    if target.interpreter:
-        return {"BLOCK_V": min(block, 1 << 16), "num_warps": 4}  # few, large blocks: the interpreter is per-op slow
-    # 4096-wide blocks with 8 warps (16 values per lane on wave32, 8 on wave64): 0 spills for gfx90a, gfx942, gfx950,
-    # gfx1100, gfx1201, sm_80 and sm_90 (Triton 3.9, compile-only; 55-80 registers). Not yet timed on a GPU.
-    return {"BLOCK_V": min(block, 4096), "num_warps": min(8, 1024 // max(target.warp_size, 1)), "num_stages": 1}
 
 
 def _validate(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, targets: torch.Tensor,
@@ -168,6 +139,7 @@ def _forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | No
     gh = torch.empty_like(h) if need_h else None
     gw32: torch.Tensor | None = None  # fp32 sum of the chunks' ∂W (only with more than one chunk)
     gw = None
+    fused = need_w and N > C and fused_accumulate(h)
     gb32 = torch.zeros(V, dtype=torch.float32, device=h.device) if need_b and bias is not None else None
     for r0 in range(0, N, C):
         hc = h[r0:r0 + C]
@@ -179,13 +151,10 @@ def _forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | No
         if gh is not None:
             torch.mm(z, w, out=gh[r0:r0 + C])
         if need_w:
-            part = z.t() @ hc  # fp32 accumulation inside the GEMM; across chunks in the fp32 accumulator
             if N <= C:
-                gw = part  # one chunk: rounded once, no accumulator
-            elif gw32 is None:
-                gw32 = part.float()
+                gw = z.t() @ hc  # one chunk: rounded once, no accumulator
             else:
-                gw32 += part
+                gw32 = _add_product(gw32, z.t(), hc, fused)
         if gb32 is not None:
             gb32 += z.sum(0, dtype=torch.float32)
     loss = losses.sum() / n_valid if reduction == "mean" else losses.sum()
@@ -194,6 +163,19 @@ def _forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | No
     elif need_w and gw is None:  # no rows at all (N = 0)
         gw = torch.zeros_like(w)
     return loss, gh, gw, (gb32.to(bias.dtype) if gb32 is not None and bias is not None else None)
+
+
+def _add_product(acc: torch.Tensor | None, a: torch.Tensor, b: torch.Tensor, fused: bool) -> torch.Tensor:
+    """acc + a·b in fp32 (acc None: a·b in fp32). Fused (policy_lce.fused_accumulate): the GEMM adds into acc itself
+    and 16-bit products are never rounded to 16 bits; otherwise the product is made in the inputs' dtype and added."""
+    if fused and a.dtype == torch.float32:
+        return a @ b if acc is None else acc.addmm_(a, b)
+    if fused:
+        if acc is None:
+            return torch.mm(a, b, out_dtype=torch.float32)
+        return torch.addmm(acc, a, b, out_dtype=torch.float32, out=acc)
+    part = a @ b
+    return part.float() if acc is None else acc.add_(part)
 
 
 def _scaled(g: torch.Tensor | None, grad_loss: torch.Tensor) -> torch.Tensor | None:
@@ -417,5 +399,6 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
 # Compute-bound (three GEMMs of 2·N·V·H FLOPs each); no performance target of issue #5 covers it yet.
 KERNEL = KernelSpec("linear_cross_entropy", "compute", cases, aot_specs)
 
-__all__ = ["KERNEL", "LinearCrossEntropyFunction", "autograd_op", "cases", "chunk_rows", "custom_op_form", "forward_and_grads",
-           "linear_cross_entropy", "linear_cross_entropy_custom_op", "reference", "eager", "aot_specs"]
+__all__ = ["KERNEL", "LinearCrossEntropyFunction", "MIN_CHUNK_ROWS", "ONE_CHUNK_BYTES", "autograd_op", "cases",
+           "ce_config", "chunk_rows", "custom_op_form", "forward_and_grads", "linear_cross_entropy",
+           "linear_cross_entropy_custom_op", "reference", "eager", "aot_specs"]

@@ -47,14 +47,35 @@ ALIGN_COPY_MIN_B_BYTES = 2**20
 ALIGN_COPY_MIN_KN = 256
 
 
-def gemm_align_copy(t: Target, M: int, N: int, K: int, elem_size: int = 2) -> tuple[bool, bool]:
-    """(copy A, copy B) if misaligned: see ALIGN_COPY_MIN_REUSE and ALIGN_COPY_MIN_ROWS (where B is copied for its
-    rows, A is copied with it: at most 255 rows, and both copies make the K loop's last block whole vectors).
-    Never in the interpreter (tests force it)."""
+# fp32 against a K-major weight (nn.Linear's) is copied from the first row the GEMV does not take
+# (policy_gemv.GEMV_FP32_MISALIGNED_ROWS + 1; up to there the GEMV reads the weight once and wins) once the weight is
+# FP32_KMAJOR_COPY_MIN_B_BYTES or more, whatever K and N: the tiles read it with scalar loads, and a short K loop or a
+# few columns do not hide them. H200, graph replay, × eager (cuBLAS + the epilogue ops), two sets of 40 draws of
+# 33-255 rows with K or N under 256 (`gemm_ab_probe.py --ab fp32skinny --fp32-kshort --seed 240` and `241`,
+# docs/measurements/2026-11-28-h200-s24-kshort*.json), 54 rows past 96 rows, the policy -> both copied: from 256 KiB
+# 17 won, 4 tied and one lost (186x3121x38 0.78 -> 0.51): 156x219x7165 0.25 -> 1.05, 150x115x6686 0.32 -> 1.15,
+# 193x89x22372 0.40 -> 1.39, 110x51x11010 0.34 -> 0.84, 154x2077x214 0.42 -> 1.01, 154x3887x190 0.43 -> 1.32,
+# 120x4483x159 0.48 -> 1.03, 122x15461x30 0.58 -> 0.95, 143x69x2004 0.25 -> 0.58, 122x19x5758 0.82 -> 1.24; under it
+# 19 lost (242x67x200 1.64 -> 0.73, 246x43x292 1.04 -> 0.62, 166x73x99 1.78 -> 0.57) and 6 gained a little
+# (141x141x275 0.37 -> 0.46). At 96 rows or fewer the GEMV won 14 of 15 (45x45x589 1.04 against 0.41 copied). 16-bit
+# weights of the same shapes lost copied (`--ab copy --kshort16 --seed 242`: median 1.31 -> 0.94): unchanged.
+# AMD: the same rule, not timed.
+FP32_KMAJOR_COPY_MIN_ROWS = 97
+FP32_KMAJOR_COPY_MIN_B_BYTES = 256 << 10
+
+
+def gemm_align_copy(t: Target, M: int, N: int, K: int, elem_size: int = 2, b_kmajor: bool = False
+                    ) -> tuple[bool, bool]:
+    """(copy A, copy B) if misaligned: see ALIGN_COPY_MIN_REUSE, ALIGN_COPY_MIN_ROWS and FP32_KMAJOR_COPY_MIN_ROWS
+    (where B is copied for its rows, A is copied with it: at most 255 rows, and both copies make the K loop's last
+    block whole vectors). b_kmajor: B's columns (along K) are contiguous. Never in the interpreter (tests force it)."""
     if t.interpreter:
         return False, False
     if (M >= ALIGN_COPY_MIN_ROWS and K * N * elem_size >= ALIGN_COPY_MIN_B_BYTES and K >= ALIGN_COPY_MIN_KN
             and N >= ALIGN_COPY_MIN_KN):
+        return True, True
+    if (elem_size == 4 and b_kmajor and M >= FP32_KMAJOR_COPY_MIN_ROWS
+            and K * N * elem_size >= FP32_KMAJOR_COPY_MIN_B_BYTES):
         return True, True
     if 2 * M * N * K < ALIGN_COPY_MIN_FLOPS:
         return False, False

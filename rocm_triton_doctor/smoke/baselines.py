@@ -2,7 +2,8 @@
 
 Liger-Kernel (linkedin/Liger-Kernel, Triton kernels for LLM training) is imported lazily and only when installed:
 its autograd Functions run forward-only under torch.no_grad(). Ops used: LigerRMSNormFunction (Llama casting),
-LigerLayerNormFunction, LigerSoftmaxFunction, LigerSiLUMulFunction (liger_kernel/ops/__init__.py, 0.8.5).
+LigerLayerNormFunction, LigerSoftmaxFunction, LigerSiLUMulFunction, and fused_linear_cross_entropy_forward (which
+computes the gradients in its forward, as ours does) (liger_kernel/ops/__init__.py, 0.8.5).
 """
 
 from __future__ import annotations
@@ -21,7 +22,18 @@ _LIGER: dict[str, tuple[str, Callable[[Any, dict[str, Any]], Any]]] = {
     "layernorm": ("LigerLayerNormFunction", lambda f, x: f.apply(x["x"], x["w"], x["b"], 1e-5)),
     "softmax": ("LigerSoftmaxFunction", lambda f, x: f.apply(x["x"])),
     "swiglu": ("LigerSiLUMulFunction", lambda f, x: f.apply(x["a"], x["b"])),
+    "linear_cross_entropy": ("fused_linear_cross_entropy_forward", lambda f, x: _liger_lce(f, x)),
 }
+
+
+def _liger_lce(f: Any, x: dict[str, Any]) -> Any:
+    """Liger's fused linear cross-entropy doing our case's work: the loss (sum), ∂h and ∂W, with ∂W accumulated in
+    fp32 as ours is (its default accumulates in the weight's dtype). Liger syncs the host once a call (.item()), so
+    it cannot be graph-captured; the sweep's event timing includes that."""
+    import torch
+
+    return f(x["h"], x["w"], x["y"], reduction="sum", accum_dtype=torch.float32, compute_gradients=True,
+             weight_requires_grad=True)
 
 
 def liger_status() -> str | None:

@@ -535,6 +535,15 @@ def test_policy_for_odd_decode_and_short_k_shapes() -> None:
     assert policy.gemm_align_copy(h100, 125, 184, 3405, 4) == (False, False)  # few columns: the tiles won
     assert policy.gemm_align_copy(h100, 686, 406, 7137) == (True, True)  # (M, N, K): the shape hunt's 0.27x row
     assert policy.gemm_align_copy(h100, 200, 200, 40000) == (False, False)  # 200 columns: reuse 200 < 256
+    # fp32 past the GEMV's rows against a K-major weight of 256 KiB or more, any K and N: copied
+    assert policy.gemm_align_copy(h100, 156, 7165, 219, 4, b_kmajor=True) == (True, True)  # a short K
+    assert policy.gemm_align_copy(h100, 154, 214, 2077, 4, b_kmajor=True) == (True, True)  # few columns
+    assert policy.gemm_align_copy(h100, 156, 7165, 219, 4) == (False, False)  # N-major: not measured, unchanged
+    assert policy.gemm_align_copy(h100, 96, 7165, 219, 4, b_kmajor=True) == (False, False)  # the GEMV's rows
+    assert policy.gemm_align_copy(h100, 156, 7165, 219, 2, b_kmajor=True) == (False, False)  # 16-bit: unchanged
+    assert policy.gemm_align_copy(h100, 242, 200, 67, 4, b_kmajor=True) == (False, False)  # 54 KB: not copied
+    from rocm_triton_doctor.kernels import policy_align, policy_gemv
+    assert policy_align.FP32_KMAJOR_COPY_MIN_ROWS == policy_gemv.GEMV_FP32_MISALIGNED_ROWS + 1  # no gap, no overlap
     assert policy.gemm_align_copy(h100, 200, 200, 2000) == (False, False)  # 0.8 MB, 0.16 GFLOP: neither rule
     assert policy.gemm_align_copy(h100, 300, 300, 300) == (False, False)  # 54 MFLOP: the copy's launch would dominate
     assert policy.gemm_align_copy(policy.target_for_device("cpu"), 4097, 4097, 4097) == (False, False)

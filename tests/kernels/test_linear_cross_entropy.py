@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from rocm_triton_doctor.kernels import linear_cross_entropy as lce
+from rocm_triton_doctor.kernels import policy_lce
 from rocm_triton_doctor.kernels.policy import target_for_device
 from rocm_triton_doctor.smoke import correctness
 
@@ -151,10 +152,18 @@ def test_chunk_policy() -> None:
     assert lce.chunk_rows(8192, 32000, 2048, 2) == 4096  # medium: chunk logits = the fp32 ∂W accumulator's bytes
     assert lce.chunk_rows(8192, 32000, 2048, 4) == 2048  # fp32: the same bytes, half the rows
     assert lce.chunk_rows(8192, 128256, 4096, 2) == 8192  # the rule reaches N: one chunk
-    assert lce.chunk_rows(100_000, 256_000, 64, 2) == lce.MIN_CHUNK_ROWS  # small H: the floor
-    for N, V, H, e in ((5000, 50_000, 1000, 2), (70_000, 32_000, 3000, 4), (3, 10**7, 8, 2)):
+    # a small H: enough rows for the chunk's ∂h GEMM (C x H) to fill the GPU, within 1 GiB of logits
+    assert lce.chunk_rows(3787, 12981, 1024, 4) == 3787  # seed 17's 0.92x row: 4096 rows, so one chunk
+    # 8192 rows would be 5 GB of logits: 1 GiB's 1664, then 12 equal chunks (not 12 and a sliver of 32 rows)
+    assert lce.chunk_rows(20_000, 152_064, 512, 4) == 1792
+    assert lce.chunk_rows(4187, 38_086, 2048, 2) == 4187  # 4096 + 91 rows: one chunk
+    assert lce.chunk_rows(5000, 38_086, 2048, 2) == 2560  # 4096 + 904 rows: two equal chunks
+    assert lce.chunk_rows(100_000, 256_000, 64, 2) == 2048
+    assert lce.chunk_rows(100_000, 10**7, 64, 2) == lce.MIN_CHUNK_ROWS  # the floor holds over the cap
+    for N, V, H, e in ((5000, 50_000, 1000, 2), (70_000, 32_000, 3000, 4), (3, 10**7, 8, 2), (9000, 200_000, 96, 4)):
         c = lce.chunk_rows(N, V, H, e)
-        assert 1 <= c <= N and (c == N or (c % 128 == 0 and c * V * e <= max(4 * V * H, lce.MIN_CHUNK_ROWS * V * e)))
+        bound = max(4 * V * H, lce.MIN_CHUNK_ROWS * V * e, policy_lce.FILL_MAX_LOGIT_BYTES) * 9 // 8 + 128 * V * e
+        assert 1 <= c <= N and (c == N or (c % 128 == 0 and c * V * e <= bound))
 
 
 @pytest.mark.parametrize("bad,err,match", [

@@ -104,6 +104,32 @@ def test_liger_column_says_not_installed_when_absent(monkeypatch: pytest.MonkeyP
     assert baselines.liger_fn("gemm") == (None, "no op")
 
 
+def test_liger_linear_cross_entropy_does_our_cases_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Liger's fused LCE is called for the loss and both gradients, with an fp32 ∂W accumulator (as ours has): a
+    forward-only or 16-bit-accumulating call would be a cheaper, different computation."""
+    import sys
+    import types
+
+    import torch
+
+    from rocm_triton_doctor.smoke import baselines
+
+    seen: dict[str, Any] = {}
+    ops = types.ModuleType("liger_kernel.ops")
+    ops.fused_linear_cross_entropy_forward = lambda *a, **k: seen.update(args=a, kw=k)  # type: ignore[attr-defined]
+    pkg = types.ModuleType("liger_kernel")
+    pkg.ops = ops  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "liger_kernel", pkg)
+    monkeypatch.setitem(sys.modules, "liger_kernel.ops", ops)
+    monkeypatch.setattr(baselines, "liger_status", lambda: None)
+    fn, why = baselines.liger_fn("linear_cross_entropy")
+    assert fn is not None and why == ""
+    fn({"h": "H", "w": "W", "y": "Y"})
+    assert seen["args"] == ("H", "W", "Y")
+    assert seen["kw"] == {"reduction": "sum", "accum_dtype": torch.float32, "compute_gradients": True,
+                          "weight_requires_grad": True}
+
+
 def _report(preset: str = "sweep") -> Any:
     from rocm_triton_doctor.smoke.runner import CaseResult, SmokeReport
 
