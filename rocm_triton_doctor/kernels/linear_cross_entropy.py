@@ -37,8 +37,8 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import argcheck, policy
 from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels.policy_lce import (MIN_CHUNK_ROWS, ONE_CHUNK_BYTES, ce_config, chunk_rows,
-                                                   fused_accumulate)
+from rocm_triton_doctor.kernels.policy_lce import (MIN_CHUNK_ROWS, ONE_CHUNK_BYTES, ce_config, chunk_bounds,
+                                                   chunk_rows, fused_accumulate)
 from rocm_triton_doctor.kernels.base import (refuse_forward_ad,
     first_order_only, AotSpec, Case, Inputs, KernelSpec, check_device, check_dtype, dtype_name, randn,
                                              target_of)
@@ -139,19 +139,19 @@ def _forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | No
     gh = torch.empty_like(h) if need_h else None
     gw32: torch.Tensor | None = None  # fp32 sum of the chunks' ∂W (only with more than one chunk)
     gw = None
-    fused = need_w and N > C and fused_accumulate(h)
+    fused = need_w and fused_accumulate(h)
     gb32 = torch.zeros(V, dtype=torch.float32, device=h.device) if need_b and bias is not None else None
-    for r0 in range(0, N, C):
-        hc = h[r0:r0 + C]
+    for r0, r1 in chunk_bounds(N, C):
+        hc = h[r0:r1]
         z = torch.addmm(bias, hc, w.t()) if bias is not None else hc @ w.t()
         launch(ce_rows_kernel, (hc.shape[0],), z, z.stride(0), targets, losses, n_valid, V, ignore_index, r0,
                MEAN=reduction == "mean", WRITE_GRAD=grads, **cfg)
         if not grads:
             continue
         if gh is not None:
-            torch.mm(z, w, out=gh[r0:r0 + C])
+            torch.mm(z, w, out=gh[r0:r1])
         if need_w:
-            if N <= C:
+            if r0 == 0 and r1 == N:
                 gw = z.t() @ hc  # one chunk: rounded once, no accumulator
             else:
                 gw32 = _add_product(gw32, z.t(), hc, fused)

@@ -41,17 +41,25 @@ def chunk_rows(N: int, V: int, H: int, elem_size: int) -> int:
     s24-lce.json), 4·H/e rows -> larger chunks -> one chunk, eager in brackets: fp32 N3787 H1024 V12981 (1024-row
     chunks) 7.16 -> 6.79 (2048) -> 6.43 (6.71); fp32 N2500 H768 V50257 (1024) 12.54 -> 12.13 (12.67); bf16 N3000
     H1024 V50257 (2048) 8.39 -> 8.23 (8.46); fp32 N8192 H2048 V32000 (2048) 64.5 -> 63.4 (4096) -> 62.6 (64.0).
-    Chunks are of equal rows, and a last chunk under 1/8 of the others joins them (bf16 N4187 H2048 V38086 ran
-    0.96x eager in 4096 + 91 rows, docs/measurements/2026-11-28-h200-s24-lce-draws.json)."""
+    A last chunk under 1/8 of C joins the one before it (chunk_bounds; bf16 N4187 H2048 V38086 ran 0.96x eager in
+    4096 + 91 rows, docs/measurements/2026-11-28-h200-s24-lce-draws.json). Equal chunks were tried
+    and lost where they fell under the fill bound (fp32 N2684 H2048 V8022: 2048 + 636 rows 5.58 ms, 1408 + 1276
+    5.86, eager 5.81; …-s24-lce-draws25.json)."""
     if N * V * elem_size <= ONE_CHUNK_BYTES:
         return max(N, 1)
     c = max(MIN_CHUNK_ROWS, (4 * H // elem_size) // 128 * 128)
     fill = -(-DH_FILL_OUTPUTS // max(H, 1) // 128) * 128  # rounded up to whole tiles ...
     c = max(c, min(fill, FILL_MAX_LOGIT_BYTES // (V * elem_size) // 128 * 128))  # ... the cap rounded down
-    n = -(-N // c)
-    if n > 1 and N - (n - 1) * c < c // 8:  # no sliver of a last chunk: its three GEMMs and accumulator pass ...
-        n -= 1
-    return max(1, min(N, -(-N // n // 128) * 128))  # ... and chunks of equal rows (whole tiles)
+    return max(1, min(N, c))
+
+
+def chunk_bounds(N: int, C: int) -> list[tuple[int, int]]:
+    """(first row, end row) of each chunk of C rows; a last chunk under C/8 rows joins the one before it (its three
+    GEMMs and its pass over the ∂W accumulator cost more than the rows are worth: chunk_rows)."""
+    starts = list(range(0, N, max(C, 1)))
+    if len(starts) > 1 and N - starts[-1] < C // 8:
+        starts.pop()
+    return [(r0, starts[i + 1] if i + 1 < len(starts) else N) for i, r0 in enumerate(starts)]
 
 
 def ce_config(target: Target, V: int) -> dict[str, Any]:
@@ -82,4 +90,5 @@ def fused_accumulate(h: torch.Tensor) -> bool:
     return h.dtype == torch.float32 or (h.device.type == "cuda" and _out_dtype_gemm(h.device.index))
 
 
-__all__ = ["FUSED_ACCUMULATE", "MIN_CHUNK_ROWS", "ONE_CHUNK_BYTES", "ce_config", "chunk_rows", "fused_accumulate"]
+__all__ = ["FUSED_ACCUMULATE", "MIN_CHUNK_ROWS", "ONE_CHUNK_BYTES", "ce_config", "chunk_bounds", "chunk_rows",
+           "fused_accumulate"]

@@ -147,6 +147,16 @@ def test_chunks_give_the_same_result_as_one_chunk() -> None:
         torch.testing.assert_close(a, c, rtol=1e-5, atol=1e-7)
 
 
+def test_a_sliver_of_a_last_chunk_joins_the_one_before_and_computes_the_same() -> None:
+    h, w, b, y = _inputs(33, 16, 203, torch.float32, ignored=3, bias=True, seed=4)
+    assert policy_lce.chunk_bounds(33, 16) == [(0, 16), (16, 33)]  # not 16 + 16 + 1
+    one = lce.forward_and_grads(h, w, b, y, chunk=33)
+    two = lce.forward_and_grads(h, w, b, y, chunk=16)
+    for a, c in zip(one, two):
+        assert a is not None and c is not None
+        torch.testing.assert_close(a, c, rtol=1e-5, atol=1e-7)
+
+
 def test_chunk_policy() -> None:
     assert lce.chunk_rows(1024, 1000, 512, 2) == 1024  # tiny-llama: 2 MiB of logits, one chunk
     assert lce.chunk_rows(8192, 32000, 2048, 2) == 4096  # medium: chunk logits = the fp32 ∂W accumulator's bytes
@@ -154,15 +164,17 @@ def test_chunk_policy() -> None:
     assert lce.chunk_rows(8192, 128256, 4096, 2) == 8192  # the rule reaches N: one chunk
     # a small H: enough rows for the chunk's ∂h GEMM (C x H) to fill the GPU, within 1 GiB of logits
     assert lce.chunk_rows(3787, 12981, 1024, 4) == 3787  # seed 17's 0.92x row: 4096 rows, so one chunk
-    # 8192 rows would be 5 GB of logits: 1 GiB's 1664, then 12 equal chunks (not 12 and a sliver of 32 rows)
-    assert lce.chunk_rows(20_000, 152_064, 512, 4) == 1792
-    assert lce.chunk_rows(4187, 38_086, 2048, 2) == 4187  # 4096 + 91 rows: one chunk
-    assert lce.chunk_rows(5000, 38_086, 2048, 2) == 2560  # 4096 + 904 rows: two equal chunks
+    assert lce.chunk_rows(20_000, 152_064, 512, 4) == 1664  # 8192 rows would be 5 GB of logits: 1 GiB's 1664
+    # a last chunk under 1/8 of the others joins the one before it
+    assert policy_lce.chunk_bounds(4187, lce.chunk_rows(4187, 38_086, 2048, 2)) == [(0, 4187)]  # not 4096 + 91
+    assert policy_lce.chunk_bounds(5000, 4096) == [(0, 4096), (4096, 5000)]
+    assert policy_lce.chunk_bounds(20_000, 1664)[-1] == (18_304, 20_000)  # 11 x 1664, then 1664 + 32
+    assert policy_lce.chunk_bounds(0, 1) == [] and policy_lce.chunk_bounds(5, 5) == [(0, 5)]
     assert lce.chunk_rows(100_000, 256_000, 64, 2) == 2048
     assert lce.chunk_rows(100_000, 10**7, 64, 2) == lce.MIN_CHUNK_ROWS  # the floor holds over the cap
     for N, V, H, e in ((5000, 50_000, 1000, 2), (70_000, 32_000, 3000, 4), (3, 10**7, 8, 2), (9000, 200_000, 96, 4)):
         c = lce.chunk_rows(N, V, H, e)
-        bound = max(4 * V * H, lce.MIN_CHUNK_ROWS * V * e, policy_lce.FILL_MAX_LOGIT_BYTES) * 9 // 8 + 128 * V * e
+        bound = max(4 * V * H, lce.MIN_CHUNK_ROWS * V * e, policy_lce.FILL_MAX_LOGIT_BYTES)
         assert 1 <= c <= N and (c == N or (c % 128 == 0 and c * V * e <= bound))
 
 
