@@ -23,7 +23,8 @@ class CaseResult:
     atol: float | None = None
     rtol: float | None = None
     problems: list[str] = field(default_factory=list)
-    dropout: dict[str, Any] | None = None
+    dropout: dict[str, Any] | None = None  # the dropout statistics (cases with dropout only)
+    eager_slack_max: float | None = None  # the most torch eager's own error allowed ours (Case.eager_slack cases)
     triton_ms: dict[str, float] | None = None
     eager_ms: dict[str, float] | None = None
     compile_ms: dict[str, float] | None = None

@@ -200,7 +200,8 @@ def _run_case(case: Any, dev: Any, on_gpu: bool, with_compile: bool, seed: int, 
         inputs = case.setup(dev, gen)
         v = correctness.check_case(case, inputs, dev, tf32=False)
         r.max_abs, r.max_rel, r.atol, r.rtol, r.problems = v.max_abs, v.max_rel, v.atol, v.rtol, v.problems
-        r.dropout = v.details or None
+        r.dropout = v.details if case.dropout is not None else None
+        r.eager_slack_max = v.details.get("eager_slack_max")
         r.status = "pass" if v.ok else "fail"
         if on_gpu and preset == "launch":
             from rocm_triton_doctor.smoke.baselines import launch_us
