@@ -8,7 +8,7 @@ and in one chunk, eager (F.linear + F.cross_entropy + backward), and Liger-Kerne
 call can be captured (Liger cannot: it syncs the host each call), and event time (no graphs) for every variant.
 Every variant's ∂h and ∂W are checked against an fp64 reference (max error / max |ref|) before it is timed.
 
-    PYTHONPATH=.:/tmp/site python benchmarks/lce_probe.py [--quick | --seed S -n N] [--json PATH]
+    PYTHONPATH=.:/tmp/site python benchmarks/lce_probe.py [--quick | --seed S -n N | --none] [--json PATH]
 (--seed: shape_hunt's LCE draws, with "session 23" = the chunk rule and accumulation as session 23 left them)
 """
 
@@ -54,14 +54,65 @@ def rel(got: torch.Tensor, want: torch.Tensor) -> float:
     return float((got.double() - want).abs().max() / want.abs().max().clamp_min(1e-30))
 
 
+NONE_SHAPES = [(4096, 2048, 32000, BF), (3787, 1024, 12981, FP32), (8192, 4096, 128256, BF), (2048, 3584, 151936, FP16)]
+
+
+def none_mode() -> None:
+    """reduction="none" (session 24): forward + backward through autograd with a weight per token, ours against
+    ours with "sum" (the gradients in the forward), eager and Liger-Kernel's "none" (which also makes the gradients
+    in backward). Event time (Liger syncs the host); ∂h and ∂W of ours checked against fp64 first."""
+    try:
+        from liger_kernel.ops import LigerFusedLinearCrossEntropyFunction as LF
+    except Exception:  # noqa: BLE001
+        LF = None
+    print("reduction='none', forward + backward, ms event-timed")
+    for N, H, V, dt in NONE_SHAPES:
+        g = torch.Generator(device="cuda").manual_seed(0)
+        h = torch.randn(N, H, device="cuda", generator=g).to(dt).requires_grad_()
+        w = (torch.randn(V, H, device="cuda", generator=g) * H ** -0.5).to(dt).requires_grad_()
+        y = torch.randint(0, V, (N,), device="cuda", generator=g)
+        rg = torch.rand(N, device="cuda", generator=g)
+
+        def step(loss_fn: Any) -> Any:
+            def fn() -> Any:
+                h.grad = w.grad = None
+                loss_fn().backward()
+                return h.grad, w.grad
+            return fn
+
+        F = torch.nn.functional
+        variants = {
+            "ours none": step(lambda: (lce.linear_cross_entropy(h, w, y, reduction="none") * rg).sum()),
+            "ours sum": step(lambda: lce.linear_cross_entropy(h, w, y, reduction="sum")),
+            "eager none": step(lambda: (F.cross_entropy(F.linear(h, w), y, reduction="none").float() * rg).sum()),
+        }
+        if LF is not None:
+            variants["liger none"] = step(lambda: (LF.apply(h, w, y, None, None, -100, 0.0, 0.0, "none") * rg).sum())
+        hd, wd = h.detach().double().requires_grad_(), w.detach().double().requires_grad_()
+        (F.cross_entropy(F.linear(hd, wd), y, reduction="none") * rg.double()).sum().backward()
+        gh, gw = variants["ours none"]()
+        err = max(rel(gh, hd.grad), rel(gw, wd.grad))
+        del hd, wd
+        torch.cuda.empty_cache()
+        times = {k: float(do_bench(f, warmup=3, rep=60)) for k, f in variants.items()}
+        print(f"{str(dt)[6:]:9s} N{N} H{H} V{V}: err {err:.1e}  " + "  ".join(f"{k} {v:.2f}" for k, v in times.items())
+              + f"  eager/ours {times['eager none'] / times['ours none']:.2f}"
+              + (f"  liger/ours {times['liger none'] / times['ours none']:.2f}" if "liger none" in times else ""),
+              flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", default=None)
     ap.add_argument("--seed", type=int, default=None, help="random shapes (draws) instead of SHAPES")
     ap.add_argument("-n", type=int, default=12)
+    ap.add_argument("--none", action="store_true", help="reduction='none' forward + backward (none_mode)")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
+    if args.none:
+        none_mode()
+        return 0
     try:
         from liger_kernel.ops import fused_linear_cross_entropy_forward as liger
     except Exception:  # noqa: BLE001 - no Liger: its columns are empty

@@ -191,7 +191,11 @@ def test_input_validation(bad: object, err: type[Exception], match: str) -> None
     with pytest.raises(err, match=match):
         lce.forward_and_grads(hh, ww, None, yy)
     with pytest.raises(ValueError, match="reduction"):
-        lce.forward_and_grads(h, w, None, y, reduction="none")
+        lce.forward_and_grads(h, w, None, y, reduction="batchmean")
+    with pytest.raises(ValueError, match="row_grad"):
+        lce.forward_and_grads(h, w, None, y, row_grad=torch.ones(6))  # only reduction="none" has row gradients
+    with pytest.raises(ValueError, match="row_grad"):
+        lce.forward_and_grads(h, w, None, y, reduction="none", row_grad=torch.ones(5))
     with pytest.raises(ValueError, match="bias must have shape"):
         lce.forward_and_grads(h, w, torch.zeros(3), y)
     with pytest.raises(ValueError, match="chunk"):
@@ -250,13 +254,51 @@ class _Head(torch.nn.Module):
         return lce.linear_cross_entropy(x.reshape(-1, 16), self.emb, y.reshape(-1))
 
 
-def test_opcheck_fake_and_autograd_registrations() -> None:
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_opcheck_fake_and_autograd_registrations(reduction: str) -> None:
     h, w, b, y = _inputs(5, 8, 30, torch.float32, ignored=1, bias=True)
     assert b is not None
-    args = (h.requires_grad_(), w.requires_grad_(), b.requires_grad_(), y, -100, "mean", True, True, True)
+    args = (h.requires_grad_(), w.requires_grad_(), b.requires_grad_(), y, -100, reduction, True, True, True)
     result = torch.library.opcheck(torch.ops.rocm_triton_doctor.linear_cross_entropy.default, args)
     assert set(result) == {"test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic"}
     assert set(result.values()) == {"SUCCESS"}
+    if reduction == "none":  # the backward's own op, as a first-order backward runs it (grad mode off)
+        grads = (h.detach(), w.detach(), b.detach(), y, torch.randn(5), -100, True, True, True)
+        result = torch.library.opcheck(torch.ops.rocm_triton_doctor.linear_cross_entropy_grads.default, grads)
+        assert set(result.values()) == {"SUCCESS"}
+
+
+@pytest.mark.parametrize("form", ["function", "custom_op"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_reduction_none_gives_each_rows_loss_and_weighted_gradients(form: str, dtype: torch.dtype) -> None:
+    """reduction="none": the loss of every row (0 on ignored rows, as torch's), and gradients for a different weight
+    on each row's loss (made in backward: each row's dz scaled before the sums over rows)."""
+    h, w, b, y = _inputs(37, 16, 203, dtype, ignored=4, bias=True, seed=7)
+    assert b is not None
+    h, w, b = (t.requires_grad_() for t in (h, w, b))
+    call = lce.linear_cross_entropy if form == "function" else lce.linear_cross_entropy_custom_op
+    loss = call(h, w, y, b, reduction="none")
+    assert loss.shape == (37,) and loss.dtype == torch.float32
+    weights = torch.randn(37, generator=torch.Generator().manual_seed(8))
+    (loss * weights).sum().backward()
+    hd, wd, bd = (t.detach().double().requires_grad_() for t in (h, w, b))
+    ref = torch.nn.functional.cross_entropy(torch.nn.functional.linear(hd, wd, bd), y, reduction="none")
+    (ref * weights.double()).sum().backward()
+    _close(loss.detach(), ref.detach(), torch.float32 if dtype == torch.float32 else dtype, "loss")
+    _close(h.grad, hd.grad, dtype, "grad h")
+    _close(w.grad, wd.grad, dtype, "grad W")
+    _close(b.grad, bd.grad, dtype, "grad bias")
+    assert bool((loss[y == -100] == 0).all())
+
+
+def test_reduction_none_in_chunks_matches_one_chunk() -> None:
+    h, w, b, y = _inputs(40, 16, 203, torch.float32, ignored=5, bias=True, seed=9)
+    rg = torch.randn(40, generator=torch.Generator().manual_seed(10))
+    one = lce.forward_and_grads(h, w, b, y, reduction="none", chunk=40, row_grad=rg)
+    many = lce.forward_and_grads(h, w, b, y, reduction="none", chunk=9, row_grad=rg)
+    for a, c in zip(one, many):
+        assert a is not None and c is not None
+        torch.testing.assert_close(a, c, rtol=1e-5, atol=1e-6)
 
 
 def test_torch_compile_fullgraph_has_no_graph_break() -> None:
@@ -350,3 +392,26 @@ def test_hidden_states_with_leading_dims_flatten_into_tokens() -> None:
         torch.testing.assert_close(h.grad.double(), hd.grad, atol=1e-4, rtol=1e-4)
         torch.testing.assert_close(w.grad.double(), wd.grad, atol=1e-4, rtol=1e-4)
         h.grad = w.grad = None
+
+
+def test_reduction_none_compiles_without_a_graph_break() -> None:
+    """torch.compile (aot_eager) over reduction="none" with a per-token mask: one graph, the loss and gradients of
+    eager (the backward's gradients come from the linear_cross_entropy_grads op)."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    h, w, _, y = _inputs(24, 16, 97, torch.float32, ignored=2, seed=11)
+    mask = (torch.arange(24) % 3 != 0).float()
+
+    def step(h: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return (lce.linear_cross_entropy(h, w, y, reduction="none") * mask).sum()
+
+    want = []
+    for fn in (step, torch.compile(step, fullgraph=True, backend="aot_eager")):
+        hh, ww = h.clone().requires_grad_(), w.clone().requires_grad_()
+        loss = fn(hh, ww)
+        loss.backward()
+        want.append((loss.detach(), hh.grad, ww.grad))
+    for a, c in zip(*want):
+        torch.testing.assert_close(a, c, rtol=1e-5, atol=1e-6)
+    assert torch._dynamo.explain(step)(h, w).graph_break_count == 0

@@ -57,6 +57,14 @@ for dt in (torch.bfloat16, torch.float16, torch.float32):
     _, _, gw, _ = lce.forward_and_grads(h, w, None, y, chunk=512)
     _, _, rw = lce.reference(h, w, y)[:3]
     out[str(dt)] = [policy_lce.fused_accumulate(h), float((gw.double() - rw).abs().max() / rw.abs().max())]
+    # reduction="none" with a weight per row: its backward makes the logits again, in chunks, fused the same way
+    hh, ww = h.clone().requires_grad_(), w.clone().requires_grad_()
+    rg = torch.rand(3001, device="cuda", generator=g)
+    (lce.linear_cross_entropy(hh, ww, y, reduction="none") * rg).sum().backward()
+    hd, wd = h.double().requires_grad_(), w.double().requires_grad_()
+    (torch.nn.functional.cross_entropy(hd @ wd.t(), y, reduction="none") * rg.double()).sum().backward()
+    out["none " + str(dt)] = [True, max(float((a.grad.double() - b.grad).abs().max() / b.grad.abs().max())
+                                        for a, b in ((hh, hd), (ww, wd)))]
 print(json.dumps(out))
 """
 
