@@ -87,7 +87,7 @@ def none_mode() -> None:
             "eager none": step(lambda: (F.cross_entropy(F.linear(h, w), y, reduction="none").float() * rg).sum()),
         }
         if LF is not None:
-            variants["liger none"] = step(lambda: (LF.apply(h, w, y, None, None, -100, 0.0, 0.0, "none") * rg).sum())
+            variants["liger none"] = step(lambda: (LF.apply(h, w, y, None, None, -100, 0.0, 0.0, "none")[0] * rg).sum())
         hd, wd = h.detach().double().requires_grad_(), w.detach().double().requires_grad_()
         (F.cross_entropy(F.linear(hd, wd), y, reduction="none") * rg.double()).sum().backward()
         gh, gw = variants["ours none"]()
