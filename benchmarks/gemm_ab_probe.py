@@ -214,6 +214,16 @@ def draw_fp32_kshort(r: random.Random, dtypes: tuple[str, ...] = ("fp32",)) -> A
     return gemm.make_case(m, k | 1, n, DT[dt], epi, transposed_b=True)
 
 
+def draw_fp32_kshort_wide(r: random.Random) -> Any:
+    """fp32, 33-96 rows (the GEMV's), a K-major weight with a short odd K (17-255) and N from 2048 to 32768: where the
+    GEMV against a copy was unsettled after session 24's draws (33x141x24789 B^T: GEMV 0.34, copied 0.74)."""
+    from shape_hunt import DT, log_uniform
+
+    m, k, n = log_uniform(r, 33, 96), log_uniform(r, 17, 255) | 1, log_uniform(r, 2048, 32768)
+    epi = r.choice(("none", "none", "bias", "bias_relu", "bias_gelu"))
+    return gemm.make_case(m, k, n, DT["fp32"], epi, transposed_b=True)
+
+
 def draw_longk(r: random.Random) -> Any:
     """16-bit products over misaligned operands with K from 4097 to 32768 (odd: A's rows are not 16-byte aligned),
     where session 14's load-count rule is off."""
@@ -265,6 +275,7 @@ def main() -> int:
     ap.add_argument("--fp32-narrow", action="store_true", help="fp32, 17-128 columns, odd K (draw_fp32_narrow)")
     ap.add_argument("--fp32-kshort", action="store_true",
                     help="fp32, misaligned K-major weight, K or N under 256, 33-255 rows (draw_fp32_kshort)")
+    ap.add_argument("--kshort-wide", action="store_true", help="fp32 GEMV rows, short K, wide N (draw_fp32_kshort_wide)")
     ap.add_argument("--kshort16", action="store_true", help="draw_fp32_kshort's shapes in bf16 and fp16")
     ap.add_argument("--w8", action="store_true", help="draws planned on 8-warp misaligned tiles (draw_w8)")
     ap.add_argument("--rows", default=None,
@@ -293,6 +304,7 @@ def main() -> int:
                                        else draw_w8(r) if args.w8 else draw_fp32_narrow(r) if args.fp32_narrow
                                        else draw_fp32_kshort(r) if args.fp32_kshort
                                        else draw_fp32_kshort(r, ("bf16", "fp16")) if args.kshort16
+                                       else draw_fp32_kshort_wide(r) if args.kshort_wide
                                        else draw_gemm(r))
         gen = torch.Generator(device=dev).manual_seed(0)
         x = case.setup(dev, gen)
