@@ -62,20 +62,29 @@ ALIGN_COPY_MIN_KN = 256
 # AMD: the same rule, not timed.
 FP32_KMAJOR_COPY_MIN_ROWS = 97
 FP32_KMAJOR_COPY_MIN_B_BYTES = 256 << 10
+# ... and within the GEMV's rows (from ALIGN_COPY_MIN_ROWS) where K is short and N wide: the GEMV's chunks of 8 rows
+# each walk the whole weight, and a short K gives each column little work. H200, 40 draws of 33-96 rows, K 17-255,
+# N 2048-32768 (`gemm_ab_probe.py --ab copy --kshort-wide --seed 244`, …-s24-kshort-wide.json), × eager, the GEMV ->
+# both copied: every N of 4096 or more won (median 0.45 -> 1.0; 64x37x19297 0.17 -> 0.60, 74x31x29970 0.21 -> 0.94,
+# 62x21x25923 0.32 -> 1.36, 37x17x5471 0.40 -> 0.55); under 4096 the GEMV won or tied 9 of 12 (50x37x2248 0.53 against
+# 0.44, 59x129x2307 0.62 against 0.45). Session 23's 33x141x24789 B^T: 0.34 on the GEMV, 0.74 copied.
+FP32_KMAJOR_SHORT_K_COPY_MIN_N = 4096
 
 
 def gemm_align_copy(t: Target, M: int, N: int, K: int, elem_size: int = 2, b_kmajor: bool = False
                     ) -> tuple[bool, bool]:
-    """(copy A, copy B) if misaligned: see ALIGN_COPY_MIN_REUSE, ALIGN_COPY_MIN_ROWS and FP32_KMAJOR_COPY_MIN_ROWS
-    (where B is copied for its rows, A is copied with it: at most 255 rows, and both copies make the K loop's last
-    block whole vectors). b_kmajor: B's columns (along K) are contiguous. Never in the interpreter (tests force it)."""
+    """(copy A, copy B) if misaligned: see ALIGN_COPY_MIN_REUSE, ALIGN_COPY_MIN_ROWS, FP32_KMAJOR_COPY_MIN_ROWS and
+    FP32_KMAJOR_SHORT_K_COPY_MIN_N (where B is copied for its rows, A is copied with it: at most 255 rows, and both
+    copies make the K loop's last block whole vectors). b_kmajor: B's columns (along K) are contiguous. Never in the
+    interpreter (tests force it)."""
     if t.interpreter:
         return False, False
     if (M >= ALIGN_COPY_MIN_ROWS and K * N * elem_size >= ALIGN_COPY_MIN_B_BYTES and K >= ALIGN_COPY_MIN_KN
             and N >= ALIGN_COPY_MIN_KN):
         return True, True
-    if (elem_size == 4 and b_kmajor and M >= FP32_KMAJOR_COPY_MIN_ROWS
-            and K * N * elem_size >= FP32_KMAJOR_COPY_MIN_B_BYTES):
+    if elem_size == 4 and b_kmajor and (
+            (M >= FP32_KMAJOR_COPY_MIN_ROWS and K * N * elem_size >= FP32_KMAJOR_COPY_MIN_B_BYTES)
+            or (M >= ALIGN_COPY_MIN_ROWS and K < ALIGN_COPY_MIN_KN and N >= FP32_KMAJOR_SHORT_K_COPY_MIN_N)):
         return True, True
     if 2 * M * N * K < ALIGN_COPY_MIN_FLOPS:
         return False, False

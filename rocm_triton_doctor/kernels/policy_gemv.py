@@ -101,7 +101,7 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
         most = GEMV_MAX_M if b_kmajor else 3
         small_b = (K is not None and N is not None and K * N * elem_size <= GEMV_FP32_SMALL_B_BYTES
                    and K <= GEMV_FP32_SMALL_B_MAX_K and (b_kmajor or N >= GEMV_NMAJOR_MIN_N))
-        copied = K is not None and N is not None and gemm_align_copy(t, M, N, K, elem_size)[1]
+        copied = K is not None and N is not None and gemm_align_copy(t, M, N, K, elem_size, b_kmajor)[1]
         rows = GEMV_FP32_MISALIGNED_ROWS_COPIED if copied else GEMV_FP32_MISALIGNED_ROWS
         return ((most >= M and (t.backend == "cuda" or not b_aligned))
                 or (not b_aligned and ((b_kmajor and rows >= M) or small_b))

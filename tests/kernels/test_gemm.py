@@ -539,9 +539,14 @@ def test_policy_for_odd_decode_and_short_k_shapes() -> None:
     assert policy.gemm_align_copy(h100, 156, 7165, 219, 4, b_kmajor=True) == (True, True)  # a short K
     assert policy.gemm_align_copy(h100, 154, 214, 2077, 4, b_kmajor=True) == (True, True)  # few columns
     assert policy.gemm_align_copy(h100, 156, 7165, 219, 4) == (False, False)  # N-major: not measured, unchanged
-    assert policy.gemm_align_copy(h100, 96, 7165, 219, 4, b_kmajor=True) == (False, False)  # the GEMV's rows
+    assert policy.gemm_align_copy(h100, 96, 1165, 219, 4, b_kmajor=True) == (False, False)  # the GEMV's rows
     assert policy.gemm_align_copy(h100, 156, 7165, 219, 2, b_kmajor=True) == (False, False)  # 16-bit: unchanged
     assert policy.gemm_align_copy(h100, 242, 200, 67, 4, b_kmajor=True) == (False, False)  # 54 KB: not copied
+    # ... and within the GEMV's rows where K is short and N is 4096 or more: copied, and then not on the GEMV
+    assert policy.gemm_align_copy(h100, 33, 24789, 141, 4, b_kmajor=True) == (True, True)
+    assert not policy.gemv_takes(h100, 33, 4, False, True, 141, 24789)
+    assert policy.gemm_align_copy(h100, 50, 2248, 37, 4, b_kmajor=True) == (False, False)  # N 2248: the GEMV
+    assert policy.gemv_takes(h100, 50, 4, False, True, 37, 2248)
     from rocm_triton_doctor.kernels import policy_align, policy_gemv
     assert policy_align.FP32_KMAJOR_COPY_MIN_ROWS == policy_gemv.GEMV_FP32_MISALIGNED_ROWS + 1  # no gap, no overlap
     assert policy.gemm_align_copy(h100, 200, 200, 2000) == (False, False)  # 0.8 MB, 0.16 GFLOP: neither rule
