@@ -1,5 +1,6 @@
 """Random SDPA shapes through attention (3-6 dims, GQA over dim -3, causal or not, S_q != S_k, model-layout views)
-and its autograd op, and linear cross-entropy over (..., H) hidden states, against torch. CPU, the interpreter.
+and its autograd op, and linear cross-entropy over (..., H) hidden states (every reduction, its gradients, both
+forms), against torch. CPU, the interpreter.
 
     python benchmarks/random_shapes_run.py SECONDS SEED
 """
@@ -58,20 +59,41 @@ def attention_case(r: random.Random, counts: dict[str, int], wrong: list[Any]) -
 
 
 def lce_case(r: random.Random, counts: dict[str, int], wrong: list[Any]) -> None:
+    """One random (..., H) call, reduction mean, sum or none (session 24), with a bias half the time and a random
+    weight on each token's loss for "none"; the loss and the gradients of h, W and the bias against fp64 torch."""
     g = torch.Generator().manual_seed(r.randint(0, 2**30))
     lead = [r.randint(1, 4) for _ in range(r.randint(0, 3))]
     h_dim, v_dim = r.randint(1, 48), r.randint(2, 70)
-    h = torch.randn(*lead, r.randint(1, 6), h_dim, generator=g, dtype=torch.float64).float()
-    w = torch.randn(v_dim, h_dim, generator=g) * 0.3
+    h = torch.randn(*lead, r.randint(1, 6), h_dim, generator=g, dtype=torch.float64).float().requires_grad_()
+    w = (torch.randn(v_dim, h_dim, generator=g) * 0.3).requires_grad_()
+    b = (torch.randn(v_dim, generator=g) * 0.1).requires_grad_() if r.random() < 0.5 else None
     t = torch.randint(0, v_dim, h.shape[:-1], generator=g)
     if t.numel() > 1 and r.random() < 0.3:
         t.view(-1)[0] = -100
-    red = r.choice(["mean", "sum"])
-    loss = lce.linear_cross_entropy(h, w, t, reduction=red)
-    ref = F.cross_entropy(F.linear(h.double(), w.double()).reshape(-1, v_dim), t.reshape(-1), reduction=red)
-    if abs(loss.item() - ref.item()) > 1e-4 * max(1.0, abs(ref.item())):
-        wrong.append(("lce", tuple(h.shape), v_dim, red, loss.item(), ref.item()))
-    counts["lce"] = counts.get("lce", 0) + 1
+    red = r.choice(["mean", "sum", "none"])
+    call = lce.linear_cross_entropy if r.random() < 0.7 else lce.linear_cross_entropy_custom_op
+    loss = call(h, w, t, b, reduction=red)
+    weight = torch.rand(t.shape, generator=g, dtype=torch.float64)
+    if red == "none":
+        (loss.double() * weight).sum().backward()
+    else:
+        loss.backward()
+    leaves = [x for x in (h, w, b) if x is not None]
+    ours = [x.grad for x in leaves]
+    ref_leaves = [x.detach().double().requires_grad_() for x in leaves]
+    hd, wd = ref_leaves[0], ref_leaves[1]
+    bd = ref_leaves[2] if b is not None else None
+    ref = F.cross_entropy(F.linear(hd, wd, bd).reshape(-1, v_dim), t.reshape(-1), reduction=red)
+    ref = ref.reshape(t.shape) if red == "none" else ref
+    ((ref * weight).sum() if red == "none" else ref).backward()
+    scale = max(1.0, float(ref.detach().abs().max()))
+    if loss.shape != ref.shape or float((loss.detach().double() - ref.detach()).abs().max()) > 1e-4 * scale:
+        wrong.append(("lce loss", tuple(h.shape), v_dim, red, tuple(loss.shape)))
+    for name, got, want in zip(("h", "W", "bias"), ours, (x.grad for x in ref_leaves)):
+        top = max(float(x.grad.abs().max()) for x in ref_leaves)  # the largest of the call's gradients (as attention)
+        if got is None or float((got.double() - want).abs().max()) > 1e-4 * max(top, 1e-3):
+            wrong.append(("lce grad " + name, tuple(h.shape), v_dim, red, b is not None))
+    counts["lce " + red] = counts.get("lce " + red, 0) + 1
 
 
 def main() -> None:

@@ -341,12 +341,13 @@ def linear_cross_entropy(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor
     hidden states with (...) targets (the tokens flattened, as a causal LM's loss does). Gradients are computed in the
     forward only for inputs that require them and only when grad mode is on. Eager: LinearCrossEntropyFunction (no
     custom-op dispatch, ~30 us of host time less a call, issue #16 item 4); under torch.compile: the custom op (no
-    graph break)."""
+    graph break). reduction="none" returns the losses in the targets' shape (fp32)."""
+    if torch.compiler.is_compiling():
+        return linear_cross_entropy_custom_op(h, w, targets, bias, ignore_index, reduction)
+    shape = targets.shape if isinstance(targets, torch.Tensor) else None
     h, targets = _token_rows(h, targets)
-    if not torch.compiler.is_compiling():
-        return LinearCrossEntropyFunction.apply(h, w, bias, targets, ignore_index, reduction,  # type: ignore[no-any-return]
-                                                torch.is_grad_enabled())
-    return linear_cross_entropy_custom_op(h, w, targets, bias, ignore_index, reduction)
+    loss = LinearCrossEntropyFunction.apply(h, w, bias, targets, ignore_index, reduction, torch.is_grad_enabled())
+    return loss.view(shape) if reduction == "none" and shape is not None else loss  # type: ignore[no-any-return]
 
 
 def linear_cross_entropy_custom_op(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor,
@@ -354,11 +355,13 @@ def linear_cross_entropy_custom_op(h: torch.Tensor, w: torch.Tensor, targets: to
                                    reduction: str = "mean") -> torch.Tensor:
     """linear_cross_entropy through the custom op (what torch.compile sees; callable eagerly)."""
     refuse_forward_ad("linear_cross_entropy", h, w, targets, bias)
+    shape = targets.shape if isinstance(targets, torch.Tensor) else None
     h, targets = _token_rows(h, targets)
     on = torch.is_grad_enabled()
     need_b = on and bias is not None and bias.requires_grad
-    return _lce_op(h, w, bias, targets, ignore_index, reduction, on and h.requires_grad, on and w.requires_grad,
+    loss = _lce_op(h, w, bias, targets, ignore_index, reduction, on and h.requires_grad, on and w.requires_grad,
                    need_b)[0]
+    return loss.view(shape) if reduction == "none" and shape is not None else loss
 
 
 autograd_op = linear_cross_entropy  # the hook smoke/model.py looks for (an op with a backward)

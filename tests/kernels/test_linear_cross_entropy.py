@@ -415,3 +415,20 @@ def test_reduction_none_compiles_without_a_graph_break() -> None:
     for a, c in zip(*want):
         torch.testing.assert_close(a, c, rtol=1e-5, atol=1e-6)
     assert torch._dynamo.explain(step)(h, w).graph_break_count == 0
+
+
+@pytest.mark.parametrize("form", ["function", "custom_op"])
+def test_reduction_none_keeps_the_targets_shape(form: str) -> None:
+    """A model's (B, S, H) hidden states with (B, S) targets: each token's loss comes back as (B, S), and its
+    gradients reach the (B, S, H) input."""
+    h, w, _, y = _inputs(12, 16, 97, torch.float32, ignored=2, seed=12)
+    h3 = h.reshape(3, 4, 16).requires_grad_()
+    call = lce.linear_cross_entropy if form == "function" else lce.linear_cross_entropy_custom_op
+    loss = call(h3, w, y.reshape(3, 4), reduction="none")
+    assert loss.shape == (3, 4)
+    want = torch.nn.functional.cross_entropy(h.double() @ w.double().t(), y, reduction="none").reshape(3, 4)
+    torch.testing.assert_close(loss.double(), want, rtol=1e-5, atol=1e-6)
+    loss[1].sum().backward()  # only the second sequence's tokens
+    assert h3.grad is not None and h3.grad.shape == (3, 4, 16)
+    assert float(h3.grad[0].abs().max()) == 0.0 and float(h3.grad[2].abs().max()) == 0.0
+    assert float(h3.grad[1].abs().max()) > 0.0
