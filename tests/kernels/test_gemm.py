@@ -422,9 +422,11 @@ def test_divisibility_hints_never_claim_more_than_the_strides_have(kind: str, mo
     # crash on a GPU: check what the launcher tells the compiler. Each stride goes in as stride // DIV with DIV a
     # power of two that divides the true stride; the base pointers are passed unchanged (Triton's own 16-byte test
     # decides their alignment), so the one-element-offset view ("col1") is never declared aligned.
-    spy, rspy = _Spy(gemm.gemm_kernel), _Spy(gemm._splitk_reduce_kernel)
-    monkeypatch.setattr(gemm, "gemm_kernel", spy)
-    monkeypatch.setattr(gemm, "_splitk_reduce_kernel", rspy)
+    from rocm_triton_doctor.kernels import gemm_plan  # the plan's parts launch them
+
+    spy, rspy = _Spy(gemm_plan.gemm_kernel), _Spy(gemm_plan._splitk_reduce_kernel)
+    monkeypatch.setattr(gemm_plan, "gemm_kernel", spy)
+    monkeypatch.setattr(gemm_plan, "_splitk_reduce_kernel", rspy)
     g = torch.Generator().manual_seed(3)
     a = _odd_operand(kind, 9, 40, torch.float16, g)
     b = _odd_operand(ODD[(ODD.index(kind) + 2) % len(ODD)], 40, 24, torch.float16, g, scale=0.2)
