@@ -12,13 +12,14 @@ import torch
 INT32_LIMIT = 2**31
 
 
-def check_tensors(name: str, **tensors: torch.Tensor | None) -> None:
-    """Every named argument is a tensor (or None), holds data (not `meta`), and carries no autograd history to lose:
-    these plain calls record no backward (the modules' autograd_op do), so an input that requires grad under grad
-    mode would come back detached and training would silently stop its gradients (kernel-edge-cases.md #9)."""
+def check_tensors(name: str, *, optional: tuple[str, ...] = ("bias", "out"), **tensors: torch.Tensor | None) -> None:
+    """Every named argument is a tensor (or None where its name is in `optional`), holds data (not `meta`), and
+    carries no autograd history to lose: these plain calls record no backward (the modules' autograd_op do), so an
+    input that requires grad under grad mode would come back detached and training would silently stop its gradients
+    (kernel-edge-cases.md #9)."""
     grad = torch.is_grad_enabled()
     for arg, t in tensors.items():
-        if t is None:
+        if t is None and arg in optional:
             continue
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name}: {arg} must be a torch.Tensor, got {type(t).__name__}")
@@ -28,6 +29,14 @@ def check_tensors(name: str, **tensors: torch.Tensor | None) -> None:
             raise ValueError(f"{name}: {arg} requires grad, but this call records no backward (the output would come "
                              f"back detached): for gradients use the kernel module's autograd_op where it has one, "
                              f"or call it under torch.no_grad(), or pass {arg}.detach()")
+
+
+def tensors_only(name: str, **tensors: Any) -> None:
+    """TypeError naming the first argument that is not a tensor: the autograd forms' first check (they take inputs
+    that require grad, so check_tensors' refusal of those does not apply), before anything reads a shape."""
+    for arg, t in tensors.items():
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name}: {arg} must be a torch.Tensor, got {type(t).__name__}")
 
 
 def max_offset(t: torch.Tensor, padded: tuple[int, ...] | None = None) -> int:

@@ -340,6 +340,7 @@ def autograd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool 
     """SDPA(q, k, v, is_causal=causal, scale=sm_scale, enable_gqa=True) with Triton forward and backward (attention.
     autograd_op, the hook smoke/model_forms.py looks for): what attention() takes, any finite scale up to 1e30 (gradients right
     for <= 0 too). Eager: AttentionFunction; under torch.compile: the custom op (no graph break)."""
+    argcheck.tensors_only("attention", q=q, k=k, v=v)
     if sm_scale is not None and (isinstance(sm_scale, bool) or not isinstance(sm_scale, numbers.Real)):
         raise TypeError(f"attention: sm_scale must be a real number or None, got {type(sm_scale).__name__}")
     scale = None if sm_scale is None else float(sm_scale)

@@ -361,9 +361,14 @@ def first_order_only(backward: Callable[..., Any]) -> Callable[..., Any]:
 def refuse_forward_ad(name: str, *tensors: object) -> None:
     """Forward-mode differentiation (torch.func.jvp / jacfwd, forward_ad dual tensors) through a torch.library custom
     op gives a ZERO tangent, silently: the op registers no forward rule and torch raises nothing (fuzz round 2,
-    2026-11-23). Refuse it instead, in the custom ops' eager entry points (torch.compile traces them itself)."""
+    2026-11-23). Refuse it instead, in the custom ops' eager entry points (torch.compile traces them itself).
+    An input that is neither a tensor nor None is a TypeError here, before torch's schema check turns it into a
+    RuntimeError about the op's C++ signature."""
     if torch.compiler.is_compiling():
         return
+    for t in tensors:
+        if t is not None and not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name}: expected torch.Tensor inputs, got {type(t).__name__}")
     from torch._C import _functorch
     from torch.autograd import forward_ad
 

@@ -15,7 +15,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import call_plans, policy
+from rocm_triton_doctor.kernels import argcheck, call_plans, policy
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import (refuse_forward_ad,
@@ -225,6 +225,7 @@ def bias_gelu_dropout_residual_autograd(x: torch.Tensor, bias: torch.Tensor, res
     time less a call on an H100 host, issue #16 item 4); under torch.compile: the custom op
     rocm_triton_doctor::bias_gelu_dropout_residual (opaque to the compiler, no graph break). Both run the same Triton
     forward and backward. A seed=None with p > 0 is drawn here, on the host (under torch.compile pass one)."""
+    argcheck.tensors_only("bias_gelu_dropout_residual", x=x, bias=bias, residual=residual)
     s = resolve_seed("bias_gelu_dropout_residual", seed) if p > 0 else 0
     if torch.compiler.is_compiling():
         return _bgdr_op(x, bias, residual, p, s)
@@ -234,6 +235,7 @@ def bias_gelu_dropout_residual_autograd(x: torch.Tensor, bias: torch.Tensor, res
 def bias_gelu_dropout_residual_custom_op(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor, p: float = 0.0,
                                          seed: int | None = None) -> torch.Tensor:
     """residual + dropout(gelu_tanh(x + bias)) with Triton forward and backward, through the custom op."""
+    argcheck.tensors_only("bias_gelu_dropout_residual", x=x, bias=bias, residual=residual)
     refuse_forward_ad("bias_gelu_dropout_residual", x, bias, residual)
     return _bgdr_op(x, bias, residual, p, resolve_seed("bias_gelu_dropout_residual", seed) if p > 0 else 0)
 

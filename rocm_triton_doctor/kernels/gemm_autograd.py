@@ -173,6 +173,7 @@ def gemm_custom_op(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None =
                    p: float = 0.0, seed: int | None = None) -> torch.Tensor:
     """gemm_autograd through the custom op rocm_triton_doctor::gemm: what torch.compile sees (no graph break; the
     fuzz round 3 found the autograd.Function form failing inside dynamo in the CPU interpreter)."""
+    argcheck.tensors_only("gemm", a=a, b=b)
     refuse_forward_ad("gemm", a, b, bias)
     p = check_p(p)
     a2, lead = _fold(a, b)

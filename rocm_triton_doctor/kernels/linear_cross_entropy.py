@@ -354,6 +354,7 @@ def linear_cross_entropy_custom_op(h: torch.Tensor, w: torch.Tensor, targets: to
                                    bias: torch.Tensor | None = None, ignore_index: int = -100,
                                    reduction: str = "mean") -> torch.Tensor:
     """linear_cross_entropy through the custom op (what torch.compile sees; callable eagerly)."""
+    argcheck.tensors_only("linear_cross_entropy", h=h, w=w, targets=targets)
     refuse_forward_ad("linear_cross_entropy", h, w, targets, bias)
     shape = targets.shape if isinstance(targets, torch.Tensor) else None
     h, targets = _token_rows(h, targets)

@@ -111,6 +111,18 @@ def test_scale_of_the_wrong_type_is_a_type_error() -> None:
         attention.attention(q, q.clone(), q.clone(), sm_scale="0.1")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("missing", [0, 1, 2])
+@pytest.mark.parametrize("dims", [3, 4])
+def test_a_missing_input_is_a_clear_type_error(missing: int, dims: int) -> None:
+    """attention(None, k, v) had raised AttributeError from the shape code, and so had the autograd op (session
+    24): a TypeError naming the argument instead."""
+    qkv: list[torch.Tensor | None] = [torch.randn(*(1,) * (dims - 3), 2, 4, 16) for _ in range(3)]
+    qkv[missing] = None
+    for call in (attention.attention, attention.autograd_op):
+        with pytest.raises(TypeError, match=f"attention: {'qkv'[missing]} must be a torch.Tensor, got NoneType"):
+            call(*qkv)
+
+
 def test_output_aliasing_an_input_is_refused() -> None:  # edge case 12: out=k or out=v gave wrong values
     q, k, v = (torch.randn(1, 2, 150, 32) for _ in range(3))
     for alias in (q, k, v):

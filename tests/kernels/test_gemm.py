@@ -798,3 +798,16 @@ def test_activations_with_leading_dims_fold_into_rows() -> None:
     same = [gemm.gemm(a, w.t(), bias, "bias", p=0.5, seed=3) for _ in range(2)]
     torch.testing.assert_close(same[0], same[1])
     torch.testing.assert_close(same[0].reshape(6, 10), gemm.gemm(a.reshape(6, 24), w.t(), bias, "bias", p=0.5, seed=3))
+
+
+@pytest.mark.parametrize("which", ["a", "b"])
+def test_a_missing_operand_is_a_clear_type_error(which: str) -> None:
+    """gemm(None, b) had raised AttributeError ('NoneType' object has no attribute 'dim') from the shape code, in
+    both the plain and the autograd forms (session 24): None is allowed for bias and out only."""
+    from rocm_triton_doctor.kernels import gemm_autograd
+
+    x = torch.randn(4, 8)
+    args = (None, x.t()) if which == "a" else (x, None)
+    for call in (gemm.gemm, gemm_autograd.gemm_autograd, gemm_autograd.gemm_custom_op):
+        with pytest.raises(TypeError, match=f"gemm: {which} must be a torch.Tensor, got NoneType"):
+            call(*args)
