@@ -77,7 +77,7 @@ def add_mul(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, out: torch.Tensor
                              "broadcast") from None
         x, y, z = (t.expand(shape) for t in (x, y, z))
         key = None
-    o = prepare_out(out, tuple(x.shape), x)
+    o = prepare_out(out, tuple(x.shape), x, "add_mul")
     if out is not None:  # a fresh output overlaps nothing
         check_alias("add_mul", o, {"x": x, "y": y, "z": z}, in_place=("x", "y", "z"))
     n = x.numel()

@@ -166,6 +166,15 @@ def check_row_config(name: str, config: dict[str, Any], rows: bool = True) -> di
 
 
 
+def check_choice(name: str, key: str, value: object, choices: tuple[str, ...] | dict[str, Any]) -> str:
+    """A string option (gemm's epilogue, kernel, precision; LCE's reduction): one of `choices`, else a ValueError
+    naming them (an unhashable value had been a bare "unhashable type" TypeError, a non-string torch's op-schema
+    RuntimeError in the custom-op forms)."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name}: {key} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+    return value
+
+
 def check_flag(name: str, key: str, value: object) -> bool:
     """A yes/no argument (attention's causal): True/False or what equals them (numpy.bool_, 0, 1), never any truthy
     object: causal="False" had silently run causal attention (fuzz round 3); SDPA's is_causal refuses it too."""

@@ -144,13 +144,13 @@ def check_dtype(name: str, allowed: tuple[torch.dtype, ...], *tensors: torch.Ten
     return dt
 
 
-def check_p(p: float) -> float:
+def check_p(p: float, name: str = "dropout") -> float:
     if type(p) is float and 0.0 <= p < 1.0:  # the common case, without the numbers.Real ABC check
         return p
     if isinstance(p, bool) or not isinstance(p, numbers.Real):
-        raise TypeError(f"dropout probability must be a number, got {type(p).__name__}")
+        raise TypeError(f"{name}: dropout probability p must be a number, got {type(p).__name__}")
     if not (0.0 <= float(p) < 1.0):
-        raise ValueError(f"dropout probability must be in [0, 1), got {p}")
+        raise ValueError(f"{name}: dropout probability p must be in [0, 1), got {p}")
     return float(p)
 
 
@@ -211,7 +211,8 @@ def dropout_args(p: float) -> tuple[int, float]:
     return t, 1.0 / (1.0 - t / 65536)
 
 
-def prepare_out(out: torch.Tensor | None, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
+def prepare_out(out: torch.Tensor | None, shape: tuple[int, ...], like: torch.Tensor, name: str = "kernel"
+                ) -> torch.Tensor:
     if out is None:
         if like.shape == shape:
             # empty_like costs a third to a half of torch.empty(shape, dtype=, device=) (no device object to parse);
@@ -220,11 +221,12 @@ def prepare_out(out: torch.Tensor | None, shape: tuple[int, ...], like: torch.Te
                 like, memory_format=torch.contiguous_format)
         return torch.empty(shape, dtype=like.dtype, device=like.device)
     if not isinstance(out, torch.Tensor):
-        raise TypeError(f"out must be a torch.Tensor, got {type(out).__name__}")
+        raise TypeError(f"{name}: out must be a torch.Tensor, got {type(out).__name__}")
     if tuple(out.shape) != tuple(shape) or out.dtype != like.dtype or not out.is_contiguous() or out.device != like.device:
-        raise ValueError(f"out must be a contiguous {like.dtype} tensor of shape {shape} on {like.device}")
+        raise ValueError(f"{name}: out must be a contiguous {like.dtype} tensor of shape {shape} on {like.device}")
     if torch.is_grad_enabled() and out.requires_grad:
-        raise ValueError("out requires grad: a plain kernel call records no backward; pass a tensor that does not")
+        raise ValueError(f"{name}: out requires grad: a plain kernel call records no backward; pass a tensor that does "
+                         "not")
     return out
 
 

@@ -56,7 +56,7 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
     layout; bias (H,) of any stride, in x's dtype or fp32; out contiguous in x's dtype. seed=None draws a fresh seed
     per call (a new mask each time, as F.dropout); a given seed gives the same mask for the same logical shape."""
     name = "bias_gelu_dropout_residual"
-    p = check_p(p)
+    p = check_p(p, "bias_gelu_dropout_residual")
     key = call_plans.signature(x, bias, residual) if out is None else None
     if key is not None:
         key = (*key, p > 0.0)
@@ -76,7 +76,7 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
     if bias.dim() != 1 or bias.shape[0] != x.shape[-1]:
         raise ValueError(f"{name}: bias must have shape ({x.shape[-1]},), got {tuple(bias.shape)}")
     seed = resolve_seed(name, seed) if p > 0 or seed is not None else 0
-    o = prepare_out(out, tuple(x.shape), x)
+    o = prepare_out(out, tuple(x.shape), x, "bias_gelu_dropout_residual")
     if out is not None:  # a fresh output overlaps nothing
         check_alias(name, o, {"x": x, "residual": residual, "bias": bias}, in_place=("x", "residual"))
     N = x.shape[-1]
@@ -138,7 +138,7 @@ def bias_gelu_dropout_residual_backward(dy: torch.Tensor, x: torch.Tensor, bias:
     check_device(name, dy, x, bias)
     if dy.shape != x.shape:
         raise ValueError(f"{name}: dy {tuple(dy.shape)} must have x's shape {tuple(x.shape)}")
-    p = check_p(p)
+    p = check_p(p, "bias_gelu_dropout_residual")
     if p > 0.0 and seed is None:
         # A fresh seed here would draw a different mask than the forward's: a silently wrong gradient.
         raise ValueError(f"{name}: seed is required when p > 0 (pass the seed the forward used)")
@@ -226,6 +226,7 @@ def bias_gelu_dropout_residual_autograd(x: torch.Tensor, bias: torch.Tensor, res
     rocm_triton_doctor::bias_gelu_dropout_residual (opaque to the compiler, no graph break). Both run the same Triton
     forward and backward. A seed=None with p > 0 is drawn here, on the host (under torch.compile pass one)."""
     argcheck.tensors_only("bias_gelu_dropout_residual", x=x, bias=bias, residual=residual)
+    p = check_p(p, "bias_gelu_dropout_residual")
     s = resolve_seed("bias_gelu_dropout_residual", seed) if p > 0 else 0
     if torch.compiler.is_compiling():
         return _bgdr_op(x, bias, residual, p, s)
@@ -237,6 +238,7 @@ def bias_gelu_dropout_residual_custom_op(x: torch.Tensor, bias: torch.Tensor, re
     """residual + dropout(gelu_tanh(x + bias)) with Triton forward and backward, through the custom op."""
     argcheck.tensors_only("bias_gelu_dropout_residual", x=x, bias=bias, residual=residual)
     refuse_forward_ad("bias_gelu_dropout_residual", x, bias, residual)
+    p = check_p(p, "bias_gelu_dropout_residual")
     return _bgdr_op(x, bias, residual, p, resolve_seed("bias_gelu_dropout_residual", seed) if p > 0 else 0)
 
 

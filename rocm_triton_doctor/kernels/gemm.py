@@ -54,12 +54,11 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     (the policy's choice), "pointer" (gemm_kernel, split-K when the policy says so),
     "tma" (gemm_tma_kernel; 16-bit, Triton with tensor descriptors, TMA-compatible layouts only) or "gemv"
     (gemv_kernel: fp32 multiply-adds, rows in chunks of up to 8; "auto" takes it for a few rows)."""
-    if epilogue not in EPILOGUES:
-        raise ValueError(f"gemm: epilogue must be one of {', '.join(EPILOGUES)}, got {epilogue!r}")
-    if kernel not in KERNELS:
-        raise ValueError(f"gemm: kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
-    if precision not in PRECISIONS:
-        raise ValueError(f"gemm: precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    argcheck.check_choice("gemm", "epilogue", epilogue, EPILOGUES)
+    argcheck.check_choice("gemm", "kernel", kernel, KERNELS)
+    argcheck.check_choice("gemm", "precision", precision, PRECISIONS)
+    if config is not None and not isinstance(config, dict):
+        raise TypeError(f"gemm: config must be a dict of launch settings or None, got {type(config).__name__}")
     argcheck.check_tensors("gemm", a=a, b=b, bias=bias, out=out)
     if (lead := activation_lead(a, b)) is not None:
         # a of shape (..., K), as F.linear and a @ b take activations: its leading dimensions as rows, the output
@@ -95,7 +94,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
         if tuple(bias.shape) != (N,) or bias.dtype not in (dtype, torch.float32):
             raise ValueError(f"gemm: bias must have shape ({N},) and dtype {dtype} or float32")
         epilogue = "bias"
-    p = check_p(p)
+    p = check_p(p, "gemm")
     seed_v = argcheck.dropout_seed("gemm", seed, p)
     if out is None:
         c = torch.empty((M, N), dtype=dtype, device=dev)

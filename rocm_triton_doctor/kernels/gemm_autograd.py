@@ -82,7 +82,7 @@ class GemmFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, epilogue: str, p: float,
                 seed: int | None) -> torch.Tensor:
-        p = check_p(p)
+        p = check_p(p, "gemm")
         seed_v = resolve_seed("gemm", seed) if p > 0.0 else 0
         y = gemm.gemm(a, b, bias, epilogue, p, seed_v)
         act = gemm.EPILOGUES.get(epilogue, 0)  # gemm() validated it
@@ -174,8 +174,9 @@ def gemm_custom_op(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None =
     """gemm_autograd through the custom op rocm_triton_doctor::gemm: what torch.compile sees (no graph break; the
     fuzz round 3 found the autograd.Function form failing inside dynamo in the CPU interpreter)."""
     argcheck.tensors_only("gemm", a=a, b=b)
+    argcheck.check_choice("gemm", "epilogue", epilogue, gemm.EPILOGUES)
     refuse_forward_ad("gemm", a, b, bias)
-    p = check_p(p)
+    p = check_p(p, "gemm")
     a2, lead = _fold(a, b)
     y = _gemm_op(a2, b, bias, epilogue, p, resolve_seed("gemm", seed) if p > 0.0 else 0)
     return y if lead is None else y.view(*lead, y.shape[-1])  # type: ignore[no-any-return]
@@ -189,7 +190,7 @@ def gemm_autograd(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = 
     torch.compile: the custom op (no graph break). Both run the same Triton forward and backward."""
     a2, lead = _fold(a, b)
     if torch.compiler.is_compiling():
-        p = check_p(p)
+        p = check_p(p, "gemm")
         y = _gemm_op(a2, b, bias, epilogue, p, resolve_seed("gemm", seed) if p > 0.0 else 0)
     else:
         y = GemmFunction.apply(a2, b, bias, epilogue, p, seed)

@@ -287,7 +287,7 @@ def layernorm_custom_op(x: torch.Tensor, weight: torch.Tensor | None, bias: torc
     x, _, (weight, bias), shape = trailing("layernorm", x, None, weight, bias)
     weight, bias = param_or(x, weight, 1.0), param_or(x, bias, 0.0)
     refuse_forward_ad("layernorm", x, weight, bias)
-    y = _layernorm_op(x, weight, bias, eps)[0]
+    y = _layernorm_op(x, weight, bias, check_eps("layernorm", eps))[0]
     return y if shape is None else y.view(shape)
 
 

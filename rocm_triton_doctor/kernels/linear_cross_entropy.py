@@ -47,6 +47,7 @@ from rocm_triton_doctor.kernels.base import (refuse_forward_ad,
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 OP_NAME = "rocm_triton_doctor::linear_cross_entropy"
+REDUCTIONS = ("mean", "sum", "none")
 
 
 @triton.jit
@@ -87,13 +88,16 @@ def ce_rows_kernel(z_ptr, stride_z, y_ptr, loss_ptr, nvalid_ptr, V, ignore_index
             tl.store(base + c, g.to(z_ptr.dtype.element_ty), mask=c < V)
 
 
+def _check_options(name: str, reduction: object, ignore_index: object) -> None:
+    if isinstance(ignore_index, bool) or not isinstance(ignore_index, int) or not -(2**63) <= ignore_index < 2**63:
+        raise TypeError(f"{name}: ignore_index must be a Python int in the int64 range, got {ignore_index!r}")
+    argcheck.check_choice(name, "reduction", reduction, REDUCTIONS)
+
+
 def _validate(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, targets: torch.Tensor,
               reduction: str, ignore_index: Any = -100) -> None:
     name = "linear_cross_entropy"
-    if isinstance(ignore_index, bool) or not isinstance(ignore_index, int) or not -(2**63) <= ignore_index < 2**63:
-        raise TypeError(f"{name}: ignore_index must be a Python int in the int64 range, got {ignore_index!r}")
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    _check_options(name, reduction, ignore_index)
     floats = (h, w) if bias is None else (h, w, bias)
     check_device(name, *floats, targets)
     check_dtype(name, DTYPES, *floats)
@@ -355,6 +359,7 @@ def linear_cross_entropy_custom_op(h: torch.Tensor, w: torch.Tensor, targets: to
                                    reduction: str = "mean") -> torch.Tensor:
     """linear_cross_entropy through the custom op (what torch.compile sees; callable eagerly)."""
     argcheck.tensors_only("linear_cross_entropy", h=h, w=w, targets=targets)
+    _check_options("linear_cross_entropy", reduction, ignore_index)
     refuse_forward_ad("linear_cross_entropy", h, w, targets, bias)
     shape = targets.shape if isinstance(targets, torch.Tensor) else None
     h, targets = _token_rows(h, targets)

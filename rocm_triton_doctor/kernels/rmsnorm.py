@@ -258,7 +258,7 @@ def rmsnorm_custom_op(x: torch.Tensor, weight: torch.Tensor | None, eps: float =
     x, _, (weight,), shape = trailing("rmsnorm", x, None, weight)
     weight = param_or(x, weight, 1.0)
     refuse_forward_ad("rmsnorm", x, weight)
-    y = _rmsnorm_op(x, weight, eps)[0]
+    y = _rmsnorm_op(x, weight, check_eps("rmsnorm", eps))[0]
     return y if shape is None else y.view(shape)
 
 

@@ -139,7 +139,7 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
     if out is None:
         o = prepare_out(None, shape, x)
     else:
-        o = prepare_out(out, tuple(shape), x)
+        o = prepare_out(out, tuple(shape), x, name)
         check_alias(name, o, {"x": x, **params}, in_place=("x",))
     if x.is_contiguous():
         M = x.numel() // N if N else math.prod(shape[:-1])

@@ -63,7 +63,7 @@ def swiglu(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) ->
     check_dtype("swiglu", DTYPES, a, b)
     if a.shape != b.shape:
         raise ValueError(f"swiglu: shapes differ: {tuple(a.shape)} and {tuple(b.shape)}")
-    o = prepare_out(out, tuple(a.shape), a)
+    o = prepare_out(out, tuple(a.shape), a, "swiglu")
     if out is not None:  # a fresh output overlaps nothing
         check_alias("swiglu", o, {"a": a, "b": b}, in_place=("a", "b"))
     n = a.numel()

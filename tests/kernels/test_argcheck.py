@@ -55,3 +55,43 @@ def test_a_non_tensor_argument_is_a_clear_error(entry: tuple[str, Any, list[torc
             args[i] = junk
             with pytest.raises((TypeError, ValueError), match=name):
                 call(*args)
+
+
+# (name, callable, its tensors, the keyword options to spoil)
+OPTIONS: list[tuple[str, Any, tuple[torch.Tensor, ...], tuple[str, ...]]] = [
+    ("rmsnorm", rmsnorm.rmsnorm, (X, W), ("eps", "out", "config")), ("rmsnorm", rmsnorm.autograd_op, (X, W), ("eps",)),
+    ("rmsnorm", rmsnorm.custom_op_form, (X, W), ("eps",)),
+    ("layernorm", layernorm.layernorm, (X, W, W), ("eps", "out", "config")),
+    ("layernorm", layernorm.autograd_op, (X, W, W), ("eps",)),
+    ("layernorm", layernorm.custom_op_form, (X, W, W), ("eps",)),
+    ("softmax", softmax.softmax, (X,), ("dim", "out", "config")), ("softmax", softmax.autograd_op, (X,), ("dim",)),
+    ("softmax", softmax.custom_op_form, (X,), ("dim",)),
+    ("add_mul", add_mul.add_mul, (X, X, X), ("out", "block")), ("swiglu", swiglu.swiglu, (X, X), ("out",)),
+    ("bias_gelu_dropout_residual", BG.bias_gelu_dropout_residual, (X, W, X), ("p", "seed", "out")),
+    ("bias_gelu_dropout_residual", BG.autograd_op, (X, W, X), ("p", "seed")),
+    ("bias_gelu_dropout_residual", BG.custom_op_form, (X, W, X), ("p", "seed")),
+    ("gemm", gemm.gemm, (X, X.t()), ("bias", "epilogue", "p", "seed", "out", "precision", "config", "kernel")),
+    ("gemm", gemm_autograd.gemm_autograd, (X, X.t()), ("bias", "epilogue", "p", "seed")),
+    ("gemm", gemm_autograd.gemm_custom_op, (X, X.t()), ("bias", "epilogue", "p", "seed")),
+    ("attention", attention.attention, (Q, Q, Q), ("causal", "sm_scale", "out", "config", "kernel", "lse")),
+    ("attention", attention.autograd_op, (Q, Q, Q), ("causal", "sm_scale")),
+    ("linear_cross_entropy", LCE.linear_cross_entropy, (X, V, Y), ("bias", "ignore_index", "reduction")),
+    ("linear_cross_entropy", LCE.linear_cross_entropy_custom_op, (X, V, Y), ("bias", "ignore_index", "reduction")),
+]
+BAD_VALUES = ["x", None, 1.5, -1, [1], float("nan"), 10**30, True]
+
+
+@pytest.mark.parametrize("entry", OPTIONS, ids=lambda e: f"{e[0]}-{e[1].__name__}")
+def test_a_spoiled_option_is_refused_clearly_or_taken(entry: tuple[str, Any, tuple[torch.Tensor, ...], tuple[str, ...]]
+                                                      ) -> None:
+    """Each keyword option given a value of the wrong type or range: the call either accepts it (seed=-1, a None
+    default) or raises TypeError/ValueError naming the kernel. A non-dict gemm config had raised AttributeError, and
+    the custom-op forms' options (gemm's epilogue, LCE's reduction and ignore_index, RMSNorm's and LayerNorm's eps)
+    torch's op-schema RuntimeError (session 24)."""
+    name, call, tensors, options = entry
+    for key in options:
+        for value in BAD_VALUES:
+            try:
+                call(*tensors, **{key: value})
+            except (TypeError, ValueError) as exc:
+                assert name in str(exc), (key, value, exc)
