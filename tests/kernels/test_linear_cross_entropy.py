@@ -432,3 +432,54 @@ def test_reduction_none_keeps_the_targets_shape(form: str) -> None:
     assert h3.grad is not None and h3.grad.shape == (3, 4, 16)
     assert float(h3.grad[0].abs().max()) == 0.0 and float(h3.grad[2].abs().max()) == 0.0
     assert float(h3.grad[1].abs().max()) > 0.0
+
+
+# --- property test: any shape, dtype, reduction, ignore pattern, bias and chunking (issue #16 item 1) --------------
+
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=(Phase.explicit, Phase.reuse, Phase.generate))  # no shrinking: interpreter launches are slow
+@given(st.data())
+def test_property_loss_and_gradients_match_fp64_for_any_input(data: st.DataObject) -> None:
+    """Random N (0-40), H, V, dtype, reduction (with random per-row loss gradients for "none"), ignored rows (some
+    batches all ignored), an optional bias, chunk sizes from 1 row to one chunk and int32 or int64 targets: the loss
+    and ∂h, ∂W, ∂b against fp64 torch autograd."""
+    draw = data.draw
+    N, H, V = draw(st.integers(0, 40)), draw(st.integers(1, 24)), draw(st.integers(1, 120))
+    dtype = draw(st.sampled_from([torch.float32, torch.float16, torch.bfloat16]))
+    reduction = draw(st.sampled_from(["mean", "sum", "none"]))
+    g = torch.Generator().manual_seed(draw(st.integers(0, 2**16)))
+    h = torch.randn(N, H, generator=g).to(dtype)
+    w = (torch.randn(V, H, generator=g) * H ** -0.5 * 2).to(dtype)
+    b = (torch.randn(V, generator=g) * 0.3).to(dtype) if draw(st.booleans()) else None
+    y = torch.randint(0, V, (N,), generator=g)
+    ignored = draw(st.integers(0, N))
+    y[torch.randperm(N, generator=g)[:ignored]] = -100
+    y = y.to(draw(st.sampled_from([torch.int64, torch.int32])))
+    chunk = draw(st.sampled_from([None, 1, 3, 7, max(N, 1)]))
+    rg = torch.randn(N, generator=g) if reduction == "none" else None
+    loss, gh, gw, gb = lce.forward_and_grads(h, w, b, y, reduction=reduction, chunk=chunk, row_grad=rg)
+    hd, wd = h.double().requires_grad_(), w.double().requires_grad_()
+    bd = b.double().requires_grad_() if b is not None else None
+    ref = torch.nn.functional.cross_entropy(torch.nn.functional.linear(hd, wd, bd), y.long(), reduction=reduction)
+    if reduction == "mean" and ignored == N:  # 0/0: NaN as torch's, every gradient 0
+        assert N == 0 or math.isnan(float(loss))
+        assert float(gw.abs().max()) == 0.0  # type: ignore[union-attr]
+        return
+    (ref * rg.double() if rg is not None else ref).sum().backward()
+
+    def amax(t: torch.Tensor) -> float:
+        return float(t.abs().max()) if t.numel() else 0.0
+
+    scale = max(1.0, amax(ref.detach()))
+    assert loss.shape == ref.shape and amax(loss.double() - ref.detach()) <= RTOL[dtype] * scale
+    top = max(amax(t.grad) for t in (hd, wd, bd) if t is not None and t.grad is not None) or 1.0
+    for got, want in ((gh, hd.grad), (gw, wd.grad), (gb, bd.grad if bd is not None else None)):
+        if want is None:
+            assert got is None
+            continue
+        assert got is not None and got.dtype == dtype and got.shape == want.shape
+        assert amax(got.double() - want) <= RTOL[dtype] * top
