@@ -31,7 +31,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
-from rocm_triton_doctor.kernels.base import KernelSpec, cdiv, check_device, target_of
+from rocm_triton_doctor.kernels.base import KernelSpec, cdiv, check_block, check_device, target_of
 from rocm_triton_doctor.kernels.launch import launch
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
@@ -110,16 +110,29 @@ def adamw_kernel(table, gtable, chunk_tensor, chunk_start, numel, p_like, s_like
                          bc2_sqrt, True)
 
 
-def check_hyper(lr: float, betas: tuple[float, float], eps: float, weight_decay: float) -> None:
-    """torch.optim.AdamW's argument checks (the same ranges), for finite floats."""
-    for name, v in (("lr", lr), ("eps", eps), ("weight_decay", weight_decay), ("beta1", betas[0]),
-                    ("beta2", betas[1])):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+def _finite(v: float) -> bool:
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:  # an int beyond float's range
+        return False
+
+
+def check_hyper(lr: float, betas: Any, eps: float, weight_decay: float) -> tuple[float, float, float, float, float]:
+    """torch.optim.AdamW's argument checks (the same ranges), for finite floats: (lr, beta1, beta2, eps,
+    weight_decay) as floats (an int too large for fp32 had reached the kernel and failed in Triton's specialisation)."""
+    if isinstance(betas, (str, bytes)) or not hasattr(betas, "__len__") or len(betas) != 2:
+        raise ValueError(f"adamw: betas must be two numbers (beta1, beta2), got {betas!r}")
+    out = []
+    for name, v in (("lr", lr), ("beta1", betas[0]), ("beta2", betas[1]), ("eps", eps),
+                    ("weight_decay", weight_decay)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v):
             raise ValueError(f"adamw: {name} must be a finite number, got {v!r}")
+        out.append(float(v))
     if lr < 0 or eps < 0 or weight_decay < 0:
         raise ValueError(f"adamw: lr, eps and weight_decay must be >= 0, got {lr}, {eps}, {weight_decay}")
     if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
         raise ValueError(f"adamw: betas must lie in [0, 1), got {tuple(betas)}")
+    return out[0], out[1], out[2], out[3], out[4]
 
 
 _CHUNKS: dict[tuple[Any, ...], tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
@@ -153,12 +166,15 @@ def adamw_(params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], exp_av
     """One AdamW step (step number `step` ≥ 1, after its increment) on lists of dense, contiguous tensors of one
     parameter dtype and one state dtype on one device, in one launch. In place, or into `outs` = (params', exp_avgs',
     exp_avg_sqs') when given (each the shape of its input; nothing else is written)."""
-    check_hyper(lr, (beta1, beta2), eps, weight_decay)
+    lr, beta1, beta2, eps, weight_decay = check_hyper(lr, (beta1, beta2), eps, weight_decay)
+    block = check_block("adamw", block)
     if isinstance(step, bool) or not isinstance(step, int) or step < 1:
         raise ValueError(f"adamw: step must be an int >= 1 (the step being taken), got {step!r}")
-    lists = [list(params), list(grads), list(exp_avgs), list(exp_avg_sqs)]
-    if outs is not None:
-        lists += [list(o) for o in outs]
+    given = [params, grads, exp_avgs, exp_avg_sqs, *(() if outs is None else _sequence("outs", outs))]
+    if outs is not None and len(given) != 7:
+        raise ValueError(f"adamw: outs must be three lists (params', exp_avgs', exp_avg_sqs'), got {len(given) - 4}")
+    lists = [_sequence(n, x) for n, x in zip(("params", "grads", "exp_avgs", "exp_avg_sqs", "outs", "outs", "outs"),
+                                             given)]
     if not lists[0] or any(len(x) != len(lists[0]) for x in lists):
         raise ValueError("adamw: params, grads, exp_avgs and exp_avg_sqs (and outs) must be non-empty lists of one length")
     flat = [t for x in lists for t in x]
@@ -191,6 +207,13 @@ def adamw_(params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], exp_av
     tables = _Tables([lists[0], *lists[2:]], block)
     tables.set_grads(lists[1])
     tables.launch(step, lr, beta1, beta2, eps, weight_decay)
+
+
+def _sequence(name: str, x: Any) -> list[Any]:
+    """A list or tuple of tensors as a list (a tensor, a string or None is not one: a TypeError naming adamw)."""
+    if not isinstance(x, (list, tuple)):
+        raise TypeError(f"adamw: {name} must be a list or tuple of tensors, got {type(x).__name__}")
+    return list(x)
 
 
 def _refuse_capture() -> None:
@@ -270,7 +293,7 @@ class AdamW(torch.optim.Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2) -> None:
-        check_hyper(lr, tuple(betas), eps, weight_decay)  # type: ignore[arg-type]
+        check_hyper(lr, betas, eps, weight_decay)
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
         self._plans: dict[int, tuple[tuple[int, ...], _Tables, int]] = {}  # group index -> (param ids, tables, step)
 

@@ -95,3 +95,34 @@ def test_a_spoiled_option_is_refused_clearly_or_taken(entry: tuple[str, Any, tup
                 call(*tensors, **{key: value})
             except (TypeError, ValueError) as exc:
                 assert name in str(exc), (key, value, exc)
+
+
+def test_adamw_refuses_spoiled_arguments_by_name() -> None:
+    """adamw_ and AdamW: bad lists and hyperparameters are TypeError/ValueError naming adamw. An int eps too large for
+    a float had reached the kernel (Triton's OverflowError), a block of 10**30 the interpreter (arange out of int32),
+    and AdamW(betas='x') raised IndexError (session 24)."""
+    from rocm_triton_doctor.kernels import adamw
+
+    def lists() -> list[list[torch.Tensor]]:
+        p = [torch.randn(10), torch.randn(3, 4)]
+        return [p, [torch.randn_like(t) for t in p], [torch.zeros_like(t) for t in p], [torch.zeros_like(t) for t in p]]
+
+    for i in range(4):
+        for junk in (None, "x", 3.0, [None], ["x"], [torch.randn(2)], (), [torch.randn(10).int(), torch.randn(3, 4)]):
+            cols: list[Any] = lists()
+            cols[i] = junk
+            with pytest.raises((TypeError, ValueError), match="adamw"):
+                adamw.adamw_(*cols, step=1, lr=1e-3)
+    for key in ("step", "lr", "beta1", "beta2", "eps", "weight_decay", "outs", "block"):
+        for value in BAD_VALUES:
+            try:
+                adamw.adamw_(*lists(), **{"step": 1, "lr": 1e-3, key: value})
+            except (TypeError, ValueError) as exc:
+                assert "adamw" in str(exc), (key, value, exc)
+    q = lists()
+    for outs in ([q[0], q[2]], [q[0], q[2], q[3], q[3]], "x"):  # four out lists had dropped the fourth silently
+        with pytest.raises((TypeError, ValueError), match="adamw: outs"):
+            adamw.adamw_(*lists(), step=1, lr=1e-3, outs=outs)
+    for kw in ({"betas": "x"}, {"betas": 0.9}, {"betas": (1.5, 0.9)}, {"lr": "x"}, {"eps": 10**400}, {"lr": -1.0}):
+        with pytest.raises(ValueError, match="adamw"):
+            adamw.AdamW([torch.randn(3, requires_grad=True)], **kw)
