@@ -1,7 +1,7 @@
 """Launch policy for the fused linear + cross-entropy (linear_cross_entropy.py): how many rows a chunk takes, the
 cross-entropy kernel's block, and whether a chunk's ∂W is added into the fp32 accumulator inside the GEMM (cuBLAS's
-beta = 1) or through a separate product and sum. Split from linear_cross_entropy.py to keep one topic per file;
-that module re-exports every name here."""
+beta = 1) or through a separate product and sum. Split from linear_cross_entropy.py to keep one topic per file
+(it re-exports chunk_rows, ce_config and the chunk constants)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def chunk_rows(N: int, V: int, H: int, elem_size: int) -> int:
     to ONE_CHUNK_BYTES are one chunk (tiny-llama: 2 MiB; there the step is launch-bound and a chunk costs four
     launches). Medium preset (N 8192, H 2048, V 32000, bf16): 4096 rows, 2 chunks of 262 MB of logits instead of
     524 MB (plus torch's 1 GB fp32 copy).
-    The fill bound, H200, ms per step (graph replay; `benchmarks/lce_probe.py`, docs/measurements/2026-11-28-h200-
+    The fill bound, H200, ms per step (event-timed; `benchmarks/lce_probe.py`, docs/measurements/2026-11-28-h200-
     s24-lce.json), 4·H/e rows -> larger chunks -> one chunk, eager in brackets: fp32 N3787 H1024 V12981 (1024-row
     chunks) 7.16 -> 6.79 (2048) -> 6.43 (6.71); fp32 N2500 H768 V50257 (1024) 12.54 -> 12.13 (12.67); bf16 N3000
     H1024 V50257 (2048) 8.39 -> 8.23 (8.46); fp32 N8192 H2048 V32000 (2048) 64.5 -> 63.4 (4096) -> 62.6 (64.0).
