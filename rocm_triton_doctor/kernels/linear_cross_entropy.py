@@ -125,9 +125,13 @@ def forward_and_grads(h: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | Non
     _validate(h, w, bias, targets, reduction, ignore_index)
     if chunk is not None and chunk < 1:
         raise ValueError(f"linear_cross_entropy: chunk must be >= 1 rows, got {chunk}")
-    if row_grad is not None and (reduction != "none" or row_grad.shape != (h.shape[0],)):
-        raise ValueError(f"linear_cross_entropy: row_grad is reduction='none''s gradient of each row's loss, shape "
-                         f"({h.shape[0]},); got {tuple(row_grad.shape)} with reduction={reduction!r}")
+    if row_grad is not None:
+        argcheck.tensors_only("linear_cross_entropy", row_grad=row_grad)
+        if (reduction != "none" or row_grad.shape != (h.shape[0],) or row_grad.device != h.device
+                or not row_grad.is_floating_point()):
+            raise ValueError(f"linear_cross_entropy: row_grad (each row's loss gradient; reduction='none' only) must "
+                             f"be a floating ({h.shape[0]},) tensor on {h.device}; got {row_grad.dtype} "
+                             f"{tuple(row_grad.shape)} on {row_grad.device} with reduction={reduction!r}")
     cfg = config or ce_config(target_of(h), w.shape[0])
     with torch.autocast(h.device.type, enabled=False):
         return _forward_and_grads(h, w, bias, targets, ignore_index, reduction, need_h, need_w, need_b, chunk, cfg,

@@ -196,6 +196,10 @@ def test_input_validation(bad: object, err: type[Exception], match: str) -> None
         lce.forward_and_grads(h, w, None, y, row_grad=torch.ones(6))  # only reduction="none" has row gradients
     with pytest.raises(ValueError, match="row_grad"):
         lce.forward_and_grads(h, w, None, y, reduction="none", row_grad=torch.ones(5))
+    with pytest.raises(ValueError, match="row_grad"):
+        lce.forward_and_grads(h, w, None, y, reduction="none", row_grad=torch.ones(6, dtype=torch.int64))
+    with pytest.raises(TypeError, match="row_grad"):
+        lce.forward_and_grads(h, w, None, y, reduction="none", row_grad=[1.0] * 6)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="bias must have shape"):
         lce.forward_and_grads(h, w, torch.zeros(3), y)
     with pytest.raises(ValueError, match="chunk"):
