@@ -12,23 +12,37 @@ import torch
 INT32_LIMIT = 2**31
 
 
-def check_tensors(name: str, *, optional: tuple[str, ...] = ("bias", "out"), **tensors: torch.Tensor | None) -> None:
+def check_tensors(name: str, *, optional: tuple[str, ...] = ("bias", "out"), **tensors: torch.Tensor | None
+                  ) -> torch.device:
     """Every named argument is a tensor (or None where its name is in `optional`), holds data (not `meta`), and
     carries no autograd history to lose: these plain calls record no backward (the modules' autograd_op do), so an
     input that requires grad under grad mode would come back detached and training would silently stop its gradients
-    (kernel-edge-cases.md #9)."""
+    (kernel-edge-cases.md #9). All on one device, which is returned (CPU only under the interpreter): what
+    base.check_device checks, in the same pass (gemm and attention had run both, ~1 µs of host time a call)."""
     grad = torch.is_grad_enabled()
+    dev = None
     for arg, t in tensors.items():
         if t is None and arg in optional:
             continue
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name}: {arg} must be a torch.Tensor, got {type(t).__name__}")
-        if t.device.type == "meta":
+        if t.is_meta:
             raise ValueError(f"{name}: {arg} is on the meta device (no data to compute with)")
         if grad and t.requires_grad:
             raise ValueError(f"{name}: {arg} requires grad, but this call records no backward (the output would come "
                              f"back detached): for gradients use the kernel module's autograd_op where it has one, "
                              f"or call it under torch.no_grad(), or pass {arg}.detach()")
+        if dev is None:
+            dev = t.device
+        elif t.device != dev:
+            raise ValueError(f"{name}: all tensors must be on one device, got {t.device} and {dev}")
+    assert dev is not None, "check_tensors needs at least one tensor that is not optional"
+    if dev.type == "cpu":
+        from rocm_triton_doctor.kernels.policy import interpreter_active
+
+        if not interpreter_active():
+            raise ValueError(f"{name}: CPU tensors need TRITON_INTERPRET=1 (use a GPU tensor or the interpreter)")
+    return dev
 
 
 def tensors_only(name: str, **tensors: Any) -> None:

@@ -20,7 +20,7 @@ from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels import argcheck, policy, tunecache
 from rocm_triton_doctor.kernels.attention_blocks import _attn_block, _attn_block_cols, _bhs, _key_ranges, _signed
 from rocm_triton_doctor.kernels.policy_attention import column_blocks
-from rocm_triton_doctor.kernels.base import cdiv, check_device, device_cus, tma_layout_ok, upcast_dots
+from rocm_triton_doctor.kernels.base import cdiv, device_cus, tma_layout_ok, upcast_dots
 from rocm_triton_doctor.kernels.attention_parts import (  # noqa: F401 - re-exported (backward, split, tests)
     LOG2E, MAX_SCALE, _check_lse, fp32_dots, heads4, kernel_scale, row_strides, sdpa_lead, underflow_to_zero,
     visible_pairs)
@@ -127,8 +127,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     if kernel not in KERNELS:
         raise ValueError(f"attention: kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     causal = argcheck.check_flag("attention", "causal", causal)
-    argcheck.check_tensors("attention", q=q, k=k, v=v, out=out)
-    dev = check_device("attention", *[t for t in (q, k, v, out) if t is not None])
+    dev = argcheck.check_tensors("attention", q=q, k=k, v=v, out=out)
     dtype = q.dtype
     if k.dtype != dtype or v.dtype != dtype:
         raise TypeError(f"attention: mixed dtypes {q.dtype}, {k.dtype}, {v.dtype}")

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from rocm_triton_doctor.kernels import argcheck, policy, tunecache
-from rocm_triton_doctor.kernels.base import (KernelSpec, cdiv, check_device, check_p, dropout_args, tma_layout_ok,
+from rocm_triton_doctor.kernels.base import (KernelSpec, cdiv, check_p, dropout_args, tma_layout_ok,
                                              upcast_dots)
 from rocm_triton_doctor.kernels.gemm_kernels import gemm_tma_kernel, gemv_kernel
 from rocm_triton_doctor.kernels.aligned_copy import aligned_copy, aligned_like, misaligned, split_stride
@@ -59,7 +59,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     argcheck.check_choice("gemm", "precision", precision, PRECISIONS)
     if config is not None and not isinstance(config, dict):
         raise TypeError(f"gemm: config must be a dict of launch settings or None, got {type(config).__name__}")
-    argcheck.check_tensors("gemm", a=a, b=b, bias=bias, out=out)
+    dev = argcheck.check_tensors("gemm", a=a, b=b, bias=bias, out=out)
     if (lead := activation_lead(a, b)) is not None:
         # a of shape (..., K), as F.linear and a @ b take activations: its leading dimensions as rows, the output
         # (..., N) (a view of the (rows, N) product).
@@ -74,7 +74,6 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
         raise ValueError(f"gemm: b must be 2-D and a at least 1-D, got {tuple(a.shape)} and {tuple(b.shape)}")
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"gemm: inner dimensions differ: a is {tuple(a.shape)}, b is {tuple(b.shape)}")
-    dev = check_device("gemm", *[t for t in (a, b, bias, out) if t is not None])
     dtype = a.dtype
     if b.dtype != dtype:
         raise TypeError(f"gemm: mixed dtypes {b.dtype} and {dtype} for a and b")
