@@ -153,6 +153,13 @@ def check_int(name: str, key: str, value: object, lo: int, hi: int) -> int:
     return value
 
 
+def check_config_dict(name: str, config: object) -> None:
+    """A `config=` override is a dict (or None): checked before anything reads a key from it (a float had raised
+    AttributeError in gemm and "not iterable" in attention)."""
+    if config is not None and not isinstance(config, dict):
+        raise TypeError(f"{name}: config must be a dict, got {type(config).__name__}")
+
+
 ROW_CONFIG_KEYS = ("BLOCK", "ROWS", "num_warps", "num_stages", "SPLIT")
 
 
@@ -161,8 +168,7 @@ def check_row_config(name: str, config: dict[str, Any], rows: bool = True) -> di
     to 32, SPLIT (programs per looped row, rows_split.py; softmax and RMSNorm) an int, no unknown keys; a copy, never
     the caller's dict. rows=False: the backward's, whose programs take one row
     at a time (ROWS and SPLIT are ignored there)."""
-    if not isinstance(config, dict):
-        raise TypeError(f"{name}: config must be a dict, got {type(config).__name__}")
+    check_config_dict(name, config)
     unknown = set(config) - set(ROW_CONFIG_KEYS)
     if unknown:
         raise ValueError(f"{name}: unknown config keys {sorted(unknown)} (use {', '.join(ROW_CONFIG_KEYS)})")

@@ -164,8 +164,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         if lse is not None:
             lse.fill_(float("inf"))
         return o.zero_()  # softmax over no keys: SDPA returns zeros
-    if config is not None and not isinstance(config, dict):
-        raise TypeError(f"attention: config must be a dict of launch settings or None, got {type(config).__name__}")
+    argcheck.check_config_dict("attention", config)
     if config is None:
         # The pointer kernel's launch for this call signature, worked out once (issue #16 item 4; gemm does the same):
         # shapes, strides, dtype, 16-byte alignment, options and the tune-cache state fix every decision below.

@@ -57,8 +57,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epi
     argcheck.check_choice("gemm", "epilogue", epilogue, EPILOGUES)
     argcheck.check_choice("gemm", "kernel", kernel, KERNELS)
     argcheck.check_choice("gemm", "precision", precision, PRECISIONS)
-    if config is not None and not isinstance(config, dict):
-        raise TypeError(f"gemm: config must be a dict of launch settings or None, got {type(config).__name__}")
+    argcheck.check_config_dict("gemm", config)
     dev = argcheck.check_tensors("gemm", a=a, b=b, bias=bias, out=out)
     if (lead := activation_lead(a, b)) is not None:
         # a of shape (..., K), as F.linear and a @ b take activations: its leading dimensions as rows, the output

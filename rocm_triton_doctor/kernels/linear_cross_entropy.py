@@ -324,9 +324,9 @@ def _lce_backward(ctx: Any, grad_loss: torch.Tensor, *_unused: Any) -> tuple[tor
     if ctx.none is not None:
         h, w, bias, targets = ctx.saved_tensors
         gh, gw, gb = _lce_grads_op(h, w, bias, targets, grad_loss, ctx.none, need_h, need_w, need_b)
-    else:
-        gh, gw, gb = ctx.saved_tensors
-        gh, gw, gb = _scaled(gh, grad_loss), _scaled(gw, grad_loss), _scaled(gb, grad_loss)
+    else:  # only the asked-for gradients are scaled (the others are empty stand-ins)
+        gh, gw, gb = (_scaled(g, grad_loss) if need else None
+                      for g, need in zip(ctx.saved_tensors, (need_h, need_w, need_b)))
     return (gh if need_h else None, gw if need_w else None, gb if need_b else None, None, None, None, None, None,
             None)
 
@@ -334,13 +334,18 @@ def _lce_backward(ctx: Any, grad_loss: torch.Tensor, *_unused: Any) -> tuple[tor
 _lce_op.register_autograd(_lce_backward, setup_context=_lce_setup)
 
 
-def _token_rows(h: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _token_rows(h: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, tuple[int, ...] | None]:
     """A model's (B, S, H) hidden states and (B, S) targets as (B·S, H) rows and (B·S,) targets (a view of h, so
-    autograd flows through it); 2-D hidden states, and shapes that do not pair up (refused by the checks), as given."""
-    if (isinstance(h, torch.Tensor) and isinstance(targets, torch.Tensor) and h.dim() > 2
-            and tuple(targets.shape) == tuple(h.shape[:-1])):
-        return argcheck.fold_rows("linear_cross_entropy", "hidden", h), targets.reshape(-1)
-    return h, targets
+    autograd flows through it), and the targets' shape (reduction "none" returns the losses in it); 2-D hidden
+    states, and shapes that do not pair up (refused by the checks), as given."""
+    shape = tuple(targets.shape) if isinstance(targets, torch.Tensor) else None
+    if isinstance(h, torch.Tensor) and h.dim() > 2 and shape == tuple(h.shape[:-1]):
+        return argcheck.fold_rows("linear_cross_entropy", "hidden", h), targets.reshape(-1), shape
+    return h, targets, shape
+
+
+def _shaped(loss: torch.Tensor, reduction: str, shape: tuple[int, ...] | None) -> torch.Tensor:
+    return loss.view(shape) if reduction == "none" and shape is not None else loss
 
 
 def linear_cross_entropy(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor, bias: torch.Tensor | None = None,
@@ -352,10 +357,9 @@ def linear_cross_entropy(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor
     graph break). reduction="none" returns the losses in the targets' shape (fp32)."""
     if torch.compiler.is_compiling():
         return linear_cross_entropy_custom_op(h, w, targets, bias, ignore_index, reduction)
-    shape = targets.shape if isinstance(targets, torch.Tensor) else None
-    h, targets = _token_rows(h, targets)
+    h, targets, shape = _token_rows(h, targets)
     loss = LinearCrossEntropyFunction.apply(h, w, bias, targets, ignore_index, reduction, torch.is_grad_enabled())
-    return loss.view(shape) if reduction == "none" and shape is not None else loss  # type: ignore[no-any-return]
+    return _shaped(loss, reduction, shape)
 
 
 def linear_cross_entropy_custom_op(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor,
@@ -365,13 +369,12 @@ def linear_cross_entropy_custom_op(h: torch.Tensor, w: torch.Tensor, targets: to
     argcheck.tensors_only("linear_cross_entropy", h=h, w=w, targets=targets)
     _check_options("linear_cross_entropy", reduction, ignore_index)
     refuse_forward_ad("linear_cross_entropy", h, w, targets, bias)
-    shape = targets.shape if isinstance(targets, torch.Tensor) else None
-    h, targets = _token_rows(h, targets)
+    h, targets, shape = _token_rows(h, targets)
     on = torch.is_grad_enabled()
     need_b = on and bias is not None and bias.requires_grad
     loss = _lce_op(h, w, bias, targets, ignore_index, reduction, on and h.requires_grad, on and w.requires_grad,
                    need_b)[0]
-    return loss.view(shape) if reduction == "none" and shape is not None else loss
+    return _shaped(loss, reduction, shape)
 
 
 autograd_op = linear_cross_entropy  # the hook smoke/model.py looks for (an op with a backward)
