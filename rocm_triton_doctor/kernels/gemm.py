@@ -21,6 +21,7 @@ from rocm_triton_doctor.kernels import argcheck, policy, tunecache
 from rocm_triton_doctor.kernels.base import (KernelSpec, cdiv, check_p, dropout_args, tma_layout_ok,
                                              upcast_dots)
 from rocm_triton_doctor.kernels.gemm_kernels import gemm_tma_kernel, gemv_kernel
+from rocm_triton_doctor.kernels.gemv_kshift import gemv_kshift_kernel
 from rocm_triton_doctor.kernels.aligned_copy import aligned_copy, aligned_like, misaligned, split_stride
 from rocm_triton_doctor.kernels.base import device_cus as _cus, sm_count as _sm_count
 from rocm_triton_doctor.kernels.gemm_plan import _Part, _Plan
@@ -284,15 +285,19 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
         shift, s2 = policy.gemv_shift(target, M, N, K, a.element_size(), b_kmajor, not misaligned(b), bn, bk, split,
                                       _cus(dev))
         s2 = split if config and "SPLIT_K" in config else s2
-        if shift > 1 and not gemv_shift_refusal(b, shift, bn, bk, s2):
+        if shift > 1 and not gemv_shift_refusal(b, shift, bn, bk, s2, p > 0.0):
             split = cfg["SPLIT_K"] = s2
         else:
             shift = 1
-    elif shift > 1 and (why := gemv_shift_refusal(b, shift, bn, bk, split)):
+    elif shift > 1 and (why := gemv_shift_refusal(b, shift, bn, bk, split, p > 0.0)):
         raise ValueError(f"gemm: GEMV SHIFT={shift} {why}")
     cfg["SHIFT"] = shift
-    ways = split * shift  # fp32 partials per output element in the workspace (K splits x shifted windows)
-    int64 = _needs_int64(a, b, c, bias, bm, bn, bk, ways, extra_n=shift - 1)
+    kshift = shift > 1 and b_kmajor  # gemv_kshift_kernel: one residue class of columns a program, one partial each
+    # fp32 partials per output element in the workspace: K splits (x shifted windows, N-major)
+    ways = split if kshift else split * shift
+    # the grid's column tiles reach past N: SHIFT - 1 columns (N-major windows), a tile a residue class (K-major)
+    extra_n = shift * bn if kshift else shift - 1
+    int64 = _needs_int64(a, b, c, bias, bm, bn, bk, ways, extra_n=extra_n)
     (am, div_am), (ak, div_ak) = split_stride(a.stride(0)), split_stride(a.stride(1))
     (sbk, div_bk), (sbn, div_bn) = split_stride(b.stride(0)), split_stride(b.stride(1))
     nk, div_n = split_stride(N)
@@ -302,17 +307,19 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
           "DIV_BN": div_bn, "DIV_N": div_n, **cfg}
     ints = (M, nk, K, am, ak, sbk, sbn)
     # row chunks of one column tile side by side (gemv_kernel); shifted windows reach SHIFT - 1 columns further
-    grid = (cdiv(N + shift - 1, bn) * cdiv(M, bm), split)
+    tiles = shift * cdiv(cdiv(N, shift), bn) if kshift else cdiv(N + shift - 1, bn)
+    grid = (tiles * cdiv(M, bm), split)
+    kern = gemv_kshift_kernel if kshift else gemv_kernel
     if ways == 1:
         (cm, div_cm), (cn, div_cn) = split_stride(c.stride(0)), split_stride(c.stride(1))
         part = _Part(0, M, 1, grid, (*ints, cm, cn, bias_stride), {**kw, "DIV_CM": div_cm, "DIV_CN": div_cn},
-                     kern=gemv_kernel)
+                     kern=kern)
     else:
         n_ws = _ws_cols(N)
         wm, div_wm = split_stride(n_ws)
         part = _Part(0, M, ways, grid, (*ints, wm, 1, 0),
                      {**kw, "EPILOGUE": 0, "HAS_DROPOUT": False, "DIV_CM": div_wm, "DIV_CN": 1},
-                     ws_cols=n_ws, kern=gemv_kernel, **_reduce_launch(c, M, N, n_ws, ways, bias_stride, kw, target))
+                     ws_cols=n_ws, kern=kern, **_reduce_launch(c, M, N, n_ws, ways, bias_stride, kw, target))
     return _Plan(False, False, [part], M, tkey)
 
 

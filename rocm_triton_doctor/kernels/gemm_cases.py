@@ -10,6 +10,7 @@ from rocm_triton_doctor.kernels.base import AotSpec, Case, DropoutCheck, Inputs,
 from rocm_triton_doctor.kernels.gemm import gemm
 from rocm_triton_doctor.kernels.gemm_kernels import gemm_kernel, gemm_tma_kernel, gemv_kernel
 from rocm_triton_doctor.kernels.aligned_copy import pad_copy_kernel
+from rocm_triton_doctor.kernels.gemv_kshift import gemv_kshift_kernel
 from rocm_triton_doctor.kernels.gemm_parts import bytes_moved, eager, flops, reference
 
 
@@ -142,6 +143,16 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
                   {**sig, **{p: "*bf16" for p in ("a_ptr", "b_ptr", "c_ptr", "bias_ptr")}},
                   {"EPILOGUE": 0, "HAS_DROPOUT": False, "B_KMAJOR": True, "EVEN_N": False, "EVEN_K": False,
                    "INT64": False, "SHIFT": 1, **ktiles, **kdivs, "DIV_AM": 1, "DIV_BN": 1, "DIV_CM": 1}, kcfg))
+    # A K-major weight whose columns start off a 16-byte boundary (4x3813x27698 B^T: K odd, DIV_BN 1), read by
+    # residue class of columns in whole vectors (gemv_kshift.gemv_kshift_kernel). The policy runs it on NVIDIA only;
+    # it is compiled for every target to show its loads are whole vectors and it does not spill there either.
+    scfg = policy.gemv_config(target, 4, 27698, 3813, 2, True, 0)
+    stiles = {key: scfg[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K", "STAGES")}
+    specs.append(("gemm bf16 GEMV M=4 B^T, K=3813 (whole-vector windows by residue class)", gemv_kshift_kernel,
+                  {**sig, **{p: "*bf16" for p in ("a_ptr", "b_ptr", "bias_ptr")},
+                   "c_ptr": "*fp32" if stiles["SPLIT_K"] > 1 else "*bf16"},
+                  {"EPILOGUE": 0, "HAS_DROPOUT": False, "B_KMAJOR": True, "EVEN_N": False, "EVEN_K": False,
+                   "INT64": False, "SHIFT": 8, **stiles, **kdivs, "DIV_AM": 1, "DIV_BN": 1, "DIV_CM": 1}, scfg))
     # The aligned copy of a misaligned operand (aligned_copy.pad_copy_kernel): 4097-element bf16 rows into 4160.
     specs.append(("gemm aligned copy bf16 4097-wide rows", pad_copy_kernel,
                   {"src": "*bf16", "dst": "*bf16", "rows": "i32", "cols": "i32", "s_r": "i32", "s_c": "i32",

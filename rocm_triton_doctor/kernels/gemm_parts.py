@@ -230,15 +230,22 @@ def gemv_kmajor(b: torch.Tensor) -> bool:
     return K > 1 and b.stride(0) == 1 and (N == 1 or b.stride(1) != 1)
 
 
-def gemv_shift_refusal(b: torch.Tensor, shift: int, bn: int, bk: int, split: int) -> str:
-    """Why gemv_kernel cannot read B in shifted windows of `shift` elements (gemm_kernels.gemv_kernel's SHIFT), or
-    '' where it can: B's rows contiguous along N (an N-major weight), shift a whole 16-byte vector of B's dtype, and
-    the tiles and B's width within policy_gemv.gemv_shift_misfit's limits."""
+def gemv_shift_refusal(b: torch.Tensor, shift: int, bn: int, bk: int, split: int, dropout: bool = False) -> str:
+    """Why B cannot be read in shifted windows of `shift` elements, or '' where it can: shift a whole 16-byte vector
+    of B's dtype, and then a K-major weight (gemv_kshift.gemv_kshift_kernel: K blocks whole windows, at most 64 K
+    splits, and no dropout unsplit, whose mask needs contiguous column tiles) or B's rows contiguous along N
+    (gemm_kernels.gemv_kernel's SHIFT: tiles and B's width within policy_gemv.gemv_shift_misfit's limits)."""
     K, N = b.shape
     if shift != 16 // b.element_size():
         return f"must be 1 or {16 // b.element_size()} (16 bytes of {str(b.dtype).removeprefix('torch.')})"
-    if gemv_kmajor(b) or (N > 1 and b.stride(1) != 1):
-        return "needs B's rows contiguous along N"
+    if gemv_kmajor(b):
+        if bk % shift:
+            return f"needs BLOCK_K a multiple of it, got {bk}"
+        if dropout and split == 1:
+            return "with dropout needs SPLIT_K > 1 against a K-major B"
+        return ""
+    if N > 1 and b.stride(1) != 1:
+        return "needs B's rows or columns contiguous"
     return gemv_shift_misfit(shift, N, bn, bk, split)
 
 

@@ -34,6 +34,11 @@ GEMV_16BIT_NMAJOR_ROWS = 4  # 16-bit rows against a misaligned N-major B the GEM
 GEMV_16BIT_NMAJOR_MIN_K = 512  # ... with K at least this long
 GEMV_PIPE_MAX_STAGE_BYTES = 8192  # the K loop is pipelined (N-major B, NVIDIA) where one stage of B is this small
 GEMV_FP32_SHIFT_ROWS = 4  # fp32 rows against a misaligned N-major B the GEMV also takes where it shifts (gemv_shift)
+# A K-major weight read by residue class of columns in whole vectors (gemv_kshift.py; gemv_shift's text has the
+# measurements): 16-bit up to this many rows, with an odd row stride (K) of at least KSHIFT_16BIT_MIN_K ...
+KSHIFT_16BIT_ROWS = 4
+KSHIFT_16BIT_MIN_K = 64
+KSHIFT_FP32_CHUNKED_MAX_K = 64  # ... fp32 up to GEMV_MAX_M rows whatever K, more rows (in chunks) only up to this K
 
 
 def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: bool, K: int | None = None,
@@ -93,6 +98,8 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
     takes GEMV_FP32_SHIFT_ROWS rows there where it shifts: the IEEE tiles -> the shifted GEMV, 4x1273x19239 0.54 ->
     0.96x (half the split), 4x171x1914 0.72 -> 0.85x; 4x6000x1999 (the tiles 1.21x) keeps the tiles, its split of 32
     making more partials than the windows take. At 8 rows the tiles won (8x1629x30833 0.99 against 0.81-0.88x).
+    Session 25's K-major windows (gemv_shift) made 16-bit at 4 rows against a misaligned weight faster on the GEMV
+    than on the tiles where it reads the weight that way: bf16 4x3813x27698 B^T 0.81 -> 1.35x (KSHIFT_16BIT_ROWS).
     AMD (not timed): only misaligned weights, by the same counts; CDNA multiplies fp32 on its matrix cores natively,
     so the fp32 reason above does not carry over. The interpreter takes up to 4 rows, so CI runs this path."""
     if t.interpreter:
@@ -108,7 +115,16 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
                 or (M == GEMV_FP32_SHIFT_ROWS and not b_kmajor and not b_aligned and _shifts(t, M, N, K)))
     if not b_kmajor and t.backend == "cuda":
         return M <= GEMV_16BIT_NMAJOR_ROWS and not b_aligned and K is not None and K >= GEMV_16BIT_NMAJOR_MIN_K
-    return M <= 3 and b_kmajor and not b_aligned
+    return b_kmajor and not b_aligned and (M <= 3 or (M <= KSHIFT_16BIT_ROWS and _kshifts(t, M, elem_size, K)))
+
+
+def _kshifts(t: Target, M: int, elem_size: int, K: int | None, b_aligned: bool = False) -> bool:
+    """A K-major weight whose columns gemv_kshift_kernel would read in whole vectors (gemv_shift's rule)."""
+    if K is None or t.backend != "cuda" or t.interpreter:
+        return False
+    if elem_size == 4:
+        return M <= GEMV_MAX_M or K <= KSHIFT_FP32_CHUNKED_MAX_K
+    return not b_aligned and M <= KSHIFT_16BIT_ROWS and K % 2 == 1 and K >= KSHIFT_16BIT_MIN_K
 
 
 def _shifts(t: Target, M: int, N: int | None, K: int | None) -> bool:
@@ -203,8 +219,28 @@ def gemv_shift(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: bool
     1.10x, and 4x764x526 bias, which the tiles ran at 1.63x, 1.41x on the GEMV. 16 bits (SHIFT 8): the best window
     variant beat the plain read on 5 of 14 rows (bf16 1x7161x22449 0.85 -> 1.18x, fp16 3x1893x29311 1.16 -> 1.34x)
     and lost on 9 (fp16 1x4669x274 2.00 -> 1.39x, bf16 1x83x1055 0.96 -> 0.63x), so 1 there. AMD: compiles to
-    whole-vector loads (global_load_dwordx4 on gfx942, global_load_b128 on gfx1100, Triton 3.9) but not timed: 1."""
-    if b_kmajor or b_aligned or t.interpreter or t.backend != "cuda" or elem_size != 4 or split == 1:
+    whole-vector loads (global_load_dwordx4 on gfx942, global_load_b128 on gfx1100, Triton 3.9) but not timed: 1.
+    A K-major weight (b_kmajor, nn.Linear's): SHIFT > 1 runs gemv_kshift.gemv_kshift_kernel, which reads each
+    column's K run in whole vectors by residue class of columns, at the policy's tiles and split. H200, graph replay,
+    x cuBLAS, gemv_kernel reading the weight as it is -> windows (benchmarks/gemv_kshift_probe.py, docs/measurements/
+    2026-11-28-h200-s25-kshift*.json, MxKxN):
+    * 16-bit, 1-4 rows, K odd (gemv_kernel's loads 2 bytes) and at least 64: all 8 draws won, bf16 4x3813x27698 B^T
+      0.99 -> 1.35x (the tiles auto ran there: 0.81x), 1x4097x4096 1.00 -> 1.53x, 1x4799x2042 0.80 -> 1.27x,
+      3x121x3766 1.28 -> 1.83x, fp16 3x805x13804 bias 1.02 -> 1.22x, 3x10897x2495 bias 0.92 -> 1.07x. K even lost
+      where gemv_kernel already reads 4 or 8 bytes (bf16 3x5290x19666 0.91 -> 0.70x, 1x1116x1232 0.84 -> 0.79x;
+      won bf16 2x11402x17198 1.14 -> 1.33x), and so did K under 64, with no unmasked window (fp16 2x25x1695 1.48 ->
+      1.36x, 1x27x219 1.68 -> 1.47x), and 5-16 rows (8-row tiles [32, 32]: the unaligned loads of A's 8 rows
+      outnumber the weight's vectors; bf16 8x4097x4096 0.94 -> 0.46x, fp16 5x372x17414 bias 0.84 -> 0.41x);
+    * fp32, 1-8 rows: won or tied all 9 draws, aligned weights too (8x2876x11229 0.68 -> 0.96x, aligned 8x2876x11228
+      0.67 -> 0.97x, 1x12621x1712 bias 0.79 -> 1.05x, 2x157x3319 0.75 -> 1.08x, 1x749x1804 1.20 -> 1.44x; 1x14854x64
+      1.06 -> 1.03x). More rows (chunks of 8) won at K up to 37 (50x37x2248 0.53 -> 0.79x, 33x25x80 2.88 -> 3.37x)
+      and lost from K = 517 (12x4097x4096 bias_relu 0.88 -> 0.65x, 30x2350x7191 0.47 -> 0.34x, 54x629x5810 bias
+      0.57 -> 0.51x; won 10x1197x1419 bias 1.71 -> 2.00x): KSHIFT_FP32_CHUNKED_MAX_K.
+    AMD and the interpreter (tests force it): 1."""
+    if b_kmajor:
+        shift = 16 // elem_size
+        return (shift, split) if bk % shift == 0 and _kshifts(t, M, elem_size, K, b_aligned) else (1, split)
+    if b_aligned or t.interpreter or t.backend != "cuda" or elem_size != 4 or split == 1:
         return 1, split
     shift = 16 // elem_size
     tiles = -(-(N + shift - 1) // bn) * -(-M // GEMV_MAX_M)
