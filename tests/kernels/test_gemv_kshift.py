@@ -112,6 +112,8 @@ def test_the_policy_reads_kmajor_weights_in_windows_where_measured() -> None:
     assert shift(H200, 8, 11229, 2876, 4, True, True, 32, 32, 4, 132) == (4, 4)
     assert shift(H200, 50, 2248, 37, 4, True, False, 32, 32, 1, 132) == (4, 1)
     assert shift(H200, 12, 4096, 4097, 4, True, False, 32, 32, 8, 132) == (1, 8)
+    # a narrow product (N under 128: each residue class's tile mostly empty): as it is
+    assert shift(H200, 5, 86, 409, 4, True, False, 16, 128, 1, 132) == (1, 1)
     # AMD (not timed) and the interpreter: as it is
     for t in (policy.Target("hip", "gfx942", 64), policy.Target("interpreter", "", 32)):
         assert shift(t, 4, 27698, 3813, 2, True, False, 32, 64, 2, 132) == (1, 2)
@@ -126,8 +128,8 @@ def test_the_h200_plan_runs_the_window_kernel() -> None:
     # run here (its tiles in the interpreter) computes the right product.
     from rocm_triton_doctor.kernels.gemv_kshift import gemv_kshift_kernel
     g = torch.Generator().manual_seed(6)
-    a, b = torch.randn(2, 45, generator=g), _weight_t(33, 45, 0, 0, torch.float32, g)
-    c = torch.empty(2, 33)
+    a, b = torch.randn(2, 45, generator=g), _weight_t(130, 45, 0, 0, torch.float32, g)
+    c = torch.empty(2, 130)
     plan = gemm._gemv_plan(a, b, c, None, "none", 0.0, None, H200, a.device)
     assert plan.parts[0].kern is gemv_kshift_kernel and plan.parts[0].kw["SHIFT"] == 4
     plan.run(a, b, c, None, 0, 0.0)
