@@ -6,6 +6,10 @@ BLOCK and warps otherwise) beside eager torch, in GPU time (CUDA-graph replay, w
 time: the policy splits rows under ROW_SPLIT_EAGER_MIN_COLS only then), each output checked first.
 
     PYTHONPATH=.:benchmarks python benchmarks/row_split_rows_probe.py --json split-rows.json
+    PYTHONPATH=.:benchmarks python benchmarks/row_split_rows_probe.py --verify --json verify.json
+
+--verify: fresh row counts and widths, the policy (auto; graph capture lets it split) against SPLIT 1 (what it ran
+before session 25's rule).
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ DTYPES = (torch.bfloat16, torch.float32)
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default=None)
+    ap.add_argument("--verify", action="store_true", help="fresh shapes: the policy against SPLIT 1")
     args = ap.parse_args()
+    row_counts, widths = ((40, 50, 72, 96, 120, 130), (50257, 100000, 151936, 262143)) if args.verify else (ROWS, COLS)
     dev = torch.device("cuda")
     t = policy.target_for_device("cuda")
     print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}", flush=True)
@@ -40,8 +46,8 @@ def main() -> int:
     rows = []
     for kern in ("softmax", "rmsnorm"):
         for dt in DTYPES:
-            for n in COLS:
-                for m in ROWS:
+            for n in widths:
+                for m in row_counts:
                     x = torch.randn(m, n, device=dev, dtype=dt)
                     w = torch.randn(n, device=dev, dtype=dt)
                     cfg = dict(policy.row_config(t, n, dt.itemsize, policy.row_class(n, m)))
@@ -58,15 +64,15 @@ def main() -> int:
                     t_eager = float(do_bench_cudagraph(eager, rep=20))
                     row: dict[str, Any] = {"kernel": kern, "dtype": str(dt), "rows": m, "cols": n,
                                            "block": base["BLOCK"], "eager_ms": t_eager,
-                                           "policy_split": policy.row_split(t, n, dt.itemsize, policy.row_class(n, m))}
-                    for s in (1, 2, 4, 8):
-                        if s > chunks:
-                            continue
-                        c = {**base, "SPLIT": s}
+                                           "policy_split": policy.row_split(t, n, dt.itemsize, policy.split_class(m))}
+                    variants: list[tuple[str, dict[str, Any] | None]] = (
+                        [("s1", {**base, "SPLIT": 1}), ("auto", None)] if args.verify else
+                        [(f"s{s}", {**base, "SPLIT": s}) for s in (1, 2, 4, 8) if s <= chunks])
+                    for label, c in variants:
                         y = ours(c).double()
                         ok = bool(((y - ref).abs() <= tol.atol + tol.rtol * ref.abs()).all())
                         ms = float(do_bench_cudagraph(lambda c=c: ours(c), rep=20))
-                        row[f"s{s}"] = {"ms": ms, "x": t_eager / ms, "ok": ok,
+                        row[label] = {"ms": ms, "x": t_eager / ms, "ok": ok,
                                         "pct_copy": 100 * 2 * x.numel() * dt.itemsize / (ms * 1e6) / copy_gbps}
                     rows.append(row)
                     print(f"{kern:8s} {str(dt)[6:]:9s} {m:4d}x{n:<7d} eager {t_eager * 1e3:6.1f} us | " + " | ".join(
@@ -74,7 +80,8 @@ def main() -> int:
                         for k, v in row.items() if isinstance(v, dict)), flush=True)
     wrong = sum(1 for r in rows for v in r.values() if isinstance(v, dict) and not v["ok"])
     print(f"\ncopy {copy_gbps:.0f} GB/s; {len(rows)} shapes, {wrong} wrong")
-    print("kernel dtype rows x cols | x eager at SPLIT 1 / 2 / 4 / 8 | best")
+    print("kernel dtype rows x cols | x eager at " + ("SPLIT 1 / auto" if args.verify else "SPLIT 1 / 2 / 4 / 8")
+          + " | best")
     for r in rows:
         xs = {k: v["x"] for k, v in r.items() if isinstance(v, dict)}
         print(f"{r['kernel']} {r['dtype'][6:]} {r['rows']}x{r['cols']} | "

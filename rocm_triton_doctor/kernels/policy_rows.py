@@ -118,7 +118,21 @@ def _row_config(t: Target, n_cols: int, elem_size: int, n_rows: int) -> dict[str
 
 
 ROW_SPLIT_PROGRAMS_PER_CU = 2  # a split row's programs: up to this many per SM/CU over all the rows
-ROW_SPLIT_MAX_ROWS = 32  # more rows than this fill the GPU with one program each
+# Rows up to this many (as a power of two) split by ROW_SPLIT_PROGRAMS_PER_CU. Session 25 raised it from 32 and added
+# the mid rule below: hunt seed 19's worst row was softmax fp16 108x149371 at 0.74x eager, one program a row. H200,
+# graph replay, x eager, SPLIT 1 -> the rule's split (benchmarks/row_split_rows_probe.py, docs/measurements/
+# 2026-11-28-h200-s25-split-rows.json): 33-64 rows (class 64, 4 parts) won 23 of 24 rows, softmax bf16 33x149371
+# 0.84 -> 2.30, 64x149371 0.80 -> 1.31, fp32 64x149371 1.06 -> 1.75, RMSNorm bf16 33x128256 5.6 -> 12.3; one tie
+# (RMSNorm fp32 64x32000 2.67 -> 2.58, 4 chunks).
+ROW_SPLIT_MAX_ROWS = 64
+# 65-128 rows (class 128) of at least ROW_SPLIT_MID_MIN_CHUNKS chunks: ROW_SPLIT_MID_PARTS parts a row. At 108 rows
+# 8 parts won all 8 such rows (softmax bf16 108x149371 0.79 -> 1.03, 108x128256 1.09 -> 1.30, fp32 108x149371 1.06
+# -> 1.34, RMSNorm bf16 108x128256 6.1 -> 8.8), fewer chunks lost (fp32 108x32000, 4 chunks: softmax 1.06 -> 0.89),
+# and so did 2 parts, a second partial wave (softmax fp32 108x128256 1.40 -> 1.24). At 200 rows 8 parts were mixed
+# (softmax bf16 200x128256 1.40 -> 1.26, 200x149371 0.92 -> 0.97): more rows keep one program each.
+ROW_SPLIT_MID_ROWS = 128
+ROW_SPLIT_MID_PARTS = 8
+ROW_SPLIT_MID_MIN_CHUNKS = 16
 # The split costs a second launch and a workspace: ~45 us more host time a call on the H200 host measured (a Python
 # loop of 2000 calls, no graphs: softmax bf16 1x152064 33.0 -> 81.6 us a call, while its GPU time fell 27.7 -> 5.2;
 # fp16 6x288582 62.3 -> 53.7; benchmarks/split_host_probe.py, docs/measurements/2026-11-27-h200-s12-split-host.log).
@@ -127,19 +141,29 @@ ROW_SPLIT_MAX_ROWS = 32  # more rows than this fill the GPU with one program eac
 ROW_SPLIT_EAGER_MIN_COLS = 262144
 
 
+def split_class(n_rows: int) -> int:
+    """The row count as row_split keys it: its next power of two (row_class stops at 64 rows; the split's rules look
+    at up to ROW_SPLIT_MID_ROWS)."""
+    return _next_pow2(max(1, n_rows))
+
+
 @functools.lru_cache(maxsize=CONFIG_CACHE_SIZE)
 def row_split(t: Target, n_cols: int, elem_size: int, n_rows: int) -> int:
     """Programs per row for softmax and RMSNorm (rows_split.py): a looped row (wider than one block) among at most
     ROW_SPLIT_MAX_ROWS rows is cut into parts of whole chunks, up to ROW_SPLIT_PROGRAMS_PER_CU programs per SM/CU
-    over all the rows; 1: the row kernels as before. The interpreter splits a single looped row in up to 3 parts,
+    over all the rows, and among up to ROW_SPLIT_MID_ROWS into ROW_SPLIT_MID_PARTS where it has
+    ROW_SPLIT_MID_MIN_CHUNKS chunks; 1: the row kernels as before. n_rows: the rows' count or its next power of two
+    (the caller's cache key). The interpreter splits a single looped row in up to 3 parts,
     so CI runs the two launches too. Not timed on AMD."""
     block = row_config(t, n_cols, elem_size, n_rows)["BLOCK"]
     chunks = -(-n_cols // block)
-    rows = row_class(n_cols, n_rows)
+    rows = split_class(n_rows)
+    if t.interpreter:
+        return min(chunks, 3) if rows == 1 and chunks >= 2 else 1
+    if chunks >= ROW_SPLIT_MID_MIN_CHUNKS and ROW_SPLIT_MAX_ROWS < rows <= ROW_SPLIT_MID_ROWS:
+        return ROW_SPLIT_MID_PARTS
     if chunks < 2 or rows > ROW_SPLIT_MAX_ROWS:
         return 1
-    if t.interpreter:
-        return min(chunks, 3) if rows == 1 else 1
     cus = DEFAULT_CUS["cuda" if t.backend == "cuda" else "cdna" if t.cdna else "rdna"]
     split = min(chunks, ROW_SPLIT_PROGRAMS_PER_CU * cus // rows)
     return split if split >= 2 else 1
