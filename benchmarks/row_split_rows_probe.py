@@ -7,6 +7,7 @@ time: the policy splits rows under ROW_SPLIT_EAGER_MIN_COLS only then), each out
 
     PYTHONPATH=.:benchmarks python benchmarks/row_split_rows_probe.py --json split-rows.json
     PYTHONPATH=.:benchmarks python benchmarks/row_split_rows_probe.py --verify --json verify.json
+    PYTHONPATH=.:benchmarks python benchmarks/row_split_rows_probe.py --rows 72,96,120 --cols 50257,65536,100000
 
 --verify: fresh row counts and widths, the policy (auto; graph capture lets it split) against SPLIT 1 (what it ran
 before session 25's rule).
@@ -35,8 +36,12 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default=None)
     ap.add_argument("--verify", action="store_true", help="fresh shapes: the policy against SPLIT 1")
+    ap.add_argument("--rows", default=None, help="comma-separated row counts instead of the defaults")
+    ap.add_argument("--cols", default=None, help="comma-separated widths instead of the defaults")
     args = ap.parse_args()
     row_counts, widths = ((40, 50, 72, 96, 120, 130), (50257, 100000, 151936, 262143)) if args.verify else (ROWS, COLS)
+    row_counts = tuple(int(v) for v in args.rows.split(",")) if args.rows else row_counts
+    widths = tuple(int(v) for v in args.cols.split(",")) if args.cols else widths
     dev = torch.device("cuda")
     t = policy.target_for_device("cuda")
     print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}", flush=True)
@@ -67,7 +72,7 @@ def main() -> int:
                                            "policy_split": policy.row_split(t, n, dt.itemsize, policy.split_class(m))}
                     variants: list[tuple[str, dict[str, Any] | None]] = (
                         [("s1", {**base, "SPLIT": 1}), ("auto", None)] if args.verify else
-                        [(f"s{s}", {**base, "SPLIT": s}) for s in (1, 2, 4, 8) if s <= chunks])
+                        [(f"s{s}", {**base, "SPLIT": s}) for s in sorted({1, 2, 4, 8, chunks}) if s <= chunks])
                     for label, c in variants:
                         y = ours(c).double()
                         ok = bool(((y - ref).abs() <= tol.atol + tol.rtol * ref.abs()).all())
