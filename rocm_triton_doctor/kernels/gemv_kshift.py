@@ -75,8 +75,9 @@ def gemv_kshift_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride
     acc6 = zero
     acc7 = zero
     ones = offs_k >= 0  # an all-true mask along K for the unmasked windows
+    lo = _wide(w_lo, INT64) * BLOCK_K  # the first unmasked window's place (64 bits where offsets need them)
     for w in tl.range(w_lo, w_hi):
-        p0 = _wide(w, INT64) * BLOCK_K
+        p0 = lo + (w - w_lo) * BLOCK_K  # the loop index is a plain int in the interpreter: widened through lo
         b = tl.load(b_ptr + starts[:, None] + (p0 + offs_k)[None, :], mask=mask_b, other=0.0).to(tl.float32)
         a_win = a_row + (p0 - s + offs_k) * stride_ak
         acc0 = _kshift_fma(acc0, a_win, 0, stride_am, m_left, ones, b, BLOCK_M)

@@ -134,3 +134,14 @@ def test_the_h200_plan_runs_the_window_kernel() -> None:
     assert plan.parts[0].kern is gemv_kshift_kernel and plan.parts[0].kw["SHIFT"] == 4
     plan.run(a, b, c, None, 0, 0.0)
     torch.testing.assert_close(c.double(), a.double() @ b.double(), atol=1e-5, rtol=1e-5)
+
+
+def test_a_column_stride_past_2_31_addresses_in_64_bits() -> None:
+    # Column 1 starts 2^31 + 3 elements in (odd: every residue's window shifts): the windows' starts, the shift and
+    # the masks are formed in 64 bits (INT64), as gemm_kernel's and gemv_kernel's are.
+    base = torch.empty(2**31 + 256, dtype=torch.float16)  # 4 GiB of address space; only the touched pages are memory
+    b = base.as_strided((40, 2), (1, 2**31 + 3))
+    b.copy_((torch.randn(40, 2) / 8).half())
+    a = torch.randn(3, 40).half()
+    y = gemm.gemm(a, b, kernel="gemv", config={"BLOCK_M": 4, "BLOCK_N": 16, "BLOCK_K": 16, "SPLIT_K": 2, "SHIFT": 8})
+    assert_matches(y, gemm.reference(a, b, None, "none").half(), torch.float16)
