@@ -31,6 +31,17 @@ from rocm_triton_doctor.kernels.gemm_parts import (  # noqa: F401 - re-exported 
     CONFIG_KEYS, eager, reference, tune_candidates)
 
 EPILOGUES = {"none": 0, "bias": 1, "bias_relu": 2, "bias_gelu": 3}
+GELU_FAST_TANH = 4  # the kernels' EPILOGUE code for bias_gelu through the hardware tanh (epilogue_code)
+
+
+def epilogue_code(epilogue: str, target: policy.Target, c: torch.Tensor) -> int:
+    """The kernels' EPILOGUE for `epilogue` writing C: bias_gelu takes the hardware tanh (common.gelu_tanh's
+    FAST_TANH) where policy.fast_tanh allows it (NVIDIA, 16-bit C). With K short the product is a write of C, and
+    GELU's exp and division (two MUFU operations an element) bound it: H200, graph replay, fp16 4096x24x8192
+    bias_gelu B^T took 50.6 us against 30.6 without the epilogue, fp16 13151x19x8035 bias_gelu B^T 194.9 against
+    116.5 (benchmarks/short_k_probe.py, docs/measurements/2026-11-28-h200-s25-short-k.txt)."""
+    code = EPILOGUES[epilogue]
+    return GELU_FAST_TANH if code == EPILOGUES["bias_gelu"] and policy.fast_tanh(target, c.element_size()) else code
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 # fp32 products: "auto" (fp32 accuracy, the policy's way: policy_fp32.fp32_dot_precision), or tl.dot's own
 # input_precision: "ieee" (FMA), "tf32x3" (the 3xTF32 split, NVIDIA sm_80+), "tf32" (10-bit products, NVIDIA sm_80+).
@@ -205,7 +216,7 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     # loads themselves are exact (checked: a bf16 tile loaded through a TensorDescriptor equals the tensor). So the
     # TMA kernels' garbage there is the interpreter's, not the kernel's; both GEMM kernels upcast the tiles to fp32
     # in the interpreter only (UPCAST), which tests the same tiling, descriptors, masks and epilogue.
-    epi = {"EPILOGUE": EPILOGUES[epilogue], "HAS_DROPOUT": p > 0.0, "INT64": int64}
+    epi = {"EPILOGUE": epilogue_code(epilogue, target, c), "HAS_DROPOUT": p > 0.0, "INT64": int64}
     bias_stride = bias.stride(0) if bias is not None else 0
     upcast = upcast_dots(target, dtype)
     if use_tma:
@@ -302,7 +313,7 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
     (sbk, div_bk), (sbn, div_bn) = split_stride(b.stride(0)), split_stride(b.stride(1))
     nk, div_n = split_stride(N)
     bias_stride = bias.stride(0) if bias is not None else 0
-    kw = {"EPILOGUE": EPILOGUES[epilogue], "HAS_DROPOUT": p > 0.0, "INT64": int64, "B_KMAJOR": b_kmajor,
+    kw = {"EPILOGUE": epilogue_code(epilogue, target, c), "HAS_DROPOUT": p > 0.0, "INT64": int64, "B_KMAJOR": b_kmajor,
           "EVEN_N": N % bn == 0, "EVEN_K": K % bk == 0, "DIV_AM": div_am, "DIV_AK": div_ak, "DIV_BK": div_bk,
           "DIV_BN": div_bn, "DIV_N": div_n, **cfg}
     ints = (M, nk, K, am, ak, sbk, sbn)

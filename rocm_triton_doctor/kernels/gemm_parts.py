@@ -95,6 +95,8 @@ def _epilogue_store(acc, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, col0, M, N
         acc = tl.where(acc < 0.0, 0.0, acc)
     if EPILOGUE == 3:
         acc = gelu_tanh(acc)
+    if EPILOGUE == 4:  # bias_gelu with the hardware tanh (gemm.epilogue_code: NVIDIA, 16-bit C)
+        acc = gelu_tanh(acc, True)
     acc = dropout_tile(acc, offs_m, col0, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N)
     c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
