@@ -79,15 +79,9 @@ def gemv_kshift_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride
     for w in tl.range(w_lo, w_hi):
         p0 = lo + (w - w_lo) * BLOCK_K  # the loop index is a plain int in the interpreter: widened through lo
         b = tl.load(b_ptr + starts[:, None] + (p0 + offs_k)[None, :], mask=mask_b, other=0.0).to(tl.float32)
-        a_win = a_row + (p0 - s + offs_k) * stride_ak
-        acc0 = _kshift_fma(acc0, a_win, 0, stride_am, m_left, ones, b, BLOCK_M)
-        acc1 = _kshift_fma(acc1, a_win, 1, stride_am, m_left, ones, b, BLOCK_M)
-        acc2 = _kshift_fma(acc2, a_win, 2, stride_am, m_left, ones, b, BLOCK_M)
-        acc3 = _kshift_fma(acc3, a_win, 3, stride_am, m_left, ones, b, BLOCK_M)
-        acc4 = _kshift_fma(acc4, a_win, 4, stride_am, m_left, ones, b, BLOCK_M)
-        acc5 = _kshift_fma(acc5, a_win, 5, stride_am, m_left, ones, b, BLOCK_M)
-        acc6 = _kshift_fma(acc6, a_win, 6, stride_am, m_left, ones, b, BLOCK_M)
-        acc7 = _kshift_fma(acc7, a_win, 7, stride_am, m_left, ones, b, BLOCK_M)
+        acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _kshift_rows(
+            acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, a_row + (p0 - s + offs_k) * stride_ak, stride_am, m_left,
+            ones, b, BLOCK_M)
     # Window 0 on split 0; the partial last window on the last split (when it is not window 0 itself).
     for edge in tl.static_range(2):
         if edge == 0:
@@ -102,15 +96,9 @@ def gemv_kshift_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride
             kmask = (k >= 0) & (k < K)
             b = tl.load(b_ptr + starts[:, None] + (p0 + offs_k)[None, :], mask=mask_b & kmask[None, :],
                         other=0.0).to(tl.float32)
-            a_win = a_row + k * stride_ak
-            acc0 = _kshift_fma(acc0, a_win, 0, stride_am, m_left, kmask, b, BLOCK_M)
-            acc1 = _kshift_fma(acc1, a_win, 1, stride_am, m_left, kmask, b, BLOCK_M)
-            acc2 = _kshift_fma(acc2, a_win, 2, stride_am, m_left, kmask, b, BLOCK_M)
-            acc3 = _kshift_fma(acc3, a_win, 3, stride_am, m_left, kmask, b, BLOCK_M)
-            acc4 = _kshift_fma(acc4, a_win, 4, stride_am, m_left, kmask, b, BLOCK_M)
-            acc5 = _kshift_fma(acc5, a_win, 5, stride_am, m_left, kmask, b, BLOCK_M)
-            acc6 = _kshift_fma(acc6, a_win, 6, stride_am, m_left, kmask, b, BLOCK_M)
-            acc7 = _kshift_fma(acc7, a_win, 7, stride_am, m_left, kmask, b, BLOCK_M)
+            acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _kshift_rows(
+                acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, a_row + k * stride_ak, stride_am, m_left, kmask, b,
+                BLOCK_M)
     offs_m = tl.arange(0, BLOCK_M)
     out = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     out = _kshift_place(out, acc0, 0, offs_m, BLOCK_M)
@@ -130,6 +118,21 @@ def gemv_kshift_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride
     else:
         ws = c_ptr + (rows + pid_k * M)[:, None] * stride_cm + cols[None, :]
         tl.store(ws, out, mask=(offs_m < M)[:, None] & (offs_n < N)[None, :])
+
+
+@triton.jit
+def _kshift_rows(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, a_win, stride_am, m_left, kmask, b,
+                 BLOCK_M: tl.constexpr):
+    """One window of the weight times A's rows 0-7 over it (a_win: row 0's slice), into their accumulators."""
+    acc0 = _kshift_fma(acc0, a_win, 0, stride_am, m_left, kmask, b, BLOCK_M)
+    acc1 = _kshift_fma(acc1, a_win, 1, stride_am, m_left, kmask, b, BLOCK_M)
+    acc2 = _kshift_fma(acc2, a_win, 2, stride_am, m_left, kmask, b, BLOCK_M)
+    acc3 = _kshift_fma(acc3, a_win, 3, stride_am, m_left, kmask, b, BLOCK_M)
+    acc4 = _kshift_fma(acc4, a_win, 4, stride_am, m_left, kmask, b, BLOCK_M)
+    acc5 = _kshift_fma(acc5, a_win, 5, stride_am, m_left, kmask, b, BLOCK_M)
+    acc6 = _kshift_fma(acc6, a_win, 6, stride_am, m_left, kmask, b, BLOCK_M)
+    acc7 = _kshift_fma(acc7, a_win, 7, stride_am, m_left, kmask, b, BLOCK_M)
+    return acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7
 
 
 @triton.jit
