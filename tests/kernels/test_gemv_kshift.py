@@ -145,3 +145,16 @@ def test_a_column_stride_past_2_31_addresses_in_64_bits() -> None:
     a = torch.randn(3, 40).half()
     y = gemm.gemm(a, b, kernel="gemv", config={"BLOCK_M": 4, "BLOCK_N": 16, "BLOCK_K": 16, "SPLIT_K": 2, "SHIFT": 8})
     assert_matches(y, gemm.reference(a, b, None, "none").half(), torch.float16)
+
+
+def test_a_strided_out_gets_the_epilogue_split_or_not() -> None:
+    # C a transposed view: the direct store (split 1) and the reduce (split 2) both follow out's strides.
+    g = torch.Generator().manual_seed(7)
+    a, b = torch.randn(3, 41, generator=g), _weight_t(37, 41, 0, 1, torch.float32, g)
+    bias = torch.randn(37, generator=g)
+    for split in (1, 2):
+        out = torch.empty(37, 3).t()
+        y = gemm.gemm(a, b, bias, "bias_gelu", out=out, kernel="gemv",
+                      config={"BLOCK_M": 4, "BLOCK_N": 16, "BLOCK_K": 8, "SPLIT_K": split, "SHIFT": 4})
+        assert y.data_ptr() == out.data_ptr()
+        torch.testing.assert_close(y.double(), gemm.reference(a, b, bias, "bias_gelu"), atol=1e-5, rtol=1e-5)
