@@ -131,6 +131,8 @@ ROW_SPLIT_MAX_ROWS = 64
 # and so did 2 parts, a second partial wave (softmax fp32 108x128256 1.40 -> 1.24). At 200 rows 8 parts were mixed
 # (softmax bf16 200x128256 1.40 -> 1.26, 200x149371 0.92 -> 0.97): more rows keep one program each.
 ROW_SPLIT_MID_ROWS = 128
+# LayerNorm keeps session 13's measured range: the 33-128-row rules were timed on softmax and RMSNorm only.
+ROW_SPLIT_LAYERNORM_MAX_ROWS = 32
 ROW_SPLIT_MID_PARTS = 8
 ROW_SPLIT_MID_MIN_CHUNKS = 16
 # The split costs a second launch and a workspace: ~45 us more host time a call on the H200 host measured (a Python
@@ -148,16 +150,19 @@ def split_class(n_rows: int) -> int:
 
 
 @functools.lru_cache(maxsize=CONFIG_CACHE_SIZE)
-def row_split(t: Target, n_cols: int, elem_size: int, n_rows: int) -> int:
-    """Programs per row for softmax and RMSNorm (rows_split.py): a looped row (wider than one block) among at most
-    ROW_SPLIT_MAX_ROWS rows is cut into parts of whole chunks, up to ROW_SPLIT_PROGRAMS_PER_CU programs per SM/CU
-    over all the rows, and among up to ROW_SPLIT_MID_ROWS into ROW_SPLIT_MID_PARTS where it has
+def row_split(t: Target, n_cols: int, elem_size: int, n_rows: int, up_to: int = ROW_SPLIT_MID_ROWS) -> int:
+    """Programs per row for softmax, RMSNorm and LayerNorm (rows_split.py): a looped row (wider than one block) among
+    at most ROW_SPLIT_MAX_ROWS rows is cut into parts of whole chunks, up to ROW_SPLIT_PROGRAMS_PER_CU programs per
+    SM/CU over all the rows, and among up to ROW_SPLIT_MID_ROWS into ROW_SPLIT_MID_PARTS where it has
     ROW_SPLIT_MID_MIN_CHUNKS chunks; 1: the row kernels as before. n_rows: the rows' count or its next power of two
-    (the caller's cache key). The interpreter splits a single looped row in up to 3 parts,
-    so CI runs the two launches too. Not timed on AMD."""
+    (the caller's cache key). up_to: more rows than this are not split (LayerNorm: ROW_SPLIT_LAYERNORM_MAX_ROWS).
+    The interpreter splits a single looped row in up to 3 parts, so CI runs the two launches too. Not timed on
+    AMD."""
     block = row_config(t, n_cols, elem_size, n_rows)["BLOCK"]
     chunks = -(-n_cols // block)
     rows = split_class(n_rows)
+    if rows > up_to:
+        return 1
     if t.interpreter:
         return min(chunks, 3) if rows == 1 and chunks >= 2 else 1
     if chunks >= ROW_SPLIT_MID_MIN_CHUNKS and ROW_SPLIT_MAX_ROWS < rows <= ROW_SPLIT_MID_ROWS:

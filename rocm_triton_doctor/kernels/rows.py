@@ -154,7 +154,8 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
         return RowLaunch(o, M, N, D1, D2, s0, s1, s2, sn, cfg, split)
     target, cls = target_of(x), policy.row_class(N, M)
     cfg = _config(target, N, x.element_size(), cls)
-    split = policy.row_split(target, N, x.element_size(), policy.split_class(M)) if cfg["LOOPED"] else 1
+    up_to = policy.ROW_SPLIT_LAYERNORM_MAX_ROWS if name == "layernorm" else policy.ROW_SPLIT_MID_ROWS
+    split = policy.row_split(target, N, x.element_size(), policy.split_class(M), up_to) if cfg["LOOPED"] else 1
     # The policy's one-program rows are a function of the signature; a split turned back to one program depends on
     # whether a graph is being captured, so it is not planned.
     plannable = split == 1 and out is None

@@ -111,6 +111,14 @@ def test_row_split_policy(arch: str, M: int, N: int, elem: int, want: int) -> No
     assert policy.row_split(policy.target_from_name(arch), N, elem, M) == want
 
 
+def test_layernorm_splits_only_the_rows_it_was_timed_on() -> None:
+    # LayerNorm keeps 32 rows at most (session 13); softmax and RMSNorm split up to 128 (session 25).
+    h100 = policy.target_from_name("sm_90")
+    up_to = policy.ROW_SPLIT_LAYERNORM_MAX_ROWS
+    assert policy.row_split(h100, 152064, 4, 32, up_to) == 8
+    assert policy.row_split(h100, 149371, 2, 64, up_to) == 1 and policy.row_split(h100, 149371, 2, 64) == 4
+
+
 def test_split_refusals_are_clear() -> None:
     x = torch.randn(2, 64)
     for bad in (0, "2", True, 5000):
