@@ -32,6 +32,12 @@ from rocm_triton_doctor.kernels.gemm_parts import (  # noqa: F401 - re-exported 
 
 EPILOGUES = {"none": 0, "bias": 1, "bias_relu": 2, "bias_gelu": 3}
 GELU_FAST_TANH = 4  # the kernels' EPILOGUE code for bias_gelu through the hardware tanh (epilogue_code)
+DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+# fp32 products: "auto" (fp32 accuracy, the policy's way: policy_fp32.fp32_dot_precision), or tl.dot's own
+# input_precision: "ieee" (FMA), "tf32x3" (the 3xTF32 split, NVIDIA sm_80+), "tf32" (10-bit products, NVIDIA sm_80+).
+PRECISIONS = ("auto", "ieee", "tf32x3", "tf32")
+KERNELS = ("auto", "pointer", "tma", "gemv")
+tunecache.register_validator("gemm", _checked_config)  # cached entries pass the config= check, or are dropped
 
 
 def epilogue_code(epilogue: str, target: policy.Target, c: torch.Tensor) -> int:
@@ -42,12 +48,6 @@ def epilogue_code(epilogue: str, target: policy.Target, c: torch.Tensor) -> int:
     116.5 (benchmarks/short_k_probe.py, docs/measurements/2026-11-28-h200-s25-short-k.txt)."""
     code = EPILOGUES[epilogue]
     return GELU_FAST_TANH if code == EPILOGUES["bias_gelu"] and policy.fast_tanh(target, c.element_size()) else code
-DTYPES = (torch.float16, torch.bfloat16, torch.float32)
-# fp32 products: "auto" (fp32 accuracy, the policy's way: policy_fp32.fp32_dot_precision), or tl.dot's own
-# input_precision: "ieee" (FMA), "tf32x3" (the 3xTF32 split, NVIDIA sm_80+), "tf32" (10-bit products, NVIDIA sm_80+).
-PRECISIONS = ("auto", "ieee", "tf32x3", "tf32")
-KERNELS = ("auto", "pointer", "tma", "gemv")
-tunecache.register_validator("gemm", _checked_config)  # cached entries pass the config= check, or are dropped
 
 
 def gemm(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None = None, epilogue: str = "none", p: float = 0.0,

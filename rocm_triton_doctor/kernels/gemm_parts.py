@@ -234,8 +234,8 @@ def gemv_kmajor(b: torch.Tensor) -> bool:
 
 def gemv_shift_refusal(b: torch.Tensor, shift: int, bn: int, bk: int, split: int, dropout: bool = False) -> str:
     """Why B cannot be read in shifted windows of `shift` elements, or '' where it can: shift a whole 16-byte vector
-    of B's dtype, and then a K-major weight (gemv_kshift.gemv_kshift_kernel: K blocks whole windows, at most 64 K
-    splits, and no dropout unsplit, whose mask needs contiguous column tiles) or B's rows contiguous along N
+    of B's dtype, and then a K-major weight (gemv_kshift.gemv_kshift_kernel: K blocks whole windows, and no dropout
+    unsplit, whose mask needs contiguous column tiles; checked_gemv_config bounds SPLIT_K) or B's rows contiguous along N
     (gemm_kernels.gemv_kernel's SHIFT: tiles and B's width within policy_gemv.gemv_shift_misfit's limits)."""
     K, N = b.shape
     if shift != 16 // b.element_size():

@@ -22,6 +22,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from rocm_triton_doctor.kernels.gemm_kernels import _gemv_place
 from rocm_triton_doctor.kernels.gemm_parts import _epilogue_store, _scaled, _wide
 
 
@@ -101,14 +102,14 @@ def gemv_kshift_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride
                 BLOCK_M)
     offs_m = tl.arange(0, BLOCK_M)
     out = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    out = _kshift_place(out, acc0, 0, offs_m, BLOCK_M)
-    out = _kshift_place(out, acc1, 1, offs_m, BLOCK_M)
-    out = _kshift_place(out, acc2, 2, offs_m, BLOCK_M)
-    out = _kshift_place(out, acc3, 3, offs_m, BLOCK_M)
-    out = _kshift_place(out, acc4, 4, offs_m, BLOCK_M)
-    out = _kshift_place(out, acc5, 5, offs_m, BLOCK_M)
-    out = _kshift_place(out, acc6, 6, offs_m, BLOCK_M)
-    out = _kshift_place(out, acc7, 7, offs_m, BLOCK_M)
+    out = _gemv_place(out, acc0, 0, offs_m, True, BLOCK_M)
+    out = _gemv_place(out, acc1, 1, offs_m, True, BLOCK_M)
+    out = _gemv_place(out, acc2, 2, offs_m, True, BLOCK_M)
+    out = _gemv_place(out, acc3, 3, offs_m, True, BLOCK_M)
+    out = _gemv_place(out, acc4, 4, offs_m, True, BLOCK_M)
+    out = _gemv_place(out, acc5, 5, offs_m, True, BLOCK_M)
+    out = _gemv_place(out, acc6, 6, offs_m, True, BLOCK_M)
+    out = _gemv_place(out, acc7, 7, offs_m, True, BLOCK_M)
     offs_m = row0 + offs_m
     rows = _wide(offs_m, INT64)
     cols = _wide(offs_n, INT64)
@@ -144,11 +145,3 @@ def _kshift_fma(acc, a_win, i: tl.constexpr, stride_am, m_left, kmask, b, BLOCK_
         a = tl.load(a_win + i * stride_am, mask=kmask & row_ok, other=0.0).to(tl.float32)
         acc = tl.fma(b, a[None, :], acc)
     return acc
-
-
-@triton.jit
-def _kshift_place(out, acc, i: tl.constexpr, offs_m, BLOCK_M: tl.constexpr):
-    """Row i's accumulator summed along K into row i of the [BLOCK_M, BLOCK_N] output tile."""
-    if i < BLOCK_M:
-        out = tl.where(offs_m[:, None] == i, tl.sum(acc, axis=1)[None, :], out)
-    return out

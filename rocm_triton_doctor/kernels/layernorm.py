@@ -110,7 +110,8 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: flo
             mean, rstd = _stats(plan.M, eps, x) if stats else (None, None)
             plan.site(x, weight, bias, o, eps, mean, rstd)
             return o, mean, rstd
-    L = prepare("layernorm", x, {"weight": weight, "bias": bias}, out, config)
+    # the row split only up to the rows it was timed on (policy_rows.ROW_SPLIT_LAYERNORM_MAX_ROWS)
+    L = prepare("layernorm", x, {"weight": weight, "bias": bias}, out, config, policy.ROW_SPLIT_LAYERNORM_MAX_ROWS)
     mean, rstd = _stats(L.M, eps, x) if stats else (None, None)
     if not L.empty and L.split > 1:  # few wide rows: each over several programs (rows_split.py)
         rows_split.layernorm_split(x, weight, bias, eps, L, mean, rstd)

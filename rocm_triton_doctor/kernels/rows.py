@@ -116,9 +116,10 @@ def trailing(name: str, x: torch.Tensor, out: torch.Tensor | None, *params: torc
 
 
 def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: torch.Tensor | None,
-            config: dict[str, Any] | None = None) -> RowLaunch:
+            config: dict[str, Any] | None = None, split_rows: int = policy.ROW_SPLIT_MID_ROWS) -> RowLaunch:
     """Validate a row kernel's input and its per-column parameters (each of shape (N,), any stride and float dtype),
     allocate or check the output, and choose the launch config (`config` overrides the policy's, for tests).
+    split_rows: the most rows among which a looped row is split over programs (policy_rows.row_split's up_to).
 
     Every check is O(1) in the data; the common call (out=None, a contiguous x) skips the alias test (a fresh output
     overlaps nothing) and the stride folding, and shares one cached config dict (issue #16 item 4)."""
@@ -154,8 +155,7 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
         return RowLaunch(o, M, N, D1, D2, s0, s1, s2, sn, cfg, split)
     target, cls = target_of(x), policy.row_class(N, M)
     cfg = _config(target, N, x.element_size(), cls)
-    up_to = policy.ROW_SPLIT_LAYERNORM_MAX_ROWS if name == "layernorm" else policy.ROW_SPLIT_MID_ROWS
-    split = policy.row_split(target, N, x.element_size(), policy.split_class(M), up_to) if cfg["LOOPED"] else 1
+    split = policy.row_split(target, N, x.element_size(), policy.split_class(M), split_rows) if cfg["LOOPED"] else 1
     # The policy's one-program rows are a function of the signature; a split turned back to one program depends on
     # whether a graph is being captured, so it is not planned.
     plannable = split == 1 and out is None
