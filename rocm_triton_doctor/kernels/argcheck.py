@@ -160,7 +160,7 @@ def check_config_dict(name: str, config: object) -> None:
         raise TypeError(f"{name}: config must be a dict, got {type(config).__name__}")
 
 
-ROW_CONFIG_KEYS = ("BLOCK", "ROWS", "num_warps", "num_stages", "SPLIT")
+ROW_CONFIG_KEYS = ("BLOCK", "ROWS", "num_warps", "num_stages", "SPLIT", "WINDOW", "TABLE")
 
 
 def check_row_config(name: str, config: dict[str, Any], rows: bool = True) -> dict[str, Any]:

@@ -10,11 +10,12 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split
+from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split, rows_window
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets, trailing
+from rocm_triton_doctor.kernels.rows_window import window, window_param, window_store
 
 
 @triton.jit
@@ -85,6 +86,30 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, D2, s0, s1, s2, sn,
         tl.store(out_ptr + orow[:, None] + cols[None, :], y.to(out_ptr.dtype.element_ty), mask=m)
 
 
+@triton.jit
+def layernorm_window_kernel(x_ptr, w_ptr, b_ptr, out_ptr, N, sx, sw, sb, LD, eps, BLOCK: tl.constexpr,
+                            V: tl.constexpr, TABLE: tl.constexpr, mean_ptr=None, rstd_ptr=None,
+                            STATS: tl.constexpr = False):
+    # One row a program, read and written in 16-byte windows (rows_window.py); weight and bias from their shifted
+    # tables (TABLE: rows of LD) or at column lane - s. The statistics as the single-pass kernel's: of x minus the
+    # row's first element, two-pass.
+    row = tl.program_id(0)
+    base, obase, s, idx, inrow, raw, pe, em, xe = window(x_ptr, row, sx, N, BLOCK, V)
+    shift = tl.load(x_ptr + base + s).to(tl.float32)
+    shift = tl.where(tl.abs(shift) < 1.152921504606847e18, shift, 0.0)
+    x = tl.where(inrow, raw.to(tl.float32), shift) - shift  # 0 outside the row (NaN there never met a subtraction)
+    mean = tl.sum(x, axis=0) / N
+    d = tl.where(inrow, x - mean, 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=0) / N + eps)
+    if STATS:
+        tl.store(mean_ptr + row, mean + shift)
+        tl.store(rstd_ptr + row, rstd)
+    w, we = window_param(w_ptr, sw, s, idx, pe, em, N, LD, V, TABLE)
+    b, be = window_param(b_ptr, sb, s, idx, pe, em, N, LD, V, TABLE)
+    window_store(out_ptr, obase, s, idx, d * rstd * w + b, pe, em,
+                 ((xe.to(tl.float32) - shift) - mean) * rstd * we + be, N, V)
+
+
 def layernorm(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, eps: float = 1e-5,
               out: torch.Tensor | None = None, config: dict[str, Any] | None = None) -> torch.Tensor:
     """x of any shape (..., N) and layout; weight and bias (N,) of any stride, in x's dtype or fp32, or None (no scale /
@@ -116,8 +141,17 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: flo
     if not L.empty and L.split > 1:  # few wide rows: each over several programs (rows_split.py)
         rows_split.layernorm_split(x, weight, bias, eps, L, mean, rstd)
     elif not L.empty:
-        site = Site(layernorm_kernel, L.grid, (DYN,) * 4 + (*L.args, weight.stride(0), bias.stride(0), DYN),
-                    {**L.cfg, "DIV": L.div, "mean_ptr": DYN, "rstd_ptr": DYN, "STATS": stats})
+        plain = Site(layernorm_kernel, L.grid, (DYN,) * 4 + (*L.args, weight.stride(0), bias.stride(0), DYN),
+                     {**L.cfg, "DIV": L.div, "mean_ptr": DYN, "rstd_ptr": DYN, "STATS": stats})
+        if L.window:  # an odd width: rows read in 16-byte windows (rows_window.py)
+            W, V = L.window, rows_window.vector_elems(x.element_size())
+            sw, sb = (1, 1) if W["TABLE"] else (weight.stride(0), bias.stride(0))
+            win = Site(layernorm_window_kernel, (L.M,), (DYN,) * 4 + (L.N, L.s0, sw, sb, rows_window.table_width(L.N, V),
+                                                                      DYN),
+                       {"mean_ptr": DYN, "rstd_ptr": DYN, "STATS": stats, "V": V, **W})
+            site: Site | rows_window.WindowSite = rows_window.WindowSite(plain, win, 3, (weight, bias), L.N, V, W["TABLE"])
+        else:
+            site = plain
         call_plans.run(_PLANS, key if L.plannable else None, site, (x, weight, bias, L.out, eps, mean, rstd),
                        x.is_contiguous(), L.M)
     return L.out, mean, rstd
@@ -350,7 +384,10 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     ptrs = {"dy_ptr": "x", "x_ptr": "x", "w_ptr": "x", "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "dx_ptr": "x",
             "dwp_ptr": "*fp32", "dbp_ptr": "*fp32"}
     return (fwd + row_grads.grad_aot("layernorm", _layernorm_backward_kernel, ptrs, {"sw": 1}, target)
-            + rows_split.split_aot("layernorm", target))
+            + rows_split.split_aot("layernorm", target)
+            + rows_window.window_aot("layernorm", layernorm_window_kernel, ("x_ptr", "w_ptr", "b_ptr", "out_ptr"),
+                                     {"LD": "i32", "eps": "fp32", "mean_ptr": "*fp32", "rstd_ptr": "*fp32"},
+                                     {"sw": 1, "sb": 1, "TABLE": True, "STATS": True}, target))
 
 
 KERNEL = KernelSpec("layernorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

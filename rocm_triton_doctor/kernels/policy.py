@@ -399,7 +399,7 @@ from rocm_triton_doctor.kernels.policy_gemv import (  # noqa: E402,F401
 from rocm_triton_doctor.kernels.policy_rows import (  # noqa: E402,F401
     NARROW_ROW, ODD_ROW_ONE_WARP_PROGRAMS, ROW_CHUNK, ROW_SINGLE_BYTES, ROW_SPLIT_EAGER_MIN_COLS, ROW_SPLIT_MAX_ROWS,
     ROW_SPLIT_LAYERNORM_MAX_ROWS, ROW_SPLIT_MID_ROWS, ROW_SPLIT_PROGRAMS_PER_CU, _row_config, row_class, row_config,
-    row_split, split_class)
+    row_split, split_class, window_config, WINDOW_MIN_COLS, WINDOW_TABLE_MIN_BYTES)
 from rocm_triton_doctor.kernels.policy_fp32 import (  # noqa: E402,F401
     FP32_MISALIGNED_IEEE_MAX_K, FP32_MISALIGNED_IEEE_MAX_OUT, FP32_NMAJOR_IEEE_MAX_K, FP32_NMAJOR_IEEE_MAX_M, fp32_dot_precision,
     fp32_misaligned_ieee, fp32_nmajor_config, gemm_fp32_precision, gemm_tc_config,

@@ -172,3 +172,43 @@ def row_split(t: Target, n_cols: int, elem_size: int, n_rows: int, up_to: int = 
     cus = DEFAULT_CUS["cuda" if t.backend == "cuda" else "cdna" if t.cdna else "rdna"]
     split = min(chunks, ROW_SPLIT_PROGRAMS_PER_CU * cus // rows)
     return split if split >= 2 else 1
+
+
+# Rows of an odd width read in 16-byte windows (rows_window.py): the policy's one-row single-pass rows, on NVIDIA (not
+# timed on AMD). H200, graph replay, benchmarks/window_rows_probe.py --seed 1 (docs/measurements/
+# 2026-11-29-h200-s26-window-rows-s1.json), µs, the plain kernel -> the best window form: LayerNorm bf16 157613x1511 712 -> 366, 27710x1111 117 -> 67, 1765x10989 82 -> 51, fp32
+# 4507x1219 22.0 -> 14.2; RMSNorm bf16 15211x6731 178 -> 109, 4214x2805 21.7 -> 15.6; softmax fp32 6007x8691 171 ->
+# 107, fp16 49849x2073 173 -> 126. Even widths already read 4 or 8 bytes a load, and the windows lost or tied there
+# (RMSNorm bf16 28088x9268 326 -> 429, LayerNorm bf16 809250x630 1063 -> 1178, softmax fp16 62459x7650 462 -> 458).
+# Narrow rows lost too (softmax bf16 76822x291: 55.5 -> 66.6).
+WINDOW_MIN_COLS = 512
+# 16-bit rows read a per-column parameter from a table of its V shifted copies (one more launch and allocation a call,
+# about 30 us more host time on the H200's host) from this many bytes of x: the window kernel's scalar, uncoalesced
+# reads of it cost GPU time (LayerNorm bf16 157613x1511: 475 us at the shift, 366 from the table; 27710x1111: 82.7
+# -> 66.8), which only problems this large spend more of than the table's host time. fp32 rows read it at the shift:
+# 4-byte reads, and the table's loads held beside a 64 KiB row spill (RMSNorm fp32 13302x10069: 334 us at the shift,
+# 605 from the table; …-s26-window-rows-s2.json).
+WINDOW_TABLE_MIN_BYTES = 64 << 20
+# Warps by the window's block, per element size (µs at the warps beside): 16-bit softmax fp16 49849x2073 (4096) w4 126
+# / w8 144, RMSNorm bf16 15211x6731 (8192) w8 109 / w4 151 / w16 117, LayerNorm bf16 1765x10989 (16384) w4 51 / w8 57
+# / w16 53, softmax fp16 8192x12799 (16384) w4 118 / w8 144, RMSNorm bf16 325x25747 (32768) 57 / 43 % of copy at w16
+# / w8; fp32 LayerNorm 10846x2209 (4096) w4 64.5 / w8 68.8, softmax fp32 6007x8691 (16384) w8 107 / w4 126 / w16 165.
+WINDOW_WARPS = {2: {8192: 8, 16384: 4, 32768: 16}, 4: {16384: 8}}  # 4 warps elsewhere
+
+
+@functools.lru_cache(maxsize=CONFIG_CACHE_SIZE)
+def _window_config(t: Target, n_cols: int, elem_size: int, table: bool) -> dict[str, Any] | None:
+    v = 16 // elem_size
+    if t.backend != "cuda" or t.interpreter or n_cols % 2 == 0 or n_cols < WINDOW_MIN_COLS:
+        return None
+    block = _next_pow2(n_cols + v - 1)
+    if block * elem_size > ROW_SINGLE_BYTES:
+        return None
+    warps = WINDOW_WARPS.get(elem_size, {}).get(block, 4)
+    return {"BLOCK": block, "num_warps": min(warps, _max_warps(t)), "num_stages": 1, "TABLE": table and elem_size == 2}
+
+
+def window_config(t: Target, n_cols: int, elem_size: int, n_rows: int) -> dict[str, Any] | None:
+    """The window form's launch (rows_window.py): BLOCK covering the row at any shift (N + V - 1 lanes), warps, and
+    TABLE (per-column parameters from shifted tables); None where the plain kernels run. Shared, never mutated."""
+    return _window_config(t, n_cols, elem_size, n_rows * n_cols * elem_size >= WINDOW_TABLE_MIN_BYTES)

@@ -10,11 +10,12 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split
+from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split, rows_window
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets, trailing
+from rocm_triton_doctor.kernels.rows_window import window, window_param, window_store
 
 
 @triton.jit
@@ -57,6 +58,21 @@ def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, M, N, D1, D2, s0, s1, s2, sn, sw, eps,
                  mask=m)
 
 
+@triton.jit
+def rmsnorm_window_kernel(x_ptr, w_ptr, out_ptr, N, sx, sw, LD, eps, BLOCK: tl.constexpr, V: tl.constexpr,
+                          TABLE: tl.constexpr, rstd_ptr=None, STATS: tl.constexpr = False):
+    # One row a program, read and written in 16-byte windows (rows_window.py); the weight from its shifted table
+    # (TABLE: rows of LD) or at column lane - s (stride sw).
+    row = tl.program_id(0)
+    base, obase, s, idx, inrow, raw, pe, em, xe = window(x_ptr, row, sx, N, BLOCK, V)
+    x = tl.where(inrow, raw.to(tl.float32), 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / N + eps)
+    if STATS:
+        tl.store(rstd_ptr + row, rstd)
+    w, we = window_param(w_ptr, sw, s, idx, pe, em, N, LD, V, TABLE)
+    window_store(out_ptr, obase, s, idx, x * rstd * w, pe, em, xe.to(tl.float32) * rstd * we, N, V)
+
+
 def rmsnorm(x: torch.Tensor, weight: torch.Tensor | None, eps: float = 1e-6, out: torch.Tensor | None = None,
             config: dict[str, Any] | None = None) -> torch.Tensor:
     """x of any shape (..., N) and layout; weight (N,) of any stride, in x's dtype or fp32, or None (no scale, as
@@ -86,8 +102,16 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tenso
     if not L.empty and L.split > 1:  # few wide rows: each over several programs (rows_split.py)
         rows_split.rmsnorm_split(x, weight, eps, L, rstd)
     elif not L.empty:
-        site = Site(rmsnorm_kernel, L.grid, (DYN, DYN, DYN, *L.args, weight.stride(0), DYN),
-                    {**L.cfg, "DIV": L.div, "rstd_ptr": DYN, "STATS": stats})
+        plain = Site(rmsnorm_kernel, L.grid, (DYN, DYN, DYN, *L.args, weight.stride(0), DYN),
+                     {**L.cfg, "DIV": L.div, "rstd_ptr": DYN, "STATS": stats})
+        if L.window:  # an odd width: rows read in 16-byte windows (rows_window.py)
+            W, V = L.window, rows_window.vector_elems(x.element_size())
+            win = Site(rmsnorm_window_kernel, (L.M,), (DYN, DYN, DYN, L.N, L.s0, 1 if W["TABLE"] else weight.stride(0),
+                                                       rows_window.table_width(L.N, V), DYN),
+                       {"rstd_ptr": DYN, "STATS": stats, "V": V, **W})
+            site: Site | rows_window.WindowSite = rows_window.WindowSite(plain, win, 2, (weight,), L.N, V, W["TABLE"])
+        else:
+            site = plain
         call_plans.run(_PLANS, key if L.plannable else None, site, (x, weight, L.out, eps, rstd), x.is_contiguous(),
                        L.M)
     elif rstd is not None:
@@ -332,7 +356,10 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     return (fwd + row_grads.grad_aot("rmsnorm", _rmsnorm_backward_kernel, ptrs, {"sw": 1, "STORE_Y": False}, target)
             + row_grads.grad_aot("rmsnorm (writing y for norm_linear)", _rmsnorm_backward_kernel, ptrs,
                                  {"sw": 1, "STORE_Y": True}, target)
-            + rows_split.split_aot("rmsnorm", target))
+            + rows_split.split_aot("rmsnorm", target)
+            + rows_window.window_aot("rmsnorm", rmsnorm_window_kernel, ("x_ptr", "w_ptr", "out_ptr"),
+                                     {"LD": "i32", "eps": "fp32", "rstd_ptr": "*fp32"},
+                                     {"sw": 1, "TABLE": True, "STATS": True}, target))
 
 
 KERNEL = KernelSpec("rmsnorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile", "mem-eager"))

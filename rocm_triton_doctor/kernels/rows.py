@@ -23,7 +23,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import argcheck, policy
+from rocm_triton_doctor.kernels import argcheck, policy, rows_window
 from rocm_triton_doctor.kernels.common import fold_offset
 from rocm_triton_doctor.kernels.base import (AotSpec, cdiv, check_alias, check_device, check_dtype, prepare_out, row_layout,
                                              target_of)
@@ -60,8 +60,12 @@ class RowLaunch:
     """What a row kernel's launcher needs: the output, and the arguments and config of the launch."""
 
     def __init__(self, out: torch.Tensor, M: int, N: int, D1: int, D2: int, s0: int, s1: int, s2: int, sn: int,
-                 cfg: dict[str, Any], split: int = 1, plannable: bool = False):
-        self.out, self.M, self.N, self.sn, self.cfg = out, M, N, sn, cfg
+                 cfg: dict[str, Any], split: int = 1, plannable: bool = False,
+                 window: dict[str, Any] | None = None):
+        self.out, self.M, self.N, self.sn, self.s0, self.cfg = out, M, N, sn, s0, cfg
+        # window: the window form's BLOCK, warps and TABLE (rows_window.py) where its layout fits; each call then
+        # runs it or, where x or the output is off a 16-byte boundary, the plain kernel with cfg (WindowSite).
+        self.window = window
         # split > 1: programs per row for the kernels that have a split form (rows_split.py: softmax, RMSNorm);
         # the others ignore it and run one program per row.
         self.split = split
@@ -151,17 +155,30 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
     if config:
         cfg = argcheck.check_row_config(name, config)
         split = cfg.pop("SPLIT", 1)
+        want, table = cfg.pop("WINDOW", 0), bool(cfg.pop("TABLE", 1))
         cfg["LOOPED"] = cfg["BLOCK"] < N
-        return RowLaunch(o, M, N, D1, D2, s0, s1, s2, sn, cfg, split)
+        # WINDOW asks for the window form (tests: the interpreter's policy never picks it) where the row and its
+        # layout allow it (the plain kernel elsewhere), with the config's BLOCK and warps for both.
+        V = rows_window.vector_elems(x.element_size())
+        win = None
+        if want and split == 1 and cfg["BLOCK"] >= N + V - 1 and rows_window.fits(N, D1, D2, s0, sn, V):
+            win = {"BLOCK": cfg["BLOCK"], "num_warps": cfg["num_warps"], "num_stages": cfg.get("num_stages", 1),
+                   "TABLE": table}
+        return RowLaunch(o, M, N, D1, D2, s0, s1, s2, sn, cfg, split, window=win)
     target, cls = target_of(x), policy.row_class(N, M)
     cfg = _config(target, N, x.element_size(), cls)
     split = policy.row_split(target, N, x.element_size(), policy.split_class(M), split_rows) if cfg["LOOPED"] else 1
+    win = None
+    if split == 1 and not cfg["LOOPED"]:
+        win = policy.window_config(target, N, x.element_size(), M)
+        if win is not None and not rows_window.fits(N, D1, D2, s0, sn, rows_window.vector_elems(x.element_size())):
+            win = None
     # The policy's one-program rows are a function of the signature; a split turned back to one program depends on
     # whether a graph is being captured, so it is not planned.
     plannable = split == 1 and out is None
     if split > 1 and N < policy.ROW_SPLIT_EAGER_MIN_COLS and not target.interpreter and not _capturing(x):
         split = 1  # the second launch's host time would cost more than the split saves (policy_rows.py)
-    return RowLaunch(o, M, N, D1, D2, s0, s1, s2, sn, cfg, split, plannable)
+    return RowLaunch(o, M, N, D1, D2, s0, s1, s2, sn, cfg, split, plannable, win)
 
 
 def _capturing(x: torch.Tensor) -> bool:

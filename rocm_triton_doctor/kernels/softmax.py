@@ -9,11 +9,12 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split
+from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split, rows_window
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
+from rocm_triton_doctor.kernels.rows_window import window, window_store
 
 
 @triton.jit
@@ -74,6 +75,17 @@ def softmax_kernel(x_ptr, out_ptr, M, N, D1, D2, s0, s1, s2, sn, BLOCK: tl.const
         tl.store(out_ptr + orow[:, None] + cols[None, :], (e * inv[:, None]).to(out_ptr.dtype.element_ty), mask=m)
 
 
+@triton.jit
+def softmax_window_kernel(x_ptr, out_ptr, N, sx, BLOCK: tl.constexpr, V: tl.constexpr):
+    # One row a program, read and written in 16-byte windows (rows_window.py).
+    base, obase, s, idx, inrow, raw, pe, em, xe = window(x_ptr, tl.program_id(0), sx, N, BLOCK, V)
+    x = tl.where(inrow, raw.to(tl.float32), -float("inf"))
+    mx = tl.max(x, axis=0)
+    e = tl.exp2((x - mx) * LOG2E)
+    inv = 1.0 / tl.sum(e, axis=0)
+    window_store(out_ptr, obase, s, idx, e * inv, pe, em, tl.exp2((xe.to(tl.float32) - mx) * LOG2E) * inv, N, V)
+
+
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, Any] | None = None,
             dim: int = -1) -> torch.Tensor:
     """Softmax over dimension `dim` of x (the last by default; any shape and layout); out in x's dtype. `config`
@@ -97,7 +109,14 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, 
     if L.split > 1:  # few wide rows: each over several programs (rows_split.py)
         rows_split.softmax_split(x, L)
     else:
-        site = Site(softmax_kernel, L.grid, (DYN, DYN, *L.args), {**L.cfg, "DIV": L.div})
+        plain = Site(softmax_kernel, L.grid, (DYN, DYN, *L.args), {**L.cfg, "DIV": L.div})
+        if L.window:  # an odd width: rows read in 16-byte windows (rows_window.py)
+            V = rows_window.vector_elems(x.element_size())
+            W = {k: v for k, v in L.window.items() if k != "TABLE"}
+            win = Site(softmax_window_kernel, (L.M,), (DYN, DYN, L.N, L.s0), {"V": V, **W})
+            site: Site | rows_window.WindowSite = rows_window.WindowSite(plain, win, 1, (), L.N, V, False)
+        else:
+            site = plain
         call_plans.run(_PLANS, key if L.plannable else None, site, (x, L.out), x.is_contiguous(), L.M)
     return L.out
 
@@ -277,7 +296,8 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 def aot_specs(target: policy.Target) -> list[AotSpec]:
     return row_aot("softmax", softmax_kernel, ("x_ptr", "out_ptr"), {}, {}, target) + row_grads.grad_aot(
         "softmax", _softmax_backward_kernel, {"dy_ptr": "x", "y_ptr": "x", "dx_ptr": "x"}, {}, target) + \
-        rows_split.split_aot("softmax", target)
+        rows_split.split_aot("softmax", target) + \
+        rows_window.window_aot("softmax", softmax_window_kernel, ("x_ptr", "out_ptr"), {}, {}, target)
 
 
 KERNEL = KernelSpec("softmax", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

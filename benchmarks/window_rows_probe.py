@@ -1,0 +1,146 @@
+"""Session 26: the window forms of softmax, RMSNorm and LayerNorm (rows_window.py) on odd widths nobody tuned for.
+
+Seeded random shapes: an op, a dtype, a width of 257-16383 that is not a multiple of 16 bytes, a tensor of 1 MiB -
+1 GiB. Each against the plain kernels at the policy's earlier config ("plain", forced through config=), the policy
+("auto"), the window form at 4/8/16 warps with the parameters from their shifted tables (T1) or read at their shift
+(T0), eager torch and Liger-Kernel. GPU time (CUDA-graph replay), each output checked against an fp64 reference
+first; host µs per call (no graphs) for plain, auto and eager on the small shapes.
+
+    PYTHONPATH=/tmp/site:.:benchmarks python benchmarks/window_rows_probe.py --seed 1 --count 24 --json w.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+import triton
+from triton.testing import do_bench_cudagraph
+
+from rocm_triton_doctor.kernels import layernorm, policy, rmsnorm, softmax
+from rocm_triton_doctor.kernels.tolerances import tolerance
+from rocm_triton_doctor.smoke import baselines
+
+DTYPES = (torch.bfloat16, torch.float16, torch.float32)
+
+
+def run(op: str, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, cfg: dict[str, Any] | None) -> torch.Tensor:
+    if op == "rmsnorm":
+        return rmsnorm.rmsnorm(x, w, 1e-6, config=cfg)
+    if op == "layernorm":
+        return layernorm.layernorm(x, w, b, 1e-5, config=cfg)
+    return softmax.softmax(x, config=cfg)
+
+
+def eager(op: str, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    if op == "rmsnorm":
+        return F.rms_norm(x, (x.shape[1],), w, 1e-6)
+    if op == "layernorm":
+        return F.layer_norm(x, (x.shape[1],), w, b, 1e-5)
+    return torch.softmax(x, -1)
+
+
+def draw(r: random.Random) -> tuple[str, torch.dtype, int, int]:
+    op = r.choice(("softmax", "rmsnorm", "layernorm"))
+    dt = r.choice(DTYPES)
+    v = 16 // dt.itemsize
+    n = 0
+    while n % v == 0:
+        n = int(round(math.exp(r.uniform(math.log(257), math.log(16383 if dt.itemsize == 4 else 32000)))))
+        if triton.next_power_of_2(n + v - 1) * dt.itemsize > policy.ROW_SINGLE_BYTES:
+            n = 0
+    total = int(math.exp(r.uniform(math.log(1 << 20), math.log(1 << 30)))) // dt.itemsize
+    return op, dt, max(1, total // n), n
+
+
+def host_us(fn: Any) -> float:
+    return baselines.host_us_per_call(fn, torch.cuda.synchronize, calls=200, warm=20)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--count", type=int, default=24)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    dev = torch.device("cuda")
+    t = policy.target_for_device("cuda")
+    print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, triton {triton.__version__}", flush=True)
+    src = torch.empty(1 << 28, dtype=torch.uint8, device=dev)
+    dst = torch.empty_like(src)
+    copy_gbps = 2 * src.numel() / float(do_bench_cudagraph(lambda: dst.copy_(src), rep=30)) / 1e6
+    print(f"copy {copy_gbps:.0f} GB/s", flush=True)
+    r = random.Random(args.seed)
+    rows: list[dict[str, Any]] = []
+    for _ in range(args.count):
+        op, dt, m, n = draw(r)
+        x = torch.randn(m, n, device=dev, dtype=dt)
+        w = torch.randn(n, device=dev, dtype=dt)
+        b = torch.randn(n, device=dev, dtype=dt)
+        old = policy.row_config(t, n, dt.itemsize, policy.row_class(n, m))
+        plain = {k: old[k] for k in ("BLOCK", "ROWS", "num_warps")}
+        v = 16 // dt.itemsize
+        blk = triton.next_power_of_2(n + v - 1)
+        fns: dict[str, Any] = {"eager": lambda: eager(op, x, w, b), "plain": lambda: run(op, x, w, b, plain),
+                               "auto": lambda: run(op, x, w, b, None)}
+        lf, _ = baselines.liger_fn(op)
+        if lf is not None:
+            inputs = {"x": x, "w": w, "b": b}
+            fns["liger"] = lambda: lf(inputs)
+        for warps in (4, 8, 16):
+            for table in ((0,) if op == "softmax" else (0, 1)):
+                cfg = {"BLOCK": blk, "num_warps": warps, "WINDOW": 1, "TABLE": table}
+                fns[f"w{warps}T{table}"] = lambda c=cfg: run(op, x, w, b, c)
+        ref = eager(op, x.double(), w.double(), b.double()) if x.numel() <= 1 << 26 else None
+        tol = tolerance(str(dt).replace("torch.", ""))
+        row: dict[str, Any] = {"op": op, "dtype": str(dt).replace("torch.", ""), "M": m, "N": n, "us": {},
+                               "wrong": [], "errors": {}}
+        for k, f in fns.items():
+            try:
+                y = f()
+                if ref is not None and k != "liger" and not torch.allclose(y.double(), ref, atol=tol.atol,
+                                                                           rtol=tol.rtol):
+                    row["wrong"].append(k)
+                    print(f"  WRONG {k}: max err {(y.double() - ref).abs().max().item():.3g}", flush=True)
+                    continue
+                row["us"][k] = 1000 * float(do_bench_cudagraph(f, rep=25))
+            except Exception as exc:  # noqa: BLE001 - a baseline that refuses the shape drops out
+                row["errors"][k] = str(exc).splitlines()[0][:160]
+        mib = 2 * x.numel() * x.element_size() / 2**20
+        row["mib"] = mib
+        row["pct_copy"] = {k: 100 * mib * 2**20 / (us * 1e-6) / (copy_gbps * 1e9) for k, us in row["us"].items()}
+        if mib <= 64:
+            row["host_us"] = {k: host_us(fns[k]) for k in ("plain", "auto", "eager")}
+        torch.cuda.empty_cache()
+        u = row["us"]
+        base = min(u[k] for k in ("eager", "liger") if k in u)
+        wins = {k: v for k, v in u.items() if k.startswith("w")}
+        best = min(wins, key=wins.get) if wins else None
+        row["x_best_base"] = {k: base / u[k] for k in ("plain", "auto") if k in u}
+        row["best_window"] = best
+        rows.append(row)
+        print(f"{op:9s} {row['dtype']:8s} {m}x{n} ({mib:.0f} MiB): " + "  ".join(f"{k} {v:.1f}" for k, v in u.items())
+              + (f"  host {row['host_us']}" if "host_us" in row else ""), flush=True)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+                       "triton": triton.__version__, "copy_gbps": copy_gbps, "seed": args.seed, "rows": rows}, fh,
+                      indent=1)
+    print("\nop        dtype    shape          MiB   x best baseline: plain  auto | % copy: plain auto best-window")
+    for row in rows:
+        p, xb = row["pct_copy"], row["x_best_base"]
+        bw = row["best_window"]
+        print(f"{row['op']:9s} {row['dtype']:8s} {row['M']}x{row['N']:<7d} {row['mib']:6.0f}   "
+              f"{xb.get('plain', 0):5.2f} {xb.get('auto', 0):5.2f} | {p.get('plain', 0):4.0f} {p.get('auto', 0):4.0f} "
+              f"{p.get(bw, 0):4.0f} {bw}" + (" WRONG " + ",".join(row["wrong"]) if row["wrong"] else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

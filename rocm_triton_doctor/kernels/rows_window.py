@@ -1,0 +1,186 @@
+"""Rows that start off a 16-byte boundary, read and written in whole 16-byte vectors: the window forms of the
+softmax, RMSNorm and LayerNorm forwards (one row a program, the row in one block; the kernels are in their op's file).
+
+Why. A contiguous row of N elements, N not a multiple of V = 16 / element size (an odd width in 16 bits, N % 4 != 0
+in fp32), starts at a different offset within a 16-byte group on each row, so the plain kernels read and write it one
+element at a time (ld.global.b16 on sm_90). The hunts' odd-width rows ran at 21-65 % of copy bandwidth, and eager and
+Liger-Kernel no faster (H200, session 26, benchmarks/odd_rows_probe.py, docs/measurements/
+2026-11-29-h200-s26-odd-rows*.json): LayerNorm fp16 20189x6163 21 % (at 6168: 88 %), RMSNorm fp16 41409x6909 56 %
+(at 6912: 99 %), RMSNorm bf16 65536x3001 60 % (at 3008: 100 %).
+
+How. Row r starts s = (r·sx) mod V elements past a boundary. Its window is the row's start rounded down to V
+elements, loaded in whole V-element groups: a group is read when it holds any of the row's elements (16 aligned bytes
+cannot cross a page, so the elements outside the row are memory that exists; tl.where drops them), so every load's
+mask is constant over a group and Triton emits 16-byte loads. The output row (contiguous, so at r·N, with the same
+shift when sx ≡ N mod V) is stored the same way for its full groups; the first and last partial groups (at most 2V
+elements) are stored element by element from values loaded at the start, so their latency overlaps the body's (a
+reload after the body's store was measured slower). A per-column parameter read at column lane - s would be an
+unaligned, uncoalesced gather on every row; WindowSite builds, once a call, V copies of it each shifted by one element
+(row s holds param[p - s] at p), which the kernels read in whole vectors at their row's shift.
+
+When (policy_rows.row_window; rows.prepare decides): the policy's one-row single-pass config, a misaligned width,
+unit column stride, one leading dimension whose stride is ≡ N mod V, and x and the output on 16-byte boundaries
+(checked per call: the windows' groups are only whole aligned groups then).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+from rocm_triton_doctor.kernels.base import cdiv
+from rocm_triton_doctor.kernels.launch_site import DYN, Site
+
+
+@triton.jit
+def window(x_ptr, row, sx, N, BLOCK: tl.constexpr, V: tl.constexpr):
+    """Row `row` of x (row stride sx) as a window: (base, obase, s, idx, inrow, raw, pe, em, xe) — x's window start
+    and the output's (rows of N), the row's shift s, the lanes, which lanes hold the row (column idx - s), the
+    window's values as loaded (0 in groups past the row), the 2V edge positions pe (the first group's lanes when
+    s > 0, then the last partial group's), which of them are in the row, and x there."""
+    o = row.to(tl.int64) * sx
+    s = (o % V).to(tl.int32)
+    base = tl.multiple_of(o - s, V)
+    obase = tl.multiple_of(row.to(tl.int64) * N - s, V)
+    idx = tl.arange(0, BLOCK)
+    raw = tl.load(x_ptr + base + idx, mask=idx // V < (s + N + V - 1) // V, other=0.0)
+    inrow = (idx >= s) & (idx < s + N)
+    h = tl.arange(0, 2 * V)
+    pe = tl.where(h < V, h, (s + N) // V * V + h - V)
+    em = (pe >= s) & (pe < s + N) & (h >= V - V * tl.minimum(s, 1))  # the first group's lanes only when s > 0
+    xe = tl.load(x_ptr + base + pe, mask=em, other=0.0)
+    return base, obase, s, idx, inrow, raw, pe, em, xe
+
+
+@triton.jit
+def window_param(p_ptr, sp, s, idx, pe, em, N, LD, V: tl.constexpr, TABLE: tl.constexpr):
+    """A per-column parameter at the window's lanes and at the edges, fp32: from row s of its table (TABLE: rows of
+    LD, a multiple of V; whole vectors), else at column lane - s of the parameter itself (stride sp)."""
+    if TABLE:
+        t = p_ptr + tl.multiple_of(s * LD, V)
+        p = tl.load(t + idx, mask=idx // V < (s + N + V - 1) // V, other=0.0)
+        q = tl.load(t + pe, mask=em, other=0.0)
+    else:
+        j = idx - s
+        p = tl.load(p_ptr + j.to(tl.int64) * sp, mask=(j >= 0) & (j < N), other=0.0)
+        q = tl.load(p_ptr + (pe - s).to(tl.int64) * sp, mask=em, other=0.0)
+    return p.to(tl.float32), q.to(tl.float32)
+
+
+@triton.jit
+def window_store(out_ptr, obase, s, idx, y, pe, em, ye, N, V: tl.constexpr):
+    """y into the output row's full groups in whole vectors, ye (the values at the edge positions) element by
+    element: each of the row's elements is stored once, nothing outside it."""
+    g = idx // V
+    full = (g >= (s + V - 1) // V) & (g < (s + N) // V)
+    tl.store(out_ptr + obase + idx, y.to(out_ptr.dtype.element_ty), mask=full)
+    tl.store(out_ptr + obase + pe, ye.to(out_ptr.dtype.element_ty), mask=em)
+
+
+@triton.jit
+def _table_kernel(a_ptr, b_ptr, t_ptr, N, sa, sb, LD, V: tl.constexpr, BLOCK: tl.constexpr):
+    """Row (which·V + s) of the table: parameter `which` (a, then b) shifted right by s, 0 outside it."""
+    s = tl.program_id(0)
+    which = tl.program_id(1)
+    p = tl.program_id(2) * BLOCK + tl.arange(0, BLOCK)
+    j = (p - s).to(tl.int64)
+    m = (j >= 0) & (j < N)
+    if which == 0:
+        v = tl.load(a_ptr + j * sa, mask=m, other=0.0)
+    else:
+        v = tl.load(b_ptr + j * sb, mask=m, other=0.0)
+    tl.store(t_ptr + (which * V + s).to(tl.int64) * LD + p, v.to(t_ptr.dtype.element_ty), mask=p < LD)
+
+
+TABLE_BLOCK = 1024
+
+
+def table_width(N: int, V: int) -> int:
+    """A table row's length: every lane a window of a row of N at any shift reads, a multiple of V."""
+    return cdiv(N + V - 1, V) * V
+
+
+def vector_elems(elem_size: int) -> int:
+    """V: elements in 16 bytes."""
+    return 16 // elem_size
+
+
+def fits(N: int, D1: int, D2: int, s0: int, sn: int, V: int) -> bool:
+    """The layout a window kernel takes: contiguous columns and one leading dimension whose stride keeps each row's
+    shift equal to the output's (rows of N)."""
+    return sn == 1 and D1 == 1 and D2 == 1 and (s0 - N) % V == 0
+
+
+class WindowSite:
+    """A row kernel's window call as one launch site (launch_site.Site's interface, so call_plans can keep it as a
+    plan): per call, the window kernel where x and the output sit on 16-byte boundaries (the windows' groups are then
+    whole aligned groups, which cannot cross a page), else the plain kernel; with `params` per-column parameters
+    (after x in the call's arguments) first copied into their shifted tables (a third Site, one launch for all)."""
+
+    __slots__ = ("plain", "win", "table", "out_at", "params", "shape", "dtype")
+
+    def __init__(self, plain: Site, win: Site, out_at: int, params: tuple[torch.Tensor, ...], N: int, V: int,
+                 table: bool) -> None:
+        self.plain, self.win, self.out_at = plain, win, out_at
+        self.params = len(params) if table else 0
+        self.table = self.shape = self.dtype = None
+        if table and params:
+            LD = table_width(N, V)
+            self.shape = (len(params), V, LD)
+            self.dtype = params[0].dtype if all(p.dtype == params[0].dtype for p in params) else torch.float32
+            a, b = params[0], params[-1]
+            self.table = Site(_table_kernel, (V, len(params), cdiv(LD, TABLE_BLOCK)),
+                              (DYN, DYN, DYN, N, a.stride(0), b.stride(0), LD),
+                              {"V": V, "BLOCK": TABLE_BLOCK, "num_warps": 4})
+
+    def _args(self, dyn: tuple[Any, ...], planned: bool) -> tuple[Any, ...] | None:
+        """The window kernel's arguments, its tables built; None where x or the output is off a 16-byte boundary."""
+        x = dyn[0]
+        if (x.data_ptr() | dyn[self.out_at].data_ptr()) % 16:
+            return None
+        if self.table is None:
+            return dyn
+        n = self.params
+        assert self.shape is not None and self.dtype is not None
+        t = torch.empty(self.shape, dtype=self.dtype, device=x.device)
+        a, b = dyn[1], dyn[n]
+        if planned:
+            self.table(a, b, t)
+        else:
+            self.table.through_launch((a, b, t))
+        return (x, *t.unbind(0), *dyn[1 + n:])
+
+    def __call__(self, *dyn: Any) -> None:
+        args = self._args(dyn, True)
+        if args is None:
+            self.plain(*dyn)
+        else:
+            self.win(*args)
+
+    def through_launch(self, dyn: tuple[Any, ...]) -> None:
+        args = self._args(dyn, False)
+        if args is None:
+            self.plain.through_launch(dyn)
+        else:
+            self.win.through_launch(args)
+
+
+def window_aot(name: str, fn: Any, pointers: tuple[str, ...], scalars: dict[str, str], const: dict[str, Any],
+               target: Any) -> list[Any]:
+    """A window kernel's compile-only config: a bf16 row of 6163 (odd) from its shifted tables, at the H200 policy's
+    block and warps (the policy takes the windows on NVIDIA only; AMD targets compile the same config, so the audit
+    shows what it would cost there)."""
+    from rocm_triton_doctor.kernels import policy
+    from rocm_triton_doctor.kernels.base import AotSpec
+
+    cfg = policy.window_config(policy.target_from_name("sm_90"), 6163, 2, 1 << 20)
+    assert cfg is not None
+    sig = {**{p: "*bf16" for p in pointers}, "N": "i32", "sx": "i32", **scalars}
+    consts = {**const, "BLOCK": cfg["BLOCK"], "V": 8}
+    if "TABLE" in const:
+        consts["TABLE"] = cfg["TABLE"]
+    return [AotSpec(f"{name} bf16 N=6163 (16-byte windows)", fn, sig, consts,
+                    {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]})]
