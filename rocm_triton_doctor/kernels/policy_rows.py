@@ -176,11 +176,12 @@ def row_split(t: Target, n_cols: int, elem_size: int, n_rows: int, up_to: int = 
 
 # Rows of an odd width read in 16-byte windows (rows_window.py): the policy's one-row single-pass rows, on NVIDIA (not
 # timed on AMD). H200, graph replay, benchmarks/window_rows_probe.py --seed 1 (docs/measurements/
-# 2026-11-29-h200-s26-window-rows-s1.json), µs, the plain kernel -> the best window form: LayerNorm bf16 157613x1511 712 -> 366, 27710x1111 117 -> 67, 1765x10989 82 -> 51, fp32
-# 4507x1219 22.0 -> 14.2; RMSNorm bf16 15211x6731 178 -> 109, 4214x2805 21.7 -> 15.6; softmax fp32 6007x8691 171 ->
-# 107, fp16 49849x2073 173 -> 126. Even widths already read 4 or 8 bytes a load, and the windows lost or tied there
-# (RMSNorm bf16 28088x9268 326 -> 429, LayerNorm bf16 809250x630 1063 -> 1178, softmax fp16 62459x7650 462 -> 458).
-# Narrow rows lost too (softmax bf16 76822x291: 55.5 -> 66.6).
+# 2026-11-29-h200-s26-window-rows-s1.json), µs, the plain kernel -> the best window form: LayerNorm bf16 157613x1511
+# 712 -> 366, 27710x1111 117 -> 67, 1765x10989 82 -> 51, fp32 4507x1219 22.0 -> 14.2; RMSNorm bf16 15211x6731 178 ->
+# 109, 4214x2805 21.7 -> 15.6; softmax fp32 6007x8691 171 -> 107, fp16 49849x2073 173 -> 126. Even widths already
+# read 4 or 8 bytes a load, and the windows lost or tied there (RMSNorm bf16 28088x9268 326 -> 429, LayerNorm bf16
+# 809250x630 1063 -> 1178, softmax fp16 62459x7650 462 -> 458). Narrow rows lost too (softmax bf16 76822x291: 55.5 ->
+# 66.6).
 WINDOW_MIN_COLS = 512
 # 16-bit rows read a per-column parameter from a table of its V shifted copies (one more launch and allocation a call,
 # about 30 us more host time on the H200's host) from this many bytes of x: the window kernel's scalar, uncoalesced
