@@ -183,12 +183,13 @@ def row_split(t: Target, n_cols: int, elem_size: int, n_rows: int, up_to: int = 
 # 809250x630 1063 -> 1178, softmax fp16 62459x7650 462 -> 458). Narrow rows lost too (softmax bf16 76822x291: 55.5 ->
 # 66.6).
 WINDOW_MIN_COLS = 512
-# 16-bit rows read a per-column parameter from a table of its V shifted copies (one more launch and allocation a call,
-# about 30 us more host time on the H200's host) from this many bytes of x: the window kernel's scalar, uncoalesced
-# reads of it cost GPU time (LayerNorm bf16 157613x1511: 475 us at the shift, 366 from the table; 27710x1111: 82.7
-# -> 66.8), which only problems this large spend more of than the table's host time. fp32 rows read it at the shift:
-# 4-byte reads, and the table's loads held beside a 64 KiB row spill (RMSNorm fp32 13302x10069: 334 us at the shift,
-# 605 from the table; …-s26-window-rows-s2.json).
+# A per-column parameter comes from a table of its V shifted copies (one more launch and allocation a call, about 30
+# us more host time on the H200's host) from this many bytes of x: the window kernel's scalar, uncoalesced reads of
+# it cost GPU time (LayerNorm bf16 157613x1511: 475 us at the shift, 366 from the table; 27710x1111: 82.7 -> 66.8),
+# which only problems this large spend more of than the table's host time. In 16 bits always; in fp32 (4-byte reads
+# at the shift) for LayerNorm's two parameters up to 32 KiB rows (fp32 105377x1630 357 -> 330, 13506x2734 88.4 ->
+# 79.3, 10846x2209 64.5 -> 57.5; …-s26-window-rows-s{2,3}.json) but not RMSNorm's one, which lost or tied (13302x10069,
+# 64 KiB: 334 -> 605, the table's loads held beside the row spill; 744x6793 10.7 -> 15.7; 12821x1574 41.6 -> 43.0).
 WINDOW_TABLE_MIN_BYTES = 64 << 20
 # Warps by the window's block, per element size (µs at the warps beside): 16-bit softmax fp16 49849x2073 (4096) w4 126
 # / w8 144, RMSNorm bf16 15211x6731 (8192) w8 109 / w4 151 / w16 117, LayerNorm bf16 1765x10989 (16384) w4 51 / w8 57
@@ -198,7 +199,7 @@ WINDOW_WARPS = {2: {8192: 8, 16384: 4, 32768: 16}, 4: {16384: 8}}  # 4 warps els
 
 
 @functools.lru_cache(maxsize=CONFIG_CACHE_SIZE)
-def _window_config(t: Target, n_cols: int, elem_size: int, table: bool) -> dict[str, Any] | None:
+def _window_config(t: Target, n_cols: int, elem_size: int, table: bool, params: int = 1) -> dict[str, Any] | None:
     v = 16 // elem_size
     if t.backend != "cuda" or t.interpreter or n_cols % 2 == 0 or n_cols < WINDOW_MIN_COLS:
         return None
@@ -206,10 +207,12 @@ def _window_config(t: Target, n_cols: int, elem_size: int, table: bool) -> dict[
     if block * elem_size > ROW_SINGLE_BYTES:
         return None
     warps = WINDOW_WARPS.get(elem_size, {}).get(block, 4)
-    return {"BLOCK": block, "num_warps": min(warps, _max_warps(t)), "num_stages": 1, "TABLE": table and elem_size == 2}
+    table = table and (elem_size == 2 or (params == 2 and block * elem_size <= 32768))
+    return {"BLOCK": block, "num_warps": min(warps, _max_warps(t)), "num_stages": 1, "TABLE": table}
 
 
-def window_config(t: Target, n_cols: int, elem_size: int, n_rows: int) -> dict[str, Any] | None:
-    """The window form's launch (rows_window.py): BLOCK covering the row at any shift (N + V - 1 lanes), warps, and
-    TABLE (per-column parameters from shifted tables); None where the plain kernels run. Shared, never mutated."""
-    return _window_config(t, n_cols, elem_size, n_rows * n_cols * elem_size >= WINDOW_TABLE_MIN_BYTES)
+def window_config(t: Target, n_cols: int, elem_size: int, n_rows: int, params: int = 1) -> dict[str, Any] | None:
+    """The window form's launch (rows_window.py) for an op with `params` per-column parameters: BLOCK covering the
+    row at any shift (N + V - 1 lanes), warps, and TABLE (the parameters from shifted tables); None where the plain
+    kernels run. Shared, never mutated."""
+    return _window_config(t, n_cols, elem_size, n_rows * n_cols * elem_size >= WINDOW_TABLE_MIN_BYTES, params)

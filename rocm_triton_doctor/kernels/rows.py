@@ -170,7 +170,7 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
     split = policy.row_split(target, N, x.element_size(), policy.split_class(M), split_rows) if cfg["LOOPED"] else 1
     win = None
     if split == 1 and not cfg["LOOPED"]:
-        win = policy.window_config(target, N, x.element_size(), M)
+        win = policy.window_config(target, N, x.element_size(), M, len(params))
         if win is not None and not rows_window.fits(N, D1, D2, s0, sn, rows_window.vector_elems(x.element_size())):
             win = None
     # The policy's one-program rows are a function of the signature; a split turned back to one program depends on

@@ -182,7 +182,7 @@ def planned(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(call_plans, "GPU_ONLY", False)
     h200 = policy.target_from_name("sm_90")
     monkeypatch.setattr(policy, "window_config",
-                        lambda t, n, e, m: policy_rows._window_config(h200, n, e, m >= 300))
+                        lambda t, n, e, m, p=1: policy_rows._window_config(h200, n, e, m >= 300, p))
     call_plans.clear()
     yield
     call_plans.clear()
@@ -212,7 +212,9 @@ def test_policy_takes_odd_single_pass_rows_on_nvidia() -> None:
     assert policy.window_config(h200, 12799, 2, 8192)["num_warps"] == 4
     assert policy.window_config(h200, 25747, 2, 325)["num_warps"] == 16
     assert policy.window_config(h200, 2209, 4, 10846) == {"BLOCK": 4096, "num_warps": 4, "num_stages": 1,
-                                                          "TABLE": False}  # fp32: the parameters at the shift
+                                                          "TABLE": False}  # fp32 RMSNorm: the weight at the shift
+    assert policy.window_config(h200, 2209, 4, 10846, params=2)["TABLE"] is True  # LayerNorm's two, to 32 KiB
+    assert policy.window_config(h200, 12581, 4, 10846, params=2)["TABLE"] is False
     assert policy.window_config(h200, 8691, 4, 6007)["num_warps"] == 8
     assert policy.window_config(h200, 6168, 2, 20189) is None  # even: 4- or 8-byte loads already
     assert policy.window_config(h200, 291, 2, 76822) is None  # narrow
