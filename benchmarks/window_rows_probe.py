@@ -46,17 +46,22 @@ def eager(op: str, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.T
     return torch.softmax(x, -1)
 
 
-def draw(r: random.Random) -> tuple[str, torch.dtype, int, int]:
-    op = r.choice(("softmax", "rmsnorm", "layernorm"))
+def draw(r: random.Random, wide: bool) -> tuple[str, torch.dtype, int, int]:
+    """wide: softmax over rows wider than one block (the looped window form), odd widths, at least 129 rows (fewer
+    are split over programs under graph capture, rows_split.py)."""
+    op = "softmax" if wide else r.choice(("softmax", "rmsnorm", "layernorm"))
     dt = r.choice(DTYPES)
     v = 16 // dt.itemsize
     n = 0
     while n % v == 0:
+        if wide:
+            n = int(round(math.exp(r.uniform(math.log(policy.ROW_SINGLE_BYTES // dt.itemsize), math.log(262143)))))
+            continue
         n = int(round(math.exp(r.uniform(math.log(257), math.log(16383 if dt.itemsize == 4 else 32000)))))
         if triton.next_power_of_2(n + v - 1) * dt.itemsize > policy.ROW_SINGLE_BYTES:
             n = 0
-    total = int(math.exp(r.uniform(math.log(1 << 20), math.log(1 << 30)))) // dt.itemsize
-    return op, dt, max(1, total // n), n
+    total = int(math.exp(r.uniform(math.log(1 << 26 if wide else 1 << 20), math.log(1 << 30)))) // dt.itemsize
+    return op, dt, max(129 if wide else 1, total // n), n
 
 
 def host_us(fn: Any) -> float:
@@ -68,6 +73,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=24)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--wide", action="store_true", help="softmax over rows wider than one block (looped windows)")
     args = ap.parse_args()
     dev = torch.device("cuda")
     t = policy.target_for_device("cuda")
@@ -79,7 +85,7 @@ def main() -> int:
     r = random.Random(args.seed)
     rows: list[dict[str, Any]] = []
     for _ in range(args.count):
-        op, dt, m, n = draw(r)
+        op, dt, m, n = draw(r, args.wide)
         x = torch.randn(m, n, device=dev, dtype=dt)
         w = torch.randn(n, device=dev, dtype=dt)
         b = torch.randn(n, device=dev, dtype=dt)
@@ -95,6 +101,12 @@ def main() -> int:
             fns["liger"] = lambda: lf(inputs)
         for warps in (4, 8, 16):
             for table in ((0,) if op == "softmax" else (0, 1)):
+                if args.wide:  # chunks of 4096 or 8192 lanes
+                    for chunk in (4096, 8192):
+                        if warps > 4:
+                            cfg = {"BLOCK": chunk, "num_warps": warps, "WINDOW": 1}
+                            fns[f"c{chunk}w{warps}"] = lambda c=cfg: run(op, x, w, b, c)
+                    continue
                 cfg = {"BLOCK": blk, "num_warps": warps, "WINDOW": 1, "TABLE": table}
                 fns[f"w{warps}T{table}"] = lambda c=cfg: run(op, x, w, b, c)
         ref = eager(op, x.double(), w.double(), b.double()) if x.numel() <= 1 << 26 else None
@@ -120,7 +132,7 @@ def main() -> int:
         torch.cuda.empty_cache()
         u = row["us"]
         base = min(u[k] for k in ("eager", "liger") if k in u)
-        wins = {k: v for k, v in u.items() if k.startswith("w")}
+        wins = {k: v for k, v in u.items() if k.startswith(("w", "c"))}
         best = min(wins, key=wins.get) if wins else None
         row["x_best_base"] = {k: base / u[k] for k in ("plain", "auto") if k in u}
         row["best_window"] = best

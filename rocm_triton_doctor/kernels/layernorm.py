@@ -144,7 +144,7 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: flo
         plain = Site(layernorm_kernel, L.grid, (DYN,) * 4 + (*L.args, weight.stride(0), bias.stride(0), DYN),
                      {**L.cfg, "DIV": L.div, "mean_ptr": DYN, "rstd_ptr": DYN, "STATS": stats})
         if L.window:  # an odd width: rows read in 16-byte windows (rows_window.py)
-            W, V = L.window, rows_window.vector_elems(x.element_size())
+            W, V = {k: v for k, v in L.window.items() if k != "LOOPED"}, rows_window.vector_elems(x.element_size())
             sw, sb = (1, 1) if W["TABLE"] else (weight.stride(0), bias.stride(0))
             win = Site(layernorm_window_kernel, (L.M,), (DYN,) * 4 + (L.N, L.s0, sw, sb, rows_window.table_width(L.N, V),
                                                                       DYN),

@@ -196,19 +196,30 @@ WINDOW_TABLE_MIN_BYTES = 64 << 20
 # / w16 53, softmax fp16 8192x12799 (16384) w4 118 / w8 144, RMSNorm bf16 325x25747 (32768) 57 / 43 % of copy at w16
 # / w8; fp32 LayerNorm 10846x2209 (4096) w4 64.5 / w8 68.8, softmax fp32 6007x8691 (16384) w8 107 / w4 126 / w16 165.
 WINDOW_WARPS = {2: {8192: 8, 16384: 4, 32768: 16}, 4: {16384: 8}}  # 4 warps elsewhere
+# Rows wider than one block (softmax), in ROW_CHUNK-lane chunks at 16 warps, as the plain looped rows: odd widths and,
+# in 16 bits, widths of 4k + 2 (4-byte loads). …-s26-window-wide-s4.json, µs, plain -> window: bf16 379x182889 203 ->
+# 124, 722x100027 173 -> 121, fp16 4586x39243 341 -> 232, 3595x107733 814 -> 573, fp32 1327x181459 1053 -> 808,
+# 1930x28143 149 -> 137; 4k + 2: bf16 1710x183670 658 -> 492, 5661x75530 673 -> 619, fp16 1616x48994 121 -> 110.
+# 4096-lane chunks and 8 warps were slower on 13 of the 14 rows.
+WINDOW_LOOPED_WARPS = 16
 
 
 @functools.lru_cache(maxsize=CONFIG_CACHE_SIZE)
 def _window_config(t: Target, n_cols: int, elem_size: int, table: bool, params: int = 1) -> dict[str, Any] | None:
     v = 16 // elem_size
-    if t.backend != "cuda" or t.interpreter or n_cols % 2 == 0 or n_cols < WINDOW_MIN_COLS:
+    if t.backend != "cuda" or t.interpreter or n_cols % v == 0 or n_cols < WINDOW_MIN_COLS:
         return None
     block = _next_pow2(n_cols + v - 1)
-    if block * elem_size > ROW_SINGLE_BYTES:
+    if block * elem_size > ROW_SINGLE_BYTES:  # looped (softmax's window form), in ROW_CHUNK-lane chunks
+        if n_cols % 2 == 0 and not (elem_size == 2 and n_cols % 4 == 2):
+            return None
+        return {"BLOCK": ROW_CHUNK, "num_warps": min(WINDOW_LOOPED_WARPS, _max_warps(t)), "num_stages": 1,
+                "TABLE": False, "LOOPED": True}
+    if n_cols % 2 == 0:
         return None
     warps = WINDOW_WARPS.get(elem_size, {}).get(block, 4)
     table = table and (elem_size == 2 or (params == 2 and block * elem_size <= 32768))
-    return {"BLOCK": block, "num_warps": min(warps, _max_warps(t)), "num_stages": 1, "TABLE": table}
+    return {"BLOCK": block, "num_warps": min(warps, _max_warps(t)), "num_stages": 1, "TABLE": table, "LOOPED": False}
 
 
 def window_config(t: Target, n_cols: int, elem_size: int, n_rows: int, params: int = 1) -> dict[str, Any] | None:

@@ -105,7 +105,7 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tenso
         plain = Site(rmsnorm_kernel, L.grid, (DYN, DYN, DYN, *L.args, weight.stride(0), DYN),
                      {**L.cfg, "DIV": L.div, "rstd_ptr": DYN, "STATS": stats})
         if L.window:  # an odd width: rows read in 16-byte windows (rows_window.py)
-            W, V = L.window, rows_window.vector_elems(x.element_size())
+            W, V = {k: v for k, v in L.window.items() if k != "LOOPED"}, rows_window.vector_elems(x.element_size())
             win = Site(rmsnorm_window_kernel, (L.M,), (DYN, DYN, DYN, L.N, L.s0, 1 if W["TABLE"] else weight.stride(0),
                                                        rows_window.table_width(L.N, V), DYN),
                        {"rstd_ptr": DYN, "STATS": stats, "V": V, **W})

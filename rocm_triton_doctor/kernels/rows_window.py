@@ -37,22 +37,38 @@ from rocm_triton_doctor.kernels.launch_site import DYN, Site
 
 @triton.jit
 def window(x_ptr, row, sx, N, BLOCK: tl.constexpr, V: tl.constexpr):
-    """Row `row` of x (row stride sx) as a window: (base, obase, s, idx, inrow, raw, pe, em, xe) — x's window start
-    and the output's (rows of N), the row's shift s, the lanes, which lanes hold the row (column idx - s), the
-    window's values as loaded (0 in groups past the row), the 2V edge positions pe (the first group's lanes when
-    s > 0, then the last partial group's), which of them are in the row, and x there."""
+    """Row `row` of x (row stride sx) as a window: (base, obase, s, idx, inrow, raw, pe, em, xe) — window_edges'
+    values, then window_chunk's for the first BLOCK lanes."""
+    base, obase, s, pe, em, xe = window_edges(x_ptr, row, sx, N, V)
+    idx, inrow, raw = window_chunk(x_ptr, base, s, N, 0, BLOCK, V, "")
+    return base, obase, s, idx, inrow, raw, pe, em, xe
+
+
+@triton.jit
+def window_edges(x_ptr, row, sx, N, V: tl.constexpr):
+    """(base, obase, s, pe, em, xe): x's window start and the output's (rows of N), both multiples of V, the row's
+    shift s, the 2V edge positions pe (the first group's lanes when s > 0, then the last partial group's), which of
+    them are in the row, and x there (loaded first, so their latency overlaps the body's)."""
     o = row.to(tl.int64) * sx
     s = (o % V).to(tl.int32)
     base = tl.multiple_of(o - s, V)
     obase = tl.multiple_of(row.to(tl.int64) * N - s, V)
-    idx = tl.arange(0, BLOCK)
-    raw = tl.load(x_ptr + base + idx, mask=idx // V < (s + N + V - 1) // V, other=0.0)
-    inrow = (idx >= s) & (idx < s + N)
     h = tl.arange(0, 2 * V)
     pe = tl.where(h < V, h, (s + N) // V * V + h - V)
     em = (pe >= s) & (pe < s + N) & (h >= V - V * tl.minimum(s, 1))  # the first group's lanes only when s > 0
     xe = tl.load(x_ptr + base + pe, mask=em, other=0.0)
-    return base, obase, s, idx, inrow, raw, pe, em, xe
+    return base, obase, s, pe, em, xe
+
+
+@triton.jit
+def window_chunk(x_ptr, base, s, N, c0, BLOCK: tl.constexpr, V: tl.constexpr, EVICT: tl.constexpr):
+    """The window's lanes c0 .. c0 + BLOCK (c0 a multiple of BLOCK): idx, which hold the row (column idx - s), and
+    the values as loaded — whole V-element groups wherever a group holds any of the row's elements (0 in groups past
+    it; what the groups hold outside the row is for the caller to drop). EVICT: the loads' eviction policy (rows.py:
+    wide rows and L2)."""
+    idx = c0 + tl.arange(0, BLOCK)
+    raw = tl.load(x_ptr + base + idx, mask=idx // V < (s + N + V - 1) // V, other=0.0, eviction_policy=EVICT)
+    return idx, (idx >= s) & (idx < s + N), raw
 
 
 @triton.jit
@@ -74,10 +90,17 @@ def window_param(p_ptr, sp, s, idx, pe, em, N, LD, V: tl.constexpr, TABLE: tl.co
 def window_store(out_ptr, obase, s, idx, y, pe, em, ye, N, V: tl.constexpr):
     """y into the output row's full groups in whole vectors, ye (the values at the edge positions) element by
     element: each of the row's elements is stored once, nothing outside it."""
+    window_store_full(out_ptr, obase, s, idx, y, N, V)
+    tl.store(out_ptr + obase + pe, ye.to(out_ptr.dtype.element_ty), mask=em)
+
+
+@triton.jit
+def window_store_full(out_ptr, obase, s, idx, y, N, V: tl.constexpr):
+    """y at the lanes idx that fall in the output row's full groups, in whole vectors (a looped row's chunk; its
+    edges are stored once, apart)."""
     g = idx // V
     full = (g >= (s + V - 1) // V) & (g < (s + N) // V)
     tl.store(out_ptr + obase + idx, y.to(out_ptr.dtype.element_ty), mask=full)
-    tl.store(out_ptr + obase + pe, ye.to(out_ptr.dtype.element_ty), mask=em)
 
 
 @triton.jit

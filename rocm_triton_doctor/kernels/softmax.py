@@ -14,7 +14,8 @@ from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
-from rocm_triton_doctor.kernels.rows_window import window, window_store
+from rocm_triton_doctor.kernels.rows_window import (window, window_chunk, window_edges, window_store,
+                                                     window_store_full)
 
 
 @triton.jit
@@ -76,14 +77,35 @@ def softmax_kernel(x_ptr, out_ptr, M, N, D1, D2, s0, s1, s2, sn, BLOCK: tl.const
 
 
 @triton.jit
-def softmax_window_kernel(x_ptr, out_ptr, N, sx, BLOCK: tl.constexpr, V: tl.constexpr):
-    # One row a program, read and written in 16-byte windows (rows_window.py).
-    base, obase, s, idx, inrow, raw, pe, em, xe = window(x_ptr, tl.program_id(0), sx, N, BLOCK, V)
-    x = tl.where(inrow, raw.to(tl.float32), -float("inf"))
-    mx = tl.max(x, axis=0)
-    e = tl.exp2((x - mx) * LOG2E)
-    inv = 1.0 / tl.sum(e, axis=0)
-    window_store(out_ptr, obase, s, idx, e * inv, pe, em, tl.exp2((xe.to(tl.float32) - mx) * LOG2E) * inv, N, V)
+def softmax_window_kernel(x_ptr, out_ptr, N, sx, BLOCK: tl.constexpr, V: tl.constexpr, LOOPED: tl.constexpr = False):
+    # One row a program, read and written in 16-byte windows (rows_window.py); LOOPED: in BLOCK-lane chunks, two
+    # passes as softmax_kernel's (online max and sum, then the chunks in reverse).
+    if LOOPED:
+        base, obase, s, pe, em, xe = window_edges(x_ptr, tl.program_id(0), sx, N, V)
+        mx = tl.full((), float("-inf"), tl.float32)
+        sm = tl.zeros((), tl.float32)
+        for c0 in range(0, s + N, BLOCK):
+            idx, inrow, raw = window_chunk(x_ptr, base, s, N, c0, BLOCK, V, "evict_last")
+            x = tl.where(inrow, raw.to(tl.float32), -float("inf"))
+            new = tl.maximum(mx, tl.max(x, axis=0))
+            shift = tl.where(new == -float("inf"), 0.0, new)
+            sm = sm * tl.exp2((mx - shift) * LOG2E) + tl.sum(tl.exp2((x - shift) * LOG2E), axis=0)
+            mx = new
+        mx = tl.where(mx == -float("inf"), 0.0, mx)
+        inv = 1.0 / sm
+        chunks = tl.cdiv(s + N, BLOCK)
+        for back in range(0, chunks):
+            idx, inrow, raw = window_chunk(x_ptr, base, s, N, (chunks - 1 - back) * BLOCK, BLOCK, V, "evict_first")
+            window_store_full(out_ptr, obase, s, idx, tl.exp2((raw.to(tl.float32) - mx) * LOG2E) * inv, N, V)
+        tl.store(out_ptr + obase + pe, (tl.exp2((xe.to(tl.float32) - mx) * LOG2E) * inv).to(out_ptr.dtype.element_ty),
+                 mask=em)
+    else:
+        base, obase, s, idx, inrow, raw, pe, em, xe = window(x_ptr, tl.program_id(0), sx, N, BLOCK, V)
+        x = tl.where(inrow, raw.to(tl.float32), -float("inf"))
+        mx = tl.max(x, axis=0)
+        e = tl.exp2((x - mx) * LOG2E)
+        inv = 1.0 / tl.sum(e, axis=0)
+        window_store(out_ptr, obase, s, idx, e * inv, pe, em, tl.exp2((xe.to(tl.float32) - mx) * LOG2E) * inv, N, V)
 
 
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, Any] | None = None,
@@ -103,7 +125,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, 
             o = plan.out(x)
             plan.site(x, o)
             return o
-    L = prepare("softmax", x, {}, out, config)
+    L = prepare("softmax", x, {}, out, config, looped_window=True)
     if L.empty:
         return L.out
     if L.split > 1:  # few wide rows: each over several programs (rows_split.py)

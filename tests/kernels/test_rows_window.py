@@ -81,6 +81,43 @@ def test_windows_match_fp64(spy: list[str], M: int, N: int, pad_groups: int, dty
     assert spy == ["window"] * 3
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(M=st.integers(1, 6), N=st.integers(1, 600), pad_groups=st.integers(0, 2), dtype=st.sampled_from(DTYPES),
+       block=st.sampled_from([16, 32, 128]), special=st.sampled_from(["", "-inf", "nan", "row -inf", "inf"]),
+       seed=st.integers(0, 2**16))
+def test_looped_softmax_windows_match_fp64(spy: list[str], M: int, N: int, pad_groups: int, dtype: torch.dtype,
+                                           block: int, special: str, seed: int) -> None:
+    """Softmax's looped window form (rows wider than BLOCK lanes, chunk by chunk): online max and sum, then the
+    chunks in reverse, the edges stored once."""
+    spy.clear()
+    g = torch.Generator().manual_seed(seed)
+    x = _poisoned_rows(M, N, pad_groups * _vec(dtype), dtype, g)
+    if special == "-inf":
+        x[..., N // 3] = float("-inf")
+    elif special == "nan":
+        x[0, N - 1] = float("nan")
+    elif special == "row -inf":
+        x[-1] = float("-inf")
+    elif special == "inf":
+        x[0, N // 2] = float("inf")
+    out = softmax.softmax(x, config={"BLOCK": block, "WINDOW": 1})
+    assert_matches(out, torch.softmax(x.double(), -1), dtype)
+    assert spy == ["window"]
+
+
+def test_norms_have_no_looped_window(spy: list[str]) -> None:
+    """RMSNorm and LayerNorm rows wider than BLOCK run the plain looped kernels (their window forms are one block)."""
+    g = torch.Generator().manual_seed(7)
+    x = _poisoned_rows(3, 333, 0, torch.float16, g)
+    w, b = torch.randn(333, generator=g).half(), torch.randn(333, generator=g).half()
+    cfg = {"BLOCK": 64, "WINDOW": 1}
+    assert_matches(rmsnorm.rmsnorm(x, w, 1e-6, config=cfg), F.rms_norm(x.double(), (333,), w.double(), 1e-6),
+                   torch.float16)
+    assert_matches(layernorm.layernorm(x, w, b, 1e-5, config=cfg),
+                   F.layer_norm(x.double(), (333,), w.double(), b.double(), 1e-5), torch.float16)
+    assert spy == []
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_every_shift_and_both_edges(spy: list[str], dtype: torch.dtype) -> None:
     """An odd width visits every shift 0..V-1 over V rows; widths of one element, less than a group, and one more
@@ -207,17 +244,21 @@ def test_planned_calls_choose_per_call(spy: list[str], planned: None) -> None:
 def test_policy_takes_odd_single_pass_rows_on_nvidia() -> None:
     h200, mi300 = policy.target_from_name("sm_90"), policy.target_from_name("gfx942")
     cfg = policy.window_config(h200, 6163, 2, 20189)
-    assert cfg == {"BLOCK": 8192, "num_warps": 8, "num_stages": 1, "TABLE": True}
+    assert cfg == {"BLOCK": 8192, "num_warps": 8, "num_stages": 1, "TABLE": True, "LOOPED": False}
     assert policy.window_config(h200, 6163, 2, 100)["TABLE"] is False  # 1.2 MiB: no table's host time
     assert policy.window_config(h200, 12799, 2, 8192)["num_warps"] == 4
     assert policy.window_config(h200, 25747, 2, 325)["num_warps"] == 16
     assert policy.window_config(h200, 2209, 4, 10846) == {"BLOCK": 4096, "num_warps": 4, "num_stages": 1,
-                                                          "TABLE": False}  # fp32 RMSNorm: the weight at the shift
+                                                          "TABLE": False, "LOOPED": False}  # fp32 RMSNorm's weight
     assert policy.window_config(h200, 2209, 4, 10846, params=2)["TABLE"] is True  # LayerNorm's two, to 32 KiB
     assert policy.window_config(h200, 12581, 4, 10846, params=2)["TABLE"] is False
     assert policy.window_config(h200, 8691, 4, 6007)["num_warps"] == 8
     assert policy.window_config(h200, 6168, 2, 20189) is None  # even: 4- or 8-byte loads already
     assert policy.window_config(h200, 291, 2, 76822) is None  # narrow
-    assert policy.window_config(h200, 32767, 2, 64) is None  # looped
+    wide = policy.window_config(h200, 50257, 2, 4096)  # softmax's looped form
+    assert wide is not None and wide["LOOPED"] and wide["BLOCK"] == policy.ROW_CHUNK and wide["num_warps"] == 16
+    assert policy.window_config(h200, 183670, 2, 4096) is not None  # 4k + 2: 4-byte loads before
+    assert policy.window_config(h200, 183672, 2, 4096) is None
+    assert policy.window_config(h200, 28142, 4, 4096) is None
     assert policy.window_config(mi300, 6163, 2, 20189) is None  # not timed on AMD
     assert policy.window_config(policy.Target("interpreter", "cpu", 32), 6163, 2, 20189) is None
