@@ -200,8 +200,13 @@ WINDOW_WARPS = {2: {8192: 8, 16384: 4, 32768: 16}, 4: {16384: 8}}  # 4 warps els
 # in 16 bits, widths of 4k + 2 (4-byte loads). …-s26-window-wide-s4.json, µs, plain -> window: bf16 379x182889 203 ->
 # 124, 722x100027 173 -> 121, fp16 4586x39243 341 -> 232, 3595x107733 814 -> 573, fp32 1327x181459 1053 -> 808,
 # 1930x28143 149 -> 137; 4k + 2: bf16 1710x183670 658 -> 492, 5661x75530 673 -> 619, fp16 1616x48994 121 -> 110.
-# 4096-lane chunks and 8 warps were slower on 13 of the 14 rows.
+# 4096-lane chunks and 8 warps were slower on 13 of the 14 rows. The norms' looped forms (…-s26-window-wide-s5.json, µs,
+# plain -> window, parameters from their tables): RMSNorm bf16 3228x126337 1114 -> 621, fp16 401x139437 164 -> 111,
+# fp32 1052x83215 309 -> 287; LayerNorm at 8 warps fp16 2390x37590 200 -> 145, bf16 365x210173 357 -> 171, fp32
+# 430x56241 131 -> 87 (16 warps: 155, 181, 103; 5 of LayerNorm's 6 rows best at 8). The tables won on 9 of the 11
+# norm rows at either warps (fp16 2390x37590 209 at the shift).
 WINDOW_LOOPED_WARPS = 16
+WINDOW_LOOPED_WARPS_TWO_PARAMS = 8
 
 
 @functools.lru_cache(maxsize=CONFIG_CACHE_SIZE)
@@ -210,11 +215,12 @@ def _window_config(t: Target, n_cols: int, elem_size: int, table: bool, params: 
     if t.backend != "cuda" or t.interpreter or n_cols % v == 0 or n_cols < WINDOW_MIN_COLS:
         return None
     block = _next_pow2(n_cols + v - 1)
-    if block * elem_size > ROW_SINGLE_BYTES:  # looped (softmax's window form), in ROW_CHUNK-lane chunks
+    if block * elem_size > ROW_SINGLE_BYTES:  # looped, in ROW_CHUNK-lane chunks
         if n_cols % 2 == 0 and not (elem_size == 2 and n_cols % 4 == 2):
             return None
-        return {"BLOCK": ROW_CHUNK, "num_warps": min(WINDOW_LOOPED_WARPS, _max_warps(t)), "num_stages": 1,
-                "TABLE": False, "LOOPED": True}
+        warps = WINDOW_LOOPED_WARPS_TWO_PARAMS if params == 2 else WINDOW_LOOPED_WARPS
+        return {"BLOCK": ROW_CHUNK, "num_warps": min(warps, _max_warps(t)), "num_stages": 1, "TABLE": table,
+                "LOOPED": True}
     if n_cols % 2 == 0:
         return None
     warps = WINDOW_WARPS.get(elem_size, {}).get(block, 4)

@@ -15,7 +15,8 @@ from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets, trailing
-from rocm_triton_doctor.kernels.rows_window import window, window_param, window_store
+from rocm_triton_doctor.kernels.rows_window import (window, window_chunk, window_edges, window_param, window_store,
+                                                     window_store_full)
 
 
 @triton.jit
@@ -60,17 +61,34 @@ def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, M, N, D1, D2, s0, s1, s2, sn, sw, eps,
 
 @triton.jit
 def rmsnorm_window_kernel(x_ptr, w_ptr, out_ptr, N, sx, sw, LD, eps, BLOCK: tl.constexpr, V: tl.constexpr,
-                          TABLE: tl.constexpr, rstd_ptr=None, STATS: tl.constexpr = False):
+                          TABLE: tl.constexpr, LOOPED: tl.constexpr = False, rstd_ptr=None, STATS: tl.constexpr = False):
     # One row a program, read and written in 16-byte windows (rows_window.py); the weight from its shifted table
-    # (TABLE: rows of LD) or at column lane - s (stride sw).
+    # (TABLE: rows of LD) or at column lane - s (stride sw). LOOPED: BLOCK-lane chunks, two passes as rmsnorm_kernel's.
     row = tl.program_id(0)
-    base, obase, s, idx, inrow, raw, pe, em, xe = window(x_ptr, row, sx, N, BLOCK, V)
-    x = tl.where(inrow, raw.to(tl.float32), 0.0)
-    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / N + eps)
+    if LOOPED:
+        base, obase, s, pe, em, xe = window_edges(x_ptr, row, sx, N, V)
+        we = window_param(w_ptr, sw, s, pe, N, LD, V, TABLE, False)  # the edges' weight, loaded with x's
+        acc = tl.zeros((BLOCK,), dtype=tl.float32)
+        for c0 in range(0, s + N, BLOCK):
+            idx, inrow, raw = window_chunk(x_ptr, base, s, N, c0, BLOCK, V, "evict_last")
+            x = tl.where(inrow, raw.to(tl.float32), 0.0)
+            acc += x * x
+        rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
+        chunks = tl.cdiv(s + N, BLOCK)
+        for back in range(0, chunks):
+            idx, inrow, raw = window_chunk(x_ptr, base, s, N, (chunks - 1 - back) * BLOCK, BLOCK, V, "evict_first")
+            w = window_param(w_ptr, sw, s, idx, N, LD, V, TABLE)
+            window_store_full(out_ptr, obase, s, idx, raw.to(tl.float32) * rstd * w, N, V)
+        tl.store(out_ptr + obase + pe, (xe.to(tl.float32) * rstd * we).to(out_ptr.dtype.element_ty), mask=em)
+    else:
+        base, obase, s, idx, inrow, raw, pe, em, xe = window(x_ptr, row, sx, N, BLOCK, V)
+        x = tl.where(inrow, raw.to(tl.float32), 0.0)
+        rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / N + eps)
+        w = window_param(w_ptr, sw, s, idx, N, LD, V, TABLE)
+        we = window_param(w_ptr, sw, s, pe, N, LD, V, TABLE, False)
+        window_store(out_ptr, obase, s, idx, x * rstd * w, pe, em, xe.to(tl.float32) * rstd * we, N, V)
     if STATS:
         tl.store(rstd_ptr + row, rstd)
-    w, we = window_param(w_ptr, sw, s, idx, pe, em, N, LD, V, TABLE)
-    window_store(out_ptr, obase, s, idx, x * rstd * w, pe, em, xe.to(tl.float32) * rstd * we, N, V)
 
 
 def rmsnorm(x: torch.Tensor, weight: torch.Tensor | None, eps: float = 1e-6, out: torch.Tensor | None = None,
@@ -97,7 +115,7 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tenso
             rstd = torch.empty(plan.M, dtype=torch.float32, device=x.device) if stats else None
             plan.site(x, weight, o, eps, rstd)
             return o, rstd
-    L = prepare("rmsnorm", x, {"weight": weight}, out, config)
+    L = prepare("rmsnorm", x, {"weight": weight}, out, config, looped_window=True)
     rstd = torch.empty(L.M, dtype=torch.float32, device=x.device) if stats else None
     if not L.empty and L.split > 1:  # few wide rows: each over several programs (rows_split.py)
         rows_split.rmsnorm_split(x, weight, eps, L, rstd)
@@ -105,7 +123,7 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tenso
         plain = Site(rmsnorm_kernel, L.grid, (DYN, DYN, DYN, *L.args, weight.stride(0), DYN),
                      {**L.cfg, "DIV": L.div, "rstd_ptr": DYN, "STATS": stats})
         if L.window:  # an odd width: rows read in 16-byte windows (rows_window.py)
-            W, V = {k: v for k, v in L.window.items() if k != "LOOPED"}, rows_window.vector_elems(x.element_size())
+            W, V = L.window, rows_window.vector_elems(x.element_size())
             win = Site(rmsnorm_window_kernel, (L.M,), (DYN, DYN, DYN, L.N, L.s0, 1 if W["TABLE"] else weight.stride(0),
                                                        rows_window.table_width(L.N, V), DYN),
                        {"rstd_ptr": DYN, "STATS": stats, "V": V, **W})

@@ -72,18 +72,20 @@ def window_chunk(x_ptr, base, s, N, c0, BLOCK: tl.constexpr, V: tl.constexpr, EV
 
 
 @triton.jit
-def window_param(p_ptr, sp, s, idx, pe, em, N, LD, V: tl.constexpr, TABLE: tl.constexpr):
-    """A per-column parameter at the window's lanes and at the edges, fp32: from row s of its table (TABLE: rows of
-    LD, a multiple of V; whole vectors), else at column lane - s of the parameter itself (stride sp)."""
+def window_param(p_ptr, sp, s, lanes, N, LD, V: tl.constexpr, TABLE: tl.constexpr, GROUPS: tl.constexpr = True):
+    """A per-column parameter at window lanes `lanes` (column lane - s), fp32, 0 outside the row: from row s of its
+    table (TABLE: rows of LD, a multiple of V; with GROUPS, whole V-element groups, so whole vectors), else from the
+    parameter itself (stride sp) one element at a time. GROUPS=False for the edge lanes (a handful, any order)."""
+    j = lanes - s
     if TABLE:
         t = p_ptr + tl.multiple_of(s * LD, V)
-        p = tl.load(t + idx, mask=idx // V < (s + N + V - 1) // V, other=0.0)
-        q = tl.load(t + pe, mask=em, other=0.0)
+        if GROUPS:
+            p = tl.load(t + lanes, mask=lanes // V < (s + N + V - 1) // V, other=0.0)
+        else:
+            p = tl.load(t + lanes, mask=(j >= 0) & (j < N), other=0.0)
     else:
-        j = idx - s
         p = tl.load(p_ptr + j.to(tl.int64) * sp, mask=(j >= 0) & (j < N), other=0.0)
-        q = tl.load(p_ptr + (pe - s).to(tl.int64) * sp, mask=em, other=0.0)
-    return p.to(tl.float32), q.to(tl.float32)
+    return p.to(tl.float32)
 
 
 @triton.jit
@@ -193,17 +195,21 @@ class WindowSite:
 
 def window_aot(name: str, fn: Any, pointers: tuple[str, ...], scalars: dict[str, str], const: dict[str, Any],
                target: Any) -> list[Any]:
-    """A window kernel's compile-only config: a bf16 row of 6163 (odd) from its shifted tables, at the H200 policy's
-    block and warps (the policy takes the windows on NVIDIA only; AMD targets compile the same config, so the audit
-    shows what it would cost there)."""
+    """A window kernel's compile-only configs: a bf16 row of 6163 in one block and an fp32 row of 152063 in chunks
+    (both odd), at the H200 policy's blocks and warps (the policy takes the windows on NVIDIA only; AMD targets
+    compile the same configs, so the audit shows what they would cost there)."""
     from rocm_triton_doctor.kernels import policy
     from rocm_triton_doctor.kernels.base import AotSpec
 
-    cfg = policy.window_config(policy.target_from_name("sm_90"), 6163, 2, 1 << 20)
-    assert cfg is not None
-    sig = {**{p: "*bf16" for p in pointers}, "N": "i32", "sx": "i32", **scalars}
-    consts = {**const, "BLOCK": cfg["BLOCK"], "V": 8}
-    if "TABLE" in const:
-        consts["TABLE"] = cfg["TABLE"]
-    return [AotSpec(f"{name} bf16 N=6163 (16-byte windows)", fn, sig, consts,
-                    {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]})]
+    specs = []
+    for dt, n, elem in (("bf16", 6163, 2), ("fp32", 152063, 4)):
+        cfg = policy.window_config(policy.target_from_name("sm_90"), n, elem, 1 << 20, 2)
+        assert cfg is not None
+        sig = {**{p: f"*{dt}" for p in pointers}, "N": "i32", "sx": "i32", **scalars}
+        consts = {**const, "BLOCK": cfg["BLOCK"], "V": 16 // elem, "LOOPED": cfg["LOOPED"]}
+        if "TABLE" in const:
+            consts["TABLE"] = cfg["TABLE"]
+        what = "chunks" if cfg["LOOPED"] else "one block"
+        specs.append(AotSpec(f"{name} {dt} N={n} (16-byte windows, {what})", fn, sig, consts,
+                             {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]}))
+    return specs

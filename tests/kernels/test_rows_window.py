@@ -105,17 +105,33 @@ def test_looped_softmax_windows_match_fp64(spy: list[str], M: int, N: int, pad_g
     assert spy == ["window"]
 
 
-def test_norms_have_no_looped_window(spy: list[str]) -> None:
-    """RMSNorm and LayerNorm rows wider than BLOCK run the plain looped kernels (their window forms are one block)."""
-    g = torch.Generator().manual_seed(7)
-    x = _poisoned_rows(3, 333, 0, torch.float16, g)
-    w, b = torch.randn(333, generator=g).half(), torch.randn(333, generator=g).half()
-    cfg = {"BLOCK": 64, "WINDOW": 1}
-    assert_matches(rmsnorm.rmsnorm(x, w, 1e-6, config=cfg), F.rms_norm(x.double(), (333,), w.double(), 1e-6),
-                   torch.float16)
-    assert_matches(layernorm.layernorm(x, w, b, 1e-5, config=cfg),
-                   F.layer_norm(x.double(), (333,), w.double(), b.double(), 1e-5), torch.float16)
-    assert spy == []
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(M=st.integers(1, 5), N=st.integers(1, 600), pad_groups=st.integers(0, 2), dtype=st.sampled_from(DTYPES),
+       block=st.sampled_from([16, 32, 128]), table=st.booleans(), offset=st.sampled_from([0.0, 1000.0]),
+       seed=st.integers(0, 2**16))
+def test_looped_norm_windows_match_fp64(spy: list[str], M: int, N: int, pad_groups: int, dtype: torch.dtype,
+                                        block: int, table: bool, offset: float, seed: int) -> None:
+    """RMSNorm's and LayerNorm's looped window forms: the statistics chunk by chunk (LayerNorm's chunks merged with
+    the row's elements each chunk holds, an offset row keeping its digits), the saved mean and rstd as the plain
+    kernels', the parameters from their tables or at the shift."""
+    spy.clear()
+    g = torch.Generator().manual_seed(seed)
+    x = _poisoned_rows(M, N, pad_groups * _vec(dtype), dtype, g)
+    if offset:
+        x += offset
+    w, b = torch.randn(N, generator=g).to(dtype), torch.randn(N, generator=g).to(dtype)
+    cfg = {"BLOCK": block, "WINDOW": 1, "TABLE": int(table)}
+    r, rs = rmsnorm._forward(x, w, 1e-6, config=cfg, stats=True)
+    assert_matches(r, F.rms_norm(x.double(), (N,), w.double(), 1e-6), dtype)
+    y, mean, rstd = layernorm._forward(x, w, b, 1e-5, config=cfg, stats=True)
+    assert_matches(y, F.layer_norm(x.double(), (N,), w.double(), b.double(), 1e-5), dtype)
+    _, rs0 = rmsnorm._forward(x, w, 1e-6, config={"BLOCK": block}, stats=True)
+    _, mean0, rstd0 = layernorm._forward(x, w, b, 1e-5, config={"BLOCK": block}, stats=True)
+    assert rs is not None and rs0 is not None and mean is not None and mean0 is not None
+    torch.testing.assert_close(rs, rs0, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(mean, mean0, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(rstd, rstd0, rtol=1e-4, atol=1e-5)
+    assert spy == ["window", "window"]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -258,6 +274,8 @@ def test_policy_takes_odd_single_pass_rows_on_nvidia() -> None:
     wide = policy.window_config(h200, 50257, 2, 4096)  # softmax's looped form
     assert wide is not None and wide["LOOPED"] and wide["BLOCK"] == policy.ROW_CHUNK and wide["num_warps"] == 16
     assert policy.window_config(h200, 183670, 2, 4096) is not None  # 4k + 2: 4-byte loads before
+    ln = policy.window_config(h200, 56241, 4, 430, params=2)
+    assert ln is not None and ln["num_warps"] == 8 and ln["TABLE"]
     assert policy.window_config(h200, 183672, 2, 4096) is None
     assert policy.window_config(h200, 28142, 4, 4096) is None
     assert policy.window_config(mi300, 6163, 2, 20189) is None  # not timed on AMD
