@@ -9,6 +9,7 @@ for W (N, K) contiguous.
 
     PYTHONPATH=.:benchmarks python benchmarks/gemv_kshift_probe.py --json kshift.json
     PYTHONPATH=.:benchmarks python benchmarks/gemv_kshift_probe.py --seed 7 --json verify7.json
+    PYTHONPATH=.:benchmarks python benchmarks/gemv_kshift_probe.py --small-n --json small-n.json
 """
 
 from __future__ import annotations
@@ -38,6 +39,13 @@ SHAPES: list[tuple[int, int, int, torch.dtype, str]] = [
     (12, 4097, 4096, F32, "bias_relu"), (30, 2350, 7191, F32, "none"),
     # aligned controls
     (4, 3816, 27698, BF16, "none"), (1, 4096, 4096, BF16, "none"), (8, 2876, 11228, F32, "none"),
+]
+# Session 26: fewer than KSHIFT_MIN_N columns against a long odd K (hunt seed 21: fp16 4x12143x95 B^T at 0.57x; the
+# rule's N floor came from short K: fp32 5x409x86 1.70 -> 1.45x).
+SMALL_N: list[tuple[int, int, int, torch.dtype, str]] = [
+    (4, 12143, 95, F16, "none"), (2, 8191, 64, BF16, "none"), (1, 16385, 100, F16, "none"),
+    (3, 6001, 120, BF16, "bias"), (4, 20001, 48, F16, "none"), (1, 3001, 96, BF16, "none"),
+    (2, 1025, 80, F16, "none"), (4, 409, 86, BF16, "none"), (2, 9001, 37, F32, "none"), (5, 409, 86, F32, "none"),
 ]
 
 
@@ -81,6 +89,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default=None)
     ap.add_argument("--seed", type=int, default=None, help="fresh random draws instead of SHAPES")
+    ap.add_argument("--small-n", action="store_true", help="SMALL_N: under 128 columns against long odd K")
     args = ap.parse_args()
     dev = torch.device("cuda")
     t = policy.target_for_device("cuda")
@@ -88,7 +97,8 @@ def main() -> int:
     print(f"{torch.cuda.get_device_name(0)}, {cus} SMs, torch {torch.__version__}", flush=True)
     g = torch.Generator(device=dev).manual_seed(0)
     rows = []
-    for M, K, N, dt, epi in (draws(args.seed) if args.seed is not None else SHAPES):
+    shapes = SMALL_N if args.small_n else draws(args.seed) if args.seed is not None else SHAPES
+    for M, K, N, dt, epi in shapes:
         a = torch.randn(M, K, device=dev, dtype=dt, generator=g)
         b = (torch.randn(N, K, device=dev, dtype=dt, generator=g) / K**0.5).t()
         bias = torch.randn(N, device=dev, dtype=dt, generator=g) if epi != "none" else None

@@ -116,7 +116,17 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
                 or (M == GEMV_FP32_SHIFT_ROWS and not b_kmajor and not b_aligned and _shifts(t, M, N, K)))
     if not b_kmajor and t.backend == "cuda":
         return M <= GEMV_16BIT_NMAJOR_ROWS and not b_aligned and K is not None and K >= GEMV_16BIT_NMAJOR_MIN_K
-    return b_kmajor and not b_aligned and (M <= 3 or (M <= KSHIFT_16BIT_ROWS and _kshifts(t, M, elem_size, K, N)))
+    return b_kmajor and not b_aligned and (M <= 3 or (M <= KSHIFT_16BIT_ROWS and (
+        _kshifts(t, M, elem_size, K, N) or _few_columns(t, K, N))))
+
+
+def _few_columns(t: Target, K: int | None, N: int | None) -> bool:
+    """Under KSHIFT_MIN_N columns against a misaligned K-major weight of K >= KSHIFT_16BIT_MIN_K, 16 bits: the GEMV
+    reading the weight as it is beat the tiles at 4 rows (H200, graph replay, x cuBLAS, tiles -> gemv_kernel,
+    benchmarks/gemv_kshift_probe.py --small-n, docs/measurements/2026-11-29-h200-s26-kshift-small-n.json): fp16
+    4x12143x95 B^T 0.58 -> 1.02x (hunt seed 21's 0.57x), 4x20001x48 0.61 -> 1.37x, bf16 4x409x86 0.55 -> 0.79x."""
+    return (t.backend == "cuda" and K is not None and N is not None and N < KSHIFT_MIN_N
+            and K >= KSHIFT_16BIT_MIN_K)
 
 
 def _kshifts(t: Target, M: int, elem_size: int, K: int | None, N: int | None, b_aligned: bool = False) -> bool:

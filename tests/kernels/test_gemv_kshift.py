@@ -121,6 +121,11 @@ def test_the_policy_reads_kmajor_weights_in_windows_where_measured() -> None:
     assert policy.gemv_takes(H200, 4, 2, False, True, 3813, 27698)
     assert not policy.gemv_takes(H200, 4, 2, False, True, 3816 + 2, 27698)
     assert not policy.gemv_takes(H200, 5, 2, False, True, 3813, 27698)
+    # under 128 columns against a long misaligned K: 4 rows on the GEMV reading the weight as it is (session 26)
+    assert policy.gemv_takes(H200, 4, 2, False, True, 12143, 95)
+    assert shift(H200, 4, 95, 12143, 2, True, False, 32, 64, 8, 132)[0] == 1
+    assert not policy.gemv_takes(H200, 4, 2, False, True, 37, 95)  # K under 64: not measured, the tiles
+    assert not policy.gemv_takes(policy.Target("hip", "gfx942", 64), 4, 2, False, True, 12143, 95)
 
 
 def test_the_h200_plan_runs_the_window_kernel() -> None:
