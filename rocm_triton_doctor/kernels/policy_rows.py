@@ -174,14 +174,14 @@ def row_split(t: Target, n_cols: int, elem_size: int, n_rows: int, up_to: int = 
     return split if split >= 2 else 1
 
 
-# Rows of an odd width read in 16-byte windows (rows_window.py): the policy's one-row single-pass rows, on NVIDIA (not
-# timed on AMD). H200, graph replay, benchmarks/window_rows_probe.py --seed 1 (docs/measurements/
-# 2026-11-29-h200-s26-window-rows-s1.json), µs, the plain kernel -> the best window form: LayerNorm bf16 157613x1511
-# 712 -> 366, 27710x1111 117 -> 67, 1765x10989 82 -> 51, fp32 4507x1219 22.0 -> 14.2; RMSNorm bf16 15211x6731 178 ->
-# 109, 4214x2805 21.7 -> 15.6; softmax fp32 6007x8691 171 -> 107, fp16 49849x2073 173 -> 126. Even widths already
-# read 4 or 8 bytes a load, and the windows lost or tied there (RMSNorm bf16 28088x9268 326 -> 429, LayerNorm bf16
-# 809250x630 1063 -> 1178, softmax fp16 62459x7650 462 -> 458). Narrow rows lost too (softmax bf16 76822x291: 55.5 ->
-# 66.6).
+# Rows of an odd width read in 16-byte windows (rows_window.py), where the plain kernels run one program a row, on
+# NVIDIA (not timed on AMD). In one block: H200, graph replay, benchmarks/window_rows_probe.py --seed 1
+# (docs/measurements/2026-11-29-h200-s26-window-rows-s1.json), µs, the plain kernel -> the best window form:
+# LayerNorm bf16 157613x1511 712 -> 366, 27710x1111 117 -> 67, 1765x10989 82 -> 51, fp32 4507x1219 22.0 -> 14.2;
+# RMSNorm bf16 15211x6731 178 -> 109, 4214x2805 21.7 -> 15.6; softmax fp32 6007x8691 171 -> 107, fp16 49849x2073
+# 173 -> 126. Even widths already read 4 or 8 bytes a load, and the windows lost or tied there (RMSNorm bf16
+# 28088x9268 326 -> 429, LayerNorm bf16 809250x630 1063 -> 1178, softmax fp16 62459x7650 462 -> 458). Narrow rows
+# lost too (softmax bf16 76822x291: 55.5 -> 66.6).
 WINDOW_MIN_COLS = 512
 # A per-column parameter comes from a table of its V shifted copies (one more launch and allocation a call, about 30
 # us more host time on the H200's host) from this many bytes of x: the window kernel's scalar, uncoalesced reads of
@@ -196,10 +196,10 @@ WINDOW_TABLE_MIN_BYTES = 64 << 20
 # / w16 53, softmax fp16 8192x12799 (16384) w4 118 / w8 144, RMSNorm bf16 325x25747 (32768) 57 / 43 % of copy at w16
 # / w8; fp32 LayerNorm 10846x2209 (4096) w4 64.5 / w8 68.8, softmax fp32 6007x8691 (16384) w8 107 / w4 126 / w16 165.
 WINDOW_WARPS = {2: {8192: 8, 16384: 4, 32768: 16}, 4: {16384: 8}}  # 4 warps elsewhere
-# Rows wider than one block (softmax), in ROW_CHUNK-lane chunks at 16 warps, as the plain looped rows: odd widths and,
-# in 16 bits, widths of 4k + 2 (4-byte loads). …-s26-window-wide-s4.json, µs, plain -> window: bf16 379x182889 203 ->
-# 124, 722x100027 173 -> 121, fp16 4586x39243 341 -> 232, 3595x107733 814 -> 573, fp32 1327x181459 1053 -> 808,
-# 1930x28143 149 -> 137; 4k + 2: bf16 1710x183670 658 -> 492, 5661x75530 673 -> 619, fp16 1616x48994 121 -> 110.
+# Rows wider than one block (softmax, RMSNorm, LayerNorm), in ROW_CHUNK-lane chunks at 16 warps, as the plain looped
+# rows: odd widths and, in 16 bits, widths of 4k + 2 (4-byte loads). Softmax (…-s26-window-wide-s4.json), µs, plain
+# -> window: bf16 379x182889 203 -> 124, 722x100027 173 -> 121, fp16 4586x39243 341 -> 232, 3595x107733 814 -> 573,
+# fp32 1327x181459 1053 -> 808, 1930x28143 149 -> 137; 4k + 2: bf16 1710x183670 658 -> 492, 5661x75530 673 -> 619, fp16 1616x48994 121 -> 110.
 # 4096-lane chunks and 8 warps were slower on 13 of the 14 rows. The norms' looped forms (…-s26-window-wide-s5.json, µs,
 # plain -> window, parameters from their tables): RMSNorm bf16 3228x126337 1114 -> 621, fp16 401x139437 164 -> 111,
 # fp32 1052x83215 309 -> 287; LayerNorm at 8 warps fp16 2390x37590 200 -> 145, bf16 365x210173 357 -> 171, fp32
