@@ -199,12 +199,12 @@ WINDOW_WARPS = {2: {8192: 8, 16384: 4, 32768: 16}, 4: {16384: 8}}  # 4 warps els
 # Rows wider than one block (softmax, RMSNorm, LayerNorm), in ROW_CHUNK-lane chunks at 16 warps, as the plain looped
 # rows: odd widths and, in 16 bits, widths of 4k + 2 (4-byte loads). Softmax (…-s26-window-wide-s4.json), µs, plain
 # -> window: bf16 379x182889 203 -> 124, 722x100027 173 -> 121, fp16 4586x39243 341 -> 232, 3595x107733 814 -> 573,
-# fp32 1327x181459 1053 -> 808, 1930x28143 149 -> 137; 4k + 2: bf16 1710x183670 658 -> 492, 5661x75530 673 -> 619, fp16 1616x48994 121 -> 110.
-# 4096-lane chunks and 8 warps were slower on 13 of the 14 rows. The norms' looped forms (…-s26-window-wide-s5.json, µs,
-# plain -> window, parameters from their tables): RMSNorm bf16 3228x126337 1114 -> 621, fp16 401x139437 164 -> 111,
-# fp32 1052x83215 309 -> 287; LayerNorm at 8 warps fp16 2390x37590 200 -> 145, bf16 365x210173 357 -> 171, fp32
-# 430x56241 131 -> 87 (16 warps: 155, 181, 103; 5 of LayerNorm's 6 rows best at 8). The tables won on 9 of the 11
-# norm rows at either warps (fp16 2390x37590 209 at the shift).
+# fp32 1327x181459 1053 -> 808, 1930x28143 149 -> 137; 4k + 2: bf16 1710x183670 658 -> 492, 5661x75530 673 -> 619,
+# fp16 1616x48994 121 -> 110. 4096-lane chunks and 8 warps were slower on 13 of the 14 rows. The norms' looped forms
+# (…-s26-window-wide-s5.json, µs, plain -> window, parameters from their tables): RMSNorm bf16 3228x126337 1114 ->
+# 621, fp16 401x139437 164 -> 111, fp32 1052x83215 309 -> 287; LayerNorm at 8 warps fp16 2390x37590 200 -> 145, bf16
+# 365x210173 357 -> 171, fp32 430x56241 131 -> 87 (16 warps: 155, 181, 103; 5 of LayerNorm's 6 rows best at 8). The
+# tables won on 9 of the 11 norm rows at either warps (fp16 2390x37590 209 at the shift).
 WINDOW_LOOPED_WARPS = 16
 WINDOW_LOOPED_WARPS_TWO_PARAMS = 8
 
