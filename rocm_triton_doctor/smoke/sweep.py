@@ -29,6 +29,10 @@ ROW_KERNELS = ("rmsnorm", "layernorm", "softmax", "swiglu")
 # bf16 over the whole grid; fp32 and fp16 on the widths that behave differently (narrow, odd, Llama, vocabulary).
 ROW_EXTRA = tuple((M, N, dt) for dt in (torch.float32, torch.float16)
                   for M, N in ((8192, 128), (8192, 1000), (8192, 4096), (8192, 11008), (1024, 152064)))
+# Widths that are not a whole number of 16-byte vectors (each row starts off a boundary: the window forms,
+# kernels/rows_window.py): an odd hidden size, and GPT-2's vocabulary in one block's reach and past it.
+ROW_ODD = ((8192, 3001, torch.bfloat16), (8192, 6163, torch.float16), (4096, 50257, torch.bfloat16),
+           (1024, 50257, torch.float32))
 ELEMENTWISE_MIB = (1, 16, 64, 256, 1024)  # bytes of ONE input tensor
 ATTN_S = (128, 1000, 1024, 2048, 4097, 8192, 16384)
 ATTN_EXTRA_D = (80, 96, 256)  # head dims other than 64/128 that real models use
@@ -55,6 +59,7 @@ def row_grid() -> Iterator[tuple[int, int, torch.dtype]]:
         for N in ROW_N:
             yield M, N, torch.bfloat16
     yield from ROW_EXTRA
+    yield from ROW_ODD
 
 
 def row_cases(make_case: Callable[[int, int, torch.dtype], Case]) -> list[Case]:

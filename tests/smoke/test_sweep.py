@@ -32,13 +32,15 @@ def test_the_sweep_grid_builds_by_class() -> None:
     from rocm_triton_doctor.smoke import sweep
 
     by = _sweep_cases()
-    # rows: 11 widths x 3 row counts in bf16, 5 of them too big (skipped()), plus 5 shapes x (fp32, fp16)
+    # rows: 11 widths x 3 row counts in bf16, 5 of them too big (skipped()), plus 5 shapes x (fp32, fp16), plus 4
+    # odd widths
     bf16_fit = sum(sweep.fits((M, N), 2) is None for M in sweep.ROW_M for N in sweep.ROW_N)
     assert bf16_fit == 28
     for k in sweep.ROW_KERNELS:
-        assert len(by[k]) == 28 + 10, k
+        assert len(by[k]) == 28 + 10 + 4, k
         names = {c.name for c in by[k]}
         assert "bfloat16 1024x262144" in names and "float32 1024x152064" in names  # vocabulary rows, fp32 too
+        assert "bfloat16 4096x50257" in names and "float16 8192x6163" in names  # rows off 16-byte boundaries
         assert "bfloat16 65536x65536" not in names
     assert len(by["add_mul"]) == len(by["bias_gelu_dropout_residual"]) == 11  # 1 MiB..1 GiB x bf16/fp32 + odd
     assert len(by["gemm"]) == len(sweep.gemm_shapes()) == 48
@@ -50,7 +52,7 @@ def test_the_sweep_grid_builds_by_class() -> None:
     assert {"bfloat16 B=4 H=32 S=1000 D=64 causal", "bfloat16 B=4 H=32 S=4096 D=128 GQA 32/8",
             "bfloat16 B=4 H=32 S=4097 D=256", "bfloat16 B=1 H=4 S=16384 D=128 causal"} <= attn
     assert len(by["linear_cross_entropy"]) == 3  # LM heads: vocabularies 32000, 128256, 152064
-    assert sum(len(v) for v in by.values()) == 4 * 38 + 22 + 48 + 61 + 3
+    assert sum(len(v) for v in by.values()) == 4 * 42 + 22 + 48 + 61 + 3
 
 
 def test_attention_takes_its_sweep_grid_through_its_own_cases() -> None:
@@ -88,7 +90,7 @@ def test_the_runner_takes_gemm_and_attention_from_the_sweep_module_and_interleav
 
     cases = runner._cases(kernels, "sweep", H100, ("gemm", "rmsnorm"), torch.device("cpu"))
     assert [c.kernel for c in cases[:4]] == ["gemm", "rmsnorm", "gemm", "rmsnorm"]  # gemm.cases("sweep"), registry order
-    assert len(cases) == 48 + 38
+    assert len(cases) == 48 + 42
     order = sweep.interleave([c for c in cases if c.kernel == "rmsnorm"][:2] + [c for c in cases if c.kernel == "gemm"][:1])
     assert [c.kernel for c in order] == ["rmsnorm", "gemm", "rmsnorm"]
 
