@@ -141,7 +141,7 @@ def layernorm_window_kernel(x_ptr, w_ptr, b_ptr, out_ptr, N, sx, sw, sb, LD, eps
 def layernorm(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, eps: float = 1e-5,
               out: torch.Tensor | None = None, config: dict[str, Any] | None = None) -> torch.Tensor:
     """x of any shape (..., N) and layout; weight and bias (N,) of any stride, in x's dtype or fp32, or None (no scale /
-    no shift, as F.layer_norm allows); out in x's dtype. `config` ({"BLOCK", "ROWS", "num_warps"}) overrides the
+    no shift, as F.layer_norm allows); out in x's dtype. `config` ({"BLOCK", "ROWS", "num_warps", "WINDOW", "TABLE"}) overrides the
     policy's launch config (tests). Parameters of shape S with two or more dims normalise x's last len(S) dims
     together (F.layer_norm's normalized_shape S; rows.trailing)."""
     x2, out2, (weight, bias), shape = trailing("layernorm", x, out, weight, bias)

@@ -94,7 +94,7 @@ def rmsnorm_window_kernel(x_ptr, w_ptr, out_ptr, N, sx, sw, LD, eps, BLOCK: tl.c
 def rmsnorm(x: torch.Tensor, weight: torch.Tensor | None, eps: float = 1e-6, out: torch.Tensor | None = None,
             config: dict[str, Any] | None = None) -> torch.Tensor:
     """x of any shape (..., N) and layout; weight (N,) of any stride, in x's dtype or fp32, or None (no scale, as
-    F.rms_norm allows); out in x's dtype. `config` ({"BLOCK", "ROWS", "num_warps", "SPLIT"}) overrides the policy's
+    F.rms_norm allows); out in x's dtype. `config` ({"BLOCK", "ROWS", "num_warps", "SPLIT", "WINDOW", "TABLE"}) overrides the policy's
     launch config (tests). A weight of shape S with two or more dims normalises x's last len(S) dims together
     (F.rms_norm's normalized_shape S; rows.trailing)."""
     x2, out2, (weight,), shape = trailing("rmsnorm", x, out, weight)

@@ -111,7 +111,7 @@ def softmax_window_kernel(x_ptr, out_ptr, N, sx, BLOCK: tl.constexpr, V: tl.cons
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, Any] | None = None,
             dim: int = -1) -> torch.Tensor:
     """Softmax over dimension `dim` of x (the last by default; any shape and layout); out in x's dtype. `config`
-    ({"BLOCK", "ROWS", "num_warps", "SPLIT"}) overrides the policy's launch config (tests). Another dim is read as
+    ({"BLOCK", "ROWS", "num_warps", "SPLIT", "WINDOW"}) overrides the policy's launch config (tests). Another dim is read as
     the last of a transposed view (no copy): the result is that view of a fresh tensor (x's shape), so `out=` needs
     dim=-1."""
     if (d := _moved(x, dim)) is not None:

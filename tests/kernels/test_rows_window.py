@@ -281,3 +281,21 @@ def test_policy_takes_odd_single_pass_rows_on_nvidia() -> None:
     assert policy.window_config(h200, 28142, 4, 4096) is None
     assert policy.window_config(mi300, 6163, 2, 20189) is None  # not timed on AMD
     assert policy.window_config(policy.Target("interpreter", "cpu", 32), 6163, 2, 20189) is None
+
+
+def test_a_backward_config_drops_the_window_keys() -> None:
+    """A forward's config with WINDOW/TABLE handed to a backward (one row a program, read as it is): the keys are
+    dropped, as ROWS and SPLIT are, so the backward's launcher never passes them to its kernel; the forward's check
+    keeps them for rows.prepare."""
+    from rocm_triton_doctor.kernels import argcheck
+    cfg = {"BLOCK": 512, "WINDOW": 1, "TABLE": 0}
+    assert argcheck.check_row_config("row backward", cfg, rows=False) == {"BLOCK": 512, "num_warps": 4}
+    assert argcheck.check_row_config("rmsnorm", cfg)["WINDOW"] == 1
+    g = torch.Generator().manual_seed(8)
+    x, w = torch.randn(3, 333, generator=g), torch.randn(333, generator=g)
+    dy = torch.randn(3, 333, generator=g)
+    _, rstd = rmsnorm._forward(x, w, 1e-6, stats=True)
+    assert rstd is not None
+    plain = rmsnorm.rmsnorm_backward(dy, x, w, rstd, config={"BLOCK": 512})
+    for a, b in zip(plain, rmsnorm.rmsnorm_backward(dy, x, w, rstd, config=cfg)):
+        assert torch.equal(a, b)
