@@ -164,8 +164,7 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: flo
             plan.site(x, weight, bias, o, eps, mean, rstd)
             return o, mean, rstd
     # the row split only up to the rows it was timed on (policy_rows.ROW_SPLIT_LAYERNORM_MAX_ROWS)
-    L = prepare("layernorm", x, {"weight": weight, "bias": bias}, out, config, policy.ROW_SPLIT_LAYERNORM_MAX_ROWS,
-                looped_window=True)
+    L = prepare("layernorm", x, {"weight": weight, "bias": bias}, out, config, policy.ROW_SPLIT_LAYERNORM_MAX_ROWS)
     mean, rstd = _stats(L.M, eps, x) if stats else (None, None)
     if not L.empty and L.split > 1:  # few wide rows: each over several programs (rows_split.py)
         rows_split.layernorm_split(x, weight, bias, eps, L, mean, rstd)
@@ -173,12 +172,12 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: flo
         plain = Site(layernorm_kernel, L.grid, (DYN,) * 4 + (*L.args, weight.stride(0), bias.stride(0), DYN),
                      {**L.cfg, "DIV": L.div, "mean_ptr": DYN, "rstd_ptr": DYN, "STATS": stats})
         if L.window:  # an odd width: rows read in 16-byte windows (rows_window.py)
-            W, V = L.window, rows_window.vector_elems(x.element_size())
+            W = L.window
             sw, sb = (1, 1) if W["TABLE"] else (weight.stride(0), bias.stride(0))
-            win = Site(layernorm_window_kernel, (L.M,), (DYN,) * 4 + (L.N, L.s0, sw, sb, rows_window.table_width(L.N, V),
-                                                                      DYN),
-                       {"mean_ptr": DYN, "rstd_ptr": DYN, "STATS": stats, "V": V, **W})
-            site: Site | rows_window.WindowSite = rows_window.WindowSite(plain, win, 3, (weight, bias), L.N, V, W["TABLE"])
+            LD = rows_window.table_width(L.N, W["V"])
+            win = Site(layernorm_window_kernel, (L.M,), (DYN,) * 4 + (L.N, L.s0, sw, sb, LD, DYN),
+                       {"mean_ptr": DYN, "rstd_ptr": DYN, "STATS": stats, **W})
+            site: Site | rows_window.WindowSite = rows_window.WindowSite(plain, win, 3, (weight, bias), L.N, W)
         else:
             site = plain
         call_plans.run(_PLANS, key if L.plannable else None, site, (x, weight, bias, L.out, eps, mean, rstd),

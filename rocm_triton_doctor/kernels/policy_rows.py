@@ -219,21 +219,22 @@ def _window_config(t: Target, n_cols: int, elem_size: int, table: bool, params: 
         if n_cols % 2 == 0 and not (elem_size == 2 and n_cols % 4 == 2):
             return None
         warps = WINDOW_LOOPED_WARPS_TWO_PARAMS if params == 2 else WINDOW_LOOPED_WARPS
-        return {"BLOCK": ROW_CHUNK, "num_warps": min(warps, _max_warps(t)), "num_stages": 1, "TABLE": table,
-                "LOOPED": True}
+        return {"BLOCK": ROW_CHUNK, "num_warps": min(warps, _max_warps(t)), "num_stages": 1, "V": v,
+                "TABLE": table and params > 0, "LOOPED": True}
     if n_cols % 2 == 0:
         return None
     warps = WINDOW_WARPS.get(elem_size, {}).get(block, 4)
-    table = table and (elem_size == 2 or (params == 2 and block * elem_size <= 32768))
+    table = table and params > 0 and (elem_size == 2 or (params == 2 and block * elem_size <= 32768))
     if elem_size == 2 and block == 16384 and params and not table:
         # The parameters read at the shift want 8 warps there (4 are for rows without them or from tables): LayerNorm
         # bf16 1765x10989 w4 98.0 / w8 68.9 / w16 69.6 us, fp16 87x11547 10.0 / 5.2 / 5.5 (…-s26-window-rows-s1.json).
         warps = 8
-    return {"BLOCK": block, "num_warps": min(warps, _max_warps(t)), "num_stages": 1, "TABLE": table, "LOOPED": False}
+    return {"BLOCK": block, "num_warps": min(warps, _max_warps(t)), "num_stages": 1, "V": v, "TABLE": table,
+            "LOOPED": False}
 
 
 def window_config(t: Target, n_cols: int, elem_size: int, n_rows: int, params: int = 1) -> dict[str, Any] | None:
     """The window form's launch (rows_window.py) for an op with `params` per-column parameters: BLOCK covering the
-    row at any shift (N + V - 1 lanes), warps, and TABLE (the parameters from shifted tables); None where the plain
-    kernels run. Shared, never mutated."""
+    row at any shift (N + V - 1 lanes) or a chunk of a looped row (LOOPED), warps, V (elements in 16 bytes), and TABLE
+    (the parameters from shifted tables); None where the plain kernels run. Shared, never mutated."""
     return _window_config(t, n_cols, elem_size, n_rows * n_cols * elem_size >= WINDOW_TABLE_MIN_BYTES, params)

@@ -115,7 +115,7 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tenso
             rstd = torch.empty(plan.M, dtype=torch.float32, device=x.device) if stats else None
             plan.site(x, weight, o, eps, rstd)
             return o, rstd
-    L = prepare("rmsnorm", x, {"weight": weight}, out, config, looped_window=True)
+    L = prepare("rmsnorm", x, {"weight": weight}, out, config)
     rstd = torch.empty(L.M, dtype=torch.float32, device=x.device) if stats else None
     if not L.empty and L.split > 1:  # few wide rows: each over several programs (rows_split.py)
         rows_split.rmsnorm_split(x, weight, eps, L, rstd)
@@ -123,11 +123,11 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tenso
         plain = Site(rmsnorm_kernel, L.grid, (DYN, DYN, DYN, *L.args, weight.stride(0), DYN),
                      {**L.cfg, "DIV": L.div, "rstd_ptr": DYN, "STATS": stats})
         if L.window:  # an odd width: rows read in 16-byte windows (rows_window.py)
-            W, V = L.window, rows_window.vector_elems(x.element_size())
-            win = Site(rmsnorm_window_kernel, (L.M,), (DYN, DYN, DYN, L.N, L.s0, 1 if W["TABLE"] else weight.stride(0),
-                                                       rows_window.table_width(L.N, V), DYN),
-                       {"rstd_ptr": DYN, "STATS": stats, "V": V, **W})
-            site: Site | rows_window.WindowSite = rows_window.WindowSite(plain, win, 2, (weight,), L.N, V, W["TABLE"])
+            W = L.window
+            sw = 1 if W["TABLE"] else weight.stride(0)
+            win = Site(rmsnorm_window_kernel, (L.M,), (DYN, DYN, DYN, L.N, L.s0, sw, rows_window.table_width(L.N, W["V"]),
+                                                       DYN), {"rstd_ptr": DYN, "STATS": stats, **W})
+            site: Site | rows_window.WindowSite = rows_window.WindowSite(plain, win, 2, (weight,), L.N, W)
         else:
             site = plain
         call_plans.run(_PLANS, key if L.plannable else None, site, (x, weight, L.out, eps, rstd), x.is_contiguous(),

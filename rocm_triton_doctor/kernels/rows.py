@@ -63,7 +63,7 @@ class RowLaunch:
                  cfg: dict[str, Any], split: int = 1, plannable: bool = False,
                  window: dict[str, Any] | None = None):
         self.out, self.M, self.N, self.sn, self.s0, self.cfg = out, M, N, sn, s0, cfg
-        # window: the window form's BLOCK, warps and TABLE (rows_window.py) where its layout fits; each call then
+        # window: the window form's BLOCK, warps, V, TABLE and LOOPED (rows_window.py) where its layout fits; each call then
         # runs it or, where x or the output is off a 16-byte boundary, the plain kernel with cfg (WindowSite).
         self.window = window
         # split > 1: programs per row for the kernels that have a split form (rows_split.py: softmax, RMSNorm);
@@ -120,12 +120,10 @@ def trailing(name: str, x: torch.Tensor, out: torch.Tensor | None, *params: torc
 
 
 def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: torch.Tensor | None,
-            config: dict[str, Any] | None = None, split_rows: int = policy.ROW_SPLIT_MID_ROWS,
-            looped_window: bool = False) -> RowLaunch:
+            config: dict[str, Any] | None = None, split_rows: int = policy.ROW_SPLIT_MID_ROWS) -> RowLaunch:
     """Validate a row kernel's input and its per-column parameters (each of shape (N,), any stride and float dtype),
     allocate or check the output, and choose the launch config (`config` overrides the policy's, for tests).
     split_rows: the most rows among which a looped row is split over programs (policy_rows.row_split's up_to).
-    looped_window: the op has a looped window form (rows wider than one block; softmax).
 
     Every check is O(1) in the data; the common call (out=None, a contiguous x) skips the alias test (a fresh output
     overlaps nothing) and the stride folding, and shares one cached config dict (issue #16 item 4)."""
@@ -163,10 +161,9 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
         # layout allow it (the plain kernel elsewhere), with the config's BLOCK and warps for both.
         V = rows_window.vector_elems(x.element_size())
         win = None
-        looped = cfg["BLOCK"] < N + V - 1
-        if want and split == 1 and (looped_window or not looped) and rows_window.fits(N, D1, D2, s0, sn, V):
+        if want and split == 1 and rows_window.fits(N, D1, D2, s0, sn, V):
             win = {"BLOCK": cfg["BLOCK"], "num_warps": cfg["num_warps"], "num_stages": cfg.get("num_stages", 1),
-                   "TABLE": table, "LOOPED": looped}
+                   "V": V, "TABLE": table and bool(params), "LOOPED": cfg["BLOCK"] < N + V - 1}
         return RowLaunch(o, M, N, D1, D2, s0, s1, s2, sn, cfg, split, window=win)
     target, cls = target_of(x), policy.row_class(N, M)
     cfg = _config(target, N, x.element_size(), cls)
@@ -176,12 +173,9 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
     plannable = split == 1 and out is None
     if split > 1 and N < policy.ROW_SPLIT_EAGER_MIN_COLS and not target.interpreter and not _capturing(x):
         split = 1  # the second launch's host time would cost more than the split saves (policy_rows.py)
-    win = None
-    if split == 1 and (looped_window or not cfg["LOOPED"]):
-        win = policy.window_config(target, N, x.element_size(), M, len(params))
-        if win is not None and (win["LOOPED"] and not looped_window or not rows_window.fits(
-                N, D1, D2, s0, sn, rows_window.vector_elems(x.element_size()))):
-            win = None
+    win = policy.window_config(target, N, x.element_size(), M, len(params)) if split == 1 else None
+    if win is not None and not rows_window.fits(N, D1, D2, s0, sn, win["V"]):
+        win = None
     return RowLaunch(o, M, N, D1, D2, s0, s1, s2, sn, cfg, split, plannable, win)
 
 

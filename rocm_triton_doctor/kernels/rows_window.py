@@ -150,9 +150,10 @@ class WindowSite:
 
     __slots__ = ("plain", "win", "table", "out_at", "params", "shape", "dtype")
 
-    def __init__(self, plain: Site, win: Site, out_at: int, params: tuple[torch.Tensor, ...], N: int, V: int,
-                 table: bool) -> None:
+    def __init__(self, plain: Site, win: Site, out_at: int, params: tuple[torch.Tensor, ...], N: int,
+                 window: dict[str, Any]) -> None:
         self.plain, self.win, self.out_at = plain, win, out_at
+        V, table = window["V"], window["TABLE"]
         self.params = len(params) if table else 0
         self.table = self.shape = self.dtype = None
         if table and params:

@@ -125,7 +125,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, 
             o = plan.out(x)
             plan.site(x, o)
             return o
-    L = prepare("softmax", x, {}, out, config, looped_window=True)
+    L = prepare("softmax", x, {}, out, config)
     if L.empty:
         return L.out
     if L.split > 1:  # few wide rows: each over several programs (rows_split.py)
@@ -133,10 +133,9 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, 
     else:
         plain = Site(softmax_kernel, L.grid, (DYN, DYN, *L.args), {**L.cfg, "DIV": L.div})
         if L.window:  # an odd width: rows read in 16-byte windows (rows_window.py)
-            V = rows_window.vector_elems(x.element_size())
-            W = {k: v for k, v in L.window.items() if k != "TABLE"}
-            win = Site(softmax_window_kernel, (L.M,), (DYN, DYN, L.N, L.s0), {"V": V, **W})
-            site: Site | rows_window.WindowSite = rows_window.WindowSite(plain, win, 1, (), L.N, V, False)
+            W = {k: v for k, v in L.window.items() if k != "TABLE"}  # no parameters, so no tables
+            win = Site(softmax_window_kernel, (L.M,), (DYN, DYN, L.N, L.s0), W)
+            site: Site | rows_window.WindowSite = rows_window.WindowSite(plain, win, 1, (), L.N, L.window)
         else:
             site = plain
         call_plans.run(_PLANS, key if L.plannable else None, site, (x, L.out), x.is_contiguous(), L.M)

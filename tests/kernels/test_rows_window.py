@@ -215,8 +215,8 @@ def test_off_boundary_x_or_out_runs_the_plain_kernel(spy: list[str]) -> None:
 
 
 def test_layouts_the_windows_do_not_take() -> None:
-    """A row stride that moves each row's shift away from the output's, a column stride, folded leading dims, a
-    block too narrow for N + V - 1, or a split: the plain kernels."""
+    """A row stride that moves each row's shift away from the output's, a column stride, folded leading dims or a
+    split: the plain kernels. A block narrower than N + V - 1 takes the looped window form."""
     from rocm_triton_doctor.kernels.rows import prepare
     x = torch.randn(4, 8, 333).half()
     assert prepare("softmax", x, {}, None, {"BLOCK": 512, "WINDOW": 1}).window is not None  # contiguous: one dim
@@ -225,7 +225,8 @@ def test_layouts_the_windows_do_not_take() -> None:
     assert prepare("softmax", torch.randn(333, 4).half().t(), {}, None, {"BLOCK": 512, "WINDOW": 1}).window is None
     assert prepare("softmax", torch.randn(4, 8, 340).half()[:, :, :333], {}, None,
                    {"BLOCK": 512, "WINDOW": 1}).window is None
-    assert prepare("softmax", torch.randn(4, 333).half(), {}, None, {"BLOCK": 256, "WINDOW": 1}).window is None
+    narrow = prepare("softmax", torch.randn(4, 333).half(), {}, None, {"BLOCK": 256, "WINDOW": 1}).window
+    assert narrow is not None and narrow["LOOPED"]
     assert prepare("softmax", torch.randn(4, 333).half(), {}, None, {"BLOCK": 128, "WINDOW": 1, "SPLIT": 2}).window is None
 
 
@@ -260,12 +261,12 @@ def test_planned_calls_choose_per_call(spy: list[str], planned: None) -> None:
 def test_policy_takes_odd_single_pass_rows_on_nvidia() -> None:
     h200, mi300 = policy.target_from_name("sm_90"), policy.target_from_name("gfx942")
     cfg = policy.window_config(h200, 6163, 2, 20189)
-    assert cfg == {"BLOCK": 8192, "num_warps": 8, "num_stages": 1, "TABLE": True, "LOOPED": False}
+    assert cfg == {"BLOCK": 8192, "num_warps": 8, "num_stages": 1, "V": 8, "TABLE": True, "LOOPED": False}
     assert policy.window_config(h200, 6163, 2, 100)["TABLE"] is False  # 1.2 MiB: no table's host time
     assert policy.window_config(h200, 12799, 2, 8192)["num_warps"] == 4
     assert policy.window_config(h200, 10989, 2, 1765, params=2)["num_warps"] == 8  # parameters at the shift
     assert policy.window_config(h200, 25747, 2, 325)["num_warps"] == 16
-    assert policy.window_config(h200, 2209, 4, 10846) == {"BLOCK": 4096, "num_warps": 4, "num_stages": 1,
+    assert policy.window_config(h200, 2209, 4, 10846) == {"BLOCK": 4096, "num_warps": 4, "num_stages": 1, "V": 4,
                                                           "TABLE": False, "LOOPED": False}  # fp32 RMSNorm's weight
     assert policy.window_config(h200, 2209, 4, 10846, params=2)["TABLE"] is True  # LayerNorm's two, to 32 KiB
     assert policy.window_config(h200, 12581, 4, 10846, params=2)["TABLE"] is False
