@@ -271,17 +271,8 @@ def gemv_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, st
         _gemv_shift_store(acc6, 6, ws, ws_mask, m_left, stride_cm, BLOCK_K, BLOCK_N, BLOCK_M, SHIFT)
         _gemv_shift_store(acc7, 7, ws, ws_mask, m_left, stride_cm, BLOCK_K, BLOCK_N, BLOCK_M, SHIFT)
     else:
-        offs_m = tl.arange(0, BLOCK_M)
-        out = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        out = _gemv_place(out, acc0, 0, offs_m, B_KMAJOR, BLOCK_M)
-        out = _gemv_place(out, acc1, 1, offs_m, B_KMAJOR, BLOCK_M)
-        out = _gemv_place(out, acc2, 2, offs_m, B_KMAJOR, BLOCK_M)
-        out = _gemv_place(out, acc3, 3, offs_m, B_KMAJOR, BLOCK_M)
-        out = _gemv_place(out, acc4, 4, offs_m, B_KMAJOR, BLOCK_M)
-        out = _gemv_place(out, acc5, 5, offs_m, B_KMAJOR, BLOCK_M)
-        out = _gemv_place(out, acc6, 6, offs_m, B_KMAJOR, BLOCK_M)
-        out = _gemv_place(out, acc7, 7, offs_m, B_KMAJOR, BLOCK_M)
-        offs_m = row0 + offs_m
+        out = _gemv_tile(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, B_KMAJOR, BLOCK_M, BLOCK_N)
+        offs_m = row0 + tl.arange(0, BLOCK_M)
         rows = _wide(offs_m, INT64)
         if SPLIT_K == 1:
             _epilogue_store(out, c_ptr, bias_ptr, offs_m, offs_n, rows, cols, pid_n * BLOCK_N, M, N, stride_cm, stride_cn,
@@ -338,6 +329,24 @@ def _gemv_fma(acc, a_row, i: tl.constexpr, stride_am, m_left, b, offs_k, k_left,
         else:
             acc = tl.fma(b, a[:, None], acc)
     return acc
+
+
+@triton.jit
+def _gemv_tile(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, B_KMAJOR: tl.constexpr, BLOCK_M: tl.constexpr,
+               BLOCK_N: tl.constexpr):
+    """The [BLOCK_M, BLOCK_N] fp32 output tile: rows 0-7's accumulators each summed along K (_gemv_place); rows past
+    BLOCK_M stay 0. gemv_kernel's and gemv_kshift_kernel's."""
+    offs_m = tl.arange(0, BLOCK_M)
+    out = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    out = _gemv_place(out, acc0, 0, offs_m, B_KMAJOR, BLOCK_M)
+    out = _gemv_place(out, acc1, 1, offs_m, B_KMAJOR, BLOCK_M)
+    out = _gemv_place(out, acc2, 2, offs_m, B_KMAJOR, BLOCK_M)
+    out = _gemv_place(out, acc3, 3, offs_m, B_KMAJOR, BLOCK_M)
+    out = _gemv_place(out, acc4, 4, offs_m, B_KMAJOR, BLOCK_M)
+    out = _gemv_place(out, acc5, 5, offs_m, B_KMAJOR, BLOCK_M)
+    out = _gemv_place(out, acc6, 6, offs_m, B_KMAJOR, BLOCK_M)
+    out = _gemv_place(out, acc7, 7, offs_m, B_KMAJOR, BLOCK_M)
+    return out
 
 
 @triton.jit

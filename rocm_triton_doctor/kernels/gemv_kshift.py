@@ -22,7 +22,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels.gemm_kernels import _gemv_place
+from rocm_triton_doctor.kernels.gemm_kernels import _gemv_tile
 from rocm_triton_doctor.kernels.gemm_parts import _epilogue_store, _scaled, _wide
 
 
@@ -100,17 +100,8 @@ def gemv_kshift_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride
             acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7 = _kshift_rows(
                 acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, a_row + k * stride_ak, stride_am, m_left, kmask, b,
                 BLOCK_M)
-    offs_m = tl.arange(0, BLOCK_M)
-    out = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    out = _gemv_place(out, acc0, 0, offs_m, True, BLOCK_M)
-    out = _gemv_place(out, acc1, 1, offs_m, True, BLOCK_M)
-    out = _gemv_place(out, acc2, 2, offs_m, True, BLOCK_M)
-    out = _gemv_place(out, acc3, 3, offs_m, True, BLOCK_M)
-    out = _gemv_place(out, acc4, 4, offs_m, True, BLOCK_M)
-    out = _gemv_place(out, acc5, 5, offs_m, True, BLOCK_M)
-    out = _gemv_place(out, acc6, 6, offs_m, True, BLOCK_M)
-    out = _gemv_place(out, acc7, 7, offs_m, True, BLOCK_M)
-    offs_m = row0 + offs_m
+    out = _gemv_tile(acc0, acc1, acc2, acc3, acc4, acc5, acc6, acc7, True, BLOCK_M, BLOCK_N)
+    offs_m = row0 + tl.arange(0, BLOCK_M)
     rows = _wide(offs_m, INT64)
     cols = _wide(offs_n, INT64)
     if SPLIT_K == 1:  # the epilogue's dropout needs contiguous column tiles: the plan never asks for it here
