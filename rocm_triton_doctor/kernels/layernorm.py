@@ -15,7 +15,6 @@ from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets, trailing
-from rocm_triton_doctor.kernels.rows_window import window_chunk, window_edges, window_param, window_store_full
 
 
 @triton.jit
@@ -86,58 +85,6 @@ def layernorm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, M, N, D1, D2, s0, s1, s2, sn,
         tl.store(out_ptr + orow[:, None] + cols[None, :], y.to(out_ptr.dtype.element_ty), mask=m)
 
 
-@triton.jit
-def layernorm_window_kernel(x_ptr, w_ptr, b_ptr, out_ptr, N, sx, sw, sb, LD, eps, BLOCK: tl.constexpr,
-                            V: tl.constexpr, TABLE: tl.constexpr, LOOPED: tl.constexpr = False, mean_ptr=None,
-                            rstd_ptr=None, STATS: tl.constexpr = False):
-    # One row a program, read and written in 16-byte windows (rows_window.py); weight and bias from their shifted
-    # tables (TABLE: rows of LD) or at column lane - s. The statistics as layernorm_kernel's: of x minus the row's
-    # first element, two-pass in one block, or LOOPED: BLOCK-lane chunks merged (Chan et al.), then the chunks in
-    # reverse.
-    row = tl.program_id(0)
-    base, obase, s, pe, em, xe = window_edges(x_ptr, row, sx, N, V)
-    shift = tl.load(x_ptr + base + s).to(tl.float32)
-    shift = tl.where(tl.abs(shift) < 1.152921504606847e18, shift, 0.0)
-    we = window_param(w_ptr, sw, s, pe, N, LD, V, TABLE, False)  # the edges' parameters, loaded with x's
-    be = window_param(b_ptr, sb, s, pe, N, LD, V, TABLE, False)
-    if LOOPED:
-        mean = tl.zeros((), dtype=tl.float32)
-        m2 = tl.zeros((), dtype=tl.float32)
-        for c0 in range(0, s + N, BLOCK):
-            idx, inrow, raw = window_chunk(x_ptr, base, s, N, c0, BLOCK, V, "evict_last")
-            x = tl.where(inrow, raw.to(tl.float32), shift) - shift
-            first = tl.maximum(c0, s)
-            nb = (tl.minimum(c0 + BLOCK, s + N) - first).to(tl.float32)  # the row's elements in this chunk
-            bmean = tl.sum(x, axis=0) / nb
-            d = tl.where(inrow, x - bmean, 0.0)
-            seen = (first - s).to(tl.float32)
-            total = seen + nb
-            delta = bmean - mean
-            mean = mean + delta * (nb / total)
-            m2 = m2 + tl.sum(d * d, axis=0) + (delta * (seen * nb / total)) * delta
-        rstd = 1.0 / tl.sqrt(m2 / N + eps)
-        chunks = tl.cdiv(s + N, BLOCK)
-        for back in range(0, chunks):
-            idx, inrow, raw = window_chunk(x_ptr, base, s, N, (chunks - 1 - back) * BLOCK, BLOCK, V, "evict_first")
-            w = window_param(w_ptr, sw, s, idx, N, LD, V, TABLE)
-            b = window_param(b_ptr, sb, s, idx, N, LD, V, TABLE)
-            window_store_full(out_ptr, obase, s, idx, ((raw.to(tl.float32) - shift) - mean) * rstd * w + b, N, V)
-    else:
-        idx, inrow, raw = window_chunk(x_ptr, base, s, N, 0, BLOCK, V, "")
-        x = tl.where(inrow, raw.to(tl.float32), shift) - shift  # 0 outside the row (NaN there never met a subtraction)
-        mean = tl.sum(x, axis=0) / N
-        d = tl.where(inrow, x - mean, 0.0)
-        rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=0) / N + eps)
-        w = window_param(w_ptr, sw, s, idx, N, LD, V, TABLE)
-        b = window_param(b_ptr, sb, s, idx, N, LD, V, TABLE)
-        window_store_full(out_ptr, obase, s, idx, d * rstd * w + b, N, V)
-    if STATS:
-        tl.store(mean_ptr + row, mean + shift)
-        tl.store(rstd_ptr + row, rstd)
-    tl.store(out_ptr + obase + pe, (((xe.to(tl.float32) - shift) - mean) * rstd * we + be).to(out_ptr.dtype.element_ty),
-             mask=em)
-
-
 def layernorm(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, eps: float = 1e-5,
               out: torch.Tensor | None = None, config: dict[str, Any] | None = None) -> torch.Tensor:
     """x of any shape (..., N) and layout; weight and bias (N,) of any stride, in x's dtype or fp32, or None (no scale /
@@ -171,15 +118,8 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: flo
     elif not L.empty:
         plain = Site(layernorm_kernel, L.grid, (DYN,) * 4 + (*L.args, weight.stride(0), bias.stride(0), DYN),
                      {**L.cfg, "DIV": L.div, "mean_ptr": DYN, "rstd_ptr": DYN, "STATS": stats})
-        if L.window:  # an odd width: rows read in 16-byte windows (rows_window.py)
-            W = L.window
-            sw, sb = (1, 1) if W["TABLE"] else (weight.stride(0), bias.stride(0))
-            LD = rows_window.table_width(L.N, W["V"])
-            win = Site(layernorm_window_kernel, (L.M,), (DYN,) * 4 + (L.N, L.s0, sw, sb, LD, DYN),
-                       {"mean_ptr": DYN, "rstd_ptr": DYN, "STATS": stats, **W})
-            site: Site | rows_window.WindowSite = rows_window.WindowSite(plain, win, 3, (weight, bias), L.N, W)
-        else:
-            site = plain
+        # an odd width: rows read in 16-byte windows (rows_window.py)
+        site = rows_window.window_site("layernorm", plain, L, (weight, bias), stats) if L.window else plain
         call_plans.run(_PLANS, key if L.plannable else None, site, (x, weight, bias, L.out, eps, mean, rstd),
                        x.is_contiguous(), L.M)
     return L.out, mean, rstd
@@ -413,9 +353,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
             "dwp_ptr": "*fp32", "dbp_ptr": "*fp32"}
     return (fwd + row_grads.grad_aot("layernorm", _layernorm_backward_kernel, ptrs, {"sw": 1}, target)
             + rows_split.split_aot("layernorm", target)
-            + rows_window.window_aot("layernorm", layernorm_window_kernel, ("x_ptr", "w_ptr", "b_ptr", "out_ptr"),
-                                     {"LD": "i32", "eps": "fp32", "mean_ptr": "*fp32", "rstd_ptr": "*fp32"},
-                                     {"sw": 1, "sb": 1, "TABLE": True, "STATS": True}, target))
+            + rows_window.window_aot("layernorm", target))
 
 
 KERNEL = KernelSpec("layernorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

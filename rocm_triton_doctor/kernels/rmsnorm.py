@@ -15,8 +15,6 @@ from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets, trailing
-from rocm_triton_doctor.kernels.rows_window import (window, window_chunk, window_edges, window_param, window_store,
-                                                     window_store_full)
 
 
 @triton.jit
@@ -59,38 +57,6 @@ def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, M, N, D1, D2, s0, s1, s2, sn, sw, eps,
                  mask=m)
 
 
-@triton.jit
-def rmsnorm_window_kernel(x_ptr, w_ptr, out_ptr, N, sx, sw, LD, eps, BLOCK: tl.constexpr, V: tl.constexpr,
-                          TABLE: tl.constexpr, LOOPED: tl.constexpr = False, rstd_ptr=None, STATS: tl.constexpr = False):
-    # One row a program, read and written in 16-byte windows (rows_window.py); the weight from its shifted table
-    # (TABLE: rows of LD) or at column lane - s (stride sw). LOOPED: BLOCK-lane chunks, two passes as rmsnorm_kernel's.
-    row = tl.program_id(0)
-    if LOOPED:
-        base, obase, s, pe, em, xe = window_edges(x_ptr, row, sx, N, V)
-        we = window_param(w_ptr, sw, s, pe, N, LD, V, TABLE, False)  # the edges' weight, loaded with x's
-        acc = tl.zeros((BLOCK,), dtype=tl.float32)
-        for c0 in range(0, s + N, BLOCK):
-            idx, inrow, raw = window_chunk(x_ptr, base, s, N, c0, BLOCK, V, "evict_last")
-            x = tl.where(inrow, raw.to(tl.float32), 0.0)
-            acc += x * x
-        rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
-        chunks = tl.cdiv(s + N, BLOCK)
-        for back in range(0, chunks):
-            idx, inrow, raw = window_chunk(x_ptr, base, s, N, (chunks - 1 - back) * BLOCK, BLOCK, V, "evict_first")
-            w = window_param(w_ptr, sw, s, idx, N, LD, V, TABLE)
-            window_store_full(out_ptr, obase, s, idx, raw.to(tl.float32) * rstd * w, N, V)
-        tl.store(out_ptr + obase + pe, (xe.to(tl.float32) * rstd * we).to(out_ptr.dtype.element_ty), mask=em)
-    else:
-        base, obase, s, idx, inrow, raw, pe, em, xe = window(x_ptr, row, sx, N, BLOCK, V)
-        x = tl.where(inrow, raw.to(tl.float32), 0.0)
-        rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / N + eps)
-        w = window_param(w_ptr, sw, s, idx, N, LD, V, TABLE)
-        we = window_param(w_ptr, sw, s, pe, N, LD, V, TABLE, False)
-        window_store(out_ptr, obase, s, idx, x * rstd * w, pe, em, xe.to(tl.float32) * rstd * we, N, V)
-    if STATS:
-        tl.store(rstd_ptr + row, rstd)
-
-
 def rmsnorm(x: torch.Tensor, weight: torch.Tensor | None, eps: float = 1e-6, out: torch.Tensor | None = None,
             config: dict[str, Any] | None = None) -> torch.Tensor:
     """x of any shape (..., N) and layout; weight (N,) of any stride, in x's dtype or fp32, or None (no scale, as
@@ -122,14 +88,8 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tenso
     elif not L.empty:
         plain = Site(rmsnorm_kernel, L.grid, (DYN, DYN, DYN, *L.args, weight.stride(0), DYN),
                      {**L.cfg, "DIV": L.div, "rstd_ptr": DYN, "STATS": stats})
-        if L.window:  # an odd width: rows read in 16-byte windows (rows_window.py)
-            W = L.window
-            sw = 1 if W["TABLE"] else weight.stride(0)
-            win = Site(rmsnorm_window_kernel, (L.M,), (DYN, DYN, DYN, L.N, L.s0, sw, rows_window.table_width(L.N, W["V"]),
-                                                       DYN), {"rstd_ptr": DYN, "STATS": stats, **W})
-            site: Site | rows_window.WindowSite = rows_window.WindowSite(plain, win, 2, (weight,), L.N, W)
-        else:
-            site = plain
+        # an odd width: rows read in 16-byte windows (rows_window.py)
+        site = rows_window.window_site("rmsnorm", plain, L, (weight,), stats) if L.window else plain
         call_plans.run(_PLANS, key if L.plannable else None, site, (x, weight, L.out, eps, rstd), x.is_contiguous(),
                        L.M)
     elif rstd is not None:
@@ -375,9 +335,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
             + row_grads.grad_aot("rmsnorm (writing y for norm_linear)", _rmsnorm_backward_kernel, ptrs,
                                  {"sw": 1, "STORE_Y": True}, target)
             + rows_split.split_aot("rmsnorm", target)
-            + rows_window.window_aot("rmsnorm", rmsnorm_window_kernel, ("x_ptr", "w_ptr", "out_ptr"),
-                                     {"LD": "i32", "eps": "fp32", "rstd_ptr": "*fp32"},
-                                     {"sw": 1, "TABLE": True, "STATS": True}, target))
+            + rows_window.window_aot("rmsnorm", target))
 
 
 KERNEL = KernelSpec("rmsnorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile", "mem-eager"))

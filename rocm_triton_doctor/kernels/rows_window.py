@@ -1,6 +1,7 @@
 """Rows that start off a 16-byte boundary, read and written in whole 16-byte vectors: the window forms of the
-softmax, RMSNorm and LayerNorm forwards (one row a program, in one block or in chunks; the kernels are in their op's
-file, the shared pieces and the parameters' shifted tables here).
+softmax, RMSNorm and LayerNorm forwards (one row a program, in one block or in chunks), the pieces they share, the
+parameters' shifted tables, and each op's launch site (window_site), as rows_split.py holds their split forms. Each
+window kernel computes what its op's plain kernel does (softmax.py, rmsnorm.py, layernorm.py).
 
 Why. A contiguous row of N elements, N not a multiple of V = 16 / element size (an odd width in 16 bits, N % 4 != 0
 in fp32), starts at a different offset within a 16-byte group on each row, so the plain kernels read and write it one
@@ -36,6 +37,7 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels.base import cdiv
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
+from rocm_triton_doctor.kernels.rows_split import LOG2E, _ln_shift
 
 
 @triton.jit
@@ -108,6 +110,124 @@ def window_store_full(out_ptr, obase, s, idx, y, N, V: tl.constexpr):
     tl.store(out_ptr + obase + idx, y.to(out_ptr.dtype.element_ty), mask=full)
 
 
+# ---- the window forms of the row kernels (their plain forms, and the math they follow, in softmax.py, rmsnorm.py
+# and layernorm.py) ----------------------------------------------------------------------------------------------
+
+@triton.jit
+def softmax_window_kernel(x_ptr, out_ptr, N, sx, BLOCK: tl.constexpr, V: tl.constexpr, LOOPED: tl.constexpr = False):
+    # One row a program, read and written in 16-byte windows (rows_window.py); LOOPED: in BLOCK-lane chunks, two
+    # passes as softmax_kernel's (online max and sum, then the chunks in reverse).
+    if LOOPED:
+        base, obase, s, pe, em, xe = window_edges(x_ptr, tl.program_id(0), sx, N, V)
+        mx = tl.full((), float("-inf"), tl.float32)
+        sm = tl.zeros((), tl.float32)
+        for c0 in range(0, s + N, BLOCK):
+            idx, inrow, raw = window_chunk(x_ptr, base, s, N, c0, BLOCK, V, "evict_last")
+            x = tl.where(inrow, raw.to(tl.float32), -float("inf"))
+            new = tl.maximum(mx, tl.max(x, axis=0))
+            shift = tl.where(new == -float("inf"), 0.0, new)
+            sm = sm * tl.exp2((mx - shift) * LOG2E) + tl.sum(tl.exp2((x - shift) * LOG2E), axis=0)
+            mx = new
+        mx = tl.where(mx == -float("inf"), 0.0, mx)
+        inv = 1.0 / sm
+        chunks = tl.cdiv(s + N, BLOCK)
+        for back in range(0, chunks):
+            idx, inrow, raw = window_chunk(x_ptr, base, s, N, (chunks - 1 - back) * BLOCK, BLOCK, V, "evict_first")
+            window_store_full(out_ptr, obase, s, idx, tl.exp2((raw.to(tl.float32) - mx) * LOG2E) * inv, N, V)
+        tl.store(out_ptr + obase + pe, (tl.exp2((xe.to(tl.float32) - mx) * LOG2E) * inv).to(out_ptr.dtype.element_ty),
+                 mask=em)
+    else:
+        base, obase, s, idx, inrow, raw, pe, em, xe = window(x_ptr, tl.program_id(0), sx, N, BLOCK, V)
+        x = tl.where(inrow, raw.to(tl.float32), -float("inf"))
+        mx = tl.max(x, axis=0)
+        e = tl.exp2((x - mx) * LOG2E)
+        inv = 1.0 / tl.sum(e, axis=0)
+        window_store(out_ptr, obase, s, idx, e * inv, pe, em, tl.exp2((xe.to(tl.float32) - mx) * LOG2E) * inv, N, V)
+
+
+@triton.jit
+def rmsnorm_window_kernel(x_ptr, w_ptr, out_ptr, N, sx, sw, LD, eps, BLOCK: tl.constexpr, V: tl.constexpr,
+                          TABLE: tl.constexpr, LOOPED: tl.constexpr = False, rstd_ptr=None, STATS: tl.constexpr = False):
+    # One row a program, read and written in 16-byte windows (rows_window.py); the weight from its shifted table
+    # (TABLE: rows of LD) or at column lane - s (stride sw). LOOPED: BLOCK-lane chunks, two passes as rmsnorm_kernel's.
+    row = tl.program_id(0)
+    if LOOPED:
+        base, obase, s, pe, em, xe = window_edges(x_ptr, row, sx, N, V)
+        we = window_param(w_ptr, sw, s, pe, N, LD, V, TABLE, False)  # the edges' weight, loaded with x's
+        acc = tl.zeros((BLOCK,), dtype=tl.float32)
+        for c0 in range(0, s + N, BLOCK):
+            idx, inrow, raw = window_chunk(x_ptr, base, s, N, c0, BLOCK, V, "evict_last")
+            x = tl.where(inrow, raw.to(tl.float32), 0.0)
+            acc += x * x
+        rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
+        chunks = tl.cdiv(s + N, BLOCK)
+        for back in range(0, chunks):
+            idx, inrow, raw = window_chunk(x_ptr, base, s, N, (chunks - 1 - back) * BLOCK, BLOCK, V, "evict_first")
+            w = window_param(w_ptr, sw, s, idx, N, LD, V, TABLE)
+            window_store_full(out_ptr, obase, s, idx, raw.to(tl.float32) * rstd * w, N, V)
+        tl.store(out_ptr + obase + pe, (xe.to(tl.float32) * rstd * we).to(out_ptr.dtype.element_ty), mask=em)
+    else:
+        base, obase, s, idx, inrow, raw, pe, em, xe = window(x_ptr, row, sx, N, BLOCK, V)
+        x = tl.where(inrow, raw.to(tl.float32), 0.0)
+        rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / N + eps)
+        w = window_param(w_ptr, sw, s, idx, N, LD, V, TABLE)
+        we = window_param(w_ptr, sw, s, pe, N, LD, V, TABLE, False)
+        window_store(out_ptr, obase, s, idx, x * rstd * w, pe, em, xe.to(tl.float32) * rstd * we, N, V)
+    if STATS:
+        tl.store(rstd_ptr + row, rstd)
+
+
+@triton.jit
+def layernorm_window_kernel(x_ptr, w_ptr, b_ptr, out_ptr, N, sx, sw, sb, LD, eps, BLOCK: tl.constexpr,
+                            V: tl.constexpr, TABLE: tl.constexpr, LOOPED: tl.constexpr = False, mean_ptr=None,
+                            rstd_ptr=None, STATS: tl.constexpr = False):
+    # One row a program, read and written in 16-byte windows (rows_window.py); weight and bias from their shifted
+    # tables (TABLE: rows of LD) or at column lane - s. The statistics as layernorm_kernel's: of x minus the row's
+    # first element, two-pass in one block, or LOOPED: BLOCK-lane chunks merged (Chan et al.), then the chunks in
+    # reverse.
+    row = tl.program_id(0)
+    base, obase, s, pe, em, xe = window_edges(x_ptr, row, sx, N, V)
+    shift = _ln_shift(x_ptr, base + s)
+    we = window_param(w_ptr, sw, s, pe, N, LD, V, TABLE, False)  # the edges' parameters, loaded with x's
+    be = window_param(b_ptr, sb, s, pe, N, LD, V, TABLE, False)
+    if LOOPED:
+        mean = tl.zeros((), dtype=tl.float32)
+        m2 = tl.zeros((), dtype=tl.float32)
+        for c0 in range(0, s + N, BLOCK):
+            idx, inrow, raw = window_chunk(x_ptr, base, s, N, c0, BLOCK, V, "evict_last")
+            x = tl.where(inrow, raw.to(tl.float32), shift) - shift
+            first = tl.maximum(c0, s)
+            nb = (tl.minimum(c0 + BLOCK, s + N) - first).to(tl.float32)  # the row's elements in this chunk
+            bmean = tl.sum(x, axis=0) / nb
+            d = tl.where(inrow, x - bmean, 0.0)
+            seen = (first - s).to(tl.float32)
+            total = seen + nb
+            delta = bmean - mean
+            mean = mean + delta * (nb / total)
+            m2 = m2 + tl.sum(d * d, axis=0) + (delta * (seen * nb / total)) * delta
+        rstd = 1.0 / tl.sqrt(m2 / N + eps)
+        chunks = tl.cdiv(s + N, BLOCK)
+        for back in range(0, chunks):
+            idx, inrow, raw = window_chunk(x_ptr, base, s, N, (chunks - 1 - back) * BLOCK, BLOCK, V, "evict_first")
+            w = window_param(w_ptr, sw, s, idx, N, LD, V, TABLE)
+            b = window_param(b_ptr, sb, s, idx, N, LD, V, TABLE)
+            window_store_full(out_ptr, obase, s, idx, ((raw.to(tl.float32) - shift) - mean) * rstd * w + b, N, V)
+    else:
+        idx, inrow, raw = window_chunk(x_ptr, base, s, N, 0, BLOCK, V, "")
+        x = tl.where(inrow, raw.to(tl.float32), shift) - shift  # 0 outside the row (NaN there never met a subtraction)
+        mean = tl.sum(x, axis=0) / N
+        d = tl.where(inrow, x - mean, 0.0)
+        rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=0) / N + eps)
+        w = window_param(w_ptr, sw, s, idx, N, LD, V, TABLE)
+        b = window_param(b_ptr, sb, s, idx, N, LD, V, TABLE)
+        window_store_full(out_ptr, obase, s, idx, d * rstd * w + b, N, V)
+    if STATS:
+        tl.store(mean_ptr + row, mean + shift)
+        tl.store(rstd_ptr + row, rstd)
+    tl.store(out_ptr + obase + pe, (((xe.to(tl.float32) - shift) - mean) * rstd * we + be).to(out_ptr.dtype.element_ty),
+             mask=em)
+
+
 @triton.jit
 def _table_kernel(a_ptr, b_ptr, t_ptr, N, sa, sb, LD, V: tl.constexpr, BLOCK: tl.constexpr):
     """Row (which·V + s) of the table: parameter `which` (a, then b) shifted right by s, 0 outside it."""
@@ -146,13 +266,14 @@ class WindowSite:
     """A row kernel's window call as one launch site (launch_site.Site's interface, so call_plans can keep it as a
     plan): per call, the window kernel where x and the output sit on 16-byte boundaries (the windows' groups are then
     whole aligned groups, which cannot cross a page), else the plain kernel; with `params` per-column parameters
-    (after x in the call's arguments) first copied into their shifted tables (a third Site, one launch for all)."""
+    (after x in the call's arguments) first copied into their shifted tables (a third Site, one launch for all).
+    window_site builds one."""
 
     __slots__ = ("plain", "win", "table", "out_at", "params", "shape", "dtype")
 
-    def __init__(self, plain: Site, win: Site, out_at: int, params: tuple[torch.Tensor, ...], N: int,
-                 window: dict[str, Any]) -> None:
-        self.plain, self.win, self.out_at = plain, win, out_at
+    def __init__(self, plain: Site, win: Site, params: tuple[torch.Tensor, ...], N: int, window: dict[str, Any]) -> None:
+        # the call's arguments: x, the parameters, then the output (then the op's scalars and statistics)
+        self.plain, self.win, self.out_at = plain, win, 1 + len(params)
         V, table = window["V"], window["TABLE"]
         self.params = len(params) if table else 0
         self.table = self.shape = self.dtype = None
@@ -197,22 +318,49 @@ class WindowSite:
             self.win.through_launch(args)
 
 
-def window_aot(name: str, fn: Any, pointers: tuple[str, ...], scalars: dict[str, str], const: dict[str, Any],
-               target: Any) -> list[Any]:
-    """A window kernel's compile-only configs: a bf16 row of 6163 in one block and an fp32 row of 152063 in chunks
-    (both odd), at the H200 policy's blocks and warps (the policy takes the windows on NVIDIA only; AMD targets
-    compile the same configs, so the audit shows what they would cost there)."""
+# Per op: the window kernel, its pointer arguments (x, the parameters, the output), the pointers of the statistics it
+# saves for the backward, and the parameters' stride arguments.
+_FORMS: dict[str, tuple[Any, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "softmax": (softmax_window_kernel, ("x_ptr", "out_ptr"), (), ()),
+    "rmsnorm": (rmsnorm_window_kernel, ("x_ptr", "w_ptr", "out_ptr"), ("rstd_ptr",), ("sw",)),
+    "layernorm": (layernorm_window_kernel, ("x_ptr", "w_ptr", "b_ptr", "out_ptr"), ("mean_ptr", "rstd_ptr"),
+                  ("sw", "sb")),
+}
+
+
+def window_site(name: str, plain: Site, L: Any, params: tuple[torch.Tensor, ...], stats: bool = False) -> WindowSite:
+    """The op's call as a WindowSite (rows.RowLaunch L with its window form): the window kernel launched with the
+    call's (x, *params, out, [eps, statistics]) as the plain Site is, the parameters read from their tables (stride 1)
+    or as they are."""
+    fn, _, stat_ptrs, _ = _FORMS[name]
+    W = dict(L.window)
+    if params:
+        strides = tuple(1 if W["TABLE"] else p.stride(0) for p in params)
+        args = (DYN,) * (2 + len(params)) + (L.N, L.s0, *strides, table_width(L.N, W["V"]), DYN)
+        kwargs = {**dict.fromkeys(stat_ptrs, DYN), "STATS": stats, **W}
+    else:  # softmax: no parameters, no tables, no eps
+        W.pop("TABLE")
+        args, kwargs = (DYN, DYN, L.N, L.s0), W
+    return WindowSite(plain, Site(fn, (L.M,), args, kwargs), params, L.N, L.window)
+
+
+def window_aot(name: str, target: Any) -> list[Any]:
+    """The op's window kernel's compile-only configs: a bf16 row of 6163 in one block and an fp32 row of 152063 in
+    chunks (both odd), at the H200 policy's blocks and warps (the policy takes the windows on NVIDIA only; AMD targets
+    compile the same configs, so the audit shows what they would cost there), saving the statistics."""
     from rocm_triton_doctor.kernels import policy
     from rocm_triton_doctor.kernels.base import AotSpec
 
+    fn, pointers, stat_ptrs, strides = _FORMS[name]
     specs = []
     for dt, n, elem in (("bf16", 6163, 2), ("fp32", 152063, 4)):
-        cfg = policy.window_config(policy.target_from_name("sm_90"), n, elem, 1 << 20, 2)
+        cfg = policy.window_config(policy.target_from_name("sm_90"), n, elem, 1 << 20, len(strides))
         assert cfg is not None
-        sig = {**{p: f"*{dt}" for p in pointers}, "N": "i32", "sx": "i32", **scalars}
-        consts = {**const, "BLOCK": cfg["BLOCK"], "V": 16 // elem, "LOOPED": cfg["LOOPED"]}
-        if "TABLE" in const:
-            consts["TABLE"] = cfg["TABLE"]
+        sig = {**{p: f"*{dt}" for p in pointers}, "N": "i32", "sx": "i32"}
+        consts = {"BLOCK": cfg["BLOCK"], "V": cfg["V"], "LOOPED": cfg["LOOPED"]}
+        if strides:
+            sig.update({"LD": "i32", "eps": "fp32", **dict.fromkeys(stat_ptrs, "*fp32")})
+            consts.update({**dict.fromkeys(strides, 1), "TABLE": cfg["TABLE"], "STATS": True})
         what = "chunks" if cfg["LOOPED"] else "one block"
         specs.append(AotSpec(f"{name} {dt} N={n} (16-byte windows, {what})", fn, sig, consts,
                              {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]}))

@@ -14,8 +14,6 @@ from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
-from rocm_triton_doctor.kernels.rows_window import (window, window_chunk, window_edges, window_store,
-                                                     window_store_full)
 
 
 @triton.jit
@@ -76,38 +74,6 @@ def softmax_kernel(x_ptr, out_ptr, M, N, D1, D2, s0, s1, s2, sn, BLOCK: tl.const
         tl.store(out_ptr + orow[:, None] + cols[None, :], (e * inv[:, None]).to(out_ptr.dtype.element_ty), mask=m)
 
 
-@triton.jit
-def softmax_window_kernel(x_ptr, out_ptr, N, sx, BLOCK: tl.constexpr, V: tl.constexpr, LOOPED: tl.constexpr = False):
-    # One row a program, read and written in 16-byte windows (rows_window.py); LOOPED: in BLOCK-lane chunks, two
-    # passes as softmax_kernel's (online max and sum, then the chunks in reverse).
-    if LOOPED:
-        base, obase, s, pe, em, xe = window_edges(x_ptr, tl.program_id(0), sx, N, V)
-        mx = tl.full((), float("-inf"), tl.float32)
-        sm = tl.zeros((), tl.float32)
-        for c0 in range(0, s + N, BLOCK):
-            idx, inrow, raw = window_chunk(x_ptr, base, s, N, c0, BLOCK, V, "evict_last")
-            x = tl.where(inrow, raw.to(tl.float32), -float("inf"))
-            new = tl.maximum(mx, tl.max(x, axis=0))
-            shift = tl.where(new == -float("inf"), 0.0, new)
-            sm = sm * tl.exp2((mx - shift) * LOG2E) + tl.sum(tl.exp2((x - shift) * LOG2E), axis=0)
-            mx = new
-        mx = tl.where(mx == -float("inf"), 0.0, mx)
-        inv = 1.0 / sm
-        chunks = tl.cdiv(s + N, BLOCK)
-        for back in range(0, chunks):
-            idx, inrow, raw = window_chunk(x_ptr, base, s, N, (chunks - 1 - back) * BLOCK, BLOCK, V, "evict_first")
-            window_store_full(out_ptr, obase, s, idx, tl.exp2((raw.to(tl.float32) - mx) * LOG2E) * inv, N, V)
-        tl.store(out_ptr + obase + pe, (tl.exp2((xe.to(tl.float32) - mx) * LOG2E) * inv).to(out_ptr.dtype.element_ty),
-                 mask=em)
-    else:
-        base, obase, s, idx, inrow, raw, pe, em, xe = window(x_ptr, tl.program_id(0), sx, N, BLOCK, V)
-        x = tl.where(inrow, raw.to(tl.float32), -float("inf"))
-        mx = tl.max(x, axis=0)
-        e = tl.exp2((x - mx) * LOG2E)
-        inv = 1.0 / tl.sum(e, axis=0)
-        window_store(out_ptr, obase, s, idx, e * inv, pe, em, tl.exp2((xe.to(tl.float32) - mx) * LOG2E) * inv, N, V)
-
-
 def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, Any] | None = None,
             dim: int = -1) -> torch.Tensor:
     """Softmax over dimension `dim` of x (the last by default; any shape and layout); out in x's dtype. `config`
@@ -132,12 +98,8 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, 
         rows_split.softmax_split(x, L)
     else:
         plain = Site(softmax_kernel, L.grid, (DYN, DYN, *L.args), {**L.cfg, "DIV": L.div})
-        if L.window:  # an odd width: rows read in 16-byte windows (rows_window.py)
-            W = {k: v for k, v in L.window.items() if k != "TABLE"}  # no parameters, so no tables
-            win = Site(softmax_window_kernel, (L.M,), (DYN, DYN, L.N, L.s0), W)
-            site: Site | rows_window.WindowSite = rows_window.WindowSite(plain, win, 1, (), L.N, L.window)
-        else:
-            site = plain
+        # an odd width: rows read in 16-byte windows (rows_window.py)
+        site = rows_window.window_site("softmax", plain, L, ()) if L.window else plain
         call_plans.run(_PLANS, key if L.plannable else None, site, (x, L.out), x.is_contiguous(), L.M)
     return L.out
 
@@ -317,8 +279,7 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 def aot_specs(target: policy.Target) -> list[AotSpec]:
     return row_aot("softmax", softmax_kernel, ("x_ptr", "out_ptr"), {}, {}, target) + row_grads.grad_aot(
         "softmax", _softmax_backward_kernel, {"dy_ptr": "x", "y_ptr": "x", "dx_ptr": "x"}, {}, target) + \
-        rows_split.split_aot("softmax", target) + \
-        rows_window.window_aot("softmax", softmax_window_kernel, ("x_ptr", "out_ptr"), {}, {}, target)
+        rows_split.split_aot("softmax", target) + rows_window.window_aot("softmax", target)
 
 
 KERNEL = KernelSpec("softmax", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))
