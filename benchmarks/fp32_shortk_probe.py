@@ -8,6 +8,8 @@ an fp64 product (normalised by |A|·|B|) before it is timed.
     PYTHONPATH=. python benchmarks/fp32_shortk_probe.py --set s23 [--small S -n N] [--shape ...]  (session 23: short K
         against an N-major B at small outputs, more tilings and the aligned copy of B forced; --small draws N-major
         shapes with M, N 512-4096 and K 33-96, misaligned or not)
+    PYTHONPATH=. python benchmarks/fp32_shortk_probe.py --set s27 [--seed S -n N]  (session 27: hunt 21's fp32 rows
+        against a K-major weight, 2637x1697x20 B^T at 0.43x cuBLAS, and draws of K-major short K at mid outputs)
 """
 
 from __future__ import annotations
@@ -55,6 +57,34 @@ S23_VARIANTS: list[tuple[str, str, dict[str, Any] | None]] = [
 ]
 
 
+# Session 27: hunt 21's (H200, seed 21) fp32 GEMM rows under 0.9x cuBLAS, and K-major short-K draws (draw_s27).
+S27_SHAPES = [(2637, 20, 1697, True), (5341, 71, 111, True), (5487, 1076, 261, False), (428, 91, 157, True),
+              (47, 216, 694, False), (12507, 25, 4095, True)]
+S27_VARIANTS: list[tuple[str, str, dict[str, Any] | None]] = [
+    ("policy", "auto", None),
+    ("t3 128x128x32 w8 s3", T3, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "num_warps": 8, "num_stages": 3}),
+    ("t3 64x64x32 s4", T3, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 4}),
+    ("t3 64x128x32 s3", T3, {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3}),
+    ("t3 128x64x32 s3", T3, {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3}),
+    ("t3 64x64x16 s3", T3, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 16, "num_warps": 4, "num_stages": 3}),
+    ("t3 128x128x16 w8 s2", T3, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 16, "num_warps": 8, "num_stages": 2}),
+    ("ieee 64x128x32", "ieee", {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3}),
+    ("ieee 64x64x32", "ieee", {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3}),
+    ("ieee 128x64x16", "ieee", {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 16, "num_warps": 4, "num_stages": 3}),
+]
+
+
+def draw_s27(seed: int, n: int) -> list[tuple[int, int, int, bool]]:
+    """K-major (nn.Linear) fp32 products with a short K (9-96) and 1-30 million outputs."""
+    r = random.Random(seed)
+    out = []
+    for _ in range(n):
+        m = int(2 ** r.uniform(8, 13.5))
+        nn = max(129, int(2 ** r.uniform(20, 24.9)) // m)
+        out.append((m, r.randint(9, 96), nn, True))
+    return out
+
+
 def forced_copy(on: bool) -> None:
     """gemm's aligned copy of misaligned operands at any size (on) or by the policy's bounds (off)."""
     from rocm_triton_doctor.kernels import policy_align
@@ -87,7 +117,7 @@ def main() -> None:
     ap.add_argument("--kmax", type=int, default=48)
     ap.add_argument("--shape", action="append", default=[], metavar="M,K,N[,bt[,at]]",
                     help="time these shapes only (bt 1: B K-major; at 1: A column-major), e.g. a hunt's row")
-    ap.add_argument("--set", choices=["s23"])
+    ap.add_argument("--set", choices=["s23", "s27"])
     ap.add_argument("--small", type=int, metavar="SEED", help="--set s23: also N draws of small N-major shapes")
     ap.add_argument("--small-max", type=float, default=12, help="--small: M and N drawn from 2^9 to 2^this")
     ap.add_argument("--only-draws", action="store_true", help="--set s23: the draws alone, not the fixed rows")
@@ -102,6 +132,8 @@ def main() -> None:
     if args.set == "s23":
         drawn = draw_small(args.small, args.n, args.small_max) if args.small is not None else []
         shapes, variants = ([] if args.only_draws else S23_SHAPES) + drawn, S23_VARIANTS
+    if args.set == "s27":
+        shapes, variants = S27_SHAPES + (draw_s27(args.seed, args.n) if args.seed is not None else []), S27_VARIANTS
     if args.shape:
         shapes = [tuple(int(x) for x in (sh.split(",") + ["0", "0"])[:5]) for sh in args.shape]  # type: ignore[misc]
     for M, K, N, bt, *at in shapes:

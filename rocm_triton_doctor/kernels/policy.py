@@ -157,8 +157,37 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
     (0: unknown, a per-target guess); b_nmajor: B's rows (along N) are contiguous, as a (K, N) tensor's; False for
     the transpose of an nn.Linear weight (K contiguous); tc: fp32 products on tensor cores (tf32x3, policy_fp32.py);
     aligned: both operands are read with 16-byte loads (as copied). Callers must not mutate the returned dict."""
+    if not aligned and not tma and misaligned_small_tiles(t, M, N, K, elem_size, cus):
+        sms = cus or DEFAULT_CUS["cuda"]
+        return {**MISALIGNED_SMALL_TILE, "SPLIT_K": gemm_split_latency_bound(M, N, K, 32, 64, 16, sms, sms)}
     cfg = _gemm_tiles(t, M, N, K, elem_size, tma, cus, b_nmajor, tc, aligned)
+    if tc and elem_size == 4 and not aligned and not tma and K <= FP32_MISALIGNED_SHORT_K and t.backend == "cuda":
+        return {**cfg, "BLOCK_K": 16}
     return cfg if aligned or tma else misaligned_depth(t, cfg, K)
+
+
+FP32_MISALIGNED_SHORT_K = 128  # candidate (session 27): 16-deep K blocks for tf32x3 tiles against a misaligned operand
+MISALIGNED_SMALL_TILES = True  # candidate (session 27): the switch benchmarks/gemm_misaligned_probe.py turns off
+MISALIGNED_SMALL_TILE = {"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 16, "GROUP_M": 8, "num_warps": 4, "num_stages": 3}
+MISALIGNED_SMALL_TILES_PER_SM = 12  # while the grid of 32x64 tiles is at most this many per SM ...
+MISALIGNED_SMALL_TILES_ANY_K = 32  # ... or at any size where K is this short
+
+
+def misaligned_small_tiles(t: Target, M: int, N: int, K: int, elem_size: int, cus: int) -> bool:
+    """Whether a product whose operands are read with scalar loads (not copied aligned) takes 32x64x16 tiles
+    (MISALIGNED_SMALL_TILE, K split by gemm_split_latency_bound): NVIDIA, fp32 past 16 rows and 16-bit past 64 (the
+    decode tiles keep fewer), 16-bit skinny products (N <= SKINNY_N) only with K <= MISALIGNED_SMALL_TILES_ANY_K,
+    and a grid of at most MISALIGNED_SMALL_TILES_PER_SM such tiles per SM or that short a K."""
+    if not MISALIGNED_SMALL_TILES or t.backend != "cuda" or t.interpreter:
+        return False
+    if M <= (16 if elem_size == 4 else 64):  # noqa: SIM300 - rows under which the decode tiles serve
+        return False
+    short = K <= MISALIGNED_SMALL_TILES_ANY_K
+    if elem_size == 2 and N <= SKINNY_N and not short:
+        return False
+    sms = cus or DEFAULT_CUS["cuda"]
+    tiles = -(-M // 32) * -(-N // 64)
+    return short or tiles <= MISALIGNED_SMALL_TILES_PER_SM * sms
 
 
 # A misaligned operand is loaded element by element (or in 4-byte pairs), and every element of a tile a thread loads
@@ -399,7 +428,8 @@ from rocm_triton_doctor.kernels.policy_gemv import (  # noqa: E402,F401
 from rocm_triton_doctor.kernels.policy_rows import (  # noqa: E402,F401
     NARROW_ROW, ODD_ROW_ONE_WARP_PROGRAMS, ROW_CHUNK, ROW_SINGLE_BYTES, ROW_SPLIT_EAGER_MIN_COLS, ROW_SPLIT_MAX_ROWS,
     ROW_SPLIT_LAYERNORM_MAX_ROWS, ROW_SPLIT_MID_ROWS, ROW_SPLIT_PROGRAMS_PER_CU, _row_config, row_class, row_config,
-    row_split, split_class, window_config, WINDOW_MIN_COLS, WINDOW_TABLE_MIN_BYTES)
+    row_split, split_class, window_config, WINDOW_MIN_COLS, WINDOW_TABLE_MIN_BYTES, flat_config, flat_tiles,
+    FLAT_MAX_COLS)
 from rocm_triton_doctor.kernels.policy_fp32 import (  # noqa: E402,F401
     FP32_MISALIGNED_IEEE_MAX_K, FP32_MISALIGNED_IEEE_MAX_OUT, FP32_NMAJOR_IEEE_MAX_K, FP32_NMAJOR_IEEE_MAX_M, fp32_dot_precision,
     fp32_misaligned_ieee, fp32_nmajor_config, gemm_fp32_precision, gemm_tc_config,

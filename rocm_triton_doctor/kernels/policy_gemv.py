@@ -29,6 +29,7 @@ GEMV_FP32_MISALIGNED_ROWS = 96  # fp32 rows against a misaligned weight the GEMV
 GEMV_FP32_MISALIGNED_ROWS_COPIED = 32  # ... up to this many where policy.gemm_align_copy would copy it (33 rows on)
 GEMV_FP32_SMALL_B_BYTES = 65536  # ... and any rows against a misaligned fp32 B this small ...
 GEMV_FP32_SMALL_B_MAX_K = 128  # ... and this short (each chunk of 8 rows walks all of K over a 16-128 wide tile)
+GEMV_FP32_SMALL_OUT = 1 << 16  # ... past GEMV_FP32_MISALIGNED_ROWS rows only up to this many outputs (session 27)
 GEMV_NMAJOR_MIN_N = 128  # ... and, N-major, at least as wide as the GEMV's N-major tile
 GEMV_16BIT_NMAJOR_ROWS = 4  # 16-bit rows against a misaligned N-major B the GEMV takes (NVIDIA, pipelined) ...
 GEMV_16BIT_NMAJOR_MIN_K = 512  # ... with K at least this long
@@ -108,7 +109,8 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
     if elem_size == 4:
         most = GEMV_MAX_M if b_kmajor else 3
         small_b = (K is not None and N is not None and K * N * elem_size <= GEMV_FP32_SMALL_B_BYTES
-                   and K <= GEMV_FP32_SMALL_B_MAX_K and (b_kmajor or N >= GEMV_NMAJOR_MIN_N))
+                   and K <= GEMV_FP32_SMALL_B_MAX_K and (b_kmajor or N >= GEMV_NMAJOR_MIN_N)
+                   and (M <= GEMV_FP32_MISALIGNED_ROWS or M * N <= GEMV_FP32_SMALL_OUT or not _small_tiles_on()))
         copied = K is not None and N is not None and gemm_align_copy(t, M, N, K, elem_size, b_kmajor)[1]
         rows = GEMV_FP32_MISALIGNED_ROWS_COPIED if copied else GEMV_FP32_MISALIGNED_ROWS
         return ((most >= M and (t.backend == "cuda" or not b_aligned))
@@ -136,6 +138,13 @@ def _kshifts(t: Target, M: int, elem_size: int, K: int | None, N: int | None, b_
     if elem_size == 4:
         return M <= GEMV_MAX_M or K <= KSHIFT_FP32_CHUNKED_MAX_K
     return not b_aligned and M <= KSHIFT_16BIT_ROWS and K % 2 == 1 and K >= KSHIFT_16BIT_MIN_K
+
+
+def _small_tiles_on() -> bool:
+    """policy.MISALIGNED_SMALL_TILES (read at call time: the probe's A/B switches it)."""
+    from rocm_triton_doctor.kernels import policy
+
+    return policy.MISALIGNED_SMALL_TILES
 
 
 def _shifts(t: Target, M: int, N: int | None, K: int | None) -> bool:
