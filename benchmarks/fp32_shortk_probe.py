@@ -8,8 +8,9 @@ an fp64 product (normalised by |A|·|B|) before it is timed.
     PYTHONPATH=. python benchmarks/fp32_shortk_probe.py --set s23 [--small S -n N] [--shape ...]  (session 23: short K
         against an N-major B at small outputs, more tilings and the aligned copy of B forced; --small draws N-major
         shapes with M, N 512-4096 and K 33-96, misaligned or not)
-    PYTHONPATH=. python benchmarks/fp32_shortk_probe.py --set s27 [--seed S -n N]  (session 27: hunt 21's fp32 rows
-        against a K-major weight, 2637x1697x20 B^T at 0.43x cuBLAS, and draws of K-major short K at mid outputs)
+    PYTHONPATH=. python benchmarks/fp32_shortk_probe.py --set s27 [--seed S -n N]  (session 27: short K against
+        K-major weights at mid outputs, fixed rows (S27_SHAPES says what they are) and draws, 16-deep K blocks among
+        the tilings)
 """
 
 from __future__ import annotations
@@ -57,7 +58,10 @@ S23_VARIANTS: list[tuple[str, str, dict[str, Any] | None]] = [
 ]
 
 
-# Session 27: hunt 21's (H200, seed 21) fp32 GEMM rows under 0.9x cuBLAS, and K-major short-K draws (draw_s27).
+# Session 27: meant as hunt 21's (H200, seed 21) fp32 GEMM rows under 0.9x cuBLAS, but the hunt names a shape M x K x
+# N and these tuples are (M, K, N): the first five have the hunt's K and N swapped (2637x20x1697 B^T is M 2637, K 20,
+# N 1697), so they are five more short-K shapes, as timed (docs/measurements/2026-11-29-h200-s27-fp32-s27.json);
+# gemm_misaligned_probe.py --hunt has the hunt's own rows. Then K-major short-K draws (draw_s27).
 S27_SHAPES = [(2637, 20, 1697, True), (5341, 71, 111, True), (5487, 1076, 261, False), (428, 91, 157, True),
               (47, 216, 694, False), (12507, 25, 4095, True)]
 S27_VARIANTS: list[tuple[str, str, dict[str, Any] | None]] = [

@@ -40,6 +40,20 @@ HUNT = [("fp32", 2637, 1697, 20, "none", True), ("fp16", 4, 12143, 95, "none", T
         ("fp16", 358, 380, 804, "none", True)]
 
 
+# Shapes earlier rules were measured on that session 27's small tiles now take (the tests that pinned them): fp32
+# against an N-major B at 17-400 rows (session 18), fp32 skinny and narrow against a misaligned weight (session 15),
+# fp32 against a small misaligned B at many rows (session 12's GEMV rule), 16-bit spill-checked tiles (sessions 14-15).
+PINNED = [("fp32", 28, 6016, 26517, "none", False), ("fp32", 17, 4096, 11007, "none", False),
+          ("fp32", 24, 12000, 1023, "none", False), ("fp32", 96, 3000, 20001, "none", False),
+          ("fp32", 13562, 209, 36, "none", True), ("fp32", 401, 3747, 76, "none", True),
+          ("fp32", 229, 301, 48, "none", True), ("fp32", 333, 2107, 54, "none", True),
+          ("fp32", 2542, 2671, 1, "none", True), ("fp32", 1373, 495, 616, "none", False),
+          ("fp32", 2933, 1033, 34, "none", True), ("fp32", 2727, 8661, 42, "none", True), ("fp32", 8192, 4, 2047, "none", False),
+          ("fp32", 4905, 8, 1367, "none", False), ("fp32", 500, 43, 43, "none", True),
+          ("fp16", 3426, 93, 673, "none", False), ("fp16", 91, 31, 24363, "none", True),
+          ("fp16", 76, 133, 8927, "none", False)]
+
+
 def cfg(bm: int, bn: int, bk: int, w: int, s: int) -> dict[str, Any]:
     return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w, "num_stages": s}
 
@@ -108,6 +122,7 @@ def set_rule(on: bool) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--hunt", action="store_true", help="hunts 18-21's GEMM rows under 0.9x")
+    ap.add_argument("--pinned", action="store_true", help="the shapes earlier rules' tests pinned (PINNED)")
     ap.add_argument("--family", choices=("kshort", "skinny", "mis"))
     ap.add_argument("--set", choices=("rule", "tiles", "verify"), default="rule",
                     help="rule: the policy, its rule off, copies and fixed tilings; tiles: small split tilings; "
@@ -120,7 +135,8 @@ def main() -> int:
     dev = torch.device("cuda")
     gen = torch.Generator(device=dev).manual_seed(0)
     r = random.Random(args.seed)
-    shapes = (HUNT if args.hunt else []) + ([draw(args.family, r) for _ in range(args.n)] if args.family else [])
+    shapes = (HUNT if args.hunt else []) + (PINNED if args.pinned else [])
+    shapes += [draw(args.family, r) for _ in range(args.n)] if args.family else []
     print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, triton {triton.__version__}", flush=True)
     rows = []
     for dt, M, K, N, epi, bt in shapes:

@@ -160,15 +160,15 @@ def check_config_dict(name: str, config: object) -> None:
         raise TypeError(f"{name}: config must be a dict, got {type(config).__name__}")
 
 
-ROW_CONFIG_KEYS = ("BLOCK", "ROWS", "num_warps", "num_stages", "SPLIT", "WINDOW", "TABLE", "FLAT")
+ROW_CONFIG_KEYS = ("BLOCK", "ROWS", "num_warps", "num_stages", "SPLIT", "WINDOW", "TABLE")
 
 
 def check_row_config(name: str, config: dict[str, Any], rows: bool = True) -> dict[str, Any]:
     """A row kernel's `config=` override (tests, tuning): BLOCK and ROWS powers of two, num_warps a power of two up
     to 32, SPLIT (programs per looped row, rows_split.py; softmax and RMSNorm) an int, WINDOW and TABLE (the 16-byte
-    window form and its parameters' tables, rows_window.py) and FLAT (ROWS rows a program read as one flat stretch,
-    rows_flat.py; rows.prepare reads them), no unknown keys; a copy, never the caller's dict. rows=False: the
-    backward's, whose programs take one row at a time (ROWS, SPLIT, WINDOW, TABLE and FLAT are ignored there)."""
+    window form and its parameters' tables, rows_window.py; rows.prepare reads them), no unknown keys; a copy, never
+    the caller's dict. rows=False: the backward's, whose programs take one row at a time (ROWS, SPLIT, WINDOW and
+    TABLE are ignored there)."""
     check_config_dict(name, config)
     unknown = set(config) - set(ROW_CONFIG_KEYS)
     if unknown:
@@ -182,7 +182,7 @@ def check_row_config(name: str, config: dict[str, Any], rows: bool = True) -> di
             check_int(name, key, cfg[key], 1, hi)
     if not rows:
         cfg.pop("ROWS")
-        for key in ("SPLIT", "WINDOW", "TABLE", "FLAT"):  # as ROWS: a backward program walks one whole row, as it is
+        for key in ("SPLIT", "WINDOW", "TABLE"):  # as ROWS: a backward program walks one whole row, as it is
             cfg.pop(key, None)
     return cfg
 

@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows, rows_flat, rows_split, rows_window
+from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split, rows_window
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
@@ -118,8 +118,8 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: flo
     elif not L.empty:
         plain = Site(layernorm_kernel, L.grid, (DYN,) * 4 + (*L.args, weight.stride(0), bias.stride(0), DYN),
                      {**L.cfg, "DIV": L.div, "mean_ptr": DYN, "rstd_ptr": DYN, "STATS": stats})
-        # narrow rows as one flat stretch, odd widths in 16-byte windows (rows_flat.py, rows_window.py)
-        site = rows.site("layernorm", plain, L, (weight, bias), stats)
+        # an odd width: rows read in 16-byte windows (rows_window.py)
+        site = rows_window.window_site("layernorm", plain, L, (weight, bias), stats) if L.window else plain
         call_plans.run(_PLANS, key if L.plannable else None, site, (x, weight, bias, L.out, eps, mean, rstd),
                        x.is_contiguous(), L.M)
     return L.out, mean, rstd
@@ -353,7 +353,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
             "dwp_ptr": "*fp32", "dbp_ptr": "*fp32"}
     return (fwd + row_grads.grad_aot("layernorm", _layernorm_backward_kernel, ptrs, {"sw": 1}, target)
             + rows_split.split_aot("layernorm", target)
-            + rows_window.window_aot("layernorm", target) + rows_flat.flat_aot("layernorm", target))
+            + rows_window.window_aot("layernorm", target))
 
 
 KERNEL = KernelSpec("layernorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

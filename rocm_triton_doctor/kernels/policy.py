@@ -166,21 +166,51 @@ def gemm_config(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool = F
     return cfg if aligned or tma else misaligned_depth(t, cfg, K)
 
 
-FP32_MISALIGNED_SHORT_K = 128  # candidate (session 27): 16-deep K blocks for tf32x3 tiles against a misaligned operand
-MISALIGNED_SMALL_TILES = True  # candidate (session 27): the switch benchmarks/gemm_misaligned_probe.py turns off
+# fp32 tensor-core tiles against a misaligned operand, at a K of up to this (and outputs too large for the small tiles
+# below), take 16-deep K blocks: half of a 32-deep block of K = 33 is masked loads. H200, × eager (benchmarks/
+# fp32_shortk_probe.py --set s27, gemm_misaligned_probe.py; docs/measurements/2026-11-29-h200-s27-{fp32-s27,gemm-
+# kshort-s6}.json): 8264x13x1893 B^T 64x64x32 0.22 -> 64x64x16 0.68, 2274x63x602 B^T 0.36 -> 0.68, 6921x33x1485 bias
+# B^T 0.48 -> 0.77 (those K of 13 and 63 take the small tiles now); 4916x78x731 bias B^T tied (1.56 / 1.59).
+FP32_MISALIGNED_SHORT_K = 128
+# Every GEMM row under 0.9x in hunts 18-21 (H200) had a K off 16-byte multiples: a K-contiguous operand read with
+# scalar loads, a latency-bound K loop. Small tiles make more programs to hide it and 16-deep K blocks hold fewer
+# loads a thread. H200, graph replay, × eager (benchmarks/gemm_misaligned_probe.py, docs/measurements/2026-11-29-h200-
+# s27-gemm-*.json; every output checked against fp64 first, none wrong):
+# * --set tiles over 40 draws of misaligned products and those hunts' 15 rows (…-gemm-tiles-s3.json): 32x64x16 with 4
+#   warps, 3 stages and the latency split beat the policy by more than 10 % on 28 of 55 rows and lost on 13; its
+#   losses were where the policy copied the operands aligned (fp16 2472x2538x2753 B^T 3.87 against 0.88), small
+#   outputs on the GEMV (fp32 218x11x58 bias B^T 3.43 against 2.44), decode and 16-bit skinny tiles (bf16 25x548x1840
+#   1.95 against 1.65, fp16 13151x8035x19 bias_gelu B^T 0.66 against 0.45) and grids of more than 12 such tiles an SM
+#   at K past 32 (bf16 944x71x4023 B^T 0.94 against 0.79, fp32 4916x78x731 bias B^T 1.56 against 1.29; at K <= 32
+#   fp16 4516x12x1235 won, 0.96 -> 1.33);
+# * the rule without the K and N bounds below, on 40 fresh draws (--set verify --family mis --seed 4, …-gemm-verify-
+#   s4.json): 13 faster, none slower by more than 5 %, median 1.43 -> 1.61, rows under 0.9 7 -> 5;
+# * the shapes earlier rules were measured on (--pinned, …-gemm-pinned.json) lost past K = 2048 (fp32 17x4096x11007
+#   N-major 1.33 -> 0.78 unsplit, 28x6016x26517 0.82 -> 0.72) and at 16 columns or fewer (2542x2671x1 B^T 0.31 ->
+#   0.21), hence MISALIGNED_SMALL_TILES_MAX_K and N > 16;
+# * the final rule (--set verify --pinned --hunt, …-gemm-final.json), policy before -> after: fp32 5341x111x71
+#   bias_gelu B^T 0.59 -> 1.05, 428x157x91 bias B^T 0.81 -> 1.21, 47x694x216 0.80 -> 1.01, 2637x1697x20 B^T 0.43 ->
+#   0.57, 2933x1033x34 B^T 0.68 -> 0.87, 8192x4x2047 0.63 -> 1.08, 4905x8x1367 0.52 -> 1.06, fp16 134x31x19218 0.77 ->
+#   1.33, 91x31x24363 B^T 0.98 -> 1.09, 3426x93x673 0.88 -> 0.95, 76x133x8927 1.07 -> 1.14, 358x380x804 B^T 0.85 ->
+#   0.91, fp32 13562x209x36 B^T 0.64 -> 0.70; one loss, fp32 229x301x48 B^T 1.46 -> 1.35; the other 19 of 33 rows
+#   within 3 %.
+# AMD keeps its audited tiles (not timed there).
+MISALIGNED_SMALL_TILES = True  # benchmarks/gemm_misaligned_probe.py turns it off for its "old" column
 MISALIGNED_SMALL_TILE = {"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 16, "GROUP_M": 8, "num_warps": 4, "num_stages": 3}
 MISALIGNED_SMALL_TILES_PER_SM = 12  # while the grid of 32x64 tiles is at most this many per SM ...
 MISALIGNED_SMALL_TILES_ANY_K = 32  # ... or at any size where K is this short
+MISALIGNED_SMALL_TILES_MAX_K = 2048  # never past this K (the latency split alone does not cover a longer loop)
 
 
 def misaligned_small_tiles(t: Target, M: int, N: int, K: int, elem_size: int, cus: int) -> bool:
     """Whether a product whose operands are read with scalar loads (not copied aligned) takes 32x64x16 tiles
-    (MISALIGNED_SMALL_TILE, K split by gemm_split_latency_bound): NVIDIA, fp32 past 16 rows and 16-bit past 64 (the
-    decode tiles keep fewer), 16-bit skinny products (N <= SKINNY_N) only with K <= MISALIGNED_SMALL_TILES_ANY_K,
+    (MISALIGNED_SMALL_TILE, K split by gemm_split_latency_bound; the comment above has the measurements): NVIDIA,
+    fp32 past 16 rows and 16-bit past 64 (the decode tiles keep fewer), more than 16 columns, K up to
+    MISALIGNED_SMALL_TILES_MAX_K, 16-bit skinny products (N <= SKINNY_N) only with K <= MISALIGNED_SMALL_TILES_ANY_K,
     and a grid of at most MISALIGNED_SMALL_TILES_PER_SM such tiles per SM or that short a K."""
     if not MISALIGNED_SMALL_TILES or t.backend != "cuda" or t.interpreter:
         return False
-    if M <= (16 if elem_size == 4 else 64):  # noqa: SIM300 - rows under which the decode tiles serve
+    if M <= (16 if elem_size == 4 else 64) or N <= 16 or K > MISALIGNED_SMALL_TILES_MAX_K:  # noqa: SIM300
         return False
     short = K <= MISALIGNED_SMALL_TILES_ANY_K
     if elem_size == 2 and N <= SKINNY_N and not short:
@@ -428,8 +458,7 @@ from rocm_triton_doctor.kernels.policy_gemv import (  # noqa: E402,F401
 from rocm_triton_doctor.kernels.policy_rows import (  # noqa: E402,F401
     NARROW_ROW, ODD_ROW_ONE_WARP_PROGRAMS, ROW_CHUNK, ROW_SINGLE_BYTES, ROW_SPLIT_EAGER_MIN_COLS, ROW_SPLIT_MAX_ROWS,
     ROW_SPLIT_LAYERNORM_MAX_ROWS, ROW_SPLIT_MID_ROWS, ROW_SPLIT_PROGRAMS_PER_CU, _row_config, row_class, row_config,
-    row_split, split_class, window_config, WINDOW_MIN_COLS, WINDOW_TABLE_MIN_BYTES, flat_config, flat_tiles,
-    FLAT_MAX_COLS)
+    row_split, split_class, window_config, WINDOW_MIN_COLS, WINDOW_TABLE_MIN_BYTES)
 from rocm_triton_doctor.kernels.policy_fp32 import (  # noqa: E402,F401
     FP32_MISALIGNED_IEEE_MAX_K, FP32_MISALIGNED_IEEE_MAX_OUT, FP32_NMAJOR_IEEE_MAX_K, FP32_NMAJOR_IEEE_MAX_M, fp32_dot_precision,
     fp32_misaligned_ieee, fp32_nmajor_config, gemm_fp32_precision, gemm_tc_config,

@@ -29,7 +29,11 @@ GEMV_FP32_MISALIGNED_ROWS = 96  # fp32 rows against a misaligned weight the GEMV
 GEMV_FP32_MISALIGNED_ROWS_COPIED = 32  # ... up to this many where policy.gemm_align_copy would copy it (33 rows on)
 GEMV_FP32_SMALL_B_BYTES = 65536  # ... and any rows against a misaligned fp32 B this small ...
 GEMV_FP32_SMALL_B_MAX_K = 128  # ... and this short (each chunk of 8 rows walks all of K over a 16-128 wide tile)
-GEMV_FP32_SMALL_OUT = 1 << 16  # ... past GEMV_FP32_MISALIGNED_ROWS rows only up to this many outputs (session 27)
+# ... past GEMV_FP32_MISALIGNED_ROWS rows only up to this many outputs: larger ones ran faster on policy's small tiles
+# for misaligned products (H200, × eager, docs/measurements/2026-11-29-h200-s27-gemm-final.json: fp32 8192x4x2047
+# 0.63 -> 1.08, 4905x8x1367 0.52 -> 1.06, 5341x111x71 bias_gelu B^T 0.59 -> 1.05), smaller ones stayed faster here
+# (218x11x58 bias B^T 3.43 against 2.44, …-gemm-tiles-s3.json)
+GEMV_FP32_SMALL_OUT = 1 << 16
 GEMV_NMAJOR_MIN_N = 128  # ... and, N-major, at least as wide as the GEMV's N-major tile
 GEMV_16BIT_NMAJOR_ROWS = 4  # 16-bit rows against a misaligned N-major B the GEMV takes (NVIDIA, pipelined) ...
 GEMV_16BIT_NMAJOR_MIN_K = 512  # ... with K at least this long

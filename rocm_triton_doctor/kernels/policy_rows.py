@@ -238,30 +238,3 @@ def window_config(t: Target, n_cols: int, elem_size: int, n_rows: int, params: i
     row at any shift (N + V - 1 lanes) or a chunk of a looped row (LOOPED), warps, V (elements in 16 bytes), and TABLE
     (the parameters from shifted tables); None where the plain kernels run. Shared, never mutated."""
     return _window_config(t, n_cols, elem_size, n_rows * n_cols * elem_size >= WINDOW_TABLE_MIN_BYTES, params)
-
-
-# Narrow contiguous rows whose width is not a multiple of 16 bytes, read as one flat stretch a program (rows_flat.py),
-# on NVIDIA (not timed on AMD). Up to FLAT_MAX_COLS elements (wider odd rows take the windows), R rows a program of
-# about FLAT_LANES tile lanes, never fewer than FLAT_MIN_ROWS (R·N a multiple of 16 bytes in every dtype).
-FLAT_MAX_COLS = 511
-FLAT_LANES = 2048
-FLAT_MIN_ROWS = 8
-FLAT_WARPS = 4
-
-
-@functools.lru_cache(maxsize=CONFIG_CACHE_SIZE)
-def _flat_config(t: Target, n_cols: int, elem_size: int, rows: int) -> dict[str, Any] | None:
-    if t.backend != "cuda" or t.interpreter or n_cols * elem_size % 16 == 0 or n_cols > FLAT_MAX_COLS:
-        return None
-    return flat_tiles(n_cols, max(FLAT_MIN_ROWS, FLAT_LANES // _next_pow2(n_cols)), FLAT_WARPS)
-
-
-def flat_tiles(n_cols: int, rows: int, warps: int) -> dict[str, Any]:
-    """A flat launch of `rows` rows (a power of two) a program: the tile's R x W lanes and the stretch's P."""
-    return {"R": rows, "W": _next_pow2(n_cols), "P": _next_pow2(rows * n_cols), "num_warps": warps, "num_stages": 1}
-
-
-def flat_config(t: Target, n_cols: int, elem_size: int, n_rows: int) -> dict[str, Any] | None:
-    """The flat form's launch (rows_flat.py): R rows a program, the tile's W lanes a row and the stretch's P, warps;
-    None where the plain kernels run. Shared, never mutated."""
-    return _flat_config(t, n_cols, elem_size, row_class(n_cols, n_rows))

@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows, rows_flat, rows_split, rows_window
+from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split, rows_window
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
@@ -88,8 +88,8 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tenso
     elif not L.empty:
         plain = Site(rmsnorm_kernel, L.grid, (DYN, DYN, DYN, *L.args, weight.stride(0), DYN),
                      {**L.cfg, "DIV": L.div, "rstd_ptr": DYN, "STATS": stats})
-        # narrow rows as one flat stretch, odd widths in 16-byte windows (rows_flat.py, rows_window.py)
-        site = rows.site("rmsnorm", plain, L, (weight,), stats)
+        # an odd width: rows read in 16-byte windows (rows_window.py)
+        site = rows_window.window_site("rmsnorm", plain, L, (weight,), stats) if L.window else plain
         call_plans.run(_PLANS, key if L.plannable else None, site, (x, weight, L.out, eps, rstd), x.is_contiguous(),
                        L.M)
     elif rstd is not None:
@@ -335,7 +335,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
             + row_grads.grad_aot("rmsnorm (writing y for norm_linear)", _rmsnorm_backward_kernel, ptrs,
                                  {"sw": 1, "STORE_Y": True}, target)
             + rows_split.split_aot("rmsnorm", target)
-            + rows_window.window_aot("rmsnorm", target) + rows_flat.flat_aot("rmsnorm", target))
+            + rows_window.window_aot("rmsnorm", target))
 
 
 KERNEL = KernelSpec("rmsnorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile", "mem-eager"))

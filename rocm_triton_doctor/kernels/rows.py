@@ -23,7 +23,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import argcheck, policy, rows_flat, rows_window
+from rocm_triton_doctor.kernels import argcheck, policy, rows_window
 from rocm_triton_doctor.kernels.common import fold_offset
 from rocm_triton_doctor.kernels.base import (AotSpec, cdiv, check_alias, check_device, check_dtype, prepare_out, row_layout,
                                              target_of)
@@ -61,13 +61,11 @@ class RowLaunch:
 
     def __init__(self, out: torch.Tensor, M: int, N: int, D1: int, D2: int, s0: int, s1: int, s2: int, sn: int,
                  cfg: dict[str, Any], split: int = 1, plannable: bool = False,
-                 window: dict[str, Any] | None = None, flat: dict[str, Any] | None = None):
+                 window: dict[str, Any] | None = None):
         self.out, self.M, self.N, self.sn, self.s0, self.cfg = out, M, N, sn, s0, cfg
         # window: the window form's BLOCK, warps, V, TABLE and LOOPED (rows_window.py) where its layout fits; each call then
         # runs it or, where x or the output is off a 16-byte boundary, the plain kernel with cfg (WindowSite).
         self.window = window
-        # flat: the flat form's R, W, P and warps (rows_flat.py) where its layout fits: every call runs it.
-        self.flat = flat
         # split > 1: programs per row for the kernels that have a split form (rows_split.py: softmax, RMSNorm);
         # the others ignore it and run one program per row.
         self.split = split
@@ -157,7 +155,7 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
     if config:
         cfg = argcheck.check_row_config(name, config)
         split = cfg.pop("SPLIT", 1)
-        want, table, flat = cfg.pop("WINDOW", 0), bool(cfg.pop("TABLE", 1)), cfg.pop("FLAT", 0)
+        want, table = cfg.pop("WINDOW", 0), bool(cfg.pop("TABLE", 1))
         cfg["LOOPED"] = cfg["BLOCK"] < N
         # WINDOW asks for the window form (tests: the interpreter's policy never picks it) where the row and its
         # layout allow it (the plain kernel elsewhere), with the config's BLOCK and warps for both.
@@ -166,11 +164,7 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
         if want and split == 1 and rows_window.fits(N, D1, D2, s0, sn, V):
             win = {"BLOCK": cfg["BLOCK"], "num_warps": cfg["num_warps"], "num_stages": cfg.get("num_stages", 1),
                    "V": V, "TABLE": table and bool(params), "LOOPED": cfg["BLOCK"] < N + V - 1}
-        # FLAT asks for the flat form with ROWS rows a program (at least 8) where the layout allows it.
-        fl = None
-        if flat and split == 1 and not win and rows_flat.fits(N, D1, D2, s0, sn):
-            fl = policy.flat_tiles(N, max(8, cfg["ROWS"]), cfg["num_warps"])
-        return RowLaunch(o, M, N, D1, D2, s0, s1, s2, sn, cfg, split, window=win, flat=fl)
+        return RowLaunch(o, M, N, D1, D2, s0, s1, s2, sn, cfg, split, window=win)
     target, cls = target_of(x), policy.row_class(N, M)
     cfg = _config(target, N, x.element_size(), cls)
     split = policy.row_split(target, N, x.element_size(), policy.split_class(M), split_rows) if cfg["LOOPED"] else 1
@@ -182,20 +176,7 @@ def prepare(name: str, x: torch.Tensor, params: dict[str, torch.Tensor], out: to
     win = policy.window_config(target, N, x.element_size(), M, len(params)) if split == 1 else None
     if win is not None and not rows_window.fits(N, D1, D2, s0, sn, win["V"]):
         win = None
-    flat = policy.flat_config(target, N, x.element_size(), M) if split == 1 and not win else None
-    if flat is not None and not rows_flat.fits(N, D1, D2, s0, sn):
-        flat = None
-    return RowLaunch(o, M, N, D1, D2, s0, s1, s2, sn, cfg, split, plannable, win, flat)
-
-
-def site(name: str, plain: Any, L: RowLaunch, params: tuple[torch.Tensor, ...] = (), stats: bool = False) -> Any:
-    """The call's launch site for op `name`: its flat form (narrow rows, rows_flat.py), its window form (odd widths,
-    rows_window.py) or the plain kernel's Site, as L says."""
-    if L.flat:
-        return rows_flat.flat_site(name, L, params, stats)
-    if L.window:
-        return rows_window.window_site(name, plain, L, params, stats)
-    return plain
+    return RowLaunch(o, M, N, D1, D2, s0, s1, s2, sn, cfg, split, plannable, win)
 
 
 def _capturing(x: torch.Tensor) -> bool:

@@ -9,7 +9,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows, rows_flat, rows_split, rows_window
+from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split, rows_window
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, randn, first_order_only, refuse_forward_ad
@@ -98,8 +98,8 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, 
         rows_split.softmax_split(x, L)
     else:
         plain = Site(softmax_kernel, L.grid, (DYN, DYN, *L.args), {**L.cfg, "DIV": L.div})
-        # narrow rows as one flat stretch, odd widths in 16-byte windows (rows_flat.py, rows_window.py)
-        site = rows.site("softmax", plain, L)
+        # an odd width: rows read in 16-byte windows (rows_window.py)
+        site = rows_window.window_site("softmax", plain, L, ()) if L.window else plain
         call_plans.run(_PLANS, key if L.plannable else None, site, (x, L.out), x.is_contiguous(), L.M)
     return L.out
 
@@ -279,7 +279,7 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 def aot_specs(target: policy.Target) -> list[AotSpec]:
     return row_aot("softmax", softmax_kernel, ("x_ptr", "out_ptr"), {}, {}, target) + row_grads.grad_aot(
         "softmax", _softmax_backward_kernel, {"dy_ptr": "x", "y_ptr": "x", "dx_ptr": "x"}, {}, target) + \
-        rows_split.split_aot("softmax", target) + rows_window.window_aot("softmax", target) + rows_flat.flat_aot("softmax", target)
+        rows_split.split_aot("softmax", target) + rows_window.window_aot("softmax", target)
 
 
 KERNEL = KernelSpec("softmax", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

@@ -57,10 +57,14 @@ def test_skinny_tiles_without_a_split(M: int, K: int, N: int, elem: int, aligned
 
 @pytest.mark.parametrize(("M", "K", "N"), [(13562, 209, 36), (401, 3747, 76), (229, 301, 48), (333, 2107, 54)])
 def test_fp32_against_a_misaligned_operand_past_16_columns_keeps_the_tensor_core_tiles(M: int, K: int, N: int) -> None:
-    # every such row of the A/B lost on the skinny tiles (0.25-0.51x eager against 0.30-0.62x)
+    # every such row of the A/B lost on the skinny tiles (0.25-0.51x eager against 0.30-0.62x); up to K = 2048 session
+    # 27's small tiles take them (policy.misaligned_small_tiles: 13562x209x36 0.64 -> 0.70x, 229x301x48 1.46 -> 1.35x)
     assert policy.gemm_skinny_config(M, N, K, 132, aligned=False, fp32=True) is None
     tc = policy.gemm_config(H100, M, N, K, 4, cus=132, b_nmajor=False, tc=True, aligned=False)
-    assert tc == policy.gemm_tc_config(M, N, K, 132, False, False) | {"SPLIT_K": tc["SPLIT_K"]}
+    if K <= policy.MISALIGNED_SMALL_TILES_MAX_K:
+        assert tc == {**policy.MISALIGNED_SMALL_TILE, "SPLIT_K": tc["SPLIT_K"]}
+    else:
+        assert tc == policy.gemm_tc_config(M, N, K, 132, False, False) | {"SPLIT_K": tc["SPLIT_K"]}
 
 
 @pytest.mark.parametrize(("M", "K", "N"), [(65536, 4096, 128), (16384, 8192, 128), (12000, 2048, 96)])
@@ -121,10 +125,13 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return calls
 
 
-def test_fp32_against_a_small_misaligned_b_runs_on_the_gemv_at_any_rows(monkeypatch: pytest.MonkeyPatch) -> None:
-    # H200: fp32 8192x4x2047 154.7 -> 29.7 us on the GEMV, 177x43x43 B^T 10.1 -> 2.4 (benchmarks/cliff_probe.py)
-    assert policy.gemv_takes(H100, 8192, 4, False, False, 4, 2047)
+def test_fp32_against_a_small_misaligned_b_runs_on_the_gemv_at_small_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # H200: fp32 8192x4x2047 154.7 -> 29.7 us on the GEMV, 177x43x43 B^T 10.1 -> 2.4 (benchmarks/cliff_probe.py);
+    # past 96 rows and 2^16 outputs session 27's small tiles won (8192x4x2047 0.63 -> 1.08x eager, 4905x8x1367 0.52 ->
+    # 1.06x, 5341x111x71 B^T 0.59 -> 1.05x; docs/measurements/2026-11-29-h200-s27-gemm-final.json)
+    assert not policy.gemv_takes(H100, 8192, 4, False, False, 4, 2047)
     assert policy.gemv_takes(H100, 177, 4, False, True, 43, 43)
+    assert policy.gemv_takes(H100, 96, 4, False, False, 4, 2047)  # the rows GEMV_FP32_MISALIGNED_ROWS covers
     assert not policy.gemv_takes(H100, 8192, 4, True, False, 4, 2048)  # aligned: the tiles won
     assert not policy.gemv_takes(H100, 8192, 4, False, False, 128, 129)  # a larger B: the chunks' re-reads cost
     # a long K (fp32 8725x4541x3: 0.20 -> 0.08x eager on the GEMV, whose tiles are far wider than 3 columns)
@@ -139,4 +146,4 @@ def test_fp32_against_a_small_misaligned_b_runs_on_the_gemv_at_any_rows(monkeypa
     gemm.gemm(torch.empty(500, 4), torch.empty(4, 2047))
     gemm.gemm(torch.empty(500, 4), torch.empty(4, 2048))
     gemm.gemm(torch.empty(500, 4541), torch.empty(4541, 3))
-    assert calls[:3] == ["gemv_kernel", "gemv_kernel", "gemm_kernel"] and "gemv_kernel" not in calls[3:]
+    assert calls[:3] == ["gemv_kernel", "gemm_kernel", "gemm_kernel"] and "gemv_kernel" not in calls[3:]

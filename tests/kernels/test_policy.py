@@ -51,9 +51,10 @@ def _without_rule(monkeypatch: pytest.MonkeyPatch, *args: Any, **kw: Any) -> dic
 
 # Rows of benchmarks/gemm_ab_probe.py --ab s14 whose 64-row, 4-warp tiles spilled (ptxas, sm_90) and ran faster
 # 32 deep (H100, × eager): 613x432x78 (the split kernel 35.7 -> 5-ish us), 114x325x94, 48x481x70 0.32 -> 1.24,
-# 277x473x121 B^T 0.46 -> 0.99, 76x133x8927 0.52 -> 1.09.
+# 277x473x121 B^T 0.46 -> 0.99, 76x133x8927 0.52 -> 1.09 (session 27's small tiles take that one now:
+# test_misaligned_products_take_small_tiles).
 @pytest.mark.parametrize(("M", "K", "N", "b_nmajor"), [(613, 432, 78, True), (114, 325, 94, True), (48, 481, 70, True),
-                                                        (277, 473, 121, False), (76, 133, 8927, True)])
+                                                        (277, 473, 121, False)])
 def test_misaligned_4_warp_tiles_take_32_deep_k_blocks(monkeypatch: pytest.MonkeyPatch, M: int, K: int, N: int,
                                                        b_nmajor: bool) -> None:
     cfg = _cfg(M, K, N, False, b_nmajor=b_nmajor)
@@ -73,6 +74,61 @@ def test_misaligned_4_warp_tiles_take_32_deep_k_blocks(monkeypatch: pytest.Monke
 def test_misaligned_depth_leaves_other_tiles_alone(monkeypatch: pytest.MonkeyPatch, M: int, K: int, N: int,
                                                     aligned: bool, t: policy.Target, why: str) -> None:
     assert _cfg(M, K, N, aligned, t) == _without_rule(monkeypatch, M, K, N, aligned, t), why
+
+
+# Session 27 (H200, graph replay × eager; benchmarks/gemm_misaligned_probe.py, docs/measurements/2026-11-29-h200-s27-
+# gemm-final.json): rows the small tiles took, the policy before -> after.
+@pytest.mark.parametrize(("M", "K", "N", "elem", "b_nmajor"), [
+    (5341, 111, 71, 4, False),    # 0.59 -> 1.05 (it ran on the GEMV: past 96 rows only small outputs stay there)
+    (428, 157, 91, 4, False),     # 0.81 -> 1.21
+    (47, 694, 216, 4, True),      # 0.80 -> 1.01 (policy_fp32.fp32_nmajor_config's rows up to K = 2048)
+    (2637, 1697, 20, 4, False),   # 0.43 -> 0.57
+    (8192, 4, 2047, 4, True),     # 0.63 -> 1.08
+    (134, 31, 19218, 2, True),    # 0.77 -> 1.33: K of 32 or less at any grid
+    (91, 31, 24363, 2, False),    # 0.98 -> 1.09
+    (76, 133, 8927, 2, True),     # 1.07 -> 1.14
+    (3426, 93, 673, 2, True),     # 0.88 -> 0.95
+])
+def test_misaligned_products_take_small_tiles(M: int, K: int, N: int, elem: int, b_nmajor: bool) -> None:
+    cfg = policy.gemm_config(H100, M, N, K, elem, cus=132, b_nmajor=b_nmajor, tc=elem == 4, aligned=False)
+    split = policy.gemm_split_latency_bound(M, N, K, 32, 64, 16, 132, 132)
+    assert cfg == {**policy.MISALIGNED_SMALL_TILE, "SPLIT_K": split}
+    assert (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], cfg["num_warps"]) == (32, 64, 16, 4)
+    assert policy.gemm_config(H100, M, N, K, elem, cus=132, b_nmajor=b_nmajor, tc=elem == 4, aligned=True) != cfg
+
+
+@pytest.mark.parametrize(("M", "K", "N", "elem", "why"), [
+    (16, 694, 216, 4, "16 fp32 rows or fewer: the decode tiles and the GEMV"),
+    (64, 133, 8927, 2, "64 16-bit rows or fewer: the decode tiles"),
+    (2542, 2671, 1, 4, "16 columns or fewer: the skinny tiles (0.31 -> 0.21x on the small ones)"),
+    (17, 4096, 11007, 4, "K past 2048: 1.33 -> 0.78x with one split on the small tiles"),
+    (103, 3439, 87, 2, "16-bit skinny with K past 32 (13151x8035x19 bias_gelu 0.66 -> 0.45x)"),
+    (944, 71, 4023, 2, "more than 12 small tiles an SM at K past 32: the large tiles (0.94 against 0.79x)"),
+    (4916, 78, 731, 4, "likewise in fp32 (1.56 against 1.29x)"),
+])
+def test_small_tiles_leave_other_products_alone(M: int, K: int, N: int, elem: int, why: str) -> None:
+    assert not policy.misaligned_small_tiles(H100, M, N, K, elem, 132), why
+    cfg = policy.gemm_config(H100, M, N, K, elem, cus=132, b_nmajor=True, tc=elem == 4, aligned=False)
+    assert (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]) != (32, 64, 16) or cfg["num_stages"] != 3, why
+
+
+def test_small_tiles_are_nvidia_only_and_switchable(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert policy.misaligned_small_tiles(H100, 428, 91, 157, 4, 132)
+    for t in (MI300, policy.target_from_name("gfx1100"), policy.Target("interpreter", "cpu", 32)):
+        assert not policy.misaligned_small_tiles(t, 428, 91, 157, 4, 132)
+    monkeypatch.setattr(policy, "MISALIGNED_SMALL_TILES", False)
+    assert not policy.misaligned_small_tiles(H100, 428, 91, 157, 4, 132)
+    # the TMA kernel's operands are aligned by construction: the rule never sees it
+    assert policy.gemm_config(H100, 428, 91, 157, 2, tma=True, cus=132, aligned=False)["BLOCK_K"] == 64
+
+
+def test_fp32_tensor_core_tiles_take_16_deep_k_blocks_at_a_short_misaligned_k() -> None:
+    # Large outputs the small tiles leave (fp32 6921x33x1485 bias B^T: 64x64x32 0.48x eager, 16 deep 0.77x; …-s27-gemm-
+    # kshort-s6.json); K past FP32_MISALIGNED_SHORT_K keeps 32.
+    cfg = policy.gemm_config(H100, 6921, 1485, 33, 4, cus=132, b_nmajor=False, tc=True, aligned=False)
+    assert (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]) == (64, 64, 16)
+    assert policy.gemm_config(H100, 6921, 1485, 129, 4, cus=132, b_nmajor=False, tc=True, aligned=False)["BLOCK_K"] == 32
+    assert policy.gemm_config(H100, 6921, 1485, 33, 4, cus=132, b_nmajor=False, tc=True, aligned=True)["BLOCK_K"] == 32
 
 
 def test_misaligned_depth_bounds() -> None:
@@ -193,17 +249,19 @@ def test_the_planned_split_kernel_no_longer_spills_on_sm_90(monkeypatch: pytest.
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(M=st.integers(1, 200), N=st.integers(1, 160), K=st.integers(1, 300),
-       dtype=st.sampled_from([torch.float16, torch.bfloat16]), lb=st.sampled_from(["", "t"]),
+       dtype=st.sampled_from([torch.float16, torch.bfloat16, torch.float32]), lb=st.sampled_from(["", "t"]),
        epilogue=st.sampled_from(["none", "bias_relu"]), seed=st.integers(0, 2**31 - 1))
 def test_the_h100_policy_tiles_compute_right(M: int, N: int, K: int, dtype: torch.dtype, lb: str, epilogue: str,
                                              seed: int) -> None:
-    """The tiles, depth and K split the NVIDIA policy picks for these operands (misaligned_depth included), run in
-    the interpreter: what the GPU runs, but for the compiled code's own bugs."""
+    """The tiles, depth and K split the NVIDIA policy picks for these operands (misaligned_depth and session 27's
+    small tiles included; fp32 as on tensor cores), run in the interpreter: what the GPU runs, but for the compiled
+    code's own bugs."""
     g = torch.Generator().manual_seed(seed)
     a, b = operand(M, K, "", dtype, g), operand(K, N, lb, dtype, g, scale=K**-0.5)
     bias = None if epilogue == "none" else operand(1, N, "", dtype, g)[0]
     aligned = not (misaligned(a) or misaligned(b))
-    cfg = dict(policy.gemm_config(H100, M, N, K, 2, cus=132, b_nmajor=lb == "", aligned=aligned))
+    cfg = dict(policy.gemm_config(H100, M, N, K, dtype.itemsize, cus=132, b_nmajor=lb == "", tc=dtype.itemsize == 4,
+                                  aligned=aligned))
     out = gemm.gemm(a, b, bias, epilogue, config=cfg)
     assert_matches(out, gemm.reference(a.double(), b.double(), None if bias is None else bias.double(), epilogue), dtype)
 
@@ -219,8 +277,16 @@ def _fake_spills(monkeypatch: pytest.MonkeyPatch, by_depth: dict[int, int]) -> l
     return asked
 
 
+def _no_small_tiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Session 27's small tiles off: the spill check's own tests run on the 8-warp tiles their shapes took before
+    (the small tiles take 3426x93x673 and 91x31x24363 now, 16 deep: nothing there to halve)."""
+    monkeypatch.setattr(policy, "MISALIGNED_SMALL_TILES", False)
+    policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
+
+
 def test_gemm_halves_block_k_while_the_compiled_kernel_spills(monkeypatch: pytest.MonkeyPatch) -> None:
     # 3426x93x673 misaligned (K and N odd): an 8-warp 128x128 tile 64 deep, which session 14's load count leaves alone.
+    _no_small_tiles(monkeypatch)
     asked = _fake_spills(monkeypatch, {64: 600, 32: 0})
     part = _plan(monkeypatch, 3426, 93, 673).parts[0]
     assert (part.kw["num_warps"], part.kw["BLOCK_K"], asked) == (8, 32, [64])  # 32 deep is the floor: not asked
@@ -258,6 +324,7 @@ def test_the_spill_check_asks_only_for_uncopied_misaligned_nvidia_plans(monkeypa
 
 def test_a_failed_spill_probe_leaves_the_plan_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     # On this CPU box the warmup itself fails (no NVIDIA driver): 0 bytes, the policy's tiles.
+    _no_small_tiles(monkeypatch)
     part = _plan(monkeypatch, 3426, 93, 673).parts[0]
     assert gemm._spilled_bytes(part, torch.empty(1), torch.empty(1), torch.empty(1), None, torch.device("cpu")) == 0
     assert part.kw["BLOCK_K"] == 64
@@ -267,6 +334,7 @@ def test_a_failed_spill_probe_leaves_the_plan_alone(monkeypatch: pytest.MonkeyPa
 def test_the_planned_8_warp_kernel_no_longer_spills_on_sm_90(monkeypatch: pytest.MonkeyPatch) -> None:
     # fp16 91x31x24363 B^T: 128x128x64 with 8 warps; the row that won 0.58 -> 1.15x eager 32 deep (H100, session 14)
     # and 0.60 -> 1.10 with the spill check (H200, session 15). The check here asks ptxas instead of the driver.
+    _no_small_tiles(monkeypatch)
     monkeypatch.setattr(gemm, "_spilled_bytes", lambda part, *args: _ptxas_spills(part))
     part = _plan(monkeypatch, 91, 31, 24363, b_t=True).parts[0]
     assert (part.kw["num_warps"], part.kw["BLOCK_K"]) == (8, 32)
