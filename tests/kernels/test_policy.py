@@ -247,6 +247,16 @@ def test_the_planned_split_kernel_no_longer_spills_on_sm_90(monkeypatch: pytest.
     assert _planned_spills(monkeypatch, M, K, N, 2) == (0, 32)
 
 
+@pytest.mark.skipif(_ptxas() is None, reason="needs Triton's NVIDIA backend with ptxas")
+@pytest.mark.parametrize(("M", "K", "N", "b_t"), [(3426, 93, 673, False), (91, 31, 24363, True), (76, 133, 8927, False)])
+def test_the_small_tiles_compile_spill_free_on_sm_90(monkeypatch: pytest.MonkeyPatch, M: int, K: int, N: int,
+                                                      b_t: bool) -> None:
+    # session 27's tiles for misaligned products (policy.misaligned_small_tiles), as planned: split or not
+    part = _plan(monkeypatch, M, K, N, b_t=b_t).parts[0]
+    assert (part.kw["BLOCK_M"], part.kw["BLOCK_N"], part.kw["BLOCK_K"], part.kw["num_warps"]) == (32, 64, 16, 4)
+    assert _ptxas_spills(part) == 0
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(M=st.integers(1, 200), N=st.integers(1, 160), K=st.integers(1, 300),
        dtype=st.sampled_from([torch.float16, torch.bfloat16, torch.float32]), lb=st.sampled_from(["", "t"]),
