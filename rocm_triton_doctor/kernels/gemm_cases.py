@@ -112,6 +112,15 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
                  **(divs if nmajor else divs_bt)}
         specs.append((f"gemm fp16{label}", gemm_kernel, {**sig, "c_ptr": "*fp32" if tiles["SPLIT_K"] > 1 else "*fp16"},
                       const, cfg))
+    # Operands read with scalar loads (fp16 3426x673x93: K and N odd, so no row stride or size is a multiple of 2):
+    # on NVIDIA the small tiles policy.misaligned_small_tiles picks, elsewhere that target's own tiles.
+    mcfg = policy.gemm_config(target, 3426, 673, 93, 2, b_nmajor=True, aligned=False)
+    mtiles = {key: mcfg[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K")}
+    specs.append(("gemm fp16 3426x673x93, K and N odd (scalar loads)", gemm_kernel,
+                  {**sig, "c_ptr": "*fp32" if mtiles["SPLIT_K"] > 1 else "*fp16"},
+                  {"EPILOGUE": 0, "HAS_DROPOUT": False, "UPCAST": False, "PRECISION": "ieee", "B_PAD": 1,
+                   "EVEN_M": False, "EVEN_N": False, "EVEN_K": False, "INT64": False, **mtiles,
+                   **{**divs, "DIV_AM": 1, "DIV_BK": 1, "DIV_CM": 1, "DIV_M": 2, "DIV_N": 1, "DIV_K": 1}}, mcfg))
     # The GEMV kernel (a few rows of A where policy.gemv_takes says so): a decode step against an
     # nn.Linear weight (K contiguous, split-K into the fp32 workspace), and 4 rows against a row-major weight.
     for label, (m, n, k), elem, kmajor in ((" GEMV M=1 B^T (split-K)", (1, 4096, 4096), 2, True),
