@@ -36,9 +36,8 @@ from triton.testing import do_bench_cudagraph
 
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.rows_split import LOG2E
-from rocm_triton_doctor.kernels.tolerances import tolerance
 from rocm_triton_doctor.smoke import baselines
-from window_rows_probe import eager, run
+from window_rows_probe import baseline_fns, checked_times
 
 DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 BF, FP, F32 = torch.bfloat16, torch.float16, torch.float32
@@ -198,31 +197,11 @@ def main() -> int:
         b = torch.randn(n, device=dev, dtype=dt)
         old = policy.row_config(t, n, dt.itemsize, policy.row_class(n, m))
         plain = {k: old[k] for k in ("BLOCK", "ROWS", "num_warps")}
-        fns: dict[str, Any] = {"eager": lambda: eager(op, x, w, b), "plain": lambda: run(op, x, w, b, plain),
-                               "auto": lambda: run(op, x, w, b, None)}
-        lf, _ = baselines.liger_fn(op)
-        if lf is not None:
-            inputs = {"x": x, "w": w, "b": b}
-            fns["liger"] = lambda: lf(inputs)
+        fns = baseline_fns(op, x, w, b, plain)
         for lanes, warps in VARIANTS:
             rows_ = max(8, lanes // triton.next_power_of_2(n))
             fns[f"f{lanes}w{warps}"] = lambda r_=rows_, w_=warps: flat(op, x, w, b, r_, w_)
-        ref = eager(op, x.double(), w.double(), b.double()) if x.numel() <= 1 << 26 else None
-        tol = tolerance(str(dt).replace("torch.", ""))
-        row: dict[str, Any] = {"op": op, "dtype": str(dt).replace("torch.", ""), "M": m, "N": n, "us": {},
-                               "wrong": [], "errors": {}}
-        for k, f in fns.items():
-            try:
-                y = f()
-                if ref is not None and k != "liger" and not torch.allclose(y.double(), ref, atol=tol.atol,
-                                                                           rtol=tol.rtol):
-                    row["wrong"].append(k)
-                    print(f"  WRONG {k}: max err {(y.double() - ref).abs().max().item():.3g}", flush=True)
-                    continue
-                row["us"][k] = 1000 * float(do_bench_cudagraph(f, rep=25))
-            except Exception as exc:  # noqa: BLE001 - a baseline that refuses the shape drops out
-                row["errors"][k] = str(exc).splitlines()[0][:160]
-        del ref
+        row = checked_times(op, x, w, b, fns)
         mib = 2 * x.numel() * x.element_size() / 2**20
         row["mib"] = mib
         row["pct_copy"] = {k: 100 * mib * 2**20 / (us * 1e-6) / (copy_gbps * 1e9) for k, us in row["us"].items()}

@@ -46,6 +46,38 @@ def eager(op: str, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.T
     return torch.softmax(x, -1)
 
 
+def baseline_fns(op: str, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, plain: dict[str, Any]) -> dict[str, Any]:
+    """eager, the plain kernels at `plain`, the policy ("auto") and Liger-Kernel where it has the op."""
+    fns: dict[str, Any] = {"eager": lambda: eager(op, x, w, b), "plain": lambda: run(op, x, w, b, plain),
+                           "auto": lambda: run(op, x, w, b, None)}
+    lf, _ = baselines.liger_fn(op)
+    if lf is not None:
+        inputs = {"x": x, "w": w, "b": b}
+        fns["liger"] = lambda: lf(inputs)
+    return fns
+
+
+def checked_times(op: str, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, fns: dict[str, Any]) -> dict[str, Any]:
+    """A row of the table: each of fns checked against an fp64 reference (up to 2^26 elements; not Liger's, whose
+    precision is its own) and then timed by graph replay (µs), or why it was not."""
+    M, N = x.shape
+    ref = eager(op, x.double(), w.double(), b.double()) if x.numel() <= 1 << 26 else None
+    tol = tolerance(str(x.dtype).replace("torch.", ""))
+    row: dict[str, Any] = {"op": op, "dtype": str(x.dtype).replace("torch.", ""), "M": M, "N": N, "us": {},
+                           "wrong": [], "errors": {}}
+    for k, f in fns.items():
+        try:
+            y = f()
+            if ref is not None and k != "liger" and not torch.allclose(y.double(), ref, atol=tol.atol, rtol=tol.rtol):
+                row["wrong"].append(k)
+                print(f"  WRONG {k}: max err {(y.double() - ref).abs().max().item():.3g}", flush=True)
+                continue
+            row["us"][k] = 1000 * float(do_bench_cudagraph(f, rep=25))
+        except Exception as exc:  # noqa: BLE001 - a baseline that refuses the shape drops out
+            row["errors"][k] = str(exc).splitlines()[0][:160]
+    return row
+
+
 def draw(r: random.Random, wide: bool) -> tuple[str, torch.dtype, int, int]:
     """wide: rows wider than one block (the looped window forms), odd widths, at least 129 rows (fewer are split
     over programs under graph capture, rows_split.py)."""
@@ -93,12 +125,7 @@ def main() -> int:
         plain = {k: old[k] for k in ("BLOCK", "ROWS", "num_warps")}
         v = 16 // dt.itemsize
         blk = triton.next_power_of_2(n + v - 1)
-        fns: dict[str, Any] = {"eager": lambda: eager(op, x, w, b), "plain": lambda: run(op, x, w, b, plain),
-                               "auto": lambda: run(op, x, w, b, None)}
-        lf, _ = baselines.liger_fn(op)
-        if lf is not None:
-            inputs = {"x": x, "w": w, "b": b}
-            fns["liger"] = lambda: lf(inputs)
+        fns = baseline_fns(op, x, w, b, plain)
         for warps in (4, 8, 16):
             for table in ((0,) if op == "softmax" else (0, 1)):
                 if args.wide:  # chunks of 8192 lanes
@@ -108,21 +135,7 @@ def main() -> int:
                     continue
                 cfg = {"BLOCK": blk, "num_warps": warps, "WINDOW": 1, "TABLE": table}
                 fns[f"w{warps}T{table}"] = lambda c=cfg: run(op, x, w, b, c)
-        ref = eager(op, x.double(), w.double(), b.double()) if x.numel() <= 1 << 26 else None
-        tol = tolerance(str(dt).replace("torch.", ""))
-        row: dict[str, Any] = {"op": op, "dtype": str(dt).replace("torch.", ""), "M": m, "N": n, "us": {},
-                               "wrong": [], "errors": {}}
-        for k, f in fns.items():
-            try:
-                y = f()
-                if ref is not None and k != "liger" and not torch.allclose(y.double(), ref, atol=tol.atol,
-                                                                           rtol=tol.rtol):
-                    row["wrong"].append(k)
-                    print(f"  WRONG {k}: max err {(y.double() - ref).abs().max().item():.3g}", flush=True)
-                    continue
-                row["us"][k] = 1000 * float(do_bench_cudagraph(f, rep=25))
-            except Exception as exc:  # noqa: BLE001 - a baseline that refuses the shape drops out
-                row["errors"][k] = str(exc).splitlines()[0][:160]
+        row = checked_times(op, x, w, b, fns)
         mib = 2 * x.numel() * x.element_size() / 2**20
         row["mib"] = mib
         row["pct_copy"] = {k: 100 * mib * 2**20 / (us * 1e-6) / (copy_gbps * 1e9) for k, us in row["us"].items()}
