@@ -7,6 +7,9 @@ Seeded random shapes: an op, a dtype, a width of 257-16383 that is not a multipl
 first; host µs per call (no graphs) for plain, auto and eager on the small shapes.
 
     PYTHONPATH=/tmp/site:.:benchmarks python benchmarks/window_rows_probe.py --seed 1 --count 24 --json w.json
+    ... --over: widths just past a power of two (hunt 22's LayerNorm bf16 2027x9303 ran at 24 % of copy in a
+    16384-lane window), the one-block windows against looped ones in half- and quarter-block chunks (session 27 wrote
+    it; not run yet)
 """
 
 from __future__ import annotations
@@ -78,14 +81,19 @@ def checked_times(op: str, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, fn
     return row
 
 
-def draw(r: random.Random, wide: bool) -> tuple[str, torch.dtype, int, int]:
+def draw(r: random.Random, wide: bool, over: bool = False) -> tuple[str, torch.dtype, int, int]:
     """wide: rows wider than one block (the looped window forms), odd widths, at least 129 rows (fewer are split
-    over programs under graph capture, rows_split.py)."""
+    over programs under graph capture, rows_split.py). over: odd widths up to 35 % past a power of two of 1024-8192
+    elements (a one-block window then leaves up to half its lanes idle)."""
     op = r.choice(("softmax", "rmsnorm", "layernorm"))
     dt = r.choice(DTYPES)
     v = 16 // dt.itemsize
     n = 0
     while n % v == 0:
+        if over:
+            p2 = 1 << r.randint(10, 13 if dt.itemsize == 2 else 12)
+            n = r.randint(p2 + 1, int(p2 * 1.35)) | 1
+            continue
         if wide:
             n = int(round(math.exp(r.uniform(math.log(policy.ROW_SINGLE_BYTES // dt.itemsize), math.log(262143)))))
             continue
@@ -106,6 +114,8 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=24)
     ap.add_argument("--json", default=None)
     ap.add_argument("--wide", action="store_true", help="rows wider than one block (the looped window forms)")
+    ap.add_argument("--over", action="store_true",
+                    help="widths just past a power of two, with the looped windows in half- and quarter-block chunks")
     args = ap.parse_args()
     dev = torch.device("cuda")
     t = policy.target_for_device("cuda")
@@ -117,7 +127,7 @@ def main() -> int:
     r = random.Random(args.seed)
     rows: list[dict[str, Any]] = []
     for _ in range(args.count):
-        op, dt, m, n = draw(r, args.wide)
+        op, dt, m, n = draw(r, args.wide, args.over)
         x = torch.randn(m, n, device=dev, dtype=dt)
         w = torch.randn(n, device=dev, dtype=dt)
         b = torch.randn(n, device=dev, dtype=dt)
@@ -135,6 +145,9 @@ def main() -> int:
                     continue
                 cfg = {"BLOCK": blk, "num_warps": warps, "WINDOW": 1, "TABLE": table}
                 fns[f"w{warps}T{table}"] = lambda c=cfg: run(op, x, w, b, c)
+                for chunk in ((blk // 2, blk // 4) if args.over and warps > 4 else ()):  # looped: chunks fill up
+                    cfg = {"BLOCK": chunk, "num_warps": warps, "WINDOW": 1, "TABLE": table}
+                    fns[f"c{chunk}w{warps}T{table}"] = lambda c=cfg: run(op, x, w, b, c)
         row = checked_times(op, x, w, b, fns)
         mib = 2 * x.numel() * x.element_size() / 2**20
         row["mib"] = mib
