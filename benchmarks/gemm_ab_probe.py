@@ -127,20 +127,20 @@ def _split_rule(on: bool | int) -> None:
 
 
 def _s14_rules(on: bool) -> None:
-    from rocm_triton_doctor.kernels import policy
+    from rocm_triton_doctor.kernels import policy, policy_misaligned
 
-    policy.MISALIGNED_MAX_LOADS_PER_THREAD = 48 if on else 1 << 30
+    policy_misaligned.MISALIGNED_MAX_LOADS_PER_THREAD = 48 if on else 1 << 30
     policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
     gemm.clear_plans()
 
 
 def _s15_rules(mode: bool | str) -> None:
-    from rocm_triton_doctor.kernels import policy
+    from rocm_triton_doctor.kernels import policy, policy_misaligned
 
     mode = "both" if mode is True else mode
-    policy.MISALIGNED_MAX_LOADS_PER_THREAD = 48 if mode in ("static", "both") else 1 << 30  # type: ignore[attr-defined]
-    policy.SPILL_CHECK = mode in ("spill", "both", "spill0")
-    policy.MISALIGNED_SPILL_LIMIT = 0 if mode == "spill0" else 128
+    policy_misaligned.MISALIGNED_MAX_LOADS_PER_THREAD = 48 if mode in ("static", "both") else 1 << 30
+    policy_misaligned.SPILL_CHECK = mode in ("spill", "both", "spill0")
+    policy_misaligned.MISALIGNED_SPILL_LIMIT = 0 if mode == "spill0" else 128
     policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
     gemm.clear_plans()
 

@@ -23,7 +23,7 @@ import torch
 import triton
 from triton.testing import do_bench_cudagraph
 
-from rocm_triton_doctor.kernels import gemm, policy
+from rocm_triton_doctor.kernels import gemm, policy, policy_misaligned
 from rocm_triton_doctor.kernels.gemm_cases import make_case
 from rocm_triton_doctor.kernels.tolerances import tolerance
 
@@ -110,11 +110,11 @@ def draw(family: str, r: random.Random) -> tuple[str, int, int, int, str, bool]:
 
 def set_rule(on: bool) -> None:
     """Session 27's rules on (the policy as committed) or off ("old"): 16-deep K blocks for fp32 tensor-core tiles
-    at a short misaligned K, and the small tiles for misaligned products (policy.misaligned_small_tiles)."""
+    at a short misaligned K, and the small tiles for misaligned products (policy_misaligned.misaligned_small_tiles)."""
     if not hasattr(set_rule, "orig"):
-        set_rule.orig = policy.FP32_MISALIGNED_SHORT_K  # type: ignore[attr-defined]
-    policy.FP32_MISALIGNED_SHORT_K = set_rule.orig if on else 0  # type: ignore[attr-defined]
-    policy.MISALIGNED_SMALL_TILES = on
+        set_rule.orig = policy_misaligned.FP32_MISALIGNED_SHORT_K  # type: ignore[attr-defined]
+    policy_misaligned.FP32_MISALIGNED_SHORT_K = set_rule.orig if on else 0  # type: ignore[attr-defined]
+    policy_misaligned.MISALIGNED_SMALL_TILES = on
     policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
     gemm.clear_plans()
 

@@ -19,9 +19,9 @@ SHAPES = ("bfloat16:3648x75x1182:t", "float16:8452x113x226:t", "bfloat16:91x31x2
 
 _CHILD = r"""
 import sys, time, torch
-from rocm_triton_doctor.kernels import gemm, policy
+from rocm_triton_doctor.kernels import gemm, policy, policy_misaligned
 dt, shape, lay, on = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
-policy.SPILL_CHECK = on
+policy_misaligned.SPILL_CHECK = on
 M, K, N = (int(v) for v in shape.split("x"))
 d = getattr(torch, dt)
 a = torch.randn(M, K, device="cuda", dtype=d)

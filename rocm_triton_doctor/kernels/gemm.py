@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from rocm_triton_doctor.kernels import argcheck, policy, tunecache
+from rocm_triton_doctor.kernels import argcheck, policy, policy_misaligned, tunecache
 from rocm_triton_doctor.kernels.base import (KernelSpec, cdiv, check_p, dropout_args, tma_layout_ok,
                                              upcast_dots)
 from rocm_triton_doctor.kernels.gemm_kernels import gemm_tma_kernel, gemv_kernel
@@ -257,7 +257,7 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     if not user and policy.spill_checked(target, bk, misaligned(a) or misaligned(b)):
         # Operands read without 16-byte vectors: how deep a K block fits in registers depends on the split, the
         # epilogue and the layout, so the compiled kernel is asked (policy.spill_checked has the measurements).
-        while bk > 32 and _spilled_bytes(planned[0], a, b, c, bias, dev) > policy.MISALIGNED_SPILL_LIMIT:
+        while bk > 32 and _spilled_bytes(planned[0], a, b, c, bias, dev) > policy_misaligned.MISALIGNED_SPILL_LIMIT:
             bk //= 2
             common = {**common, "BLOCK_K": bk, "EVEN_K": k_loop % bk == 0}
             planned = [_part(a, b, c, lo, hi, sp, N, k_loop, bias_stride, common, target) for lo, hi, sp in parts]

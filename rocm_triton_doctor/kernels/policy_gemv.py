@@ -145,10 +145,10 @@ def _kshifts(t: Target, M: int, elem_size: int, K: int | None, N: int | None, b_
 
 
 def _small_tiles_on() -> bool:
-    """policy.MISALIGNED_SMALL_TILES (read at call time: the probe's A/B switches it)."""
-    from rocm_triton_doctor.kernels import policy
+    """policy_misaligned.MISALIGNED_SMALL_TILES (read at call time: the probe's A/B switches it)."""
+    from rocm_triton_doctor.kernels import policy_misaligned
 
-    return policy.MISALIGNED_SMALL_TILES
+    return policy_misaligned.MISALIGNED_SMALL_TILES
 
 
 def _shifts(t: Target, M: int, N: int | None, K: int | None) -> bool:

@@ -18,7 +18,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rocm_triton_doctor.kernels import gemm, policy
+from rocm_triton_doctor.kernels import gemm, policy, policy_misaligned
 from rocm_triton_doctor.kernels.aligned_copy import misaligned
 from tests.kernels.test_gemm import assert_matches, operand
 
@@ -41,7 +41,7 @@ def _cfg(M: int, K: int, N: int, aligned: bool, t: policy.Target = H100, b_nmajo
 
 
 def _without_rule(monkeypatch: pytest.MonkeyPatch, *args: Any, **kw: Any) -> dict[str, Any]:
-    monkeypatch.setattr(policy, "MISALIGNED_MAX_LOADS_PER_THREAD", 1 << 30)
+    monkeypatch.setattr(policy_misaligned, "MISALIGNED_MAX_LOADS_PER_THREAD", 1 << 30)
     policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
     cfg = _cfg(*args, **kw)
     monkeypatch.undo()
@@ -116,7 +116,7 @@ def test_small_tiles_are_nvidia_only_and_switchable(monkeypatch: pytest.MonkeyPa
     assert policy.misaligned_small_tiles(H100, 428, 91, 157, 4, 132)
     for t in (MI300, policy.target_from_name("gfx1100"), policy.Target("interpreter", "cpu", 32)):
         assert not policy.misaligned_small_tiles(t, 428, 91, 157, 4, 132)
-    monkeypatch.setattr(policy, "MISALIGNED_SMALL_TILES", False)
+    monkeypatch.setattr(policy_misaligned, "MISALIGNED_SMALL_TILES", False)
     assert not policy.misaligned_small_tiles(H100, 428, 91, 157, 4, 132)
     # the TMA kernel's operands are aligned by construction: the rule never sees it
     assert policy.gemm_config(H100, 428, 91, 157, 2, tma=True, cus=132, aligned=False)["BLOCK_K"] == 64
@@ -290,7 +290,7 @@ def _fake_spills(monkeypatch: pytest.MonkeyPatch, by_depth: dict[int, int]) -> l
 def _no_small_tiles(monkeypatch: pytest.MonkeyPatch) -> None:
     """Session 27's small tiles off: the spill check's own tests run on the 8-warp tiles their shapes took before
     (the small tiles take 3426x93x673 and 91x31x24363 now, 16 deep: nothing there to halve)."""
-    monkeypatch.setattr(policy, "MISALIGNED_SMALL_TILES", False)
+    monkeypatch.setattr(policy_misaligned, "MISALIGNED_SMALL_TILES", False)
     policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
 
 
@@ -323,9 +323,9 @@ def test_the_spill_check_asks_only_for_uncopied_misaligned_nvidia_plans(monkeypa
                             "auto", dev)
     plan(3426, 96, 672)  # aligned: 16-byte loads
     plan(3426, 93, 673, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 2})  # a user's
-    monkeypatch.setattr(policy, "SPILL_CHECK", False)
+    monkeypatch.setattr(policy_misaligned, "SPILL_CHECK", False)
     plan(3426, 93, 673)
-    monkeypatch.setattr(policy, "SPILL_CHECK", True)
+    monkeypatch.setattr(policy_misaligned, "SPILL_CHECK", True)
     monkeypatch.setattr(policy, "target_for_device", lambda device: MI300)  # AMD: its audit's tiles
     plan(3426, 93, 673)
     assert asked == []
