@@ -97,6 +97,24 @@ def test_misaligned_products_take_small_tiles(M: int, K: int, N: int, elem: int,
     assert policy.gemm_config(H100, M, N, K, elem, cus=132, b_nmajor=b_nmajor, tc=elem == 4, aligned=True) != cfg
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_small_tiles_keep_dropout_right_through_the_split(dtype: torch.dtype) -> None:
+    # 96x93x130 misaligned: the small tiles with 4 K splits; dropout is applied once, after the splits are summed
+    M, K, N, p = 96, 93, 130, 0.25
+    cfg = dict(policy.gemm_config(H100, M, N, K, dtype.itemsize, cus=132, tc=dtype.itemsize == 4, aligned=False))
+    assert cfg == {**policy.MISALIGNED_SMALL_TILE, "SPLIT_K": 4}
+    g = torch.Generator().manual_seed(0)
+    a, b = operand(M, K, "", dtype, g), operand(K, N, "", dtype, g, scale=K**-0.5)
+    bias = operand(1, N, "", dtype, g)[0]
+    out = gemm.gemm(a, b, bias, "bias_relu", p, 1234, config=cfg).double()
+    ref = gemm.reference(a.double(), b.double(), bias.double(), "bias_relu")
+    kept = out != 0
+    assert_matches(out[kept], ref[kept] / (1 - p), dtype)
+    positive = ref > 0
+    dropped = (~kept & positive).sum().item() / positive.sum().item()
+    assert abs(dropped - p) < 0.05, dropped
+
+
 @pytest.mark.parametrize(("M", "K", "N", "elem", "why"), [
     (16, 694, 216, 4, "16 fp32 rows or fewer: the decode tiles and the GEMV"),
     (64, 133, 8927, 2, "64 16-bit rows or fewer: the decode tiles"),
