@@ -29,10 +29,10 @@ GEMV_FP32_MISALIGNED_ROWS = 96  # fp32 rows against a misaligned weight the GEMV
 GEMV_FP32_MISALIGNED_ROWS_COPIED = 32  # ... up to this many where policy.gemm_align_copy would copy it (33 rows on)
 GEMV_FP32_SMALL_B_BYTES = 65536  # ... and any rows against a misaligned fp32 B this small ...
 GEMV_FP32_SMALL_B_MAX_K = 128  # ... and this short (each chunk of 8 rows walks all of K over a 16-128 wide tile)
-# ... past GEMV_FP32_MISALIGNED_ROWS rows only up to this many outputs: larger ones ran faster on policy's small tiles
-# for misaligned products (H200, × eager, docs/measurements/2026-11-29-h200-s27-gemm-final.json: fp32 8192x4x2047
-# 0.63 -> 1.08, 4905x8x1367 0.52 -> 1.06, 5341x111x71 bias_gelu B^T 0.59 -> 1.05), smaller ones stayed faster here
-# (218x11x58 bias B^T 3.43 against 2.44, …-gemm-tiles-s3.json)
+# ... past GEMV_FP32_MISALIGNED_ROWS rows only up to this many outputs where policy_misaligned's small tiles take the
+# product (NVIDIA): larger ones ran faster there (H200, × eager, docs/measurements/2026-11-29-h200-s27-gemm-final.json:
+# fp32 8192x4x2047 0.63 -> 1.08, 4905x8x1367 0.52 -> 1.06, 5341x111x71 bias_gelu B^T 0.59 -> 1.05), smaller ones
+# stayed faster here (218x11x58 bias B^T 3.43 against 2.44, …-gemm-tiles-s3.json)
 GEMV_FP32_SMALL_OUT = 1 << 16
 GEMV_NMAJOR_MIN_N = 128  # ... and, N-major, at least as wide as the GEMV's N-major tile
 GEMV_16BIT_NMAJOR_ROWS = 4  # 16-bit rows against a misaligned N-major B the GEMV takes (NVIDIA, pipelined) ...
@@ -114,7 +114,8 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
         most = GEMV_MAX_M if b_kmajor else 3
         small_b = (K is not None and N is not None and K * N * elem_size <= GEMV_FP32_SMALL_B_BYTES
                    and K <= GEMV_FP32_SMALL_B_MAX_K and (b_kmajor or N >= GEMV_NMAJOR_MIN_N)
-                   and (M <= GEMV_FP32_MISALIGNED_ROWS or M * N <= GEMV_FP32_SMALL_OUT or not _small_tiles_on()))
+                   and (M <= GEMV_FP32_MISALIGNED_ROWS or M * N <= GEMV_FP32_SMALL_OUT
+                        or not _small_tiles_take(t, M, N, K)))
         copied = K is not None and N is not None and gemm_align_copy(t, M, N, K, elem_size, b_kmajor)[1]
         rows = GEMV_FP32_MISALIGNED_ROWS_COPIED if copied else GEMV_FP32_MISALIGNED_ROWS
         return ((most >= M and (t.backend == "cuda" or not b_aligned))
@@ -144,11 +145,12 @@ def _kshifts(t: Target, M: int, elem_size: int, K: int | None, N: int | None, b_
     return not b_aligned and M <= KSHIFT_16BIT_ROWS and K % 2 == 1 and K >= KSHIFT_16BIT_MIN_K
 
 
-def _small_tiles_on() -> bool:
-    """policy_misaligned.MISALIGNED_SMALL_TILES (read at call time: the probe's A/B switches it)."""
+def _small_tiles_take(t: Target, M: int, N: int, K: int) -> bool:
+    """Whether policy_misaligned's small tiles would take this fp32 product (NVIDIA only: elsewhere the GEMV keeps
+    what it had)."""
     from rocm_triton_doctor.kernels import policy_misaligned
 
-    return policy_misaligned.MISALIGNED_SMALL_TILES
+    return policy_misaligned.misaligned_small_tiles(t, M, N, K, 4, 0)
 
 
 def _shifts(t: Target, M: int, N: int | None, K: int | None) -> bool:

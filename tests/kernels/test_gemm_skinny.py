@@ -132,6 +132,8 @@ def test_fp32_against_a_small_misaligned_b_runs_on_the_gemv_at_small_outputs(mon
     assert not policy.gemv_takes(H100, 8192, 4, False, False, 4, 2047)
     assert policy.gemv_takes(H100, 177, 4, False, True, 43, 43)
     assert policy.gemv_takes(H100, 96, 4, False, False, 4, 2047)  # the rows GEMV_FP32_MISALIGNED_ROWS covers
+    assert policy.gemv_takes(H100, 8192, 4, False, True, 43, 9)  # 16 columns or fewer: no small tiles, the GEMV
+    assert policy.gemv_takes(policy.target_from_name("gfx942"), 8192, 4, False, False, 4, 2047)  # AMD: as before
     assert not policy.gemv_takes(H100, 8192, 4, True, False, 4, 2048)  # aligned: the tiles won
     assert not policy.gemv_takes(H100, 8192, 4, False, False, 128, 129)  # a larger B: the chunks' re-reads cost
     # a long K (fp32 8725x4541x3: 0.20 -> 0.08x eager on the GEMV, whose tiles are far wider than 3 columns)
