@@ -119,7 +119,7 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: flo
         plain = Site(layernorm_kernel, L.grid, (DYN,) * 4 + (*L.args, weight.stride(0), bias.stride(0), DYN),
                      {**L.cfg, "DIV": L.div, "mean_ptr": DYN, "rstd_ptr": DYN, "STATS": stats})
         # an odd width: rows read in 16-byte windows (rows_window.py)
-        site = rows_window.window_site("layernorm", plain, L, (weight, bias), stats) if L.window else plain
+        site = rows_window.window_site("layernorm", plain, L, (weight, bias), stats)
         call_plans.run(_PLANS, key if L.plannable else None, site, (x, weight, bias, L.out, eps, mean, rstd),
                        x.is_contiguous(), L.M)
     return L.out, mean, rstd

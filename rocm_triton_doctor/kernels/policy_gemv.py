@@ -15,6 +15,7 @@ from typing import Any
 
 from rocm_triton_doctor.kernels.policy import DEFAULT_CUS, Target, _hip_extra, _next_pow2
 from rocm_triton_doctor.kernels.policy_align import gemm_align_copy
+from rocm_triton_doctor.kernels.policy_misaligned import misaligned_small_tiles
 
 GEMV_MAX_M = 8  # gemv_kernel keeps one accumulator per row of A, eight at most (BLOCK_M); more rows run in chunks
 GEMV_ACC_PER_THREAD = 64  # fp32 accumulator registers a thread keeps (BLOCK_M · tile / threads), K-major B
@@ -115,7 +116,7 @@ def gemv_takes(t: Target, M: int, elem_size: int, b_aligned: bool, b_kmajor: boo
         small_b = (K is not None and N is not None and K * N * elem_size <= GEMV_FP32_SMALL_B_BYTES
                    and K <= GEMV_FP32_SMALL_B_MAX_K and (b_kmajor or N >= GEMV_NMAJOR_MIN_N)
                    and (M <= GEMV_FP32_MISALIGNED_ROWS or M * N <= GEMV_FP32_SMALL_OUT
-                        or not _small_tiles_take(t, M, N, K)))
+                        or not misaligned_small_tiles(t, M, N, K, elem_size, 0)))
         copied = K is not None and N is not None and gemm_align_copy(t, M, N, K, elem_size, b_kmajor)[1]
         rows = GEMV_FP32_MISALIGNED_ROWS_COPIED if copied else GEMV_FP32_MISALIGNED_ROWS
         return ((most >= M and (t.backend == "cuda" or not b_aligned))
@@ -143,14 +144,6 @@ def _kshifts(t: Target, M: int, elem_size: int, K: int | None, N: int | None, b_
     if elem_size == 4:
         return M <= GEMV_MAX_M or K <= KSHIFT_FP32_CHUNKED_MAX_K
     return not b_aligned and M <= KSHIFT_16BIT_ROWS and K % 2 == 1 and K >= KSHIFT_16BIT_MIN_K
-
-
-def _small_tiles_take(t: Target, M: int, N: int, K: int) -> bool:
-    """Whether policy_misaligned's small tiles would take this fp32 product (NVIDIA only: elsewhere the GEMV keeps
-    what it had)."""
-    from rocm_triton_doctor.kernels import policy_misaligned
-
-    return policy_misaligned.misaligned_small_tiles(t, M, N, K, 4, 0)
 
 
 def _shifts(t: Target, M: int, N: int | None, K: int | None) -> bool:

@@ -3,8 +3,9 @@
 (policy_align.py decides the copies). The tiles for them on NVIDIA: small tiles with 16-deep K blocks where the grid
 allows (misaligned_small_config), else gemm_config's tiles with K blocks no deeper than the loads a thread can hold
 (misaligned_tiles: misaligned_depth, and 16 deep for fp32 tensor-core tiles at a short K), and the compiled kernel's
-spill check gemm() runs (spill_checked). AMD keeps the tiles of its own compile-only audit. policy.py re-exports every
-name; benchmarks and tests that switch a rule off set the names on this module."""
+spill check gemm() runs (spill_checked). AMD keeps the tiles of its own compile-only audit. policy.py re-exports the
+rules and their bounds; the switches benchmarks and tests turn (MISALIGNED_SMALL_TILES, SPILL_CHECK, and any bound
+they change) are set on this module, where the rules read them."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def misaligned_small_tiles(t: Target, M: int, N: int, K: int, elem_size: int, cu
     if elem_size == 2 and N <= SKINNY_N and not short:
         return False
     sms = cus or DEFAULT_CUS["cuda"]
-    tiles = -(-M // 32) * -(-N // 64)
+    tiles = -(-M // MISALIGNED_SMALL_TILE["BLOCK_M"]) * -(-N // MISALIGNED_SMALL_TILE["BLOCK_N"])
     return short or tiles <= MISALIGNED_SMALL_TILES_PER_SM * sms
 
 
@@ -131,8 +132,9 @@ def misaligned_small_config(t: Target, M: int, N: int, K: int, elem_size: int, c
     """MISALIGNED_SMALL_TILE with the latency split where misaligned_small_tiles takes the product, else None."""
     if not misaligned_small_tiles(t, M, N, K, elem_size, cus):
         return None
-    sms = cus or DEFAULT_CUS["cuda"]
-    return {**MISALIGNED_SMALL_TILE, "SPLIT_K": gemm_split_latency_bound(M, N, K, 32, 64, 16, sms, sms)}
+    sms, tile = cus or DEFAULT_CUS["cuda"], MISALIGNED_SMALL_TILE
+    split = gemm_split_latency_bound(M, N, K, tile["BLOCK_M"], tile["BLOCK_N"], tile["BLOCK_K"], sms, sms)
+    return {**tile, "SPLIT_K": split}
 
 
 def misaligned_tiles(t: Target, cfg: dict[str, Any], K: int, elem_size: int, tc: bool) -> dict[str, Any]:

@@ -89,7 +89,7 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, eps: float, out: torch.Tenso
         plain = Site(rmsnorm_kernel, L.grid, (DYN, DYN, DYN, *L.args, weight.stride(0), DYN),
                      {**L.cfg, "DIV": L.div, "rstd_ptr": DYN, "STATS": stats})
         # an odd width: rows read in 16-byte windows (rows_window.py)
-        site = rows_window.window_site("rmsnorm", plain, L, (weight,), stats) if L.window else plain
+        site = rows_window.window_site("rmsnorm", plain, L, (weight,), stats)
         call_plans.run(_PLANS, key if L.plannable else None, site, (x, weight, L.out, eps, rstd), x.is_contiguous(),
                        L.M)
     elif rstd is not None:

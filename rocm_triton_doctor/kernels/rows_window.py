@@ -328,10 +328,13 @@ _FORMS: dict[str, tuple[Any, tuple[str, ...], tuple[str, ...], tuple[str, ...]]]
 }
 
 
-def window_site(name: str, plain: Site, L: Any, params: tuple[torch.Tensor, ...], stats: bool = False) -> WindowSite:
-    """The op's call as a WindowSite (rows.RowLaunch L with its window form): the window kernel launched with the
-    call's (x, *params, out, [eps, statistics]) as the plain Site is, the parameters read from their tables (stride 1)
-    or as they are."""
+def window_site(name: str, plain: Site, L: Any, params: tuple[torch.Tensor, ...] = (),
+                stats: bool = False) -> Site | WindowSite:
+    """The op's call site: `plain` (its plain kernel's Site) where rows.RowLaunch L has no window form, else a
+    WindowSite: the window kernel launched with the call's (x, *params, out, [eps, statistics]) as the plain Site is,
+    the parameters read from their tables (stride 1) or as they are."""
+    if not L.window:
+        return plain
     fn, _, stat_ptrs, _ = _FORMS[name]
     W = dict(L.window)
     if params:

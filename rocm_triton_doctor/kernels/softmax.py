@@ -99,7 +99,7 @@ def softmax(x: torch.Tensor, out: torch.Tensor | None = None, config: dict[str, 
     else:
         plain = Site(softmax_kernel, L.grid, (DYN, DYN, *L.args), {**L.cfg, "DIV": L.div})
         # an odd width: rows read in 16-byte windows (rows_window.py)
-        site = rows_window.window_site("softmax", plain, L, ()) if L.window else plain
+        site = rows_window.window_site("softmax", plain, L)
         call_plans.run(_PLANS, key if L.plannable else None, site, (x, L.out), x.is_contiguous(), L.M)
     return L.out
 
