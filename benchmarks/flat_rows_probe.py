@@ -23,7 +23,6 @@ kernels stay here with the measurement.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import random
 import sys
@@ -32,12 +31,10 @@ from typing import Any
 import torch
 import triton
 import triton.language as tl
-from triton.testing import do_bench_cudagraph
 
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.rows_split import LOG2E
-from rocm_triton_doctor.smoke import baselines
-from window_rows_probe import baseline_fns, checked_times
+from window_rows_probe import baseline_fns, checked_times, copy_rate, report, summarise
 
 DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 BF, FP, F32 = torch.bfloat16, torch.float16, torch.float32
@@ -165,17 +162,6 @@ def draw(r: random.Random) -> tuple[str, torch.dtype, int, int]:
     return op, dt, max(1, total // n), n
 
 
-def copy_rate(dev: torch.device) -> float:
-    """GB/s of a 256 MiB device-to-device copy (bytes read + written), graph-replayed."""
-    src = torch.empty(1 << 28, dtype=torch.uint8, device=dev)
-    dst = torch.empty_like(src)
-    return 2 * src.numel() / float(do_bench_cudagraph(lambda: dst.copy_(src), rep=30)) / 1e6
-
-
-def host_us(fn: Any) -> float:
-    return baselines.host_us_per_call(fn, torch.cuda.synchronize, calls=200, warm=20)
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=1)
@@ -202,33 +188,9 @@ def main() -> int:
             rows_ = max(8, lanes // triton.next_power_of_2(n))
             fns[f"f{lanes}w{warps}"] = lambda r_=rows_, w_=warps: flat(op, x, w, b, r_, w_)
         row = checked_times(op, x, w, b, fns)
-        mib = 2 * x.numel() * x.element_size() / 2**20
-        row["mib"] = mib
-        row["pct_copy"] = {k: 100 * mib * 2**20 / (us * 1e-6) / (copy_gbps * 1e9) for k, us in row["us"].items()}
-        if mib <= 16:
-            row["host_us"] = {k: host_us(fns[k]) for k in ("plain", "auto", "eager")}
-        torch.cuda.empty_cache()
-        u = row["us"]
-        base = min(u[k] for k in ("eager", "liger") if k in u)
-        flats = {k: v for k, v in u.items() if k.startswith("f") or k == "auto"}
-        best = min(flats, key=flats.get) if flats else None
-        row["x_best_base"] = {k: base / u[k] for k in ("plain", "auto") if k in u}
-        row["best_flat"] = best
+        summarise(row, x, fns, copy_gbps, "best_flat", lambda k: k.startswith("f") or k == "auto", 16)
         rows.append(row)
-        print(f"{op:9s} {row['dtype']:8s} {m}x{n} ({mib:.0f} MiB): " + "  ".join(f"{k} {v:.1f}" for k, v in u.items())
-              + (f"  host {row['host_us']}" if "host_us" in row else ""), flush=True)
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-                       "triton": triton.__version__, "copy_gbps": copy_gbps, "seed": None if args.fixed else args.seed,
-                       "rows": rows}, fh, indent=1)
-    print("\nop        dtype    shape            MiB   x best baseline: plain  auto | % copy: plain auto best-flat")
-    for row in rows:
-        p, xb = row["pct_copy"], row["x_best_base"]
-        bf = row["best_flat"]
-        print(f"{row['op']:9s} {row['dtype']:8s} {row['M']}x{row['N']:<7d} {row['mib']:6.0f}   "
-              f"{xb.get('plain', 0):5.2f} {xb.get('auto', 0):5.2f} | {p.get('plain', 0):4.0f} {p.get('auto', 0):4.0f} "
-              f"{p.get(bf, 0):4.0f} {bf}" + (" WRONG " + ",".join(row["wrong"]) if row["wrong"] else ""))
+    report(rows, "best_flat", args.json, copy_gbps, None if args.fixed else args.seed)
     return 0
 
 

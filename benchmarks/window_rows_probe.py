@@ -81,6 +81,51 @@ def checked_times(op: str, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, fn
     return row
 
 
+def copy_rate(dev: torch.device) -> float:
+    """GB/s of a 256 MiB device-to-device copy (bytes read + written), graph-replayed."""
+    src = torch.empty(1 << 28, dtype=torch.uint8, device=dev)
+    dst = torch.empty_like(src)
+    return 2 * src.numel() / float(do_bench_cudagraph(lambda: dst.copy_(src), rep=30)) / 1e6
+
+
+def summarise(row: dict[str, Any], x: torch.Tensor, fns: dict[str, Any], copy_gbps: float, best_key: str,
+              candidate: Any, host_mib: float) -> None:
+    """Fill in a timed row (checked_times): MiB moved, % of copy per variant, host µs per call up to host_mib,
+    plain's and auto's ratio to the best of eager and Liger, and under best_key the fastest variant `candidate` (a
+    predicate on its label) accepts; then print it."""
+    mib = 2 * x.numel() * x.element_size() / 2**20
+    row["mib"] = mib
+    row["pct_copy"] = {k: 100 * mib * 2**20 / (us * 1e-6) / (copy_gbps * 1e9) for k, us in row["us"].items()}
+    if mib <= host_mib:
+        row["host_us"] = {k: host_us(fns[k]) for k in ("plain", "auto", "eager")}
+    torch.cuda.empty_cache()
+    u = row["us"]
+    base = min(u[k] for k in ("eager", "liger") if k in u)
+    mine = {k: v for k, v in u.items() if candidate(k)}
+    row["x_best_base"] = {k: base / u[k] for k in ("plain", "auto") if k in u}
+    row[best_key] = min(mine, key=mine.get) if mine else None
+    print(f"{row['op']:9s} {row['dtype']:8s} {row['M']}x{row['N']} ({mib:.0f} MiB): "
+          + "  ".join(f"{k} {v:.1f}" for k, v in u.items())
+          + (f"  host {row['host_us']}" if "host_us" in row else ""), flush=True)
+
+
+def report(rows: list[dict[str, Any]], best_key: str, path: str | None, copy_gbps: float, seed: int | None) -> None:
+    """The rows as JSON at path (if given) and as a table: ratios to the best baseline, % of copy."""
+    if path:
+        with open(path, "w") as fh:
+            json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+                       "triton": triton.__version__, "copy_gbps": copy_gbps, "seed": seed, "rows": rows}, fh,
+                      indent=1)
+    label = best_key.replace("_", "-")
+    print(f"\nop        dtype    shape            MiB   x best baseline: plain  auto | % copy: plain auto {label}")
+    for row in rows:
+        p, xb = row["pct_copy"], row["x_best_base"]
+        b = row[best_key]
+        print(f"{row['op']:9s} {row['dtype']:8s} {row['M']}x{row['N']:<7d} {row['mib']:6.0f}   "
+              f"{xb.get('plain', 0):5.2f} {xb.get('auto', 0):5.2f} | {p.get('plain', 0):4.0f} {p.get('auto', 0):4.0f} "
+              f"{p.get(b, 0):4.0f} {b}" + (" WRONG " + ",".join(row["wrong"]) if row["wrong"] else ""))
+
+
 def draw(r: random.Random, wide: bool, over: bool = False) -> tuple[str, torch.dtype, int, int]:
     """wide: rows wider than one block (the looped window forms), odd widths, at least 129 rows (fewer are split
     over programs under graph capture, rows_split.py). over: odd widths up to 35 % past a power of two of 1024-8192
@@ -120,9 +165,7 @@ def main() -> int:
     dev = torch.device("cuda")
     t = policy.target_for_device("cuda")
     print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, triton {triton.__version__}", flush=True)
-    src = torch.empty(1 << 28, dtype=torch.uint8, device=dev)
-    dst = torch.empty_like(src)
-    copy_gbps = 2 * src.numel() / float(do_bench_cudagraph(lambda: dst.copy_(src), rep=30)) / 1e6
+    copy_gbps = copy_rate(dev)
     print(f"copy {copy_gbps:.0f} GB/s", flush=True)
     r = random.Random(args.seed)
     rows: list[dict[str, Any]] = []
@@ -149,33 +192,9 @@ def main() -> int:
                     cfg = {"BLOCK": chunk, "num_warps": warps, "WINDOW": 1, "TABLE": table}
                     fns[f"c{chunk}w{warps}T{table}"] = lambda c=cfg: run(op, x, w, b, c)
         row = checked_times(op, x, w, b, fns)
-        mib = 2 * x.numel() * x.element_size() / 2**20
-        row["mib"] = mib
-        row["pct_copy"] = {k: 100 * mib * 2**20 / (us * 1e-6) / (copy_gbps * 1e9) for k, us in row["us"].items()}
-        if mib <= 64:
-            row["host_us"] = {k: host_us(fns[k]) for k in ("plain", "auto", "eager")}
-        torch.cuda.empty_cache()
-        u = row["us"]
-        base = min(u[k] for k in ("eager", "liger") if k in u)
-        wins = {k: v for k, v in u.items() if k.startswith(("w", "c"))}
-        best = min(wins, key=wins.get) if wins else None
-        row["x_best_base"] = {k: base / u[k] for k in ("plain", "auto") if k in u}
-        row["best_window"] = best
+        summarise(row, x, fns, copy_gbps, "best_window", lambda k: k.startswith(("w", "c")), 64)
         rows.append(row)
-        print(f"{op:9s} {row['dtype']:8s} {m}x{n} ({mib:.0f} MiB): " + "  ".join(f"{k} {v:.1f}" for k, v in u.items())
-              + (f"  host {row['host_us']}" if "host_us" in row else ""), flush=True)
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-                       "triton": triton.__version__, "copy_gbps": copy_gbps, "seed": args.seed, "rows": rows}, fh,
-                      indent=1)
-    print("\nop        dtype    shape          MiB   x best baseline: plain  auto | % copy: plain auto best-window")
-    for row in rows:
-        p, xb = row["pct_copy"], row["x_best_base"]
-        bw = row["best_window"]
-        print(f"{row['op']:9s} {row['dtype']:8s} {row['M']}x{row['N']:<7d} {row['mib']:6.0f}   "
-              f"{xb.get('plain', 0):5.2f} {xb.get('auto', 0):5.2f} | {p.get('plain', 0):4.0f} {p.get('auto', 0):4.0f} "
-              f"{p.get(bw, 0):4.0f} {bw}" + (" WRONG " + ",".join(row["wrong"]) if row["wrong"] else ""))
+    report(rows, "best_window", args.json, copy_gbps, args.seed)
     return 0
 
 
