@@ -22,7 +22,7 @@ from rocm_triton_doctor.kernels.base import (refuse_forward_ad,
     first_order_only, AotSpec, Case, DropoutCheck, Inputs, KernelSpec, cdiv, check_alias, check_device,
                                              check_dtype, check_p, dropout_args, prepare_out, randn, resolve_seed,
                                              row_layout, stream_seed, target_of)
-from rocm_triton_doctor.kernels.elementwise import tile_offsets
+from rocm_triton_doctor.kernels.elementwise import full_block, tile_offsets
 from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
@@ -48,6 +48,43 @@ def bias_gelu_dropout_residual_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, D
     y = dropout_tile(gelu_tanh(x + b[None, :], FAST_TANH), rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT,
                      BLOCK_M, BLOCK_N)
     tl.store(out_ptr + rows[:, None] * N + cols[None, :], (r + y).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def bias_gelu_dropout_residual_flat_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, n, N, sb, seed, threshold, scale,
+                                           HAS_DROPOUT: tl.constexpr, BLOCK: tl.constexpr, ONE_WRAP: tl.constexpr,
+                                           FAST_TANH: tl.constexpr = False):
+    """The same op over contiguous x, residual and out as n = M·N elements in one stretch (policy.bias_flat says
+    when): every block is read and written in whole 16-byte vectors whatever N is, where a row tile of an odd width
+    starts each row off a 16-byte boundary and is read one element at a time. The bias is gathered at column
+    (flat index) mod N; ONE_WRAP (BLOCK <= N): a block passes at most one row end, so one subtraction finds the
+    column. Dropout only where N % 8 == 0: then octet f // 8 of the stretch is octet col // 8 of row f // N, the
+    counter dropout_tile gives the row tile, so the mask is the same for every layout and form."""
+    pid = tl.program_id(0)
+    start = pid.to(tl.int64) * BLOCK
+    lanes = tl.arange(0, BLOCK)
+    col = (start % N).to(tl.int32) + lanes
+    if ONE_WRAP:
+        col = tl.where(col >= N, col - N, col)
+    else:
+        col = col % N
+    b = tl.load(bias_ptr + col.to(tl.int64) * sb).to(tl.float32)
+    full = full_block(pid, n, BLOCK)
+    if full:
+        x = tl.load(x_ptr + start + lanes).to(tl.float32)
+        r = tl.load(res_ptr + start + lanes).to(tl.float32)
+    else:
+        x = tl.load(x_ptr + start + lanes, mask=start + lanes < n, other=0.0).to(tl.float32)
+        r = tl.load(res_ptr + start + lanes, mask=start + lanes < n, other=0.0).to(tl.float32)
+    y = gelu_tanh(x + b, FAST_TANH)
+    if HAS_DROPOUT:  # a [1, BLOCK] tile at row 0 whose columns start at `start` (a multiple of 8): counter f // 8
+        y = tl.reshape(dropout_tile(tl.reshape(y, (1, BLOCK)), tl.zeros((1,), tl.int64), start, 8, seed, threshold,
+                                    scale, HAS_DROPOUT, 1, BLOCK), (BLOCK,))
+    o = (r + y).to(out_ptr.dtype.element_ty)
+    if full:
+        tl.store(out_ptr + start + lanes, o)
+    else:
+        tl.store(out_ptr + start + lanes, o, mask=start + lanes < n)
 
 
 def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor, p: float = 0.0,
@@ -80,7 +117,8 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
     if out is not None:  # a fresh output overlaps nothing
         check_alias(name, o, {"x": x, "residual": residual, "bias": bias}, in_place=("x", "residual"))
     N = x.shape[-1]
-    if x.is_contiguous() and residual.is_contiguous():  # the common case: no stride folding
+    dense = x.is_contiguous() and residual.is_contiguous()
+    if dense:  # the common case: no stride folding
         M, D1, D2, sx0, sx1, sx2, sr0, sr1, sr2 = (x.numel() // N if N else math.prod(x.shape[:-1])), 1, 1, N, 0, 0, N, 0, 0
     else:
         M, (D1, D2), [(sx0, sx1, sx2), (sr0, sr1, sr2)] = row_layout(name, tuple(x.shape), x.stride(), residual.stride(),
@@ -88,12 +126,18 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
     if M == 0 or N == 0:
         return o
     target = target_of(x)
-    cfg = policy.shared(policy.tile2d_config, target, M, N)
-    grid = (cdiv(M, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))
-    site = Site(bias_gelu_dropout_residual_kernel, grid,
-                (DYN,) * 4 + (M, N, D1, D2, sx0, sx1, sx2, x.stride(-1), sr0, sr1, sr2, residual.stride(-1), bias.stride(0))
-                + (DYN,) * 3,
-                {"HAS_DROPOUT": p > 0.0, "FAST_TANH": policy.fast_tanh(target, x.element_size()), **cfg})
+    tanh = policy.fast_tanh(target, x.element_size())
+    if dense and policy.bias_flat(target, N, p > 0.0):
+        cfg = policy.shared(policy.bias_flat_config, target, M * N)
+        site = Site(bias_gelu_dropout_residual_flat_kernel, (cdiv(M * N, cfg["BLOCK"]),),
+                    (DYN,) * 4 + (M * N, N, bias.stride(0)) + (DYN,) * 3,
+                    {"HAS_DROPOUT": p > 0.0, "ONE_WRAP": cfg["BLOCK"] <= N, "FAST_TANH": tanh, **cfg})
+    else:
+        cfg = policy.shared(policy.tile2d_config, target, M, N)
+        grid = (cdiv(M, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))
+        site = Site(bias_gelu_dropout_residual_kernel, grid,
+                    (DYN,) * 4 + (M, N, D1, D2, sx0, sx1, sx2, x.stride(-1), sr0, sr1, sr2, residual.stride(-1),
+                                  bias.stride(0)) + (DYN,) * 3, {"HAS_DROPOUT": p > 0.0, "FAST_TANH": tanh, **cfg})
     call_plans.run(_PLANS, key, site, (x, bias, residual, o, stream_seed(seed, STREAM), *dropout_args(p)),
                    x.is_contiguous())
     return o
@@ -304,7 +348,15 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     bsig = {"dy_ptr": "*bf16", "x_ptr": "*bf16", "bias_ptr": "*bf16", "dx_ptr": "*bf16", "dbp_ptr": "*fp32", "M": "i32",
             "N": "i32", "seed": "i64", "threshold": "u32", "scale": "fp32"}
     bconst = {"sb": 1, "HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
+    fcfg = policy.bias_flat_config(target, 32768 * 4481)
+    fsig = {"x_ptr": "*bf16", "bias_ptr": "*bf16", "res_ptr": "*bf16", "out_ptr": "*bf16", "n": "i64", "N": "i32",
+            "seed": "i64", "threshold": "u32", "scale": "fp32"}
+    # An odd width (the flat form's reason) without dropout, as it runs at inference.
+    fconst = {"sb": 1, "HAS_DROPOUT": False, "BLOCK": fcfg["BLOCK"], "ONE_WRAP": True,
+              "FAST_TANH": policy.fast_tanh(target, 2)}
     return [AotSpec("bias_gelu_dropout_residual bf16", bias_gelu_dropout_residual_kernel, sig, const, cfg),
+            AotSpec("bias_gelu_dropout_residual flat bf16 H4481", bias_gelu_dropout_residual_flat_kernel, fsig, fconst,
+                    fcfg),
             AotSpec("bias_gelu_dropout_residual backward bf16", _bias_gelu_dropout_residual_backward_kernel, bsig, bconst,
                     cfg)]
 

@@ -299,6 +299,26 @@ def tile2d_config(t: Target, M: int, N: int) -> dict[str, Any]:
     return {"BLOCK_M": 4096 // bn, "BLOCK_N": bn, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
 
 
+# The flat form of bias+GELU+dropout+residual (bias_gelu_dropout_residual_flat_kernel): benchmarks switch it off to
+# time the row tiles against it.
+BIAS_FLAT = True
+
+
+def bias_flat(t: Target, N: int, dropout: bool) -> bool:
+    """Whether contiguous bias+GELU+dropout+residual runs as one flat stretch of M·N elements instead of row tiles:
+    wherever the dropout mask comes out the same (no dropout, or N % 8 == 0: the kernel's docstring). Not measured
+    yet."""
+    return BIAS_FLAT and (not dropout or N % 8 == 0)
+
+
+@cached_config
+def bias_flat_config(t: Target, n: int) -> dict[str, Any]:
+    """BLOCK and warps of the flat bias+GELU+dropout+residual kernel over n elements. Not measured yet."""
+    if t.interpreter:  # few programs (the interpreter pays per program), as tile2d_config
+        return {"BLOCK": max(1024, min(1 << 14, _next_pow2(n))), "num_warps": 4}
+    return {"BLOCK": 2048, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
+
+
 def fast_tanh(t: Target, elem_size: int) -> bool:
     """The hardware tanh for GELU (common.gelu_tanh): NVIDIA, 16-bit outputs. The bias+GELU+dropout+residual kernel
     runs out of ALU before bandwidth at 16 bits (Philox, GELU and conversions are ~45 instructions per element)."""

@@ -229,3 +229,56 @@ def test_narrow_rows_take_a_block_as_wide_as_the_row() -> None:
     x, b, r = torch.randn(300, 3), torch.randn(3), torch.randn(300, 3)  # the interpreter's narrow blocks, checked
     ref = r.double() + bias_gelu_dropout_residual.reference_undropped(x, b)
     torch.testing.assert_close(bgdr(x, b, r).double(), ref, rtol=1e-4, atol=1e-4)
+
+
+# --- the flat form (bias_gelu_dropout_residual_flat_kernel, session 28) ---------------------------------------------
+
+def _both_forms(x: torch.Tensor, b: torch.Tensor, r: torch.Tensor, p: float) -> tuple[torch.Tensor, torch.Tensor]:
+    from rocm_triton_doctor.kernels import call_plans, policy
+
+    outs = []
+    for flat in (True, False):
+        policy.BIAS_FLAT = flat
+        call_plans.clear()
+        try:
+            outs.append(bgdr(x, b, r, p, seed=5))
+        finally:
+            policy.BIAS_FLAT = True
+            call_plans.clear()
+    return outs[0], outs[1]
+
+
+@pytest.mark.parametrize("shape,dtype,p", [
+    ((2, 7, 129), torch.float32, 0.0),  # odd width, several rows a block (col = flat index mod N)
+    ((1, 5, 3), torch.float16, 0.0),
+    ((2, 17000), torch.bfloat16, 0.0),  # BLOCK <= N in the interpreter: ONE_WRAP, a block across a row end
+    ((2, 17000), torch.float32, 0.0),
+    ((3, 11, 64), torch.bfloat16, 0.2),  # dropout at N % 8 == 0: the same mask as the row tiles
+    ((2, 300, 40), torch.float32, 0.3),
+    ((3, 16384 + 8), torch.float16, 0.5),
+    ((9, 1), torch.float32, 0.0),
+])
+def test_flat_form_equals_the_row_tiles_bit_for_bit(shape: tuple[int, ...], dtype: torch.dtype, p: float) -> None:
+    g = torch.Generator().manual_seed(3)
+    x, r = torch.randn(shape, generator=g).to(dtype), torch.randn(shape, generator=g).to(dtype)
+    b = torch.randn(shape[-1], generator=g)  # fp32 bias under 16-bit activations too
+    flat, tiles = _both_forms(x, b, r, p)
+    assert torch.equal(flat, tiles)
+    if p == 0:
+        assert_matches(flat, _ref(x, b, r), dtype)
+
+
+def test_flat_form_is_taken_only_where_the_mask_is_the_row_tiles_mask() -> None:
+    from rocm_triton_doctor.kernels import policy
+
+    t = policy.target_from_name("sm_90")
+    assert policy.bias_flat(t, 4481, dropout=False)
+    assert policy.bias_flat(t, 4480, dropout=True)
+    assert not policy.bias_flat(t, 4481, dropout=True)  # octets would straddle rows: the row tiles keep it
+    assert not policy.bias_flat(t, 12, dropout=True)
+
+
+def test_flat_form_reads_a_strided_bias_and_a_wide_row() -> None:
+    x, r = torch.randn(3, 17001), torch.randn(3, 17001)
+    b = torch.randn(2 * 17001)[::2]
+    assert_matches(bgdr(x, b, r), _ref(x, b, r), torch.float32)
