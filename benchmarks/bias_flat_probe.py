@@ -120,7 +120,7 @@ def main() -> int:
         rows.append(row)
         print(f"{row['dtype']:8s} {B}x{S}x{H} p={p} ({mib:.0f} MiB): " + "  ".join(f"{k} {v:.1f}" for k, v in u.items()),
               flush=True)
-        del x, res, b, o, tile_out
+        fns.clear()
         torch.cuda.empty_cache()
     if args.json:
         with open(args.json, "w") as fh:
