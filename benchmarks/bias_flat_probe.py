@@ -33,7 +33,11 @@ from window_rows_probe import copy_rate
 FIXED = [(1, 18447, 4481, torch.bfloat16, 0.0), (8, 16785, 392, torch.float16, 0.0), (4, 9515, 1299, torch.float32, 0.1),
          (8, 7868, 811, torch.float32, 0.0), (1, 473047, 124, torch.bfloat16, 0.0), (4, 85826, 121, torch.float16, 0.0),
          (16, 2048, 8192, torch.float32, 0.1), (16, 2048, 8192, torch.bfloat16, 0.1), (4, 512, 4096, torch.float16, 0.1),
-         (8, 1024, 4096, torch.bfloat16, 0.1), (1, 165, 10288, torch.float16, 0.0), (4, 442, 1076, torch.bfloat16, 0.0)]
+         (8, 1024, 4096, torch.bfloat16, 0.1), (1, 165, 10288, torch.float16, 0.0), (4, 442, 1076, torch.bfloat16, 0.0),
+         # session 28's first run: narrow rows (the flat form's column by an fp32 quotient) and aligned widths
+         (1, 28256, 240, torch.bfloat16, 0.0), (1, 40000, 200, torch.float16, 0.1), (1, 500000, 96, torch.bfloat16, 0.0),
+         (1, 900000, 48, torch.float16, 0.1), (1, 4015, 8208, torch.float32, 0.1), (1, 14861, 4176, torch.bfloat16, 0.1),
+         (1, 130163, 832, torch.float32, 0.1), (1, 92266, 560, torch.float16, 0.1)]
 FLAT = ((1024, 4), (2048, 4), (2048, 8), (4096, 4), (4096, 8))
 
 
@@ -67,7 +71,7 @@ def tiles(x: torch.Tensor, b: torch.Tensor, res: torch.Tensor, p: float) -> torc
     try:
         return bg.bias_gelu_dropout_residual(x, b, res, p, 7)
     finally:
-        policy.BIAS_FLAT = True
+        policy.BIAS_FLAT = None
         call_plans.clear()
 
 

@@ -8,8 +8,8 @@ first; host µs per call (no graphs) for plain, auto and eager on the small shap
 
     PYTHONPATH=/tmp/site:.:benchmarks python benchmarks/window_rows_probe.py --seed 1 --count 24 --json w.json
     ... --over: widths just past a power of two (hunt 22's LayerNorm bf16 2027x9303 ran at 24 % of copy in a
-    16384-lane window), the one-block windows against looped ones in half- and quarter-block chunks (session 27 wrote
-    it; not run yet)
+    16384-lane window), the one-block windows against looped ones in half- and quarter-block chunks (session 28 ran
+    it: only LayerNorm's 8192-lane windows gained); --ops layernorm draws that op alone
 """
 
 from __future__ import annotations
@@ -126,11 +126,12 @@ def report(rows: list[dict[str, Any]], best_key: str, path: str | None, copy_gbp
               f"{p.get(b, 0):4.0f} {b}" + (" WRONG " + ",".join(row["wrong"]) if row["wrong"] else ""))
 
 
-def draw(r: random.Random, wide: bool, over: bool = False) -> tuple[str, torch.dtype, int, int]:
+def draw(r: random.Random, wide: bool, over: bool = False,
+         ops: tuple[str, ...] = ("softmax", "rmsnorm", "layernorm")) -> tuple[str, torch.dtype, int, int]:
     """wide: rows wider than one block (the looped window forms), odd widths, at least 129 rows (fewer are split
     over programs under graph capture, rows_split.py). over: odd widths up to 35 % past a power of two of 1024-8192
     elements (a one-block window then leaves up to half its lanes idle)."""
-    op = r.choice(("softmax", "rmsnorm", "layernorm"))
+    op = r.choice(ops)
     dt = r.choice(DTYPES)
     v = 16 // dt.itemsize
     n = 0
@@ -161,6 +162,7 @@ def main() -> int:
     ap.add_argument("--wide", action="store_true", help="rows wider than one block (the looped window forms)")
     ap.add_argument("--over", action="store_true",
                     help="widths just past a power of two, with the looped windows in half- and quarter-block chunks")
+    ap.add_argument("--ops", default="softmax,rmsnorm,layernorm", help="the ops to draw, comma-separated")
     args = ap.parse_args()
     dev = torch.device("cuda")
     t = policy.target_for_device("cuda")
@@ -170,7 +172,7 @@ def main() -> int:
     r = random.Random(args.seed)
     rows: list[dict[str, Any]] = []
     for _ in range(args.count):
-        op, dt, m, n = draw(r, args.wide, args.over)
+        op, dt, m, n = draw(r, args.wide, args.over, tuple(args.ops.split(",")))
         x = torch.randn(m, n, device=dev, dtype=dt)
         w = torch.randn(n, device=dev, dtype=dt)
         b = torch.randn(n, device=dev, dtype=dt)

@@ -299,16 +299,21 @@ def tile2d_config(t: Target, M: int, N: int) -> dict[str, Any]:
     return {"BLOCK_M": 4096 // bn, "BLOCK_N": bn, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
 
 
-# The flat form of bias+GELU+dropout+residual (bias_gelu_dropout_residual_flat_kernel): benchmarks switch it off to
-# time the row tiles against it.
-BIAS_FLAT = True
+# The flat form of bias+GELU+dropout+residual (bias_gelu_dropout_residual_flat_kernel): None: bias_flat's rule; True:
+# wherever the mask allows it; False: never (benchmarks and tests time and compare the two forms).
+BIAS_FLAT: bool | None = None
 
 
-def bias_flat(t: Target, N: int, dropout: bool) -> bool:
-    """Whether contiguous bias+GELU+dropout+residual runs as one flat stretch of M·N elements instead of row tiles:
-    wherever the dropout mask comes out the same (no dropout, or N % 8 == 0: the kernel's docstring). Not measured
-    yet."""
-    return BIAS_FLAT and (not dropout or N % 8 == 0)
+def bias_flat(N: int, dropout: bool) -> bool:
+    """Whether contiguous bias+GELU+dropout+residual over rows of N runs as one flat stretch of M·N elements instead
+    of tile2d_config's row tiles. Only where the dropout mask comes out the same (no dropout, or N % 8 == 0: the
+    kernel's docstring), and by rule where the row tiles are slow: N not a multiple of 16 (Triton marks an int
+    divisible by 16 or not, so the tiles' row starts rows·N read one element at a time, 16-byte aligned or not) or N
+    not a multiple of the tiles' BLOCK_N (lanes idle). Measured ... (filled in below)."""
+    if BIAS_FLAT is False or (dropout and N % 8):
+        return False
+    bn = max(16, min(512, _next_pow2(N)))  # tile2d_config's BLOCK_N
+    return BIAS_FLAT is True or N % 16 != 0 or N % bn != 0
 
 
 @cached_config

@@ -243,7 +243,7 @@ def _both_forms(x: torch.Tensor, b: torch.Tensor, r: torch.Tensor, p: float) -> 
         try:
             outs.append(bgdr(x, b, r, p, seed=5))
         finally:
-            policy.BIAS_FLAT = True
+            policy.BIAS_FLAT = None
             call_plans.clear()
     return outs[0], outs[1]
 
@@ -271,14 +271,31 @@ def test_flat_form_equals_the_row_tiles_bit_for_bit(shape: tuple[int, ...], dtyp
 def test_flat_form_is_taken_only_where_the_mask_is_the_row_tiles_mask() -> None:
     from rocm_triton_doctor.kernels import policy
 
-    t = policy.target_from_name("sm_90")
-    assert policy.bias_flat(t, 4481, dropout=False)
-    assert policy.bias_flat(t, 4480, dropout=True)
-    assert not policy.bias_flat(t, 4481, dropout=True)  # octets would straddle rows: the row tiles keep it
-    assert not policy.bias_flat(t, 12, dropout=True)
+    assert policy.bias_flat(4481, dropout=False)  # odd: the row tiles read one element at a time
+    assert policy.bias_flat(392, dropout=False)  # even, but not a multiple of 16: the same
+    assert policy.bias_flat(4176, dropout=True)  # a multiple of 16 that leaves a 512-wide tile's lanes idle
+    assert not policy.bias_flat(4481, dropout=True)  # octets would straddle rows: the row tiles keep it
+    assert not policy.bias_flat(12, dropout=True)
+    assert not policy.bias_flat(8192, dropout=True)  # the tiles fit the row and read whole vectors
+    assert not policy.bias_flat(64, dropout=False)
 
 
 def test_flat_form_reads_a_strided_bias_and_a_wide_row() -> None:
     x, r = torch.randn(3, 17001), torch.randn(3, 17001)
     b = torch.randn(2 * 17001)[::2]
     assert_matches(bgdr(x, b, r), _ref(x, b, r), torch.float32)
+
+
+@pytest.mark.parametrize("block", [64, 2048])
+@pytest.mark.parametrize("N", [1, 3, 7, 41, 47, 63, 65, 97, 127, 129, 255, 257, 1000, 1023, 1025, 2047, 2049, 4095])
+def test_flat_columns_over_many_blocks(monkeypatch: pytest.MonkeyPatch, N: int, block: int) -> None:
+    # The device's block sizes (ONE_WRAP where block <= N, else the column by an fp32 quotient, which may be one under
+    # and is corrected: at N = 41, 47 and 97 among others): every column of several blocks against the row tiles.
+    from rocm_triton_doctor.kernels import policy
+
+    monkeypatch.setattr(policy, "bias_flat_config", lambda t, n: {"BLOCK": block, "num_warps": 4})
+    M = max(2, -(-3 * block // N))
+    g = torch.Generator().manual_seed(N)
+    x, r, b = torch.randn(M, N, generator=g), torch.randn(M, N, generator=g), torch.randn(N, generator=g)
+    flat, tiles = _both_forms(x, b, r, 0.0)
+    assert torch.equal(flat, tiles)
