@@ -127,7 +127,7 @@ def report(rows: list[dict[str, Any]], best_key: str, path: str | None, copy_gbp
 
 
 def draw(r: random.Random, wide: bool, over: bool = False,
-         ops: tuple[str, ...] = ("softmax", "rmsnorm", "layernorm")) -> tuple[str, torch.dtype, int, int]:
+         ops: tuple[str, ...] = ("softmax", "rmsnorm", "layernorm"), p2_exp: int = 0) -> tuple[str, torch.dtype, int, int]:
     """wide: rows wider than one block (the looped window forms), odd widths, at least 129 rows (fewer are split
     over programs under graph capture, rows_split.py). over: odd widths up to 35 % past a power of two of 1024-8192
     elements (a one-block window then leaves up to half its lanes idle)."""
@@ -137,7 +137,7 @@ def draw(r: random.Random, wide: bool, over: bool = False,
     n = 0
     while n % v == 0:
         if over:
-            p2 = 1 << r.randint(10, 13 if dt.itemsize == 2 else 12)
+            p2 = 1 << (min(p2_exp, 13 if dt.itemsize == 2 else 12) if p2_exp else r.randint(10, 13 if dt.itemsize == 2 else 12))
             n = r.randint(p2 + 1, int(p2 * 1.35)) | 1
             continue
         if wide:
@@ -163,6 +163,7 @@ def main() -> int:
     ap.add_argument("--over", action="store_true",
                     help="widths just past a power of two, with the looped windows in half- and quarter-block chunks")
     ap.add_argument("--ops", default="softmax,rmsnorm,layernorm", help="the ops to draw, comma-separated")
+    ap.add_argument("--p2", type=int, default=0, help="--over: the power of two (its exponent) the widths pass")
     args = ap.parse_args()
     dev = torch.device("cuda")
     t = policy.target_for_device("cuda")
@@ -172,7 +173,7 @@ def main() -> int:
     r = random.Random(args.seed)
     rows: list[dict[str, Any]] = []
     for _ in range(args.count):
-        op, dt, m, n = draw(r, args.wide, args.over, tuple(args.ops.split(",")))
+        op, dt, m, n = draw(r, args.wide, args.over, tuple(args.ops.split(",")), args.p2)
         x = torch.randn(m, n, device=dev, dtype=dt)
         w = torch.randn(n, device=dev, dtype=dt)
         b = torch.randn(n, device=dev, dtype=dt)

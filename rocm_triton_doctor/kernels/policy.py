@@ -309,7 +309,12 @@ def bias_flat(N: int, dropout: bool) -> bool:
     of tile2d_config's row tiles. Only where the dropout mask comes out the same (no dropout, or N % 8 == 0: the
     kernel's docstring), and by rule where the row tiles are slow: N not a multiple of 16 (Triton marks an int
     divisible by 16 or not, so the tiles' row starts rows·N read one element at a time, 16-byte aligned or not) or N
-    not a multiple of the tiles' BLOCK_N (lanes idle). Measured ... (filled in below)."""
+    not a multiple of the tiles' BLOCK_N (lanes idle). H200, % of copy bandwidth, row tiles -> flat
+    (benchmarks/bias_flat_probe.py, docs/measurements/2026-11-29-h200-s28-bias-flat-s{1,2}.json): hunt 22's rows bf16
+    1x18447x4481 46 -> 100, fp16 8x16785x392 48 -> 100, fp32 8x7868x811 81 -> 101, bf16 1x473047x124 76 -> 96; 16
+    fresh draws (seed 2) 7 faster by more than 5 %, none slower. Flat everywhere (seed 1) lost where the tiles fit:
+    16-bit with dropout at N = 4096/8192 (92 -> 84, 96 -> 87 %) and bf16 N = 240 (108 -> 89, with an integer % for
+    the column; 102 with the fp32 quotient), so those keep the tiles (N = 240 by the rule's second half, 102 %)."""
     if BIAS_FLAT is False or (dropout and N % 8):
         return False
     bn = max(16, min(512, _next_pow2(N)))  # tile2d_config's BLOCK_N
@@ -318,7 +323,11 @@ def bias_flat(N: int, dropout: bool) -> bool:
 
 @cached_config
 def bias_flat_config(t: Target, n: int) -> dict[str, Any]:
-    """BLOCK and warps of the flat bias+GELU+dropout+residual kernel over n elements. Not measured yet."""
+    """BLOCK and warps of the flat bias+GELU+dropout+residual kernel over n elements. H200 (bias_flat's runs):
+    2048 elements with 4 warps was within 5 % of the best of 1024-4096 with 4 or 8 warps on 20 of seed 2's 29 rows
+    that take the flat form, and 10 % at most off it elsewhere (1024 best on small problems, 4096 on 16-bit dropout:
+    fp16 1x92266x560 94.2 us against 102.6); 4096 lost on small ones (bf16 1x301x12405 7.0 us against 5.4 in seed
+    1). Not timed on AMD."""
     if t.interpreter:  # few programs (the interpreter pays per program), as tile2d_config
         return {"BLOCK": max(1024, min(1 << 14, _next_pow2(n))), "num_warps": 4}
     return {"BLOCK": 2048, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}

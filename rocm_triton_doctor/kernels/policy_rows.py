@@ -225,6 +225,12 @@ def _window_config(t: Target, n_cols: int, elem_size: int, table: bool, params: 
         return None
     warps = WINDOW_WARPS.get(elem_size, {}).get(block, 4)
     table = table and params > 0 and (elem_size == 2 or (params == 2 and block * elem_size <= 32768))
+    if elem_size == 2 and block == 8192 and params == 2 and table:
+        # LayerNorm's 8192-lane windows with both parameters from their tables (the RMSNorm row above, one parameter,
+        # keeps 8): H200, µs at 8 -> 4 warps (benchmarks/window_rows_probe.py --over, docs/measurements/2026-11-29-
+        # h200-s28-window-over*.json): fp16 65372x5511 690 -> 579, bf16 25185x5455 273 -> 227, bf16 16161x4737 172 ->
+        # 144; RMSNorm bf16 31626x4825 182 at 8, 214 at 4. Looped windows in 2048-lane chunks tied or lost there.
+        warps = 4
     if elem_size == 2 and block == 16384 and params and not table:
         # The parameters read at the shift want 8 warps there (4 are for rows without them or from tables): LayerNorm
         # bf16 1765x10989 w4 98.0 / w8 68.9 / w16 69.6 us, fp16 87x11547 10.0 / 5.2 / 5.5 (…-s26-window-rows-s1.json).
