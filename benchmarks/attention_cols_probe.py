@@ -10,6 +10,8 @@ Usage (GPU): PYTHONPATH=.:benchmarks python benchmarks/attention_cols_probe.py [
        and with --flex torch's own Triton attention (flex_attention under torch.compile) beside SDPA.
        ... --set shortk: long query blocks against 17-128 keys (session 22), fewer stages and 128-key tiles, and
        "old" (the policy before its short-key rule); with --fresh SEED -n N, N random such shapes.
+       ... --set grid: hunt 22's rows under 0.9 (few programs, D >= 112) over tiles that change the grid and the
+       programs an SM holds, and the split-key kernel (session 28); with --fresh SEED -n N, N random shapes a class.
 """
 
 from __future__ import annotations
@@ -62,6 +64,16 @@ SHORTK = [(5, 40, 1, 4455, 89, 128, BF, False, True), (14, 8, 4, 2319, 89, 96, B
           (4, 16, 16, 4096, 128, 64, FP, False, False), (2, 32, 4, 8192, 100, 128, BF, True, False),
           (1, 32, 32, 4096, 33, 128, BF, False, False), (3, 24, 8, 3000, 120, 80, FP, False, True),
           (6, 16, 2, 2500, 70, 160, BF, False, False), (2, 8, 1, 6000, 17, 64, BF, True, True)]
+
+
+# session 28: hunt 22's (seed 22) attention rows under 0.9x SDPA, most with few programs: with 64-row tiles (the
+# policy's small_grid tiles at D > 160) bf16 B1 H4 S2655 S_k 1789 D256 makes 168 programs on 132 SMs, and at 160 KiB
+# of shared memory a program one fits an SM: two waves, the second a quarter full
+GRID = [(1, 4, 4, 2655, 1789, 256, BF, False, False), (2, 12, 4, 495, 495, 256, BF, False, False),
+        (10, 32, 4, 248, 248, 192, FP, True, False), (2, 16, 1, 1691, 1691, 192, BF, False, False),
+        (1, 32, 2, 1950, 1950, 192, BF, True, False), (6, 16, 1, 836, 836, 160, FP, True, True),
+        (15, 32, 8, 873, 873, 256, FP, False, True), (6, 8, 2, 2367, 2367, 112, FP, True, True),
+        (10, 16, 1, 2449, 2449, 112, BF, True, False), (6, 8, 2, 4790, 4790, 256, FP, True, False)]
 
 
 def p(bm: int, bn: int, w: int, s: int, split: bool = True) -> dict[str, Any]:
@@ -117,6 +129,22 @@ def variants_s21(D: int) -> list[tuple[str, str, dict[str, Any] | None]]:
     return out
 
 
+def variants_grid(D: int, causal: bool) -> list[tuple[str, str, dict[str, Any] | None]]:
+    """--set grid: tiles that change how many programs a grid makes and how many fit an SM (one stage: two 64-row
+    programs at D = 256), and without a causal mask the split-key kernel (attention_split.py) in 2 and 3 parts."""
+    out: list[tuple[str, str, dict[str, Any] | None]] = [("auto", "auto", None)]
+    out += [("p64x64w4s2", "pointer", p(64, 64, 4, 2)), ("p64x64w4s1", "pointer", p(64, 64, 4, 1)),
+            ("p128x64w8s2", "pointer", p(128, 64, 8, 2)), ("p128x64w8s1", "pointer", p(128, 64, 8, 1)),
+            ("p64x32w4s2", "pointer", p(64, 32, 4, 2)), ("p32x64w4s2", "pointer", p(32, 64, 4, 2)),
+            ("p64x64w8s1", "pointer", p(64, 64, 8, 1))]
+    if D <= 128:
+        out += [("p128x64w8s3", "pointer", p(128, 64, 8, 3)), ("p64x64w4s3", "pointer", p(64, 64, 4, 3))]
+    if not causal:
+        out += [(f"k{n}x64x64w4s2", "pointer", {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2,
+                                                 "SPLITS": n}) for n in (2, 3)]
+    return out
+
+
 _FLEX: Any = None
 
 
@@ -165,13 +193,28 @@ def fresh_shortk(seed: int, n: int) -> list[tuple[Any, ...]]:
     return out
 
 
+def fresh_grid(seed: int, n: int) -> list[tuple[Any, ...]]:
+    """--set grid --fresh SEED: n random shapes a head-dim class (112-128, 144-192, 256) with few query tiles: B·H of
+    4-32, S_q 400-4096."""
+    r = random.Random(seed)
+    out: list[tuple[Any, ...]] = []
+    for dims in ((112, 128), (144, 160, 192), (256,)):
+        for _ in range(n):
+            h = r.choice((4, 8, 12, 16))
+            hk = r.choice([x for x in (1, 2, 4, h) if h % x == 0])
+            s = int(2 ** r.uniform(8.6, 12))
+            out.append((r.choice((1, 1, 2)), h, hk, s, s if r.random() < 0.6 else int(2 ** r.uniform(9, 12)),
+                        r.choice(dims), r.choice((BF, FP)), r.random() < 0.4, r.random() < 0.5))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--fresh", type=int, metavar="SEED", help="random shapes instead of the fixed rows")
     ap.add_argument("-n", type=int, default=8, help="--fresh: shapes per head-dim class")
     ap.add_argument("--only", help="comma-separated variant labels to run (default: all)")
-    ap.add_argument("--set", choices=("s20", "s21", "d112", "seed", "shortk"), default="s20",
+    ap.add_argument("--set", choices=("s20", "s21", "d112", "seed", "shortk", "grid"), default="s20",
                     help="the fixed rows (and their variants)")
     ap.add_argument("--flex", action="store_true", help="also time torch's flex_attention (compiled)")
     args = ap.parse_args()
@@ -182,8 +225,8 @@ def main() -> None:
     rows = []
     cb = attention.column_blocks
     halves = lambda D, split=True: (D // 2, D // 2) if split and D in (128, 256) else cb(D, split)  # noqa: E731
-    fixed = {"s20": FIXED, "s21": S21, "d112": D112, "seed": SEED, "shortk": SHORTK}[args.set]
-    pick = fresh_shortk if args.set == "shortk" else fresh
+    fixed = {"s20": FIXED, "s21": S21, "d112": D112, "seed": SEED, "shortk": SHORTK, "grid": GRID}[args.set]
+    pick = fresh_shortk if args.set == "shortk" else fresh_grid if args.set == "grid" else fresh
     for shape in pick(args.fresh, args.n) if args.fresh is not None else fixed:
         B, H, H_kv, S_q, S_k, D, dt, causal, bshd = shape
         q, k, v = make(B, H, H_kv, S_q, S_k, D, dt, bshd, g)
@@ -192,7 +235,7 @@ def main() -> None:
         name = shape_name(shape)
         row: dict[str, Any] = {"shape": name, "gflop": gflop, "sdpa": sdpa_times(q, k, v, causal)}
         vs = (variants_shortk(D) if args.set == "shortk" else variants_s21(D) if args.set in ("s21", "d112", "seed")
-              else variants(D))
+              else variants_grid(D, causal) if args.set == "grid" else variants(D))
         for label, kern, cfg in vs:
             if only and label not in only and label not in ("auto", "pad"):
                 continue
