@@ -229,7 +229,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     cfg = _checked_config(chosen) if (chosen := cached or config) is not None else policy.attention_config(
         target, width, q.element_size(), bool(causal), tma=use != "pointer",
         mid=flops < policy.TMA_ATTENTION_MIN_FLOPS, split=split and use == "tma_device",
-        small_grid=cdiv(S_q, 128) * B * H < device_cus(dev), keys=S_k if use == "pointer" else 0)
+        small_grid=policy.attention_small_grid(B, H, S_q, device_cus(dev)), keys=S_k if use == "pointer" else 0)
     grid = (cdiv(S_q, cfg["BLOCK_M"]), H, B)
     if use == "tma_device":
         from rocm_triton_doctor.kernels import attention_tma

@@ -364,7 +364,8 @@ def _next_pow2(n: int) -> int:
 from rocm_triton_doctor.kernels.policy_attention import (  # noqa: E402,F401
     SHORT_KEYS, SHORT_KEYS_NARROW, TMA_ATTENTION_MIN_FLOPS, TMA_DEVICE_ATTENTION_MIN_FLOPS,
     TMA_DEVICE_NONCAUSAL_MID_D_MIN_FLOPS, attention_backward_config,
-    attention_config, attention_kernel, attention_split_config, attention_use_tma, column_blocks, pointer_column_split,
+    attention_config, attention_kernel, attention_small_grid, attention_split_config, attention_use_tma, column_blocks,
+    pointer_column_split,
     tensor_desc_device_supported)
 from rocm_triton_doctor.kernels.policy_waves import (  # noqa: E402,F401
     SKINNY_N, _decode_config, _split_k, gemm_skinny_config, gemm_split_latency_bound, gemm_split_small_grid,

@@ -115,6 +115,12 @@ def pointer_column_split(t: Target, head_dim: int) -> bool:
     return head_dim > 64
 
 
+def attention_small_grid(B: int, H: int, S_q: int, cus: int) -> bool:
+    """attention_config's small_grid: 64-row query tiles make no more programs than the device has SMs/CUs (cus; 0:
+    unknown, never small)."""
+    return -(-S_q // 64) * B * H <= cus
+
+
 @cached_config
 def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = False,
                      tma: bool = False, mid: bool = False, split: bool = False,
@@ -122,8 +128,8 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
     """Tiles for the attention kernels; head_dim is the columns the kernel computes: the padded BLOCK_D (a power of
     two, 16 to 256), or for the pointer kernel in two column blocks their sum (160 for 128 + 32). tma: for either
     TMA kernel (host or device descriptors). split: the device-descriptor kernel covers the head dim in two column
-    blocks (column_blocks: D = 72 as 64 + 16, 160 as 128 + 32, 192 as 128 + 64). small_grid: 128-row query tiles
-    would make fewer programs than the GPU has SMs/CUs. keys: the key range S_k (0: not given)."""
+    blocks (column_blocks: D = 72 as 64 + 16, 160 as 128 + 32, 192 as 128 + 64). small_grid: 64-row query tiles
+    make no more programs than the GPU has SMs/CUs (one wave). keys: the key range S_k (0: not given)."""
     if t.interpreter:
         return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 1}
     if tma and split:
@@ -163,6 +169,13 @@ def attention_config(t: Target, head_dim: int, elem_size: int, causal: bool = Fa
             # S125 1.23 against 1.03, 5 rows).
             # --compile-only sm_90, Triton 3.9 (docs/measurements/2026-11-28-s20-compile-only-attention.json): 192
             # columns 128x64 w8 0 spills (242 registers), 160 columns 64x64 w4 0 (233), 256 columns 128x64 w8 56 bytes.
+            # Which grids are small (session 28, benchmarks/attention_cols_probe.py --set grid, docs/measurements/
+            # 2026-11-29-h200-s28-attn-grid*.json): a 64x64 program at 192-256 columns takes 160 KiB of shared memory
+            # in 2 stages, so one fits an SM, and 64-row tiles win only where all their programs run in one wave. Where
+            # 128-row tiles had made fewer programs than SMs but 64-row ones more (the earlier rule), the second wave
+            # cost half: bf16 B1 H4 S2655 S_k 1789 D256 (168 programs) 0.48 against 128x64 w8's 0.84, B2 H12/4 S495
+            # D256 (192) 0.55 against 0.88. Programs <= SMs separates all 20 rows of D 192/256 timed with both tiles
+            # (the 13 of session 20, the 7 of session 28).
             if head_dim <= 160 or small_grid:
                 return {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}
             return {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}

@@ -207,10 +207,23 @@ WINDOW_WARPS = {2: {8192: 8, 16384: 4, 32768: 16}, 4: {16384: 8}}  # 4 warps els
 # tables won on 9 of the 11 norm rows at either warps (fp16 2390x37590 209 at the shift).
 WINDOW_LOOPED_WARPS = 16
 WINDOW_LOOPED_WARPS_TWO_PARAMS = 8
+# 16-bit norms whose window would be 16384 lanes (odd N of 8193-16377) run it looped, in WINDOW_WIDE_CHUNK-lane chunks
+# at 8 warps, from WINDOW_CHUNKS_MIN_BYTES of x. H200, µs, the one-block window -> chunks (benchmarks/
+# window_rows_probe.py --over, docs/measurements/2026-11-29-h200-s28-window-over-{ln-s6,p13-s8}.json): RMSNorm fp16
+# 5995x8659 (tables) 146 -> 65.7, 781x10049 15.9 -> 13.6; LayerNorm bf16 4560x9835 (tables) 115 -> 83.3, fp16
+# 751x10353 25.6 -> 19.5. Under 3 MiB they tied or lost (LayerNorm bf16 99x9843 5.2 -> 6.3, RMSNorm bf16 71x10899
+# 3.6 -> 4.7, LayerNorm bf16 158x8541 8.6 -> 8.5); 8192-lane chunks lost to 4096 on all seven rows.
+WINDOW_WIDE_CHUNK = 4096
+WINDOW_CHUNKS_MIN_BYTES = 8 << 20
+# 16-bit softmax in a 16384-lane window, up to this many lanes of the row (the rest idle): 8 warps. H200, µs at 4 -> 8
+# warps (…-s28-window-over-p13-s8.json): bf16 2078x9285 38.3 -> 31.0, 3947x9775 68.7 -> 56.7, fp16 129x9731 4.3 ->
+# 3.7; WINDOW_WARPS' 4 stay past it (fp16 8192x12799 118 at 4, 144 at 8, session 26).
+WINDOW_SOFTMAX_W8_LANES = 12288
 
 
 @functools.lru_cache(maxsize=CONFIG_CACHE_SIZE)
-def _window_config(t: Target, n_cols: int, elem_size: int, table: bool, params: int = 1) -> dict[str, Any] | None:
+def _window_config(t: Target, n_cols: int, elem_size: int, table: bool, params: int = 1,
+                   chunks: bool = False) -> dict[str, Any] | None:
     v = 16 // elem_size
     if t.backend != "cuda" or t.interpreter or n_cols % v == 0 or n_cols < WINDOW_MIN_COLS:
         return None
@@ -231,6 +244,11 @@ def _window_config(t: Target, n_cols: int, elem_size: int, table: bool, params: 
         # h200-s28-window-over*.json): fp16 65372x5511 690 -> 579, bf16 25185x5455 273 -> 227, bf16 16161x4737 172 ->
         # 144; RMSNorm bf16 31626x4825 182 at 8, 214 at 4. Looped windows in 2048-lane chunks tied or lost there.
         warps = 4
+    if elem_size == 2 and block == 16384 and params and chunks:
+        return {"BLOCK": WINDOW_WIDE_CHUNK, "num_warps": min(8, _max_warps(t)), "num_stages": 1, "V": v,
+                "TABLE": table, "LOOPED": True}
+    if elem_size == 2 and block == 16384 and not params and n_cols + v - 1 <= WINDOW_SOFTMAX_W8_LANES:
+        warps = 8
     if elem_size == 2 and block == 16384 and params and not table:
         # The parameters read at the shift want 8 warps there (4 are for rows without them or from tables): LayerNorm
         # bf16 1765x10989 w4 98.0 / w8 68.9 / w16 69.6 us, fp16 87x11547 10.0 / 5.2 / 5.5 (…-s26-window-rows-s1.json).
@@ -243,4 +261,6 @@ def window_config(t: Target, n_cols: int, elem_size: int, n_rows: int, params: i
     """The window form's launch (rows_window.py) for an op with `params` per-column parameters: BLOCK covering the
     row at any shift (N + V - 1 lanes) or a chunk of a looped row (LOOPED), warps, V (elements in 16 bytes), and TABLE
     (the parameters from shifted tables); None where the plain kernels run. Shared, never mutated."""
-    return _window_config(t, n_cols, elem_size, n_rows * n_cols * elem_size >= WINDOW_TABLE_MIN_BYTES, params)
+    size = n_rows * n_cols * elem_size
+    return _window_config(t, n_cols, elem_size, size >= WINDOW_TABLE_MIN_BYTES, params,
+                          size >= WINDOW_CHUNKS_MIN_BYTES)

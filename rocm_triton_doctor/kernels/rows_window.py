@@ -348,15 +348,19 @@ def window_site(name: str, plain: Site, L: Any, params: tuple[torch.Tensor, ...]
 
 
 def window_aot(name: str, target: Any) -> list[Any]:
-    """The op's window kernel's compile-only configs: a bf16 row of 6163 in one block and an fp32 row of 152063 in
-    chunks (both odd), at the H200 policy's blocks and warps (the policy takes the windows on NVIDIA only; AMD targets
-    compile the same configs, so the audit shows what they would cost there), saving the statistics."""
+    """The op's window kernel's compile-only configs on NVIDIA targets, where the policy takes the windows: bf16 rows
+    of 6163 in one block and of 9835 (a norm's in 4096-lane chunks, softmax's in one block), an fp32 row of 152063 in
+    chunks (all odd), at the H200 policy's blocks and warps, saving the statistics. AMD targets compiled the same
+    configs until session 28, whose LayerNorm window at 4 warps spilled on gfx1100 (64 lanes a thread): configs timed
+    and tuned on an H200 say nothing of what AMD would run, so the audit no longer lists them there."""
     from rocm_triton_doctor.kernels import policy
     from rocm_triton_doctor.kernels.base import AotSpec
 
+    if target.backend != "cuda":
+        return []
     fn, pointers, stat_ptrs, strides = _FORMS[name]
     specs = []
-    for dt, n, elem in (("bf16", 6163, 2), ("fp32", 152063, 4)):
+    for dt, n, elem in (("bf16", 6163, 2), ("bf16", 9835, 2), ("fp32", 152063, 4)):
         cfg = policy.window_config(policy.target_from_name("sm_90"), n, elem, 1 << 20, len(strides))
         assert cfg is not None
         sig = {**{p: f"*{dt}" for p in pointers}, "N": "i32", "sx": "i32"}

@@ -301,6 +301,20 @@ def test_the_policy_picks_the_kernel_by_head_dim_size_and_layout() -> None:
     assert policy.attention_config(h100, 256, 2, False, small_grid=True) == w4  # ... unless they leave SMs idle
 
 
+@pytest.mark.parametrize("B,H,S_q,small", [
+    # session 28 (H200, 132 SMs): 64-row tiles won where all their programs fit one wave ...
+    (1, 16, 125, True), (1, 24, 172, True), (2, 8, 408, True), (1, 24, 136, True),
+    # ... and lost where they did not, though 128-row tiles would have left SMs idle: the earlier rule's rows
+    (1, 4, 2655, False), (2, 12, 495, False),
+    (8, 32, 562, False), (16, 16, 1121, False),
+])
+def test_a_small_grid_is_one_wave_of_64_row_tiles(B: int, H: int, S_q: int, small: bool) -> None:
+    from rocm_triton_doctor.kernels import policy
+
+    assert policy.attention_small_grid(B, H, S_q, 132) is small
+    assert policy.attention_small_grid(B, H, S_q, 0) is False  # unknown SM count (the interpreter): never small
+
+
 def test_an_allocator_is_set_for_device_descriptors_unless_the_caller_set_one() -> None:
     import contextvars
 

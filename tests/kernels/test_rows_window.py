@@ -263,11 +263,16 @@ def test_policy_takes_odd_single_pass_rows_on_nvidia() -> None:
     cfg = policy.window_config(h200, 6163, 2, 20189)
     assert cfg == {"BLOCK": 8192, "num_warps": 8, "num_stages": 1, "V": 8, "TABLE": True, "LOOPED": False}
     assert policy.window_config(h200, 6163, 2, 100)["TABLE"] is False  # 1.2 MiB: no table's host time
-    assert policy.window_config(h200, 12799, 2, 8192)["num_warps"] == 4
+    assert policy.window_config(h200, 12799, 2, 8192, params=0)["num_warps"] == 4  # softmax, 12805 of 16384 lanes
+    assert policy.window_config(h200, 9285, 2, 2078, params=0)["num_warps"] == 8  # ... 9291: 8 (session 28)
+    for n, m, params in ((8659, 5995, 1), (10049, 781, 1), (9835, 4560, 2), (10353, 751, 2)):  # 16-bit norms, 8+ MiB
+        cfg = policy.window_config(h200, n, 2, m, params=params)
+        assert (cfg["BLOCK"], cfg["num_warps"], cfg["LOOPED"]) == (4096, 8, True), (n, m)
+    assert not policy.window_config(h200, 9843, 2, 99, params=2)["LOOPED"]  # 1.9 MiB: one block
     assert policy.window_config(h200, 5511, 2, 65372, params=2)["num_warps"] == 4  # LayerNorm from tables (session 28)
     assert policy.window_config(h200, 4825, 2, 31626, params=1)["num_warps"] == 8  # RMSNorm keeps 8
     assert policy.window_config(h200, 5511, 2, 100, params=2)["num_warps"] == 8  # no tables: as before
-    assert policy.window_config(h200, 10989, 2, 1765, params=2)["num_warps"] == 8  # parameters at the shift
+    assert policy.window_config(h200, 10989, 2, 300, params=2)["num_warps"] == 8  # parameters at the shift
     assert policy.window_config(h200, 25747, 2, 325)["num_warps"] == 16
     assert policy.window_config(h200, 2209, 4, 10846) == {"BLOCK": 4096, "num_warps": 4, "num_stages": 1, "V": 4,
                                                           "TABLE": False, "LOOPED": False}  # fp32 RMSNorm's weight
