@@ -7,6 +7,8 @@ Each variant's output is checked first (p = 0: against fp64 within the tolerance
 tiles' bit for bit, the same mask), then timed by CUDA-graph replay (µs); % of copy counts x, residual and out.
 
     PYTHONPATH=.:benchmarks python benchmarks/bias_flat_probe.py --seed 1 --count 24 --json b.json
+    ... --odd-dropout: hunt 23's dropout rows at N % 8 != 0 (the second change: they take the flat form too), and the
+    backward against eager autograd's
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 import torch
 import triton
-from triton.testing import do_bench_cudagraph
+from triton.testing import do_bench, do_bench_cudagraph
 
 from rocm_triton_doctor.kernels import bias_gelu_dropout_residual as bg
 from rocm_triton_doctor.kernels import call_plans, policy
@@ -38,6 +40,10 @@ FIXED = [(1, 18447, 4481, torch.bfloat16, 0.0), (8, 16785, 392, torch.float16, 0
          (1, 28256, 240, torch.bfloat16, 0.0), (1, 40000, 200, torch.float16, 0.1), (1, 500000, 96, torch.bfloat16, 0.0),
          (1, 900000, 48, torch.float16, 0.1), (1, 4015, 8208, torch.float32, 0.1), (1, 14861, 4176, torch.bfloat16, 0.1),
          (1, 130163, 832, torch.float32, 0.1), (1, 92266, 560, torch.float16, 0.1)]
+# session 28's second change (dropout at any width takes the flat form): hunt 23's rows of it under 85 % of copy
+ODD_DROPOUT = [(1, 3159, 10734, torch.bfloat16, 0.1), (2, 55486, 1218, torch.bfloat16, 0.1),
+               (8, 237, 8998, torch.bfloat16, 0.1), (4, 9515, 1299, torch.float32, 0.1),
+               (1, 21572, 229, torch.float16, 0.1), (1, 1388892, 31, torch.float16, 0.1)]
 FLAT = ((1024, 4), (2048, 4), (2048, 8), (4096, 4), (4096, 8))
 
 
@@ -75,18 +81,43 @@ def tiles(x: torch.Tensor, b: torch.Tensor, res: torch.Tensor, p: float) -> torc
         call_plans.clear()
 
 
+def backward_rows(shapes: list[tuple[int, int, int, torch.dtype, float]], dev: torch.device) -> None:
+    """The backward (row tiles; at N % 8 != 0 its mask drawn as common.dropout_tile_flat, two Philox an octet) against
+    eager autograd's, event-timed; % of copy counts dy and x read, dx written."""
+    print("\nbackward: dtype BxSxH p | us ours eager | % copy ours | x eager", flush=True)
+    for B, S, H, dt, p in shapes:
+        g = torch.Generator(device=dev).manual_seed(1)
+        x = torch.randn(B, S, H, device=dev, dtype=dt, generator=g)
+        b = torch.randn(H, device=dev, dtype=dt, generator=g)
+        dy = torch.randn(B, S, H, device=dev, dtype=dt, generator=g)
+        xe, be = x.clone().requires_grad_(), b.clone().requires_grad_()
+        ye = torch.nn.functional.dropout(torch.nn.functional.gelu(xe + be, approximate="tanh"), p=p, training=True)
+        # event-timed (do_bench): autograd's backward does not capture into a graph; these are large problems
+        ours = float(do_bench(lambda: bg.bias_gelu_dropout_residual_backward(dy, x, b, p, 7), rep=50)) * 1e3
+        eager = float(do_bench(lambda: torch.autograd.grad(ye, (xe, be), dy, retain_graph=True), rep=50)) * 1e3
+        mib = 3 * x.numel() * x.element_size() / 2**20
+        print(f"backward {str(dt)[6:]:8s} {B}x{S}x{H} p={p} | {ours:8.1f} {eager:8.1f} | "
+              f"{100 * mib * 2**20 / (ours * 1e-6) / (COPY[0] * 1e9):4.0f} | {eager / ours:5.2f}", flush=True)
+
+
+COPY = [0.0]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=24)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--odd-dropout", action="store_true",
+                    help="hunt 23's dropout rows at N % 8 != 0 (and their backward) in place of the fixed rows")
     args = ap.parse_args()
     dev = torch.device("cuda")
     print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, triton {triton.__version__}", flush=True)
     copy_gbps = copy_rate(dev)
     print(f"copy {copy_gbps:.0f} GB/s", flush=True)
     r = random.Random(args.seed)
-    shapes = FIXED + [draw(r) for _ in range(args.count)]
+    COPY[0] = copy_gbps
+    shapes = (ODD_DROPOUT if args.odd_dropout else FIXED) + [draw(r) for _ in range(args.count)]
     rows: list[dict[str, Any]] = []
     for B, S, H, dt, p in shapes:
         g = torch.Generator(device=dev).manual_seed(0)
@@ -94,7 +125,7 @@ def main() -> int:
         res = torch.randn(B, S, H, device=dev, dtype=dt, generator=g)
         b = torch.randn(H, device=dev, dtype=dt, generator=g)
         o = torch.empty_like(x)
-        flat_ok = p == 0 or H % 8 == 0
+        flat_ok = True  # session 28's second change: dropout at any width (common.dropout_tile_flat)
         tile_out = tiles(x, b, res, p)
         fns: dict[str, Any] = {"eager": lambda: res + torch.nn.functional.dropout(
             torch.nn.functional.gelu(x + b, approximate="tanh"), p=p, training=True),
@@ -126,6 +157,8 @@ def main() -> int:
               flush=True)
         fns.clear()
         torch.cuda.empty_cache()
+    if args.odd_dropout:
+        backward_rows(ODD_DROPOUT + [(4, 2048, 4096, torch.bfloat16, 0.1), (8, 1024, 4096, torch.float32, 0.1)], dev)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,

@@ -23,7 +23,7 @@ from rocm_triton_doctor.kernels.base import (refuse_forward_ad,
                                              check_dtype, check_p, dropout_args, prepare_out, randn, resolve_seed,
                                              row_layout, stream_seed, target_of)
 from rocm_triton_doctor.kernels.elementwise import full_block, tile_offsets
-from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
+from rocm_triton_doctor.kernels.common import dropout_tile, dropout_tile_flat, gelu_tanh
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
@@ -35,7 +35,8 @@ STREAM = 1  # this kernel's Philox stream (base.stream_seed): the same seed give
 def bias_gelu_dropout_residual_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, D1, D2, sx0, sx1, sx2, sxn, sr0, sr1, sr2,
                                       srn, sb,
                                       seed, threshold, scale, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
-                                      BLOCK_N: tl.constexpr, FAST_TANH: tl.constexpr = False):
+                                      BLOCK_N: tl.constexpr, FAST_TANH: tl.constexpr = False,
+                                      ROW_OCTETS: tl.constexpr = True):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rows = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
@@ -44,9 +45,9 @@ def bias_gelu_dropout_residual_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, D
     x = tl.load(x_ptr + tile_offsets(rows, cols, D1, D2, sx0, sx1, sx2, sxn), mask=mask, other=0.0).to(tl.float32)
     b = tl.load(bias_ptr + cols.to(tl.int64) * sb, mask=cols < N, other=0.0).to(tl.float32)
     r = tl.load(res_ptr + tile_offsets(rows, cols, D1, D2, sr0, sr1, sr2, srn), mask=mask, other=0.0).to(tl.float32)
-    # The mask is a function of the logical (row, col), not of the layout: the same for any strides.
-    y = dropout_tile(gelu_tanh(x + b[None, :], FAST_TANH), rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT,
-                     BLOCK_M, BLOCK_N)
+    # The mask is a function of the logical (row, col), not of the layout: the same for any strides and in the flat form.
+    y = dropout_tile_flat(gelu_tanh(x + b[None, :], FAST_TANH), rows, pid_n * BLOCK_N, N, seed, threshold, scale,
+                          HAS_DROPOUT, BLOCK_M, BLOCK_N, ROW_OCTETS)
     tl.store(out_ptr + rows[:, None] * N + cols[None, :], (r + y).to(out_ptr.dtype.element_ty), mask=mask)
 
 
@@ -58,8 +59,8 @@ def bias_gelu_dropout_residual_flat_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, n,
     when): every block is read and written in whole 16-byte vectors whatever N is, where a row tile of an odd width
     starts each row off a 16-byte boundary and is read one element at a time. The bias is gathered at column
     (flat index) mod N; ONE_WRAP (BLOCK <= N): a block passes at most one row end, so one subtraction finds the
-    column. Dropout only where N % 8 == 0: then octet f // 8 of the stretch is octet col // 8 of row f // N, the
-    counter dropout_tile gives the row tile, so the mask is the same for every layout and form."""
+    column. Dropout draws Philox counter f // 8 for flat index f (common.dropout_tile_flat, which the row tiles and
+    the backward use), so the mask is the same for every layout and form."""
     pid = tl.program_id(0)
     start = pid.to(tl.int64) * BLOCK
     lanes = tl.arange(0, BLOCK)
@@ -130,17 +131,18 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
         return o
     target = target_of(x)
     tanh = policy.fast_tanh(target, x.element_size())
-    if dense and policy.bias_flat(N, p > 0.0):
+    if dense and policy.bias_flat(N):
         cfg = policy.shared(policy.bias_flat_config, target, M * N)
         site = Site(bias_gelu_dropout_residual_flat_kernel, (cdiv(M * N, cfg["BLOCK"]),),
                     (DYN,) * 4 + (M * N, N, bias.stride(0)) + (DYN,) * 3,
                     {"HAS_DROPOUT": p > 0.0, "ONE_WRAP": cfg["BLOCK"] <= N, "FAST_TANH": tanh, **cfg})
     else:
-        cfg = policy.shared(policy.tile2d_config, target, M, N)
+        cfg = policy.shared(policy.tile2d_config, target, M, N, p == 0.0 or N % 8 == 0)
         grid = (cdiv(M, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))
         site = Site(bias_gelu_dropout_residual_kernel, grid,
                     (DYN,) * 4 + (M, N, D1, D2, sx0, sx1, sx2, x.stride(-1), sr0, sr1, sr2, residual.stride(-1),
-                                  bias.stride(0)) + (DYN,) * 3, {"HAS_DROPOUT": p > 0.0, "FAST_TANH": tanh, **cfg})
+                                  bias.stride(0)) + (DYN,) * 3,
+                    {"HAS_DROPOUT": p > 0.0, "FAST_TANH": tanh, "ROW_OCTETS": N % 8 == 0, **cfg})
     call_plans.run(_PLANS, key, site, (x, bias, residual, o, stream_seed(seed, STREAM), *dropout_args(p)),
                    x.is_contiguous())
     return o
@@ -159,7 +161,7 @@ _PLANS = call_plans.table()
 @triton.jit
 def _bias_gelu_dropout_residual_backward_kernel(dy_ptr, x_ptr, bias_ptr, dx_ptr, dbp_ptr, M, N, sb, seed, threshold,
                                                 scale, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
-                                                BLOCK_N: tl.constexpr):
+                                                BLOCK_N: tl.constexpr, ROW_OCTETS: tl.constexpr = True):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rows = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
@@ -171,7 +173,8 @@ def _bias_gelu_dropout_residual_backward_kernel(dy_ptr, x_ptr, bias_ptr, dx_ptr,
     u += tl.load(bias_ptr + cols.to(tl.int64) * sb, mask=cols < N, other=0.0).to(tl.float32)[None, :]
     s = tl.sigmoid(2.0 * 0.7978845608028654 * (u + 0.044715 * u * u * u))
     d = s + u * s * (1.0 - s) * (2.0 * 0.7978845608028654) * (1.0 + 3.0 * 0.044715 * u * u)
-    g = dropout_tile(dy * d, rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N)
+    g = dropout_tile_flat(dy * d, rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N,
+                          ROW_OCTETS)
     g = tl.where(mask, g, 0.0)
     tl.store(dx_ptr + offs, g.to(dx_ptr.dtype.element_ty), mask=mask)
     tl.store(dbp_ptr + pid_m.to(tl.int64) * N + cols, tl.sum(g, axis=0), mask=cols < N)
@@ -195,13 +198,13 @@ def bias_gelu_dropout_residual_backward(dy: torch.Tensor, x: torch.Tensor, bias:
     x2, dy2 = x.reshape(-1, N).contiguous(), dy.to(x.dtype).reshape(-1, N).contiguous()
     M = x2.shape[0]
     dx = torch.empty_like(x2)
-    cfg = policy.shared(policy.tile2d_config, target_of(x), M, N)
+    cfg = policy.shared(policy.tile2d_config, target_of(x), M, N, p == 0.0 or N % 8 == 0)
     grid = (cdiv(M, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))
     part = torch.empty((grid[0], N), dtype=torch.float32, device=x.device)
     threshold, scale = dropout_args(p)
     launch(_bias_gelu_dropout_residual_backward_kernel, grid, dy2, x2, bias, dx, part, M, N, bias.stride(0),
            stream_seed(resolve_seed(name, seed), STREAM), threshold, scale,
-           HAS_DROPOUT=p > 0.0, **cfg)
+           HAS_DROPOUT=p > 0.0, ROW_OCTETS=N % 8 == 0, **cfg)
     return dx.reshape(x.shape), part.sum(0).to(bias.dtype)
 
 
@@ -341,27 +344,31 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 
 def aot_specs(target: policy.Target) -> list[AotSpec]:
     cfg = policy.tile2d_config(target, 32768, 8192)
+    ocfg = policy.tile2d_config(target, 32768, 8191, row_octets=False)
     sig = {"x_ptr": "*bf16", "bias_ptr": "*bf16", "res_ptr": "*bf16", "out_ptr": "*bf16", "M": "i32", "N": "i32",
            "sx0": "i32", "sx1": "i32", "sx2": "i32", "sr0": "i32", "sr1": "i32", "sr2": "i32", "seed": "i64", "threshold": "u32",
            "scale": "fp32"}
     # Contiguous (B, S, H) activations as they run most: unit column strides and one folded leading dimension are
     # what Triton specialises at launch (== 1).
     const = {"D1": 1, "D2": 1, "sxn": 1, "srn": 1, "sb": 1, "HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"],
-             "BLOCK_N": cfg["BLOCK_N"], "FAST_TANH": policy.fast_tanh(target, 2)}
+             "BLOCK_N": cfg["BLOCK_N"], "FAST_TANH": policy.fast_tanh(target, 2), "ROW_OCTETS": True}
     bsig = {"dy_ptr": "*bf16", "x_ptr": "*bf16", "bias_ptr": "*bf16", "dx_ptr": "*bf16", "dbp_ptr": "*fp32", "M": "i32",
             "N": "i32", "seed": "i64", "threshold": "u32", "scale": "fp32"}
-    bconst = {"sb": 1, "HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
+    bconst = {"sb": 1, "HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "ROW_OCTETS": True}
     fcfg = policy.bias_flat_config(target, 32768 * 4481)
     fsig = {"x_ptr": "*bf16", "bias_ptr": "*bf16", "res_ptr": "*bf16", "out_ptr": "*bf16", "n": "i64", "N": "i32",
             "seed": "i64", "threshold": "u32", "scale": "fp32"}
-    # An odd width (the flat form's reason) without dropout, as it runs at inference.
-    fconst = {"sb": 1, "HAS_DROPOUT": False, "BLOCK": fcfg["BLOCK"], "ONE_WRAP": True,
+    # An odd width (the flat form's reason) with dropout, as it runs in training.
+    fconst = {"sb": 1, "HAS_DROPOUT": True, "BLOCK": fcfg["BLOCK"], "ONE_WRAP": True,
               "FAST_TANH": policy.fast_tanh(target, 2)}
     return [AotSpec("bias_gelu_dropout_residual bf16", bias_gelu_dropout_residual_kernel, sig, const, cfg),
             AotSpec("bias_gelu_dropout_residual flat bf16 H4481", bias_gelu_dropout_residual_flat_kernel, fsig, fconst,
                     fcfg),
             AotSpec("bias_gelu_dropout_residual backward bf16", _bias_gelu_dropout_residual_backward_kernel, bsig, bconst,
-                    cfg)]
+                    cfg),
+            # an odd width: the mask drawn two octets a tile octet (common.dropout_tile_flat)
+            AotSpec("bias_gelu_dropout_residual backward bf16 N % 8 != 0", _bias_gelu_dropout_residual_backward_kernel,
+                    bsig, {**bconst, "ROW_OCTETS": False, "BLOCK_M": ocfg["BLOCK_M"], "BLOCK_N": ocfg["BLOCK_N"]}, ocfg)]
 
 
 KERNEL = KernelSpec("bias_gelu_dropout_residual", "memory", cases, aot_specs,

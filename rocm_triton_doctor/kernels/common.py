@@ -64,3 +64,36 @@ def fold_offset(r, D1, D2, s0, s1, s2):
     (rows.row_offsets, rows_split) and the elementwise tiles (elementwise.tile_offsets) all place rows this way."""
     lead = r // D2
     return (lead // D1) * s0 + (lead % D1) * s1 + (r % D2) * s2
+
+
+@triton.jit
+def dropout_tile_flat(x, rows, col0, n_cols, seed, threshold, scale, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
+                      BLOCK_N: tl.constexpr, ROW_OCTETS: tl.constexpr):
+    """dropout_tile's draw over rows of n_cols laid end to end: element (row, col) at f = row·n_cols + col takes the
+    16 bits of Philox counter f // 8 that dropout_tile gives lane f mod 8 (low or high half of word f mod 4), so a
+    flat stretch of the rows and a tile of them draw one mask (bias_gelu_dropout_residual's flat and row-tile forms,
+    and its backward). ROW_OCTETS (n_cols % 8 == 0): every row starts an octet, the counter is dropout_tile's, so that
+    runs (one Philox per 8 elements). Otherwise a tile row starts s = f mod 8 lanes into an octet: it draws its
+    BLOCK_N / 8 octets and the next (two Philox per 8 elements) and each lane picks word s + lane of the pair."""
+    if ROW_OCTETS:
+        x = dropout_tile(x, rows, col0, n_cols, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N)
+    elif HAS_DROPOUT:
+        base = rows[:, None].to(tl.int64) * n_cols + col0  # [BLOCK_M, 1]: f of each tile row's first lane
+        q0 = base // 8
+        s = (base - q0 * 8).to(tl.int32)
+        counter = q0 + tl.arange(0, BLOCK_N // 8)[None, :]
+        a0, a1, a2, a3 = tl.randint4x(seed, counter)
+        b0, b1, b2, b3 = tl.randint4x(seed, counter + 1)
+        pos = s[:, :, None] + tl.arange(0, 8)[None, None, :]  # [BLOCK_M, 1, 8]: lane m of an octet needs word pos
+        nxt = pos >= 8  # ... of the next octet
+        w = pos - 8 * nxt.to(tl.int32)
+        sel = w % 4
+        word = tl.where(sel == 0, tl.where(nxt, b0[:, :, None], a0[:, :, None]),
+                        tl.where(sel == 1, tl.where(nxt, b1[:, :, None], a1[:, :, None]),
+                                 tl.where(sel == 2, tl.where(nxt, b2[:, :, None], a2[:, :, None]),
+                                          tl.where(nxt, b3[:, :, None], a3[:, :, None]))))
+        bits = tl.where(w >= 4, word >> 16, word & 0xFFFF)
+        bits = tl.reshape(bits, (BLOCK_M, BLOCK_N))
+        x = tl.where(bits >= threshold, x * scale, 0.0)
+    return x
+

@@ -257,6 +257,9 @@ def _both_forms(x: torch.Tensor, b: torch.Tensor, r: torch.Tensor, p: float) -> 
     ((2, 300, 40), torch.float32, 0.3),
     ((3, 16384 + 8), torch.float16, 0.5),
     ((9, 1), torch.float32, 0.0),
+    # dropout at N % 8 != 0: the row tiles' common.dropout_tile_flat draws the flat stretch's mask
+    ((2, 7, 129), torch.float32, 0.3), ((5, 3), torch.float16, 0.5), ((3, 17001), torch.bfloat16, 0.2),
+    ((40, 50), torch.float32, 0.25), ((7, 1), torch.float32, 0.5),
 ])
 def test_flat_form_equals_the_row_tiles_bit_for_bit(shape: tuple[int, ...], dtype: torch.dtype, p: float) -> None:
     g = torch.Generator().manual_seed(3)
@@ -268,16 +271,14 @@ def test_flat_form_equals_the_row_tiles_bit_for_bit(shape: tuple[int, ...], dtyp
         assert_matches(flat, _ref(x, b, r), dtype)
 
 
-def test_flat_form_is_taken_only_where_the_mask_is_the_row_tiles_mask() -> None:
+def test_flat_form_is_taken_where_the_row_tiles_are_slow() -> None:
     from rocm_triton_doctor.kernels import policy
 
-    assert policy.bias_flat(4481, dropout=False)  # odd: the row tiles read one element at a time
-    assert policy.bias_flat(392, dropout=False)  # even, but not a multiple of 16: the same
-    assert policy.bias_flat(4176, dropout=True)  # a multiple of 16 that leaves a 512-wide tile's lanes idle
-    assert not policy.bias_flat(4481, dropout=True)  # octets would straddle rows: the row tiles keep it
-    assert not policy.bias_flat(12, dropout=True)
-    assert not policy.bias_flat(8192, dropout=True)  # the tiles fit the row and read whole vectors
-    assert not policy.bias_flat(64, dropout=False)
+    assert policy.bias_flat(4481)  # odd: the row tiles read one element at a time
+    assert policy.bias_flat(392)  # even, but not a multiple of 16: the same
+    assert policy.bias_flat(4176)  # a multiple of 16 that leaves a 512-wide tile's lanes idle
+    assert not policy.bias_flat(8192)  # the tiles fit the row and read whole vectors
+    assert not policy.bias_flat(64)
 
 
 def test_flat_form_reads_a_strided_bias_and_a_wide_row() -> None:
@@ -299,3 +300,40 @@ def test_flat_columns_over_many_blocks(monkeypatch: pytest.MonkeyPatch, N: int, 
     x, r, b = torch.randn(M, N, generator=g), torch.randn(M, N, generator=g), torch.randn(N, generator=g)
     flat, tiles = _both_forms(x, b, r, 0.0)
     assert torch.equal(flat, tiles)
+
+
+@pytest.mark.parametrize("N", [3, 50, 129, 1001])
+def test_odd_width_dropout_is_one_mask_for_every_layout(N: int) -> None:
+    # A column-major x and residual take the row tiles (strided), contiguous ones the flat form: one mask.
+    x = torch.randn(N, 37).t() + 5.0
+    res = torch.randn(N, 37).t()
+    bias = torch.randn(2 * N)[::2]
+    strided = bgdr(x, bias, res, p=0.4, seed=13)
+    dense = bgdr(x.contiguous(), bias, res.contiguous(), p=0.4, seed=13)
+    assert torch.equal(strided, dense)
+    kept = float((strided != res).float().mean())
+    assert 0.45 < kept < 0.75  # p = 0.4: ~60 % kept (x + 5 keeps GELU away from 0)
+
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+from rocm_triton_doctor.kernels.common import dropout_tile, dropout_tile_flat  # noqa: E402
+
+
+@triton.jit
+def _both_draws(out_ptr, N, seed, BM: tl.constexpr, BN: tl.constexpr):
+    rows = tl.arange(0, BM).to(tl.int64) + 3
+    ones = tl.full((BM, BN), 1.0, tl.float32)
+    a = dropout_tile(ones, rows, 16, N, seed, 30000, 2.0, True, BM, BN)
+    b = dropout_tile_flat(ones, rows, 16, N, seed, 30000, 2.0, True, BM, BN, False)  # the general draw
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    tl.store(out_ptr + offs, a)
+    tl.store(out_ptr + BM * BN + offs, b)
+
+
+def test_the_flat_mask_at_widths_of_8k_is_the_row_mask() -> None:
+    # dropout_tile_flat runs dropout_tile where rows start octets: the masks of N % 8 == 0 did not change (session 28)
+    out = torch.empty(2, 8, 32)
+    _both_draws[(1,)](out, 40, 1234, BM=8, BN=32)
+    assert torch.equal(out[0], out[1]) and 0 < int((out[0] == 0).sum()) < 256
