@@ -52,18 +52,9 @@ def bias_gelu_dropout_residual_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, D
 
 
 @triton.jit
-def bias_gelu_dropout_residual_flat_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, n, N, sb, seed, threshold, scale,
-                                           HAS_DROPOUT: tl.constexpr, BLOCK: tl.constexpr, ONE_WRAP: tl.constexpr,
-                                           FAST_TANH: tl.constexpr = False):
-    """The same op over contiguous x, residual and out as n = M·N elements in one stretch (policy.bias_flat says
-    when): every block is read and written in whole 16-byte vectors whatever N is, where a row tile of an odd width
-    starts each row off a 16-byte boundary and is read one element at a time. The bias is gathered at column
-    (flat index) mod N; ONE_WRAP (BLOCK <= N): a block passes at most one row end, so one subtraction finds the
-    column. Dropout draws Philox counter f // 8 for flat index f (common.dropout_tile_flat, which the row tiles and
-    the backward use), so the mask is the same for every layout and form."""
-    pid = tl.program_id(0)
-    start = pid.to(tl.int64) * BLOCK
-    lanes = tl.arange(0, BLOCK)
+def flat_columns(start, lanes, N, ONE_WRAP: tl.constexpr):
+    """The columns of flat indices start + lanes in rows of N: ONE_WRAP (BLOCK <= N): a block passes at most one row
+    end, so one subtraction finds them."""
     col = (start % N).to(tl.int32) + lanes
     if ONE_WRAP:
         col = tl.where(col >= N, col - N, col)
@@ -72,7 +63,32 @@ def bias_gelu_dropout_residual_flat_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, n,
         # subtraction corrects it.
         col -= (col.to(tl.float32) * (1.0 / N)).to(tl.int32) * N
         col = tl.where(col >= N, col - N, col)
-    b = tl.load(bias_ptr + col.to(tl.int64) * sb).to(tl.float32)
+    return col
+
+
+@triton.jit
+def flat_dropout(y, start, seed, threshold, scale, HAS_DROPOUT: tl.constexpr, BLOCK: tl.constexpr):
+    """dropout_tile over flat indices start .. start + BLOCK (start a multiple of 8): a [1, BLOCK] tile at row 0 whose
+    columns start at `start`, so lane f draws counter f // 8 (common.dropout_tile_flat's mask)."""
+    if HAS_DROPOUT:
+        y = tl.reshape(dropout_tile(tl.reshape(y, (1, BLOCK)), tl.zeros((1,), tl.int64), start, 8, seed, threshold,
+                                    scale, HAS_DROPOUT, 1, BLOCK), (BLOCK,))
+    return y
+
+
+@triton.jit
+def bias_gelu_dropout_residual_flat_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, n, N, sb, seed, threshold, scale,
+                                           HAS_DROPOUT: tl.constexpr, BLOCK: tl.constexpr, ONE_WRAP: tl.constexpr,
+                                           FAST_TANH: tl.constexpr = False):
+    """The same op over contiguous x, residual and out as n = M·N elements in one stretch (policy.bias_flat says
+    when): every block is read and written in whole 16-byte vectors whatever N is, where a row tile of an odd width
+    starts each row off a 16-byte boundary and is read one element at a time. The bias is gathered at column
+    (flat index) mod N (flat_columns). Dropout draws Philox counter f // 8 for flat index f (common.dropout_tile_flat,
+    which the row tiles use), so the mask is the same for every layout and form."""
+    pid = tl.program_id(0)
+    start = pid.to(tl.int64) * BLOCK
+    lanes = tl.arange(0, BLOCK)
+    b = tl.load(bias_ptr + flat_columns(start, lanes, N, ONE_WRAP).to(tl.int64) * sb).to(tl.float32)
     full = full_block(pid, n, BLOCK)
     if full:
         x = tl.load(x_ptr + start + lanes).to(tl.float32)
@@ -80,10 +96,7 @@ def bias_gelu_dropout_residual_flat_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, n,
     else:
         x = tl.load(x_ptr + start + lanes, mask=start + lanes < n, other=0.0).to(tl.float32)
         r = tl.load(res_ptr + start + lanes, mask=start + lanes < n, other=0.0).to(tl.float32)
-    y = gelu_tanh(x + b, FAST_TANH)
-    if HAS_DROPOUT:  # a [1, BLOCK] tile at row 0 whose columns start at `start` (a multiple of 8): counter f // 8
-        y = tl.reshape(dropout_tile(tl.reshape(y, (1, BLOCK)), tl.zeros((1,), tl.int64), start, 8, seed, threshold,
-                                    scale, HAS_DROPOUT, 1, BLOCK), (BLOCK,))
+    y = flat_dropout(gelu_tanh(x + b, FAST_TANH), start, seed, threshold, scale, HAS_DROPOUT, BLOCK)
     o = (r + y).to(out_ptr.dtype.element_ty)
     if full:
         tl.store(out_ptr + start + lanes, o)
@@ -153,10 +166,45 @@ _PLANS = call_plans.table()
 
 # ---- backward -----------------------------------------------------------------------------------------------------
 # out = r + drop(gelu(u)), u = x + b: ∂r = dy, ∂x = drop(dy·gelu'(u)) (the same Philox mask, recomputed from the seed,
-# never stored: common.dropout_tile is a function of (seed, row, col) only), ∂b = Σ_rows ∂x — per row-block fp32
-# partial sums (a (cdiv(M, BLOCK_M), N) buffer) reduced by torch: deterministic, no atomics.
+# never stored: common.dropout_tile_flat is a function of (seed, row, col) only), ∂b = Σ_rows ∂x — per row-block fp32
+# partial sums (a (cdiv(M, BLOCK_M), N) buffer) reduced by torch: deterministic, no atomics. Where the forward runs
+# flat (policy.bias_flat) ∂x is flat too and ∂b its column sums by torch (of ∂x as stored, as eager autograd sums):
+# the row tiles' mask at N % 8 != 0 (two Philox an octet, in half-size tiles) ran at 10-26 % of copy bandwidth, 0.3-
+# 0.96x eager autograd's backward (H200, docs/measurements/2026-11-29-h200-s28-bias-odd-dropout-s3.txt).
 # gelu(u) = u·σ(2t), t = √(2/π)(u + 0.044715u³): gelu'(u) = σ(2t) + u·σ(2t)(1 - σ(2t))·2√(2/π)(1 + 3·0.044715u²).
 # The derivative of the portable form; the forward's FAST_TANH (NVIDIA 16-bit) differs from it by ~2^-11 relative.
+
+@triton.jit
+def gelu_tanh_grad(u):
+    """d/du of the portable gelu_tanh (u·σ(2t))."""
+    s = tl.sigmoid(2.0 * 0.7978845608028654 * (u + 0.044715 * u * u * u))
+    return s + u * s * (1.0 - s) * (2.0 * 0.7978845608028654) * (1.0 + 3.0 * 0.044715 * u * u)
+
+
+@triton.jit
+def _bias_gelu_dropout_residual_backward_flat_kernel(dy_ptr, x_ptr, bias_ptr, dx_ptr, n, N, sb, seed, threshold,
+                                                     scale, HAS_DROPOUT: tl.constexpr, BLOCK: tl.constexpr,
+                                                     ONE_WRAP: tl.constexpr):
+    """∂x over contiguous dy and x as one flat stretch (where the forward runs flat: policy.bias_flat); ∂bias is then
+    the column sums of ∂x, which the caller takes."""
+    pid = tl.program_id(0)
+    start = pid.to(tl.int64) * BLOCK
+    lanes = tl.arange(0, BLOCK)
+    b = tl.load(bias_ptr + flat_columns(start, lanes, N, ONE_WRAP).to(tl.int64) * sb).to(tl.float32)
+    full = full_block(pid, n, BLOCK)
+    if full:
+        dy = tl.load(dy_ptr + start + lanes).to(tl.float32)
+        u = tl.load(x_ptr + start + lanes).to(tl.float32) + b
+    else:
+        dy = tl.load(dy_ptr + start + lanes, mask=start + lanes < n, other=0.0).to(tl.float32)
+        u = tl.load(x_ptr + start + lanes, mask=start + lanes < n, other=0.0).to(tl.float32) + b
+    g = flat_dropout(dy * gelu_tanh_grad(u), start, seed, threshold, scale, HAS_DROPOUT, BLOCK).to(
+        dx_ptr.dtype.element_ty)
+    if full:
+        tl.store(dx_ptr + start + lanes, g)
+    else:
+        tl.store(dx_ptr + start + lanes, g, mask=start + lanes < n)
+
 
 @triton.jit
 def _bias_gelu_dropout_residual_backward_kernel(dy_ptr, x_ptr, bias_ptr, dx_ptr, dbp_ptr, M, N, sb, seed, threshold,
@@ -171,9 +219,7 @@ def _bias_gelu_dropout_residual_backward_kernel(dy_ptr, x_ptr, bias_ptr, dx_ptr,
     dy = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     u = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     u += tl.load(bias_ptr + cols.to(tl.int64) * sb, mask=cols < N, other=0.0).to(tl.float32)[None, :]
-    s = tl.sigmoid(2.0 * 0.7978845608028654 * (u + 0.044715 * u * u * u))
-    d = s + u * s * (1.0 - s) * (2.0 * 0.7978845608028654) * (1.0 + 3.0 * 0.044715 * u * u)
-    g = dropout_tile_flat(dy * d, rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N,
+    g = dropout_tile_flat(dy * gelu_tanh_grad(u), rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N,
                           ROW_OCTETS)
     g = tl.where(mask, g, 0.0)
     tl.store(dx_ptr + offs, g.to(dx_ptr.dtype.element_ty), mask=mask)
@@ -197,11 +243,23 @@ def bias_gelu_dropout_residual_backward(dy: torch.Tensor, x: torch.Tensor, bias:
     N = x.shape[-1]
     x2, dy2 = x.reshape(-1, N).contiguous(), dy.to(x.dtype).reshape(-1, N).contiguous()
     M = x2.shape[0]
+    threshold, scale = dropout_args(p)
+    target = target_of(x)
+    if policy.bias_flat(N):
+        # As the forward: ∂x flat, ∂bias its column sums (one more read of ∂x). A bias of a wider dtype than x (fp32
+        # under 16-bit activations) sums ∂x in fp32, as eager autograd does there (x + bias is fp32): from an fp32 ∂x,
+        # rounded to x's dtype after.
+        g = torch.empty(x2.shape, dtype=torch.float32 if bias.element_size() > x.element_size() else x.dtype,
+                        device=x.device)
+        fcfg = policy.shared(policy.bias_flat_config, target, M * N)
+        launch(_bias_gelu_dropout_residual_backward_flat_kernel, (cdiv(M * N, fcfg["BLOCK"]),), dy2, x2, bias, g,
+               M * N, N, bias.stride(0), stream_seed(resolve_seed(name, seed), STREAM), threshold, scale,
+               HAS_DROPOUT=p > 0.0, ONE_WRAP=fcfg["BLOCK"] <= N, **fcfg)
+        return g.to(x.dtype).reshape(x.shape), g.sum(0, dtype=torch.float32).to(bias.dtype)
     dx = torch.empty_like(x2)
-    cfg = policy.shared(policy.tile2d_config, target_of(x), M, N, p == 0.0 or N % 8 == 0)
+    cfg = policy.shared(policy.tile2d_config, target, M, N, p == 0.0 or N % 8 == 0)
     grid = (cdiv(M, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))
     part = torch.empty((grid[0], N), dtype=torch.float32, device=x.device)
-    threshold, scale = dropout_args(p)
     launch(_bias_gelu_dropout_residual_backward_kernel, grid, dy2, x2, bias, dx, part, M, N, bias.stride(0),
            stream_seed(resolve_seed(name, seed), STREAM), threshold, scale,
            HAS_DROPOUT=p > 0.0, ROW_OCTETS=N % 8 == 0, **cfg)
@@ -366,6 +424,11 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
                     fcfg),
             AotSpec("bias_gelu_dropout_residual backward bf16", _bias_gelu_dropout_residual_backward_kernel, bsig, bconst,
                     cfg),
+            AotSpec("bias_gelu_dropout_residual backward flat bf16 H4481",
+                    _bias_gelu_dropout_residual_backward_flat_kernel,
+                    {"dy_ptr": "*bf16", "x_ptr": "*bf16", "bias_ptr": "*bf16", "dx_ptr": "*bf16", "n": "i64", "N": "i32",
+                     "seed": "i64", "threshold": "u32", "scale": "fp32"},
+                    {"sb": 1, "HAS_DROPOUT": True, "BLOCK": fcfg["BLOCK"], "ONE_WRAP": True}, fcfg),
             # an odd width: the mask drawn two octets a tile octet (common.dropout_tile_flat)
             AotSpec("bias_gelu_dropout_residual backward bf16 N % 8 != 0", _bias_gelu_dropout_residual_backward_kernel,
                     bsig, {**bconst, "ROW_OCTETS": False, "BLOCK_M": ocfg["BLOCK_M"], "BLOCK_N": ocfg["BLOCK_N"]}, ocfg)]

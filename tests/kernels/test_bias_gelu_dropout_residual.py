@@ -161,7 +161,8 @@ from tests.kernels.grads import assert_grads, dy_like, leaf  # noqa: E402
 K = bias_gelu_dropout_residual
 # (shape, x dtype, bias dtype, p): odd widths, mixed precision, with and without dropout.
 BWD = [((2, 5, 33), torch.float32, torch.float32, 0.0), ((3, 70), torch.float32, torch.float32, 0.3),
-       ((2, 3, 45), torch.bfloat16, torch.float32, 0.2), ((5, 101), torch.float16, torch.float16, 0.1)]
+       ((2, 3, 45), torch.bfloat16, torch.float32, 0.2), ((5, 101), torch.float16, torch.float16, 0.1),
+       ((4, 64), torch.bfloat16, torch.bfloat16, 0.3), ((3, 2, 17001), torch.float16, torch.float32, 0.1)]
 
 
 def _kept(shape: tuple[int, ...], p: float, seed: int) -> torch.Tensor:
@@ -173,13 +174,18 @@ def _kept(shape: tuple[int, ...], p: float, seed: int) -> torch.Tensor:
         one.double(), approximate="tanh")
 
 
+@pytest.mark.parametrize("flat", [True, False])  # the backward's flat form (where the forward's is) and its row tiles
 @pytest.mark.parametrize("shape,dt,bdt,p", BWD, ids=[f"{s}-{d}-{b}-p{p}" for s, d, b, p in BWD])
-def test_backward_matches_fp64_autograd(shape: tuple[int, ...], dt: torch.dtype, bdt: torch.dtype, p: float) -> None:
+def test_backward_matches_fp64_autograd(monkeypatch: pytest.MonkeyPatch, shape: tuple[int, ...], dt: torch.dtype,
+                                        bdt: torch.dtype, p: float, flat: bool) -> None:
+    from rocm_triton_doctor.kernels import policy
+
     gen = torch.Generator().manual_seed(3)
     x, r = leaf(torch.randn(shape, generator=gen), dt), leaf(torch.randn(shape, generator=gen), dt)
     b = leaf(torch.randn(shape[-1], generator=gen), bdt)
     dy = dy_like(x, gen)
-    keep = _kept(shape, p, 11)
+    keep = _kept(shape, p, 11)  # the forward's mask, by the policy's form
+    monkeypatch.setattr(policy, "BIAS_FLAT", flat)
     dx, db = K.bias_gelu_dropout_residual_backward(dy, x.detach(), b.detach(), p, 11)
     assert_grads(lambda xd, bd, rd: rd + keep * F.gelu(xd + bd, approximate="tanh"), (x, b, r), dy, (dx, db, dy))
 
