@@ -103,11 +103,62 @@ def backward_rows(shapes: list[tuple[int, int, int, torch.dtype, float]], dev: t
 COPY = [0.0]
 
 
+def strided_rows(shapes: list[tuple[int, int, int, torch.dtype, float]], dev: torch.device) -> None:
+    """Dropout at N % 8 != 0 on an x that is a slice of wider rows (its rows H + 3 apart, as a chunk of a fused
+    projection): the row tiles drawing the mask two octets a tile octet (the policy), one Philox a lane (PER_LANE, at
+    the policy's half-size tiles and at full 8x512 ones), and a copy of x made contiguous then the flat form; each
+    output equal to the contiguous input's bit for bit first. GPU time by graph replay."""
+    from rocm_triton_doctor.kernels.base import row_layout
+
+    print("\nstrided: dtype BxSxH p | us eager policy per-lane per-lane-8x512 copy+flat | % copy (3 tensors)",
+          flush=True)
+    t = policy.target_for_device("cuda")
+    for B, S, H, dt, p in shapes:
+        g = torch.Generator(device=dev).manual_seed(2)
+        xv = torch.randn(B, S, H + 3, device=dev, dtype=dt, generator=g)[..., :H]
+        res = torch.randn(B, S, H, device=dev, dtype=dt, generator=g)
+        b = torch.randn(H, device=dev, dtype=dt, generator=g)
+        want = bg.bias_gelu_dropout_residual(xv.contiguous(), b, res, p, 7)
+        M, (D1, D2), [(sx0, sx1, sx2), (sr0, sr1, sr2)] = row_layout("probe", tuple(xv.shape), xv.stride(),
+                                                                    res.stride(), lead=3)
+        thr, scale = dropout_args(p)
+        o = torch.empty_like(res)
+
+        def lane(cfg: dict[str, Any]) -> Any:
+            def run() -> torch.Tensor:
+                launch(bg.bias_gelu_dropout_residual_kernel, (triton.cdiv(M, cfg["BLOCK_M"]), triton.cdiv(H, cfg["BLOCK_N"])),
+                       xv, b, res, o, M, H, D1, D2, sx0, sx1, sx2, 1, sr0, sr1, sr2, 1, b.stride(0),
+                       stream_seed(7, bg.STREAM), thr, scale, HAS_DROPOUT=True,
+                       FAST_TANH=policy.fast_tanh(t, xv.element_size()), ROW_OCTETS=False, PER_LANE=True, **cfg)
+                return o
+            return run
+
+        fns = {"eager": lambda: res + torch.nn.functional.dropout(
+                   torch.nn.functional.gelu(xv + b, approximate="tanh"), p=p, training=True),
+               "policy": lambda: bg.bias_gelu_dropout_residual(xv, b, res, p, 7),
+               "per-lane": lane(policy.tile2d_config(t, M, H, False)),
+               "per-lane-8x512": lane(policy.tile2d_config(t, M, H)),
+               "copy+flat": lambda: bg.bias_gelu_dropout_residual(xv.contiguous(), b, res, p, 7)}
+        us: dict[str, float] = {}
+        for k, f in fns.items():
+            y = f()
+            if k != "eager" and not torch.equal(y, want):
+                print(f"  WRONG {k}", flush=True)
+                continue
+            us[k] = float(do_bench_cudagraph(f, rep=25)) * 1e3
+        mib = 3 * res.numel() * res.element_size() / 2**20
+        pct = {k: 100 * mib * 2**20 / (v * 1e-6) / (COPY[0] * 1e9) for k, v in us.items()}
+        print(f"strided {str(dt)[6:]:8s} {B}x{S}x{H} p={p} | " + " ".join(f"{k} {v:.1f}" for k, v in us.items())
+              + " | " + " ".join(f"{k} {v:.0f}" for k, v in pct.items()), flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=24)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--strided", action="store_true",
+                    help="only the odd-dropout rows on a sliced x: the row tiles' two mask draws and copy + flat")
     ap.add_argument("--odd-dropout", action="store_true",
                     help="hunt 23's dropout rows at N % 8 != 0 (and their backward) in place of the fixed rows")
     args = ap.parse_args()
@@ -117,6 +168,9 @@ def main() -> int:
     print(f"copy {copy_gbps:.0f} GB/s", flush=True)
     r = random.Random(args.seed)
     COPY[0] = copy_gbps
+    if args.strided:
+        strided_rows(ODD_DROPOUT, dev)
+        return 0
     shapes = (ODD_DROPOUT if args.odd_dropout else FIXED) + [draw(r) for _ in range(args.count)]
     rows: list[dict[str, Any]] = []
     for B, S, H, dt, p in shapes:

@@ -36,7 +36,7 @@ def bias_gelu_dropout_residual_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, D
                                       srn, sb,
                                       seed, threshold, scale, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
                                       BLOCK_N: tl.constexpr, FAST_TANH: tl.constexpr = False,
-                                      ROW_OCTETS: tl.constexpr = True):
+                                      ROW_OCTETS: tl.constexpr = True, PER_LANE: tl.constexpr = False):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rows = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
@@ -47,7 +47,7 @@ def bias_gelu_dropout_residual_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, D
     r = tl.load(res_ptr + tile_offsets(rows, cols, D1, D2, sr0, sr1, sr2, srn), mask=mask, other=0.0).to(tl.float32)
     # The mask is a function of the logical (row, col), not of the layout: the same for any strides and in the flat form.
     y = dropout_tile_flat(gelu_tanh(x + b[None, :], FAST_TANH), rows, pid_n * BLOCK_N, N, seed, threshold, scale,
-                          HAS_DROPOUT, BLOCK_M, BLOCK_N, ROW_OCTETS)
+                          HAS_DROPOUT, BLOCK_M, BLOCK_N, ROW_OCTETS, PER_LANE)
     tl.store(out_ptr + rows[:, None] * N + cols[None, :], (r + y).to(out_ptr.dtype.element_ty), mask=mask)
 
 

@@ -68,7 +68,7 @@ def fold_offset(r, D1, D2, s0, s1, s2):
 
 @triton.jit
 def dropout_tile_flat(x, rows, col0, n_cols, seed, threshold, scale, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
-                      BLOCK_N: tl.constexpr, ROW_OCTETS: tl.constexpr):
+                      BLOCK_N: tl.constexpr, ROW_OCTETS: tl.constexpr, PER_LANE: tl.constexpr = False):
     """dropout_tile's draw over rows of n_cols laid end to end: element (row, col) at f = row·n_cols + col takes the
     16 bits of Philox counter f // 8 that dropout_tile gives lane f mod 8 (low or high half of word f mod 4), so a
     flat stretch of the rows and a tile of them draw one mask (bias_gelu_dropout_residual's flat and row-tile forms,
@@ -77,6 +77,14 @@ def dropout_tile_flat(x, rows, col0, n_cols, seed, threshold, scale, HAS_DROPOUT
     BLOCK_N / 8 octets and the next (two Philox per 8 elements) and each lane picks word s + lane of the pair."""
     if ROW_OCTETS:
         x = dropout_tile(x, rows, col0, n_cols, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N)
+    elif HAS_DROPOUT and PER_LANE:  # one Philox a lane, no reshape (session 28's A/B)
+        f = rows[:, None].to(tl.int64) * n_cols + col0 + tl.arange(0, BLOCK_N)[None, :]
+        r0, r1, r2, r3 = tl.randint4x(seed, f // 8)
+        j = (f % 8).to(tl.int32)
+        sel = j % 4
+        word = tl.where(sel == 0, r0, tl.where(sel == 1, r1, tl.where(sel == 2, r2, r3)))
+        bits = tl.where(j >= 4, word >> 16, word & 0xFFFF)
+        x = tl.where(bits >= threshold, x * scale, 0.0)
     elif HAS_DROPOUT:
         base = rows[:, None].to(tl.int64) * n_cols + col0  # [BLOCK_M, 1]: f of each tile row's first lane
         q0 = base // 8

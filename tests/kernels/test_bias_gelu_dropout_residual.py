@@ -343,3 +343,20 @@ def test_the_flat_mask_at_widths_of_8k_is_the_row_mask() -> None:
     out = torch.empty(2, 8, 32)
     _both_draws[(1,)](out, 40, 1234, BM=8, BN=32)
     assert torch.equal(out[0], out[1]) and 0 < int((out[0] == 0).sum()) < 256
+
+
+def test_the_per_lane_draw_is_the_same_mask() -> None:
+    # common.dropout_tile_flat's PER_LANE branch (one Philox a lane) against its octet-pair branch, at an odd width
+    from rocm_triton_doctor.kernels.base import dropout_args
+
+    M, N = 9, 37
+    x, r, b = torch.randn(M, N) + 5.0, torch.randn(M, N), torch.randn(N)
+    outs = []
+    for per_lane in (False, True):
+        o = torch.empty(M, N)
+        thr, scale = dropout_args(0.4)
+        K.bias_gelu_dropout_residual_kernel[(2, 1)](x, b, r, o, M, N, 1, 1, N, 0, 0, 1, N, 0, 0, 1, 1, 777, thr, scale,
+                                                     HAS_DROPOUT=True, BLOCK_M=8, BLOCK_N=64, ROW_OCTETS=False,
+                                                     PER_LANE=per_lane)
+        outs.append(o)
+    assert torch.equal(outs[0], outs[1]) and 0 < int((outs[0] == r).sum()) < M * N
