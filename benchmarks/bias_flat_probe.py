@@ -82,8 +82,9 @@ def tiles(x: torch.Tensor, b: torch.Tensor, res: torch.Tensor, p: float) -> torc
 
 
 def backward_rows(shapes: list[tuple[int, int, int, torch.dtype, float]], dev: torch.device) -> None:
-    """The backward (row tiles; at N % 8 != 0 its mask drawn as common.dropout_tile_flat, two Philox an octet) against
-    eager autograd's, event-timed; % of copy counts dy and x read, dx written."""
+    """The backward (the policy's form: flat where the forward is) against eager autograd's, event-timed; % of copy
+    counts dy and x read, dx written. Session 28 ran it before (…-s28-bias-odd-dropout-s3.txt: the row tiles drawing
+    the mask at N % 8 != 0 two Philox an octet, since removed) and after (…-bwd.txt) the backward took the flat form."""
     print("\nbackward: dtype BxSxH p | us ours eager | % copy ours | x eager", flush=True)
     for B, S, H, dt, p in shapes:
         g = torch.Generator(device=dev).manual_seed(1)
@@ -105,40 +106,20 @@ COPY = [0.0]
 
 def strided_rows(shapes: list[tuple[int, int, int, torch.dtype, float]], dev: torch.device) -> None:
     """Dropout at N % 8 != 0 on an x that is a slice of wider rows (its rows H + 3 apart, as a chunk of a fused
-    projection): the row tiles drawing the mask two octets a tile octet (the policy), one Philox a lane (PER_LANE, at
-    the policy's half-size tiles and at full 8x512 ones), and a copy of x made contiguous then the flat form; each
-    output equal to the contiguous input's bit for bit first. GPU time by graph replay."""
-    from rocm_triton_doctor.kernels.base import row_layout
-
-    print("\nstrided: dtype BxSxH p | us eager policy per-lane per-lane-8x512 copy+flat | % copy (3 tensors)",
-          flush=True)
-    t = policy.target_for_device("cuda")
+    projection): the policy (since session 28, x copied dense then the flat form) against eager, its output first
+    equal to the contiguous input's bit for bit; GPU time by graph replay. The session's run (…-s28-bias-strided.txt)
+    also timed row tiles drawing the mask two octets a tile octet and one Philox a lane (common.dropout_tile_flat,
+    since removed): copy + flat beat both on all six rows."""
+    print("\nstrided: dtype BxSxH p | us eager policy | % copy (3 tensors)", flush=True)
     for B, S, H, dt, p in shapes:
         g = torch.Generator(device=dev).manual_seed(2)
         xv = torch.randn(B, S, H + 3, device=dev, dtype=dt, generator=g)[..., :H]
         res = torch.randn(B, S, H, device=dev, dtype=dt, generator=g)
         b = torch.randn(H, device=dev, dtype=dt, generator=g)
         want = bg.bias_gelu_dropout_residual(xv.contiguous(), b, res, p, 7)
-        M, (D1, D2), [(sx0, sx1, sx2), (sr0, sr1, sr2)] = row_layout("probe", tuple(xv.shape), xv.stride(),
-                                                                    res.stride(), lead=3)
-        thr, scale = dropout_args(p)
-        o = torch.empty_like(res)
-
-        def lane(cfg: dict[str, Any]) -> Any:
-            def run() -> torch.Tensor:
-                launch(bg.bias_gelu_dropout_residual_kernel, (triton.cdiv(M, cfg["BLOCK_M"]), triton.cdiv(H, cfg["BLOCK_N"])),
-                       xv, b, res, o, M, H, D1, D2, sx0, sx1, sx2, 1, sr0, sr1, sr2, 1, b.stride(0),
-                       stream_seed(7, bg.STREAM), thr, scale, HAS_DROPOUT=True,
-                       FAST_TANH=policy.fast_tanh(t, xv.element_size()), ROW_OCTETS=False, PER_LANE=True, **cfg)
-                return o
-            return run
-
         fns = {"eager": lambda: res + torch.nn.functional.dropout(
                    torch.nn.functional.gelu(xv + b, approximate="tanh"), p=p, training=True),
-               "policy": lambda: bg.bias_gelu_dropout_residual(xv, b, res, p, 7),
-               "per-lane": lane(policy.tile2d_config(t, M, H, False)),
-               "per-lane-8x512": lane(policy.tile2d_config(t, M, H)),
-               "copy+flat": lambda: bg.bias_gelu_dropout_residual(xv.contiguous(), b, res, p, 7)}
+               "policy": lambda: bg.bias_gelu_dropout_residual(xv, b, res, p, 7)}
         us: dict[str, float] = {}
         for k, f in fns.items():
             y = f()
@@ -158,7 +139,7 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=24)
     ap.add_argument("--json", default=None)
     ap.add_argument("--strided", action="store_true",
-                    help="only the odd-dropout rows on a sliced x: the row tiles' two mask draws and copy + flat")
+                    help="only the odd-dropout rows on a sliced x, the policy against eager")
     ap.add_argument("--odd-dropout", action="store_true",
                     help="hunt 23's dropout rows at N % 8 != 0 (and their backward) in place of the fixed rows")
     args = ap.parse_args()
@@ -179,7 +160,7 @@ def main() -> int:
         res = torch.randn(B, S, H, device=dev, dtype=dt, generator=g)
         b = torch.randn(H, device=dev, dtype=dt, generator=g)
         o = torch.empty_like(x)
-        flat_ok = True  # session 28's second change: dropout at any width (common.dropout_tile_flat)
+        flat_ok = True  # dropout takes the flat form at any width since session 28's second change
         tile_out = tiles(x, b, res, p)
         fns: dict[str, Any] = {"eager": lambda: res + torch.nn.functional.dropout(
             torch.nn.functional.gelu(x + b, approximate="tanh"), p=p, training=True),

@@ -23,7 +23,7 @@ from rocm_triton_doctor.kernels.base import (refuse_forward_ad,
                                              check_dtype, check_p, dropout_args, prepare_out, randn, resolve_seed,
                                              row_layout, stream_seed, target_of)
 from rocm_triton_doctor.kernels.elementwise import full_block, tile_offsets
-from rocm_triton_doctor.kernels.common import dropout_tile, dropout_tile_flat, gelu_tanh
+from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
@@ -35,8 +35,7 @@ STREAM = 1  # this kernel's Philox stream (base.stream_seed): the same seed give
 def bias_gelu_dropout_residual_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, D1, D2, sx0, sx1, sx2, sxn, sr0, sr1, sr2,
                                       srn, sb,
                                       seed, threshold, scale, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
-                                      BLOCK_N: tl.constexpr, FAST_TANH: tl.constexpr = False,
-                                      ROW_OCTETS: tl.constexpr = True, PER_LANE: tl.constexpr = False):
+                                      BLOCK_N: tl.constexpr, FAST_TANH: tl.constexpr = False):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rows = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
@@ -45,9 +44,10 @@ def bias_gelu_dropout_residual_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, D
     x = tl.load(x_ptr + tile_offsets(rows, cols, D1, D2, sx0, sx1, sx2, sxn), mask=mask, other=0.0).to(tl.float32)
     b = tl.load(bias_ptr + cols.to(tl.int64) * sb, mask=cols < N, other=0.0).to(tl.float32)
     r = tl.load(res_ptr + tile_offsets(rows, cols, D1, D2, sr0, sr1, sr2, srn), mask=mask, other=0.0).to(tl.float32)
-    # The mask is a function of the logical (row, col), not of the layout: the same for any strides and in the flat form.
-    y = dropout_tile_flat(gelu_tanh(x + b[None, :], FAST_TANH), rows, pid_n * BLOCK_N, N, seed, threshold, scale,
-                          HAS_DROPOUT, BLOCK_M, BLOCK_N, ROW_OCTETS, PER_LANE)
+    # The mask is a function of the logical (row, col), not of the layout: the same for any strides and in the flat
+    # form. Dropout reaches these tiles only at N % 8 == 0 (policy.bias_flat), where a row's octets are the flat ones.
+    y = dropout_tile(gelu_tanh(x + b[None, :], FAST_TANH), rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT,
+                     BLOCK_M, BLOCK_N)
     tl.store(out_ptr + rows[:, None] * N + cols[None, :], (r + y).to(out_ptr.dtype.element_ty), mask=mask)
 
 
@@ -69,7 +69,8 @@ def flat_columns(start, lanes, N, ONE_WRAP: tl.constexpr):
 @triton.jit
 def flat_dropout(y, start, seed, threshold, scale, HAS_DROPOUT: tl.constexpr, BLOCK: tl.constexpr):
     """dropout_tile over flat indices start .. start + BLOCK (start a multiple of 8): a [1, BLOCK] tile at row 0 whose
-    columns start at `start`, so lane f draws counter f // 8 (common.dropout_tile_flat's mask)."""
+    columns start at `start`, so lane f draws counter f // 8: the row tiles' counter row·N/8 + col // 8 where
+    N % 8 == 0."""
     if HAS_DROPOUT:
         y = tl.reshape(dropout_tile(tl.reshape(y, (1, BLOCK)), tl.zeros((1,), tl.int64), start, 8, seed, threshold,
                                     scale, HAS_DROPOUT, 1, BLOCK), (BLOCK,))
@@ -83,8 +84,9 @@ def bias_gelu_dropout_residual_flat_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, n,
     """The same op over contiguous x, residual and out as n = M·N elements in one stretch (policy.bias_flat says
     when): every block is read and written in whole 16-byte vectors whatever N is, where a row tile of an odd width
     starts each row off a 16-byte boundary and is read one element at a time. The bias is gathered at column
-    (flat index) mod N (flat_columns). Dropout draws Philox counter f // 8 for flat index f (common.dropout_tile_flat,
-    which the row tiles use), so the mask is the same for every layout and form."""
+    (flat index) mod N (flat_columns). Dropout draws Philox counter f // 8 for flat index f (flat_dropout): the row
+    tiles' draw where N % 8 == 0, and every other width runs here whatever its layout (policy.bias_flat), so the mask
+    is the same for every layout and form."""
     pid = tl.program_id(0)
     start = pid.to(tl.int64) * BLOCK
     lanes = tl.arange(0, BLOCK)
@@ -135,6 +137,12 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
         check_alias(name, o, {"x": x, "residual": residual, "bias": bias}, in_place=("x", "residual"))
     N = x.shape[-1]
     dense = x.is_contiguous() and residual.is_contiguous()
+    if not dense and p > 0.0 and N % 8:
+        # The mask's octets cross rows here, so only the flat form draws it: the inputs are copied dense (and the
+        # call not planned: a plan launches on the caller's tensors). H200, a slice of wider rows (docs/measurements/
+        # 2026-11-29-h200-s28-bias-strided.txt): copy + flat 1.6-2.1x faster than row tiles drawing the mask two
+        # octets a tile octet, 1.1-1.6x than one Philox a lane.
+        x, residual, dense, key = x.contiguous(), residual.contiguous(), True, None
     if dense:  # the common case: no stride folding
         M, D1, D2, sx0, sx1, sx2, sr0, sr1, sr2 = (x.numel() // N if N else math.prod(x.shape[:-1])), 1, 1, N, 0, 0, N, 0, 0
     else:
@@ -144,18 +152,18 @@ def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: to
         return o
     target = target_of(x)
     tanh = policy.fast_tanh(target, x.element_size())
-    if dense and policy.bias_flat(N):
+    if dense and policy.bias_flat(N, p > 0.0):
         cfg = policy.shared(policy.bias_flat_config, target, M * N)
         site = Site(bias_gelu_dropout_residual_flat_kernel, (cdiv(M * N, cfg["BLOCK"]),),
                     (DYN,) * 4 + (M * N, N, bias.stride(0)) + (DYN,) * 3,
                     {"HAS_DROPOUT": p > 0.0, "ONE_WRAP": cfg["BLOCK"] <= N, "FAST_TANH": tanh, **cfg})
     else:
-        cfg = policy.shared(policy.tile2d_config, target, M, N, p == 0.0 or N % 8 == 0)
+        cfg = policy.shared(policy.tile2d_config, target, M, N)
         grid = (cdiv(M, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))
         site = Site(bias_gelu_dropout_residual_kernel, grid,
                     (DYN,) * 4 + (M, N, D1, D2, sx0, sx1, sx2, x.stride(-1), sr0, sr1, sr2, residual.stride(-1),
                                   bias.stride(0)) + (DYN,) * 3,
-                    {"HAS_DROPOUT": p > 0.0, "FAST_TANH": tanh, "ROW_OCTETS": N % 8 == 0, **cfg})
+                    {"HAS_DROPOUT": p > 0.0, "FAST_TANH": tanh, **cfg})
     call_plans.run(_PLANS, key, site, (x, bias, residual, o, stream_seed(seed, STREAM), *dropout_args(p)),
                    x.is_contiguous())
     return o
@@ -166,11 +174,12 @@ _PLANS = call_plans.table()
 
 # ---- backward -----------------------------------------------------------------------------------------------------
 # out = r + drop(gelu(u)), u = x + b: ∂r = dy, ∂x = drop(dy·gelu'(u)) (the same Philox mask, recomputed from the seed,
-# never stored: common.dropout_tile_flat is a function of (seed, row, col) only), ∂b = Σ_rows ∂x — per row-block fp32
-# partial sums (a (cdiv(M, BLOCK_M), N) buffer) reduced by torch: deterministic, no atomics. Where the forward runs
-# flat (policy.bias_flat) ∂x is flat too and ∂b its column sums by torch (of ∂x as stored, as eager autograd sums):
-# the row tiles' mask at N % 8 != 0 (two Philox an octet, in half-size tiles) ran at 10-26 % of copy bandwidth, 0.3-
-# 0.96x eager autograd's backward (H200, docs/measurements/2026-11-29-h200-s28-bias-odd-dropout-s3.txt).
+# never stored: a function of (seed, row, col) only), ∂b = Σ_rows ∂x — per row-block fp32 partial sums (a
+# (cdiv(M, BLOCK_M), N) buffer) reduced by torch: deterministic, no atomics. Where the forward runs flat
+# (policy.bias_flat) ∂x is flat too and ∂b its column sums by torch. At N % 8 != 0 with dropout that is the only form
+# (the mask's octets cross rows); row tiles drawing it (two Philox an octet) had run at 10-26 % of copy bandwidth,
+# 0.3-0.96x eager autograd's backward, the flat form at 20-63 %, 1.1-2.8x (H200, docs/measurements/2026-11-29-h200-
+# s28-bias-odd-dropout-{s3,bwd}.txt).
 # gelu(u) = u·σ(2t), t = √(2/π)(u + 0.044715u³): gelu'(u) = σ(2t) + u·σ(2t)(1 - σ(2t))·2√(2/π)(1 + 3·0.044715u²).
 # The derivative of the portable form; the forward's FAST_TANH (NVIDIA 16-bit) differs from it by ~2^-11 relative.
 
@@ -209,7 +218,7 @@ def _bias_gelu_dropout_residual_backward_flat_kernel(dy_ptr, x_ptr, bias_ptr, dx
 @triton.jit
 def _bias_gelu_dropout_residual_backward_kernel(dy_ptr, x_ptr, bias_ptr, dx_ptr, dbp_ptr, M, N, sb, seed, threshold,
                                                 scale, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
-                                                BLOCK_N: tl.constexpr, ROW_OCTETS: tl.constexpr = True):
+                                                BLOCK_N: tl.constexpr):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rows = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
@@ -219,8 +228,8 @@ def _bias_gelu_dropout_residual_backward_kernel(dy_ptr, x_ptr, bias_ptr, dx_ptr,
     dy = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     u = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     u += tl.load(bias_ptr + cols.to(tl.int64) * sb, mask=cols < N, other=0.0).to(tl.float32)[None, :]
-    g = dropout_tile_flat(dy * gelu_tanh_grad(u), rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N,
-                          ROW_OCTETS)
+    g = dropout_tile(dy * gelu_tanh_grad(u), rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M,
+                     BLOCK_N)
     g = tl.where(mask, g, 0.0)
     tl.store(dx_ptr + offs, g.to(dx_ptr.dtype.element_ty), mask=mask)
     tl.store(dbp_ptr + pid_m.to(tl.int64) * N + cols, tl.sum(g, axis=0), mask=cols < N)
@@ -245,7 +254,7 @@ def bias_gelu_dropout_residual_backward(dy: torch.Tensor, x: torch.Tensor, bias:
     M = x2.shape[0]
     threshold, scale = dropout_args(p)
     target = target_of(x)
-    if policy.bias_flat(N):
+    if policy.bias_flat(N, p > 0.0):
         # As the forward: ∂x flat, ∂bias its column sums (one more read of ∂x). A bias of a wider dtype than x (fp32
         # under 16-bit activations) sums ∂x in fp32, as eager autograd does there (x + bias is fp32): from an fp32 ∂x,
         # rounded to x's dtype after.
@@ -257,12 +266,12 @@ def bias_gelu_dropout_residual_backward(dy: torch.Tensor, x: torch.Tensor, bias:
                HAS_DROPOUT=p > 0.0, ONE_WRAP=fcfg["BLOCK"] <= N, **fcfg)
         return g.to(x.dtype).reshape(x.shape), g.sum(0, dtype=torch.float32).to(bias.dtype)
     dx = torch.empty_like(x2)
-    cfg = policy.shared(policy.tile2d_config, target, M, N, p == 0.0 or N % 8 == 0)
+    cfg = policy.shared(policy.tile2d_config, target, M, N)
     grid = (cdiv(M, cfg["BLOCK_M"]), cdiv(N, cfg["BLOCK_N"]))
     part = torch.empty((grid[0], N), dtype=torch.float32, device=x.device)
     launch(_bias_gelu_dropout_residual_backward_kernel, grid, dy2, x2, bias, dx, part, M, N, bias.stride(0),
            stream_seed(resolve_seed(name, seed), STREAM), threshold, scale,
-           HAS_DROPOUT=p > 0.0, ROW_OCTETS=N % 8 == 0, **cfg)
+           HAS_DROPOUT=p > 0.0, **cfg)
     return dx.reshape(x.shape), part.sum(0).to(bias.dtype)
 
 
@@ -402,17 +411,16 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 
 def aot_specs(target: policy.Target) -> list[AotSpec]:
     cfg = policy.tile2d_config(target, 32768, 8192)
-    ocfg = policy.tile2d_config(target, 32768, 8191, row_octets=False)
     sig = {"x_ptr": "*bf16", "bias_ptr": "*bf16", "res_ptr": "*bf16", "out_ptr": "*bf16", "M": "i32", "N": "i32",
            "sx0": "i32", "sx1": "i32", "sx2": "i32", "sr0": "i32", "sr1": "i32", "sr2": "i32", "seed": "i64", "threshold": "u32",
            "scale": "fp32"}
     # Contiguous (B, S, H) activations as they run most: unit column strides and one folded leading dimension are
     # what Triton specialises at launch (== 1).
     const = {"D1": 1, "D2": 1, "sxn": 1, "srn": 1, "sb": 1, "HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"],
-             "BLOCK_N": cfg["BLOCK_N"], "FAST_TANH": policy.fast_tanh(target, 2), "ROW_OCTETS": True}
+             "BLOCK_N": cfg["BLOCK_N"], "FAST_TANH": policy.fast_tanh(target, 2)}
     bsig = {"dy_ptr": "*bf16", "x_ptr": "*bf16", "bias_ptr": "*bf16", "dx_ptr": "*bf16", "dbp_ptr": "*fp32", "M": "i32",
             "N": "i32", "seed": "i64", "threshold": "u32", "scale": "fp32"}
-    bconst = {"sb": 1, "HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"], "ROW_OCTETS": True}
+    bconst = {"sb": 1, "HAS_DROPOUT": True, "BLOCK_M": cfg["BLOCK_M"], "BLOCK_N": cfg["BLOCK_N"]}
     fcfg = policy.bias_flat_config(target, 32768 * 4481)
     fsig = {"x_ptr": "*bf16", "bias_ptr": "*bf16", "res_ptr": "*bf16", "out_ptr": "*bf16", "n": "i64", "N": "i32",
             "seed": "i64", "threshold": "u32", "scale": "fp32"}
@@ -428,10 +436,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
                     _bias_gelu_dropout_residual_backward_flat_kernel,
                     {"dy_ptr": "*bf16", "x_ptr": "*bf16", "bias_ptr": "*bf16", "dx_ptr": "*bf16", "n": "i64", "N": "i32",
                      "seed": "i64", "threshold": "u32", "scale": "fp32"},
-                    {"sb": 1, "HAS_DROPOUT": True, "BLOCK": fcfg["BLOCK"], "ONE_WRAP": True}, fcfg),
-            # an odd width: the mask drawn two octets a tile octet (common.dropout_tile_flat)
-            AotSpec("bias_gelu_dropout_residual backward bf16 N % 8 != 0", _bias_gelu_dropout_residual_backward_kernel,
-                    bsig, {**bconst, "ROW_OCTETS": False, "BLOCK_M": ocfg["BLOCK_M"], "BLOCK_N": ocfg["BLOCK_N"]}, ocfg)]
+                    {"sb": 1, "HAS_DROPOUT": True, "BLOCK": fcfg["BLOCK"], "ONE_WRAP": True}, fcfg)]
 
 
 KERNEL = KernelSpec("bias_gelu_dropout_residual", "memory", cases, aot_specs,

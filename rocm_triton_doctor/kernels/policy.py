@@ -283,11 +283,8 @@ def elementwise_config(t: Target, n: int) -> dict[str, Any]:
 
 
 @cached_config
-def tile2d_config(t: Target, M: int, N: int, row_octets: bool = True) -> dict[str, Any]:
-    """2-D blocks for row-broadcast elementwise kernels (bias over the last dim). row_octets False: the tiles draw a
-    dropout mask at N % 8 != 0 (common.dropout_tile_flat, two Philox an octet), in half as many elements: 8x512 with
-    4 warps spilled there (sm_90 296 bytes at 255 registers, gfx1100 79 VGPRs), 4x512 and 8x256 did not (180 and
-    161-170 registers; compile-only, Triton 3.9). Not timed."""
+def tile2d_config(t: Target, M: int, N: int) -> dict[str, Any]:
+    """2-D blocks for row-broadcast elementwise kernels (bias over the last dim)."""
     if t.interpreter:
         # ~16k elements a program (the interpreter pays per program): a width-1 tensor of 18102 rows in 16-row blocks
         # had taken 68 s in `smoke --preset random`.
@@ -299,27 +296,30 @@ def tile2d_config(t: Target, M: int, N: int, row_octets: bool = True) -> dict[st
     # tile: a 512-wide block over 161 columns had left 69 % of the lanes masked (20-48 % of copy for H = 79-265 in
     # benchmarks/shape_hunt.py seeds 1-3, at 1.0-1.6x eager). Not timed after the change: no device time was left.
     bn = max(16, min(512, _next_pow2(N)))
-    return {"BLOCK_M": (4096 if row_octets else 2048) // bn, "BLOCK_N": bn, "num_warps": 4, "num_stages": 1,
-            **_hip_extra(t, gemm=False)}
+    return {"BLOCK_M": 4096 // bn, "BLOCK_N": bn, "num_warps": 4, "num_stages": 1, **_hip_extra(t, gemm=False)}
 
 
 # The flat form of bias+GELU+dropout+residual (bias_gelu_dropout_residual_flat_kernel): None: bias_flat's rule; True:
-# always; False: never (benchmarks and tests time and compare the two forms).
+# always; False: only where the mask needs it (benchmarks and tests time and compare the two forms).
 BIAS_FLAT: bool | None = None
 
 
-def bias_flat(N: int) -> bool:
+def bias_flat(N: int, dropout: bool = False) -> bool:
     """Whether contiguous bias+GELU+dropout+residual over rows of N runs as one flat stretch of M·N elements instead
-    of tile2d_config's row tiles (both draw one dropout mask: common.dropout_tile_flat): where the row tiles are slow,
-    N not a multiple of 16 (Triton marks an int divisible by 16 or not, so the tiles' row starts rows·N read one
-    element at a time, 16-byte aligned or not) or N not a multiple of the tiles' BLOCK_N (lanes idle). H200, % of
-    copy bandwidth, row tiles -> flat (benchmarks/bias_flat_probe.py, docs/measurements/2026-11-29-h200-s28-bias-
-    flat-s{1,2}.json): hunt 22's rows bf16 1x18447x4481 46 -> 100, fp16 8x16785x392 48 -> 100, fp32 8x7868x811 81 ->
-    101, bf16 1x473047x124 76 -> 96; 16 fresh draws (seed 2) 7 faster by more than 5 %, none slower. Flat everywhere
-    (seed 1) lost where the tiles fit: 16-bit with dropout at N = 4096/8192 (92 -> 84, 96 -> 87 %) and bf16 N = 240
-    (108 -> 89, with an integer % for the column; 102 with the fp32 quotient), so those keep the tiles (N = 240 by
-    the rule's second half, 102 %). Dropout at N % 8 != 0 took the row tiles in those runs (their mask was per row
-    then)."""
+    of tile2d_config's row tiles. Always for dropout at N % 8 != 0: its mask draws Philox counter f // 8 for flat
+    index f, whose octets cross rows there (bias_gelu_dropout_residual_flat_kernel; strided inputs are copied dense
+    for it). Otherwise where the row tiles are slow: N not a multiple of 16 (Triton marks an int divisible by 16 or
+    not, so the tiles' row starts rows·N read one element at a time, 16-byte aligned or not) or N not a multiple of
+    the tiles' BLOCK_N (lanes idle). H200, % of copy bandwidth, row tiles -> flat (benchmarks/bias_flat_probe.py,
+    docs/measurements/2026-11-29-h200-s28-bias-flat-s{1,2}.json): hunt 22's rows bf16 1x18447x4481 46 -> 100, fp16
+    8x16785x392 48 -> 100, fp32 8x7868x811 81 -> 101, bf16 1x473047x124 76 -> 96; 16 fresh draws (seed 2) 7 faster by
+    more than 5 %, none slower. Flat everywhere (seed 1) lost where the tiles fit: 16-bit with dropout at N = 4096/8192
+    (92 -> 84, 96 -> 87 %) and bf16 N = 240 (108 -> 89, with an integer % for the column; 102 with the fp32 quotient),
+    so those keep the tiles (N = 240 by the rule's second half, 102 %). Hunt 23's dropout rows at N % 8 != 0, which
+    ran on row tiles with a per-row mask before (…-s28-bias-odd-dropout-s3.json): bf16 1x3159x10734 54 -> 79 %, bf16
+    2x55486x1218 45 -> 79, bf16 8x237x8998 51 -> 81, fp32 4x9515x1299 76 -> 102."""
+    if dropout and N % 8:
+        return True
     if BIAS_FLAT is not None:
         return BIAS_FLAT
     bn = max(16, min(512, _next_pow2(N)))  # tile2d_config's BLOCK_N

@@ -239,7 +239,8 @@ def test_narrow_rows_take_a_block_as_wide_as_the_row() -> None:
 
 # --- the flat form (bias_gelu_dropout_residual_flat_kernel, session 28) ---------------------------------------------
 
-def _both_forms(x: torch.Tensor, b: torch.Tensor, r: torch.Tensor, p: float) -> tuple[torch.Tensor, torch.Tensor]:
+def _both_forms(x: torch.Tensor, b: torch.Tensor, r: torch.Tensor, p: float,
+                seed: int = 5) -> tuple[torch.Tensor, torch.Tensor]:
     from rocm_triton_doctor.kernels import call_plans, policy
 
     outs = []
@@ -247,7 +248,7 @@ def _both_forms(x: torch.Tensor, b: torch.Tensor, r: torch.Tensor, p: float) -> 
         policy.BIAS_FLAT = flat
         call_plans.clear()
         try:
-            outs.append(bgdr(x, b, r, p, seed=5))
+            outs.append(bgdr(x, b, r, p, seed=seed))
         finally:
             policy.BIAS_FLAT = None
             call_plans.clear()
@@ -263,9 +264,6 @@ def _both_forms(x: torch.Tensor, b: torch.Tensor, r: torch.Tensor, p: float) -> 
     ((2, 300, 40), torch.float32, 0.3),
     ((3, 16384 + 8), torch.float16, 0.5),
     ((9, 1), torch.float32, 0.0),
-    # dropout at N % 8 != 0: the row tiles' common.dropout_tile_flat draws the flat stretch's mask
-    ((2, 7, 129), torch.float32, 0.3), ((5, 3), torch.float16, 0.5), ((3, 17001), torch.bfloat16, 0.2),
-    ((40, 50), torch.float32, 0.25), ((7, 1), torch.float32, 0.5),
 ])
 def test_flat_form_equals_the_row_tiles_bit_for_bit(shape: tuple[int, ...], dtype: torch.dtype, p: float) -> None:
     g = torch.Generator().manual_seed(3)
@@ -285,6 +283,14 @@ def test_flat_form_is_taken_where_the_row_tiles_are_slow() -> None:
     assert policy.bias_flat(4176)  # a multiple of 16 that leaves a 512-wide tile's lanes idle
     assert not policy.bias_flat(8192)  # the tiles fit the row and read whole vectors
     assert not policy.bias_flat(64)
+    assert not policy.bias_flat(64, dropout=True)
+    for switch in (None, False):  # dropout at N % 8 != 0: flat whatever the switch says (the mask's octets cross rows)
+        policy.BIAS_FLAT = switch
+        try:
+            assert policy.bias_flat(4481, dropout=True) and policy.bias_flat(12, dropout=True)
+            assert not policy.bias_flat(4480, dropout=True) or switch is None
+        finally:
+            policy.BIAS_FLAT = None
 
 
 def test_flat_form_reads_a_strided_bias_and_a_wide_row() -> None:
@@ -310,53 +316,13 @@ def test_flat_columns_over_many_blocks(monkeypatch: pytest.MonkeyPatch, N: int, 
 
 @pytest.mark.parametrize("N", [3, 50, 129, 1001])
 def test_odd_width_dropout_is_one_mask_for_every_layout(N: int) -> None:
-    # A column-major x and residual take the row tiles (strided), contiguous ones the flat form: one mask.
+    # Dropout at N % 8 != 0 runs flat only (its octets cross rows): a column-major x and residual are copied dense for
+    # it, and the row tiles are never asked, even switched on.
     x = torch.randn(N, 37).t() + 5.0
     res = torch.randn(N, 37).t()
     bias = torch.randn(2 * N)[::2]
     strided = bgdr(x, bias, res, p=0.4, seed=13)
-    dense = bgdr(x.contiguous(), bias, res.contiguous(), p=0.4, seed=13)
-    assert torch.equal(strided, dense)
+    dense, tiles = _both_forms(x.contiguous(), bias, res.contiguous(), 0.4, seed=13)
+    assert torch.equal(strided, dense) and torch.equal(dense, tiles)
     kept = float((strided != res).float().mean())
     assert 0.45 < kept < 0.75  # p = 0.4: ~60 % kept (x + 5 keeps GELU away from 0)
-
-
-import triton  # noqa: E402
-import triton.language as tl  # noqa: E402
-
-from rocm_triton_doctor.kernels.common import dropout_tile, dropout_tile_flat  # noqa: E402
-
-
-@triton.jit
-def _both_draws(out_ptr, N, seed, BM: tl.constexpr, BN: tl.constexpr):
-    rows = tl.arange(0, BM).to(tl.int64) + 3
-    ones = tl.full((BM, BN), 1.0, tl.float32)
-    a = dropout_tile(ones, rows, 16, N, seed, 30000, 2.0, True, BM, BN)
-    b = dropout_tile_flat(ones, rows, 16, N, seed, 30000, 2.0, True, BM, BN, False)  # the general draw
-    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
-    tl.store(out_ptr + offs, a)
-    tl.store(out_ptr + BM * BN + offs, b)
-
-
-def test_the_flat_mask_at_widths_of_8k_is_the_row_mask() -> None:
-    # dropout_tile_flat runs dropout_tile where rows start octets: the masks of N % 8 == 0 did not change (session 28)
-    out = torch.empty(2, 8, 32)
-    _both_draws[(1,)](out, 40, 1234, BM=8, BN=32)
-    assert torch.equal(out[0], out[1]) and 0 < int((out[0] == 0).sum()) < 256
-
-
-def test_the_per_lane_draw_is_the_same_mask() -> None:
-    # common.dropout_tile_flat's PER_LANE branch (one Philox a lane) against its octet-pair branch, at an odd width
-    from rocm_triton_doctor.kernels.base import dropout_args
-
-    M, N = 9, 37
-    x, r, b = torch.randn(M, N) + 5.0, torch.randn(M, N), torch.randn(N)
-    outs = []
-    for per_lane in (False, True):
-        o = torch.empty(M, N)
-        thr, scale = dropout_args(0.4)
-        K.bias_gelu_dropout_residual_kernel[(2, 1)](x, b, r, o, M, N, 1, 1, N, 0, 0, 1, N, 0, 0, 1, 1, 777, thr, scale,
-                                                     HAS_DROPOUT=True, BLOCK_M=8, BLOCK_N=64, ROW_OCTETS=False,
-                                                     PER_LANE=per_lane)
-        outs.append(o)
-    assert torch.equal(outs[0], outs[1]) and 0 < int((outs[0] == r).sum()) < M * N
