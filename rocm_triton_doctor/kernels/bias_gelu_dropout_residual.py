@@ -78,6 +78,27 @@ def flat_dropout(y, start, seed, threshold, scale, HAS_DROPOUT: tl.constexpr, BL
 
 
 @triton.jit
+def flat_load(ptr, start, lanes, n, full):
+    """Lanes start + lanes of a flat stretch of n, as fp32: unmasked where the block is full (full_block: whole 16-byte
+    vectors), masked in the last block."""
+    if full:
+        v = tl.load(ptr + start + lanes)
+    else:
+        v = tl.load(ptr + start + lanes, mask=start + lanes < n, other=0.0)
+    return v.to(tl.float32)
+
+
+@triton.jit
+def flat_store(ptr, start, lanes, n, v, full):
+    """v into lanes start + lanes of a flat stretch of n, in ptr's dtype (as flat_load)."""
+    v = v.to(ptr.dtype.element_ty)
+    if full:
+        tl.store(ptr + start + lanes, v)
+    else:
+        tl.store(ptr + start + lanes, v, mask=start + lanes < n)
+
+
+@triton.jit
 def bias_gelu_dropout_residual_flat_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, n, N, sb, seed, threshold, scale,
                                            HAS_DROPOUT: tl.constexpr, BLOCK: tl.constexpr, ONE_WRAP: tl.constexpr,
                                            FAST_TANH: tl.constexpr = False):
@@ -92,18 +113,10 @@ def bias_gelu_dropout_residual_flat_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, n,
     lanes = tl.arange(0, BLOCK)
     b = tl.load(bias_ptr + flat_columns(start, lanes, N, ONE_WRAP).to(tl.int64) * sb).to(tl.float32)
     full = full_block(pid, n, BLOCK)
-    if full:
-        x = tl.load(x_ptr + start + lanes).to(tl.float32)
-        r = tl.load(res_ptr + start + lanes).to(tl.float32)
-    else:
-        x = tl.load(x_ptr + start + lanes, mask=start + lanes < n, other=0.0).to(tl.float32)
-        r = tl.load(res_ptr + start + lanes, mask=start + lanes < n, other=0.0).to(tl.float32)
+    x = flat_load(x_ptr, start, lanes, n, full)
+    r = flat_load(res_ptr, start, lanes, n, full)
     y = flat_dropout(gelu_tanh(x + b, FAST_TANH), start, seed, threshold, scale, HAS_DROPOUT, BLOCK)
-    o = (r + y).to(out_ptr.dtype.element_ty)
-    if full:
-        tl.store(out_ptr + start + lanes, o)
-    else:
-        tl.store(out_ptr + start + lanes, o, mask=start + lanes < n)
+    flat_store(out_ptr, start, lanes, n, r + y, full)
 
 
 def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor, p: float = 0.0,
@@ -201,18 +214,10 @@ def _bias_gelu_dropout_residual_backward_flat_kernel(dy_ptr, x_ptr, bias_ptr, dx
     lanes = tl.arange(0, BLOCK)
     b = tl.load(bias_ptr + flat_columns(start, lanes, N, ONE_WRAP).to(tl.int64) * sb).to(tl.float32)
     full = full_block(pid, n, BLOCK)
-    if full:
-        dy = tl.load(dy_ptr + start + lanes).to(tl.float32)
-        u = tl.load(x_ptr + start + lanes).to(tl.float32) + b
-    else:
-        dy = tl.load(dy_ptr + start + lanes, mask=start + lanes < n, other=0.0).to(tl.float32)
-        u = tl.load(x_ptr + start + lanes, mask=start + lanes < n, other=0.0).to(tl.float32) + b
-    g = flat_dropout(dy * gelu_tanh_grad(u), start, seed, threshold, scale, HAS_DROPOUT, BLOCK).to(
-        dx_ptr.dtype.element_ty)
-    if full:
-        tl.store(dx_ptr + start + lanes, g)
-    else:
-        tl.store(dx_ptr + start + lanes, g, mask=start + lanes < n)
+    dy = flat_load(dy_ptr, start, lanes, n, full)
+    u = flat_load(x_ptr, start, lanes, n, full) + b
+    g = flat_dropout(dy * gelu_tanh_grad(u), start, seed, threshold, scale, HAS_DROPOUT, BLOCK)
+    flat_store(dx_ptr, start, lanes, n, g, full)
 
 
 @triton.jit
