@@ -326,3 +326,33 @@ def test_odd_width_dropout_is_one_mask_for_every_layout(N: int) -> None:
     assert torch.equal(strided, dense) and torch.equal(dense, tiles)
     kept = float((strided != res).float().mean())
     assert 0.45 < kept < 0.75  # p = 0.4: ~60 % kept (x + 5 keeps GELU away from 0)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=NO_SHRINK)
+@given(st.data())
+def test_property_flat_form_any_width_layout_and_dropout(data: st.DataObject) -> None:
+    # Session 28's flat form at small blocks (every block boundary and row end it meets): p = 0 against fp64, and
+    # with dropout, x and residual in any layout give the contiguous flat output bit for bit (one mask), and the
+    # row tiles give it too where they may draw it (N % 8 == 0).
+    from rocm_triton_doctor.kernels import policy
+
+    r = row_inputs(data.draw, max_n=150)
+    x, dtype, N = r["x"], r["dtype"], r["N"]
+    res = strided_tensor(tuple(x.shape), dtype, r["gen"], **layouts(data.draw, x.dim()))
+    bias = param_vector(data.draw, N, dtype, r["gen"])
+    block = data.draw(st.sampled_from([16, 64, 256]))
+    p = data.draw(st.sampled_from([0.0, 0.0, 0.3]))
+    old = policy.bias_flat_config
+    policy.bias_flat_config = lambda t, n: {"BLOCK": block, "num_warps": 4}  # type: ignore[assignment]
+    try:
+        dense = x.contiguous(), res.contiguous()
+        flat, tiles = _both_forms(*dense[:1], bias, dense[1], p, seed=21)
+        same = lambda a, b: torch.testing.assert_close(a, b, rtol=0, atol=0, equal_nan=True)  # noqa: E731
+        if p == 0.0:
+            assert_matches(flat, _ref(x, bias, res), dtype)
+        else:
+            same(bgdr(x, bias, res, p, seed=21), flat)
+        if p == 0.0 or N % 8 == 0:
+            same(flat, tiles)
+    finally:
+        policy.bias_flat_config = old  # type: ignore[assignment]
