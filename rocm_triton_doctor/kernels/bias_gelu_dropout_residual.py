@@ -2,8 +2,10 @@
 
 The transformer MLP tail in one pass: reads x and residual (2·e·B·S·H) and bias (e·H), writes out (e·B·S·H), no mask
 stored. Eager torch runs four kernels (add, gelu, dropout, add) and moves ~3x the bytes. The dropout mask is Philox of
-(seed, row, column), so it is reproducible on any backend, tiling and layout; without a seed each call draws a fresh
-one. x and residual may be any layout (read through strides), the bias fp32 under 16-bit activations.
+(seed, row, column) — octet (row·H + col) // 8 of the rows laid end to end — so it is reproducible on any backend,
+tiling and layout; without a seed each call draws a fresh one. x and residual may be any layout (read through
+strides), the bias fp32 under 16-bit activations. Two forms: row tiles, and one flat stretch of contiguous inputs for
+widths the tiles fit badly (policy.bias_flat; session 28).
 """
 
 from __future__ import annotations
