@@ -8,6 +8,7 @@ Families (--family, with --seed S -n N): "kshort" fp32 products with a misaligne
 18-21's GEMM rows under 0.9x.
 
     PYTHONPATH=.:benchmarks python benchmarks/gemm_misaligned_probe.py --hunt --family kshort --seed 1 -n 16 --json g.json
+    ... --hunt23 --set split: hunt 23's fp32 rows under 0.95x over tiles and K splits (session 28 wrote it; not run)
 """
 
 from __future__ import annotations
@@ -54,6 +55,12 @@ PINNED = [("fp32", 28, 6016, 26517, "none", False), ("fp32", 17, 4096, 11007, "n
           ("fp16", 76, 133, 8927, "none", False)]
 
 
+# hunt 23's (session 28, …-s28-hunt23.json) GEMM rows under 0.95x, all fp32, most with aligned operands: a decode row
+# against a short K, small outputs over a long K (few tiles: the split is the question), a square-ish product
+HUNT23 = [("fp32", 1, 1025, 304, "none", False), ("fp32", 1213, 6172, 256, "none", True),
+          ("fp32", 24, 963, 4362, "none", True), ("fp32", 1717, 6836, 3852, "none", False)]
+
+
 def cfg(bm: int, bn: int, bk: int, w: int, s: int) -> dict[str, Any]:
     return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w, "num_stages": s}
 
@@ -80,6 +87,14 @@ def tile_variants(M: int, N: int, K: int) -> list[tuple[str, str, dict[str, Any]
     out: list[tuple[str, str, dict[str, Any] | None]] = [("policy", "auto", None),
                                                          ("copy", "auto", {"ALIGN_COPY": True})]
     return out + [(f"{bm}x{bn}x{bk}s", "auto", split_cfg(M, N, K, bm, bn, bk)) for bm, bn, bk in TILES]
+
+
+def split_variants() -> list[tuple[str, str, dict[str, Any] | None]]:
+    """--set split (prepared in session 28, not run yet): tiles and K splits for few-tile products over a long K."""
+    out: list[tuple[str, str, dict[str, Any] | None]] = [("policy", "auto", None)]
+    for bm, bn, bk, w, s in ((64, 64, 32, 4, 4), (128, 64, 32, 8, 3), (64, 128, 32, 4, 4)):
+        out += [(f"{bm}x{bn}x{bk}w{w}k{k}", "auto", {**cfg(bm, bn, bk, w, s), "SPLIT_K": k}) for k in (1, 2, 3, 4, 6)]
+    return out
 
 
 def log_uniform(r: random.Random, lo: float, hi: float) -> int:
@@ -123,8 +138,9 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--hunt", action="store_true", help="hunts 18-21's GEMM rows under 0.9x")
     ap.add_argument("--pinned", action="store_true", help="the shapes earlier rules' tests pinned (PINNED)")
+    ap.add_argument("--hunt23", action="store_true", help="hunt 23's GEMM rows under 0.95x (HUNT23)")
     ap.add_argument("--family", choices=("kshort", "skinny", "mis"))
-    ap.add_argument("--set", choices=("rule", "tiles", "verify"), default="rule",
+    ap.add_argument("--set", choices=("rule", "tiles", "verify", "split"), default="rule",
                     help="rule: the policy, its rule off, copies and fixed tilings; tiles: small split tilings; "
                          "verify: the policy and its rules off only")
     ap.add_argument("--seed", type=int, default=1)
@@ -135,7 +151,7 @@ def main() -> int:
     dev = torch.device("cuda")
     gen = torch.Generator(device=dev).manual_seed(0)
     r = random.Random(args.seed)
-    shapes = (HUNT if args.hunt else []) + (PINNED if args.pinned else [])
+    shapes = (HUNT if args.hunt else []) + (PINNED if args.pinned else []) + (HUNT23 if args.hunt23 else [])
     shapes += [draw(args.family, r) for _ in range(args.n)] if args.family else []
     print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, triton {triton.__version__}", flush=True)
     rows = []
@@ -146,7 +162,8 @@ def main() -> int:
         tol = tolerance(str(DT[dt]).replace("torch.", ""))
         row: dict[str, Any] = {"name": case.name, "us": {}, "wrong": [], "errors": {}}
         row["us"]["eager"] = 1000 * float(do_bench_cudagraph(lambda: case.eager(x), rep=20))
-        todo = {"rule": VARIANTS, "verify": VARIANTS[:2]}.get(args.set) or tile_variants(M, N, K)
+        todo = ({"rule": VARIANTS, "verify": VARIANTS[:2], "split": split_variants()}.get(args.set)
+                or tile_variants(M, N, K))
         for label, prec, config in todo:
             set_rule(label != "old")
             try:
