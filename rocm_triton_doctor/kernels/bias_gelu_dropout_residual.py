@@ -25,7 +25,7 @@ from rocm_triton_doctor.kernels.base import (refuse_forward_ad,
                                              check_dtype, check_p, dropout_args, prepare_out, randn, resolve_seed,
                                              row_layout, stream_seed, target_of)
 from rocm_triton_doctor.kernels.elementwise import full_block, tile_offsets
-from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh
+from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh, gelu_tanh_grad
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
@@ -195,15 +195,7 @@ _PLANS = call_plans.table()
 # (the mask's octets cross rows); row tiles drawing it (two Philox an octet) had run at 10-26 % of copy bandwidth,
 # 0.3-0.96x eager autograd's backward, the flat form at 20-63 %, 1.1-2.8x (H200, docs/measurements/2026-11-29-h200-
 # s28-bias-odd-dropout-{s3,bwd}.txt).
-# gelu(u) = u·σ(2t), t = √(2/π)(u + 0.044715u³): gelu'(u) = σ(2t) + u·σ(2t)(1 - σ(2t))·2√(2/π)(1 + 3·0.044715u²).
-# The derivative of the portable form; the forward's FAST_TANH (NVIDIA 16-bit) differs from it by ~2^-11 relative.
-
-@triton.jit
-def gelu_tanh_grad(u):
-    """d/du of the portable gelu_tanh (u·σ(2t))."""
-    s = tl.sigmoid(2.0 * 0.7978845608028654 * (u + 0.044715 * u * u * u))
-    return s + u * s * (1.0 - s) * (2.0 * 0.7978845608028654) * (1.0 + 3.0 * 0.044715 * u * u)
-
+# gelu'(u): common.gelu_tanh_grad.
 
 @triton.jit
 def _bias_gelu_dropout_residual_backward_flat_kernel(dy_ptr, x_ptr, bias_ptr, dx_ptr, n, N, sb, seed, threshold,

@@ -25,7 +25,7 @@ from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels import argcheck, gemm, policy
 from rocm_triton_doctor.kernels.base import (cdiv, check_p, dropout_args, first_order_only, refuse_forward_ad,
                                              resolve_seed)
-from rocm_triton_doctor.kernels.common import dropout_tile
+from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh_grad
 
 RELU, GELU = gemm.EPILOGUES["bias_relu"], gemm.EPILOGUES["bias_gelu"]
 
@@ -50,9 +50,7 @@ def _epilogue_backward_kernel(dy_ptr, v_ptr, bias_ptr, g_ptr, dbp_ptr, M, N, s_d
     if ACT == 3:
         u = tl.load(v_ptr + offs, mask=mask, other=0.0).to(tl.float32)
         u += tl.load(bias_ptr + cols.to(tl.int64) * sb, mask=cols < N, other=0.0).to(tl.float32)[None, :]
-        # d/du of u·σ(2t), t = √(2/π)(u + 0.044715u³): the forward's portable GELU (common.gelu_tanh)
-        s = tl.sigmoid(2.0 * 0.7978845608028654 * (u + 0.044715 * u * u * u))
-        g = g * (s + u * s * (1.0 - s) * (2.0 * 0.7978845608028654) * (1.0 + 3.0 * 0.044715 * u * u))
+        g = g * gelu_tanh_grad(u)
     g = dropout_tile(g, rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT, BLOCK_M, BLOCK_N)
     g = tl.where(mask, g, 0.0)
     tl.store(g_ptr + offs, g.to(g_ptr.dtype.element_ty), mask=mask)
