@@ -29,7 +29,7 @@ from rocm_triton_doctor.kernels import call_plans, policy
 from rocm_triton_doctor.kernels.base import dropout_args, stream_seed
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.tolerances import tolerance
-from window_rows_probe import copy_rate
+from window_rows_probe import announce
 
 # (B, S, H, dtype, p): hunt 22's rows under 85 % of copy and the presets' shapes
 FIXED = [(1, 18447, 4481, torch.bfloat16, 0.0), (8, 16785, 392, torch.float16, 0.0), (4, 9515, 1299, torch.float32, 0.1),
@@ -144,9 +144,7 @@ def main() -> int:
                     help="hunt 23's dropout rows at N % 8 != 0 (and their backward) in place of the fixed rows")
     args = ap.parse_args()
     dev = torch.device("cuda")
-    print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, triton {triton.__version__}", flush=True)
-    copy_gbps = copy_rate(dev)
-    print(f"copy {copy_gbps:.0f} GB/s", flush=True)
+    copy_gbps = announce(dev)
     r = random.Random(args.seed)
     COPY[0] = copy_gbps
     if args.strided:

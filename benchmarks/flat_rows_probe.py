@@ -34,7 +34,7 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels import policy
 from rocm_triton_doctor.kernels.rows_split import LOG2E
-from window_rows_probe import baseline_fns, checked_times, copy_rate, report, summarise
+from window_rows_probe import announce, baseline_fns, checked_times, report, row_inputs, summarise
 
 DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 BF, FP, F32 = torch.bfloat16, torch.float16, torch.float32
@@ -171,18 +171,12 @@ def main() -> int:
     args = ap.parse_args()
     dev = torch.device("cuda")
     t = policy.target_for_device("cuda")
-    print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, triton {triton.__version__}", flush=True)
-    copy_gbps = copy_rate(dev)
-    print(f"copy {copy_gbps:.0f} GB/s", flush=True)
+    copy_gbps = announce(dev)
     r = random.Random(args.seed)
     shapes = FIXED if args.fixed else [draw(r) for _ in range(args.count)]
     rows: list[dict[str, Any]] = []
     for op, dt, m, n in shapes:
-        x = torch.randn(m, n, device=dev, dtype=dt)
-        w = torch.randn(n, device=dev, dtype=dt)
-        b = torch.randn(n, device=dev, dtype=dt)
-        old = policy.row_config(t, n, dt.itemsize, policy.row_class(n, m))
-        plain = {k: old[k] for k in ("BLOCK", "ROWS", "num_warps")}
+        x, w, b, plain = row_inputs(t, dt, m, n, dev)
         fns = baseline_fns(op, x, w, b, plain)
         for lanes, warps in VARIANTS:
             rows_ = max(8, lanes // triton.next_power_of_2(n))

@@ -81,6 +81,24 @@ def checked_times(op: str, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, fn
     return row
 
 
+def announce(dev: torch.device) -> float:
+    """Print the device and software, then the device's copy rate (copy_rate), and return that rate."""
+    print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, triton {triton.__version__}", flush=True)
+    copy_gbps = copy_rate(dev)
+    print(f"copy {copy_gbps:.0f} GB/s", flush=True)
+    return copy_gbps
+
+
+def row_inputs(t: Any, dt: torch.dtype, m: int, n: int,
+               dev: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+    """x (m, n), a weight and a bias of n, and the plain kernels' config the policy gives (BLOCK, ROWS, warps)."""
+    x = torch.randn(m, n, device=dev, dtype=dt)
+    w = torch.randn(n, device=dev, dtype=dt)
+    b = torch.randn(n, device=dev, dtype=dt)
+    old = policy.row_config(t, n, dt.itemsize, policy.row_class(n, m))
+    return x, w, b, {k: old[k] for k in ("BLOCK", "ROWS", "num_warps")}
+
+
 def copy_rate(dev: torch.device) -> float:
     """GB/s of a 256 MiB device-to-device copy (bytes read + written), graph-replayed."""
     src = torch.empty(1 << 28, dtype=torch.uint8, device=dev)
@@ -167,18 +185,12 @@ def main() -> int:
     args = ap.parse_args()
     dev = torch.device("cuda")
     t = policy.target_for_device("cuda")
-    print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, triton {triton.__version__}", flush=True)
-    copy_gbps = copy_rate(dev)
-    print(f"copy {copy_gbps:.0f} GB/s", flush=True)
+    copy_gbps = announce(dev)
     r = random.Random(args.seed)
     rows: list[dict[str, Any]] = []
     for _ in range(args.count):
         op, dt, m, n = draw(r, args.wide, args.over, tuple(args.ops.split(",")), args.p2)
-        x = torch.randn(m, n, device=dev, dtype=dt)
-        w = torch.randn(n, device=dev, dtype=dt)
-        b = torch.randn(n, device=dev, dtype=dt)
-        old = policy.row_config(t, n, dt.itemsize, policy.row_class(n, m))
-        plain = {k: old[k] for k in ("BLOCK", "ROWS", "num_warps")}
+        x, w, b, plain = row_inputs(t, dt, m, n, dev)
         v = 16 // dt.itemsize
         blk = triton.next_power_of_2(n + v - 1)
         fns = baseline_fns(op, x, w, b, plain)
