@@ -25,7 +25,7 @@ import triton
 from triton.testing import do_bench, do_bench_cudagraph
 
 from rocm_triton_doctor.kernels import bias_gelu_dropout_residual as bg
-from rocm_triton_doctor.kernels import call_plans, policy
+from rocm_triton_doctor.kernels import bias_gelu_flat, call_plans, policy
 from rocm_triton_doctor.kernels.base import dropout_args, stream_seed
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.tolerances import tolerance
@@ -64,7 +64,7 @@ def flat_fn(x: torch.Tensor, b: torch.Tensor, res: torch.Tensor, o: torch.Tensor
     fast = policy.fast_tanh(policy.target_for_device("cuda"), x.element_size())
 
     def run() -> torch.Tensor:
-        launch(bg.bias_gelu_dropout_residual_flat_kernel, (triton.cdiv(n, block),), x, b, res, o, n, N, b.stride(0),
+        launch(bias_gelu_flat.bias_gelu_dropout_residual_flat_kernel, (triton.cdiv(n, block),), x, b, res, o, n, N, b.stride(0),
                stream_seed(7, bg.STREAM), thr, scale, HAS_DROPOUT=p > 0, BLOCK=block, ONE_WRAP=block <= N,
                FAST_TANH=fast, num_warps=warps, num_stages=1)
         return o

@@ -5,7 +5,7 @@ stored. Eager torch runs four kernels (add, gelu, dropout, add) and moves ~3x th
 (seed, row, column) — octet (row·H + col) // 8 of the rows laid end to end — so it is reproducible on any backend,
 tiling and layout; without a seed each call draws a fresh one. x and residual may be any layout (read through
 strides), the bias fp32 under 16-bit activations. Two forms: row tiles, and one flat stretch of contiguous inputs for
-widths the tiles fit badly (policy.bias_flat; session 28).
+widths the tiles fit badly (bias_gelu_flat.py, policy.bias_flat; session 28).
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ from rocm_triton_doctor.kernels.base import (refuse_forward_ad,
     first_order_only, AotSpec, Case, DropoutCheck, Inputs, KernelSpec, cdiv, check_alias, check_device,
                                              check_dtype, check_p, dropout_args, prepare_out, randn, resolve_seed,
                                              row_layout, stream_seed, target_of)
-from rocm_triton_doctor.kernels.elementwise import full_block, tile_offsets
+from rocm_triton_doctor.kernels.elementwise import tile_offsets
 from rocm_triton_doctor.kernels.common import dropout_tile, gelu_tanh, gelu_tanh_grad
+from rocm_triton_doctor.kernels.bias_gelu_flat import (bias_gelu_dropout_residual_backward_flat_kernel,
+                                                       bias_gelu_dropout_residual_flat_kernel)
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
@@ -51,74 +53,6 @@ def bias_gelu_dropout_residual_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, M, N, D
     y = dropout_tile(gelu_tanh(x + b[None, :], FAST_TANH), rows, pid_n * BLOCK_N, N, seed, threshold, scale, HAS_DROPOUT,
                      BLOCK_M, BLOCK_N)
     tl.store(out_ptr + rows[:, None] * N + cols[None, :], (r + y).to(out_ptr.dtype.element_ty), mask=mask)
-
-
-@triton.jit
-def flat_columns(start, lanes, N, ONE_WRAP: tl.constexpr):
-    """The columns of flat indices start + lanes in rows of N: ONE_WRAP (BLOCK <= N): a block passes at most one row
-    end, so one subtraction finds them."""
-    col = (start % N).to(tl.int32) + lanes
-    if ONE_WRAP:
-        col = tl.where(col >= N, col - N, col)
-    else:  # col mod N by an fp32 quotient (an integer % is ~20 instructions): for col < N + BLOCK <= 2^15 it is the
-        # true quotient or one under it (checked for every N < 2^14 and col < 2^15 in numpy's fp32), so one
-        # subtraction corrects it.
-        col -= (col.to(tl.float32) * (1.0 / N)).to(tl.int32) * N
-        col = tl.where(col >= N, col - N, col)
-    return col
-
-
-@triton.jit
-def flat_dropout(y, start, seed, threshold, scale, HAS_DROPOUT: tl.constexpr, BLOCK: tl.constexpr):
-    """dropout_tile over flat indices start .. start + BLOCK (start a multiple of 8): a [1, BLOCK] tile at row 0 whose
-    columns start at `start`, so lane f draws counter f // 8: the row tiles' counter row·N/8 + col // 8 where
-    N % 8 == 0."""
-    if HAS_DROPOUT:
-        y = tl.reshape(dropout_tile(tl.reshape(y, (1, BLOCK)), tl.zeros((1,), tl.int64), start, 8, seed, threshold,
-                                    scale, HAS_DROPOUT, 1, BLOCK), (BLOCK,))
-    return y
-
-
-@triton.jit
-def flat_load(ptr, start, lanes, n, full):
-    """Lanes start + lanes of a flat stretch of n, as fp32: unmasked where the block is full (full_block: whole 16-byte
-    vectors), masked in the last block."""
-    if full:
-        v = tl.load(ptr + start + lanes)
-    else:
-        v = tl.load(ptr + start + lanes, mask=start + lanes < n, other=0.0)
-    return v.to(tl.float32)
-
-
-@triton.jit
-def flat_store(ptr, start, lanes, n, v, full):
-    """v into lanes start + lanes of a flat stretch of n, in ptr's dtype (as flat_load)."""
-    v = v.to(ptr.dtype.element_ty)
-    if full:
-        tl.store(ptr + start + lanes, v)
-    else:
-        tl.store(ptr + start + lanes, v, mask=start + lanes < n)
-
-
-@triton.jit
-def bias_gelu_dropout_residual_flat_kernel(x_ptr, bias_ptr, res_ptr, out_ptr, n, N, sb, seed, threshold, scale,
-                                           HAS_DROPOUT: tl.constexpr, BLOCK: tl.constexpr, ONE_WRAP: tl.constexpr,
-                                           FAST_TANH: tl.constexpr = False):
-    """The same op over contiguous x, residual and out as n = M·N elements in one stretch (policy.bias_flat says
-    when): every block is read and written in whole 16-byte vectors whatever N is, where a row tile of an odd width
-    starts each row off a 16-byte boundary and is read one element at a time. The bias is gathered at column
-    (flat index) mod N (flat_columns). Dropout draws Philox counter f // 8 for flat index f (flat_dropout): the row
-    tiles' draw where N % 8 == 0, and every other width runs here whatever its layout (policy.bias_flat), so the mask
-    is the same for every layout and form."""
-    pid = tl.program_id(0)
-    start = pid.to(tl.int64) * BLOCK
-    lanes = tl.arange(0, BLOCK)
-    b = tl.load(bias_ptr + flat_columns(start, lanes, N, ONE_WRAP).to(tl.int64) * sb).to(tl.float32)
-    full = full_block(pid, n, BLOCK)
-    x = flat_load(x_ptr, start, lanes, n, full)
-    r = flat_load(res_ptr, start, lanes, n, full)
-    y = flat_dropout(gelu_tanh(x + b, FAST_TANH), start, seed, threshold, scale, HAS_DROPOUT, BLOCK)
-    flat_store(out_ptr, start, lanes, n, r + y, full)
 
 
 def bias_gelu_dropout_residual(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor, p: float = 0.0,
@@ -198,23 +132,6 @@ _PLANS = call_plans.table()
 # gelu'(u): common.gelu_tanh_grad.
 
 @triton.jit
-def _bias_gelu_dropout_residual_backward_flat_kernel(dy_ptr, x_ptr, bias_ptr, dx_ptr, n, N, sb, seed, threshold,
-                                                     scale, HAS_DROPOUT: tl.constexpr, BLOCK: tl.constexpr,
-                                                     ONE_WRAP: tl.constexpr):
-    """∂x over contiguous dy and x as one flat stretch (where the forward runs flat: policy.bias_flat); ∂bias is then
-    the column sums of ∂x, which the caller takes."""
-    pid = tl.program_id(0)
-    start = pid.to(tl.int64) * BLOCK
-    lanes = tl.arange(0, BLOCK)
-    b = tl.load(bias_ptr + flat_columns(start, lanes, N, ONE_WRAP).to(tl.int64) * sb).to(tl.float32)
-    full = full_block(pid, n, BLOCK)
-    dy = flat_load(dy_ptr, start, lanes, n, full)
-    u = flat_load(x_ptr, start, lanes, n, full) + b
-    g = flat_dropout(dy * gelu_tanh_grad(u), start, seed, threshold, scale, HAS_DROPOUT, BLOCK)
-    flat_store(dx_ptr, start, lanes, n, g, full)
-
-
-@triton.jit
 def _bias_gelu_dropout_residual_backward_kernel(dy_ptr, x_ptr, bias_ptr, dx_ptr, dbp_ptr, M, N, sb, seed, threshold,
                                                 scale, HAS_DROPOUT: tl.constexpr, BLOCK_M: tl.constexpr,
                                                 BLOCK_N: tl.constexpr):
@@ -260,7 +177,7 @@ def bias_gelu_dropout_residual_backward(dy: torch.Tensor, x: torch.Tensor, bias:
         g = torch.empty(x2.shape, dtype=torch.float32 if bias.element_size() > x.element_size() else x.dtype,
                         device=x.device)
         fcfg = policy.shared(policy.bias_flat_config, target, M * N)
-        launch(_bias_gelu_dropout_residual_backward_flat_kernel, (cdiv(M * N, fcfg["BLOCK"]),), dy2, x2, bias, g,
+        launch(bias_gelu_dropout_residual_backward_flat_kernel, (cdiv(M * N, fcfg["BLOCK"]),), dy2, x2, bias, g,
                M * N, N, bias.stride(0), stream_seed(resolve_seed(name, seed), STREAM), threshold, scale,
                HAS_DROPOUT=p > 0.0, ONE_WRAP=fcfg["BLOCK"] <= N, **fcfg)
         return g.to(x.dtype).reshape(x.shape), g.sum(0, dtype=torch.float32).to(bias.dtype)
@@ -432,7 +349,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
             AotSpec("bias_gelu_dropout_residual backward bf16", _bias_gelu_dropout_residual_backward_kernel, bsig, bconst,
                     cfg),
             AotSpec("bias_gelu_dropout_residual backward flat bf16 H4481",
-                    _bias_gelu_dropout_residual_backward_flat_kernel,
+                    bias_gelu_dropout_residual_backward_flat_kernel,
                     {"dy_ptr": "*bf16", "x_ptr": "*bf16", "bias_ptr": "*bf16", "dx_ptr": "*bf16", "n": "i64", "N": "i32",
                      "seed": "i64", "threshold": "u32", "scale": "fp32"},
                     {"sb": 1, "HAS_DROPOUT": True, "BLOCK": fcfg["BLOCK"], "ONE_WRAP": True}, fcfg)]
