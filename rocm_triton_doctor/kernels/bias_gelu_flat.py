@@ -25,9 +25,11 @@ def flat_columns(start, lanes, N, ONE_WRAP: tl.constexpr):
     col = (start % N).to(tl.int32) + lanes
     if ONE_WRAP:
         col = tl.where(col >= N, col - N, col)
-    else:  # col mod N by an fp32 quotient (an integer % is ~20 instructions): for col < N + BLOCK <= 2^15 it is the
-        # true quotient or one under it (checked for every N < 2^14 and col < 2^15 in numpy's fp32), so one
-        # subtraction corrects it.
+    else:  # col mod N by an fp32 quotient (an integer % is ~20 instructions). 1 / N is within 2 ulp (NVIDIA compiles
+        # it to div.full.f32; AMD's division is correctly rounded), so col·(1 / N) is off col / N by under 2^-21·col:
+        # for col < N + BLOCK <= 2^15 that cannot reach the next integer from below (at least 1 / N away), only fall
+        # under an exact one — the quotient is the true one or one under, and one subtraction corrects it (tests/
+        # kernels/test_bias_gelu_flat.py checks every N < 2^14 in numpy's fp32 with 1 / N moved 0-2 ulp either way).
         col -= (col.to(tl.float32) * (1.0 / N)).to(tl.int32) * N
         col = tl.where(col >= N, col - N, col)
     return col

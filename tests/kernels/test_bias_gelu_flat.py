@@ -138,3 +138,26 @@ def test_property_flat_form_any_width_layout_and_dropout(data: st.DataObject) ->
             same(flat, tiles)
     finally:
         policy.bias_flat_config = old  # type: ignore[assignment]
+
+
+def test_the_fp32_column_quotient_is_true_or_one_under_for_every_narrow_width() -> None:
+    # flat_columns' narrow path (N < BLOCK <= 2^14 lanes, so col < 2^15): floor(col · fp32(1 / N)) in fp32, with 1 / N
+    # rounded as NVIDIA's div.full.f32 may (up to 2 ulp either way) or exactly (AMD): never over the true quotient,
+    # at most one under it, which the kernel's one subtraction corrects.
+    import numpy as np
+
+    col = np.arange(1 << 15, dtype=np.int64)
+    colf = col.astype(np.float32)
+    for n in range(1, 1 << 14):
+        exact = np.float32(1.0) / np.float32(n)
+        invs = [exact]
+        for toward in (np.float32(0.0), np.float32(1.0)):
+            inv = exact
+            for _ in range(2):
+                inv = np.nextafter(inv, toward)
+                invs.append(inv)
+        true = col // n
+        for inv in invs:
+            q = (colf * inv).astype(np.int64)
+            assert ((q == true) | (q == true - 1)).all(), n
+
