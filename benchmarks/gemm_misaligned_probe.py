@@ -8,7 +8,8 @@ Families (--family, with --seed S -n N): "kshort" fp32 products with a misaligne
 18-21's GEMM rows under 0.9x.
 
     PYTHONPATH=.:benchmarks python benchmarks/gemm_misaligned_probe.py --hunt --family kshort --seed 1 -n 16 --json g.json
-    ... --hunt23 --set split: hunt 23's fp32 rows under 0.95x over tiles and K splits (session 28 wrote it; not run)
+    ... --hunt23 --set split: hunt 23's fp32 rows under 0.95x over tiles and K splits (session 28 wrote it)
+    ... --gemv-small --set gemv: small fp32 decode products over the GEMV's tiles, splits and stages (session 29)
 """
 
 from __future__ import annotations
@@ -61,6 +62,14 @@ HUNT23 = [("fp32", 1, 1025, 304, "none", False), ("fp32", 1213, 6172, 256, "none
           ("fp32", 24, 963, 4362, "none", True), ("fp32", 1717, 6836, 3852, "none", False)]
 
 
+# --gemv-small (session 29): small fp32 decode products whose GEMV splits K into a workspace and a reduce launch
+# (hunt 23's 1x1025x304 at 0.51x: ~3 µs of work in two launches)
+GEMV_SMALL = [("fp32", 1, 1025, 304, "none", False), ("fp32", 1, 700, 512, "none", False),
+              ("fp32", 2, 1500, 300, "none", False), ("fp32", 1, 4096, 256, "none", False),
+              ("fp32", 3, 800, 1000, "none", False), ("fp32", 1, 2000, 128, "none", False),
+              ("fp32", 1, 1025, 304, "none", True), ("fp32", 2, 3000, 700, "bias", True)]
+
+
 def cfg(bm: int, bn: int, bk: int, w: int, s: int) -> dict[str, Any]:
     return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w, "num_stages": s}
 
@@ -94,6 +103,18 @@ def split_variants() -> list[tuple[str, str, dict[str, Any] | None]]:
     out: list[tuple[str, str, dict[str, Any] | None]] = [("policy", "auto", None)]
     for bm, bn, bk, w, s in ((64, 64, 32, 4, 4), (128, 64, 32, 8, 3), (64, 128, 32, 4, 4)):
         out += [(f"{bm}x{bn}x{bk}w{w}k{k}", "auto", {**cfg(bm, bn, bk, w, s), "SPLIT_K": k}) for k in (1, 2, 3, 4, 6)]
+    return out
+
+
+def gemv_variants(M: int) -> list[tuple[str, str, dict[str, Any] | None]]:
+    """--set gemv: the GEMV kernel's tiles (column width x K depth) and K splits, unpipelined and 3-stage."""
+    bm = min(8, 1 << (max(1, M) - 1).bit_length())
+    out: list[tuple[str, str, dict[str, Any] | None]] = [("policy", "auto", None)]
+    for bn, bk in ((32, 32), (32, 128), (64, 64), (128, 32)):
+        for k in (1, 2, 4):
+            for st in (1, 3):
+                out.append((f"g{bn}x{bk}k{k}p{st}", "auto", {"GEMV": True, "BLOCK_M": bm, "BLOCK_N": bn,
+                                                              "BLOCK_K": bk, "SPLIT_K": k, "STAGES": st}))
     return out
 
 
@@ -139,8 +160,9 @@ def main() -> int:
     ap.add_argument("--hunt", action="store_true", help="hunts 18-21's GEMM rows under 0.9x")
     ap.add_argument("--pinned", action="store_true", help="the shapes earlier rules' tests pinned (PINNED)")
     ap.add_argument("--hunt23", action="store_true", help="hunt 23's GEMM rows under 0.95x (HUNT23)")
+    ap.add_argument("--gemv-small", action="store_true", help="small fp32 decode products (GEMV_SMALL)")
     ap.add_argument("--family", choices=("kshort", "skinny", "mis"))
-    ap.add_argument("--set", choices=("rule", "tiles", "verify", "split"), default="rule",
+    ap.add_argument("--set", choices=("rule", "tiles", "verify", "split", "gemv"), default="rule",
                     help="rule: the policy, its rule off, copies and fixed tilings; tiles: small split tilings; "
                          "verify: the policy and its rules off only")
     ap.add_argument("--seed", type=int, default=1)
@@ -152,6 +174,7 @@ def main() -> int:
     gen = torch.Generator(device=dev).manual_seed(0)
     r = random.Random(args.seed)
     shapes = (HUNT if args.hunt else []) + (PINNED if args.pinned else []) + (HUNT23 if args.hunt23 else [])
+    shapes += GEMV_SMALL if args.gemv_small else []
     shapes += [draw(args.family, r) for _ in range(args.n)] if args.family else []
     print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, triton {triton.__version__}", flush=True)
     rows = []
@@ -162,8 +185,8 @@ def main() -> int:
         tol = tolerance(str(DT[dt]).replace("torch.", ""))
         row: dict[str, Any] = {"name": case.name, "us": {}, "wrong": [], "errors": {}}
         row["us"]["eager"] = 1000 * float(do_bench_cudagraph(lambda: case.eager(x), rep=20))
-        todo = ({"rule": VARIANTS, "verify": VARIANTS[:2], "split": split_variants()}.get(args.set)
-                or tile_variants(M, N, K))
+        todo = ({"rule": VARIANTS, "verify": VARIANTS[:2], "split": split_variants(),
+                 "gemv": gemv_variants(M)}.get(args.set) or tile_variants(M, N, K))
         for label, prec, config in todo:
             set_rule(label != "old")
             try:

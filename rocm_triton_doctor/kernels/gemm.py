@@ -287,7 +287,7 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
     M, K = a.shape
     N = b.shape[1]
     b_kmajor = gemv_kmajor(b)
-    cfg = dict(policy.gemv_config(target, M, N, K, a.element_size(), b_kmajor, _cus(dev)))
+    cfg = dict(policy.gemv_config(target, M, N, K, a.element_size(), b_kmajor, _cus(dev), not misaligned(b)))
     if config:
         cfg.update(checked_gemv_config(config))
     bm, bn, bk, split = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], cfg.get("SPLIT_K", 1)

@@ -143,6 +143,17 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     specs.append(("gemm fp32 GEMV M=2, misaligned row-major B (shifted windows)", gemv_kernel, wsig,
                   {"EPILOGUE": 0, "HAS_DROPOUT": False, "B_KMAJOR": False, "EVEN_N": False, "EVEN_K": False,
                    "INT64": False, **wtiles, **wdivs, "DIV_AM": 1, "DIV_BK": 1, "DIV_CM": 4, "SHIFT": 4}, wcfg))
+    if target.backend == "cuda":
+        # fp32 decode against a small aligned row-major weight (1x1025x304): the narrowed tiles, 32 columns by 128 deep,
+        # pipelined in 3 stages (policy_gemv.gemv_config; the policy takes them on NVIDIA only).
+        ncfg = policy.gemv_config(target, 1, 304, 1025, 4, False, 0, True)
+        ntiles = {key: ncfg[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K", "STAGES")}
+        ndivs = {k: v for k, v in divs.items() if k not in ("DIV_M", "DIV_K")}
+        specs.append(("gemm fp32 GEMV M=1, small aligned row-major B (narrow, deep, pipelined tiles)", gemv_kernel,
+                      {**sig, **{p: "*fp32" for p in ("a_ptr", "b_ptr", "bias_ptr")},
+                       "c_ptr": "*fp32"},
+                      {"EPILOGUE": 0, "HAS_DROPOUT": False, "B_KMAJOR": False, "EVEN_N": True, "EVEN_K": False,
+                       "INT64": False, "SHIFT": 1, **ntiles, **ndivs}, ncfg))
     # A short K against nn.Linear's weight (1x17x23227 B^T, 34-byte rows: DIV_BN 1): a K block cut to K's power of
     # two (policy_gemv.gemv_config), masked at K.
     kcfg = policy.gemv_config(target, 1, 23227, 17, 2, True, 0)

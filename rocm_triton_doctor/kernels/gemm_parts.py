@@ -214,7 +214,7 @@ def _gemv_candidates(key: tuple[Any, ...]) -> list[dict[str, Any]]:
     except Exception:  # noqa: BLE001 - no GPU runtime here: nothing to tune
         return []
     kmajor = not b_nmajor
-    base = dict(policy.gemv_config(target, M, N, K, elem, kmajor, cus))
+    base = dict(policy.gemv_config(target, M, N, K, elem, kmajor, cus, not key[10]))
     wide = "BLOCK_N" if kmajor else "BLOCK_K"
     out = [base, {**base, "SPLIT_K": max(1, base["SPLIT_K"] // 2)}, {**base, "SPLIT_K": min(64, base["SPLIT_K"] * 2)},
            {**base, wide: base[wide] * 2}, {**base, wide: max(16 if kmajor else 1, base[wide] // 2)}]

@@ -192,9 +192,12 @@ def _gemm_tiles(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool, cu
     if tc and elem_size == 4 and t.backend == "cuda" and (cfg := gemm_tc_config(M, N, K, sms, b_nmajor,
                                                                                aligned)) is not None:
         # fp32 grids are latency-bound; one read with 4-byte loads splits up to one wave (30x2350x7191, 113 tiles,
-        # unsplit: 0.77 -> 0.24x eager on an H200, benchmarks/gemm_ab_probe.py --seed 10).
-        return {**cfg, "SPLIT_K": gemm_split_latency_bound(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], 32, sms,
-                                                           sms // 2 if aligned else sms)}
+        # unsplit: 0.77 -> 0.24x eager on an H200, benchmarks/gemm_ab_probe.py --seed 10), and so does an aligned
+        # one (it split up to half a wave until session 29, a bound no measurement had set): 1213x6172x256 B^T, 76
+        # tiles of 64x64, unsplit 0.55x eager, split 2/3/4/6 0.74/1.07/1.13/1.13x (H200, graph replay,
+        # benchmarks/gemm_misaligned_probe.py --hunt23 --set split, docs/measurements/2026-11-29-h200-s29-split.json).
+        wave = sms if (not aligned or FP32_TC_SPLIT_WAVE) else sms // 2
+        return {**cfg, "SPLIT_K": gemm_split_latency_bound(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], 32, sms, wave)}
     if (not tc and elem_size == 4 and b_nmajor and t.backend == "cuda" and 16 < M <= FP32_NMAJOR_IEEE_MAX_M
             and N > SKINNY_N):
         # IEEE products against an N-major B with 17-400 rows (policy_fp32.gemm_fp32_precision has the measurements)
@@ -264,6 +267,8 @@ def _gemm_tiles(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool, cu
     cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "SPLIT_K": 1, "num_warps": 8, "num_stages": 2}
     return {**cfg, **_hip_extra(t, gemm=True, waves_per_eu=0)}
 
+
+FP32_TC_SPLIT_WAVE = True  # aligned fp32 tensor-core grids split K up to one wave of tiles (False: half a wave)
 
 # SMs/CUs when the device does not say (compile-only audits): H100/H200 SXM 132 SMs, MI300X 304 CUs, RDNA3 96 CUs.
 DEFAULT_CUS = {"cuda": 132, "cdna": 304, "rdna": 96}

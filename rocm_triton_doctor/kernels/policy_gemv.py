@@ -38,6 +38,9 @@ GEMV_FP32_SMALL_OUT = 1 << 16
 GEMV_NMAJOR_MIN_N = 128  # ... and, N-major, at least as wide as the GEMV's N-major tile
 GEMV_16BIT_NMAJOR_ROWS = 4  # 16-bit rows against a misaligned N-major B the GEMV takes (NVIDIA, pipelined) ...
 GEMV_16BIT_NMAJOR_MIN_K = 512  # ... with K at least this long
+GEMV_NMAJOR_NARROW = True  # an aligned N-major B of few column tiles takes narrower, deeper tiles (gemv_config)
+GEMV_NMAJOR_NARROW_MIN_N = 32  # ... down to this many columns
+GEMV_NMAJOR_NARROW_MAX_N = 1024  # ... for products up to this wide (measured to N = 1000)
 GEMV_PIPE_MAX_STAGE_BYTES = 8192  # the K loop is pipelined (N-major B, NVIDIA) where one stage of B is this small
 GEMV_FP32_SHIFT_ROWS = 4  # fp32 rows against a misaligned N-major B the GEMV also takes where it shifts (gemv_shift)
 # A K-major weight read by residue class of columns in whole vectors (gemv_kshift.py; gemv_shift's text has the
@@ -156,7 +159,8 @@ def _shifts(t: Target, M: int, N: int | None, K: int | None) -> bool:
 
 
 @cache
-def gemv_config(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: bool, cus: int = 0) -> dict[str, Any]:
+def gemv_config(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: bool, cus: int = 0,
+                b_aligned: bool = False) -> dict[str, Any]:
     """Tiles for gemv_kernel: BLOCK_M rows (M padded to a power of two, at most 8: more rows run in chunks of 8) and
     a tile of B per K step. K-major B (an nn.Linear weight, b_kmajor): GEMV_TILE_BYTES, or fewer elements so the
     accumulators stay at GEMV_ACC_PER_THREAD registers a thread, at least 32 columns and up to 128 deep along K;
@@ -174,7 +178,8 @@ def gemv_config(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: boo
     hence 12 K blocks a split and up to 24 programs per SM. The third run showed a small grid wanting more splits
     than that (fp32 5x1527x1315, 11 column tiles of 128 and 4-deep K blocks: 0.65x at 16 splits, 0.99x at 32; the
     first run's 64 ran 1.15x) while 1x4097x4096 B^T lost at 4 blocks a split: a grid first splits to 4 programs per
-    SM with 5 K blocks a split. Callers must not mutate the returned dict."""
+    SM with 5 K blocks a split. b_aligned: B's rows are 16-byte aligned (only the narrow N-major tiles below use it).
+    Callers must not mutate the returned dict."""
     bm = min(GEMV_MAX_M, _next_pow2(max(1, M)))  # more rows: chunks of 8, side by side on one column tile
     if t.interpreter:  # ~1 ms per program instance there: few, large tiles
         bn, bk = (16, 64) if b_kmajor else (64, 16)
@@ -206,6 +211,19 @@ def gemv_config(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: boo
         tile = max(128, GEMV_ACC_PER_THREAD_NMAJOR * threads // bm)
         bn = min(128, tile)
         bk = tile // bn
+        narrow = b_aligned and t.backend == "cuda" and GEMV_NMAJOR_NARROW and N <= GEMV_NMAJOR_NARROW_MAX_N
+        while narrow and bn > GEMV_NMAJOR_NARROW_MIN_N and 4 * -(-N // bn) < cu:
+            # A narrow aligned product (fp32 1x1025x304: 3 column tiles of 128): tiles half as wide and twice as
+            # deep, as many elements, down to 32 columns (128 bytes of a row of B), so the grid has more column
+            # tiles before K is split. H200, graph replay × eager (cuBLAS SGEMV), 128x32 tiles split 4 -> 32x128,
+            # the split _gemv_split gives, 3 stages (benchmarks/gemm_misaligned_probe.py --gemv-small --set gemv,
+            # docs/measurements/2026-11-29-h200-s29-gemv.json): 1x1025x304 0.50 -> 0.86x, 1x700x512 0.70 -> 1.25x,
+            # 1x4096x256 0.56 -> 1.06x, 1x2000x128 0.72 -> 0.96x; at 2-3 rows (32x64, 32x32 tiles) 2x1500x300
+            # 1.64 -> 1.68-1.95x, 3x800x1000 1.43 -> 1.66x. 64-wide tiles and unpipelined loops were slower there.
+            # Wider products (1x4096x4096: 32 tiles of 128) keep the tiles measured for them (the text above).
+            bn //= 2
+            bk *= 2
+    narrowed = not b_kmajor and bn < min(128, tile)
     split = _gemv_split(N, K, bn, bk, M, cu)
     stages = 3 if t.backend == "cuda" else 1
     # The K loop software-pipelined (gemv_kernel's STAGES) against an N-major B on NVIDIA where a stage of B is at
@@ -213,7 +231,10 @@ def gemv_config(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: boo
     # (16 KiB tiles) 0.93 -> 0.20x, and so did a K-major B: 2-8 stages ran fp32 71x517x16549 B^T at 0.06-0.07x
     # against 0.42x unpipelined, bf16 2x11402x17198 B^T 0.56-0.67x against 1.13x (16 KiB a stage: the stages fill the
     # SM's shared memory, so few programs stay resident). AMD: not timed, not pipelined.
-    small_stage = bk * bn * elem_size <= GEMV_PIPE_MAX_STAGE_BYTES
+    # A tile narrowed above (aligned B, a grid of under a quarter of the SMs per column tile) pipelines at any stage
+    # size: its grid is small, so the stages' shared memory limits nothing (32x128 fp32, 16 KiB a stage, 3 stages
+    # against 1: 0.80 -> 0.86x, 1.21 -> 1.25x, 1.01 -> 1.06x, 0.88 -> 0.96x on the rows above).
+    small_stage = bk * bn * elem_size <= GEMV_PIPE_MAX_STAGE_BYTES or narrowed
     pipe = 3 if t.backend == "cuda" and not b_kmajor and small_stage else 1
     return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "SPLIT_K": split, "STAGES": pipe, "num_warps": warps,
             "num_stages": stages, **_hip_extra(t, gemm=False)}

@@ -156,6 +156,32 @@ def test_gemv_pipelines_its_k_loop_where_measured(target: str, M: int, N: int, K
     assert (cfg["BLOCK_K"] * cfg["BLOCK_N"] * elem <= policy.GEMV_PIPE_MAX_STAGE_BYTES) or stages == 1
 
 
+@pytest.mark.parametrize(("target", "M", "N", "K", "aligned", "want"), [
+    # an aligned N-major B of few column tiles: half as wide, twice as deep, down to 32 columns, pipelined at any
+    # stage size (session 29, H200: fp32 1x1025x304 0.50 -> 0.86x eager, 1x700x512 0.70 -> 1.25x)
+    ("sm_90", 1, 304, 1025, True, (32, 128, 1, 3)),
+    ("sm_90", 3, 1000, 800, True, (32, 32, 4, 3)),
+    ("sm_90", 1, 304, 1025, False, (128, 32, 4, 1)),   # misaligned B: the tiles measured for it
+    ("sm_90", 1, 4096, 4096, True, (128, 32, 16, 1)),  # wider than GEMV_NMAJOR_NARROW_MAX_N: unchanged
+    ("gfx942", 1, 304, 1025, True, (128, 64, 2, 1)),   # AMD: not timed, unchanged
+])
+def test_gemv_narrows_its_tiles_for_a_small_aligned_n_major_b(target: str, M: int, N: int, K: int, aligned: bool,
+                                                               want: tuple[int, int, int, int]) -> None:
+    cfg = policy.gemv_config(policy.target_from_name(target), M, N, K, 4, False, 132 if target == "sm_90" else 304,
+                             aligned)
+    assert (cfg["BLOCK_N"], cfg["BLOCK_K"], cfg["SPLIT_K"], cfg["STAGES"]) == want
+
+
+def test_a_narrow_deep_pipelined_gemv_computes_the_same_product() -> None:
+    # the narrowed tiles' shape (32 columns, 128 deep, 3 stages) over a ragged K and N, one row and three
+    g = torch.Generator().manual_seed(29)
+    for M, K, N in ((1, 301, 70), (3, 129, 33)):
+        a, b = torch.randn(M, K, generator=g), torch.randn(K, N, generator=g)
+        cfg = {"BLOCK_M": 1 if M == 1 else 4, "BLOCK_N": 32, "BLOCK_K": 128, "SPLIT_K": 1, "STAGES": 3}
+        y = gemm.gemm(a, b, kernel="gemv", config=cfg)
+        torch.testing.assert_close(y.double(), a.double() @ b.double(), atol=1e-4, rtol=1e-4)
+
+
 @pytest.mark.parametrize("lb", ["row", "odd"])
 def test_a_pipelined_gemv_computes_the_same_product(lb: str) -> None:
     # STAGES only changes how the K loop is scheduled: ragged K and N, row chunks and a K split, against fp64

@@ -121,17 +121,35 @@ def test_attention_forward_and_backward_name_their_dot_precision(monkeypatch: py
     attention.clear_plans()
 
 
-@pytest.mark.parametrize(("M", "K", "N", "bm", "bn", "want"), [
-    (86, 8564, 38, 64, 64, 16), (1024, 4096, 64, 128, 64, 16), (573, 1203, 28, 128, 64, 16),
-    (4415, 5669, 38, 128, 64, 8),  # 35 tiles: 16 splits would pass four programs per SM
-    (1024, 1024, 1024, 128, 64, 1),  # 128 tiles: more than half a wave, one pass
-    (236, 40, 170, 128, 64, 1),  # K of 40: a split would keep under one 32-deep block
+@pytest.mark.parametrize(("M", "K", "N", "bm", "bn", "want", "wave"), [
+    (86, 8564, 38, 64, 64, 16, 16), (1024, 4096, 64, 128, 64, 16, 16), (573, 1203, 28, 128, 64, 16, 16),
+    (4415, 5669, 38, 128, 64, 8, 8),  # 35 tiles: 16 splits would pass four programs per SM
+    # 128 tiles: more than half a wave, one pass under the half-wave bound; the policy splits aligned grids up to
+    # one wave (session 29: 2008x1024x508, 128 such tiles, 0.84 -> 1.05x eager split 4 on an H200)
+    (1024, 1024, 1024, 128, 64, 1, 4),
+    (236, 40, 170, 128, 64, 1, 1),  # K of 40: a split would keep under one 32-deep block
 ])
-def test_fp32_small_grids_split_k_deeper_than_16_bit(M: int, K: int, N: int, bm: int, bn: int, want: int) -> None:
+def test_fp32_small_grids_split_k_deeper_than_16_bit(M: int, K: int, N: int, bm: int, bn: int, want: int,
+                                                     wave: int) -> None:
     assert policy.gemm_split_latency_bound(M, N, K, bm, bn, 32, 132, 66) == want
+    assert policy.gemm_split_latency_bound(M, N, K, bm, bn, 32, 132, 132) == wave
     cfg = policy.gemm_config(H100, M, N, K, 4, cus=132, tc=True)
     if (cfg["BLOCK_M"], cfg["BLOCK_N"]) == (bm, bn):
-        assert cfg["SPLIT_K"] == want
+        assert cfg["SPLIT_K"] == wave
+
+
+def test_aligned_fp32_grids_split_up_to_one_wave(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 1213x6172x256 B^T (76 tiles of 64x64): unsplit 0.55x eager, split 4 1.13x (H200, session 29); the switch off
+    # gives the half-wave bound back
+    cfg = policy.gemm_config(H100, 1213, 256, 6172, 4, cus=132, b_nmajor=False, tc=True, aligned=True)
+    assert (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["SPLIT_K"]) == (64, 64, 4)
+    monkeypatch.setattr(policy, "FP32_TC_SPLIT_WAVE", False)
+    policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
+    try:
+        assert policy.gemm_config(H100, 1213, 256, 6172, 4, cus=132, b_nmajor=False, tc=True,
+                                  aligned=True)["SPLIT_K"] == 1
+    finally:
+        policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
 
 
 def test_a_misaligned_fp32_grid_of_up_to_one_wave_still_splits() -> None:
