@@ -30,6 +30,7 @@ from rocm_triton_doctor.kernels.gemm_cases import make_case
 from rocm_triton_doctor.kernels.tolerances import tolerance
 
 SMS = 132
+NMAJOR_ONLY = False  # --nmajor: fewtile draws against an N-major B only (128x64 tiles), with more tilings timed
 
 
 def log_uniform(r: random.Random, lo: float, hi: float) -> int:
@@ -55,7 +56,7 @@ def draw(family: str, r: random.Random) -> tuple[int, int, int, str, bool]:
         return r.randint(1, 3), 4 * log_uniform(r, 4, 2048), 4 * log_uniform(r, 4, 256), epi, False
     while True:
         M, N, K = log_uniform(r, 17, 4096), 4 * log_uniform(r, 8, 1024), 4 * log_uniform(r, 128, 4096)
-        bt = r.random() < 0.5
+        bt = r.random() < 0.5 and not NMAJOR_ONLY
         if M <= 16 or 2.0 * M * N * K > 2e11:
             continue
         t = policy.target_from_name("sm_90")
@@ -74,8 +75,11 @@ def main() -> int:
     ap.add_argument("--family", choices=("fewtile", "gemv"), required=True)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("-n", type=int, default=12)
+    ap.add_argument("--nmajor", action="store_true", help="fewtile: N-major B only, more tilings")
     ap.add_argument("--json")
     args = ap.parse_args()
+    global NMAJOR_ONLY
+    NMAJOR_ONLY = args.nmajor
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.device("cuda")
     gen = torch.Generator(device=dev).manual_seed(0)
@@ -97,6 +101,11 @@ def main() -> int:
             row["tiles"] = {k: new[k] for k in ("BLOCK_M", "BLOCK_N", "SPLIT_K")}
             for lab, s in (("new/2", max(1, new["SPLIT_K"] // 2)), ("new*2", new["SPLIT_K"] * 2)):
                 arms.append((lab, {}, {k: v for k, v in new.items() if k != "GROUP_M"} | {"SPLIT_K": s}))
+            if NMAJOR_ONLY:
+                for bm, w, st in ((64, 4, 4), (128, 4, 4), (128, 8, 3)):
+                    for s in (4, 6, 8):
+                        arms.append((f"{bm}x64w{w}k{s}", {}, {"BLOCK_M": bm, "BLOCK_N": 64, "BLOCK_K": 32,
+                                                              "num_warps": w, "num_stages": st, "SPLIT_K": s}))
         for label, rules, config in arms:
             set_rules(**rules)
             def f(c: Any = config) -> torch.Tensor:

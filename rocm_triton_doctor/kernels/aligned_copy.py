@@ -13,6 +13,8 @@ stride // DIV trick of split_stride), so the stores are 16-byte vectors."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import triton
 import triton.language as tl
@@ -82,6 +84,36 @@ def aligned_like(t: torch.Tensor) -> torch.Tensor:
     return _aligned_buffers(t)[2]
 
 
+class CopyPlan:
+    """aligned_copy for one signature (shape, strides, dtype), worked out once: the buffer's shape and the copy
+    kernel's launch as a launch Site (launch_site.py), so a planned GEMM's copy costs an allocation and one cached
+    launch instead of launch()'s key of every argument (issue #16 item 4: hunt 23's fp16 58x2262x1858 bias_relu,
+    both operands copied, spent as much host time in its two copies as in its two GEMM launches; benchmarks/
+    host_hunt_probe.py, docs/measurements/2026-11-29-h200-s29-host.json). Calls with another signature than the
+    sample's must not use it (gemm's plan key holds the shape, strides and dtypes)."""
+
+    __slots__ = ("colmajor", "shape", "cols", "site")
+
+    def __init__(self, t: torch.Tensor) -> None:
+        from rocm_triton_doctor.kernels.launch_site import DYN, Site
+
+        self.colmajor, src, width = _geometry(t)
+        rows, cols = src.shape
+        self.shape, self.cols = (rows, width), cols
+        self.site = None
+        if rows and width and (t.device.type != "cpu" or interpreter_active()):
+            grid, ints, kw = _copy_launch(src, width)
+            self.site = Site(pad_copy_kernel, grid, (DYN, DYN, *ints), kw)
+
+    def __call__(self, t: torch.Tensor) -> torch.Tensor:
+        if self.site is None:  # empty, or a CPU tensor with no Triton backend: the unplanned path
+            return aligned_copy(t)
+        full = torch.empty(self.shape, dtype=t.dtype, device=t.device)
+        self.site(t.t() if self.colmajor else t, full)
+        buf = full[:, :self.cols]
+        return buf.t() if self.colmajor else buf
+
+
 def aligned_copy(t: torch.Tensor) -> torch.Tensor:
     """A copy of 2-D `t` whose unit-stride dimension is kept (column-major and a single column become column-major,
     the rest row-major) with the outer stride rounded up to 16 bytes (128 for rows of 2 KiB and more): a fresh
@@ -96,26 +128,38 @@ def aligned_copy(t: torch.Tensor) -> torch.Tensor:
             full[:, cols:].zero_()
             full[:, :cols].copy_(src)
         else:
-            block_c = min(256, triton.next_power_of_2(width))
-            block_r = COPY_TILE // block_c
-            int64 = max((rows - 1) * src.stride(0) + (cols - 1) * src.stride(1), rows * width) >= 2**31
-            width_q, div = split_stride(width)
-            grid = (triton.cdiv(rows, block_r), triton.cdiv(width, block_c))
-            launch(pad_copy_kernel, grid, src, full, rows, cols, src.stride(0), src.stride(1), width_q, DIV=div,
-                   INT64=int64, BLOCK_R=block_r, BLOCK_C=block_c, num_warps=4)
+            grid, ints, kw = _copy_launch(src, width)
+            launch(pad_copy_kernel, grid, src, full, *ints, **kw)
     return out
+
+
+def _copy_launch(src: torch.Tensor, width: int) -> tuple[tuple[int, int], tuple[int, ...], dict[str, Any]]:
+    """(grid, integer arguments, constexprs and options) of pad_copy_kernel copying row-major `src` into rows of
+    `width` elements."""
+    rows, cols = src.shape
+    block_c = min(256, triton.next_power_of_2(width))
+    block_r = COPY_TILE // block_c
+    int64 = max((rows - 1) * src.stride(0) + (cols - 1) * src.stride(1), rows * width) >= 2**31
+    width_q, div = split_stride(width)
+    grid = (triton.cdiv(rows, block_r), triton.cdiv(width, block_c))
+    return grid, (rows, cols, src.stride(0), src.stride(1), width_q), {"DIV": div, "INT64": int64,
+                                                                      "BLOCK_R": block_r, "BLOCK_C": block_c,
+                                                                      "num_warps": 4}
+
+
+def _geometry(t: torch.Tensor) -> tuple[bool, torch.Tensor, int]:
+    """(column-major, t in row-major orientation, the padded buffer's row width) of aligned_copy(t)."""
+    colmajor = t.shape[0] > 1 and (t.shape[1] == 1 or (t.stride(0) == 1 and t.stride(1) != 1))
+    src = t.t() if colmajor else t  # row-major orientation: copy along src's rows
+    cols = src.shape[1]
+    per = max(1, (128 if cols * t.element_size() >= 2048 else 16) // t.element_size())
+    return colmajor, src, -(-cols // per) * per
 
 
 def _aligned_buffers(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(t in row-major orientation, the padded buffer, the view of it aligned_copy returns)."""
-    # column-major, or a single column (its rows then sit side by side, not one per 16 bytes)
-    colmajor = t.shape[0] > 1 and (t.shape[1] == 1 or (t.stride(0) == 1 and t.stride(1) != 1))
-    src = t.t() if colmajor else t  # row-major orientation: copy along src's rows
+    colmajor, src, width = _geometry(t)
     rows, cols = src.shape
-    # Rows of 2 KiB and more start on a 128-byte line (at most 6 % more bytes): a K-major operand over 4104-element
-    # bf16 rows (16-byte aligned) ran its K loop at 14.7 us where 4160-element rows took 10.1 (bf16 33x4096x4096 B^T
-    # on an H100, benchmarks/align_copy_probe.py --stride); shorter rows keep 16 bytes.
-    per = max(1, (128 if cols * t.element_size() >= 2048 else 16) // t.element_size())
-    full = torch.empty((rows, -(-cols // per) * per), dtype=t.dtype, device=t.device)
+    full = torch.empty((rows, width), dtype=t.dtype, device=t.device)
     buf = full[:, :cols]
     return src, full, buf.t() if colmajor else buf

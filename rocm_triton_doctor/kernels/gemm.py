@@ -22,7 +22,7 @@ from rocm_triton_doctor.kernels.base import (KernelSpec, cdiv, check_p, dropout_
                                              upcast_dots)
 from rocm_triton_doctor.kernels.gemm_kernels import gemm_tma_kernel, gemv_kernel
 from rocm_triton_doctor.kernels.gemv_kshift import gemv_kshift_kernel
-from rocm_triton_doctor.kernels.aligned_copy import aligned_copy, aligned_like, misaligned, split_stride
+from rocm_triton_doctor.kernels.aligned_copy import CopyPlan, aligned_copy, aligned_like, misaligned, split_stride
 from rocm_triton_doctor.kernels.base import device_cus as _cus, sm_count as _sm_count
 from rocm_triton_doctor.kernels.gemm_plan import _Part, _Plan
 from rocm_triton_doctor.kernels.gemm_parts import (_checked_config, _needs_int64, _ws_cols, activation_lead,
@@ -261,7 +261,7 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
             bk //= 2
             common = {**common, "BLOCK_K": bk, "EVEN_K": k_loop % bk == 0}
             planned = [_part(a, b, c, lo, hi, sp, N, k_loop, bias_stride, common, target) for lo, hi, sp in parts]
-    return _Plan(copy_a, copy_b, planned, M, tkey)
+    return _Plan(CopyPlan(a0) if copy_a else None, CopyPlan(b0) if copy_b else None, planned, M, tkey)
 
 
 def _spilled_bytes(part: _Part, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor | None,
@@ -331,7 +331,7 @@ def _gemv_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Te
         part = _Part(0, M, ways, grid, (*ints, wm, 1, 0),
                      {**kw, "EPILOGUE": 0, "HAS_DROPOUT": False, "DIV_CM": div_wm, "DIV_CN": 1},
                      ws_cols=n_ws, kern=kern, **_reduce_launch(c, M, N, n_ws, ways, bias_stride, kw, target))
-    return _Plan(False, False, [part], M, tkey)
+    return _Plan(None, None, [part], M, tkey)
 
 
 def _reduce_launch(c: torch.Tensor, M: int, N: int, n_ws: int, split: int, bias_stride: int, epi: dict[str, Any],

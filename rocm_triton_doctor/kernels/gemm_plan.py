@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from rocm_triton_doctor.kernels.aligned_copy import aligned_copy
+from rocm_triton_doctor.kernels.aligned_copy import CopyPlan
 from rocm_triton_doctor.kernels.base import dropout_args
 from rocm_triton_doctor.kernels.gemm_kernels import _splitk_reduce_kernel, gemm_kernel
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
@@ -36,19 +36,20 @@ class _Part:
 
 
 class _Plan:
-    """What one GEMM signature launches: copies of misaligned operands, then its parts in order."""
+    """What one GEMM signature launches: copies of misaligned operands (None: read as it is), then its parts."""
 
     __slots__ = ("copy_a", "copy_b", "parts", "M", "tkey")
 
-    def __init__(self, copy_a: bool, copy_b: bool, parts: list[_Part], M: int, tkey: tuple[Any, ...] | None) -> None:
+    def __init__(self, copy_a: CopyPlan | None, copy_b: CopyPlan | None, parts: list[_Part], M: int,
+                 tkey: tuple[Any, ...] | None) -> None:
         self.copy_a, self.copy_b, self.parts, self.M, self.tkey = copy_a, copy_b, parts, M, tkey
 
     def run(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tensor | None, seed: int,
             p: float) -> None:
-        if self.copy_a:
-            a = aligned_copy(a)
-        if self.copy_b:
-            b = aligned_copy(b)
+        if self.copy_a is not None:
+            a = self.copy_a(a)
+        if self.copy_b is not None:
+            b = self.copy_b(b)
         threshold, scale = dropout_args(p)
         bias_arg = bias if bias is not None else c
         for part in self.parts:

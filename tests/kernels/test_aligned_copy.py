@@ -80,3 +80,28 @@ def test_misaligned_reads_the_layout_not_the_values() -> None:
     assert ac.misaligned(torch.empty(10, 64, dtype=torch.bfloat16)[:, 1:])  # base one element off
     assert not ac.misaligned(torch.empty(10, 1000, dtype=torch.float16)[:, :8])  # 2000-byte rows: aligned
     assert ac.misaligned(torch.empty(64, 64)[::2, ::2]) and not ac.misaligned(torch.empty(1, 1)[:, :1])
+
+
+@settings(max_examples=30, deadline=None)
+@given(operands())
+def test_a_planned_copy_equals_the_copy_for_every_tensor_of_its_signature(t: torch.Tensor) -> None:
+    # gemm's plan keeps one CopyPlan per signature and calls it with each call's operand (a launch Site)
+    plan = ac.CopyPlan(t)
+    other = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype).copy_(t * 2)  # same signature, new values
+    for x in (t, other):
+        c, want = plan(x), ac.aligned_copy(x)
+        assert torch.equal(c, x) and c.stride() == want.stride() and c.shape == want.shape
+        assert (_padding(c) == 0).all()
+
+
+def test_a_planned_gemm_copies_through_its_copy_plans() -> None:
+    from rocm_triton_doctor.kernels import gemm
+
+    gemm.clear_plans()
+    g = torch.Generator().manual_seed(29)
+    a = torch.randn(9, 37, generator=g)[:, :35]  # rows of 37 floats: misaligned
+    b = torch.randn(35, 21, generator=g)
+    for _ in range(2):  # a config's plan is built per call: both run through CopyPlan
+        y = gemm.gemm(a, b, config={"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 16, "ALIGN_COPY": True})
+        torch.testing.assert_close(y.double(), a.double() @ b.double(), atol=1e-4, rtol=1e-4)
+    gemm.clear_plans()

@@ -485,12 +485,19 @@ def test_copied_k_major_operands_run_the_k_loop_to_their_zero_padding(monkeypatc
 
 
 def test_each_misaligned_operand_is_copied_once_a_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Planning a launch takes the copies' layout without copying (the plan had copied, then its run again)."""
+    """Planning a launch takes the copies' layout without copying (the plan had copied, then its run again). The
+    plan's copies launch through launch Sites (aligned_copy.CopyPlan), which hand the interpreter to launch()."""
     from rocm_triton_doctor.kernels import aligned_copy as ac
 
     copies: list[int] = []
-    real = ac.launch
-    monkeypatch.setattr(ac, "launch", lambda *a, **k: (copies.append(1), real(*a, **k)))
+    real = launch_mod.launch
+
+    def counted(kernel: Any, *a: Any, **k: Any) -> Any:
+        if kernel is ac.pad_copy_kernel:
+            copies.append(1)
+        return real(kernel, *a, **k)
+
+    monkeypatch.setattr(launch_mod, "launch", counted)
     g = torch.Generator().manual_seed(9)
     a, b = torch.randn(9, 37, generator=g), torch.randn(19, 37, generator=g).t()
     ref = gemm.reference(a, b, None, "none")

@@ -173,7 +173,8 @@ launch_site.Site.__call__ = spy
 out = {}
 g = torch.Generator(device="cuda").manual_seed(0)
 for M, K, N, dt, epi, p in ((64, 256, 128, torch.float16, "bias_relu", 0.0), (2, 184, 726, torch.bfloat16, "none", 0.0),
-                            (16, 4096, 4096, torch.bfloat16, "none", 0.0), (64, 256, 128, torch.float16, "bias", 0.1)):
+                            (16, 4096, 4096, torch.bfloat16, "none", 0.0), (64, 256, 128, torch.float16, "bias", 0.1),
+                            (58, 2262, 1858, torch.float16, "bias_relu", 0.0)):  # both operands copied (CopyPlan)
     worst = 0.0
     for i in range(4):  # new tensors (and a fresh seed) every call: the same signature, the same Sites
         a = torch.randn(M, K, device="cuda", generator=g).to(dt)
@@ -212,7 +213,7 @@ print(json.dumps(out))
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
 def test_sites_on_the_gpu() -> None:  # pragma: no cover - the lent GPU
-    """Compiled GEMM (GEMV, split-K, dropout) and attention (pointer, split keys) calls with new tensors each time:
+    """Compiled GEMM (GEMV, split-K, dropout, aligned copies) and attention (pointer, split keys) calls with new tensors each time:
     right every call, most of them through the Site's own path, and under CUDA graph capture."""
     from tests.kernels.helpers import gpu_script_json
 
