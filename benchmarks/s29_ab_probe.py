@@ -3,8 +3,9 @@
 the tolerance table before it is timed.
 
 * --family fewtile: fp32 products with both operands aligned whose tensor-core tiles make more than half and at most
-  one wave of tiles: policy.FP32_TC_SPLIT_WAVE (K split up to one wave, was half) off ("old") and on ("new"), and the
-  new split halved and doubled. Only draws the rule changes are kept.
+  one wave of tiles: policy.FP32_TC_SPLIT_WAVE (K split up to one wave, was half) and FP32_TC_WIDE_SPLIT (128x64
+  tiles to 6 programs per SM) off ("old"), on ("new"), the first alone ("one wave, 4/SM"), and the new split halved
+  and doubled. Only draws the rules change are kept.
 * --family gemv: fp32 decode rows (1-3) against an aligned N-major B of at most 1024 columns:
   policy_gemv.GEMV_NMAJOR_NARROW (narrow, deep, pipelined GEMV tiles) off and on.
 
@@ -30,15 +31,16 @@ from rocm_triton_doctor.kernels.gemm_cases import make_case
 from rocm_triton_doctor.kernels.tolerances import tolerance
 
 SMS = 132
-NMAJOR_ONLY = False  # --nmajor: fewtile draws against an N-major B only (128x64 tiles), with more tilings timed
+NMAJOR_ONLY = False  # --nmajor: fewtile draws against an N-major B only (128x64 tiles)
 
 
 def log_uniform(r: random.Random, lo: float, hi: float) -> int:
     return int(round(math.exp(r.uniform(math.log(lo), math.log(hi)))))
 
 
-def set_rules(fewtile: bool = True, narrow: bool = True) -> None:
+def set_rules(fewtile: bool = True, narrow: bool = True, wide: bool = True) -> None:
     policy.FP32_TC_SPLIT_WAVE = fewtile
+    policy.FP32_TC_WIDE_SPLIT = wide
     policy_gemv.GEMV_NMAJOR_NARROW = narrow
     policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
     policy_gemv.gemv_config.cache_clear()
@@ -62,7 +64,7 @@ def draw(family: str, r: random.Random) -> tuple[int, int, int, str, bool]:
         t = policy.target_from_name("sm_90")
         if policy.gemm_fp32_precision(t, M, not bt, K, N, True) == "ieee":  # the rule is for tensor-core tiles
             continue
-        set_rules(fewtile=False)
+        set_rules(fewtile=False, wide=False)
         old = tc_config(M, N, K, bt)
         set_rules(fewtile=True)
         new = tc_config(M, N, K, bt)
@@ -75,7 +77,8 @@ def main() -> int:
     ap.add_argument("--family", choices=("fewtile", "gemv"), required=True)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("-n", type=int, default=12)
-    ap.add_argument("--nmajor", action="store_true", help="fewtile: N-major B only, more tilings")
+    ap.add_argument("--nmajor", action="store_true", help="fewtile: N-major B only")
+    ap.add_argument("--sweep", action="store_true", help="fewtile: also 64x64 and 128x64 tiles at splits 4, 6, 8")
     ap.add_argument("--json")
     args = ap.parse_args()
     global NMAJOR_ONLY
@@ -95,13 +98,15 @@ def main() -> int:
         row: dict[str, Any] = {"name": case.name, "us": {}, "wrong": []}
         row["us"]["eager"] = 1000 * float(do_bench_cudagraph(lambda: case.eager(x), rep=20))
         arms: list[tuple[str, dict[str, bool], dict[str, Any] | None]] = [
-            ("old", {"fewtile": False, "narrow": False}, None), ("new", {}, None)]
+            ("old", {"fewtile": False, "narrow": False, "wide": False}, None), ("new", {}, None)]
+        if args.family == "fewtile":
+            arms.append(("one wave, 4/SM", {"wide": False}, None))
         if args.family == "fewtile":
             new = tc_config(M, N, K, bt)
             row["tiles"] = {k: new[k] for k in ("BLOCK_M", "BLOCK_N", "SPLIT_K")}
             for lab, s in (("new/2", max(1, new["SPLIT_K"] // 2)), ("new*2", new["SPLIT_K"] * 2)):
                 arms.append((lab, {}, {k: v for k, v in new.items() if k != "GROUP_M"} | {"SPLIT_K": s}))
-            if NMAJOR_ONLY:
+            if args.sweep:
                 for bm, w, st in ((64, 4, 4), (128, 4, 4), (128, 8, 3)):
                     for s in (4, 6, 8):
                         arms.append((f"{bm}x64w{w}k{s}", {}, {"BLOCK_M": bm, "BLOCK_N": 64, "BLOCK_K": 32,

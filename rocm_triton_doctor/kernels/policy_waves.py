@@ -106,7 +106,8 @@ LATENCY_SPLIT_MAX = 16
 LATENCY_SPLIT_PROGRAMS_PER_SM = 4
 
 
-def gemm_split_latency_bound(M: int, N: int, K: int, bm: int, bn: int, bk: int, cus: int, max_tiles: int) -> int:
+def gemm_split_latency_bound(M: int, N: int, K: int, bm: int, bn: int, bk: int, cus: int, max_tiles: int,
+                             per_sm: int = LATENCY_SPLIT_PROGRAMS_PER_SM) -> int:
     """SPLIT_K for a grid of at most `max_tiles` tiles whose K loop is latency-bound rather than throughput-bound:
     fp32 on tensor cores (three products and two splits per K step) and operands read with scalar loads (rows not
     16-byte aligned and not copied: no asynchronous copies, so no pipelining). More programs per SM hide more of it,
@@ -118,11 +119,12 @@ def gemm_split_latency_bound(M: int, N: int, K: int, bm: int, bn: int, bk: int, 
     bf16 with a misaligned weight the policy does not copy: 139x5478x51 B^T 0.12 -> 0.81x, 1686x958x57 0.23 -> 0.66x
     (8 splits of 958: under two blocks each, the split the data preferred). Losses: fp32 2906x1314x33 0.36x at 4,
     0.29x at the rule's 16; bf16 86x659x5763 B^T 0.40 -> 0.38x; 16-bit grids of more than half a wave lost at every
-    split (77x1791x29225 B^T 0.36 -> 0.13-0.23x)."""
+    split (77x1791x29225 B^T 0.36 -> 0.13-0.23x). per_sm: programs per SM the split may reach (policy.py raises it
+    for aligned fp32 tiles of 128x64)."""
     tiles = -(-M // bm) * -(-N // bn)
     if cus <= 0 or tiles > max_tiles:
         return 1
-    return _doubled_split(M, N, K, tiles, LATENCY_SPLIT_MAX, LATENCY_SPLIT_PROGRAMS_PER_SM * cus, bk)
+    return _doubled_split(M, N, K, tiles, LATENCY_SPLIT_MAX, per_sm * cus, bk)
 
 
 # ---- a handful of output columns (a router's N = 8 experts, a classifier head): the tiles that stream A ----------

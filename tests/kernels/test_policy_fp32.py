@@ -143,9 +143,15 @@ def test_aligned_fp32_grids_split_up_to_one_wave(monkeypatch: pytest.MonkeyPatch
     # gives the half-wave bound back
     cfg = policy.gemm_config(H100, 1213, 256, 6172, 4, cus=132, b_nmajor=False, tc=True, aligned=True)
     assert (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["SPLIT_K"]) == (64, 64, 4)
-    monkeypatch.setattr(policy, "FP32_TC_SPLIT_WAVE", False)
-    policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
+    # 128x64 tiles (an N-major B) up to 6 programs per SM: 480x1936x1100, 72 tiles, split 8 (0.89 -> 1.10x eager)
+    assert policy.gemm_config(H100, 480, 1100, 1936, 4, cus=132, tc=True, aligned=True)["SPLIT_K"] == 8
+    assert policy.gemm_config(H100, 2008, 508, 1024, 4, cus=132, tc=True, aligned=True)["SPLIT_K"] == 4  # 128 tiles
     try:
+        monkeypatch.setattr(policy, "FP32_TC_WIDE_SPLIT", False)
+        policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
+        assert policy.gemm_config(H100, 480, 1100, 1936, 4, cus=132, tc=True, aligned=True)["SPLIT_K"] == 4
+        monkeypatch.setattr(policy, "FP32_TC_SPLIT_WAVE", False)
+        policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
         assert policy.gemm_config(H100, 1213, 256, 6172, 4, cus=132, b_nmajor=False, tc=True,
                                   aligned=True)["SPLIT_K"] == 1
     finally:
