@@ -1,6 +1,7 @@
 """Session 29: host time of the GEMM calls hunt 23 found slowest event-timed (do_bench, no graphs): fp16 58x2262x1858
 bias_relu took 221 µs a call event-timed against 13.7 µs of GPU time. Host µs per call (back-to-back calls, no sync
-between them, best of 5) for ours and eager, how many kernel launches one call makes, and a cProfile of ours.
+between them, best of 5) for ours (twice, around the next arm), ours with the plan's aligned copies sent through
+launch() as before session 29's CopyPlan, and eager; how many kernel launches one call makes, and a cProfile of ours.
 
     PYTHONPATH=.:benchmarks python benchmarks/host_hunt_probe.py [--calls 200] [--json PATH]
 """
@@ -20,6 +21,7 @@ import triton
 
 from launch_profile import per_call_us
 from rocm_triton_doctor.kernels import gemm
+from rocm_triton_doctor.kernels.aligned_copy import CopyPlan, aligned_copy
 from rocm_triton_doctor.kernels.gemm_cases import make_case
 
 DT = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
@@ -58,7 +60,7 @@ class Launches:
 
 
 def describe(plan: Any) -> dict[str, Any]:
-    return {"copy_a": plan.copy_a, "copy_b": plan.copy_b,
+    return {"copy_a": plan.copy_a is not None, "copy_b": plan.copy_b is not None,
             "parts": [{"rows": (p.lo, p.hi), "split": p.split, "kernel": getattr(p.kern, "__name__", str(p.kern)),
                        "grid": p.grid, "kw": {k: v for k, v in p.kw.items() if k.isupper() or k.startswith("num_")}}
                       for p in plan.parts]}
@@ -88,6 +90,15 @@ def main() -> int:
         torch.cuda.synchronize()
         row: dict[str, Any] = {"name": case.name, "ours_us": per_call_us(ours, args.calls),
                                "eager_us": per_call_us(eager, args.calls)}
+        # A/B in this process: the plan's copies through launch() (aligned_copy) as before session 29's CopyPlan
+        orig = CopyPlan.__call__
+        CopyPlan.__call__ = lambda self, t: aligned_copy(t)  # type: ignore[method-assign]
+        try:
+            ours()
+            row["ours_copies_via_launch_us"] = per_call_us(ours, args.calls)
+        finally:
+            CopyPlan.__call__ = orig  # type: ignore[method-assign]
+        row["ours_again_us"] = per_call_us(ours, args.calls)
         try:
             with Launches() as counter:
                 ours()
@@ -106,8 +117,9 @@ def main() -> int:
         pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(14)
         row["profile"] = s.getvalue()[-4000:]
         out.append(row)
-        print(f"{case.name:40s} ours {row['ours_us']:7.1f} us  eager {row['eager_us']:6.1f} us  "
-              f"launches {row['launches']}", flush=True)
+        print(f"{case.name:40s} ours {row['ours_us']:7.1f} / {row['ours_again_us']:7.1f} us  copies via launch() "
+              f"{row['ours_copies_via_launch_us']:7.1f} us  eager {row['eager_us']:6.1f} us  launches {row['launches']}",
+              flush=True)
         if args.json:
             with open(args.json, "w") as fh:
                 json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
