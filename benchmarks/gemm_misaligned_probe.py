@@ -9,6 +9,7 @@ Families (--family, with --seed S -n N): "kshort" fp32 products with a misaligne
 
     PYTHONPATH=.:benchmarks python benchmarks/gemm_misaligned_probe.py --hunt --family kshort --seed 1 -n 16 --json g.json
     ... --hunt23 --set split: hunt 23's fp32 rows under 0.95x over tiles and K splits (session 28 wrote it)
+    ... --hunt29: hunts 24-26's worst rows over the rule set, plus "nocopy" and "gemvT" (C^T = B^T A^T on the GEMV)
     ... --gemv-small --set gemv: small fp32 decode products over the GEMV's tiles, splits and stages (session 29)
 """
 
@@ -70,12 +71,21 @@ GEMV_SMALL = [("fp32", 1, 1025, 304, "none", False), ("fp32", 1, 700, 512, "none
               ("fp32", 1, 1025, 304, "none", True), ("fp32", 2, 3000, 700, "bias", True)]
 
 
+# --hunt29 (session 29): hunts 24-26's worst GEMM rows, 18 of 19 under 0.9x with a misaligned operand; most are fp32
+# with a handful of columns against a long misaligned K, whose A (up to 300 MB) the fp32 K-major copy rule copies
+HUNT29 = [("fp32", 7232, 4187, 19, "bias", False), ("fp32", 5615, 13471, 20, "none", True),
+          ("fp32", 1392, 9731, 18, "bias_relu", True), ("fp32", 3427, 2194, 44, "none", True),
+          ("fp32", 818, 15714, 81, "bias_gelu", True), ("fp32", 584, 9630, 200, "none", False),
+          ("bf16", 15505, 788, 129, "none", True), ("fp32", 21, 2647, 25710, "none", False)]
+
+
 def cfg(bm: int, bn: int, bk: int, w: int, s: int) -> dict[str, Any]:
     return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w, "num_stages": s}
 
 
 VARIANTS: list[tuple[str, str, dict[str, Any] | None]] = [
     ("policy", "auto", None), ("old", "auto", None), ("copy", "auto", {"ALIGN_COPY": True}),
+    ("nocopy", "auto", {"ALIGN_COPY": False}), ("gemvT", "auto", None),
     ("64x64x16", "auto", cfg(64, 64, 16, 4, 3)), ("128x128x16w8", "auto", cfg(128, 128, 16, 8, 2)),
     ("32x64x16", "auto", cfg(32, 64, 16, 4, 3)), ("64x128x16", "auto", cfg(64, 128, 16, 4, 3)),
 ]
@@ -160,6 +170,7 @@ def main() -> int:
     ap.add_argument("--hunt", action="store_true", help="hunts 18-21's GEMM rows under 0.9x")
     ap.add_argument("--pinned", action="store_true", help="the shapes earlier rules' tests pinned (PINNED)")
     ap.add_argument("--hunt23", action="store_true", help="hunt 23's GEMM rows under 0.95x (HUNT23)")
+    ap.add_argument("--hunt29", action="store_true", help="hunts 24-26's worst GEMM rows (HUNT29)")
     ap.add_argument("--gemv-small", action="store_true", help="small fp32 decode products (GEMV_SMALL)")
     ap.add_argument("--family", choices=("kshort", "skinny", "mis"))
     ap.add_argument("--set", choices=("rule", "tiles", "verify", "split", "gemv"), default="rule",
@@ -175,6 +186,7 @@ def main() -> int:
     r = random.Random(args.seed)
     shapes = (HUNT if args.hunt else []) + (PINNED if args.pinned else []) + (HUNT23 if args.hunt23 else [])
     shapes += GEMV_SMALL if args.gemv_small else []
+    shapes += HUNT29 if args.hunt29 else []
     shapes += [draw(args.family, r) for _ in range(args.n)] if args.family else []
     print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, triton {triton.__version__}", flush=True)
     rows = []
@@ -190,7 +202,13 @@ def main() -> int:
         for label, prec, config in todo:
             set_rule(label != "old")
             try:
-                def f(c: Any = config, p: str = prec) -> torch.Tensor:
+                def f(c: Any = config, p: str = prec, lab: str = label) -> torch.Tensor:
+                    if lab == "gemvT":  # C^T = B^T A^T on the GEMV kernel in row chunks, A read as a K-major "B"
+                        if epi != "none":
+                            raise ValueError("gemvT: epilogue none only (the bias runs along C^T's rows)")
+                        c_out = torch.empty(x["a"].shape[0], x["b"].shape[1], dtype=x["a"].dtype, device=dev)
+                        gemm.gemm(x["b"].t(), x["a"].t(), out=c_out.t(), kernel="gemv")
+                        return c_out
                     return gemm.gemm(x["a"], x["b"], x["bias"], epi, precision=p, config=c)
                 y = f()
                 if not torch.allclose(y.double(), ref.double(), atol=tol.atol, rtol=tol.rtol):
