@@ -141,6 +141,14 @@ def draw(family: str, r: random.Random) -> tuple[str, int, int, int, str, bool]:
         while k % v == 0:
             k = log_uniform(r, 9, 4096)
         return dt, log_uniform(r, 17, 8192), k, log_uniform(r, 17, 8192), epi, r.random() < 0.6
+    if family == "mid16":  # session 29: 16-bit, 129-255 columns (A left misaligned: under ALIGN_COPY_MIN_REUSE)
+        while True:
+            dt = r.choice(("bf16", "fp16"))
+            M, N, k = log_uniform(r, 65, 16000), log_uniform(r, 129, 255), 8
+            while k % 8 == 0:
+                k = log_uniform(r, 33, 2048)
+            if policy_misaligned.misaligned_small_tiles(policy.target_from_name("sm_90"), M, N, k, 2, 132):
+                return dt, M, k, N, epi, r.random() < 0.5
     if family == "kshort":
         k = 4
         while k % 4 == 0:
@@ -172,7 +180,7 @@ def main() -> int:
     ap.add_argument("--hunt23", action="store_true", help="hunt 23's GEMM rows under 0.95x (HUNT23)")
     ap.add_argument("--hunt29", action="store_true", help="hunts 24-26's worst GEMM rows (HUNT29)")
     ap.add_argument("--gemv-small", action="store_true", help="small fp32 decode products (GEMV_SMALL)")
-    ap.add_argument("--family", choices=("kshort", "skinny", "mis"))
+    ap.add_argument("--family", choices=("kshort", "skinny", "mis", "mid16"))
     ap.add_argument("--set", choices=("rule", "tiles", "verify", "split", "gemv"), default="rule",
                     help="rule: the policy, its rule off, copies and fixed tilings; tiles: small split tilings; "
                          "verify: the policy and its rules off only")
