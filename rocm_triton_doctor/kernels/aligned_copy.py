@@ -149,9 +149,13 @@ def _copy_launch(src: torch.Tensor, width: int) -> tuple[tuple[int, int], tuple[
 
 def _geometry(t: torch.Tensor) -> tuple[bool, torch.Tensor, int]:
     """(column-major, t in row-major orientation, the padded buffer's row width) of aligned_copy(t)."""
+    # column-major, or a single column (its rows then sit side by side, not one per 16 bytes)
     colmajor = t.shape[0] > 1 and (t.shape[1] == 1 or (t.stride(0) == 1 and t.stride(1) != 1))
     src = t.t() if colmajor else t  # row-major orientation: copy along src's rows
     cols = src.shape[1]
+    # Rows of 2 KiB and more start on a 128-byte line (at most 6 % more bytes): a K-major operand over 4104-element
+    # bf16 rows (16-byte aligned) ran its K loop at 14.7 us where 4160-element rows took 10.1 (bf16 33x4096x4096 B^T
+    # on an H100, benchmarks/align_copy_probe.py --stride); shorter rows keep 16 bytes.
     per = max(1, (128 if cols * t.element_size() >= 2048 else 16) // t.element_size())
     return colmajor, src, -(-cols // per) * per
 

@@ -198,9 +198,10 @@ def _gemm_tiles(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool, cu
         # benchmarks/gemm_misaligned_probe.py --hunt23 --set split, docs/measurements/2026-11-29-h200-s29-split.json).
         wave = sms if (not aligned or FP32_TC_SPLIT_WAVE) else sms // 2
         # Aligned 128x64 tiles (an N-major B) split further, to 6 programs per SM instead of 4: of 14 such rows under
-        # a wave (gemm_misaligned_probe's fewtile draws, seeds 1 and 3: …-s29-fewtile{,-nmajor}.json) 9 ran faster
-        # at split 8 than at 4 (2644x7860x208 0.66 -> 0.84x eager, 1751x14496x264 0.79 -> 0.94x, 884x3504x580 0.85
-        # -> 1.02x), one slower (587x860x1108 1.06 -> 0.94x); 1024 programs lost (2008x1024x508 1.05 -> 0.87x).
+        # a wave (benchmarks/s29_ab_probe.py --family fewtile, seeds 1 and 3: …-s29-fewtile{,-nmajor}.json) 9 ran
+        # faster at split 8 than at 4 (2644x7860x208 0.66 -> 0.84x eager, 1751x14496x264 0.79 -> 0.94x, 884x3504x580
+        # 0.85 -> 1.02x), one slower (587x860x1108 1.06 -> 0.94x), and 1000-1024 programs lost (2008x1024x508 1.05 ->
+        # 0.87x, 575x1696x1600 1.08 -> 0.97x: the cap keeps those at 4). Fresh draws, seed 5: …-fewtile-verify.json.
         # Measured on grids of 68-128 such tiles; smaller grids keep the 4 per SM they were measured with (session 9).
         tiles = -(-M // cfg["BLOCK_M"]) * -(-N // cfg["BLOCK_N"])
         wide = (aligned and FP32_TC_WIDE_SPLIT and cfg["BLOCK_M"] * cfg["BLOCK_N"] >= 128 * 64
