@@ -1,0 +1,95 @@
+"""The GEMM launches an H100/H200's policy plans (sm_90, 132 SMs: its tiles, K splits, GEMV tiles and shifts,
+aligned copies, wave-quantisation tails), run in Triton's interpreter on random shapes, layouts, epilogues and dropout,
+each output against an fp64 reference with the tolerance table. The CPU tests run the interpreter's own policy (few,
+large tiles), so this is where the GPU's tilings meet every edge of a shape without a GPU. bf16 tile products are
+upcast to fp32 here, as the interpreter needs (gemm.py: its create_dot multiplies bf16's raw bits; the GEMV kernel
+has no tl.dot), and GELU takes its exact tanh (the hardware tanh is inline PTX, which the interpreter cannot run).
+Session 29 wrote it to check its own policy changes (fp32 K splits up to a wave, narrow GEMV tiles, planned copies)
+beside the rest.
+
+    python benchmarks/gpu_policy_interpreter_run.py SECONDS SEED
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import time
+
+os.environ["TRITON_INTERPRET"] = "1"
+os.environ["RTD_TUNE_CACHE"] = "off"  # no per-device cache for a pretend GPU
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import torch  # noqa: E402
+
+from rocm_triton_doctor.kernels import gemm, policy, policy_gemv  # noqa: E402
+from tests.kernels.helpers import assert_matches  # noqa: E402
+
+SM90 = policy.target_from_name("sm_90")
+DT = [torch.float32, torch.float32, torch.float16, torch.bfloat16]
+
+
+def pretend_sm90() -> None:
+    policy.target_for_device = lambda device: SM90  # type: ignore[assignment]
+    gemm._cus = lambda dev: 132  # type: ignore[assignment]
+    gemm.upcast_dots = lambda target, dtype: True  # type: ignore[assignment]
+    policy.fast_tanh = lambda target, elem_size: False  # type: ignore[assignment]  # inline asm: not interpretable
+    policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
+    policy_gemv.gemv_config.cache_clear()
+    gemm.clear_plans()
+
+
+def operand(r: random.Random, rows: int, cols: int, dtype: torch.dtype, g: torch.Generator) -> torch.Tensor:
+    """A (rows, cols) operand: contiguous, transposed, offset by an element, or with padded rows."""
+    kind = r.choice(("c", "c", "t", "off", "pad"))
+    if kind == "t":
+        return torch.randn(cols, rows, generator=g).to(dtype).t()
+    if kind == "off":
+        return torch.randn(rows * cols + 1, generator=g).to(dtype)[1:].view(rows, cols)
+    if kind == "pad":
+        return torch.randn(rows, cols + r.randint(1, 5), generator=g).to(dtype)[:, :cols]
+    return torch.randn(rows, cols, generator=g).to(dtype)
+
+
+def main() -> int:
+    seconds, seed = float(sys.argv[1]), int(sys.argv[2])
+    r = random.Random(seed)
+    g = torch.Generator().manual_seed(seed)
+    pretend_sm90()
+    t0, n, bad = time.time(), 0, 0
+    while time.time() - t0 < seconds:
+        dtype = r.choice(DT)
+        M = r.choice((1, 2, 3, 4, r.randint(5, 40), r.randint(41, 300)))
+        N, K = r.randint(1, 300), r.choice((r.randint(1, 64), r.randint(65, 700)))
+        epi = r.choice(("none", "none", "bias", "bias_relu", "bias_gelu"))
+        p = r.choice((0.0, 0.0, 0.0, 0.25))
+        if r.random() < 0.15:
+            # fp32 grids of 67-132 tensor-core tiles (the K split up to one wave; 128x64 tiles to 6 programs an SM)
+            dtype, M, N, K = torch.float32, r.randint(600, 1400), 4 * r.randint(75, 150), 4 * r.randint(16, 128)
+        a, b = operand(r, M, K, dtype, g), operand(r, K, N, dtype, g) / max(1.0, K ** 0.5)
+        bias = torch.randn(N, generator=g).to(r.choice((dtype, torch.float32))) if epi != "none" else None
+        desc = f"{dtype} {M}x{K}x{N} {epi} p={p} a{tuple(a.stride())} b{tuple(b.stride())}"
+        try:
+            y = gemm.gemm(a, b, bias, epi, p, seed=7)
+            y2 = gemm.gemm(a, b, bias, epi, p, seed=7)  # the signature's plan, replayed
+            ref = gemm.reference(a, b, bias, epi)
+            if p:
+                # the kept entries are ref / (1 - p), the same mask both calls (one seed)
+                kept = y != 0
+                ref = torch.where(kept, ref / (1 - p), torch.zeros_like(ref))
+                assert torch.equal(y, y2), "the same seed drew another mask"
+            assert_matches(y, ref, dtype)
+            assert_matches(y2, ref, dtype)
+        except Exception as exc:  # noqa: BLE001 - every failure is reported with its shape
+            bad += 1
+            print(f"FAIL {desc}: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}", flush=True)
+        n += 1
+        if n % 25 == 0:
+            print(f"{n} GEMMs, {bad} failed, {time.time() - t0:.0f} s", flush=True)
+    print(f"seed {seed}: {n} GEMMs through the sm_90 policy in the interpreter, {bad} failed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
