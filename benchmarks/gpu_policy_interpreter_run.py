@@ -7,7 +7,10 @@ has no tl.dot), and GELU takes its exact tanh (the hardware tanh is inline PTX, 
 Session 29 wrote it to check its own policy changes (fp32 K splits up to a wave, narrow GEMV tiles, planned copies)
 beside the rest.
 
-    python benchmarks/gpu_policy_interpreter_run.py SECONDS SEED
+    python benchmarks/gpu_policy_interpreter_run.py SECONDS SEED [--rows]
+
+--rows: RMSNorm, LayerNorm and softmax instead, through the sm_90 row policy (packed rows, looped rows, 16-byte
+windows and their looped chunks, rows split over programs), each signature twice (its call plan replayed).
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import torch  # noqa: E402
 
-from rocm_triton_doctor.kernels import gemm, policy, policy_gemv  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from rocm_triton_doctor.kernels import base, call_plans, gemm, layernorm, policy, policy_gemv, rmsnorm, softmax  # noqa: E402,E501
 from tests.kernels.helpers import assert_matches  # noqa: E402
 
 SM90 = policy.target_from_name("sm_90")
@@ -32,6 +37,8 @@ DT = [torch.float32, torch.float32, torch.float16, torch.bfloat16]
 
 def pretend_sm90() -> None:
     policy.target_for_device = lambda device: SM90  # type: ignore[assignment]
+    base.target_for_device = lambda device: SM90  # type: ignore[assignment]  # base.target_of (the row kernels)
+    call_plans.GPU_ONLY = False  # plan CPU tensors too, so a signature's second call replays its plan
     gemm._cus = lambda dev: 132  # type: ignore[assignment]
     gemm.upcast_dots = lambda target, dtype: True  # type: ignore[assignment]
     policy.fast_tanh = lambda target, elem_size: False  # type: ignore[assignment]  # inline asm: not interpretable
@@ -52,8 +59,30 @@ def operand(r: random.Random, rows: int, cols: int, dtype: torch.dtype, g: torch
     return torch.randn(rows, cols, generator=g).to(dtype)
 
 
+def row_case(r: random.Random, g: torch.Generator) -> str:
+    """One row-kernel call through the sm_90 policy, twice, against fp64; returns its description."""
+    dtype = r.choice((torch.float32, torch.bfloat16, torch.float16))
+    N = r.choice((r.randint(1, 130), r.randint(131, 5000), r.randint(5001, 20000)))
+    M = r.randint(1, 64 if N <= 5000 else 6)
+    op = r.choice(("rmsnorm", "layernorm", "softmax"))
+    extra = r.choice((0, 0, 3))
+    x = (torch.randn(M, N + extra, generator=g) * 2).to(dtype)[:, :N]  # rows padded apart, or contiguous
+    w, b = torch.randn(N, generator=g).to(dtype), torch.randn(N, generator=g).to(dtype)
+    for _ in range(2):
+        if op == "rmsnorm":
+            y, ref = rmsnorm.rmsnorm(x, w), F.rms_norm(x.double(), (N,), w.double(), 1e-6)
+        elif op == "layernorm":
+            y, ref = layernorm.layernorm(x, w, b), F.layer_norm(x.double(), (N,), w.double(), b.double(), 1e-5)
+        else:
+            y, ref = softmax.softmax(x), torch.softmax(x.double(), -1)
+        assert_matches(y, ref, dtype)
+    return f"{op} {dtype} {M}x{N} row stride {x.stride(0)}"
+
+
 def main() -> int:
     seconds, seed = float(sys.argv[1]), int(sys.argv[2])
+    if "--rows" in sys.argv:
+        return rows_main(seconds, seed)
     r = random.Random(seed)
     g = torch.Generator().manual_seed(seed)
     pretend_sm90()
@@ -89,6 +118,35 @@ def main() -> int:
             print(f"{n} GEMMs, {bad} failed, {time.time() - t0:.0f} s", flush=True)
     print(f"seed {seed}: {n} GEMMs through the sm_90 policy in the interpreter, {bad} failed")
     return 1 if bad else 0
+
+
+def rows_main(seconds: float, seed: int) -> int:
+    r = random.Random(seed)
+    g = torch.Generator().manual_seed(seed)
+    pretend_sm90()
+    t0, n, bad = time.time(), 0, 0
+    while time.time() - t0 < seconds:
+        state = r.getstate()
+        try:
+            row_case(r, g)
+        except Exception as exc:  # noqa: BLE001 - every failure is reported with its case
+            bad += 1
+            r2 = random.Random()
+            r2.setstate(state)
+            print(f"FAIL {describe_row(r2)}: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}", flush=True)
+        n += 1
+        if n % 25 == 0:
+            print(f"{n} row calls, {bad} failed, {time.time() - t0:.0f} s", flush=True)
+    print(f"seed {seed}: {n} row-kernel signatures through the sm_90 policy in the interpreter, {bad} failed")
+    return 1 if bad else 0
+
+
+def describe_row(r: random.Random) -> str:
+    """The case row_case drew from this state (for a failure's report)."""
+    dtype = r.choice((torch.float32, torch.bfloat16, torch.float16))
+    N = r.choice((r.randint(1, 130), r.randint(131, 5000), r.randint(5001, 20000)))
+    M = r.randint(1, 64 if N <= 5000 else 6)
+    return f"{r.choice(('rmsnorm', 'layernorm', 'softmax'))} {dtype} {M}x{N}"
 
 
 if __name__ == "__main__":
