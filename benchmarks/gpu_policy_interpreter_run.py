@@ -11,6 +11,9 @@ beside the rest.
 
 --rows: RMSNorm, LayerNorm and softmax instead, through the sm_90 row policy (packed rows, looped rows, 16-byte
 windows and their looped chunks, rows split over programs), each signature twice (its call plan replayed).
+--attention: attention's forward through the sm_90 policy (tiles by head dim and grid, the column split of D = 80,
+160 …, the split-key kernel for short queries, GQA, S_q != S_k, the model layout), twice, against attention.reference
+(SDPA's math in fp64; absolute error within the bounds of benchmarks/random_shapes_run.py).
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ import torch  # noqa: E402
 
 import torch.nn.functional as F  # noqa: E402
 
-from rocm_triton_doctor.kernels import base, call_plans, gemm, layernorm, policy, policy_gemv, rmsnorm, softmax  # noqa: E402,E501
+from rocm_triton_doctor.kernels import (attention, base, call_plans, gemm, layernorm, policy, policy_gemv,  # noqa: E402
+                                        rmsnorm, softmax)
 from tests.kernels.helpers import assert_matches  # noqa: E402
 
 SM90 = policy.target_from_name("sm_90")
@@ -39,6 +43,9 @@ def pretend_sm90() -> None:
     policy.target_for_device = lambda device: SM90  # type: ignore[assignment]
     base.target_for_device = lambda device: SM90  # type: ignore[assignment]  # base.target_of (the row kernels)
     call_plans.GPU_ONLY = False  # plan CPU tensors too, so a signature's second call replays its plan
+    attention.upcast_dots = lambda target, dtype: True  # type: ignore[assignment]
+    attention.device_cus = lambda dev: 132  # type: ignore[assignment]
+    attention.clear_plans()
     gemm._cus = lambda dev: 132  # type: ignore[assignment]
     gemm.upcast_dots = lambda target, dtype: True  # type: ignore[assignment]
     policy.fast_tanh = lambda target, elem_size: False  # type: ignore[assignment]  # inline asm: not interpretable
@@ -79,10 +86,55 @@ def row_case(r: random.Random, g: torch.Generator) -> str:
     return f"{op} {dtype} {M}x{N} row stride {x.stride(0)}"
 
 
+ATT_TOL = {torch.float32: 8e-4, torch.bfloat16: 0.12, torch.float16: 0.02}  # random_shapes_run.py's bounds
+
+
+def attention_case(r: random.Random, g: torch.Generator) -> str:
+    """One attention call through the sm_90 policy, twice, against SDPA in fp64; returns its description."""
+    dt = r.choice(list(ATT_TOL))
+    B, hkv = r.randint(1, 2), r.randint(1, 3)
+    hq = hkv * r.randint(1, 3)
+    sq = r.choice((1, r.randint(2, 16), r.randint(17, 200)))
+    sk = r.choice((sq, r.randint(1, 300)))
+    d = r.choice((16, 32, 48, 64, 80, 96, 112, 128, 160, 192, 256))
+    causal = r.random() < 0.5
+    q = torch.randn(B, hq, sq, d, generator=g).to(dt)
+    k, v = (torch.randn(B, hkv, sk, d, generator=g).to(dt) for _ in range(2))
+    if r.random() < 0.4:  # the model layout: (B, S, H, D) transposed to (B, H, S, D)
+        q = q.transpose(1, 2).contiguous().transpose(1, 2)
+    desc = f"{dt} B{B} H{hq}/{hkv} S{sq}x{sk} D{d} causal={causal} q{tuple(q.stride())}"
+    ref = attention.reference(q, k, v, causal).double()  # SDPA (math) in fp64, its top-left causal mask
+    for _ in range(2):
+        y = attention.attention(q, k, v, causal)
+        err = float((y.double() - ref).abs().max())
+        assert y.shape == q.shape and err <= ATT_TOL[dt], f"{desc}: max error {err:.3g}"
+    return desc
+
+
+def attention_main(seconds: float, seed: int) -> int:
+    r = random.Random(seed)
+    g = torch.Generator().manual_seed(seed)
+    pretend_sm90()
+    t0, n, bad = time.time(), 0, 0
+    while time.time() - t0 < seconds:
+        try:
+            attention_case(r, g)
+        except Exception as exc:  # noqa: BLE001 - every failure is reported with its case
+            bad += 1
+            print(f"FAIL {type(exc).__name__}: {str(exc).splitlines()[0][:300]}", flush=True)
+        n += 1
+        if n % 25 == 0:
+            print(f"{n} attention calls, {bad} failed, {time.time() - t0:.0f} s", flush=True)
+    print(f"seed {seed}: {n} attention signatures through the sm_90 policy in the interpreter, {bad} failed")
+    return 1 if bad else 0
+
+
 def main() -> int:
     seconds, seed = float(sys.argv[1]), int(sys.argv[2])
     if "--rows" in sys.argv:
         return rows_main(seconds, seed)
+    if "--attention" in sys.argv:
+        return attention_main(seconds, seed)
     r = random.Random(seed)
     g = torch.Generator().manual_seed(seed)
     pretend_sm90()
