@@ -14,6 +14,8 @@ windows and their looped chunks, rows split over programs), each signature twice
 --attention: attention's forward through the sm_90 policy (tiles by head dim and grid, the column split of D = 80,
 160 …, the split-key kernel for short queries, GQA, S_q != S_k, the model layout), twice, against attention.reference
 (SDPA's math in fp64; absolute error within the bounds of benchmarks/random_shapes_run.py).
+--backward: gradients through the sm_90 plans: attention (its backward kernels' tiles), RMSNorm, LayerNorm and softmax,
+against torch autograd in fp64 (the same bounds, scaled by the largest reference gradient).
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ import torch  # noqa: E402
 
 import torch.nn.functional as F  # noqa: E402
 
-from rocm_triton_doctor.kernels import (attention, base, call_plans, gemm, layernorm, policy, policy_gemv,  # noqa: E402
-                                        rmsnorm, softmax)
+from rocm_triton_doctor.kernels import (attention, attention_backward, base, call_plans, gemm, layernorm,  # noqa: E402
+                                        policy, policy_gemv, rmsnorm, softmax)
 from tests.kernels.helpers import assert_matches  # noqa: E402
 
 SM90 = policy.target_from_name("sm_90")
@@ -45,6 +47,7 @@ def pretend_sm90() -> None:
     call_plans.GPU_ONLY = False  # plan CPU tensors too, so a signature's second call replays its plan
     attention.upcast_dots = lambda target, dtype: True  # type: ignore[assignment]
     attention.device_cus = lambda dev: 132  # type: ignore[assignment]
+    attention_backward.upcast_dots = lambda target, dtype: True  # type: ignore[assignment]
     attention.clear_plans()
     gemm._cus = lambda dev: 132  # type: ignore[assignment]
     gemm.upcast_dots = lambda target, dtype: True  # type: ignore[assignment]
@@ -129,8 +132,81 @@ def attention_main(seconds: float, seed: int) -> int:
     return 1 if bad else 0
 
 
+def backward_case(r: random.Random, g: torch.Generator) -> str:
+    """One gradient through the sm_90 plans against fp64 autograd; returns its description."""
+    dt = r.choice(list(ATT_TOL))
+    op = r.choice(("attention", "attention", "rmsnorm", "layernorm", "softmax"))
+    if op == "attention":
+        B, hkv = r.randint(1, 2), r.randint(1, 2)
+        hq = hkv * r.randint(1, 2)
+        sq, sk = r.randint(1, 150), r.choice((None, r.randint(1, 150)))
+        sk = sq if sk is None else sk
+        d = r.choice((16, 32, 64, 80, 96, 128, 160, 256))
+        causal = r.random() < 0.5
+        shapes = ((B, hq, sq, d), (B, hkv, sk, d), (B, hkv, sk, d))
+        desc = f"attention {dt} B{B} H{hq}/{hkv} S{sq}x{sk} D{d} causal={causal}"
+
+        def ours(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+            return attention_backward.autograd_op(q, k, v, causal)
+
+        def ref(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+            return attention.reference(q, k, v, causal)
+    else:
+        M, N = r.randint(1, 40), r.choice((r.randint(1, 300), r.randint(301, 9000)))
+        shapes = ((M, N), (N,), (N,))
+        desc = f"{op} {dt} {M}x{N}"
+        import torch.nn.functional as F2
+
+        def ours(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+            if op == "rmsnorm":
+                return rmsnorm.rmsnorm_autograd(x, w) * b
+            if op == "layernorm":
+                return layernorm.layernorm_autograd(x, w, b)
+            return softmax.softmax_autograd(x) * w * b
+
+        def ref(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+            if op == "rmsnorm":
+                return F2.rms_norm(x, (N,), w, 1e-6) * b
+            if op == "layernorm":
+                return F2.layer_norm(x, (N,), w, b, 1e-5)
+            return torch.softmax(x, -1) * w * b
+    leaves = [torch.randn(*s, generator=g).to(dt).requires_grad_() for s in shapes]
+    doubles = [t.detach().double().requires_grad_() for t in leaves]
+    y = ours(*leaves)
+    dy = torch.randn(*y.shape, generator=g).to(dt)
+    y.backward(dy)
+    yr = ref(*doubles)
+    yr.backward(dy.double())
+    for name, t, tr in zip("abc", leaves, doubles):
+        assert t.grad is not None and tr.grad is not None, f"{desc}: no gradient for input {name}"
+        scale = max(1.0, float(tr.grad.abs().max()))
+        err = float((t.grad.double() - tr.grad).abs().max()) / scale
+        assert err <= ATT_TOL[dt] * 2, f"{desc}: gradient {name} off by {err:.3g} (relative to its largest)"
+    return desc
+
+
+def backward_main(seconds: float, seed: int) -> int:
+    r = random.Random(seed)
+    g = torch.Generator().manual_seed(seed)
+    pretend_sm90()
+    t0, n, bad = time.time(), 0, 0
+    while time.time() - t0 < seconds:
+        try:
+            backward_case(r, g)
+        except Exception as exc:  # noqa: BLE001 - every failure is reported with its case
+            bad += 1
+            print(f"FAIL {type(exc).__name__}: {str(exc).splitlines()[0][:300]}", flush=True)
+        n += 1
+        if n % 25 == 0:
+            print(f"{n} gradients, {bad} failed, {time.time() - t0:.0f} s", flush=True)
+    print(f"seed {seed}: {n} gradient signatures through the sm_90 policy in the interpreter, {bad} failed")
+    return 1 if bad else 0
+
+
 def main() -> int:
     seconds, seed = float(sys.argv[1]), int(sys.argv[2])
+    if "--backward" in sys.argv:
+        return backward_main(seconds, seed)
     if "--rows" in sys.argv:
         return rows_main(seconds, seed)
     if "--attention" in sys.argv:
