@@ -7,7 +7,7 @@ has no tl.dot), and GELU takes its exact tanh (the hardware tanh is inline PTX, 
 Session 29 wrote it to check its own policy changes (fp32 K splits up to a wave, narrow GEMV tiles, planned copies)
 beside the rest.
 
-    python benchmarks/gpu_policy_interpreter_run.py SECONDS SEED [--rows]
+    python benchmarks/gpu_policy_interpreter_run.py SECONDS SEED [--rows | --attention | --backward]
 
 --rows: RMSNorm, LayerNorm and softmax instead, through the sm_90 row policy (packed rows, looped rows, 16-byte
 windows and their looped chunks, rows split over programs), each signature twice (its call plan replayed).
@@ -24,13 +24,13 @@ import os
 import random
 import sys
 import time
+from collections.abc import Callable
 
 os.environ["TRITON_INTERPRET"] = "1"
 os.environ["RTD_TUNE_CACHE"] = "off"  # no per-device cache for a pretend GPU
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import torch  # noqa: E402
-
 import torch.nn.functional as F  # noqa: E402
 
 from rocm_triton_doctor.kernels import (attention, attention_backward, base, call_plans, gemm, layernorm,  # noqa: E402
@@ -69,8 +69,38 @@ def operand(r: random.Random, rows: int, cols: int, dtype: torch.dtype, g: torch
     return torch.randn(rows, cols, generator=g).to(dtype)
 
 
-def row_case(r: random.Random, g: torch.Generator) -> str:
-    """One row-kernel call through the sm_90 policy, twice, against fp64; returns its description."""
+Case = tuple[str, Callable[[], None]]  # (what was drawn, its check: raises on a wrong result)
+
+
+def gemm_case(r: random.Random, g: torch.Generator) -> Case:
+    """A GEMM through the sm_90 plans, twice (the signature's plan replayed), against fp64."""
+    dtype = r.choice(DT)
+    M = r.choice((1, 2, 3, 4, r.randint(5, 40), r.randint(41, 300)))
+    N, K = r.randint(1, 300), r.choice((r.randint(1, 64), r.randint(65, 700)))
+    epi = r.choice(("none", "none", "bias", "bias_relu", "bias_gelu"))
+    p = r.choice((0.0, 0.0, 0.0, 0.25))
+    if r.random() < 0.15:
+        # fp32 grids of 67-132 tensor-core tiles (the K split up to one wave; 128x64 tiles to 6 programs an SM)
+        dtype, M, N, K = torch.float32, r.randint(600, 1400), 4 * r.randint(75, 150), 4 * r.randint(16, 128)
+    a, b = operand(r, M, K, dtype, g), operand(r, K, N, dtype, g) / max(1.0, K ** 0.5)
+    bias = torch.randn(N, generator=g).to(r.choice((dtype, torch.float32))) if epi != "none" else None
+
+    def check() -> None:
+        y = gemm.gemm(a, b, bias, epi, p, seed=7)
+        y2 = gemm.gemm(a, b, bias, epi, p, seed=7)  # the signature's plan, replayed
+        ref = gemm.reference(a, b, bias, epi)
+        if p:
+            # the kept entries are ref / (1 - p), the same mask both calls (one seed)
+            kept = y != 0
+            ref = torch.where(kept, ref / (1 - p), torch.zeros_like(ref))
+            assert torch.equal(y, y2), "the same seed drew another mask"
+        assert_matches(y, ref, dtype)
+        assert_matches(y2, ref, dtype)
+    return f"{dtype} {M}x{K}x{N} {epi} p={p} a{tuple(a.stride())} b{tuple(b.stride())}", check
+
+
+def row_case(r: random.Random, g: torch.Generator) -> Case:
+    """A row-kernel call through the sm_90 policy, twice (its call plan replayed), against fp64."""
     dtype = r.choice((torch.float32, torch.bfloat16, torch.float16))
     N = r.choice((r.randint(1, 130), r.randint(131, 5000), r.randint(5001, 20000)))
     M = r.randint(1, 64 if N <= 5000 else 6)
@@ -78,22 +108,24 @@ def row_case(r: random.Random, g: torch.Generator) -> str:
     extra = r.choice((0, 0, 3))
     x = (torch.randn(M, N + extra, generator=g) * 2).to(dtype)[:, :N]  # rows padded apart, or contiguous
     w, b = torch.randn(N, generator=g).to(dtype), torch.randn(N, generator=g).to(dtype)
-    for _ in range(2):
-        if op == "rmsnorm":
-            y, ref = rmsnorm.rmsnorm(x, w), F.rms_norm(x.double(), (N,), w.double(), 1e-6)
-        elif op == "layernorm":
-            y, ref = layernorm.layernorm(x, w, b), F.layer_norm(x.double(), (N,), w.double(), b.double(), 1e-5)
-        else:
-            y, ref = softmax.softmax(x), torch.softmax(x.double(), -1)
-        assert_matches(y, ref, dtype)
-    return f"{op} {dtype} {M}x{N} row stride {x.stride(0)}"
+
+    def check() -> None:
+        for _ in range(2):
+            if op == "rmsnorm":
+                y, ref = rmsnorm.rmsnorm(x, w), F.rms_norm(x.double(), (N,), w.double(), 1e-6)
+            elif op == "layernorm":
+                y, ref = layernorm.layernorm(x, w, b), F.layer_norm(x.double(), (N,), w.double(), b.double(), 1e-5)
+            else:
+                y, ref = softmax.softmax(x), torch.softmax(x.double(), -1)
+            assert_matches(y, ref, dtype)
+    return f"{op} {dtype} {M}x{N} row stride {x.stride(0)}", check
 
 
 ATT_TOL = {torch.float32: 8e-4, torch.bfloat16: 0.12, torch.float16: 0.02}  # random_shapes_run.py's bounds
 
 
-def attention_case(r: random.Random, g: torch.Generator) -> str:
-    """One attention call through the sm_90 policy, twice, against SDPA in fp64; returns its description."""
+def attention_case(r: random.Random, g: torch.Generator) -> Case:
+    """An attention call through the sm_90 policy, twice, against SDPA in fp64."""
     dt = r.choice(list(ATT_TOL))
     B, hkv = r.randint(1, 2), r.randint(1, 3)
     hq = hkv * r.randint(1, 3)
@@ -105,35 +137,18 @@ def attention_case(r: random.Random, g: torch.Generator) -> str:
     k, v = (torch.randn(B, hkv, sk, d, generator=g).to(dt) for _ in range(2))
     if r.random() < 0.4:  # the model layout: (B, S, H, D) transposed to (B, H, S, D)
         q = q.transpose(1, 2).contiguous().transpose(1, 2)
-    desc = f"{dt} B{B} H{hq}/{hkv} S{sq}x{sk} D{d} causal={causal} q{tuple(q.stride())}"
-    ref = attention.reference(q, k, v, causal).double()  # SDPA (math) in fp64, its top-left causal mask
-    for _ in range(2):
-        y = attention.attention(q, k, v, causal)
-        err = float((y.double() - ref).abs().max())
-        assert y.shape == q.shape and err <= ATT_TOL[dt], f"{desc}: max error {err:.3g}"
-    return desc
+
+    def check() -> None:
+        ref = attention.reference(q, k, v, causal).double()  # SDPA (math) in fp64, its top-left causal mask
+        for _ in range(2):
+            y = attention.attention(q, k, v, causal)
+            err = float((y.double() - ref).abs().max())
+            assert y.shape == q.shape and err <= ATT_TOL[dt], f"max error {err:.3g}"
+    return f"{dt} B{B} H{hq}/{hkv} S{sq}x{sk} D{d} causal={causal} q{tuple(q.stride())}", check
 
 
-def attention_main(seconds: float, seed: int) -> int:
-    r = random.Random(seed)
-    g = torch.Generator().manual_seed(seed)
-    pretend_sm90()
-    t0, n, bad = time.time(), 0, 0
-    while time.time() - t0 < seconds:
-        try:
-            attention_case(r, g)
-        except Exception as exc:  # noqa: BLE001 - every failure is reported with its case
-            bad += 1
-            print(f"FAIL {type(exc).__name__}: {str(exc).splitlines()[0][:300]}", flush=True)
-        n += 1
-        if n % 25 == 0:
-            print(f"{n} attention calls, {bad} failed, {time.time() - t0:.0f} s", flush=True)
-    print(f"seed {seed}: {n} attention signatures through the sm_90 policy in the interpreter, {bad} failed")
-    return 1 if bad else 0
-
-
-def backward_case(r: random.Random, g: torch.Generator) -> str:
-    """One gradient through the sm_90 plans against fp64 autograd; returns its description."""
+def backward_case(r: random.Random, g: torch.Generator) -> Case:
+    """A gradient through the sm_90 plans against fp64 autograd."""
     dt = r.choice(list(ATT_TOL))
     op = r.choice(("attention", "attention", "rmsnorm", "layernorm", "softmax"))
     if op == "attention":
@@ -155,7 +170,6 @@ def backward_case(r: random.Random, g: torch.Generator) -> str:
         M, N = r.randint(1, 40), r.choice((r.randint(1, 300), r.randint(301, 9000)))
         shapes = ((M, N), (N,), (N,))
         desc = f"{op} {dt} {M}x{N}"
-        import torch.nn.functional as F2
 
         def ours(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
             if op == "rmsnorm":
@@ -166,115 +180,53 @@ def backward_case(r: random.Random, g: torch.Generator) -> str:
 
         def ref(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
             if op == "rmsnorm":
-                return F2.rms_norm(x, (N,), w, 1e-6) * b
+                return F.rms_norm(x, (N,), w, 1e-6) * b
             if op == "layernorm":
-                return F2.layer_norm(x, (N,), w, b, 1e-5)
+                return F.layer_norm(x, (N,), w, b, 1e-5)
             return torch.softmax(x, -1) * w * b
     leaves = [torch.randn(*s, generator=g).to(dt).requires_grad_() for s in shapes]
-    doubles = [t.detach().double().requires_grad_() for t in leaves]
-    y = ours(*leaves)
-    dy = torch.randn(*y.shape, generator=g).to(dt)
-    y.backward(dy)
-    yr = ref(*doubles)
-    yr.backward(dy.double())
-    for name, t, tr in zip("abc", leaves, doubles):
-        assert t.grad is not None and tr.grad is not None, f"{desc}: no gradient for input {name}"
-        scale = max(1.0, float(tr.grad.abs().max()))
-        err = float((t.grad.double() - tr.grad).abs().max()) / scale
-        assert err <= ATT_TOL[dt] * 2, f"{desc}: gradient {name} off by {err:.3g} (relative to its largest)"
-    return desc
+
+    def check() -> None:
+        doubles = [t.detach().double().requires_grad_() for t in leaves]
+        y = ours(*leaves)
+        dy = torch.randn(*y.shape, generator=g).to(dt)
+        y.backward(dy)
+        yr = ref(*doubles)
+        yr.backward(dy.double())
+        for name, t, tr in zip("abc", leaves, doubles):
+            assert t.grad is not None and tr.grad is not None, f"no gradient for input {name}"
+            scale = max(1.0, float(tr.grad.abs().max()))
+            err = float((t.grad.double() - tr.grad).abs().max()) / scale
+            assert err <= ATT_TOL[dt] * 2, f"gradient {name} off by {err:.3g} (relative to its largest)"
+    return desc, check
 
 
-def backward_main(seconds: float, seed: int) -> int:
-    r = random.Random(seed)
-    g = torch.Generator().manual_seed(seed)
-    pretend_sm90()
-    t0, n, bad = time.time(), 0, 0
-    while time.time() - t0 < seconds:
-        try:
-            backward_case(r, g)
-        except Exception as exc:  # noqa: BLE001 - every failure is reported with its case
-            bad += 1
-            print(f"FAIL {type(exc).__name__}: {str(exc).splitlines()[0][:300]}", flush=True)
-        n += 1
-        if n % 25 == 0:
-            print(f"{n} gradients, {bad} failed, {time.time() - t0:.0f} s", flush=True)
-    print(f"seed {seed}: {n} gradient signatures through the sm_90 policy in the interpreter, {bad} failed")
-    return 1 if bad else 0
+# --flag: (case drawer, what one case is called in the report)
+FAMILIES: dict[str, tuple[Callable[[random.Random, torch.Generator], Case], str]] = {
+    "": (gemm_case, "GEMMs"), "--rows": (row_case, "row-kernel signatures"),
+    "--attention": (attention_case, "attention signatures"), "--backward": (backward_case, "gradient signatures")}
 
 
 def main() -> int:
     seconds, seed = float(sys.argv[1]), int(sys.argv[2])
-    if "--backward" in sys.argv:
-        return backward_main(seconds, seed)
-    if "--rows" in sys.argv:
-        return rows_main(seconds, seed)
-    if "--attention" in sys.argv:
-        return attention_main(seconds, seed)
+    draw, what = FAMILIES[next((f for f in FAMILIES if f and f in sys.argv[3:]), "")]
     r = random.Random(seed)
     g = torch.Generator().manual_seed(seed)
     pretend_sm90()
     t0, n, bad = time.time(), 0, 0
     while time.time() - t0 < seconds:
-        dtype = r.choice(DT)
-        M = r.choice((1, 2, 3, 4, r.randint(5, 40), r.randint(41, 300)))
-        N, K = r.randint(1, 300), r.choice((r.randint(1, 64), r.randint(65, 700)))
-        epi = r.choice(("none", "none", "bias", "bias_relu", "bias_gelu"))
-        p = r.choice((0.0, 0.0, 0.0, 0.25))
-        if r.random() < 0.15:
-            # fp32 grids of 67-132 tensor-core tiles (the K split up to one wave; 128x64 tiles to 6 programs an SM)
-            dtype, M, N, K = torch.float32, r.randint(600, 1400), 4 * r.randint(75, 150), 4 * r.randint(16, 128)
-        a, b = operand(r, M, K, dtype, g), operand(r, K, N, dtype, g) / max(1.0, K ** 0.5)
-        bias = torch.randn(N, generator=g).to(r.choice((dtype, torch.float32))) if epi != "none" else None
-        desc = f"{dtype} {M}x{K}x{N} {epi} p={p} a{tuple(a.stride())} b{tuple(b.stride())}"
+        desc = "(drawing the case)"
         try:
-            y = gemm.gemm(a, b, bias, epi, p, seed=7)
-            y2 = gemm.gemm(a, b, bias, epi, p, seed=7)  # the signature's plan, replayed
-            ref = gemm.reference(a, b, bias, epi)
-            if p:
-                # the kept entries are ref / (1 - p), the same mask both calls (one seed)
-                kept = y != 0
-                ref = torch.where(kept, ref / (1 - p), torch.zeros_like(ref))
-                assert torch.equal(y, y2), "the same seed drew another mask"
-            assert_matches(y, ref, dtype)
-            assert_matches(y2, ref, dtype)
-        except Exception as exc:  # noqa: BLE001 - every failure is reported with its shape
+            desc, check = draw(r, g)
+            check()
+        except Exception as exc:  # noqa: BLE001 - every failure is reported with its case
             bad += 1
             print(f"FAIL {desc}: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}", flush=True)
         n += 1
         if n % 25 == 0:
-            print(f"{n} GEMMs, {bad} failed, {time.time() - t0:.0f} s", flush=True)
-    print(f"seed {seed}: {n} GEMMs through the sm_90 policy in the interpreter, {bad} failed")
+            print(f"{n} {what}, {bad} failed, {time.time() - t0:.0f} s", flush=True)
+    print(f"seed {seed}: {n} {what} through the sm_90 policy in the interpreter, {bad} failed")
     return 1 if bad else 0
-
-
-def rows_main(seconds: float, seed: int) -> int:
-    r = random.Random(seed)
-    g = torch.Generator().manual_seed(seed)
-    pretend_sm90()
-    t0, n, bad = time.time(), 0, 0
-    while time.time() - t0 < seconds:
-        state = r.getstate()
-        try:
-            row_case(r, g)
-        except Exception as exc:  # noqa: BLE001 - every failure is reported with its case
-            bad += 1
-            r2 = random.Random()
-            r2.setstate(state)
-            print(f"FAIL {describe_row(r2)}: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}", flush=True)
-        n += 1
-        if n % 25 == 0:
-            print(f"{n} row calls, {bad} failed, {time.time() - t0:.0f} s", flush=True)
-    print(f"seed {seed}: {n} row-kernel signatures through the sm_90 policy in the interpreter, {bad} failed")
-    return 1 if bad else 0
-
-
-def describe_row(r: random.Random) -> str:
-    """The case row_case drew from this state (for a failure's report)."""
-    dtype = r.choice((torch.float32, torch.bfloat16, torch.float16))
-    N = r.choice((r.randint(1, 130), r.randint(131, 5000), r.randint(5001, 20000)))
-    M = r.randint(1, 64 if N <= 5000 else 6)
-    return f"{r.choice(('rmsnorm', 'layernorm', 'softmax'))} {dtype} {M}x{N}"
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import statistics
 import sys
@@ -26,16 +25,13 @@ import torch
 import triton
 from triton.testing import do_bench_cudagraph
 
+from gemm_misaligned_probe import log_uniform
 from rocm_triton_doctor.kernels import gemm, policy, policy_gemv
 from rocm_triton_doctor.kernels.gemm_cases import make_case
 from rocm_triton_doctor.kernels.tolerances import tolerance
 
 SMS = 132
 NMAJOR_ONLY = False  # --nmajor: fewtile draws against an N-major B only (128x64 tiles)
-
-
-def log_uniform(r: random.Random, lo: float, hi: float) -> int:
-    return int(round(math.exp(r.uniform(math.log(lo), math.log(hi)))))
 
 
 def set_rules(fewtile: bool = True, narrow: bool = True, wide: bool = True) -> None:
