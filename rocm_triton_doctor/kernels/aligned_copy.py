@@ -20,6 +20,7 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch import launch
+from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.policy import interpreter_active
 
 
@@ -95,8 +96,6 @@ class CopyPlan:
     __slots__ = ("colmajor", "shape", "cols", "site")
 
     def __init__(self, t: torch.Tensor) -> None:
-        from rocm_triton_doctor.kernels.launch_site import DYN, Site
-
         self.colmajor, src, width = _geometry(t)
         rows, cols = src.shape
         self.shape, self.cols = (rows, width), cols
