@@ -3,7 +3,7 @@
 the tolerance table before it is timed.
 
 * --family fewtile: fp32 products with both operands aligned whose tensor-core tiles make more than half and at most
-  one wave of tiles: policy.FP32_TC_SPLIT_WAVE (K split up to one wave, was half) and FP32_TC_WIDE_SPLIT (128x64
+  one wave of tiles: policy_fp32.FP32_TC_SPLIT_WAVE (K split up to one wave, was half) and FP32_TC_WIDE_SPLIT (128x64
   tiles to 6 programs per SM) off ("old"), on ("new"), the first alone ("one wave, 4/SM"), and the new split halved
   and doubled. Only draws the rules change are kept.
 * --family gemv: fp32 decode rows (1-3) against an aligned N-major B of at most 1024 columns:
@@ -26,7 +26,7 @@ import triton
 from triton.testing import do_bench_cudagraph
 
 from gemm_misaligned_probe import log_uniform
-from rocm_triton_doctor.kernels import gemm, policy, policy_gemv
+from rocm_triton_doctor.kernels import gemm, policy, policy_fp32, policy_gemv
 from rocm_triton_doctor.kernels.gemm_cases import make_case
 from rocm_triton_doctor.kernels.tolerances import tolerance
 
@@ -35,8 +35,8 @@ NMAJOR_ONLY = False  # --nmajor: fewtile draws against an N-major B only (128x64
 
 
 def set_rules(fewtile: bool = True, narrow: bool = True, wide: bool = True) -> None:
-    policy.FP32_TC_SPLIT_WAVE = fewtile
-    policy.FP32_TC_WIDE_SPLIT = wide
+    policy_fp32.FP32_TC_SPLIT_WAVE = fewtile
+    policy_fp32.FP32_TC_WIDE_SPLIT = wide
     policy_gemv.GEMV_NMAJOR_NARROW = narrow
     policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
     policy_gemv.gemv_config.cache_clear()

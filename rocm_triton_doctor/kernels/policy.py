@@ -191,24 +191,8 @@ def _gemm_tiles(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool, cu
         return skinny
     if tc and elem_size == 4 and t.backend == "cuda" and (cfg := gemm_tc_config(M, N, K, sms, b_nmajor,
                                                                                aligned)) is not None:
-        # fp32 grids are latency-bound; one read with 4-byte loads splits up to one wave (30x2350x7191, 113 tiles,
-        # unsplit: 0.77 -> 0.24x eager on an H200, benchmarks/gemm_ab_probe.py --seed 10), and so does an aligned
-        # one (it split up to half a wave until session 29, a bound no measurement had set): 1213x6172x256 B^T, 76
-        # tiles of 64x64, unsplit 0.55x eager, split 2/3/4/6 0.74/1.07/1.13/1.13x (H200, graph replay,
-        # benchmarks/gemm_misaligned_probe.py --hunt23 --set split, docs/measurements/2026-11-29-h200-s29-split.json).
-        wave = sms if (not aligned or FP32_TC_SPLIT_WAVE) else sms // 2
-        # Aligned 128x64 tiles (an N-major B) split further, to 6 programs per SM instead of 4: of 14 such rows under
-        # a wave (benchmarks/s29_ab_probe.py --family fewtile, seeds 1 and 3: …-s29-fewtile{,-nmajor}.json) 9 ran
-        # faster at split 8 than at 4 (2644x7860x208 0.66 -> 0.84x eager, 1751x14496x264 0.79 -> 0.94x, 884x3504x580
-        # 0.85 -> 1.02x), one slower (587x860x1108 1.06 -> 0.94x), and 1000-1024 programs lost (2008x1024x508 1.05 ->
-        # 0.87x, 575x1696x1600 1.08 -> 0.97x: the cap keeps those at 4). Fresh draws, seed 5: …-fewtile-verify.json.
-        # Measured on grids of 68-128 such tiles; smaller grids keep the 4 per SM they were measured with (session 9).
-        tiles = -(-M // cfg["BLOCK_M"]) * -(-N // cfg["BLOCK_N"])
-        wide = (aligned and FP32_TC_WIDE_SPLIT and cfg["BLOCK_M"] * cfg["BLOCK_N"] >= 128 * 64
-                and 2 * tiles > sms)
-        per_sm = FP32_TC_WIDE_PROGRAMS_PER_SM if wide else LATENCY_SPLIT_PROGRAMS_PER_SM
-        return {**cfg, "SPLIT_K": gemm_split_latency_bound(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], 32, sms, wave,
-                                                           per_sm)}
+        # fp32 grids are latency-bound: K split up to a wave of tiles (policy_fp32.gemm_tc_split)
+        return {**cfg, "SPLIT_K": gemm_tc_split(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], sms, aligned)}
     if (not tc and elem_size == 4 and b_nmajor and t.backend == "cuda" and 16 < M <= FP32_NMAJOR_IEEE_MAX_M
             and N > SKINNY_N):
         # IEEE products against an N-major B with 17-400 rows (policy_fp32.gemm_fp32_precision has the measurements)
@@ -278,10 +262,6 @@ def _gemm_tiles(t: Target, M: int, N: int, K: int, elem_size: int, tma: bool, cu
     cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "SPLIT_K": 1, "num_warps": 8, "num_stages": 2}
     return {**cfg, **_hip_extra(t, gemm=True, waves_per_eu=0)}
 
-
-FP32_TC_SPLIT_WAVE = True  # aligned fp32 tensor-core grids split K up to one wave of tiles (False: half a wave)
-FP32_TC_WIDE_SPLIT = True  # ... and their 128x64 tiles up to FP32_TC_WIDE_PROGRAMS_PER_SM programs per SM
-FP32_TC_WIDE_PROGRAMS_PER_SM = 6
 
 # SMs/CUs when the device does not say (compile-only audits): H100/H200 SXM 132 SMs, MI300X 304 CUs, RDNA3 96 CUs.
 DEFAULT_CUS = {"cuda": 132, "cdna": 304, "rdna": 96}
@@ -391,8 +371,8 @@ from rocm_triton_doctor.kernels.policy_attention import (  # noqa: E402,F401
     pointer_column_split,
     tensor_desc_device_supported)
 from rocm_triton_doctor.kernels.policy_waves import (  # noqa: E402,F401
-    LATENCY_SPLIT_PROGRAMS_PER_SM, SKINNY_N, _decode_config, _split_k, gemm_skinny_config, gemm_split_latency_bound,
-    gemm_split_small_grid, gemm_split_under_a_wave, gemm_tail_split)
+    SKINNY_N, _decode_config, _split_k, gemm_skinny_config, gemm_split_latency_bound, gemm_split_small_grid,
+    gemm_split_under_a_wave, gemm_tail_split)
 from rocm_triton_doctor.kernels.policy_align import (  # noqa: E402,F401
     ALIGN_COPY_MIN_B_BYTES, ALIGN_COPY_MIN_FLOPS, ALIGN_COPY_MIN_KN, ALIGN_COPY_MIN_REUSE, ALIGN_COPY_MIN_ROWS,
     gemm_align_copy)
@@ -405,7 +385,7 @@ from rocm_triton_doctor.kernels.policy_rows import (  # noqa: E402,F401
     row_split, split_class, window_config, WINDOW_MIN_COLS, WINDOW_TABLE_MIN_BYTES)
 from rocm_triton_doctor.kernels.policy_fp32 import (  # noqa: E402,F401
     FP32_MISALIGNED_IEEE_MAX_K, FP32_MISALIGNED_IEEE_MAX_OUT, FP32_NMAJOR_IEEE_MAX_K, FP32_NMAJOR_IEEE_MAX_M, fp32_dot_precision,
-    fp32_misaligned_ieee, fp32_nmajor_config, gemm_fp32_precision, gemm_tc_config,
+    fp32_misaligned_ieee, fp32_nmajor_config, gemm_fp32_precision, gemm_tc_config, gemm_tc_split,
     precision_supported)
 from rocm_triton_doctor.kernels.policy_misaligned import (  # noqa: E402,F401
     FP32_MISALIGNED_SHORT_K, MISALIGNED_DEPTH_MAX_K, MISALIGNED_MAX_LOADS_PER_THREAD, MISALIGNED_SMALL_TILE,

@@ -18,6 +18,7 @@ from functools import cache
 from typing import Any
 
 from rocm_triton_doctor.kernels.policy import Target
+from rocm_triton_doctor.kernels.policy_waves import LATENCY_SPLIT_PROGRAMS_PER_SM, gemm_split_latency_bound
 
 TF32X3_MIN_TRITON = (3, 3)  # the first release line after triton-lang/triton#5335 (inf inputs), to be safe
 # Data-centre GPUs, whose TF32 tensor cores run far ahead of their fp32 FMA units (dense TF32 / FP32, NVIDIA's
@@ -179,3 +180,29 @@ def gemm_tc_config(M: int, N: int, K: int, cus: int, b_nmajor: bool, aligned: bo
         return {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
     return small
 
+
+
+FP32_TC_SPLIT_WAVE = True  # aligned grids split K up to one wave of tiles (False: half a wave, as before session 29)
+FP32_TC_WIDE_SPLIT = True  # ... and their 128x64 tiles up to FP32_TC_WIDE_PROGRAMS_PER_SM programs per SM
+FP32_TC_WIDE_PROGRAMS_PER_SM = 6
+
+
+def gemm_tc_split(M: int, N: int, K: int, bm: int, bn: int, sms: int, aligned: bool) -> int:
+    """SPLIT_K for gemm_tc_config's bm x bn tiles on `sms` SMs: their K loop is latency-bound (three products and two
+    splits per K step), so K splits as policy_waves.gemm_split_latency_bound says, over grids of up to one wave.
+    * An operand read with 4-byte loads splits up to one wave (30x2350x7191, 113 tiles, unsplit: 0.77 -> 0.24x eager
+      on an H200, benchmarks/gemm_ab_probe.py --seed 10), and so does an aligned one (it split up to half a wave until
+      session 29, a bound no measurement had set): 1213x6172x256 B^T, 76 tiles of 64x64, unsplit 0.55x eager, split
+      2/3/4/6 0.74/1.07/1.13/1.13x (H200, graph replay, benchmarks/gemm_misaligned_probe.py --hunt23 --set split,
+      docs/measurements/2026-11-29-h200-s29-split.json).
+    * Aligned 128x64 tiles (an N-major B) over half a wave split further, to 6 programs per SM instead of 4: of 14 such
+      rows under a wave (benchmarks/s29_ab_probe.py --family fewtile, seeds 1 and 3: …-s29-fewtile{,-nmajor}.json) 9
+      ran faster at split 8 than at 4 (2644x7860x208 0.66 -> 0.84x eager, 1751x14496x264 0.79 -> 0.94x, 884x3504x580
+      0.85 -> 1.02x), one slower (587x860x1108 1.06 -> 0.94x), and 1000-1024 programs lost (2008x1024x508 1.05 ->
+      0.87x, 575x1696x1600 1.08 -> 0.97x: the cap keeps those at 4). Fresh draws, seed 5: …-fewtile-verify.json.
+      Measured on grids of 68-128 such tiles; smaller grids keep the 4 per SM they were measured with (session 9)."""
+    wave = sms if (not aligned or FP32_TC_SPLIT_WAVE) else sms // 2
+    tiles = -(-M // bm) * -(-N // bn)
+    wide = aligned and FP32_TC_WIDE_SPLIT and bm * bn >= 128 * 64 and 2 * tiles > sms
+    per_sm = FP32_TC_WIDE_PROGRAMS_PER_SM if wide else LATENCY_SPLIT_PROGRAMS_PER_SM
+    return gemm_split_latency_bound(M, N, K, bm, bn, 32, sms, wave, per_sm)

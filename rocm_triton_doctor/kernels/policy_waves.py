@@ -119,8 +119,8 @@ def gemm_split_latency_bound(M: int, N: int, K: int, bm: int, bn: int, bk: int, 
     bf16 with a misaligned weight the policy does not copy: 139x5478x51 B^T 0.12 -> 0.81x, 1686x958x57 0.23 -> 0.66x
     (8 splits of 958: under two blocks each, the split the data preferred). Losses: fp32 2906x1314x33 0.36x at 4,
     0.29x at the rule's 16; bf16 86x659x5763 B^T 0.40 -> 0.38x; 16-bit grids of more than half a wave lost at every
-    split (77x1791x29225 B^T 0.36 -> 0.13-0.23x). per_sm: programs per SM the split may reach (policy.py raises it
-    for aligned fp32 tiles of 128x64)."""
+    split (77x1791x29225 B^T 0.36 -> 0.13-0.23x). per_sm: programs per SM the split may reach (policy_fp32.gemm_tc_split
+    raises it for aligned fp32 tiles of 128x64)."""
     tiles = -(-M // bm) * -(-N // bn)
     if cus <= 0 or tiles > max_tiles:
         return 1

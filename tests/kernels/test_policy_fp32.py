@@ -147,10 +147,10 @@ def test_aligned_fp32_grids_split_up_to_one_wave(monkeypatch: pytest.MonkeyPatch
     assert policy.gemm_config(H100, 480, 1100, 1936, 4, cus=132, tc=True, aligned=True)["SPLIT_K"] == 8
     assert policy.gemm_config(H100, 2008, 508, 1024, 4, cus=132, tc=True, aligned=True)["SPLIT_K"] == 4  # 128 tiles
     try:
-        monkeypatch.setattr(policy, "FP32_TC_WIDE_SPLIT", False)
+        monkeypatch.setattr(policy_fp32, "FP32_TC_WIDE_SPLIT", False)
         policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
         assert policy.gemm_config(H100, 480, 1100, 1936, 4, cus=132, tc=True, aligned=True)["SPLIT_K"] == 4
-        monkeypatch.setattr(policy, "FP32_TC_SPLIT_WAVE", False)
+        monkeypatch.setattr(policy_fp32, "FP32_TC_SPLIT_WAVE", False)
         policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
         assert policy.gemm_config(H100, 1213, 256, 6172, 4, cus=132, b_nmajor=False, tc=True,
                                   aligned=True)["SPLIT_K"] == 1
