@@ -27,7 +27,7 @@ from rocm_triton_doctor.kernels import argcheck, policy
 from rocm_triton_doctor.kernels import attention as _fwd
 from rocm_triton_doctor.kernels.attention import LOG2E, fp32_dots, kernel_scale, row_strides
 from rocm_triton_doctor.kernels.attention_blocks import _bhs, _key_ranges, _signed  # the forward's own blocks
-from rocm_triton_doctor.kernels.base import AotSpec, cdiv, upcast_dots, first_order_only
+from rocm_triton_doctor.kernels.base import AotSpec, cdiv, device_cus, upcast_dots, first_order_only
 
 
 def pre_rows(block_d: int) -> int:
@@ -97,12 +97,13 @@ def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr
                          sdo_h, sdo_s, sdo_d, sdk_b, sdk_h, sdk_s, sdk_d, sdv_b, sdv_h, sdv_s, sdv_d,
                          HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr,
                          UPCAST: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                         DOT_PREC: tl.constexpr = "ieee", DIV: tl.constexpr = 1):
-    """Grid (key blocks, H_kv, B). dK/dV of BLOCK_N keys of KV head kh: the sum over the GROUP query heads
-    kh·GROUP .. kh·GROUP+GROUP-1 (GQA) of every query block that sees them, in fp32 registers. DIV: as the
-    forward's (_bhs)."""
+                         DOT_PREC: tl.constexpr = "ieee", DIV: tl.constexpr = 1, KV_SPLIT: tl.constexpr = 1):
+    """Grid (key blocks, H_kv·KV_SPLIT, B). dK/dV of BLOCK_N keys of KV head kh: the sum over the GROUP query heads
+    kh·GROUP .. kh·GROUP+GROUP-1 (GQA) of every query block that sees them, in fp32 registers. KV_SPLIT > 1: the
+    group's heads in KV_SPLIT parts, one a program, each storing its partial sums at head index kh·KV_SPLIT + part
+    of fp32 dK/dV buffers the launcher sums (attention_backward). DIV: as the forward's (_bhs)."""
     start_n = tl.program_id(0)
-    kh = tl.program_id(1).to(tl.int64)
+    kh = tl.program_id(1).to(tl.int64) // KV_SPLIT
     b = tl.program_id(2).to(tl.int64)
     sq_b, sq_h, sq_s = _bhs(sq_b, sq_h, sq_s, DIV)
     sk_b, sk_h, sk_s = _bhs(sk_b, sk_h, sk_s, DIV)
@@ -110,7 +111,7 @@ def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr
     sdo_b, sdo_h, sdo_s = _bhs(sdo_b, sdo_h, sdo_s, DIV)
     sdk_b, sdk_h, sdk_s = _bhs(sdk_b, sdk_h, sdk_s, DIV)
     sdv_b, sdv_h, sdv_s = _bhs(sdv_b, sdv_h, sdv_s, DIV)
-    H = tl.num_programs(1) * GROUP
+    H = tl.num_programs(1) // KV_SPLIT * GROUP
     offs_n = start_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, BLOCK_D)
     kv_mask = offs_n[:, None] < S_K
@@ -127,7 +128,9 @@ def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr
     # loop with the mask on every block (a compare and select next to three dots), not a masked and an unmasked copy
     # of the body: the two copies made ptxas spill dK/dV at D=128 on sm_90 (112 bytes at 32x64, 8 warps; 0 with one).
     lo = (start_n * BLOCK_N) // BLOCK_M * BLOCK_M if CAUSAL else 0
-    for g in range(0, GROUP):
+    per_part = (GROUP + KV_SPLIT - 1) // KV_SPLIT
+    g_lo = tl.program_id(1) % KV_SPLIT * per_part
+    for g in range(g_lo, tl.minimum(g_lo + per_part, GROUP)):
         h = kh * GROUP + g
         q_base = b * sq_b + h * sq_h
         do_base = b * sdo_b + h * sdo_h
@@ -137,9 +140,10 @@ def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr
                                  offs_n, offs_d, S_Q, sq_s, sq_d, sdo_s, sdo_d, qk_scale, HEAD_DIM, BLOCK_D, BLOCK_M,
                                  Q_SIGN, UPCAST, CAUSAL, DOT_PREC)
     dk = dk * dk_scale
-    tl.store(dk_ptr + b * sdk_b + kh * sdk_h + offs_n[:, None] * sdk_s + offs_d[None, :] * sdk_d,
+    sh = tl.program_id(1).to(tl.int64)  # kh, or with KV_SPLIT its part's head in the partial buffers
+    tl.store(dk_ptr + b * sdk_b + sh * sdk_h + offs_n[:, None] * sdk_s + offs_d[None, :] * sdk_d,
              dk.to(dk_ptr.dtype.element_ty), mask=kv_mask)
-    tl.store(dv_ptr + b * sdv_b + kh * sdv_h + offs_n[:, None] * sdv_s + offs_d[None, :] * sdv_d,
+    tl.store(dv_ptr + b * sdv_b + sh * sdv_h + offs_n[:, None] * sdv_s + offs_d[None, :] * sdv_d,
              dv.to(dv_ptr.dtype.element_ty), mask=kv_mask)
 
 
@@ -243,15 +247,28 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
               "CAUSAL": bool(causal), "UPCAST": upcast_dots(target, q.dtype)}
     qk_scale = (abs(scale) if scale else 1.0) * LOG2E  # the forward's, so P is recomputed exactly
     delta = torch.empty((B, H, S_q), dtype=torch.float32, device=q.device)
+    group = H // H_kv
+    split = cfg.pop("KV_SPLIT", None)
+    if split is None:
+        split = policy.attention_backward_kv_split(target, cdiv(S_k, cfg["BLOCK_N1"]) * H_kv * B, group,
+                                                   device_cus(q.device))
+    split = max(1, min(int(split), group))
+    split = cdiv(group, cdiv(group, split))  # no empty part
+    # KV_SPLIT > 1: the dK/dV kernel writes each part's fp32 sums, summed here over the parts (deterministic).
+    dkp, dvp = (dk, dv) if split == 1 else (torch.empty((B, H_kv * split, S_k, D), dtype=torch.float32,
+                                                        device=q.device) for _ in range(2))
     # One DIV over every tensor of the three kernels (attention.row_strides): one compiled variant per layout class.
-    div, st = row_strides(q, k, v, do, dk, dv, dq, o)
+    div, st = row_strides(q, k, v, do, dkp, dvp, dq, o)
     sq, sk, sv, sdo, sdk, sdv, sdq, so = (st[i:i + 4] for i in range(0, 32, 4))
     launch(attn_bwd_preprocess_kernel, (cdiv(S_q, pre_rows(block_d)), H, B),
         o, do, delta, S_q, *so, *sdo, HEAD_DIM=D, BLOCK_D=block_d, BLOCK_M=pre_rows(block_d), DIV=div)
     opts = {key: val for key, val in cfg.items() if not key.startswith("BLOCK_")} | fp32_dots(target, q.dtype)
-    launch(attn_bwd_dkdv_kernel, (cdiv(S_k, cfg["BLOCK_N1"]), H_kv, B),
-        q, k, v, do, lse, delta, dk, dv, qk_scale, abs(scale), S_q, S_k, H // H_kv, *sq, *sk, *sv, *sdo, *sdk, *sdv,
-        **consts, BLOCK_M=cfg["BLOCK_M1"], BLOCK_N=cfg["BLOCK_N1"], DIV=div, **opts)
+    launch(attn_bwd_dkdv_kernel, (cdiv(S_k, cfg["BLOCK_N1"]), H_kv * split, B),
+        q, k, v, do, lse, delta, dkp, dvp, qk_scale, abs(scale), S_q, S_k, H // H_kv, *sq, *sk, *sv, *sdo, *sdk, *sdv,
+        **consts, BLOCK_M=cfg["BLOCK_M1"], BLOCK_N=cfg["BLOCK_N1"], DIV=div, KV_SPLIT=split, **opts)
+    if split > 1:
+        dk.copy_(dkp.view(B, H_kv, split, S_k, D).sum(2))
+        dv.copy_(dvp.view(B, H_kv, split, S_k, D).sum(2))
     launch(attn_bwd_dq_kernel, (cdiv(S_q, cfg["BLOCK_M2"]), H, B),
         q, k, v, do, lse, delta, dq, qk_scale, scale, S_q, S_k, H // H_kv, *sq, *sk, *sv, *sdo, *sdq, **consts,
         BLOCK_M=cfg["BLOCK_M2"], BLOCK_N=cfg["BLOCK_N2"], DIV=div, **opts)

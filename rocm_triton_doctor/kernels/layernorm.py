@@ -141,7 +141,7 @@ _PLANS = call_plans.table()
 
 @triton.jit
 def _layernorm_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dwp_ptr, dbp_ptr, M, N, sw, RPP,
-                               BLOCK: tl.constexpr, LOOPED: tl.constexpr):
+                               BLOCK: tl.constexpr, LOOPED: tl.constexpr, ROWS: tl.constexpr = 1):
     pid = tl.program_id(0)
     first = pid * RPP
     n_rows = tl.minimum(M - first, RPP)
@@ -176,7 +176,7 @@ def _layernorm_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr,
                 tl.store(dx_ptr + base + c, (r * (w * dy - c2 - xh * c1)).to(dx_ptr.dtype.element_ty), mask=m)
                 tl.store(wpart + c, tl.load(wpart + c, mask=m, other=0.0) + dy * xh, mask=m)
                 tl.store(bpart + c, tl.load(bpart + c, mask=m, other=0.0) + dy, mask=m)
-    else:
+    elif ROWS == 1:
         m = cols < N
         w = tl.load(w_ptr + cols.to(tl.int64) * sw, mask=m, other=0.0).to(tl.float32)
         dw = tl.zeros((BLOCK,), dtype=tl.float32)
@@ -195,6 +195,29 @@ def _layernorm_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr,
             db += dy
         tl.store(wpart + cols, dw, mask=m)
         tl.store(bpart + cols, db, mask=m)
+    else:
+        # Narrow rows, ROWS at a time (row_grads.py), as RMSNorm's backward.
+        m = cols < N
+        w = tl.load(w_ptr + cols.to(tl.int64) * sw, mask=m, other=0.0).to(tl.float32)[None, :]
+        dw = tl.zeros((ROWS, BLOCK), dtype=tl.float32)
+        db = tl.zeros((ROWS, BLOCK), dtype=tl.float32)
+        for i in range(0, n_rows, ROWS):
+            rows = i + tl.arange(0, ROWS)
+            rm = rows < n_rows
+            off = (first + rows).to(tl.int64)[:, None] * N + cols[None, :]
+            mm = rm[:, None] & m[None, :]
+            mu = tl.load(mean_ptr + first + rows, mask=rm, other=0.0)[:, None]
+            r = tl.load(rstd_ptr + first + rows, mask=rm, other=0.0)[:, None]
+            dy = tl.load(dy_ptr + off, mask=mm, other=0.0).to(tl.float32)
+            x = tl.load(x_ptr + off, mask=mm, other=0.0).to(tl.float32)
+            xh = tl.where(mm, (x - mu) * r, 0.0)
+            c1 = tl.sum(w * dy * xh, axis=1)[:, None] / N
+            c2 = tl.sum(w * dy, axis=1)[:, None] / N
+            tl.store(dx_ptr + off, (r * (w * dy - c2 - xh * c1)).to(dx_ptr.dtype.element_ty), mask=mm)
+            dw += dy * xh
+            db += dy
+        tl.store(wpart + cols, tl.sum(dw, axis=0), mask=m)
+        tl.store(bpart + cols, tl.sum(db, axis=0), mask=m)
 
 
 def layernorm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, mean: torch.Tensor,
@@ -213,8 +236,8 @@ def layernorm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, 
     dx = torch.empty_like(x2)
     if M == 0 or N == 0:
         return dx.reshape(x.shape), torch.zeros_like(weight), torch.zeros_like(bias)
-    cfg = row_grads.config(x2, N, config)
-    grid, rpp = row_grads.launch_shape(M, row_grads.programs(x.device, M))
+    cfg = row_grads.config(x2, N, config, M)
+    grid, rpp = row_grads.launch_shape(M, row_grads.programs(x2, M, cfg), cfg["ROWS"])
     alloc = torch.zeros if cfg["LOOPED"] else torch.empty
     wpart, bpart = (alloc((grid[0], N), dtype=torch.float32, device=x.device) for _ in range(2))
     launch(_layernorm_backward_kernel, grid, dy2, x2, weight, mean, rstd, dx, wpart, bpart, M, N, weight.stride(0), rpp, **cfg)

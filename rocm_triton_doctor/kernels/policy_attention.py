@@ -280,7 +280,14 @@ def attention_backward_config(t: Target, block_d: int, elem_size: int, causal: b
         # copies), 32x64 w8 s3 0 (one loop); D=64 dK/dV 32x128 w4 460 (tutorial 06's 4 warps), w8 0; D=256 dK/dV 16x64
         # w8 428, 16x32 w8 0, dQ 64x16 w8 176, 32x32 w8 0.
         if block_d > 128:
-            return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 32, "num_warps": 8, "num_stages": 2}
+            # Head dims 160-256: 64x64 tiles, 8 warps, one stage, though they spill on sm_90: the spill-free 16x32 /
+            # 32x32 tiles ran the backward at 0.14-0.37x SDPA's. H200, backward alone, graph replay, x SDPA's backward,
+            # 16x32/32x32 w8 s2 -> 64x64 w8 s1 (benchmarks/backward_probe.py --set wide-d, docs/measurements/
+            # 2026-11-29-h200-s30-probe-wide-d.json): bf16 B8 H16 S512 D256 0.20 -> 0.57, fp16 B7 H12/4 S2452 D256
+            # 0.16 -> 0.50, bf16 B4 H16 S1024 D192 0.15 -> 0.47, B2 H16/4 S2048 D160 causal 0.14 -> 0.33, B2 H12/2
+            # S1127 D256 causal 0.18 -> 0.39, B5 H24/1 S238 D256 causal 0.37 -> 0.59 (32x64/64x32 w8 s2 0.67 there
+            # and 0.33-0.46 on the others; six other tilings lower).
+            return {"BLOCK_M1": 64, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 64, "num_warps": 8, "num_stages": 1}
         # Timed on an H100 (bf16 B4 H32 S1024/4096, benchmarks/tune_attention_backward.py,
         # docs/measurements/2026-11-23-h100-tune-attention-backward.json), against SDPA's backward: D=128 32x64/64x32
         # w4 s4 0.62-0.91x (the spill-free 32x64/64x64 w8 s3 above: 0.30-0.45x); D=64 64x64/64x64 w4 s3 0.82-1.07x
@@ -309,3 +316,30 @@ def attention_backward_config(t: Target, block_d: int, elem_size: int, causal: b
     if block_d > 64:
         return {"BLOCK_M1": 16, "BLOCK_N1": 16, "BLOCK_M2": 16, "BLOCK_N2": 16, "num_warps": 16, **hip}
     return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 8, **hip}
+
+
+# GQA/MQA: a dK/dV program sums its KV head's whole group of query heads, so the dK/dV grid has H_kv, not H, heads:
+# with few KV heads it leaves most SMs idle (H200, bf16 B1 H16/1 S2238 D32: forward + backward 0.36x SDPA's; B2
+# H24/1 S79x1507 D64 causal 0.32x; session 30's backward hunt, docs/measurements/2026-11-29-h200-s30-bwd-hunt1.json).
+# Under this many programs per SM/CU the group is cut into parts (programs·parts up to that many), one program each,
+# whose fp32 sums are added after. H200, backward alone, x SDPA's backward, by parts (benchmarks/backward_probe.py
+# --set gqa, docs/measurements/2026-11-29-h200-s30-probe-gqa.json): bf16 B1 H16/1 S2238 D32 (35 programs) 1: 0.28,
+# 2: 0.52, 8: 0.83, 16: 0.97; B2 H24/1 S3226 D32 (102) 1: 0.55, 2: 0.82, 3: 0.72, 6: 0.88, 12: 0.94; B4 H32/2 S81
+# D96 (16) 1: 0.31, 16: 0.75; B2 H24/1 S79x1507 D64 causal (48) 1: 0.28, 12: 0.74, 24: 0.59; B4 H32/4 S2357 D64
+# causal (592) 1: 0.63, 2: 0.73; bf16 B8 H32/8 S1024 D128 causal (1024) 1: 0.83, 2: 0.74 — a grid past ~4 programs
+# an SM lost, hence the floor (that row keeps 1).
+ATTN_BWD_KV_SPLIT_PER_CU = 8
+
+
+def attention_backward_kv_split(t: Target, programs: int, group: int, cus: int) -> int:
+    """Parts of a GQA group for the dK/dV kernel (attention_backward.py): 1 (one program a key block sums all of it)
+    unless its grid of `programs` makes fewer than ATTN_BWD_KV_SPLIT_PER_CU per SM/CU (cus: 0 unknown). The
+    interpreter cuts small grids in two, so CI runs the parts and their sum."""
+    if group <= 1:
+        return 1
+    if t.interpreter:
+        return 2 if programs < 8 else 1
+    want = ATTN_BWD_KV_SPLIT_PER_CU * cus
+    if cus <= 0 or programs >= want:
+        return 1
+    return max(1, min(group, want // programs))

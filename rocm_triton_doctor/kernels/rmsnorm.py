@@ -106,7 +106,7 @@ _PLANS = call_plans.table()
 
 @triton.jit
 def _rmsnorm_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dwp_ptr, y_ptr, M, N, sw, RPP, BLOCK: tl.constexpr,
-                             LOOPED: tl.constexpr, STORE_Y: tl.constexpr):
+                             LOOPED: tl.constexpr, STORE_Y: tl.constexpr, ROWS: tl.constexpr = 1):
     # STORE_Y: also write the forward's output y = x·r·w, for a caller that let it go (norm_linear's recompute for
     # its weight gradients): one write, where a second forward pass would read x again and launch once more.
     pid = tl.program_id(0)
@@ -140,7 +140,7 @@ def _rmsnorm_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dwp_ptr, y_
                     tl.store(y_ptr + base + c, (x * r * w).to(y_ptr.dtype.element_ty), mask=m)
                 p = tl.load(part + c, mask=m, other=0.0)
                 tl.store(part + c, p + dy * x * r, mask=m)
-    else:
+    elif ROWS == 1:
         m = cols < N
         w = tl.load(w_ptr + cols.to(tl.int64) * sw, mask=m, other=0.0).to(tl.float32)
         dw = tl.zeros((BLOCK,), dtype=tl.float32)
@@ -155,6 +155,26 @@ def _rmsnorm_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dwp_ptr, y_
                 tl.store(y_ptr + base + cols, (x * r * w).to(y_ptr.dtype.element_ty), mask=m)
             dw += dy * x * r
         tl.store(part + cols, dw, mask=m)
+    else:
+        # Narrow rows, ROWS at a time (row_grads.py): one row of a few elements per step left the lanes idle and
+        # each step's latency exposed.
+        m = cols < N
+        w = tl.load(w_ptr + cols.to(tl.int64) * sw, mask=m, other=0.0).to(tl.float32)[None, :]
+        dw = tl.zeros((ROWS, BLOCK), dtype=tl.float32)
+        for i in range(0, n_rows, ROWS):
+            rows = i + tl.arange(0, ROWS)
+            rm = rows < n_rows
+            off = (first + rows).to(tl.int64)[:, None] * N + cols[None, :]
+            mm = rm[:, None] & m[None, :]
+            r = tl.load(rstd_ptr + first + rows, mask=rm, other=0.0)[:, None]
+            dy = tl.load(dy_ptr + off, mask=mm, other=0.0).to(tl.float32)
+            x = tl.load(x_ptr + off, mask=mm, other=0.0).to(tl.float32)
+            k = (tl.sum(dy * w * x, axis=1)[:, None]) * r * r * r / N
+            tl.store(dx_ptr + off, (r * w * dy - x * k).to(dx_ptr.dtype.element_ty), mask=mm)
+            if STORE_Y:
+                tl.store(y_ptr + off, (x * r * w).to(y_ptr.dtype.element_ty), mask=mm)
+            dw += dy * x * r
+        tl.store(part + cols, tl.sum(dw, axis=0), mask=m)
 
 
 def rmsnorm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, rstd: torch.Tensor,
@@ -190,8 +210,8 @@ def _backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, rstd: tor
         if y is not None:
             y.zero_()
         return dx.reshape(x.shape), torch.zeros_like(weight), y
-    cfg = row_grads.config(x2, N, config)
-    grid, rpp = row_grads.launch_shape(M, row_grads.programs(x.device, M))
+    cfg = row_grads.config(x2, N, config, M)
+    grid, rpp = row_grads.launch_shape(M, row_grads.programs(x2, M, cfg), cfg["ROWS"])
     part = (torch.zeros if cfg["LOOPED"] else torch.empty)((grid[0], N), dtype=torch.float32, device=x.device)
     launch(_rmsnorm_backward_kernel, grid, dy2, x2, weight, rstd, dx, part, y if y is not None else dx, M, N,
            weight.stride(0), rpp, STORE_Y=with_y, **cfg)

@@ -23,11 +23,30 @@ from rocm_triton_doctor.kernels import argcheck, policy
 from rocm_triton_doctor.kernels.base import AotSpec, cdiv, target_of
 
 
-def programs(device: torch.device, M: int) -> int:
-    """G, the number of programs (each with its own partial-sum row)."""
-    if device.type == "cuda":
-        return max(1, min(M, 2 * _units(device.index if device.index is not None else torch.cuda.current_device())))
-    return max(1, min(M, 4))  # the interpreter: few programs, each a loop over rows
+# Narrow rows (ROWS > 1): programs enough for NARROW_WARPS_PER_UNIT warps an SM/CU, where one partial row per
+# program (G·N fp32) stays under 1/NARROW_PARTIAL_SHARE of the input. A backward program had walked its rows one at a
+# time over 2·SMs programs: RMSNorm fp32 842345x5 forward + backward 0.25x eager, bf16 992949x39 0.37x (H200, session
+# 30's backward hunt, docs/measurements/2026-11-29-h200-s30-bwd-hunt1.json).
+NARROW_WARPS_PER_UNIT = 32
+NARROW_PARTIAL_SHARE = 8
+
+
+def programs(x: torch.Tensor, M: int, cfg: dict[str, Any]) -> int:
+    """G, the number of programs (each with its own partial-sum row), for x's (M, N) rows under cfg."""
+    if x.device.type != "cuda":
+        return max(1, min(M, 4))  # the interpreter: few programs, each a loop over rows
+    units = _units(x.device.index if x.device.index is not None else torch.cuda.current_device())
+    return gpu_programs(M, cfg, x.element_size(), units)
+
+
+def gpu_programs(M: int, cfg: dict[str, Any], elem_size: int, units: int) -> int:
+    """G on a GPU of `units` SMs/CUs: 2 a unit, or for narrow rows (ROWS > 1) up to NARROW_WARPS_PER_UNIT warps a
+    unit while the partial rows stay under 1/NARROW_PARTIAL_SHARE of x; never more than the row tiles."""
+    rows = cfg.get("ROWS", 1)
+    g = 2 * units
+    if rows > 1:
+        g = max(g, min(NARROW_WARPS_PER_UNIT * units // cfg["num_warps"], M * elem_size // (4 * NARROW_PARTIAL_SHARE)))
+    return max(1, min(-(-M // rows), g))
 
 
 @functools.lru_cache(maxsize=64)
@@ -36,28 +55,30 @@ def _units(index: int) -> int:
     return int(torch.cuda.get_device_properties(index).multi_processor_count)
 
 
-def config(x: torch.Tensor, N: int, override: dict[str, Any] | None) -> dict[str, Any]:
-    """BLOCK (one row in one block when it fits, else chunks: LOOPED) and the compiler options, from the forward's
-    policy (policy.row_config) with ROWS dropped: a backward program walks its rows one at a time."""
+def config(x: torch.Tensor, N: int, override: dict[str, Any] | None, M: int) -> dict[str, Any]:
+    """BLOCK (one row in one block when it fits, else chunks: LOOPED), ROWS (narrow rows a program takes at a time,
+    as the forward packs them) and the compiler options, from the forward's policy (policy.row_config) for M rows.
+    An override names no ROWS (argcheck): its programs take one row at a time."""
     if not override:
-        return _config(target_of(x), N, x.element_size())
+        return _config(target_of(x), N, x.element_size(), policy.row_class(N, M))
     cfg = argcheck.check_row_config("row backward", override, rows=False)
     cfg["LOOPED"] = cfg["BLOCK"] < N
+    cfg["ROWS"] = 1
     return cfg
 
 
 @functools.lru_cache(maxsize=policy.CONFIG_CACHE_SIZE)
-def _config(target: policy.Target, N: int, elem_size: int) -> dict[str, Any]:
-    """One shared dict per (target, width, element size): launchers splat it and never mutate it."""
-    cfg = policy.row_config(target, N, elem_size)
-    cfg.pop("ROWS", None)
+def _config(target: policy.Target, N: int, elem_size: int, row_class: int) -> dict[str, Any]:
+    """One shared dict per (target, width, element size, row class): launchers splat it and never mutate it."""
+    cfg = dict(policy.row_config(target, N, elem_size, row_class))
     cfg["LOOPED"] = cfg["BLOCK"] < N
+    cfg["ROWS"] = 1 if cfg["LOOPED"] else cfg.get("ROWS", 1)
     return cfg
 
 
-def launch_shape(M: int, G: int) -> tuple[tuple[int], int]:
-    """(grid, rows per program)."""
-    rpp = cdiv(M, G) if M else 1
+def launch_shape(M: int, G: int, rows: int = 1) -> tuple[tuple[int], int]:
+    """(grid, rows per program: a multiple of `rows`, the rows a program takes at a time)."""
+    rpp = -(-cdiv(M, G) // rows) * rows if M else 1
     return (cdiv(M, rpp) if M else 0,), rpp
 
 
@@ -68,13 +89,17 @@ def rows2d(t: torch.Tensor, N: int) -> torch.Tensor:
 
 
 def grad_aot(name: str, fn: Any, pointers: dict[str, str], unit: dict[str, Any], target: policy.Target) -> list[AotSpec]:
-    """Compile-only configs of a backward row kernel: a bf16 row of 8192 in one block and an fp32 vocabulary row of
-    152064 in chunks (`pointers` maps pointer names to "x" (the activation dtype) or a fixed Triton type)."""
+    """Compile-only configs of a backward row kernel: a bf16 row of 8192 in one block, an fp32 vocabulary row of
+    152064 in chunks and a million bf16 rows of 39 (ROWS at a time) (`pointers` maps pointer names to "x" (the
+    activation dtype) or a fixed Triton type)."""
     specs = []
-    for dt, n, what in (("bf16", 8192, ""), ("fp32", 152064, " (looped)")):
-        cfg = policy.row_config(target, n, 2 if dt == "bf16" else 4)
-        cfg.pop("ROWS", None)
+    for dt, n, m, what in (("bf16", 8192, 1 << 30, ""), ("fp32", 152064, 1 << 30, " (looped)"),
+                           ("bf16", 39, 1 << 20, " (narrow rows)")):
+        cfg = dict(policy.row_config(target, n, 2 if dt == "bf16" else 4, m))
+        rows = cfg.pop("ROWS", 1)
+        if n > cfg["BLOCK"]:
+            rows = 1  # looped rows go one at a time
         sig = {**{p: (f"*{dt}" if t == "x" else t) for p, t in pointers.items()}, "M": "i32", "N": "i32", "RPP": "i32"}
-        const = {**unit, "BLOCK": cfg["BLOCK"], "LOOPED": n > cfg["BLOCK"]}
+        const = {**unit, "BLOCK": cfg["BLOCK"], "LOOPED": n > cfg["BLOCK"], "ROWS": rows}
         specs.append(AotSpec(f"{name} backward {dt} N={n}{what}", fn, sig, const, cfg))
     return specs

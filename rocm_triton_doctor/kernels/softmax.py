@@ -126,31 +126,44 @@ def _moved(x: torch.Tensor, dim: int) -> int | None:
 # no cross-row sums: on a GPU one program per row.
 
 @triton.jit
-def _softmax_backward_kernel(dy_ptr, y_ptr, dx_ptr, M, N, RPP, BLOCK: tl.constexpr, LOOPED: tl.constexpr):
+def _softmax_backward_kernel(dy_ptr, y_ptr, dx_ptr, M, N, RPP, BLOCK: tl.constexpr, LOOPED: tl.constexpr,
+                             ROWS: tl.constexpr = 1):
     pid = tl.program_id(0)
     first = pid * RPP
     n_rows = tl.minimum(M - first, RPP)
     cols = tl.arange(0, BLOCK)
-    for i in range(0, n_rows):
-        base = (first + i).to(tl.int64) * N
-        if LOOPED:
-            acc = tl.zeros((BLOCK,), dtype=tl.float32)
-            for start in range(0, N, BLOCK):
-                c = start + cols
-                dy = tl.load(dy_ptr + base + c, mask=c < N, other=0.0).to(tl.float32)
-                y = tl.load(y_ptr + base + c, mask=c < N, other=0.0).to(tl.float32)
-                acc += dy * y
-            dot = tl.sum(acc, axis=0)
-            for start in range(0, N, BLOCK):
-                c = start + cols
-                dy = tl.load(dy_ptr + base + c, mask=c < N, other=0.0).to(tl.float32)
-                y = tl.load(y_ptr + base + c, mask=c < N, other=0.0).to(tl.float32)
-                tl.store(dx_ptr + base + c, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=c < N)
-        else:
-            dy = tl.load(dy_ptr + base + cols, mask=cols < N, other=0.0).to(tl.float32)
-            y = tl.load(y_ptr + base + cols, mask=cols < N, other=0.0).to(tl.float32)
-            dot = tl.sum(dy * y, axis=0)
-            tl.store(dx_ptr + base + cols, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=cols < N)
+    if not LOOPED and ROWS > 1:
+        # Narrow rows, ROWS at a time (row_grads.py): one program a row of a few elements had run at 2-5 % of eager's
+        # speed (fp32 47020472x2: 28.5 ms against 0.84; docs/performance.md, session 30).
+        for i in range(0, n_rows, ROWS):
+            rows = i + tl.arange(0, ROWS)
+            off = (first + rows).to(tl.int64)[:, None] * N + cols[None, :]
+            mm = (rows < n_rows)[:, None] & (cols < N)[None, :]
+            dy = tl.load(dy_ptr + off, mask=mm, other=0.0).to(tl.float32)
+            y = tl.load(y_ptr + off, mask=mm, other=0.0).to(tl.float32)
+            dot = tl.sum(dy * y, axis=1)[:, None]
+            tl.store(dx_ptr + off, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=mm)
+    else:
+        for i in range(0, n_rows):
+            base = (first + i).to(tl.int64) * N
+            if LOOPED:
+                acc = tl.zeros((BLOCK,), dtype=tl.float32)
+                for start in range(0, N, BLOCK):
+                    c = start + cols
+                    dy = tl.load(dy_ptr + base + c, mask=c < N, other=0.0).to(tl.float32)
+                    y = tl.load(y_ptr + base + c, mask=c < N, other=0.0).to(tl.float32)
+                    acc += dy * y
+                dot = tl.sum(acc, axis=0)
+                for start in range(0, N, BLOCK):
+                    c = start + cols
+                    dy = tl.load(dy_ptr + base + c, mask=c < N, other=0.0).to(tl.float32)
+                    y = tl.load(y_ptr + base + c, mask=c < N, other=0.0).to(tl.float32)
+                    tl.store(dx_ptr + base + c, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=c < N)
+            else:
+                dy = tl.load(dy_ptr + base + cols, mask=cols < N, other=0.0).to(tl.float32)
+                y = tl.load(y_ptr + base + cols, mask=cols < N, other=0.0).to(tl.float32)
+                dot = tl.sum(dy * y, axis=0)
+                tl.store(dx_ptr + base + cols, (y * (dy - dot)).to(dx_ptr.dtype.element_ty), mask=cols < N)
 
 
 def softmax_backward(dy: torch.Tensor, y: torch.Tensor, config: dict[str, Any] | None = None) -> torch.Tensor:
@@ -162,8 +175,10 @@ def softmax_backward(dy: torch.Tensor, y: torch.Tensor, config: dict[str, Any] |
     M = y2.shape[0]
     dx = torch.empty_like(y2)
     if M and N:
-        cfg = row_grads.config(y2, N, config)
-        grid, rpp = row_grads.launch_shape(M, M if y.device.type == "cuda" else row_grads.programs(y.device, M))
+        cfg = row_grads.config(y2, N, config, M)
+        rows = cfg["ROWS"]
+        grid, rpp = row_grads.launch_shape(M, -(-M // rows) if y.device.type == "cuda" else row_grads.programs(y2, M, cfg),
+                                           rows)
         launch(_softmax_backward_kernel, grid, dy2, y2, dx, M, N, rpp, **cfg)
     return dx.reshape(y.shape)
 

@@ -180,3 +180,47 @@ def test_a_key_holding_minus_inf_gets_zero_gradients_when_queries_pad_the_block(
         torch.testing.assert_close(got.double(), want, rtol=1e-4, atol=1e-4)
     # dQ's column 0 is 0·(-inf) in torch as in ours (dS is 0 for that key, K holds -inf): NaN in both, as torch has it.
     torch.testing.assert_close(dq.double(), ref[0], rtol=1e-4, atol=1e-4, equal_nan=True)
+
+
+@pytest.mark.parametrize("split", [1, 2, 3, 5])
+def test_gqa_parts_sum_to_the_whole_group(split: int) -> None:
+    # KV_SPLIT cuts a KV head's 5 query heads into parts (2 + 2 + 1 at 3; 5 capped to 5 parts of one) whose fp32
+    # partial dK/dV are summed after the kernel: the same gradients as one program over the whole group.
+    q, k, v, do = _leaves(1, 5, 1, 19, 26, 16, torch.float32, True, seed=4)
+    with torch.no_grad():
+        lse = torch.empty(1, 5, 19)
+        o = attention.attention(q, k, v, True, lse=lse)
+    cfg = {"BLOCK_M1": 16, "BLOCK_N1": 16, "BLOCK_M2": 16, "BLOCK_N2": 16, "num_warps": 4, "num_stages": 1,
+           "KV_SPLIT": split}
+    grads = attention_backward.attention_backward(do, q.detach(), k.detach(), v.detach(), o, lse, True, 16 ** -0.5,
+                                                  config=cfg)
+    assert grads[1].stride() == k.stride() and grads[2].stride() == v.stride()  # laid out like k and v
+    assert_grads(lambda qd, kd, vd: attention.reference(qd, kd, vd, True), (q, k, v), do, grads)
+
+
+def test_the_gqa_split_fills_small_grids_only() -> None:
+    from rocm_triton_doctor.kernels import policy
+
+    h200 = policy.Target("cuda", "sm_90", 32)
+    split = policy.attention_backward_kv_split
+    assert split(h200, 35, 16, 132) == 16  # B1 H16/1 S2238 D32: 35 programs, every head its own part
+    assert split(h200, 102, 24, 132) == 10  # B2 H24/1 S3226 D32 (the launcher makes it 8 parts of 3)
+    assert split(h200, 1024, 4, 132) == 1  # a full grid keeps one program a group (split 2 lost there)
+    assert split(h200, 16, 1, 132) == 1  # no GQA, nothing to split
+    assert split(h200, 16, 8, 0) == 1  # SMs unknown
+
+
+def test_wide_head_dims_take_64_by_64_tiles_on_nvidia() -> None:
+    # D 160-256 on sm_90: 64x64 tiles at 8 warps, one stage (2.5-3.3x the spill-free 16x32 tiles' speed); the
+    # tiles run in the interpreter against fp64 here, GQA and causal, at D = 160 (padded to 256).
+    from rocm_triton_doctor.kernels import policy
+
+    cfg = policy.attention_backward_config(policy.Target("cuda", "sm_90", 32), 256, 2, True)
+    assert (cfg["BLOCK_M1"], cfg["BLOCK_N1"], cfg["BLOCK_M2"], cfg["BLOCK_N2"], cfg["num_warps"]) == (64, 64, 64, 64, 8)
+    q, k, v, do = _leaves(1, 2, 1, 70, 66, 160, torch.float32, False, seed=5)
+    with torch.no_grad():
+        lse = torch.empty(1, 2, 70)
+        o = attention.attention(q, k, v, True, lse=lse)
+    grads = attention_backward.attention_backward(do, q.detach(), k.detach(), v.detach(), o, lse, True, 160 ** -0.5,
+                                                  config={**cfg, "num_stages": 1})
+    assert_grads(lambda qd, kd, vd: attention.reference(qd, kd, vd, True), (q, k, v), do, grads)

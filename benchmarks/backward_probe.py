@@ -1,0 +1,175 @@
+"""Session 30: the backward hunt's worst rows, measured for the next rule (one device call).
+
+    PYTHONPATH=.:benchmarks python benchmarks/backward_probe.py --set rows|gqa|wide-d [--json out.json]
+
+rows:   row-kernel rows (RMSNorm, LayerNorm, softmax, SwiGLU) by name, forward + backward against eager and Liger
+        (backward_hunt.run_one: every gradient checked against fp64 first).
+gqa:    attention backward of GQA/MQA and small grids: the dK/dV kernel's KV_SPLIT 1 / the policy's / twice it.
+wide-d: attention backward at head dims 160-256 over several tilings.
+The attention sets time the backward alone (attention_backward with the forward's o and lse) in CUDA-graph replay,
+against SDPA's backward (its forward + backward minus its forward), after checking each tiling's gradients against
+the policy's (and those against fp64 once). Prints a table last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from triton.testing import do_bench_cudagraph
+
+import backward_hunt as bh
+from rocm_triton_doctor.kernels import attention_backward as ab, policy
+from rocm_triton_doctor.kernels.base import cdiv, device_cus
+
+ROWS = ["softmax fp32 47020472x2", "softmax fp32 3089634x3", "softmax fp16 100100x2", "softmax fp32 595240x11",
+        "softmax fp32 235160x10", "softmax bf16 974228x77", "softmax bf16 59407x129", "rmsnorm fp32 842345x5",
+        "rmsnorm fp32 837726x7", "rmsnorm bf16 992949x39", "rmsnorm bf16 118663x123", "rmsnorm bf16 387510x235",
+        "rmsnorm fp16 78346x7", "rmsnorm bf16 95078x17", "layernorm fp16 1322x451", "layernorm fp16 417x2948",
+        "rmsnorm fp16 809x113", "layernorm fp32 8768x6", "rmsnorm bf16 7626x161", "softmax bf16 1337x31",
+        "swiglu fp16 2711593x13", "rmsnorm bf16 2250x5011", "layernorm bf16 231x33207"]
+# (dtype, B, H, H_kv, S_q, S_k, D, causal, model layout)
+GQA = [("bf16", 1, 16, 1, 2238, 2238, 32, False, False), ("bf16", 2, 24, 1, 79, 1507, 64, True, True),
+       ("bf16", 1, 8, 2, 3446, 3446, 64, False, False), ("bf16", 2, 24, 1, 3226, 3226, 32, False, False),
+       ("bf16", 1, 24, 2, 3409, 3409, 32, False, False), ("fp16", 15, 12, 1, 1722, 1722, 80, True, False),
+       ("fp16", 2, 24, 4, 2022, 2022, 96, True, True), ("bf16", 4, 32, 2, 81, 81, 96, False, True),
+       ("bf16", 4, 32, 4, 2357, 2357, 64, True, False), ("bf16", 8, 32, 8, 1024, 1024, 128, True, False)]
+WIDE = [("bf16", 5, 24, 1, 238, 238, 256, True, True), ("fp16", 7, 12, 4, 2452, 2452, 256, False, True),
+        ("bf16", 2, 12, 2, 1127, 1127, 256, True, False), ("bf16", 4, 16, 16, 1024, 1024, 192, False, False),
+        ("bf16", 2, 16, 4, 2048, 2048, 160, True, False), ("bf16", 8, 16, 16, 512, 512, 256, False, False)]
+# (BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2, warps, stages); the first is the policy's at D > 128
+TILES = [(16, 32, 32, 32, 8, 2), (32, 32, 32, 32, 8, 2), (32, 64, 64, 32, 8, 2), (16, 64, 64, 16, 8, 2),
+         (32, 64, 64, 32, 8, 1), (64, 64, 64, 64, 8, 1), (32, 32, 32, 32, 4, 2), (16, 32, 32, 16, 4, 2)]
+
+
+def draw_named(name: str) -> bh.Draw:
+    op, dts, mn = name.split()
+    m, n = (int(v) for v in mn.split("x"))
+
+    class Fixed(random.Random):  # hands draw_rows the named dtype and sizes in the order it draws them
+        def __init__(self) -> None:
+            super().__init__(0)
+            self.vals = [dts]
+
+        def choice(self, seq: Any) -> Any:
+            return self.vals.pop(0) if self.vals else super().choice(seq)
+
+    saved = bh.log_uniform
+    sizes = iter([n, m * n * bh.DT[dts].itemsize])
+    bh.log_uniform = lambda r, lo, hi: next(sizes)
+    try:
+        return bh.draw_rows(Fixed(), op)
+    finally:
+        bh.log_uniform = saved
+
+
+def att_inputs(spec: tuple[Any, ...], g: torch.Generator) -> tuple[Any, ...]:
+    dts, B, H, Hk, Sq, Sk, D, causal, bshd = spec
+    dt = bh.DT[dts]
+
+    def mk(h: int, s: int) -> torch.Tensor:
+        if bshd:
+            return torch.randn(B, s, h, D, generator=g, device="cuda").to(dt).transpose(1, 2)
+        return torch.randn(B, h, s, D, generator=g, device="cuda").to(dt)
+    q, k, v = mk(H, Sq), mk(Hk, Sk), mk(Hk, Sk)
+    do = mk(H, Sq)
+    o, lse = ab._forward_with_stats(q, k, v, causal, None)
+    return q, k, v, do, o, lse, causal
+
+
+def sdpa_bwd_ms(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, causal: bool) -> float:
+    leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+    gqa = q.shape[1] != k.shape[1]
+    fb = do_bench_cudagraph(lambda: torch.autograd.grad(
+        F.scaled_dot_product_attention(*leaves, is_causal=causal, enable_gqa=gqa), leaves, do), rep=20)
+    f = do_bench_cudagraph(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa), rep=20)
+    return float(fb - f)
+
+
+def att_row(spec: tuple[Any, ...], variants: dict[str, dict[str, Any] | None], g: torch.Generator) -> dict[str, Any]:
+    q, k, v, do, o, lse, causal = att_inputs(spec, g)
+    scale = ab._scale(q, None)
+    base = ab.attention_backward(do, q, k, v, o, lse, causal, scale)
+    leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    mask = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool, device="cuda").tril() if causal else None
+    ref = torch.autograd.grad(F.scaled_dot_product_attention(*leaves, attn_mask=mask, enable_gqa=True), leaves,
+                              do.double())
+    row: dict[str, Any] = {"spec": list(spec), "ref_err": [float((a.double() - r).abs().max() / r.abs().max())
+                                                           for a, r in zip(base, ref)]}
+    row["sdpa_bwd_ms"] = sdpa_bwd_ms(q, k, v, do, causal)
+    row["ms"], row["wrong"] = {}, []
+    for name, cfg in variants.items():
+        try:
+            got = ab.attention_backward(do, q, k, v, o, lse, causal, scale, config=cfg)
+            errs = [float((a.double() - b.double()).abs().max() / b.double().abs().max()) for a, b in zip(got, base)]
+            if max(errs) > 0.05:
+                row["wrong"].append(f"{name}: {errs}")
+                continue
+            row["ms"][name] = float(do_bench_cudagraph(
+                lambda cfg=cfg: ab.attention_backward(do, q, k, v, o, lse, causal, scale, config=cfg), rep=20))
+        except Exception as exc:  # noqa: BLE001 - a tiling that fails to compile or launch is reported, not fatal
+            row["wrong"].append(f"{name}: {type(exc).__name__}: {str(exc)[:100]}")
+    torch.cuda.empty_cache()
+    return row
+
+
+def policy_cfg(spec: tuple[Any, ...]) -> dict[str, Any]:
+    dts, B, H, Hk, Sq, Sk, D, causal, _ = spec
+    block_d = max(16, 1 << (D - 1).bit_length())
+    return policy.attention_backward_config(policy.target_for_device("cuda"), block_d, bh.DT[dts].itemsize, causal,
+                                            min(Sq, Sk) >= ab.LONG_SEQ)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--set", required=True, choices=("rows", "gqa", "wide-d"))
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    g = torch.Generator(device="cuda").manual_seed(30)
+    out: list[dict[str, Any]] = []
+    lines = []
+    if args.set == "rows":
+        for name in ROWS:
+            row = bh.run_one(draw_named(name), g)
+            out.append(row)
+            fb = row.get("fb_gpu_ms", {})
+            lines.append(f"{name:32s} ok={row.get('ok')} f+b x best {row.get('gpu_x_best', 0):.2f} bwd x best "
+                         f"{row.get('bwd_x_best', 0):.2f}  " + " ".join(f"{k}={v:.4f}" for k, v in fb.items() if v))
+            print(lines[-1], flush=True)
+    else:
+        specs = GQA if args.set == "gqa" else WIDE
+        cus = device_cus(torch.device("cuda"))
+        for spec in specs:
+            cfg = policy_cfg(spec)
+            dts, B, H, Hk, Sq, Sk, D, causal, _ = spec
+            if args.set == "gqa":
+                progs = cdiv(Sk, cfg["BLOCK_N1"]) * Hk * B
+                pol = policy.attention_backward_kv_split(policy.target_for_device("cuda"), progs, H // Hk, cus)
+                variants = {f"split{s}": {**cfg, "KV_SPLIT": s} for s in sorted({1, 2, pol, 2 * pol, 4 * pol})
+                            if s <= H // Hk}
+            else:
+                variants = {f"{m1}x{n1}/{m2}x{n2} w{w} s{st}": {"BLOCK_M1": m1, "BLOCK_N1": n1, "BLOCK_M2": m2,
+                                                                "BLOCK_N2": n2, "num_warps": w, "num_stages": st}
+                            for m1, n1, m2, n2, w, st in TILES}
+            row = att_row(spec, variants, g)
+            out.append(row)
+            sd = row["sdpa_bwd_ms"]
+            lines.append(f"{spec}: sdpa bwd {sd:.4f} ms; x SDPA " + ", ".join(
+                f"{k} {sd / v:.2f}" for k, v in row["ms"].items()) + (f"  WRONG/FAILED {row['wrong']}" if row["wrong"]
+                                                                      else "") + f" ref_err {row['ref_err']}")
+            print(lines[-1], flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(0), "set": args.set, "rows": out}, f, indent=1)
+    print("\n" + "\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""row_grads.py: the row backwards' plan (ROWS narrow rows at a time, how many programs) and the GPU's plans run in
+the interpreter against fp64 autograd (the CPU tests otherwise run the interpreter's own few-program plan)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rocm_triton_doctor.kernels import layernorm, policy, rmsnorm, row_grads, softmax
+from tests.kernels.grads import assert_grads
+
+SM90 = policy.Target("cuda", "sm_90", 32)
+
+
+def test_narrow_rows_take_the_forwards_row_packing_and_fill_the_gpu() -> None:
+    cfg = row_grads._config(SM90, 5, 4, policy.row_class(5, 842345))
+    assert cfg["ROWS"] > 1 and not cfg["LOOPED"]  # fp32 842345x5: many rows a step
+    g = row_grads.gpu_programs(842345, cfg, 4, 132)
+    assert g * cfg["num_warps"] >= row_grads.NARROW_WARPS_PER_UNIT * 132 // 2  # about 32 warps an SM, not 2
+    assert g * 5 * 4 * row_grads.NARROW_PARTIAL_SHARE <= 842345 * 5 * 4  # partial rows under 1/8 of x
+    wide = row_grads._config(SM90, 4096, 2, policy.row_class(4096, 10000))
+    assert wide["ROWS"] == 1 and row_grads.gpu_programs(10000, wide, 2, 132) == 264  # wide rows as before
+    assert row_grads._config(SM90, 200000, 4, 64)["ROWS"] == 1  # looped rows one at a time
+    assert row_grads.gpu_programs(3, cfg, 4, 132) == 1  # never more programs than row tiles
+
+
+@pytest.mark.parametrize("M", [1, 63, 64, 1000])
+def test_launch_shape_gives_whole_row_tiles(M: int) -> None:
+    grid, rpp = row_grads.launch_shape(M, 7, 16)
+    assert rpp % 16 == 0 and grid[0] * rpp >= M and (grid[0] - 1) * rpp < M
+
+
+@pytest.mark.parametrize("op", ["rmsnorm", "layernorm", "softmax"])
+@pytest.mark.parametrize("M,N,dtype", [(300, 5, torch.float32), (257, 39, torch.bfloat16), (70, 130, torch.float16)])
+@pytest.mark.parametrize("units", [132, 1])
+def test_the_gpu_plan_for_narrow_rows_gives_the_gradients(op: str, M: int, N: int, dtype: torch.dtype, units: int,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # sm_90's row tiles launched in the interpreter, against fp64 autograd: with an H200's 132 SMs (a program a row
+    # tile) and with one SM (each norm program walks several tiles, the last one partial), odd widths.
+    monkeypatch.setattr(row_grads, "target_of", lambda x: SM90)
+    monkeypatch.setattr(row_grads, "programs",
+                        lambda x, M, cfg: row_grads.gpu_programs(M, cfg, x.element_size(), units))
+    gen = torch.Generator().manual_seed(M + N)
+    x = torch.randn(M, N, generator=gen).to(dtype).requires_grad_()
+    w = torch.randn(N, generator=gen).to(dtype).requires_grad_()
+    b = torch.randn(N, generator=gen).to(dtype).requires_grad_()
+    dy = torch.randn(M, N, generator=gen).to(dtype)
+    if op == "rmsnorm":
+        got = rmsnorm.rmsnorm_backward(dy, x.detach(), w.detach(), _rstd(x))
+        assert_grads(lambda xd, wd: rmsnorm.reference(xd, wd), (x, w), dy, got)
+    elif op == "layernorm":
+        xf = x.detach().float()
+        mean, var = xf.mean(-1), xf.var(-1, unbiased=False)
+        got = layernorm.layernorm_backward(dy, x.detach(), w.detach(), b.detach(), mean, torch.rsqrt(var + 1e-5))
+        assert_grads(lambda xd, wd, bd: torch.nn.functional.layer_norm(xd, (N,), wd, bd, 1e-5), (x, w, b), dy, got)
+    else:
+        y = torch.softmax(x.detach().float(), -1).to(dtype)
+        got = (softmax.softmax_backward(dy, y),)
+        assert_grads(lambda xd: torch.softmax(xd, -1), (x,), dy, got)
+
+
+def _rstd(x: torch.Tensor) -> torch.Tensor:
+    xf = x.detach().float()
+    return torch.rsqrt(xf.pow(2).mean(-1) + 1e-6)
