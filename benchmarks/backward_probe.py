@@ -2,10 +2,10 @@
 
     PYTHONPATH=.:benchmarks python benchmarks/backward_probe.py --set rows|gqa|wide-d [--json out.json]
 
-rows:   row-kernel rows (RMSNorm, LayerNorm, softmax, SwiGLU) by name, forward + backward against eager and Liger
+rows, wide-rows: row-kernel rows (RMSNorm, LayerNorm, softmax, SwiGLU) by name, forward + backward against eager and Liger
         (backward_hunt.run_one: every gradient checked against fp64 first).
 gqa:    attention backward of GQA/MQA and small grids: the dK/dV kernel's KV_SPLIT 1 / the policy's / twice it.
-wide-d: attention backward at head dims 160-256 over several tilings.
+wide-d: attention backward at head dims 160-256 over several tilings; mid-d: at 64-128 (the policy's tiles first).
 The attention sets time the backward alone (attention_backward with the forward's o and lse) in CUDA-graph replay,
 against SDPA's backward (its forward + backward minus its forward), after checking each tiling's gradients against
 the policy's (and those against fp64 once). Prints a table last.
@@ -33,6 +33,16 @@ ROWS = ["softmax fp32 47020472x2", "softmax fp32 3089634x3", "softmax fp16 10010
         "rmsnorm fp16 78346x7", "rmsnorm bf16 95078x17", "layernorm fp16 1322x451", "layernorm fp16 417x2948",
         "rmsnorm fp16 809x113", "layernorm fp32 8768x6", "rmsnorm bf16 7626x161", "softmax bf16 1337x31",
         "swiglu fp16 2711593x13", "rmsnorm bf16 2250x5011", "layernorm bf16 231x33207"]
+# Few wide rows (row_grads_split.py; the split is taken under graph capture below 262144 columns)
+WIDE_ROWS = ["rmsnorm fp32 3x164034", "rmsnorm fp32 1x135196", "softmax bf16 2x152064", "rmsnorm bf16 8x128256",
+             "layernorm fp32 4x100000", "softmax fp32 16x65537", "layernorm bf16 1x25672", "rmsnorm bf16 40x300000"]
+# Wide rows in one block (up to 64 KiB): the norm backwards' register-held parameter sums, against looped chunks
+NORM_WIDE = [("layernorm", "bf16", 3596, 29822), ("layernorm", "bf16", 1061, 12897), ("layernorm", "fp16", 2000, 20000),
+             ("layernorm", "bf16", 4096, 16384), ("layernorm", "fp32", 2000, 12000), ("layernorm", "bf16", 8192, 8192),
+             ("rmsnorm", "bf16", 3596, 29822), ("rmsnorm", "fp32", 2000, 12000), ("layernorm", "bf16", 300, 30000)]
+NORM_VARIANTS: dict[str, dict[str, Any] | None] = {
+    "policy": None, "8192 w16": {"BLOCK": 8192, "num_warps": 16}, "8192 w8": {"BLOCK": 8192, "num_warps": 8},
+    "4096 w8": {"BLOCK": 4096, "num_warps": 8}, "4096 w4": {"BLOCK": 4096, "num_warps": 4}}
 # (dtype, B, H, H_kv, S_q, S_k, D, causal, model layout)
 GQA = [("bf16", 1, 16, 1, 2238, 2238, 32, False, False), ("bf16", 2, 24, 1, 79, 1507, 64, True, True),
        ("bf16", 1, 8, 2, 3446, 3446, 64, False, False), ("bf16", 2, 24, 1, 3226, 3226, 32, False, False),
@@ -42,6 +52,16 @@ GQA = [("bf16", 1, 16, 1, 2238, 2238, 32, False, False), ("bf16", 2, 24, 1, 79, 
 WIDE = [("bf16", 5, 24, 1, 238, 238, 256, True, True), ("fp16", 7, 12, 4, 2452, 2452, 256, False, True),
         ("bf16", 2, 12, 2, 1127, 1127, 256, True, False), ("bf16", 4, 16, 16, 1024, 1024, 192, False, False),
         ("bf16", 2, 16, 4, 2048, 2048, 160, True, False), ("bf16", 8, 16, 16, 512, 512, 256, False, False)]
+# Head dims 32-128, the hunt's rows under 0.9 (after the GQA split)
+MID = [("bf16", 4, 16, 16, 2048, 2048, 128, True, False), ("fp16", 12, 24, 2, 279, 279, 128, False, False),
+       ("bf16", 15, 12, 4, 451, 451, 128, False, True), ("fp16", 2, 24, 4, 2022, 2022, 96, True, True),
+       ("bf16", 7, 16, 16, 1067, 1067, 96, True, False), ("fp16", 15, 12, 1, 1722, 1722, 80, True, False),
+       ("fp16", 12, 16, 16, 339, 355, 80, False, False), ("bf16", 4, 32, 4, 2357, 2357, 64, True, False),
+       ("bf16", 1, 16, 16, 6579, 6579, 64, True, True), ("bf16", 3, 8, 2, 1165, 4869, 96, False, False)]
+MID_TILES = {128: [(32, 64, 64, 32, 4, 4), (64, 64, 64, 64, 4, 3), (64, 64, 64, 64, 8, 3), (32, 128, 128, 32, 8, 3),
+                   (64, 128, 128, 64, 8, 3), (64, 64, 64, 64, 8, 2), (32, 64, 64, 32, 4, 3), (32, 64, 64, 32, 8, 4)],
+             64: [(64, 64, 64, 64, 4, 3), (32, 64, 64, 32, 4, 3), (64, 128, 128, 64, 8, 3), (32, 128, 128, 32, 4, 3),
+                  (64, 64, 64, 64, 4, 4), (64, 64, 64, 64, 8, 3), (128, 64, 64, 128, 8, 3), (32, 64, 64, 32, 4, 4)]}
 # (BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2, warps, stages); the first is the policy's at D > 128
 TILES = [(16, 32, 32, 32, 8, 2), (32, 32, 32, 32, 8, 2), (32, 64, 64, 32, 8, 2), (16, 64, 64, 16, 8, 2),
          (32, 64, 64, 32, 8, 1), (64, 64, 64, 64, 8, 1), (32, 32, 32, 32, 4, 2), (16, 32, 32, 16, 4, 2)]
@@ -118,6 +138,45 @@ def att_row(spec: tuple[Any, ...], variants: dict[str, dict[str, Any] | None], g
     return row
 
 
+def norm_row(op: str, dt: torch.dtype, M: int, N: int, g: torch.Generator) -> dict[str, Any]:
+    """The norm's backward alone by variant (config=) against eager autograd's backward (fb - f), checked against
+    the policy's gradients."""
+    from rocm_triton_doctor.kernels import layernorm, rmsnorm
+
+    x = torch.randn(M, N, generator=g, device="cuda").to(dt)
+    w, b = (torch.randn(N, generator=g, device="cuda").to(dt) for _ in range(2))
+    dy = torch.randn(M, N, generator=g, device="cuda").to(dt)
+    xf = x.float()
+    mean, rstd = xf.mean(-1), torch.rsqrt(xf.var(-1, unbiased=False) + 1e-5)
+    if op == "layernorm":
+        def run(cfg: Any) -> Any:
+            return layernorm.layernorm_backward(dy, x, w, b, mean, rstd, config=cfg)
+        leaves = [t.clone().requires_grad_() for t in (x, w, b)]
+        fwd = lambda: F.layer_norm(leaves[0], (N,), leaves[1], leaves[2], 1e-5)  # noqa: E731
+    else:
+        rs = torch.rsqrt(xf.pow(2).mean(-1) + 1e-6)
+
+        def run(cfg: Any) -> Any:
+            return rmsnorm.rmsnorm_backward(dy, x, w, rs, config=cfg)
+        leaves = [t.clone().requires_grad_() for t in (x, w)]
+        fwd = lambda: rmsnorm.eager(leaves[0], leaves[1])  # noqa: E731
+    eager = float(do_bench_cudagraph(lambda: torch.autograd.grad(fwd(), leaves, dy), rep=20)
+                  - do_bench_cudagraph(lambda: fwd(), rep=20))
+    base = run(None)
+    row: dict[str, Any] = {"op": op, "dtype": str(dt), "M": M, "N": N, "eager_ms": eager, "ms": {}, "wrong": []}
+    for name, cfg in NORM_VARIANTS.items():
+        try:
+            got = run(cfg)
+            errs = [float((a.float() - c.float()).abs().max() / c.float().abs().max()) for a, c in zip(got, base)]
+            if max(errs) > 0.02:
+                row["wrong"].append(f"{name}: {errs}")
+                continue
+            row["ms"][name] = float(do_bench_cudagraph(lambda cfg=cfg: run(cfg), rep=20))
+        except Exception as exc:  # noqa: BLE001
+            row["wrong"].append(f"{name}: {type(exc).__name__}: {str(exc)[:100]}")
+    return row
+
+
 def policy_cfg(spec: tuple[Any, ...]) -> dict[str, Any]:
     dts, B, H, Hk, Sq, Sk, D, causal, _ = spec
     block_d = max(16, 1 << (D - 1).bit_length())
@@ -125,17 +184,32 @@ def policy_cfg(spec: tuple[Any, ...]) -> dict[str, Any]:
                                             min(Sq, Sk) >= ab.LONG_SEQ)
 
 
+def save(path: str | None, which: str, rows: list[dict[str, Any]]) -> None:
+    if path:
+        with open(path, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(0), "set": which, "rows": rows}, f, indent=1)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--set", required=True, choices=("rows", "gqa", "wide-d"))
+    ap.add_argument("--set", required=True, choices=("rows", "wide-rows", "norm-wide", "gqa", "wide-d", "mid-d"))
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     g = torch.Generator(device="cuda").manual_seed(30)
     out: list[dict[str, Any]] = []
     lines = []
-    if args.set == "rows":
-        for name in ROWS:
+    if args.set == "norm-wide":
+        for op, dts, M, N in NORM_WIDE:
+            row = norm_row(op, bh.DT[dts], M, N, g)
+            out.append(row)
+            save(args.json, args.set, out)
+            lines.append(f"{op} {dts} {M}x{N}: eager bwd {row['eager_ms']:.4f} ms; x eager " + ", ".join(
+                f"{k} {row['eager_ms'] / v:.2f}" for k, v in row["ms"].items()) + (f" WRONG {row['wrong']}"
+                                                                                  if row["wrong"] else ""))
+            print(lines[-1], flush=True)
+    elif args.set in ("rows", "wide-rows"):
+        for name in ROWS if args.set == "rows" else WIDE_ROWS:
             row = bh.run_one(draw_named(name), g)
             out.append(row)
             fb = row.get("fb_gpu_ms", {})
@@ -143,7 +217,7 @@ def main() -> int:
                          f"{row.get('bwd_x_best', 0):.2f}  " + " ".join(f"{k}={v:.4f}" for k, v in fb.items() if v))
             print(lines[-1], flush=True)
     else:
-        specs = GQA if args.set == "gqa" else WIDE
+        specs = {"gqa": GQA, "wide-d": WIDE, "mid-d": MID}[args.set]
         cus = device_cus(torch.device("cuda"))
         for spec in specs:
             cfg = policy_cfg(spec)
@@ -154,19 +228,19 @@ def main() -> int:
                 variants = {f"split{s}": {**cfg, "KV_SPLIT": s} for s in sorted({1, 2, pol, 2 * pol, 4 * pol})
                             if s <= H // Hk}
             else:
+                tiles = TILES if args.set == "wide-d" else MID_TILES[128 if D > 64 else 64]
                 variants = {f"{m1}x{n1}/{m2}x{n2} w{w} s{st}": {"BLOCK_M1": m1, "BLOCK_N1": n1, "BLOCK_M2": m2,
                                                                 "BLOCK_N2": n2, "num_warps": w, "num_stages": st}
-                            for m1, n1, m2, n2, w, st in TILES}
+                            for m1, n1, m2, n2, w, st in tiles}
             row = att_row(spec, variants, g)
             out.append(row)
+            save(args.json, args.set, out)  # after every row: a time cap keeps what ran
             sd = row["sdpa_bwd_ms"]
             lines.append(f"{spec}: sdpa bwd {sd:.4f} ms; x SDPA " + ", ".join(
                 f"{k} {sd / v:.2f}" for k, v in row["ms"].items()) + (f"  WRONG/FAILED {row['wrong']}" if row["wrong"]
                                                                       else "") + f" ref_err {row['ref_err']}")
             print(lines[-1], flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(0), "set": args.set, "rows": out}, f, indent=1)
+    save(args.json, args.set, out)
     print("\n" + "\n".join(lines))
     return 0
 

@@ -8,7 +8,8 @@ python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', tr
 step=$1; shift
 case $step in
   bwd) python3 benchmarks/backward_hunt.py "$@" ;;
+  probe_bwd) SETS="wide-rows mid-d"; for s in $SETS; do timeout 240 python3 benchmarks/backward_probe.py --set $s --json $OUT/probe-$s.json > $OUT/probe-$s.txt 2>&1; tail -12 $OUT/probe-$s.txt; done; python3 benchmarks/backward_hunt.py "$@" > $OUT/bwd.txt 2>&1; tail -45 $OUT/bwd.txt ;;
   hunt) python3 benchmarks/shape_hunt.py "$@" ;;
   py) python3 "$@" ;;
-  probe) for s in rows gqa wide-d; do timeout 250 python3 benchmarks/backward_probe.py --set $s --json $OUT/probe-$s.json > $OUT/probe-$s.txt 2>&1; tail -30 $OUT/probe-$s.txt; done ;;
+  probe) for s in ${SETS:-rows gqa wide-d}; do timeout 250 python3 benchmarks/backward_probe.py --set $s --json $OUT/probe-$s.json > $OUT/probe-$s.txt 2>&1; tail -30 $OUT/probe-$s.txt; done ;;
 esac

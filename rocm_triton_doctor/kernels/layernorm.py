@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split, rows_window
+from rocm_triton_doctor.kernels import call_plans, policy, row_grads, row_grads_split, rows_split, rows_window
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
@@ -237,6 +237,11 @@ def layernorm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, 
     if M == 0 or N == 0:
         return dx.reshape(x.shape), torch.zeros_like(weight), torch.zeros_like(bias)
     cfg = row_grads.config(x2, N, config, M)
+    split = row_grads.split_parts(x2, N, M, cfg, policy.ROW_SPLIT_LAYERNORM_MAX_ROWS) if not config else 1
+    if split > 1:  # few wide rows: each over `split` programs (row_grads_split.py)
+        wpart, bpart = torch.empty((2, M, N), dtype=torch.float32, device=x.device)
+        row_grads_split.split_backward(2, dy2, x2, weight, mean, rstd, dx, wpart, bpart, split, cfg)
+        return dx.reshape(x.shape), wpart.sum(0).to(weight.dtype), bpart.sum(0).to(bias.dtype)
     grid, rpp = row_grads.launch_shape(M, row_grads.programs(x2, M, cfg), cfg["ROWS"])
     alloc = torch.zeros if cfg["LOOPED"] else torch.empty
     wpart, bpart = (alloc((grid[0], N), dtype=torch.float32, device=x.device) for _ in range(2))
@@ -376,7 +381,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
             "dwp_ptr": "*fp32", "dbp_ptr": "*fp32"}
     return (fwd + row_grads.grad_aot("layernorm", _layernorm_backward_kernel, ptrs, {"sw": 1}, target)
             + rows_split.split_aot("layernorm", target)
-            + rows_window.window_aot("layernorm", target))
+            + rows_window.window_aot("layernorm", target) + row_grads_split.split_aot("layernorm", 2, target))
 
 
 KERNEL = KernelSpec("layernorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

@@ -300,7 +300,12 @@ def attention_backward_config(t: Target, block_d: int, elem_size: int, causal: b
             # (docs/measurements/2026-11-23-h100-s6-tune-attention-backward.json).
             return {"BLOCK_M1": 64, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 64, "num_warps": 8, "num_stages": 3}
         if block_d > 64:
-            return {"BLOCK_M1": 32, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 32, "num_warps": 4, "num_stages": 4}
+            # Three stages, not four (session 30, H200, backward alone, x SDPA's backward, s4 -> s3; benchmarks/
+            # backward_probe.py --set mid-d, docs/measurements/2026-11-29-h200-s30-probe-mid-d.json): fp16 B12 H24/2
+            # S279 D128 0.84 -> 0.90, bf16 B15 H12/4 S451 D128 0.61 -> 0.65, fp16 B2 H24/4 S2022 D96 causal 0.58 ->
+            # 0.61, fp16 B15 H12/1 S1722 D80 causal 0.57 -> 0.61, and better on the other three rows of D 80-128 by
+            # 0.01-0.03; six other tilings were slower on most rows (64x64 tiles 0.33-0.62).
+            return {"BLOCK_M1": 32, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 32, "num_warps": 4, "num_stages": 3}
         return {"BLOCK_M1": 64, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 64, "num_warps": 4, "num_stages": 3}
     # HIP: one stage (fused multi-GEMM loops, the ROCm guide's advice, as the forward).
     hip = {"num_stages": 1, **_hip_extra(t, gemm=True)}

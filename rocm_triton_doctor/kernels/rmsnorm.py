@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split, rows_window
+from rocm_triton_doctor.kernels import call_plans, policy, row_grads, row_grads_split, rows_split, rows_window
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
@@ -211,6 +211,11 @@ def _backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, rstd: tor
             y.zero_()
         return dx.reshape(x.shape), torch.zeros_like(weight), y
     cfg = row_grads.config(x2, N, config, M)
+    split = row_grads.split_parts(x2, N, M, cfg) if not with_y and not config else 1
+    if split > 1:  # few wide rows: each over `split` programs (row_grads_split.py)
+        part = torch.empty((M, N), dtype=torch.float32, device=x.device)
+        row_grads_split.split_backward(1, dy2, x2, weight, None, rstd, dx, part, None, split, cfg)
+        return dx.reshape(x.shape), part.sum(0).to(weight.dtype), None
     grid, rpp = row_grads.launch_shape(M, row_grads.programs(x2, M, cfg), cfg["ROWS"])
     part = (torch.zeros if cfg["LOOPED"] else torch.empty)((grid[0], N), dtype=torch.float32, device=x.device)
     launch(_rmsnorm_backward_kernel, grid, dy2, x2, weight, rstd, dx, part, y if y is not None else dx, M, N,
@@ -355,7 +360,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
             + row_grads.grad_aot("rmsnorm (writing y for norm_linear)", _rmsnorm_backward_kernel, ptrs,
                                  {"sw": 1, "STORE_Y": True}, target)
             + rows_split.split_aot("rmsnorm", target)
-            + rows_window.window_aot("rmsnorm", target))
+            + rows_window.window_aot("rmsnorm", target) + row_grads_split.split_aot("rmsnorm", 1, target))
 
 
 KERNEL = KernelSpec("rmsnorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile", "mem-eager"))

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from rocm_triton_doctor.kernels import argcheck, policy
+from rocm_triton_doctor.kernels import argcheck, policy, rows
 from rocm_triton_doctor.kernels.base import AotSpec, cdiv, target_of
 
 
@@ -67,13 +67,39 @@ def config(x: torch.Tensor, N: int, override: dict[str, Any] | None, M: int) -> 
     return cfg
 
 
+# A backward row in one block keeps the parameter sums (and the weight) for every lane in fp32 registers: past this
+# many lanes (16-bit rows of 16385-32768) they spill, and the row loops over policy.ROW_CHUNK-lane chunks at 16 warps
+# instead, as wider rows do (NVIDIA). H200, backward alone, x eager autograd's backward, one block -> chunks
+# (benchmarks/backward_probe.py --set norm-wide, docs/measurements/2026-11-29-h200-s30-probe-norm-wide.json):
+# LayerNorm bf16 3596x29822 0.14 -> 0.52, fp16 2000x20000 0.12 -> 0.55, bf16 300x30000 0.32 -> 1.00, RMSNorm bf16
+# 3596x29822 0.84 -> 4.10. At 16384 lanes the block stayed ahead or tied (LayerNorm bf16 4096x16384 1.05 against
+# 0.59, fp32 2000x12000 1.02 against 0.93; RMSNorm fp32 2000x12000 6.47 against 5.08) but for one row (LayerNorm bf16
+# 1061x12897 0.39 against 0.53-0.58): no rule there yet.
+BACKWARD_BLOCK_MAX_LANES = 16384
+
+
 @functools.lru_cache(maxsize=policy.CONFIG_CACHE_SIZE)
 def _config(target: policy.Target, N: int, elem_size: int, row_class: int) -> dict[str, Any]:
     """One shared dict per (target, width, element size, row class): launchers splat it and never mutate it."""
     cfg = dict(policy.row_config(target, N, elem_size, row_class))
+    if target.backend == "cuda" and cfg["BLOCK"] > BACKWARD_BLOCK_MAX_LANES:
+        cfg.update(BLOCK=policy.ROW_CHUNK, num_warps=16)
     cfg["LOOPED"] = cfg["BLOCK"] < N
     cfg["ROWS"] = 1 if cfg["LOOPED"] else cfg.get("ROWS", 1)
     return cfg
+
+
+def split_parts(x: torch.Tensor, N: int, M: int, cfg: dict[str, Any], up_to: int = policy.ROW_SPLIT_MID_ROWS) -> int:
+    """Programs per row for the few-wide-rows backward (row_grads_split.py): the forward's rule (policy.row_split,
+    looped rows among at most `up_to`), and in eager mode only rows as wide as the forward splits there (its second
+    launch's host time, policy_rows.ROW_SPLIT_EAGER_MIN_COLS); 1: the one-program-a-row kernels."""
+    if not cfg["LOOPED"] or cfg.get("ROWS", 1) != 1:
+        return 1
+    target = target_of(x)
+    split = policy.row_split(target, N, x.element_size(), policy.split_class(M), up_to)
+    if split > 1 and N < policy.ROW_SPLIT_EAGER_MIN_COLS and not target.interpreter and not rows._capturing(x):
+        return 1
+    return split
 
 
 def launch_shape(M: int, G: int, rows: int = 1) -> tuple[tuple[int], int]:

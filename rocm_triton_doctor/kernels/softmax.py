@@ -9,7 +9,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import call_plans, policy, row_grads, rows_split, rows_window
+from rocm_triton_doctor.kernels import call_plans, policy, row_grads, row_grads_split, rows_split, rows_window
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, randn, first_order_only, refuse_forward_ad
@@ -176,6 +176,10 @@ def softmax_backward(dy: torch.Tensor, y: torch.Tensor, config: dict[str, Any] |
     dx = torch.empty_like(y2)
     if M and N:
         cfg = row_grads.config(y2, N, config, M)
+        split = row_grads.split_parts(y2, N, M, cfg) if not config else 1
+        if split > 1:  # few wide rows: each over `split` programs (row_grads_split.py)
+            row_grads_split.split_backward(0, dy2, y2, None, None, None, dx, None, None, split, cfg)
+            return dx.reshape(y.shape)
         rows = cfg["ROWS"]
         grid, rpp = row_grads.launch_shape(M, -(-M // rows) if y.device.type == "cuda" else row_grads.programs(y2, M, cfg),
                                            rows)
@@ -294,7 +298,8 @@ def cases(preset: str, target: policy.Target) -> list[Case]:
 def aot_specs(target: policy.Target) -> list[AotSpec]:
     return row_aot("softmax", softmax_kernel, ("x_ptr", "out_ptr"), {}, {}, target) + row_grads.grad_aot(
         "softmax", _softmax_backward_kernel, {"dy_ptr": "x", "y_ptr": "x", "dx_ptr": "x"}, {}, target) + \
-        rows_split.split_aot("softmax", target) + rows_window.window_aot("softmax", target)
+        rows_split.split_aot("softmax", target) + rows_window.window_aot("softmax", target) + \
+        row_grads_split.split_aot("softmax", 0, target)
 
 
 KERNEL = KernelSpec("softmax", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from rocm_triton_doctor.kernels import layernorm, policy, rmsnorm, row_grads, softmax
+from rocm_triton_doctor.kernels import layernorm, policy, rmsnorm, row_grads, row_grads_split, softmax
 from tests.kernels.grads import assert_grads
 
 SM90 = policy.Target("cuda", "sm_90", 32)
@@ -62,3 +62,49 @@ def test_the_gpu_plan_for_narrow_rows_gives_the_gradients(op: str, M: int, N: in
 def _rstd(x: torch.Tensor) -> torch.Tensor:
     xf = x.detach().float()
     return torch.rsqrt(xf.pow(2).mean(-1) + 1e-6)
+
+
+@pytest.mark.parametrize("op", ["rmsnorm", "layernorm", "softmax"])
+@pytest.mark.parametrize("M,N,dtype,sm90", [(1, 20011, torch.float32, False), (3, 40000, torch.bfloat16, True),
+                                            (2, 70001, torch.float32, True)])
+def test_few_wide_rows_split_over_programs_give_the_gradients(op: str, M: int, N: int, dtype: torch.dtype, sm90: bool,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # row_grads_split.py: the interpreter's own split (one looped row in 3 parts) and sm_90's (parts of whole 8192
+    # chunks over 132 SMs, a graph being captured so the split is taken below ROW_SPLIT_EAGER_MIN_COLS), against fp64.
+    if sm90:
+        monkeypatch.setattr(row_grads, "target_of", lambda x: SM90)
+        monkeypatch.setattr(row_grads.rows, "_capturing", lambda x: True)
+    gen = torch.Generator().manual_seed(N)
+    x = torch.randn(M, N, generator=gen).to(dtype).requires_grad_()
+    w = torch.randn(N, generator=gen).to(dtype).requires_grad_()
+    b = torch.randn(N, generator=gen).to(dtype).requires_grad_()
+    dy = torch.randn(M, N, generator=gen).to(dtype)
+    cfg = row_grads.config(x.detach(), N, None, M)
+    split = row_grads.split_parts(x.detach(), N, M, cfg, 32 if op == "layernorm" else policy.ROW_SPLIT_MID_ROWS)
+    assert split > 1
+    calls = []
+    real = row_grads_split.split_backward
+    monkeypatch.setattr(row_grads_split, "split_backward", lambda *a: calls.append(a[9]) or real(*a))
+    if op == "rmsnorm":
+        got = rmsnorm.rmsnorm_backward(dy, x.detach(), w.detach(), _rstd(x))
+        assert_grads(lambda xd, wd: rmsnorm.reference(xd, wd), (x, w), dy, got)
+    elif op == "layernorm":
+        xf = x.detach().float()
+        mean, var = xf.mean(-1), xf.var(-1, unbiased=False)
+        got = layernorm.layernorm_backward(dy, x.detach(), w.detach(), b.detach(), mean, torch.rsqrt(var + 1e-5))
+        assert_grads(lambda xd, wd, bd: torch.nn.functional.layer_norm(xd, (N,), wd, bd, 1e-5), (x, w, b), dy, got)
+    else:
+        y = torch.softmax(x.detach().float(), -1).to(dtype)
+        got = (softmax.softmax_backward(dy, y),)
+        assert_grads(lambda xd: torch.softmax(xd, -1), (x,), dy, got)
+    assert calls == [split]
+
+
+def test_backward_rows_past_16384_lanes_loop_over_chunks_on_nvidia() -> None:
+    # 16-bit rows of 16385-32768 (one 32768-lane block in the forward) spill the backward's fp32 parameter sums:
+    # the backward loops over 8192-lane chunks there; 16384 lanes and AMD keep the forward's block.
+    cfg = row_grads._config(SM90, 29822, 2, 64)
+    assert (cfg["BLOCK"], cfg["num_warps"], cfg["LOOPED"], cfg["ROWS"]) == (policy.ROW_CHUNK, 16, True, 1)
+    assert row_grads._config(SM90, 12897, 2, 64)["BLOCK"] == 16384
+    mi300 = policy.Target("hip", "gfx942", 64)
+    assert row_grads._config(mi300, 29822, 2, 64)["BLOCK"] == policy.row_config(mi300, 29822, 2, 64)["BLOCK"]
