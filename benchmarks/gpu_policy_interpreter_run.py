@@ -34,7 +34,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from rocm_triton_doctor.kernels import (attention, attention_backward, base, call_plans, gemm, layernorm,  # noqa: E402
-                                        policy, policy_gemv, rmsnorm, softmax)
+                                        policy, policy_gemv, rmsnorm, row_grads, softmax)
 from tests.kernels.helpers import assert_matches  # noqa: E402
 
 SM90 = policy.target_from_name("sm_90")
@@ -48,6 +48,9 @@ def pretend_sm90() -> None:
     attention.upcast_dots = lambda target, dtype: True  # type: ignore[assignment]
     attention.device_cus = lambda dev: 132  # type: ignore[assignment]
     attention_backward.upcast_dots = lambda target, dtype: True  # type: ignore[assignment]
+    attention_backward.device_cus = lambda dev: 132  # type: ignore[assignment]  # its GQA split of dK/dV
+    # the row backwards' programs (narrow rows ROWS at a time over an H200's SMs)
+    row_grads.programs = lambda x, M, cfg: row_grads.gpu_programs(M, cfg, x.element_size(), 132)  # type: ignore
     attention.clear_plans()
     gemm._cus = lambda dev: 132  # type: ignore[assignment]
     gemm.upcast_dots = lambda target, dtype: True  # type: ignore[assignment]
@@ -153,7 +156,7 @@ def backward_case(r: random.Random, g: torch.Generator) -> Case:
     op = r.choice(("attention", "attention", "rmsnorm", "layernorm", "softmax"))
     if op == "attention":
         B, hkv = r.randint(1, 2), r.randint(1, 2)
-        hq = hkv * r.randint(1, 2)
+        hq = hkv * r.randint(1, 4)  # GQA groups of up to 4: sm_90 splits them over programs on small grids
         sq, sk = r.randint(1, 150), r.choice((None, r.randint(1, 150)))
         sk = sq if sk is None else sk
         d = r.choice((16, 32, 64, 80, 96, 128, 160, 256))
@@ -167,7 +170,9 @@ def backward_case(r: random.Random, g: torch.Generator) -> Case:
         def ref(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
             return attention.reference(q, k, v, causal)
     else:
-        M, N = r.randint(1, 40), r.choice((r.randint(1, 300), r.randint(301, 9000)))
+        # narrow rows by the thousand too (sm_90 takes them ROWS at a time over many programs, session 30)
+        M = r.choice((r.randint(1, 40), r.randint(41, 3000)))
+        N = r.choice((r.randint(1, 300), r.randint(301, 9000))) if M <= 40 else r.randint(1, 256)
         shapes = ((M, N), (N,), (N,))
         desc = f"{op} {dt} {M}x{N}"
 

@@ -394,11 +394,14 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
         ptrs = {p: "*bf16" for p in ("q_ptr", "k_ptr", "v_ptr", "do_ptr")} | {"lse_ptr": "*fp32", "delta_ptr": "*fp32"}
         sc = {"qk_scale": "fp32"}
         label = f"attention backward bf16{' causal' if causal else ''} D={d}"
-        specs.append(AotSpec(f"{label} dK/dV", attn_bwd_dkdv_kernel,
-                             {**ptrs, "dk_ptr": "*bf16", "dv_ptr": "*bf16", **sc, "dk_scale": "fp32", "S_Q": "i32",
+        parts = 4 if d == 64 and not causal else 1  # one spec with a GQA group in parts: fp32 partial dK/dV
+        dkt = "*fp32" if parts > 1 else "*bf16"
+        specs.append(AotSpec(f"{label} dK/dV" + (" (GQA parts)" if parts > 1 else ""), attn_bwd_dkdv_kernel,
+                             {**ptrs, "dk_ptr": dkt, "dv_ptr": dkt, **sc, "dk_scale": "fp32", "S_Q": "i32",
                               "S_K": "i32", "GROUP": "i32", **st, **{f"s{t}_{x}": "i32" for t in ("dk", "dv")
                                                                       for x in "bhsd"}},
-                             {**unit, "sdk_d": 1, "sdv_d": 1, "BLOCK_M": cfg["BLOCK_M1"], "BLOCK_N": cfg["BLOCK_N1"]},
+                             {**unit, "sdk_d": 1, "sdv_d": 1, "BLOCK_M": cfg["BLOCK_M1"], "BLOCK_N": cfg["BLOCK_N1"],
+                              "KV_SPLIT": parts},
                              opts))
         specs.append(AotSpec(f"{label} dQ", attn_bwd_dq_kernel,
                              {**ptrs, "dq_ptr": "*bf16", **sc, "dq_scale": "fp32", "S_Q": "i32", "S_K": "i32",
