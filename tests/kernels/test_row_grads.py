@@ -40,7 +40,13 @@ def test_the_gpu_plan_for_narrow_rows_gives_the_gradients(op: str, M: int, N: in
     monkeypatch.setattr(row_grads, "target_of", lambda x: SM90)
     monkeypatch.setattr(row_grads, "programs",
                         lambda x, M, cfg: row_grads.gpu_programs(M, cfg, x.element_size(), units))
-    gen = torch.Generator().manual_seed(M + N)
+    check_backward(op, M, N, dtype, M + N)
+
+
+def check_backward(op: str, M: int, N: int, dtype: torch.dtype, seed: int) -> None:
+    """op's backward (rmsnorm, layernorm, softmax) on random (M, N) rows against fp64 autograd, from forward
+    statistics computed here in fp32."""
+    gen = torch.Generator().manual_seed(seed)
     x = torch.randn(M, N, generator=gen).to(dtype).requires_grad_()
     w = torch.randn(N, generator=gen).to(dtype).requires_grad_()
     b = torch.randn(N, generator=gen).to(dtype).requires_grad_()
@@ -74,29 +80,14 @@ def test_few_wide_rows_split_over_programs_give_the_gradients(op: str, M: int, N
     if sm90:
         monkeypatch.setattr(row_grads, "target_of", lambda x: SM90)
         monkeypatch.setattr(row_grads.rows, "_capturing", lambda x: True)
-    gen = torch.Generator().manual_seed(N)
-    x = torch.randn(M, N, generator=gen).to(dtype).requires_grad_()
-    w = torch.randn(N, generator=gen).to(dtype).requires_grad_()
-    b = torch.randn(N, generator=gen).to(dtype).requires_grad_()
-    dy = torch.randn(M, N, generator=gen).to(dtype)
-    cfg = row_grads.config(x.detach(), N, None, M)
-    split = row_grads.split_parts(x.detach(), N, M, cfg, 32 if op == "layernorm" else policy.ROW_SPLIT_MID_ROWS)
+    probe = torch.empty(M, N, dtype=dtype)
+    cfg = row_grads.config(probe, N, None, M)
+    split = row_grads.split_parts(probe, N, M, cfg, 32 if op == "layernorm" else policy.ROW_SPLIT_MID_ROWS)
     assert split > 1
     calls = []
     real = row_grads_split.split_backward
     monkeypatch.setattr(row_grads_split, "split_backward", lambda *a: calls.append(a[9]) or real(*a))
-    if op == "rmsnorm":
-        got = rmsnorm.rmsnorm_backward(dy, x.detach(), w.detach(), _rstd(x))
-        assert_grads(lambda xd, wd: rmsnorm.reference(xd, wd), (x, w), dy, got)
-    elif op == "layernorm":
-        xf = x.detach().float()
-        mean, var = xf.mean(-1), xf.var(-1, unbiased=False)
-        got = layernorm.layernorm_backward(dy, x.detach(), w.detach(), b.detach(), mean, torch.rsqrt(var + 1e-5))
-        assert_grads(lambda xd, wd, bd: torch.nn.functional.layer_norm(xd, (N,), wd, bd, 1e-5), (x, w, b), dy, got)
-    else:
-        y = torch.softmax(x.detach().float(), -1).to(dtype)
-        got = (softmax.softmax_backward(dy, y),)
-        assert_grads(lambda xd: torch.softmax(xd, -1), (x,), dy, got)
+    check_backward(op, M, N, dtype, N)
     assert calls == [split]
 
 
