@@ -5,7 +5,9 @@ sums dy-products over all M rows. That sum is done without atomics: each of G pr
 rows and keeps its own fp32 partial sum of the parameter gradient, written to row `pid` of a (G, N) buffer; the
 buffer is then reduced over G in fp32 by torch. Deterministic run to run (no atomic ordering), the layout Liger-Kernel's
 rms_norm backward uses (linkedin/Liger-Kernel src/liger_kernel/ops/rms_norm.py: `_dW` of (sm_count, n_cols)).
-G is a couple of programs per compute unit (the reduction then reads G·N fp32, small next to the M·N rows).
+G is a couple of programs per compute unit (the reduction then reads G·N fp32, small next to the M·N rows); narrow rows
+go ROWS at a time (the forward's packing) over up to 32 warps an SM (gpu_programs). Rows wider than one block loop over
+chunks; a few of them split over several programs each in row_grads_split.py (split_parts says when).
 
 The backward kernels read contiguous rows: the launcher makes x and dy contiguous (a copy for strided inputs; the
 gradient torch hands in is usually contiguous already) — strided inputs are handled, at the cost of that copy.
@@ -26,7 +28,8 @@ from rocm_triton_doctor.kernels.base import AotSpec, cdiv, target_of
 # Narrow rows (ROWS > 1): programs enough for NARROW_WARPS_PER_UNIT warps an SM/CU, where one partial row per
 # program (G·N fp32) stays under 1/NARROW_PARTIAL_SHARE of the input. A backward program had walked its rows one at a
 # time over 2·SMs programs: RMSNorm fp32 842345x5 forward + backward 0.25x eager, bf16 992949x39 0.37x (H200, session
-# 30's backward hunt, docs/measurements/2026-11-29-h200-s30-bwd-hunt1.json).
+# 30's backward hunt, docs/measurements/2026-11-29-h200-s30-bwd-hunt1.json); ROWS at a time over these programs 4.33x
+# and 3.56x, softmax fp32 47020472x2 0.03x -> 1.91x (benchmarks/backward_probe.py --set rows, …-s30-probe-rows.json).
 NARROW_WARPS_PER_UNIT = 32
 NARROW_PARTIAL_SHARE = 8
 

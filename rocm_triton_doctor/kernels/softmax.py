@@ -123,7 +123,8 @@ def _moved(x: torch.Tensor, dim: int) -> int | None:
 
 # ---- backward -----------------------------------------------------------------------------------------------------
 # y = softmax(x): ∂x = y·(dy - Σ(dy·y)) per row, from the saved output y (no statistics needed). No parameters, so
-# no cross-row sums: on a GPU one program per row.
+# no cross-row sums: on a GPU one program per row, or per ROWS narrow rows (row_grads.py), and a few wide rows split
+# over several programs each (row_grads_split.py).
 
 @triton.jit
 def _softmax_backward_kernel(dy_ptr, y_ptr, dx_ptr, M, N, RPP, BLOCK: tl.constexpr, LOOPED: tl.constexpr,
