@@ -331,8 +331,8 @@ def attention_backward_config(t: Target, block_d: int, elem_size: int, causal: b
 # --set gqa, docs/measurements/2026-11-29-h200-s30-probe-gqa.json): bf16 B1 H16/1 S2238 D32 (35 programs) 1: 0.28,
 # 2: 0.52, 8: 0.83, 16: 0.97; B2 H24/1 S3226 D32 (102) 1: 0.55, 2: 0.82, 3: 0.72, 6: 0.88, 12: 0.94; B4 H32/2 S81
 # D96 (16) 1: 0.31, 16: 0.75; B2 H24/1 S79x1507 D64 causal (48) 1: 0.28, 12: 0.74, 24: 0.59; B4 H32/4 S2357 D64
-# causal (592) 1: 0.63, 2: 0.73; bf16 B8 H32/8 S1024 D128 causal (1024) 1: 0.83, 2: 0.74 — a grid past ~4 programs
-# an SM lost, hence the floor (that row keeps 1).
+# causal (592) 1: 0.63, 2: 0.73; bf16 B8 H32/8 S1024 D128 causal (1024) 1: 0.83, 2: 0.74 — a grid of ~8 programs an
+# SM lost, hence the floor: grids of more than 4 an SM keep 1 (both of these rows).
 ATTN_BWD_KV_SPLIT_PER_CU = 8
 
 
