@@ -66,9 +66,13 @@ def _liger(name: str) -> Any:
 
 def draw_rows(r: random.Random, op: str) -> Draw:
     dts = r.choice(("bf16", "bf16", "fp16", "fp32"))
-    dt = DT[dts]
     n = log_uniform(r, 2, 300_000)
-    m = max(1, log_uniform(r, 1 << 16, 1 << 29) // dt.itemsize // n)
+    return row_problem(op, dts, max(1, log_uniform(r, 1 << 16, 1 << 29) // DT[dts].itemsize // n), n)
+
+
+def row_problem(op: str, dts: str, m: int, n: int) -> Draw:
+    """A row op (rmsnorm, layernorm, softmax, swiglu) on (m, n) rows of dtype dts."""
+    dt = DT[dts]
     name = f"{op} {dts} {m}x{n}"
     if op == "rmsnorm":
         lf = _liger("LigerRMSNormFunction")

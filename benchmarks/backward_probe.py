@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 from typing import Any
 
@@ -68,24 +67,10 @@ TILES = [(16, 32, 32, 32, 8, 2), (32, 32, 32, 32, 8, 2), (32, 64, 64, 32, 8, 2),
 
 
 def draw_named(name: str) -> bh.Draw:
+    """"rmsnorm fp32 842345x5" (a hunt row's name) as its problem."""
     op, dts, mn = name.split()
     m, n = (int(v) for v in mn.split("x"))
-
-    class Fixed(random.Random):  # hands draw_rows the named dtype and sizes in the order it draws them
-        def __init__(self) -> None:
-            super().__init__(0)
-            self.vals = [dts]
-
-        def choice(self, seq: Any) -> Any:
-            return self.vals.pop(0) if self.vals else super().choice(seq)
-
-    saved = bh.log_uniform
-    sizes = iter([n, m * n * bh.DT[dts].itemsize])
-    bh.log_uniform = lambda r, lo, hi: next(sizes)
-    try:
-        return bh.draw_rows(Fixed(), op)
-    finally:
-        bh.log_uniform = saved
+    return bh.row_problem(op, dts, m, n)
 
 
 def att_inputs(spec: tuple[Any, ...], g: torch.Generator) -> tuple[Any, ...]:

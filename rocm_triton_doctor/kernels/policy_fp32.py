@@ -181,7 +181,6 @@ def gemm_tc_config(M: int, N: int, K: int, cus: int, b_nmajor: bool, aligned: bo
     return small
 
 
-
 FP32_TC_SPLIT_WAVE = True  # aligned grids split K up to one wave of tiles (False: half a wave, as before session 29)
 FP32_TC_WIDE_SPLIT = True  # ... and their 128x64 tiles up to FP32_TC_WIDE_PROGRAMS_PER_SM programs per SM
 FP32_TC_WIDE_PROGRAMS_PER_SM = 6

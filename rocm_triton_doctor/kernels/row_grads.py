@@ -96,7 +96,7 @@ def split_parts(x: torch.Tensor, N: int, M: int, cfg: dict[str, Any], up_to: int
     """Programs per row for the few-wide-rows backward (row_grads_split.py): the forward's rule (policy.row_split,
     looped rows among at most `up_to`), and in eager mode only rows as wide as the forward splits there (its second
     launch's host time, policy_rows.ROW_SPLIT_EAGER_MIN_COLS); 1: the one-program-a-row kernels."""
-    if not cfg["LOOPED"] or cfg.get("ROWS", 1) != 1:
+    if not cfg["LOOPED"]:  # (looped rows go one at a time: ROWS is 1)
         return 1
     target = target_of(x)
     split = policy.row_split(target, N, x.element_size(), policy.split_class(M), up_to)
