@@ -22,8 +22,8 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels.launch import launch
-from rocm_triton_doctor.kernels import argcheck, policy
+from rocm_triton_doctor.kernels.launch_site import DYN, Site
+from rocm_triton_doctor.kernels import argcheck, call_plans, policy
 from rocm_triton_doctor.kernels import attention as _fwd
 from rocm_triton_doctor.kernels.attention import LOG2E, fp32_dots, kernel_scale, row_strides
 from rocm_triton_doctor.kernels.attention_blocks import _bhs, _key_ranges, _signed  # the forward's own blocks
@@ -227,7 +227,13 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
     """(dQ, dK, dV) of attention(q, k, v, causal, scale) from dO (o's shape, any strides), the forward's o and its
     lse (fp32 (B, H_q, S_q) contiguous, attention(..., lse=)). scale: the resolved finite scale. The inputs are those
     attention() accepted (autograd_op checks them through the forward). config: policy.attention_backward_config's
-    keys (tests)."""
+    keys (tests). A call signature seen before (shapes, strides, dtypes, devices, causal, scale; call_plans.py)
+    launches from its plan: the checks and the policy ran on its first call."""
+    sig = call_plans.signature(do, q, k, v, o, lse) if config is None else None
+    key = None if sig is None else (*sig, bool(causal), scale)
+    plan = _PLANS.get(key) if key is not None else None
+    if plan is not None:
+        return plan(do, q, k, v, o, lse)
     B, H, S_q, D = q.shape
     H_kv, S_k = k.shape[1], k.shape[2]
     if do.shape != q.shape:
@@ -235,10 +241,8 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
     if argcheck.max_offset(do) >= argcheck.INT32_LIMIT:  # 32-bit row offsets, as the forward's inputs
         raise ValueError(f"attention backward: dO spans 2^31 elements or more of memory (strides {do.stride()})")
     scale = kernel_scale(D, scale)  # callers passing a raw scale get the forward's rules too (finite, <= 1e30, underflow)
-    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     if q.numel() == 0 or S_k == 0 or B * H_kv == 0:  # no query rows or no keys: every gradient is 0
-        return dq.zero_(), dk.zero_(), dv.zero_()
-    do = do.to(q.dtype)
+        return torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
     target = policy.target_for_device(q.device.type)
     block_d = max(16, 1 << (D - 1).bit_length())
     cfg = dict(config) if config is not None else policy.attention_backward_config(
@@ -246,7 +250,6 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
     consts = {"HEAD_DIM": D, "BLOCK_D": block_d, "Q_SIGN": 0 if scale == 0 else (1 if scale > 0 else -1),
               "CAUSAL": bool(causal), "UPCAST": upcast_dots(target, q.dtype)}
     qk_scale = (abs(scale) if scale else 1.0) * LOG2E  # the forward's, so P is recomputed exactly
-    delta = torch.empty((B, H, S_q), dtype=torch.float32, device=q.device)
     group = H // H_kv
     split = cfg.pop("KV_SPLIT", None)
     if split is None:
@@ -254,25 +257,64 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
                                                    device_cus(q.device))
     split = max(1, min(int(split), group))
     split = cdiv(group, cdiv(group, split))  # no empty part
-    # KV_SPLIT > 1: the dK/dV kernel writes each part's fp32 sums, summed here over the parts (deterministic).
-    dkp, dvp = (dk, dv) if split == 1 else (torch.empty((B, H_kv * split, S_k, D), dtype=torch.float32,
-                                                        device=q.device) for _ in range(2))
+    plan = _BackwardPlan(q, k, v, split)
+    dq, dk, dv, dkp, dvp = plan.outputs(q, k, v)
     # One DIV over every tensor of the three kernels (attention.row_strides): one compiled variant per layout class.
-    div, st = row_strides(q, k, v, do, dkp, dvp, dq, o)
+    div, st = row_strides(q, k, v, do.to(q.dtype), dkp, dvp, dq, o)
     sq, sk, sv, sdo, sdk, sdv, sdq, so = (st[i:i + 4] for i in range(0, 32, 4))
-    launch(attn_bwd_preprocess_kernel, (cdiv(S_q, pre_rows(block_d)), H, B),
-        o, do, delta, S_q, *so, *sdo, HEAD_DIM=D, BLOCK_D=block_d, BLOCK_M=pre_rows(block_d), DIV=div)
+    plan.pre = Site(attn_bwd_preprocess_kernel, (cdiv(S_q, pre_rows(block_d)), H, B), (DYN,) * 3 + (S_q, *so, *sdo),
+                    {"HEAD_DIM": D, "BLOCK_D": block_d, "BLOCK_M": pre_rows(block_d), "DIV": div})
     opts = {key: val for key, val in cfg.items() if not key.startswith("BLOCK_")} | fp32_dots(target, q.dtype)
-    launch(attn_bwd_dkdv_kernel, (cdiv(S_k, cfg["BLOCK_N1"]), H_kv * split, B),
-        q, k, v, do, lse, delta, dkp, dvp, qk_scale, abs(scale), S_q, S_k, H // H_kv, *sq, *sk, *sv, *sdo, *sdk, *sdv,
-        **consts, BLOCK_M=cfg["BLOCK_M1"], BLOCK_N=cfg["BLOCK_N1"], DIV=div, KV_SPLIT=split, **opts)
-    if split > 1:
-        dk.copy_(dkp.view(B, H_kv, split, S_k, D).sum(2))
-        dv.copy_(dvp.view(B, H_kv, split, S_k, D).sum(2))
-    launch(attn_bwd_dq_kernel, (cdiv(S_q, cfg["BLOCK_M2"]), H, B),
-        q, k, v, do, lse, delta, dq, qk_scale, scale, S_q, S_k, H // H_kv, *sq, *sk, *sv, *sdo, *sdq, **consts,
-        BLOCK_M=cfg["BLOCK_M2"], BLOCK_N=cfg["BLOCK_N2"], DIV=div, **opts)
-    return dq, dk, dv
+    plan.dkdv = Site(attn_bwd_dkdv_kernel, (cdiv(S_k, cfg["BLOCK_N1"]), H_kv * split, B),
+                     (DYN,) * 8 + (qk_scale, abs(scale), S_q, S_k, group, *sq, *sk, *sv, *sdo, *sdk, *sdv),
+                     {**consts, "BLOCK_M": cfg["BLOCK_M1"], "BLOCK_N": cfg["BLOCK_N1"], "DIV": div, "KV_SPLIT": split,
+                      **opts})
+    plan.dq = Site(attn_bwd_dq_kernel, (cdiv(S_q, cfg["BLOCK_M2"]), H, B),
+                   (DYN,) * 7 + (qk_scale, scale, S_q, S_k, group, *sq, *sk, *sv, *sdo, *sdq),
+                   {**consts, "BLOCK_M": cfg["BLOCK_M2"], "BLOCK_N": cfg["BLOCK_N2"], "DIV": div, **opts})
+    if key is not None:
+        call_plans.keep(_PLANS, key, plan)
+    return plan(do, q, k, v, o, lse, (dq, dk, dv, dkp, dvp))
+
+
+class _BackwardPlan:
+    """The backward's three launches for one call signature: the rows' dO·O (delta), dK/dV (with KV_SPLIT > 1 into
+    fp32 parts of each query group, summed after: deterministic), dQ."""
+
+    __slots__ = ("shape", "split", "pre", "dkdv", "dq")
+
+    def __init__(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, split: int) -> None:
+        self.shape, self.split = (q.shape[0], q.shape[1], q.shape[2], k.shape[1], k.shape[2], q.shape[3]), split
+        self.pre: Site
+        self.dkdv: Site
+        self.dq: Site
+
+    def outputs(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """dq, dk, dv (laid out like q, k, v) and where the dK/dV kernel writes (dk and dv, or fp32 parts)."""
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        if self.split == 1:
+            return dq, dk, dv, dk, dv
+        B, _, _, H_kv, S_k, D = self.shape
+        parts = torch.empty((2, B, H_kv * self.split, S_k, D), dtype=torch.float32, device=q.device)
+        return dq, dk, dv, parts[0], parts[1]
+
+    def __call__(self, do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
+                 lse: torch.Tensor, outs: tuple[torch.Tensor, ...] | None = None
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        B, H, S_q, H_kv, S_k, D = self.shape
+        dq, dk, dv, dkp, dvp = outs if outs is not None else self.outputs(q, k, v)
+        do = do.to(q.dtype)
+        delta = torch.empty((B, H, S_q), dtype=torch.float32, device=q.device)
+        self.pre(o, do, delta)
+        self.dkdv(q, k, v, do, lse, delta, dkp, dvp)
+        if self.split > 1:
+            dk.copy_(dkp.view(B, H_kv, self.split, S_k, D).sum(2))
+            dv.copy_(dvp.view(B, H_kv, self.split, S_k, D).sum(2))
+        self.dq(q, k, v, do, lse, delta, dq)
+        return dq, dk, dv
+
+
+_PLANS = call_plans.table()
 
 
 # ---- autograd: the custom ops torch.compile sees, and the plain Function eager mode runs (same kernels) ------------

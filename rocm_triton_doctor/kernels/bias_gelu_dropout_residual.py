@@ -17,7 +17,7 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import argcheck, call_plans, policy
+from rocm_triton_doctor.kernels import argcheck, call_plans, policy, row_grads
 from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import (refuse_forward_ad,
@@ -188,7 +188,7 @@ def bias_gelu_dropout_residual_backward(dy: torch.Tensor, x: torch.Tensor, bias:
     launch(_bias_gelu_dropout_residual_backward_kernel, grid, dy2, x2, bias, dx, part, M, N, bias.stride(0),
            stream_seed(resolve_seed(name, seed), STREAM), threshold, scale,
            HAS_DROPOUT=p > 0.0, **cfg)
-    return dx.reshape(x.shape), part.sum(0).to(bias.dtype)
+    return dx.reshape(x.shape), row_grads.param_sums((part,), (bias.dtype,))[0]
 
 
 class BiasGeluDropoutResidualFunction(torch.autograd.Function):

@@ -100,7 +100,7 @@ class GemmFunction(torch.autograd.Function):
                 v = gemm.gemm(a, b, out=torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32, device=a.device))
             g, dbias32 = epilogue_backward(dy, v, bias, ctx.act, ctx.p, ctx.seed, a.dtype)
         else:
-            g, dbias32 = dy, dy.float().sum(0) if ctx.has_bias else None
+            g, dbias32 = dy, dy.sum(0, dtype=torch.float32) if ctx.has_bias else None  # no fp32 copy of dy
         da = gemm.gemm(g, b.t()) if ctx.needs_input_grad[0] else None
         db = gemm.gemm(a.t(), g) if ctx.needs_input_grad[1] else None
         dbias = dbias32.to(bias.dtype) if ctx.has_bias and ctx.needs_input_grad[2] and dbias32 is not None else None
@@ -133,7 +133,7 @@ def _gemm_backward_op(dy: torch.Tensor, a: torch.Tensor, b: torch.Tensor, bias: 
             v = gemm.gemm(a, b, out=torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32, device=a.device))
         g, db32 = epilogue_backward(dy, v, bias, act, p, seed, a.dtype)
     else:
-        g, db32 = dy, dy.float().sum(0)
+        g, db32 = dy, dy.sum(0, dtype=torch.float32)
     return [gemm.gemm(g, b.t()), gemm.gemm(a.t(), g), db32 if bias is not None else db32.new_empty((0,))]
 
 

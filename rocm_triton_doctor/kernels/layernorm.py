@@ -11,7 +11,6 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import call_plans, policy, row_grads, row_grads_split, rows_split, rows_window
-from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets, trailing
@@ -107,12 +106,15 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: flo
         plan = _PLANS.get(key)
         if plan is not None:  # this signature was checked and planned before (call_plans.py)
             o = plan.out(x)
-            mean, rstd = _stats(plan.M, eps, x) if stats else (None, None)
+            mean, rstd = _stats(plan.M, x) if stats else (None, None)
             plan.site(x, weight, bias, o, eps, mean, rstd)
             return o, mean, rstd
     # the row split only up to the rows it was timed on (policy_rows.ROW_SPLIT_LAYERNORM_MAX_ROWS)
     L = prepare("layernorm", x, {"weight": weight, "bias": bias}, out, config, policy.ROW_SPLIT_LAYERNORM_MAX_ROWS)
-    mean, rstd = _stats(L.M, eps, x) if stats else (None, None)
+    mean, rstd = _stats(L.M, x) if stats else (None, None)
+    if L.empty and mean is not None and rstd is not None:  # rows of width 0 read mean 0, rstd 1/sqrt(eps)
+        mean.zero_()
+        rstd.fill_(float(1.0 / eps ** 0.5))
     if not L.empty and L.split > 1:  # few wide rows: each over several programs (rows_split.py)
         rows_split.layernorm_split(x, weight, bias, eps, L, mean, rstd)
     elif not L.empty:
@@ -125,11 +127,10 @@ def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: flo
     return L.out, mean, rstd
 
 
-def _stats(M: int, eps: float, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The per-row fp32 mean and rstd buffers, filled as a row of width 0 reads (mean 0, rstd 1/sqrt(eps)): the
-    kernel overwrites every row it normalises."""
-    return (torch.zeros(M, dtype=torch.float32, device=x.device),
-            torch.full((M,), float(1.0 / eps ** 0.5), dtype=torch.float32, device=x.device))
+def _stats(M: int, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The per-row fp32 mean and rstd buffers, uninitialised: the kernel writes every row of a non-empty input (an
+    empty one is filled by _forward). Two fills here were two launches a training forward (session 31)."""
+    return (torch.empty(M, dtype=torch.float32, device=x.device), torch.empty(M, dtype=torch.float32, device=x.device))
 
 
 _PLANS = call_plans.table()
@@ -226,27 +227,46 @@ def layernorm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, 
     """(∂x in x's dtype and shape, ∂weight, ∂bias in their dtypes) from dy (x's shape), the forward's inputs (any
     layout, as the forward takes) and its per-row mean and rstd."""
     N = x.shape[-1]
+    key = row_grads.plan_key("layernorm", config, dy, x, weight, bias, mean, rstd)
+    plan = row_grads.planned(key)
+    if plan is not None:  # this signature was checked and planned before
+        return _run_backward(plan, dy, x, row_grads.rows2d(x, N), weight, bias, mean, rstd)
     if dy.shape != x.shape:
         raise ValueError(f"layernorm backward: dy {tuple(dy.shape)} must have x's shape {tuple(x.shape)}")
-    x2, dy2 = row_grads.rows2d(x, N), row_grads.rows2d(dy.to(x.dtype), N)
+    x2 = row_grads.rows2d(x, N)
     M = x2.shape[0]
     for what, t in (("mean", mean), ("rstd", rstd)):
         if t.shape != (M,) or t.dtype != torch.float32:
             raise ValueError(f"layernorm backward: {what} must be fp32 of shape ({M},), got {t.dtype} {tuple(t.shape)}")
-    dx = torch.empty_like(x2)
     if M == 0 or N == 0:
-        return dx.reshape(x.shape), torch.zeros_like(weight), torch.zeros_like(bias)
+        return torch.empty_like(x), torch.zeros_like(weight), torch.zeros_like(bias)
     cfg = row_grads.config(x2, N, config, M)
     split = row_grads.split_parts(x2, N, M, cfg, policy.ROW_SPLIT_LAYERNORM_MAX_ROWS) if not config else 1
     if split > 1:  # few wide rows: each over `split` programs (row_grads_split.py)
+        dx = torch.empty_like(x2)
         wpart, bpart = torch.empty((2, M, N), dtype=torch.float32, device=x.device)
-        row_grads_split.split_backward(2, dy2, x2, weight, mean, rstd, dx, wpart, bpart, split, cfg)
-        return dx.reshape(x.shape), wpart.sum(0).to(weight.dtype), bpart.sum(0).to(bias.dtype)
+        row_grads_split.split_backward(2, row_grads.rows2d(dy.to(x.dtype), N), x2, weight, mean, rstd, dx, wpart,
+                                       bpart, split, cfg)
+        dw, db = row_grads.param_sums((wpart, bpart), (weight.dtype, bias.dtype))
+        return dx.reshape(x.shape), dw, db
     grid, rpp = row_grads.launch_shape(M, row_grads.programs(x2, M, cfg), cfg["ROWS"])
-    alloc = torch.zeros if cfg["LOOPED"] else torch.empty
-    wpart, bpart = (alloc((grid[0], N), dtype=torch.float32, device=x.device) for _ in range(2))
-    launch(_layernorm_backward_kernel, grid, dy2, x2, weight, mean, rstd, dx, wpart, bpart, M, N, weight.stride(0), rpp, **cfg)
-    return dx.reshape(x.shape), wpart.sum(0).to(weight.dtype), bpart.sum(0).to(bias.dtype)
+    site = Site(_layernorm_backward_kernel, grid, (DYN,) * 8 + (M, N, weight.stride(0), rpp), cfg)
+    return _run_backward(row_grads.plan(key, cfg, grid[0], site, x2, N, 2), dy, x, x2, weight, bias, mean, rstd)
+
+
+def _run_backward(plan: row_grads.GradPlan, dy: torch.Tensor, x: torch.Tensor, x2: torch.Tensor, weight: torch.Tensor,
+                  bias: torch.Tensor, mean: torch.Tensor, rstd: torch.Tensor
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The plan's two launches: the kernel into ∂x and the partial rows, then the parameter sums (x2: x's rows)."""
+    N = x2.shape[1]
+    dy2 = row_grads.rows2d(dy.to(x.dtype), N)
+    dx = torch.empty_like(x2)
+    parts = plan.parts(2, N, x)
+    plan.kernel(dy2, x2, weight, mean, rstd, dx, parts[0], parts[1])
+    dw, db = torch.empty(N, dtype=weight.dtype, device=x.device), torch.empty(N, dtype=bias.dtype, device=x.device)
+    assert plan.sums is not None
+    plan.sums(parts[0], parts[1], dw, db)
+    return dx.reshape(x.shape), dw, db
 
 
 class LayerNormFunction(torch.autograd.Function):
@@ -381,7 +401,8 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
             "dwp_ptr": "*fp32", "dbp_ptr": "*fp32"}
     return (fwd + row_grads.grad_aot("layernorm", _layernorm_backward_kernel, ptrs, {"sw": 1}, target)
             + rows_split.split_aot("layernorm", target)
-            + rows_window.window_aot("layernorm", target) + row_grads_split.split_aot("layernorm", 2, target))
+            + rows_window.window_aot("layernorm", target) + row_grads_split.split_aot("layernorm", 2, target)
+            + row_grads.sums_aot("layernorm", target))
 
 
 KERNEL = KernelSpec("layernorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

@@ -11,7 +11,6 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import call_plans, policy, row_grads, row_grads_split, rows_split, rows_window
-from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets, trailing
@@ -198,29 +197,45 @@ def rmsnorm_backward_with_output(dy: torch.Tensor, x: torch.Tensor, weight: torc
 def _backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, rstd: torch.Tensor,
               config: dict[str, Any] | None, with_y: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     N = x.shape[-1]
+    key = row_grads.plan_key("rmsnorm with y" if with_y else "rmsnorm", config, dy, x, weight, rstd)
+    plan = row_grads.planned(key)
+    if plan is not None:  # this signature was checked and planned before
+        return _run_backward(plan, dy, x, row_grads.rows2d(x, N), weight, rstd, with_y)
     if dy.shape != x.shape:
         raise ValueError(f"rmsnorm backward: dy {tuple(dy.shape)} must have x's shape {tuple(x.shape)}")
-    x2, dy2 = row_grads.rows2d(x, N), row_grads.rows2d(dy.to(x.dtype), N)
+    x2 = row_grads.rows2d(x, N)
     M = x2.shape[0]
     if rstd.shape != (M,) or rstd.dtype != torch.float32:
         raise ValueError(f"rmsnorm backward: rstd must be fp32 of shape ({M},), got {rstd.dtype} {tuple(rstd.shape)}")
-    dx = torch.empty_like(x2)
-    y = torch.empty_like(x2) if with_y else None
     if M == 0 or N == 0:
-        if y is not None:
-            y.zero_()
-        return dx.reshape(x.shape), torch.zeros_like(weight), y
+        return torch.empty_like(x), torch.zeros_like(weight), torch.zeros_like(x2) if with_y else None
     cfg = row_grads.config(x2, N, config, M)
     split = row_grads.split_parts(x2, N, M, cfg) if not with_y and not config else 1
     if split > 1:  # few wide rows: each over `split` programs (row_grads_split.py)
+        dx = torch.empty_like(x2)
         part = torch.empty((M, N), dtype=torch.float32, device=x.device)
-        row_grads_split.split_backward(1, dy2, x2, weight, None, rstd, dx, part, None, split, cfg)
-        return dx.reshape(x.shape), part.sum(0).to(weight.dtype), None
+        row_grads_split.split_backward(1, row_grads.rows2d(dy.to(x.dtype), N), x2, weight, None, rstd, dx, part, None,
+                                       split, cfg)
+        return dx.reshape(x.shape), row_grads.param_sums((part,), (weight.dtype,))[0], None
     grid, rpp = row_grads.launch_shape(M, row_grads.programs(x2, M, cfg), cfg["ROWS"])
-    part = (torch.zeros if cfg["LOOPED"] else torch.empty)((grid[0], N), dtype=torch.float32, device=x.device)
-    launch(_rmsnorm_backward_kernel, grid, dy2, x2, weight, rstd, dx, part, y if y is not None else dx, M, N,
-           weight.stride(0), rpp, STORE_Y=with_y, **cfg)
-    return dx.reshape(x.shape), part.sum(0).to(weight.dtype), y
+    site = Site(_rmsnorm_backward_kernel, grid, (DYN,) * 7 + (M, N, weight.stride(0), rpp), {"STORE_Y": with_y, **cfg})
+    return _run_backward(row_grads.plan(key, cfg, grid[0], site, x2, N, 1), dy, x, x2, weight, rstd, with_y)
+
+
+def _run_backward(plan: row_grads.GradPlan, dy: torch.Tensor, x: torch.Tensor, x2: torch.Tensor, weight: torch.Tensor,
+                  rstd: torch.Tensor, with_y: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """The plan's two launches: the kernel into ∂x (and y) and the partial rows, then the weight's sums (x2: x's
+    rows)."""
+    N = x2.shape[1]
+    dy2 = row_grads.rows2d(dy.to(x.dtype), N)
+    dx = torch.empty_like(x2)
+    y = torch.empty_like(x2) if with_y else None
+    part = plan.parts(1, N, x)[0]
+    plan.kernel(dy2, x2, weight, rstd, dx, part, y if y is not None else dx)
+    dw = torch.empty(N, dtype=weight.dtype, device=x.device)
+    assert plan.sums is not None
+    plan.sums(part, part, dw, dw)
+    return dx.reshape(x.shape), dw, y
 
 
 class RMSNormFunction(torch.autograd.Function):

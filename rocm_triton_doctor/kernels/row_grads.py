@@ -20,9 +20,12 @@ import math
 from typing import Any
 
 import torch
+import triton
+import triton.language as tl
 
-from rocm_triton_doctor.kernels import argcheck, policy, rows
+from rocm_triton_doctor.kernels import argcheck, call_plans, policy, rows
 from rocm_triton_doctor.kernels.base import AotSpec, cdiv, target_of
+from rocm_triton_doctor.kernels.launch_site import DYN, Site
 
 
 # Narrow rows (ROWS > 1): programs enough for NARROW_WARPS_PER_UNIT warps an SM/CU, where one partial row per
@@ -131,4 +134,120 @@ def grad_aot(name: str, fn: Any, pointers: dict[str, str], unit: dict[str, Any],
         sig = {**{p: (f"*{dt}" if t == "x" else t) for p, t in pointers.items()}, "M": "i32", "N": "i32", "RPP": "i32"}
         const = {**unit, "BLOCK": cfg["BLOCK"], "LOOPED": n > cfg["BLOCK"], "ROWS": rows}
         specs.append(AotSpec(f"{name} backward {dt} N={n}{what}", fn, sig, const, cfg))
+    return specs
+
+
+# ---- the parameter gradients: (G, N) fp32 partial rows summed over G and cast, one launch for one or two buffers -----
+# torch's `part.sum(0).to(dtype)` is two launches a buffer (a sum, then a cast unless the parameter is fp32): LayerNorm's
+# 16-bit backward spent four launches after its kernel, most of the GPU time of a small one.
+
+@triton.jit
+def _param_sums_kernel(p0_ptr, p1_ptr, o0_ptr, o1_ptr, G, N, TWO: tl.constexpr, BLOCK_G: tl.constexpr,
+                       BLOCK_N: tl.constexpr):
+    """o0[c] = Σ_g p0[g, c] (and o1 from p1 when TWO) in fp32, stored in the outputs' dtype; p0 and p1 (G, N)
+    contiguous. A program owns BLOCK_N columns and walks all G rows: the sums never cross programs (deterministic)."""
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    cm = cols < N
+    g = tl.arange(0, BLOCK_G)
+    a0 = tl.zeros([BLOCK_G, BLOCK_N], dtype=tl.float32)
+    a1 = tl.zeros([BLOCK_G, BLOCK_N], dtype=tl.float32)
+    for g0 in range(0, G, BLOCK_G):
+        r = g0 + g
+        m = (r < G)[:, None] & cm[None, :]
+        offs = r.to(tl.int64)[:, None] * N + cols[None, :]
+        a0 += tl.load(p0_ptr + offs, mask=m, other=0.0)
+        if TWO:
+            a1 += tl.load(p1_ptr + offs, mask=m, other=0.0)
+    tl.store(o0_ptr + cols, tl.sum(a0, axis=0).to(o0_ptr.dtype.element_ty), mask=cm)
+    if TWO:
+        tl.store(o1_ptr + cols, tl.sum(a1, axis=0).to(o1_ptr.dtype.element_ty), mask=cm)
+
+
+SUM_TILE = 2048  # elements of one buffer a program holds at a time (BLOCK_G x BLOCK_N): 16 fp32 a thread at 4 warps
+
+
+def sum_config(N: int, G: int, units: int | None) -> dict[str, Any]:
+    """BLOCK_N columns a program: on a GPU of `units` SMs/CUs the power of two in [32, 256] that gives about a program
+    a unit (a column block's G rows are one program's serial walk); the interpreter (None): up to 256 columns."""
+    want = 256 if units is None else max(32, min(256, 1 << max(0, (cdiv(N, units) - 1).bit_length())))
+    bn = min(want, max(32, 1 << max(0, (N - 1).bit_length())))
+    bg = max(1, min(SUM_TILE // bn, 1 << max(0, (G - 1).bit_length())))
+    return {"BLOCK_G": bg, "BLOCK_N": bn, "num_warps": 4}
+
+
+def param_sums(parts: tuple[torch.Tensor, ...], dtypes: tuple[torch.dtype, ...]) -> tuple[torch.Tensor, ...]:
+    """Each (G, N) contiguous fp32 partial buffer of `parts` (one or two) summed over its G rows, as a (N,) tensor of
+    the matching dtype of `dtypes`: what `p.sum(0).to(dtype)` gives, in one launch."""
+    G, N = parts[0].shape
+    outs = tuple(torch.empty(N, dtype=d, device=parts[0].device) for d in dtypes)
+    if G == 0 or N == 0:
+        return tuple(o.zero_() for o in outs)
+    sums_site(parts[0], G, N, len(parts)).through_launch((parts[0], parts[-1], outs[0], outs[-1]))
+    return outs
+
+
+def sums_site(like: torch.Tensor, G: int, N: int, n_params: int) -> Site:
+    """The launch of _param_sums_kernel over (G, N) partial buffers on like's device; its call passes the two
+    partial buffers and the two outputs (the first of each twice for one parameter)."""
+    units = None if not like.is_cuda else _units(like.device.index if like.device.index is not None
+                                                 else torch.cuda.current_device())
+    cfg = sum_config(N, G, units)
+    return Site(_param_sums_kernel, (cdiv(N, cfg["BLOCK_N"]),), (DYN,) * 4 + (G, N), {"TWO": n_params == 2, **cfg})
+
+
+# ---- plans: a backward's second call with the same signature skips the checks and the policy (call_plans.py) -------
+# Session 31's host probe (H200, torch 2.11, Triton 3.6; benchmarks/backward_host_probe.py --set host): a training
+# step's backward of LayerNorm fp32 8x3466 cost 230 us of host time against eager autograd's 93. Only rows in one
+# block are planned: looped rows' plan depends on graph capture (split_parts), and their GPU time dwarfs the host's.
+
+PLANNED = True  # benchmarks/backward_host_probe.py switches it off for its A/B
+_PLANS = call_plans.table()
+
+
+class GradPlan:
+    """A row backward's launches: G partial rows a parameter, whether they start zeroed (looped rows add into them),
+    the kernel's Site and the parameter sums' Site (None without parameters)."""
+
+    __slots__ = ("G", "looped", "kernel", "sums")
+
+    def __init__(self, G: int, looped: bool, kernel: Site, sums: Site | None) -> None:
+        self.G, self.looped, self.kernel, self.sums = G, looped, kernel, sums
+
+    def parts(self, n_params: int, N: int, like: torch.Tensor) -> torch.Tensor:
+        """The (n_params, G, N) fp32 partial rows, one allocation."""
+        return (torch.zeros if self.looped else torch.empty)((n_params, self.G, N), dtype=torch.float32,
+                                                             device=like.device)
+
+
+def plan_key(name: str, config: dict[str, Any] | None, *tensors: Any) -> tuple[Any, ...] | None:
+    """The plan key of a backward call: its kernel's name (with its options) and the tensors' call_plans.signature;
+    None (the checked path, keeping nothing) with a caller's config or tensors call_plans does not plan."""
+    if not PLANNED or config is not None:
+        return None
+    sig = call_plans.signature(*tensors)
+    return None if sig is None else (name, *sig)
+
+
+def planned(key: tuple[Any, ...] | None) -> GradPlan | None:
+    return _PLANS.get(key) if key is not None else None
+
+
+def plan(key: tuple[Any, ...] | None, cfg: dict[str, Any], G: int, kernel: Site, x: torch.Tensor, N: int,
+         n_params: int) -> GradPlan:
+    """The call's GradPlan (G partial rows a parameter for n_params parameters), kept under `key` when there is one
+    and the rows fit one block."""
+    p = GradPlan(G, cfg["LOOPED"], kernel, sums_site(x, G, N, n_params) if n_params else None)
+    if key is not None and not cfg["LOOPED"]:
+        call_plans.keep(_PLANS, key, p)
+    return p
+
+
+def sums_aot(name: str, _target: policy.Target) -> list[AotSpec]:
+    """`name`'s compile-only configs of the parameter sums: LayerNorm's two fp32 buffers into bf16 at 32-column blocks
+    (N = 8192 on a 304-unit GPU) and RMSNorm's one into fp32 at 256 columns."""
+    specs = []
+    for two, dt, bn in ((True, "bf16", 32), (False, "fp32", 256)):
+        sig = {"p0_ptr": "*fp32", "p1_ptr": "*fp32", "o0_ptr": f"*{dt}", "o1_ptr": f"*{dt}", "G": "i32", "N": "i32"}
+        specs.append(AotSpec(f"{name} parameter sums {'two' if two else 'one'} {dt} BLOCK_N={bn}", _param_sums_kernel,
+                             sig, {"TWO": two, "BLOCK_G": SUM_TILE // bn, "BLOCK_N": bn}, {"num_warps": 4}))
     return specs

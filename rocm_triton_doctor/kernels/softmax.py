@@ -10,7 +10,6 @@ import triton
 import triton.language as tl
 
 from rocm_triton_doctor.kernels import call_plans, policy, row_grads, row_grads_split, rows_split, rows_window
-from rocm_triton_doctor.kernels.launch import launch
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import prepare, row_aot, row_offsets
@@ -169,22 +168,35 @@ def _softmax_backward_kernel(dy_ptr, y_ptr, dx_ptr, M, N, RPP, BLOCK: tl.constex
 
 def softmax_backward(dy: torch.Tensor, y: torch.Tensor, config: dict[str, Any] | None = None) -> torch.Tensor:
     """∂x (y's dtype and shape) from dy and the forward's output y (any layout: made contiguous)."""
+    N = y.shape[-1] if y.dim() else 1
+    key = row_grads.plan_key("softmax", config, dy, y)
+    plan = row_grads.planned(key)
+    if plan is not None:  # this signature was checked and planned before
+        return _run_backward(plan, dy, y, row_grads.rows2d(y, N))
     if dy.shape != y.shape:
         raise ValueError(f"softmax backward: dy {tuple(dy.shape)} must have y's shape {tuple(y.shape)}")
-    N = y.shape[-1] if y.dim() else 1
-    y2, dy2 = row_grads.rows2d(y, N), row_grads.rows2d(dy.to(y.dtype), N)
+    y2 = row_grads.rows2d(y, N)
     M = y2.shape[0]
+    if M == 0 or N == 0:
+        return torch.empty_like(y2).reshape(y.shape)
+    cfg = row_grads.config(y2, N, config, M)
+    split = row_grads.split_parts(y2, N, M, cfg) if not config else 1
+    if split > 1:  # few wide rows: each over `split` programs (row_grads_split.py)
+        dx = torch.empty_like(y2)
+        row_grads_split.split_backward(0, row_grads.rows2d(dy.to(y.dtype), N), y2, None, None, None, dx, None, None,
+                                       split, cfg)
+        return dx.reshape(y.shape)
+    rows = cfg["ROWS"]
+    grid, rpp = row_grads.launch_shape(M, -(-M // rows) if y.device.type == "cuda" else row_grads.programs(y2, M, cfg),
+                                       rows)
+    site = Site(_softmax_backward_kernel, grid, (DYN,) * 3 + (M, N, rpp), cfg)
+    return _run_backward(row_grads.plan(key, cfg, grid[0], site, y2, N, 0), dy, y, y2)
+
+
+def _run_backward(plan: row_grads.GradPlan, dy: torch.Tensor, y: torch.Tensor, y2: torch.Tensor) -> torch.Tensor:
+    """The plan's launch into ∂x (y2: y's rows)."""
     dx = torch.empty_like(y2)
-    if M and N:
-        cfg = row_grads.config(y2, N, config, M)
-        split = row_grads.split_parts(y2, N, M, cfg) if not config else 1
-        if split > 1:  # few wide rows: each over `split` programs (row_grads_split.py)
-            row_grads_split.split_backward(0, dy2, y2, None, None, None, dx, None, None, split, cfg)
-            return dx.reshape(y.shape)
-        rows = cfg["ROWS"]
-        grid, rpp = row_grads.launch_shape(M, -(-M // rows) if y.device.type == "cuda" else row_grads.programs(y2, M, cfg),
-                                           rows)
-        launch(_softmax_backward_kernel, grid, dy2, y2, dx, M, N, rpp, **cfg)
+    plan.kernel(row_grads.rows2d(dy.to(y.dtype), y2.shape[1]), y2, dx)
     return dx.reshape(y.shape)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from rocm_triton_doctor.kernels import attention, attention_backward
+from rocm_triton_doctor.kernels import attention, attention_backward, call_plans, policy
 from tests.kernels.grads import assert_grads
 
 # (B, H, H_kv, S_q, S_k, D, causal, dtype, model_layout): tiny, the interpreter runs every program in Python.
@@ -224,3 +224,19 @@ def test_wide_head_dims_take_64_by_64_tiles_on_nvidia() -> None:
     grads = attention_backward.attention_backward(do, q.detach(), k.detach(), v.detach(), o, lse, True, 160 ** -0.5,
                                                   config={**cfg, "num_stages": 1})
     assert_grads(lambda qd, kd, vd: attention.reference(qd, kd, vd, True), (q, k, v), do, grads)
+
+
+@pytest.mark.parametrize("split", [1, 3])
+def test_a_planned_backward_gives_the_checked_paths_gradients(split: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first call checks, plans and keeps its three launches (here with GQA parts or without); the second, with
+    # the policy made to fail, runs from the plan: other values, the same signature, the same right gradients.
+    monkeypatch.setattr(call_plans, "GPU_ONLY", False)  # plan CPU tensors too: the interpreter runs the plan's Sites
+    monkeypatch.setattr(policy, "attention_backward_kv_split", lambda *a: split)
+    attention_backward._PLANS.clear()
+    for seed in (4, 5):
+        q, k, v, do = _leaves(1, 5, 1, 19, 26, 16, torch.float32, True, seed=seed)
+        attention.autograd_op(q, k, v, True).backward(do)
+        assert_grads(lambda qd, kd, vd: attention.reference(qd, kd, vd, True), (q, k, v), do, (q.grad, k.grad, v.grad))
+        assert len(attention_backward._PLANS) == 1
+        monkeypatch.setattr(policy, "attention_backward_config", lambda *a: pytest.fail("planned: no policy"))
+    attention_backward._PLANS.clear()

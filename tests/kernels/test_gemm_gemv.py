@@ -40,7 +40,7 @@ class _Spy:
         return run
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(M=st.integers(1, 40), N=st.integers(1, 70), K=st.integers(0, 150), dtype=st.sampled_from(DTYPES),
        la=st.sampled_from(["c", "t", "chunk", "step"]), lb=st.sampled_from(["c", "t", "chunk", "step"]),
        epilogue=st.sampled_from(list(gemm.EPILOGUES)), fp32_bias=st.booleans(), tiles=st.sampled_from(GEMV_TILES),

@@ -234,3 +234,24 @@ def test_norms_over_several_trailing_dims() -> None:
         torch.testing.assert_close(xa.grad.double(), xr.grad, atol=1e-4, rtol=1e-4)
     with pytest.raises(ValueError, match=r"normalised dims \(5, 6\) of x .* do not merge into one row"):
         layernorm.layernorm(x.transpose(2, 3).contiguous().transpose(2, 3), w, b)
+
+
+@pytest.mark.parametrize("M,N,dtype,config", [(37, 5, torch.float32, None), (9, 3001, torch.bfloat16, None),
+                                              (5, 20000, torch.float32, None), (1, 20000, torch.float32, None),
+                                              (3, 30000, torch.float16, {"BLOCK": 4096, "SPLIT": 5}),
+                                              (4, 0, torch.float32, None), (0, 7, torch.float32, None)])
+def test_every_forward_path_writes_every_rows_statistics(M: int, N: int, dtype: torch.dtype, config: dict | None,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # The saved mean and rstd are allocated uninitialised: NaN-filled buffers show a row a path leaves unwritten
+    # (packed narrow rows, odd-width windows, looped rows, the few-wide-rows split, a caller's split; zero width).
+    monkeypatch.setattr(layernorm, "_stats", lambda m, x: (torch.full((m,), float("nan")), torch.full((m,), float("nan"))))
+    g = torch.Generator().manual_seed(M * 7 + N)
+    x = (torch.randn(M, N, generator=g) * 2 + 3).to(dtype)
+    w, b = torch.randn(N, generator=g).to(dtype), torch.randn(N, generator=g).to(dtype)
+    _, mean, rstd = layernorm._forward(x, w, b, 1e-5, None, config, stats=True)
+    xd = x.double()
+    want_mean = xd.mean(-1) if N else torch.zeros(M, dtype=torch.float64)
+    want_rstd = 1 / torch.sqrt(xd.var(-1, unbiased=False) + 1e-5) if N else torch.full((M,), 1e-5 ** -0.5).double()
+    assert mean.shape == (M,) and rstd.shape == (M,)
+    torch.testing.assert_close(mean.double(), want_mean, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(rstd.double(), want_rstd, rtol=1e-4, atol=1e-4)

@@ -3,10 +3,12 @@ the interpreter against fp64 autograd (the CPU tests otherwise run the interpret
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import torch
 
-from rocm_triton_doctor.kernels import layernorm, policy, rmsnorm, row_grads, row_grads_split, softmax
+from rocm_triton_doctor.kernels import call_plans, layernorm, policy, rmsnorm, row_grads, row_grads_split, softmax
 from tests.kernels.grads import assert_grads
 
 SM90 = policy.Target("cuda", "sm_90", 32)
@@ -99,3 +101,73 @@ def test_backward_rows_past_16384_lanes_loop_over_chunks_on_nvidia() -> None:
     assert row_grads._config(SM90, 12897, 2, 64)["BLOCK"] == 16384
     mi300 = policy.Target("hip", "gfx942", 64)
     assert row_grads._config(mi300, 29822, 2, 64)["BLOCK"] == policy.row_config(mi300, 29822, 2, 64)["BLOCK"]
+
+
+@pytest.mark.parametrize("G,N", [(1, 1), (1, 60), (5, 7), (33, 257), (300, 60), (4, 1000)])
+@pytest.mark.parametrize("dtypes", [(torch.float32,), (torch.bfloat16, torch.float16)])
+@pytest.mark.parametrize("units", [None, 132])
+def test_param_sums_equal_torchs_sum_and_cast(G: int, N: int, dtypes: tuple[torch.dtype, ...], units: int | None,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # One launch for one or two partial buffers, in the interpreter's plan and with an H200's 132 SMs (narrower
+    # column blocks); row blocks of G that do not divide it, columns past a block.
+    monkeypatch.setattr(row_grads, "sum_config", lambda n, g, _u, f=row_grads.sum_config: f(n, g, units))
+    gen = torch.Generator().manual_seed(G * 1000 + N)
+    parts = tuple(torch.randn((G, N), generator=gen) * 3 for _ in dtypes)
+    got = row_grads.param_sums(parts, dtypes)
+    for p, d, g in zip(parts, dtypes, got):
+        assert g.dtype == d and g.shape == (N,)
+        want = p.double().sum(0)
+        tol = torch.finfo(d).eps * 4 * want.abs().max().item() + 1e-5
+        torch.testing.assert_close(g.double(), want.to(d).double(), rtol=0, atol=tol)
+
+
+def test_param_sums_of_empty_buffers_are_zeros() -> None:
+    w, b = row_grads.param_sums((torch.empty((0, 5)), torch.empty((0, 5))), (torch.float16, torch.float32))
+    assert w.dtype == torch.float16 and b.dtype == torch.float32 and not w.any() and not b.any() and w.shape == (5,)
+    assert row_grads.param_sums((torch.empty((3, 0)),), (torch.float32,))[0].shape == (0,)
+
+
+def test_sum_config_fills_the_gpu_with_column_blocks() -> None:
+    assert row_grads.sum_config(4096, 264, 132)["BLOCK_N"] == 32  # 128 programs, not 16
+    assert row_grads.sum_config(152064, 264, 132)["BLOCK_N"] == 256
+    cfg = row_grads.sum_config(60, 3, 132)
+    assert cfg["BLOCK_N"] == 32 and cfg["BLOCK_G"] == 4  # no taller than G
+    assert row_grads.sum_config(60, 3, None)["BLOCK_N"] == 64  # the interpreter: no wider than the row
+
+
+@pytest.fixture
+def planned(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(call_plans, "GPU_ONLY", False)  # plan CPU tensors too: the interpreter runs the plan's Sites
+    call_plans.clear()
+    yield
+    call_plans.clear()
+
+
+@pytest.mark.parametrize("op", ["rmsnorm", "layernorm", "softmax"])
+@pytest.mark.parametrize("M,N,dtype,kept", [(300, 5, torch.float32, True), (70, 130, torch.float16, True),
+                                            (3, 20000, torch.float32, False)])
+def test_a_planned_backward_gives_the_checked_paths_gradients(op: str, M: int, N: int, dtype: torch.dtype, kept: bool,
+                                                              planned: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first call checks, plans and keeps its launches (rows in one block only: looped rows are not kept); the
+    # second, with the checked path's policy step made to fail, runs from the plan and must give the same gradients.
+    check_backward(op, M, N, dtype, 5)
+    assert len(row_grads._PLANS) == int(kept)
+    if kept:
+        monkeypatch.setattr(row_grads, "config", lambda *a: pytest.fail("the checked path ran for a planned call"))
+    check_backward(op, M, N, dtype, 6)  # other values, the same signature
+
+
+def test_plans_key_layout_and_options(planned: None) -> None:
+    gen = torch.Generator().manual_seed(2)
+    x, w = torch.randn(40, 24, generator=gen), torch.randn(24, generator=gen)
+    dy, r = torch.randn(40, 24, generator=gen), _rstd(x)
+    dx, dw, y = rmsnorm.rmsnorm_backward_with_output(dy, x, w, r)
+    dx2, dw2 = rmsnorm.rmsnorm_backward(dy, x, w, r)  # without y: its own plan
+    xt = x.t().contiguous().t()  # the same values in a column-major layout: another signature
+    dx3, dw3 = rmsnorm.rmsnorm_backward(dy, xt, w, r)
+    assert len(row_grads._PLANS) == 3
+    torch.testing.assert_close(y, (x * r[:, None] * w).to(y.dtype))
+    for a, b in ((dx, dx2), (dx, dx3), (dw, dw2), (dw, dw3)):
+        torch.testing.assert_close(a, b)
+    with pytest.raises(ValueError, match="rstd must be fp32"):
+        rmsnorm.rmsnorm_backward(dy, x, w, r.double())  # not planned: checked

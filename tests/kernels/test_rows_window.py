@@ -105,7 +105,7 @@ def test_looped_softmax_windows_match_fp64(spy: list[str], M: int, N: int, pad_g
     assert spy == ["window"]
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(M=st.integers(1, 5), N=st.integers(1, 600), pad_groups=st.integers(0, 2), dtype=st.sampled_from(DTYPES),
        block=st.sampled_from([16, 32, 128]), table=st.booleans(), offset=st.sampled_from([0.0, 1000.0]),
        seed=st.integers(0, 2**16))
