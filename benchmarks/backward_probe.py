@@ -38,10 +38,14 @@ WIDE_ROWS = ["rmsnorm fp32 3x164034", "rmsnorm fp32 1x135196", "softmax bf16 2x1
 # Wide rows in one block (up to 64 KiB): the norm backwards' register-held parameter sums, against looped chunks
 NORM_WIDE = [("layernorm", "bf16", 3596, 29822), ("layernorm", "bf16", 1061, 12897), ("layernorm", "fp16", 2000, 20000),
              ("layernorm", "bf16", 4096, 16384), ("layernorm", "fp32", 2000, 12000), ("layernorm", "bf16", 8192, 8192),
-             ("rmsnorm", "bf16", 3596, 29822), ("rmsnorm", "fp32", 2000, 12000), ("layernorm", "bf16", 300, 30000)]
-NORM_VARIANTS: dict[str, dict[str, Any] | None] = {
-    "policy": None, "8192 w16": {"BLOCK": 8192, "num_warps": 16}, "8192 w8": {"BLOCK": 8192, "num_warps": 8},
-    "4096 w8": {"BLOCK": 4096, "num_warps": 8}, "4096 w4": {"BLOCK": 4096, "num_warps": 4}}
+             ("rmsnorm", "bf16", 3596, 29822), ("rmsnorm", "fp32", 2000, 12000), ("layernorm", "bf16", 300, 30000),
+             # session 31: hunt 4's worst LayerNorm rows, and more wide rows for the column tiles
+             ("layernorm", "fp16", 5296, 22213), ("layernorm", "fp16", 65, 49044), ("layernorm", "fp32", 1000, 40000),
+             ("rmsnorm", "bf16", 4096, 32768), ("layernorm", "bf16", 256, 131072), ("rmsnorm", "fp32", 64, 65536),
+             ("layernorm", "bf16", 2048, 4096), ("layernorm", "fp16", 417, 2948), ("layernorm", "bf16", 16384, 2560),
+             ("rmsnorm", "bf16", 8192, 4096), ("layernorm", "fp32", 4096, 6000)]
+NORM_VARIANTS: dict[str, dict[str, Any] | None] = {"policy": None, "8192 w16": {"BLOCK": 8192, "num_warps": 16},
+                                                   "4096 w8": {"BLOCK": 4096, "num_warps": 8}}
 # (dtype, B, H, H_kv, S_q, S_k, D, causal, model layout)
 GQA = [("bf16", 1, 16, 1, 2238, 2238, 32, False, False), ("bf16", 2, 24, 1, 79, 1507, 64, True, True),
        ("bf16", 1, 8, 2, 3446, 3446, 64, False, False), ("bf16", 2, 24, 1, 3226, 3226, 32, False, False),
@@ -147,9 +151,16 @@ def norm_row(op: str, dt: torch.dtype, M: int, N: int, g: torch.Generator) -> di
         fwd = lambda: rmsnorm.eager(leaves[0], leaves[1])  # noqa: E731
     eager = float(do_bench_cudagraph(lambda: torch.autograd.grad(fwd(), leaves, dy), rep=20)
                   - do_bench_cudagraph(lambda: fwd(), rep=20))
-    base = run(None)
+    inner = run
+
+    def run(cfg: Any) -> Any:  # noqa: F811 - a _Cols variant: the policy's path under its tiles
+        if isinstance(cfg, _Cols):
+            _cols_tiles(cfg.t)
+            return inner(None)
+        return inner(cfg)
+    base = run({"BLOCK": 8192, "num_warps": 16} if N > 16384 else None)  # the kernel before session 31's tiles
     row: dict[str, Any] = {"op": op, "dtype": str(dt), "M": M, "N": N, "eager_ms": eager, "ms": {}, "wrong": []}
-    for name, cfg in NORM_VARIANTS.items():
+    for name, cfg in {**NORM_VARIANTS, **_cols_variants()}.items():
         try:
             got = run(cfg)
             errs = [float((a.float() - c.float()).abs().max() / c.float().abs().max()) for a, c in zip(got, base)]
@@ -159,7 +170,34 @@ def norm_row(op: str, dt: torch.dtype, M: int, N: int, g: torch.Generator) -> di
             row["ms"][name] = float(do_bench_cudagraph(lambda cfg=cfg: run(cfg), rep=20))
         except Exception as exc:  # noqa: BLE001
             row["wrong"].append(f"{name}: {type(exc).__name__}: {str(exc)[:100]}")
+        finally:
+            _cols_tiles(COLS_DEFAULT)
     return row
+
+
+COLS_DEFAULT = (1024, 8, 4, None)
+
+
+def _cols_tiles(t: tuple[int, int, int, int | None]) -> None:
+    """row_grads_cols' BLOCK_N, warps, programs a unit, and the width from which rows in one block take them."""
+    from rocm_triton_doctor.kernels import call_plans, row_grads_cols
+    call_plans.clear()  # a backward planned under other tiles would keep them (rows in one block are planned)
+    (row_grads_cols.COLS_BLOCK, row_grads_cols.COLS_WARPS, row_grads_cols.COLS_PROGRAMS_PER_UNIT,
+     row_grads_cols.COLS_MIN_N) = t
+
+
+class _Cols(dict):  # type: ignore[type-arg]
+    """A variant that runs the policy's path (config None) with row_grads_cols' tiles (BLOCK_N, warps, programs a
+    unit) set while it runs: run(cfg) is called with this (empty) dict first, then with None."""
+
+    def __init__(self, t: tuple[int, int, int, int | None]) -> None:
+        super().__init__()
+        self.t = t
+
+
+def _cols_variants() -> dict[str, Any]:
+    return {f"cols {b} w{w} p{p}" + (f" from {n}" if n else ""): _Cols((b, w, p, n)) for b, w, p, n in
+            ((1024, 8, 4, None), (1024, 4, 4, None), (1024, 8, 4, 2048), (1024, 4, 4, 2048), (512, 4, 8, 2048))}
 
 
 def policy_cfg(spec: tuple[Any, ...]) -> dict[str, Any]:

@@ -10,7 +10,8 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import call_plans, policy, row_grads, row_grads_split, rows_split, rows_window
+from rocm_triton_doctor.kernels import (call_plans, policy, row_grads, row_grads_cols, row_grads_split, rows_split,
+                                        rows_window)
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets, trailing
@@ -249,6 +250,13 @@ def layernorm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, 
                                        bpart, split, cfg)
         dw, db = row_grads.param_sums((wpart, bpart), (weight.dtype, bias.dtype))
         return dx.reshape(x.shape), dw, db
+    # wide rows: the row sums, then column tiles (row_grads_cols.py)
+    if row_grads_cols.takes(cfg, M, N, 2, row_grads.target_of(x2).backend) and not config:
+        dx = torch.empty_like(x2)
+        parts = row_grads_cols.cols_backward(2, row_grads.rows2d(dy.to(x.dtype), N), x2, weight, mean, rstd, dx, cfg,
+                                             row_grads.units_of(x2))
+        dw, db = row_grads.param_sums((parts[0], parts[1]), (weight.dtype, bias.dtype))
+        return dx.reshape(x.shape), dw, db
     grid, rpp = row_grads.launch_shape(M, row_grads.programs(x2, M, cfg), cfg["ROWS"])
     site = Site(_layernorm_backward_kernel, grid, (DYN,) * 8 + (M, N, weight.stride(0), rpp), cfg)
     return _run_backward(row_grads.plan(key, cfg, grid[0], site, x2, N, 2), dy, x, x2, weight, bias, mean, rstd)
@@ -402,7 +410,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     return (fwd + row_grads.grad_aot("layernorm", _layernorm_backward_kernel, ptrs, {"sw": 1}, target)
             + rows_split.split_aot("layernorm", target)
             + rows_window.window_aot("layernorm", target) + row_grads_split.split_aot("layernorm", 2, target)
-            + row_grads.sums_aot("layernorm", target))
+            + row_grads.sums_aot("layernorm", target) + row_grads_cols.cols_aot("layernorm", 2, target))
 
 
 KERNEL = KernelSpec("layernorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile"))

@@ -10,7 +10,8 @@ import torch
 import triton
 import triton.language as tl
 
-from rocm_triton_doctor.kernels import call_plans, policy, row_grads, row_grads_split, rows_split, rows_window
+from rocm_triton_doctor.kernels import (call_plans, policy, row_grads, row_grads_cols, row_grads_split, rows_split,
+                                        rows_window)
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels.base import AotSpec, Case, Inputs, KernelSpec, check_eps, randn, first_order_only, refuse_forward_ad
 from rocm_triton_doctor.kernels.rows import param_or, prepare, row_aot, row_offsets, trailing
@@ -217,6 +218,12 @@ def _backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, rstd: tor
         row_grads_split.split_backward(1, row_grads.rows2d(dy.to(x.dtype), N), x2, weight, None, rstd, dx, part, None,
                                        split, cfg)
         return dx.reshape(x.shape), row_grads.param_sums((part,), (weight.dtype,))[0], None
+    # wide rows: the row sums, then column tiles (row_grads_cols.py)
+    if row_grads_cols.takes(cfg, M, N, 1, row_grads.target_of(x2).backend) and not with_y and not config:
+        dx = torch.empty_like(x2)
+        parts = row_grads_cols.cols_backward(1, row_grads.rows2d(dy.to(x.dtype), N), x2, weight, None, rstd, dx, cfg,
+                                             row_grads.units_of(x2))
+        return dx.reshape(x.shape), row_grads.param_sums((parts[0],), (weight.dtype,))[0], None
     grid, rpp = row_grads.launch_shape(M, row_grads.programs(x2, M, cfg), cfg["ROWS"])
     site = Site(_rmsnorm_backward_kernel, grid, (DYN,) * 7 + (M, N, weight.stride(0), rpp), {"STORE_Y": with_y, **cfg})
     return _run_backward(row_grads.plan(key, cfg, grid[0], site, x2, N, 1), dy, x, x2, weight, rstd, with_y)
@@ -375,7 +382,8 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
             + row_grads.grad_aot("rmsnorm (writing y for norm_linear)", _rmsnorm_backward_kernel, ptrs,
                                  {"sw": 1, "STORE_Y": True}, target)
             + rows_split.split_aot("rmsnorm", target)
-            + rows_window.window_aot("rmsnorm", target) + row_grads_split.split_aot("rmsnorm", 1, target))
+            + rows_window.window_aot("rmsnorm", target) + row_grads_split.split_aot("rmsnorm", 1, target)
+            + row_grads_cols.cols_aot("rmsnorm", 1, target))
 
 
 KERNEL = KernelSpec("rmsnorm", "memory", cases, aot_specs, perf_targets=("mem-copy", "mem-compile", "mem-eager"))

@@ -55,6 +55,13 @@ def gpu_programs(M: int, cfg: dict[str, Any], elem_size: int, units: int) -> int
     return max(1, min(-(-M // rows), g))
 
 
+def units_of(x: torch.Tensor) -> int:
+    """SMs/CUs of x's GPU; 1 for the interpreter (its plans then take few programs)."""
+    if not x.is_cuda:
+        return 1
+    return _units(x.device.index if x.device.index is not None else torch.cuda.current_device())
+
+
 @functools.lru_cache(maxsize=64)
 def _units(index: int) -> int:
     """Compute units of GPU `index` (get_device_properties costs a few us a call: kept per device)."""
