@@ -10,7 +10,7 @@ os.environ["TRITON_INTERPRET"] = "1"  # before any @triton.jit function is creat
 
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import assume, HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rocm_triton_doctor.kernels import gemm, policy, policy_gemv
@@ -41,12 +41,14 @@ class _Spy:
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(M=st.integers(1, 40), N=st.integers(1, 70), K=st.integers(0, 150), dtype=st.sampled_from(DTYPES),
+@given(M=st.integers(1, 20), N=st.integers(1, 70), K=st.integers(0, 150), dtype=st.sampled_from(DTYPES),
        la=st.sampled_from(["c", "t", "chunk", "step"]), lb=st.sampled_from(["c", "t", "chunk", "step"]),
        epilogue=st.sampled_from(list(gemm.EPILOGUES)), fp32_bias=st.booleans(), tiles=st.sampled_from(GEMV_TILES),
        special=st.sampled_from([None, "nan", "inf", "-inf"]), fp32_out=st.booleans(), seed=st.integers(0, 2**31 - 1))
 def test_gemv_matches_fp64(M: int, N: int, K: int, dtype: torch.dtype, la: str, lb: str, epilogue: str,
                            fp32_bias: bool, tiles: dict | None, special: str | None, fp32_out: bool, seed: int) -> None:
+    if tiles:  # CI time: at most 48 programs (the interpreter runs each in Python; 1,600 took 4 s an example)
+        assume(-(-M // tiles["BLOCK_M"]) * -(-N // tiles["BLOCK_N"]) * tiles["SPLIT_K"] <= 48)
     g = torch.Generator().manual_seed(seed)
     a = operand(M, K, la, dtype, g)
     b = operand(K, N, lb, dtype, g, scale=max(K, 1) ** -0.5)

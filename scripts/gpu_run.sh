@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 31's device calls: bash scripts/gpu_s31.sh STEP [args...] (run from the repository root, .whl carried).
+# The device calls of a session: bash scripts/gpu_run.sh STEP [args...] (run from the repository root, .whl carried).
 set -u
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
