@@ -44,6 +44,10 @@ NORM_WIDE = [("layernorm", "bf16", 3596, 29822), ("layernorm", "bf16", 1061, 128
              ("rmsnorm", "bf16", 4096, 32768), ("layernorm", "bf16", 256, 131072), ("rmsnorm", "fp32", 64, 65536),
              ("layernorm", "bf16", 2048, 4096), ("layernorm", "fp16", 417, 2948), ("layernorm", "bf16", 16384, 2560),
              ("rmsnorm", "bf16", 8192, 4096), ("layernorm", "fp32", 4096, 6000)]
+# session 31: 16-bit RMSNorm rows in one block (hunt 5's fp16 3067x13823 at 0.71x Liger's backward) and narrower
+NORM_ONE_BLOCK = [("rmsnorm", "fp16", 3067, 13823), ("rmsnorm", "bf16", 4096, 16384), ("rmsnorm", "bf16", 2048, 12288),
+                  ("rmsnorm", "fp16", 8192, 10240), ("rmsnorm", "bf16", 2048, 8192), ("rmsnorm", "bf16", 4096, 5120),
+                  ("rmsnorm", "fp32", 2048, 8192), ("layernorm", "bf16", 4096, 5120), ("layernorm", "fp16", 3067, 13823)]
 NORM_VARIANTS: dict[str, dict[str, Any] | None] = {"policy": None, "8192 w16": {"BLOCK": 8192, "num_warps": 16},
                                                    "4096 w8": {"BLOCK": 4096, "num_warps": 8}}
 # (dtype, B, H, H_kv, S_q, S_k, D, causal, model layout)
@@ -151,6 +155,14 @@ def norm_row(op: str, dt: torch.dtype, M: int, N: int, g: torch.Generator) -> di
         fwd = lambda: rmsnorm.eager(leaves[0], leaves[1])  # noqa: E731
     eager = float(do_bench_cudagraph(lambda: torch.autograd.grad(fwd(), leaves, dy), rep=20)
                   - do_bench_cudagraph(lambda: fwd(), rep=20))
+    liger = None
+    lf = bh._liger("LigerRMSNormFunction" if op == "rmsnorm" else "LigerLayerNormFunction")
+    if lf is not None:  # its backward writes into dy: its own copy
+        lleaves, ldy = [t.detach().clone().requires_grad_() for t in leaves], dy.clone()
+        args = (1e-6,) if op == "rmsnorm" else (1e-5,)
+        lfwd = lambda: lf.apply(*lleaves, *args)  # noqa: E731
+        liger = float(do_bench_cudagraph(lambda: torch.autograd.grad(lfwd(), lleaves, ldy), rep=20)
+                      - do_bench_cudagraph(lambda: lfwd(), rep=20))
     inner = run
 
     def run(cfg: Any) -> Any:  # noqa: F811 - a _Cols variant: the policy's path under its tiles
@@ -159,7 +171,8 @@ def norm_row(op: str, dt: torch.dtype, M: int, N: int, g: torch.Generator) -> di
             return inner(None)
         return inner(cfg)
     base = run({"BLOCK": 8192, "num_warps": 16} if N > 16384 else None)  # the kernel before session 31's tiles
-    row: dict[str, Any] = {"op": op, "dtype": str(dt), "M": M, "N": N, "eager_ms": eager, "ms": {}, "wrong": []}
+    row: dict[str, Any] = {"op": op, "dtype": str(dt), "M": M, "N": N, "eager_ms": eager, "liger_ms": liger, "ms": {},
+                           "wrong": []}
     for name, cfg in {**NORM_VARIANTS, **_cols_variants()}.items():
         try:
             got = run(cfg)
@@ -175,15 +188,16 @@ def norm_row(op: str, dt: torch.dtype, M: int, N: int, g: torch.Generator) -> di
     return row
 
 
-COLS_DEFAULT = (1024, 8, 4, None)
+COLS_DEFAULT: tuple[int, int, int, int | None] = (1024, 8, 4, None)
 
 
 def _cols_tiles(t: tuple[int, int, int, int | None]) -> None:
-    """row_grads_cols' BLOCK_N, warps, programs a unit, and the width from which rows in one block take them."""
+    """row_grads_cols' BLOCK_N, warps, programs a unit, and the width from which both norms' rows in one block take
+    them (None: the module's own rule)."""
     from rocm_triton_doctor.kernels import call_plans, row_grads_cols
     call_plans.clear()  # a backward planned under other tiles would keep them (rows in one block are planned)
-    (row_grads_cols.COLS_BLOCK, row_grads_cols.COLS_WARPS, row_grads_cols.COLS_PROGRAMS_PER_UNIT,
-     row_grads_cols.COLS_MIN_N) = t
+    row_grads_cols.COLS_BLOCK, row_grads_cols.COLS_WARPS, row_grads_cols.COLS_PROGRAMS_PER_UNIT = t[:3]
+    row_grads_cols.BLOCK_MIN_N = {2: 8193} if t[3] is None else {1: t[3], 2: t[3]}
 
 
 class _Cols(dict):  # type: ignore[type-arg]
@@ -197,7 +211,7 @@ class _Cols(dict):  # type: ignore[type-arg]
 
 def _cols_variants() -> dict[str, Any]:
     return {f"cols {b} w{w} p{p}" + (f" from {n}" if n else ""): _Cols((b, w, p, n)) for b, w, p, n in
-            ((1024, 8, 4, None), (1024, 4, 4, None), (1024, 8, 4, 2048), (1024, 4, 4, 2048), (512, 4, 8, 2048))}
+            ((1024, 8, 4, None), (1024, 4, 4, None), (1024, 8, 4, 4097), (1024, 4, 4, 4097))}
 
 
 def policy_cfg(spec: tuple[Any, ...]) -> dict[str, Any]:
@@ -215,19 +229,21 @@ def save(path: str | None, which: str, rows: list[dict[str, Any]]) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--set", required=True, choices=("rows", "wide-rows", "norm-wide", "gqa", "wide-d", "mid-d"))
+    ap.add_argument("--set", required=True, choices=("rows", "wide-rows", "norm-wide", "norm-one-block", "gqa", "wide-d",
+                                                       "mid-d"))
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     g = torch.Generator(device="cuda").manual_seed(30)
     out: list[dict[str, Any]] = []
     lines = []
-    if args.set == "norm-wide":
-        for op, dts, M, N in NORM_WIDE:
+    if args.set in ("norm-wide", "norm-one-block"):
+        for op, dts, M, N in NORM_WIDE if args.set == "norm-wide" else NORM_ONE_BLOCK:
             row = norm_row(op, bh.DT[dts], M, N, g)
             out.append(row)
             save(args.json, args.set, out)
-            lines.append(f"{op} {dts} {M}x{N}: eager bwd {row['eager_ms']:.4f} ms; x eager " + ", ".join(
+            lines.append(f"{op} {dts} {M}x{N}: eager bwd {row['eager_ms']:.4f} ms, Liger x eager "
+                         f"{row['eager_ms'] / (row['liger_ms'] or float('nan')):.2f}; x eager " + ", ".join(
                 f"{k} {row['eager_ms'] / v:.2f}" for k, v in row["ms"].items()) + (f" WRONG {row['wrong']}"
                                                                                   if row["wrong"] else ""))
             print(lines[-1], flush=True)

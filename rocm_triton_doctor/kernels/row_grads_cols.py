@@ -83,18 +83,21 @@ COLS_MIN_ROWS = 16
 # (benchmarks/backward_probe.py --set norm-wide, docs/measurements/2026-11-29-h200-s31-probe-norm-wide3.json): bf16
 # 1061x12897 0.41 -> 1.28, 4096x16384 1.05 -> 1.30, fp32 2000x12000 0.98 -> 1.23; at 8192 and below the block stayed
 # ahead (bf16 8192x8192 1.66 against 1.41, fp32 4096x6000 1.67 against 1.28, bf16 16384x2560 1.39 against 1.07), as
-# did RMSNorm's (fp32 2000x12000 6.47 against 5.32; bf16 8192x4096 14.2 against 9.9): RMSNorm's looped rows only.
+# did RMSNorm's (fp32 2000x12000 6.47 against 5.32; bf16 8192x4096 14.2 against 9.9; 16-bit rows of 10240-16384,
+# …-s31-probe-norm-one-block.json: bf16 4096x16384 13.66 against 9.92): RMSNorm's looped rows only.
 # Fewer rows were not timed (the block's plan keeps their host time lower: two planned launches, not three).
-LAYERNORM_BLOCK_MIN_N = 8193
-LAYERNORM_BLOCK_MIN_ROWS = 1024
+BLOCK_MIN_N = {2: 8193}  # OP -> the width from which its rows in one block take the tiles (NVIDIA)
+BLOCK_MIN_ROWS = 1024
 
 
 def takes(cfg: dict[str, Any], M: int, N: int, op: int, backend: str) -> bool:
     """Whether the norm backward (OP 1 RMSNorm, 2 LayerNorm) of (M, N) rows under the row backward's cfg takes the
-    column tiles: looped rows, and on NVIDIA LayerNorm's rows in one block from LAYERNORM_BLOCK_MIN_N wide and
-    LAYERNORM_BLOCK_MIN_ROWS rows."""
-    return bool(cfg["LOOPED"]) or (op == 2 and backend == "cuda" and N >= LAYERNORM_BLOCK_MIN_N
-                                   and M >= LAYERNORM_BLOCK_MIN_ROWS)
+    column tiles: looped rows, and on NVIDIA rows in one block from BLOCK_MIN_N[op] wide (LayerNorm's) and
+    BLOCK_MIN_ROWS rows."""
+    if cfg["LOOPED"]:
+        return True
+    min_n = BLOCK_MIN_N.get(op)
+    return backend == "cuda" and min_n is not None and min_n <= N and M >= BLOCK_MIN_ROWS
 
 
 def cols_config(N: int, M: int, units: int) -> dict[str, Any]:

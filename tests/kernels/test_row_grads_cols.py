@@ -79,7 +79,7 @@ def test_layernorm_rows_in_one_block_take_the_tiles_from_8193_wide_on_nvidia_onl
 def test_an_h200s_layernorm_plan_for_wide_rows_in_one_block(taken: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(row_grads, "target_of", lambda x: policy.Target("cuda", "sm_90", 32))
     monkeypatch.setattr(row_grads, "units_of", lambda x: 132)
-    monkeypatch.setattr(row_grads_cols, "LAYERNORM_BLOCK_MIN_ROWS", 8)  # the rule at an interpreter's size
+    monkeypatch.setattr(row_grads_cols, "BLOCK_MIN_ROWS", 8)  # the rule at an interpreter's size
     g = torch.Generator().manual_seed(9)
     x = torch.randn(9, 9000, generator=g).requires_grad_()
     w, b = (torch.randn(9000, generator=g).requires_grad_() for _ in range(2))
