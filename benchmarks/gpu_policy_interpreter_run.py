@@ -51,6 +51,7 @@ def pretend_sm90() -> None:
     attention_backward.device_cus = lambda dev: 132  # type: ignore[assignment]  # its GQA split of dK/dV
     # the row backwards' programs (narrow rows ROWS at a time over an H200's SMs)
     row_grads.programs = lambda x, M, cfg: row_grads.gpu_programs(M, cfg, x.element_size(), 132)  # type: ignore
+    row_grads.units_of = lambda x: 132  # type: ignore[assignment]  # the parameter sums' and column tiles' grids
     attention.clear_plans()
     gemm._cus = lambda dev: 132  # type: ignore[assignment]
     gemm.upcast_dots = lambda target, dtype: True  # type: ignore[assignment]
@@ -172,7 +173,8 @@ def backward_case(r: random.Random, g: torch.Generator) -> Case:
     else:
         # narrow rows by the thousand too (sm_90 takes them ROWS at a time over many programs, session 30)
         M = r.choice((r.randint(1, 40), r.randint(41, 3000)))
-        N = r.choice((r.randint(1, 300), r.randint(301, 9000))) if M <= 40 else r.randint(1, 256)
+        # and rows past sm_90's one block (session 31: the norms' row sums, then column tiles)
+        N = r.choice((r.randint(1, 300), r.randint(301, 9000), r.randint(9001, 40000))) if M <= 40 else r.randint(1, 256)
         shapes = ((M, N), (N,), (N,))
         desc = f"{op} {dt} {M}x{N}"
 

@@ -376,7 +376,7 @@ def test_odd_strided_output_matches_fp64() -> None:
             assert_matches(out.to(torch.float16), gemm.reference(a, b, None, "none").half(), torch.float16)
 
 
-@pytest.mark.parametrize("M", [1, 3, 8, 16])
+@pytest.mark.parametrize("M", [1, 3, 16])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
 def test_decode_sizes_split_k_match_fp64(M: int, dtype: torch.dtype) -> None:
     g = torch.Generator().manual_seed(M)

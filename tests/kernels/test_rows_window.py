@@ -236,7 +236,7 @@ def planned(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(call_plans, "GPU_ONLY", False)
     h200 = policy.target_from_name("sm_90")
     monkeypatch.setattr(policy, "window_config",
-                        lambda t, n, e, m, p=1: policy_rows._window_config(h200, n, e, m >= 300, p))
+                        lambda t, n, e, m, p=1: policy_rows._window_config(h200, n, e, m >= 30, p))
     call_plans.clear()
     yield
     call_plans.clear()
@@ -246,7 +246,7 @@ def test_planned_calls_choose_per_call(spy: list[str], planned: None) -> None:
     """The policy's window form kept as a plan: later calls with the same signature skip the checks, build their
     tables, and take the plain kernel for an x off a 16-byte boundary (same shape and strides)."""
     g = torch.Generator().manual_seed(6)
-    M, N = 300, 515  # from 300 rows here (as from WINDOW_TABLE_MIN_BYTES on a GPU): the parameters' tables
+    M, N = 30, 515  # from 30 rows here (as from WINDOW_TABLE_MIN_BYTES on a GPU): the parameters' tables
     buf = torch.randn(M * N + 8, generator=g).half()
     w, b = torch.randn(N, generator=g).half(), torch.randn(N, generator=g).half()
     for x in (buf[:M * N].view(M, N), buf[8:].view(M, N), buf[1:M * N + 1].view(M, N)):
