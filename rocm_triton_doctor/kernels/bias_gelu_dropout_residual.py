@@ -124,7 +124,7 @@ _PLANS = call_plans.table()
 # ---- backward -----------------------------------------------------------------------------------------------------
 # out = r + drop(gelu(u)), u = x + b: ∂r = dy, ∂x = drop(dy·gelu'(u)) (the same Philox mask, recomputed from the seed,
 # never stored: a function of (seed, row, col) only), ∂b = Σ_rows ∂x — per row-block fp32 partial sums (a
-# (cdiv(M, BLOCK_M), N) buffer) reduced by torch: deterministic, no atomics. Where the forward runs flat
+# (cdiv(M, BLOCK_M), N) buffer) summed by row_grads.param_sums: deterministic, no atomics. Where the forward runs flat
 # (policy.bias_flat) ∂x is flat too and ∂b its column sums by torch. At N % 8 != 0 with dropout that is the only form
 # (the mask's octets cross rows); row tiles drawing it (two Philox an octet) had run at 10-26 % of copy bandwidth,
 # 0.3-0.96x eager autograd's backward, the flat form at 20-63 %, 1.1-2.8x (H200, docs/measurements/2026-11-29-h200-

@@ -139,7 +139,7 @@ _PLANS = call_plans.table()
 
 # ---- backward -----------------------------------------------------------------------------------------------------
 # x̂ = (x - mean)·r, y = x̂·w + b: ∂x = r·(w·dy - mean(w·dy) - x̂·mean(w·dy·x̂)), ∂w = Σ_rows dy·x̂, ∂b = Σ_rows dy
-# (row_grads.py: fp32 partial sums per program, reduced by torch — no atomics). mean and r saved by the forward.
+# (row_grads.py: fp32 partial sums per program, summed by row_grads.param_sums — no atomics). mean and r saved by the forward.
 
 @triton.jit
 def _layernorm_backward_kernel(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dwp_ptr, dbp_ptr, M, N, sw, RPP,
@@ -267,14 +267,14 @@ def _run_backward(plan: row_grads.GradPlan, dy: torch.Tensor, x: torch.Tensor, x
                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The plan's two launches: the kernel into ∂x and the partial rows, then the parameter sums (x2: x's rows)."""
     N = x2.shape[1]
-    dy2 = row_grads.rows2d(dy.to(x.dtype), N)
+    dy2 = row_grads.rows2d(dy if dy.dtype is x.dtype else dy.to(x.dtype), N)
     dx = torch.empty_like(x2)
-    parts = plan.parts(2, N, x)
-    plan.kernel(dy2, x2, weight, mean, rstd, dx, parts[0], parts[1])
+    wpart, bpart = plan.parts(2, N, x)
+    plan.kernel(dy2, x2, weight, mean, rstd, dx, wpart, bpart)
     dw, db = torch.empty(N, dtype=weight.dtype, device=x.device), torch.empty(N, dtype=bias.dtype, device=x.device)
     assert plan.sums is not None
-    plan.sums(parts[0], parts[1], dw, db)
-    return dx.reshape(x.shape), dw, db
+    plan.sums(wpart, bpart, dw, db)
+    return dx if x.dim() == 2 else dx.reshape(x.shape), dw, db
 
 
 class LayerNormFunction(torch.autograd.Function):

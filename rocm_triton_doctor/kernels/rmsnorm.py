@@ -102,7 +102,7 @@ _PLANS = call_plans.table()
 
 # ---- backward -----------------------------------------------------------------------------------------------------
 # y = x·r·w with r = rsqrt(mean(x²) + eps): ∂x = r·(w·dy) - x·r³·Σ(w·dy·x)/N, ∂w = Σ_rows dy·x·r (row_grads.py: fp32
-# partial sums per program, reduced by torch — no atomics). r comes saved from the forward (STATS).
+# partial sums per program, summed by row_grads.param_sums — no atomics). r comes saved from the forward (STATS).
 
 @triton.jit
 def _rmsnorm_backward_kernel(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dwp_ptr, y_ptr, M, N, sw, RPP, BLOCK: tl.constexpr,
@@ -234,15 +234,15 @@ def _run_backward(plan: row_grads.GradPlan, dy: torch.Tensor, x: torch.Tensor, x
     """The plan's two launches: the kernel into ∂x (and y) and the partial rows, then the weight's sums (x2: x's
     rows)."""
     N = x2.shape[1]
-    dy2 = row_grads.rows2d(dy.to(x.dtype), N)
+    dy2 = row_grads.rows2d(dy if dy.dtype is x.dtype else dy.to(x.dtype), N)
     dx = torch.empty_like(x2)
     y = torch.empty_like(x2) if with_y else None
-    part = plan.parts(1, N, x)[0]
+    (part,) = plan.parts(1, N, x)
     plan.kernel(dy2, x2, weight, rstd, dx, part, y if y is not None else dx)
     dw = torch.empty(N, dtype=weight.dtype, device=x.device)
     assert plan.sums is not None
     plan.sums(part, part, dw, dw)
-    return dx.reshape(x.shape), dw, y
+    return dx if x.dim() == 2 else dx.reshape(x.shape), dw, y
 
 
 class RMSNormFunction(torch.autograd.Function):

@@ -3,11 +3,13 @@
 The backward of a row kernel writes ∂x row by row (like the forward) and, for per-column parameters (weight, bias),
 sums dy-products over all M rows. That sum is done without atomics: each of G programs owns a contiguous range of
 rows and keeps its own fp32 partial sum of the parameter gradient, written to row `pid` of a (G, N) buffer; the
-buffer is then reduced over G in fp32 by torch. Deterministic run to run (no atomic ordering), the layout Liger-Kernel's
-rms_norm backward uses (linkedin/Liger-Kernel src/liger_kernel/ops/rms_norm.py: `_dW` of (sm_count, n_cols)).
-G is a couple of programs per compute unit (the reduction then reads G·N fp32, small next to the M·N rows); narrow rows
-go ROWS at a time (the forward's packing) over up to 32 warps an SM (gpu_programs). Rows wider than one block loop over
-chunks; a few of them split over several programs each in row_grads_split.py (split_parts says when).
+buffer is then summed over G in fp32 and cast in one launch (param_sums). Deterministic run to run (no atomic
+ordering), the layout Liger-Kernel's rms_norm backward uses (linkedin/Liger-Kernel src/liger_kernel/ops/rms_norm.py:
+`_dW` of (sm_count, n_cols)). G is a couple of programs per compute unit (the reduction then reads G·N fp32, small
+next to the M·N rows); narrow rows go ROWS at a time (the forward's packing) over up to 32 warps an SM
+(gpu_programs). Rows wider than one block: a few of them split over several programs each (row_grads_split.py,
+split_parts says when); many of them, for the norms, as row sums then column tiles (row_grads_cols.py); softmax's
+loop over chunks. A call signature seen before launches from its plan (GradPlan: rows in one block).
 
 The backward kernels read contiguous rows: the launcher makes x and dy contiguous (a copy for strided inputs; the
 gradient torch hands in is usually contiguous already) — strided inputs are handled, at the cost of that copy.
@@ -124,6 +126,8 @@ def launch_shape(M: int, G: int, rows: int = 1) -> tuple[tuple[int], int]:
 def rows2d(t: torch.Tensor, N: int) -> torch.Tensor:
     """(rows, N), contiguous; rows counted from the leading dims, so a zero-width (…, 0) tensor keeps its rows
     (`reshape(-1, 0)` is ambiguous and raised)."""
+    if t.dim() == 2 and t.is_contiguous():  # already (rows, N): no reshape (host time of a planned call)
+        return t
     return t.reshape(math.prod(t.shape[:-1]), N).contiguous()
 
 
@@ -220,10 +224,11 @@ class GradPlan:
     def __init__(self, G: int, looped: bool, kernel: Site, sums: Site | None) -> None:
         self.G, self.looped, self.kernel, self.sums = G, looped, kernel, sums
 
-    def parts(self, n_params: int, N: int, like: torch.Tensor) -> torch.Tensor:
-        """The (n_params, G, N) fp32 partial rows, one allocation."""
-        return (torch.zeros if self.looped else torch.empty)((n_params, self.G, N), dtype=torch.float32,
-                                                             device=like.device)
+    def parts(self, n_params: int, N: int, like: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """n_params (G, N) fp32 partial-row buffers (separate allocations: indexing one buffer twice cost more host
+        time than a second allocation)."""
+        alloc = torch.zeros if self.looped else torch.empty
+        return tuple(alloc((self.G, N), dtype=torch.float32, device=like.device) for _ in range(n_params))
 
 
 def plan_key(name: str, config: dict[str, Any] | None, *tensors: Any) -> tuple[Any, ...] | None:

@@ -196,8 +196,8 @@ def softmax_backward(dy: torch.Tensor, y: torch.Tensor, config: dict[str, Any] |
 def _run_backward(plan: row_grads.GradPlan, dy: torch.Tensor, y: torch.Tensor, y2: torch.Tensor) -> torch.Tensor:
     """The plan's launch into ∂x (y2: y's rows)."""
     dx = torch.empty_like(y2)
-    plan.kernel(row_grads.rows2d(dy.to(y.dtype), y2.shape[1]), y2, dx)
-    return dx.reshape(y.shape)
+    plan.kernel(row_grads.rows2d(dy if dy.dtype is y.dtype else dy.to(y.dtype), y2.shape[1]), y2, dx)
+    return dx if y.dim() == 2 else dx.reshape(y.shape)
 
 
 class SoftmaxFunction(torch.autograd.Function):

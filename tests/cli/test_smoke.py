@@ -70,10 +70,16 @@ def test_gpu_requested_without_gpu_is_exit_3() -> None:
 
 
 def test_compile_only_audit_amd_and_nvidia() -> None:
-    res = smoke("--compile-only", "--arch", "gfx942,gfx1100,sm_90", "--json")
+    # Every kernel's specs on CDNA (a spec Triton's front end rejects fails on every target: session 30's KV_SPLIT),
+    # and two kernels' on RDNA and sm_90 for what each target reports (CI time: the whole audit three times was ~60 s).
+    full = smoke("--compile-only", "--arch", "gfx942", "--json")
+    res = smoke("--compile-only", "--arch", "gfx1100,sm_90", "--only", "rmsnorm,attention", "--json")
     data = json.loads(res.stdout)
+    data["results"] += json.loads(full.stdout)["results"]
+    data["findings"] += json.loads(full.stdout)["findings"]
     by = {(r["target"], r["kernel"]): r for r in data["results"]}
     assert all(r["ok"] for r in data["results"]), [r for r in data["results"] if not r["ok"]]
+    assert len([r for r in data["results"] if r["target"] == "gfx942"]) > 300 // 4  # every kernel's specs
     for target in ("gfx942", "gfx1100"):
         rows = [r for (t, _), r in by.items() if t == target]
         assert rows and all(r["vgpr"] and r["vgpr"] > 0 and r["sgpr"] > 0 and r["spills"] is not None for r in rows)

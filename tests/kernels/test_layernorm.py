@@ -239,6 +239,8 @@ def test_norms_over_several_trailing_dims() -> None:
 @pytest.mark.parametrize("M,N,dtype,config", [(37, 5, torch.float32, None), (9, 3001, torch.bfloat16, None),
                                               (5, 20000, torch.float32, None), (1, 20000, torch.float32, None),
                                               (3, 30000, torch.float16, {"BLOCK": 4096, "SPLIT": 5}),
+                                              (9, 3001, torch.float16, {"BLOCK": 4096, "WINDOW": 1}),
+                                              (9, 3001, torch.bfloat16, {"BLOCK": 512, "WINDOW": 1}),
                                               (4, 0, torch.float32, None), (0, 7, torch.float32, None)])
 def test_every_forward_path_writes_every_rows_statistics(M: int, N: int, dtype: torch.dtype, config: dict | None,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
@@ -248,6 +250,9 @@ def test_every_forward_path_writes_every_rows_statistics(M: int, N: int, dtype: 
     g = torch.Generator().manual_seed(M * 7 + N)
     x = (torch.randn(M, N, generator=g) * 2 + 3).to(dtype)
     w, b = torch.randn(N, generator=g).to(dtype), torch.randn(N, generator=g).to(dtype)
+    if config and "WINDOW" in config:  # the odd-width windows (one block, looped) really run
+        from rocm_triton_doctor.kernels.rows import prepare
+        assert prepare("layernorm", x, {"weight": w, "bias": b}, None, config).window is not None
     _, mean, rstd = layernorm._forward(x, w, b, 1e-5, None, config, stats=True)
     xd = x.double()
     want_mean = xd.mean(-1) if N else torch.zeros(M, dtype=torch.float64)

@@ -62,7 +62,7 @@ def test_split_rows_equal_the_one_program_rows(dtype: torch.dtype) -> None:
     x = _rows(3, 30000, dtype, "", g)
     w = torch.randn(30000, generator=g).to(dtype)
     one = {"BLOCK": 4096}
-    for split in (2, 5, 8, 64):  # 64: more parts than the row's 8 chunks, the empty ones never launched
+    for split in (2, 5, 64):  # 64: more parts than the row's 8 chunks, the empty ones never launched
         cfg = {**one, "SPLIT": split}
         assert torch.allclose(softmax.softmax(x, config=cfg).float(), softmax.softmax(x, config=one).float(),
                               rtol=1e-5, atol=1e-7)
