@@ -380,7 +380,7 @@ def test_odd_strided_output_matches_fp64() -> None:
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
 def test_decode_sizes_split_k_match_fp64(M: int, dtype: torch.dtype) -> None:
     g = torch.Generator().manual_seed(M)
-    K, N = 1024, 100
+    K, N = (1024 if M == 16 else 512), 100  # the interpreter's policy splits K here (CI time: the shortest K it splits)
     a = torch.randn(M, K, generator=g).to(dtype)
     b = (torch.randn(K, N, generator=g) / 32).to(dtype)
     wt = (torch.randn(N, K, generator=g) / 32).to(dtype).t()  # an nn.Linear weight read as B (K contiguous)
