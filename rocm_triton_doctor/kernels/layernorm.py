@@ -255,7 +255,7 @@ def layernorm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, 
         dx = torch.empty_like(x2)
         parts = row_grads_cols.cols_backward(2, row_grads.rows2d(dy.to(x.dtype), N), x2, weight, mean, rstd, dx, cfg,
                                              row_grads.units_of(x2))
-        dw, db = row_grads.param_sums((parts[0], parts[1]), (weight.dtype, bias.dtype))
+        dw, db = row_grads.param_sums(parts, (weight.dtype, bias.dtype))
         return dx.reshape(x.shape), dw, db
     grid, rpp = row_grads.launch_shape(M, row_grads.programs(x2, M, cfg), cfg["ROWS"])
     site = Site(_layernorm_backward_kernel, grid, (DYN,) * 8 + (M, N, weight.stride(0), rpp), cfg)

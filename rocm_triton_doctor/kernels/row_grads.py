@@ -43,8 +43,7 @@ def programs(x: torch.Tensor, M: int, cfg: dict[str, Any]) -> int:
     """G, the number of programs (each with its own partial-sum row), for x's (M, N) rows under cfg."""
     if x.device.type != "cuda":
         return max(1, min(M, 4))  # the interpreter: few programs, each a loop over rows
-    units = _units(x.device.index if x.device.index is not None else torch.cuda.current_device())
-    return gpu_programs(M, cfg, x.element_size(), units)
+    return gpu_programs(M, cfg, x.element_size(), units_of(x))
 
 
 def gpu_programs(M: int, cfg: dict[str, Any], elem_size: int, units: int) -> int:
@@ -177,10 +176,10 @@ def _param_sums_kernel(p0_ptr, p1_ptr, o0_ptr, o1_ptr, G, N, TWO: tl.constexpr, 
 SUM_TILE = 2048  # elements of one buffer a program holds at a time (BLOCK_G x BLOCK_N): 16 fp32 a thread at 4 warps
 
 
-def sum_config(N: int, G: int, units: int | None) -> dict[str, Any]:
+def sum_config(N: int, G: int, units: int) -> dict[str, Any]:
     """BLOCK_N columns a program: on a GPU of `units` SMs/CUs the power of two in [32, 256] that gives about a program
-    a unit (a column block's G rows are one program's serial walk); the interpreter (None): up to 256 columns."""
-    want = 256 if units is None else max(32, min(256, 1 << max(0, (cdiv(N, units) - 1).bit_length())))
+    a unit (a column block's G rows are one program's serial walk); the interpreter (1 unit): up to 256 columns."""
+    want = max(32, min(256, 1 << max(0, (cdiv(N, units) - 1).bit_length())))
     bn = min(want, max(32, 1 << max(0, (N - 1).bit_length())))
     bg = max(1, min(SUM_TILE // bn, 1 << max(0, (G - 1).bit_length())))
     return {"BLOCK_G": bg, "BLOCK_N": bn, "num_warps": 4}
@@ -200,9 +199,7 @@ def param_sums(parts: tuple[torch.Tensor, ...], dtypes: tuple[torch.dtype, ...])
 def sums_site(like: torch.Tensor, G: int, N: int, n_params: int) -> Site:
     """The launch of _param_sums_kernel over (G, N) partial buffers on like's device; its call passes the two
     partial buffers and the two outputs (the first of each twice for one parameter)."""
-    units = None if not like.is_cuda else _units(like.device.index if like.device.index is not None
-                                                 else torch.cuda.current_device())
-    cfg = sum_config(N, G, units)
+    cfg = sum_config(N, G, units_of(like))
     return Site(_param_sums_kernel, (cdiv(N, cfg["BLOCK_N"]),), (DYN,) * 4 + (G, N), {"TWO": n_params == 2, **cfg})
 
 

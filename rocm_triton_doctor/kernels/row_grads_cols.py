@@ -108,9 +108,9 @@ def cols_config(N: int, M: int, units: int) -> dict[str, Any]:
 
 
 def cols_backward(op: int, dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, mean: torch.Tensor | None,
-                  rstd: torch.Tensor, dx: torch.Tensor, cfg: dict[str, Any], units: int) -> torch.Tensor:
-    """∂x into dx for contiguous (M, N) dy and x; returns the (n_params, G, N) fp32 partial rows of the parameter
-    gradients (RMSNorm: ∂w; LayerNorm: ∂w, ∂b) for row_grads.param_sums. cfg: the row backward's (BLOCK for the
+                  rstd: torch.Tensor, dx: torch.Tensor, cfg: dict[str, Any], units: int) -> tuple[torch.Tensor, ...]:
+    """∂x into dx for contiguous (M, N) dy and x; returns the (G, N) fp32 partial rows of each parameter gradient
+    (OP 1 RMSNorm: ∂w; OP 2 LayerNorm: ∂w, ∂b) for row_grads.param_sums. cfg: the row backward's (BLOCK for the
     sums' chunks and its compiler options)."""
     M, N = x.shape
     block = int(cfg["BLOCK"])
@@ -122,7 +122,7 @@ def cols_backward(op: int, dy: torch.Tensor, x: torch.Tensor, weight: torch.Tens
     ccfg = dict(cols_config(N, M, units))
     rpp = ccfg.pop("RPP")
     groups = cdiv(M, rpp)
-    parts = torch.empty((op, groups, N), dtype=torch.float32, device=x.device)
+    parts = tuple(torch.empty((groups, N), dtype=torch.float32, device=x.device) for _ in range(op))
     launch(row_grad_cols_kernel, (cdiv(N, ccfg["BLOCK_N"]), groups), dy, x, weight, *stats, ws, dx, parts[0],
            parts[-1], M, N, weight.stride(0), rpp, OP=op, **ccfg)
     return parts
