@@ -4,6 +4,8 @@
 
 rows, wide-rows: row-kernel rows (RMSNorm, LayerNorm, softmax, SwiGLU) by name, forward + backward against eager and Liger
         (backward_hunt.run_one: every gradient checked against fp64 first).
+atomic, atomic-wide: attention backward with dQ added by the dK/dV kernel (DQ_ATOMIC) over several tilings, against
+        the policy's two kernels (session 32); atomic-wide: head dims 160-256.
 gqa:    attention backward of GQA/MQA and small grids: the dK/dV kernel's KV_SPLIT 1 / the policy's / twice it.
 wide-d: attention backward at head dims 160-256 over several tilings; mid-d: at 64-128 (the policy's tiles first).
 The attention sets time the backward alone (attention_backward with the forward's o and lse) in CUDA-graph replay,
@@ -69,6 +71,19 @@ MID_TILES = {128: [(32, 64, 64, 32, 4, 4), (64, 64, 64, 64, 4, 3), (64, 64, 64, 
                    (64, 128, 128, 64, 8, 3), (64, 64, 64, 64, 8, 2), (32, 64, 64, 32, 4, 3), (32, 64, 64, 32, 8, 4)],
              64: [(64, 64, 64, 64, 4, 3), (32, 64, 64, 32, 4, 3), (64, 128, 128, 64, 8, 3), (32, 128, 128, 32, 4, 3),
                   (64, 64, 64, 64, 4, 4), (64, 64, 64, 64, 8, 3), (128, 64, 64, 128, 8, 3), (32, 64, 64, 32, 4, 4)]}
+# session 32: dQ by atomics in the dK/dV kernel; hunt 5's attention rows under 0.9, MID's, and long sequences
+ATOMIC = [("bf16", 1, 8, 2, 2038, 2038, 128, False, False), ("fp16", 2, 32, 8, 2383, 2383, 64, True, False),
+          *MID, ("bf16", 4, 32, 32, 4096, 4096, 128, True, False), ("bf16", 4, 32, 32, 4096, 4096, 128, False, False),
+          ("bf16", 8, 16, 16, 1024, 1024, 64, False, False), ("bf16", 2, 16, 16, 8192, 8192, 64, True, True),
+          ("fp16", 4, 32, 8, 1000, 1000, 128, True, True)]
+ATOMIC_WIDE = [("bf16", 1, 12, 2, 505, 505, 256, False, False), *WIDE]
+# (BLOCK_M1, BLOCK_N1, warps, stages) of the DQ_ATOMIC dK/dV kernel by padded head dim
+ATOMIC_TILES = {64: [(64, 64, 4, 3), (32, 128, 4, 3), (32, 128, 8, 3), (64, 128, 8, 3), (32, 64, 4, 3),
+                     (64, 64, 8, 2), (16, 128, 4, 3)],
+                128: [(32, 64, 4, 3), (64, 64, 4, 3), (32, 128, 8, 3), (64, 128, 8, 3), (64, 128, 8, 2), (32, 64, 8, 3),
+                      (16, 64, 4, 3)],
+                256: [(64, 64, 8, 1), (32, 64, 8, 1), (32, 64, 4, 1), (16, 64, 4, 2), (32, 32, 4, 2), (64, 32, 8, 1),
+                      (64, 128, 8, 1)]}
 # (BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2, warps, stages); the first is the policy's at D > 128
 TILES = [(16, 32, 32, 32, 8, 2), (32, 32, 32, 32, 8, 2), (32, 64, 64, 32, 8, 2), (16, 64, 64, 16, 8, 2),
          (32, 64, 64, 32, 8, 1), (64, 64, 64, 64, 8, 1), (32, 32, 32, 32, 4, 2), (16, 32, 32, 16, 4, 2)]
@@ -230,7 +245,7 @@ def save(path: str | None, which: str, rows: list[dict[str, Any]]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", required=True, choices=("rows", "wide-rows", "norm-wide", "norm-one-block", "gqa", "wide-d",
-                                                       "mid-d"))
+                                                       "mid-d", "atomic", "atomic-wide"))
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -256,7 +271,7 @@ def main() -> int:
                          f"{row.get('bwd_x_best', 0):.2f}  " + " ".join(f"{k}={v:.4f}" for k, v in fb.items() if v))
             print(lines[-1], flush=True)
     else:
-        specs = {"gqa": GQA, "wide-d": WIDE, "mid-d": MID}[args.set]
+        specs = {"gqa": GQA, "wide-d": WIDE, "mid-d": MID, "atomic": ATOMIC, "atomic-wide": ATOMIC_WIDE}[args.set]
         cus = device_cus(torch.device("cuda"))
         for spec in specs:
             cfg = policy_cfg(spec)
@@ -266,6 +281,12 @@ def main() -> int:
                 pol = policy.attention_backward_kv_split(policy.target_for_device("cuda"), progs, H // Hk, cus)
                 variants = {f"split{s}": {**cfg, "KV_SPLIT": s} for s in sorted({1, 2, pol, 2 * pol, 4 * pol})
                             if s <= H // Hk}
+            elif args.set.startswith("atomic"):
+                bd = max(16, 1 << (D - 1).bit_length())
+                variants = {"policy": None, "policy atomic": {**cfg, "DQ_ATOMIC": True}} | {
+                    f"atomic {m1}x{n1} w{w} s{st}": {**cfg, "BLOCK_M1": m1, "BLOCK_N1": n1, "num_warps": w,
+                                                     "num_stages": st, "DQ_ATOMIC": True}
+                    for m1, n1, w, st in ATOMIC_TILES[min(256, max(64, bd))]}
             else:
                 tiles = TILES if args.set == "wide-d" else MID_TILES[128 if D > 64 else 64]
                 variants = {f"{m1}x{n1}/{m2}x{n2} w{w} s{st}": {"BLOCK_M1": m1, "BLOCK_N1": n1, "BLOCK_M2": m2,

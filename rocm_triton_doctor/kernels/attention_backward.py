@@ -37,10 +37,11 @@ def pre_rows(block_d: int) -> int:
 
 
 @triton.jit
-def attn_bwd_preprocess_kernel(o_ptr, do_ptr, delta_ptr, S_Q, so_b, so_h, so_s, so_d, sdo_b, sdo_h, sdo_s, sdo_d,
-                               HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr,
-                               DIV: tl.constexpr = 1):
-    """Δ[b, h, i] = Σ_d dO·O in fp32, stored (B, H, S_q) contiguous. DIV: as the forward's (_bhs)."""
+def attn_bwd_preprocess_kernel(o_ptr, do_ptr, delta_ptr, dqa_ptr, S_Q, so_b, so_h, so_s, so_d, sdo_b, sdo_h, sdo_s,
+                               sdo_d, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr,
+                               DIV: tl.constexpr = 1, ZERO_DQ: tl.constexpr = False):
+    """Δ[b, h, i] = Σ_d dO·O in fp32, stored (B, H, S_q) contiguous. ZERO_DQ: also zero the rows' dQ accumulator
+    (fp32 (B, H, S_q, BLOCK_D) contiguous) the DQ_ATOMIC dK/dV kernel adds into. DIV: as the forward's (_bhs)."""
     start_m = tl.program_id(0)
     h = tl.program_id(1).to(tl.int64)
     b = tl.program_id(2).to(tl.int64)
@@ -53,17 +54,41 @@ def attn_bwd_preprocess_kernel(o_ptr, do_ptr, delta_ptr, S_Q, so_b, so_h, so_s, 
     do = tl.load(do_ptr + b * sdo_b + h * sdo_h + offs_m[:, None] * sdo_s + offs_d[None, :] * sdo_d, mask=mask,
                  other=0.0)
     delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)
-    tl.store(delta_ptr + (b * tl.num_programs(1) + h) * S_Q + offs_m, delta, mask=offs_m < S_Q)
+    row = (b * tl.num_programs(1) + h) * S_Q + offs_m
+    tl.store(delta_ptr + row, delta, mask=offs_m < S_Q)
+    if ZERO_DQ:
+        tl.store(dqa_ptr + row[:, None] * BLOCK_D + offs_d[None, :], tl.zeros((BLOCK_M, BLOCK_D), tl.float32),
+                 mask=offs_m[:, None] < S_Q)
 
 
 @triton.jit
-def _dkdv_block(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, q_base, do_base, row_base, start_m, offs_n, offs_d,
-                S_Q, sq_s, sq_d, sdo_s, sdo_d, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr,
-                BLOCK_M: tl.constexpr, Q_SIGN: tl.constexpr, UPCAST: tl.constexpr, MASKED: tl.constexpr,
-                DOT_PREC: tl.constexpr):
+def attn_bwd_dq_out_kernel(dqa_ptr, dq_ptr, dq_scale, S_Q, sdq_b, sdq_h, sdq_s, sdq_d, HEAD_DIM: tl.constexpr,
+                           BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, DIV: tl.constexpr = 1):
+    """dQ = dq_scale · the accumulated dS·K rows (DQ_ATOMIC), in dq's dtype and layout. Grid as the Δ kernel's."""
+    start_m = tl.program_id(0)
+    h = tl.program_id(1).to(tl.int64)
+    b = tl.program_id(2).to(tl.int64)
+    sdq_b, sdq_h, sdq_s = _bhs(sdq_b, sdq_h, sdq_s, DIV)
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, BLOCK_D)
+    row = (b * tl.num_programs(1) + h) * S_Q + offs_m
+    acc = tl.load(dqa_ptr + row[:, None] * BLOCK_D + offs_d[None, :], mask=offs_m[:, None] < S_Q, other=0.0)
+    mask = (offs_m[:, None] < S_Q) & (offs_d[None, :] < HEAD_DIM)
+    tl.store(dq_ptr + b * sdq_b + h * sdq_h + offs_m[:, None] * sdq_s + offs_d[None, :] * sdq_d,
+             (acc * dq_scale).to(dq_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _dkdv_block(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, dqa_ptr, q_base, do_base, row_base, start_m, offs_n,
+                offs_d, S_Q, sq_s, sq_d, sdo_s, sdo_d, qk_scale, key_tail, S_K, HEAD_DIM: tl.constexpr,
+                BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, Q_SIGN: tl.constexpr, UPCAST: tl.constexpr,
+                MASKED: tl.constexpr, DOT_PREC: tl.constexpr, DQ_ATOMIC: tl.constexpr):
     """One query block against the program's key block, in transposed form (keys as rows): Pᵀ, dV += Pᵀ·dO,
     dSᵀ = Pᵀ∘(V·dOᵀ - Δ), dK += dSᵀ·Q'. Query rows past S_q load as zeros and their Pᵀ columns are zeroed.
-    Keys past S_k (zero K/V rows) only touch their own dK/dV rows, which are not stored. MASKED: causal diagonal."""
+    Keys past S_k (zero K/V rows) only touch their own dK/dV rows, which are not stored. MASKED: causal diagonal.
+    DQ_ATOMIC: also add dS·K of these rows into the fp32 dQ accumulator (FA2's way: 5 matmuls a block pair, not
+    the 7 of a separate dQ kernel); then dSᵀ rows of keys past S_k (key_tail: this block has some) are zeroed, since
+    their Pᵀ = exp2(-lse) is not 0 and may be inf."""
     offs_m = start_m + tl.arange(0, BLOCK_M)
     rows = offs_m < S_Q
     qT_mask = rows[None, :]
@@ -87,21 +112,29 @@ def _dkdv_block(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, q_base, do_base
         pT = tl.where(rows[None, :], pT, 0.0)
     dv = tl.dot(pT.to(do.dtype), do, dv, input_precision=DOT_PREC)
     dsT = pT * (tl.dot(v, tl.trans(do), input_precision=DOT_PREC) - delta[None, :])
+    if DQ_ATOMIC:
+        if key_tail:
+            dsT = tl.where(offs_n[:, None] < S_K, dsT, 0.0)
+        dq = tl.dot(tl.trans(dsT.to(k.dtype)), k, input_precision=DOT_PREC)
+        tl.atomic_add(dqa_ptr + (row_base + offs_m[:, None]) * BLOCK_D + offs_d[None, :], dq, mask=rows[:, None],
+                      sem="relaxed")
     dk = tl.dot(dsT.to(qT.dtype), tl.trans(qT), dk, input_precision=DOT_PREC)
     return dk, dv
 
 
 @triton.jit
-def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, qk_scale, dk_scale, S_Q,
+def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, dqa_ptr, qk_scale, dk_scale, S_Q,
                          S_K, GROUP, sq_b, sq_h, sq_s, sq_d, sk_b, sk_h, sk_s, sk_d, sv_b, sv_h, sv_s, sv_d, sdo_b,
                          sdo_h, sdo_s, sdo_d, sdk_b, sdk_h, sdk_s, sdk_d, sdv_b, sdv_h, sdv_s, sdv_d,
                          HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, Q_SIGN: tl.constexpr, CAUSAL: tl.constexpr,
                          UPCAST: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                         DOT_PREC: tl.constexpr = "ieee", DIV: tl.constexpr = 1, KV_SPLIT: tl.constexpr = 1):
+                         DOT_PREC: tl.constexpr = "ieee", DIV: tl.constexpr = 1, KV_SPLIT: tl.constexpr = 1,
+                         DQ_ATOMIC: tl.constexpr = False):
     """Grid (key blocks, H_kv·KV_SPLIT, B). dK/dV of BLOCK_N keys of KV head kh: the sum over the GROUP query heads
     kh·GROUP .. kh·GROUP+GROUP-1 (GQA) of every query block that sees them, in fp32 registers. KV_SPLIT > 1: the
     group's heads in KV_SPLIT parts, one a program, each storing its partial sums at head index kh·KV_SPLIT + part
-    of fp32 dK/dV buffers the launcher sums (attention_backward). DIV: as the forward's (_bhs)."""
+    of fp32 dK/dV buffers the launcher sums (attention_backward). DQ_ATOMIC: dQ's dS·K terms added into dqa_ptr
+    (see _dkdv_block), so no dQ kernel recomputes P. DIV: as the forward's (_bhs)."""
     start_n = tl.program_id(0)
     kh = tl.program_id(1).to(tl.int64) // KV_SPLIT
     b = tl.program_id(2).to(tl.int64)
@@ -128,6 +161,7 @@ def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr
     # loop with the mask on every block (a compare and select next to three dots), not a masked and an unmasked copy
     # of the body: the two copies made ptxas spill dK/dV at D=128 on sm_90 (112 bytes at 32x64, 8 warps; 0 with one).
     lo = (start_n * BLOCK_N) // BLOCK_M * BLOCK_M if CAUSAL else 0
+    key_tail = start_n * BLOCK_N + BLOCK_N > S_K
     per_part = (GROUP + KV_SPLIT - 1) // KV_SPLIT
     g_lo = tl.program_id(1) % KV_SPLIT * per_part
     for g in range(g_lo, tl.minimum(g_lo + per_part, GROUP)):
@@ -136,9 +170,9 @@ def attn_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr
         do_base = b * sdo_b + h * sdo_h
         row_base = (b * H + h) * S_Q
         for start_m in range(lo, S_Q, BLOCK_M):
-            dk, dv = _dkdv_block(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, q_base, do_base, row_base, start_m,
-                                 offs_n, offs_d, S_Q, sq_s, sq_d, sdo_s, sdo_d, qk_scale, HEAD_DIM, BLOCK_D, BLOCK_M,
-                                 Q_SIGN, UPCAST, CAUSAL, DOT_PREC)
+            dk, dv = _dkdv_block(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, dqa_ptr, q_base, do_base, row_base,
+                                 start_m, offs_n, offs_d, S_Q, sq_s, sq_d, sdo_s, sdo_d, qk_scale, key_tail, S_K,
+                                 HEAD_DIM, BLOCK_D, BLOCK_M, Q_SIGN, UPCAST, CAUSAL, DOT_PREC, DQ_ATOMIC)
     dk = dk * dk_scale
     sh = tl.program_id(1).to(tl.int64)  # kh, or with KV_SPLIT its part's head in the partial buffers
     tl.store(dk_ptr + b * sdk_b + sh * sdk_h + offs_n[:, None] * sdk_s + offs_d[None, :] * sdk_d,
@@ -230,7 +264,8 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
     keys (tests). A call signature seen before (shapes, strides, dtypes, devices, causal, scale; call_plans.py)
     launches from its plan: the checks and the policy ran on its first call."""
     sig = call_plans.signature(do, q, k, v, o, lse) if config is None else None
-    key = None if sig is None else (*sig, bool(causal), scale)
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    key = None if sig is None else (*sig, bool(causal), scale, deterministic)
     plan = _PLANS.get(key) if key is not None else None
     if plan is not None:
         return plan(do, q, k, v, o, lse)
@@ -257,60 +292,75 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
                                                    device_cus(q.device))
     split = max(1, min(int(split), group))
     split = cdiv(group, cdiv(group, split))  # no empty part
-    plan = _BackwardPlan(q, k, v, split)
-    dq, dk, dv, dkp, dvp = plan.outputs(q, k, v)
+    # dQ added by the dK/dV kernel with atomics (the order of fp32 additions varies): never under torch's
+    # deterministic mode, which gets the separate dQ kernel (as SDPA's flash backward warns there).
+    atomic = bool(cfg.pop("DQ_ATOMIC", False)) and not deterministic
+    plan = _BackwardPlan(q, k, v, split, block_d if atomic else 0)
+    dq, dk, dv, dkp, dvp, dqa = plan.outputs(q, k, v)
     # One DIV over every tensor of the three kernels (attention.row_strides): one compiled variant per layout class.
     div, st = row_strides(q, k, v, do.to(q.dtype), dkp, dvp, dq, o)
     sq, sk, sv, sdo, sdk, sdv, sdq, so = (st[i:i + 4] for i in range(0, 32, 4))
-    plan.pre = Site(attn_bwd_preprocess_kernel, (cdiv(S_q, pre_rows(block_d)), H, B), (DYN,) * 3 + (S_q, *so, *sdo),
-                    {"HEAD_DIM": D, "BLOCK_D": block_d, "BLOCK_M": pre_rows(block_d), "DIV": div})
+    rows = {"HEAD_DIM": D, "BLOCK_D": block_d, "BLOCK_M": pre_rows(block_d), "DIV": div}
+    plan.pre = Site(attn_bwd_preprocess_kernel, (cdiv(S_q, pre_rows(block_d)), H, B), (DYN,) * 4 + (S_q, *so, *sdo),
+                    {**rows, "ZERO_DQ": atomic})
     opts = {key: val for key, val in cfg.items() if not key.startswith("BLOCK_")} | fp32_dots(target, q.dtype)
     plan.dkdv = Site(attn_bwd_dkdv_kernel, (cdiv(S_k, cfg["BLOCK_N1"]), H_kv * split, B),
-                     (DYN,) * 8 + (qk_scale, abs(scale), S_q, S_k, group, *sq, *sk, *sv, *sdo, *sdk, *sdv),
+                     (DYN,) * 9 + (qk_scale, abs(scale), S_q, S_k, group, *sq, *sk, *sv, *sdo, *sdk, *sdv),
                      {**consts, "BLOCK_M": cfg["BLOCK_M1"], "BLOCK_N": cfg["BLOCK_N1"], "DIV": div, "KV_SPLIT": split,
-                      **opts})
-    plan.dq = Site(attn_bwd_dq_kernel, (cdiv(S_q, cfg["BLOCK_M2"]), H, B),
-                   (DYN,) * 7 + (qk_scale, scale, S_q, S_k, group, *sq, *sk, *sv, *sdo, *sdq),
-                   {**consts, "BLOCK_M": cfg["BLOCK_M2"], "BLOCK_N": cfg["BLOCK_N2"], "DIV": div, **opts})
+                      "DQ_ATOMIC": atomic, **opts})
+    if atomic:
+        plan.dq = Site(attn_bwd_dq_out_kernel, (cdiv(S_q, pre_rows(block_d)), H, B), (DYN, DYN, scale, S_q, *sdq), rows)
+    else:
+        plan.dq = Site(attn_bwd_dq_kernel, (cdiv(S_q, cfg["BLOCK_M2"]), H, B),
+                       (DYN,) * 7 + (qk_scale, scale, S_q, S_k, group, *sq, *sk, *sv, *sdo, *sdq),
+                       {**consts, "BLOCK_M": cfg["BLOCK_M2"], "BLOCK_N": cfg["BLOCK_N2"], "DIV": div, **opts})
     if key is not None:
         call_plans.keep(_PLANS, key, plan)
-    return plan(do, q, k, v, o, lse, (dq, dk, dv, dkp, dvp))
+    return plan(do, q, k, v, o, lse, (dq, dk, dv, dkp, dvp, dqa))
 
 
 class _BackwardPlan:
-    """The backward's three launches for one call signature: the rows' dO·O (delta), dK/dV (with KV_SPLIT > 1 into
-    fp32 parts of each query group, summed after: deterministic), dQ."""
+    """The backward's launches for one call signature: the rows' dO·O (delta), dK/dV (with KV_SPLIT > 1 into fp32
+    parts of each query group, summed after: deterministic), then dQ: its own kernel recomputing P, or (atomic_d > 0,
+    the padded head dim) the dK/dV kernel's fp32 sums, which the Δ kernel zeroed first, scaled and cast."""
 
-    __slots__ = ("shape", "split", "pre", "dkdv", "dq")
+    __slots__ = ("shape", "split", "atomic_d", "pre", "dkdv", "dq")
 
-    def __init__(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, split: int) -> None:
+    def __init__(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, split: int, atomic_d: int) -> None:
         self.shape, self.split = (q.shape[0], q.shape[1], q.shape[2], k.shape[1], k.shape[2], q.shape[3]), split
+        self.atomic_d = atomic_d
         self.pre: Site
         self.dkdv: Site
         self.dq: Site
 
     def outputs(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """dq, dk, dv (laid out like q, k, v) and where the dK/dV kernel writes (dk and dv, or fp32 parts)."""
+        """dq, dk, dv (laid out like q, k, v), where the dK/dV kernel writes (dk and dv, or fp32 parts), and the
+        fp32 dQ accumulator (atomic) or dq again (unused)."""
         dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        B, H, S_q, H_kv, S_k, D = self.shape
+        dqa = dq if not self.atomic_d else torch.empty((B, H, S_q, self.atomic_d), dtype=torch.float32,
+                                                        device=q.device)
         if self.split == 1:
-            return dq, dk, dv, dk, dv
-        B, _, _, H_kv, S_k, D = self.shape
-        parts = torch.empty((2, B, H_kv * self.split, S_k, D), dtype=torch.float32, device=q.device)
-        return dq, dk, dv, parts[0], parts[1]
+            return dq, dk, dv, dk, dv, dqa
+        dkp = torch.empty((B, H_kv * self.split, S_k, D), dtype=torch.float32, device=q.device)
+        return dq, dk, dv, dkp, torch.empty_like(dkp), dqa
 
     def __call__(self, do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
                  lse: torch.Tensor, outs: tuple[torch.Tensor, ...] | None = None
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         B, H, S_q, H_kv, S_k, D = self.shape
-        dq, dk, dv, dkp, dvp = outs if outs is not None else self.outputs(q, k, v)
+        dq, dk, dv, dkp, dvp, dqa = outs if outs is not None else self.outputs(q, k, v)
         do = do.to(q.dtype)
         delta = torch.empty((B, H, S_q), dtype=torch.float32, device=q.device)
-        self.pre(o, do, delta)
-        self.dkdv(q, k, v, do, lse, delta, dkp, dvp)
+        self.pre(o, do, delta, dqa)
+        self.dkdv(q, k, v, do, lse, delta, dkp, dvp, dqa)
         if self.split > 1:
             dk.copy_(dkp.view(B, H_kv, self.split, S_k, D).sum(2))
             dv.copy_(dvp.view(B, H_kv, self.split, S_k, D).sum(2))
-        self.dq(q, k, v, do, lse, delta, dq)
+        if self.atomic_d:
+            self.dq(dqa, dq)
+        else:
+            self.dq(q, k, v, do, lse, delta, dq)
         return dq, dk, dv
 
 
@@ -430,6 +480,7 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
     for d, causal in ((64, True), (64, False), (128, True), (128, False), (80, True), (256, True)):
         block_d = max(16, 1 << (d - 1).bit_length())
         cfg = policy.attention_backward_config(target, block_d, 2, causal)
+        atomic = bool(cfg.pop("DQ_ATOMIC", False))
         opts = {key: val for key, val in cfg.items() if not key.startswith("BLOCK_")}
         unit = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False, "DOT_PREC": "ieee",
                 **{f"s{t}_d": 1 for t in ("q", "k", "v", "do")}, "DIV": 16}  # row strides as a contiguous launch's
@@ -439,21 +490,28 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
         parts = 4 if d == 64 and not causal else 1  # one spec with a GQA group in parts: fp32 partial dK/dV
         dkt = "*fp32" if parts > 1 else "*bf16"
         specs.append(AotSpec(f"{label} dK/dV" + (" (GQA parts)" if parts > 1 else ""), attn_bwd_dkdv_kernel,
-                             {**ptrs, "dk_ptr": dkt, "dv_ptr": dkt, **sc, "dk_scale": "fp32", "S_Q": "i32",
-                              "S_K": "i32", "GROUP": "i32", **st, **{f"s{t}_{x}": "i32" for t in ("dk", "dv")
-                                                                      for x in "bhsd"}},
+                             {**ptrs, "dk_ptr": dkt, "dv_ptr": dkt, "dqa_ptr": "*fp32", **sc, "dk_scale": "fp32",
+                              "S_Q": "i32", "S_K": "i32", "GROUP": "i32", **st,
+                              **{f"s{t}_{x}": "i32" for t in ("dk", "dv") for x in "bhsd"}},
                              {**unit, "sdk_d": 1, "sdv_d": 1, "BLOCK_M": cfg["BLOCK_M1"], "BLOCK_N": cfg["BLOCK_N1"],
-                              "KV_SPLIT": parts},
+                              "KV_SPLIT": parts, "DQ_ATOMIC": atomic},
                              opts))
-        specs.append(AotSpec(f"{label} dQ", attn_bwd_dq_kernel,
-                             {**ptrs, "dq_ptr": "*bf16", **sc, "dq_scale": "fp32", "S_Q": "i32", "S_K": "i32",
-                              "GROUP": "i32", **st, **{f"sdq_{x}": "i32" for x in "bhsd"}},
-                             {**unit, "sdq_d": 1, "BLOCK_M": cfg["BLOCK_M2"], "BLOCK_N": cfg["BLOCK_N2"]}, opts))
+        if atomic:  # dQ: the accumulated rows scaled and cast
+            specs.append(AotSpec(f"{label} dQ (atomic sums out)", attn_bwd_dq_out_kernel,
+                                 {"dqa_ptr": "*fp32", "dq_ptr": "*bf16", "dq_scale": "fp32", "S_Q": "i32",
+                                  **{f"sdq_{x}": "i32" for x in "bhsd"}},
+                                 {"HEAD_DIM": d, "BLOCK_D": block_d, "BLOCK_M": pre_rows(block_d), "sdq_d": 1,
+                                  "DIV": 16}, {"num_warps": 4}))
+        else:
+            specs.append(AotSpec(f"{label} dQ", attn_bwd_dq_kernel,
+                                 {**ptrs, "dq_ptr": "*bf16", **sc, "dq_scale": "fp32", "S_Q": "i32", "S_K": "i32",
+                                  "GROUP": "i32", **st, **{f"sdq_{x}": "i32" for x in "bhsd"}},
+                                 {**unit, "sdq_d": 1, "BLOCK_M": cfg["BLOCK_M2"], "BLOCK_N": cfg["BLOCK_N2"]}, opts))
         if d in (128, 256) and causal:
             specs.append(AotSpec(f"attention backward bf16 D={d} delta", attn_bwd_preprocess_kernel,
-                                 {"o_ptr": "*bf16", "do_ptr": "*bf16", "delta_ptr": "*fp32", "S_Q": "i32",
-                                  **{f"s{t}_{x}": "i32" for t in ("o", "do") for x in "bhsd"}},
+                                 {"o_ptr": "*bf16", "do_ptr": "*bf16", "delta_ptr": "*fp32", "dqa_ptr": "*fp32",
+                                  "S_Q": "i32", **{f"s{t}_{x}": "i32" for t in ("o", "do") for x in "bhsd"}},
                                  {"HEAD_DIM": d, "BLOCK_D": block_d, "BLOCK_M": pre_rows(block_d), "so_d": 1, "sdo_d": 1,
-                                  "DIV": 16},
+                                  "DIV": 16, "ZERO_DQ": atomic},
                                  {"num_warps": 4}))
     return specs

@@ -271,7 +271,8 @@ def attention_backward_config(t: Target, block_d: int, elem_size: int, causal: b
                               long_seq: bool = False) -> dict[str, Any]:
     """Tiles for the attention backward (attention_backward.py): BLOCK_N1 keys per dK/dV program stepping over
     BLOCK_M1 query rows, BLOCK_M2 query rows per dQ program stepping over BLOCK_N2 keys (tutorial 06's transposed
-    pair), num_warps/num_stages shared by both; block_d is the padded power-of-two head dim. Chosen spill-free with
+    pair), num_warps/num_stages shared by both; block_d is the padded power-of-two head dim. DQ_ATOMIC (optional):
+    dQ added into fp32 by the dK/dV kernel instead of its own kernel (not under torch's deterministic mode). Chosen spill-free with
     --compile-only (Triton 3.9, bf16, causal and not; a sweep over tiles and warps, 2026-11-23); not timed yet."""
     if t.interpreter:
         return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 4, "num_stages": 1}
@@ -287,7 +288,14 @@ def attention_backward_config(t: Target, block_d: int, elem_size: int, causal: b
             # 0.16 -> 0.50, bf16 B4 H16 S1024 D192 0.15 -> 0.47, B2 H16/4 S2048 D160 causal 0.14 -> 0.33, B2 H12/2
             # S1127 D256 causal 0.18 -> 0.39, B5 H24/1 S238 D256 causal 0.37 -> 0.59 (32x64/64x32 w8 s2 0.67 there
             # and 0.33-0.46 on the others; six other tilings lower).
-            return {"BLOCK_M1": 64, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 64, "num_warps": 8, "num_stages": 1}
+            # DQ_ATOMIC: dQ added by the dK/dV kernel (5 matmuls a block pair, not 7). Session 32, H200, the same
+            # measure, two kernels -> atomic dQ (benchmarks/backward_probe.py --set atomic-wide, docs/measurements/
+            # 2026-11-29-h200-s32-probe-atomic-wide.json): bf16 B1 H12/2 S505 D256 0.56 -> 0.72, fp16 B7 H12/4 S2452
+            # D256 0.50 -> 0.59, bf16 B4 H16 S1024 D192 0.46 -> 0.61, B2 H16/4 S2048 D160 causal 0.34 -> 0.44, B8 H16
+            # S512 D256 0.56 -> 0.69; six other tilings of it lower. At D <= 128 it lost on all 17 rows (--set
+            # atomic: 0.44-0.74 against 0.59-0.89), so those keep the dQ kernel.
+            return {"BLOCK_M1": 64, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 64, "num_warps": 8, "num_stages": 1,
+                    "DQ_ATOMIC": True}
         # Timed on an H100 (bf16 B4 H32 S1024/4096, benchmarks/tune_attention_backward.py,
         # docs/measurements/2026-11-23-h100-tune-attention-backward.json), against SDPA's backward: D=128 32x64/64x32
         # w4 s4 0.62-0.91x (the spill-free 32x64/64x64 w8 s3 above: 0.30-0.45x); D=64 64x64/64x64 w4 s3 0.82-1.07x

@@ -240,3 +240,72 @@ def test_a_planned_backward_gives_the_checked_paths_gradients(split: int, monkey
         assert len(attention_backward._PLANS) == 1
         monkeypatch.setattr(policy, "attention_backward_config", lambda *a: pytest.fail("planned: no policy"))
     attention_backward._PLANS.clear()
+
+
+def _backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, causal: bool, scale: float,
+              config: dict[str, object]) -> tuple[torch.Tensor, ...]:
+    with torch.no_grad():
+        lse = torch.empty(q.shape[:3])
+        o = attention.attention(q, k, v, causal, scale, lse=lse)
+    return attention_backward.attention_backward(do, q.detach(), k.detach(), v.detach(), o, lse, causal, scale,
+                                                 config=config)
+
+
+ATOMIC = {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 4, "num_stages": 1,
+          "DQ_ATOMIC": True}
+
+
+@pytest.mark.parametrize("causal,split", [(True, 1), (False, 2)])
+def test_atomic_dq_matches_fp64(causal: bool, split: int) -> None:
+    # DQ_ATOMIC: the dK/dV kernel adds dS·K into an fp32 accumulator the Δ kernel zeroed; a last kernel scales and
+    # casts it into dq's layout. GQA 4:2 (with parts or not), S_q != S_k, D = 80 padded to 128, the model layout.
+    q, k, v, do = _leaves(1, 4, 2, 37, 45, 80, torch.float16, True, seed=6)
+    grads = _backward(q, k, v, do, causal, 80 ** -0.5, {**ATOMIC, "KV_SPLIT": split})
+    assert grads[0].stride() == q.stride()
+    assert_grads(lambda qd, kd, vd: attention.reference(qd, kd, vd, causal), (q, k, v), do, grads)
+
+
+def test_atomic_dq_ignores_keys_past_the_end_whose_p_overflows() -> None:
+    # Keys past S_k load as zeros, so their recomputed P is exp2(-lse), not 0: with every real score far below 0
+    # (q·k <= -16 a pair, scale 10: below -230 in log2 units) that is inf, and inf·0 in dS·K would make dQ NaN
+    # unless those rows of dSᵀ are zeroed (S_k = 40: the second 32-key block holds 24 such keys).
+    gen = torch.Generator().manual_seed(7)
+    q = torch.rand(1, 2, 21, 16, generator=gen) + 1
+    k, v = -torch.rand(1, 2, 40, 16, generator=gen) - 1, torch.randn(1, 2, 40, 16, generator=gen)
+    do = torch.randn(1, 2, 21, 16, generator=gen)
+    grads = _backward(q, k, v, do, False, 10.0, ATOMIC)
+    assert all(g.isfinite().all() for g in grads)
+    # Scale 10 makes the fp32 gradients ill-conditioned (the dQ kernel's path is off fp64 by 7e-4 of 9 too): the
+    # atomic path is held to the dQ kernel's gradients.
+    for got, want in zip(grads, _backward(q, k, v, do, False, 10.0, {**ATOMIC, "DQ_ATOMIC": False})):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4 * float(want.abs().max()))
+
+
+def test_deterministic_mode_takes_the_dq_kernel() -> None:
+    # Atomic fp32 sums vary in order from run to run; under torch.use_deterministic_algorithms the policy's
+    # DQ_ATOMIC is dropped (the separate dQ kernel runs): bit-equal gradients, and the plan is keyed by the mode.
+    from rocm_triton_doctor.kernels import policy
+
+    h200 = policy.Target("cuda", "sm_90", 32)
+    assert policy.attention_backward_config(h200, 256, 2, True).get("DQ_ATOMIC") is True
+    assert "DQ_ATOMIC" not in policy.attention_backward_config(h200, 128, 2, True)
+    assert "DQ_ATOMIC" not in policy.attention_backward_config(policy.Target("hip", "gfx942", 64), 256, 2, True)
+    q, k, v, do = _leaves(1, 2, 1, 19, 23, 16, torch.float32, False, seed=8)
+    calls: list[str] = []
+    real = attention_backward.Site
+
+    def spy(kernel, *a, **kw):  # type: ignore[no-untyped-def]
+        calls.append(kernel.fn.__name__ if hasattr(kernel, "fn") else str(kernel))
+        return real(kernel, *a, **kw)
+    prev = torch.are_deterministic_algorithms_enabled()
+    try:
+        torch.use_deterministic_algorithms(True)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(attention_backward, "Site", spy)
+            runs = [_backward(q, k, v, do, True, 0.25, ATOMIC) for _ in range(2)]
+    finally:
+        torch.use_deterministic_algorithms(prev)
+    assert "attn_bwd_dq_kernel" in calls and "attn_bwd_dq_out_kernel" not in calls
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
+    assert_grads(lambda qd, kd, vd: attention.reference(qd, kd, vd, True, 0.25), (q, k, v), do, runs[0])
