@@ -71,9 +71,10 @@ def test_gpu_requested_without_gpu_is_exit_3() -> None:
 
 def test_compile_only_audit_amd_and_nvidia() -> None:
     # Every kernel's specs on CDNA (a spec Triton's front end rejects fails on every target: session 30's KV_SPLIT),
-    # and two kernels' on RDNA and sm_90 for what each target reports (CI time: the whole audit three times was ~60 s).
+    # and one kernel's on RDNA and sm_90 for what each target reports (CI time: the whole audit three times was ~60 s;
+    # the four-target audit is run by hand, docs/performance.md).
     full = smoke("--compile-only", "--arch", "gfx942", "--json")
-    res = smoke("--compile-only", "--arch", "gfx1100,sm_90", "--only", "rmsnorm,attention", "--json")
+    res = smoke("--compile-only", "--arch", "gfx1100,sm_90", "--only", "rmsnorm", "--json")
     data = json.loads(res.stdout)
     data["results"] += json.loads(full.stdout)["results"]
     data["findings"] += json.loads(full.stdout)["findings"]

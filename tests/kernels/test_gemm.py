@@ -65,7 +65,7 @@ def operand(rows: int, cols: int, layout: str, dtype: torch.dtype, gen: torch.Ge
     return out
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # CI time: 25 took ~50 s
 @given(M=st.integers(1, 70), N=st.integers(1, 70), K=st.integers(0, 90), dtype=st.sampled_from(DTYPES),
        la=st.sampled_from(["c", "t", "chunk", "step"]), lb=st.sampled_from(["c", "t", "chunk", "step"]),
        epilogue=st.sampled_from(list(gemm.EPILOGUES)), fp32_bias=st.booleans(), tiles=st.sampled_from(TILES),

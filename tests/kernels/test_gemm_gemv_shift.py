@@ -32,7 +32,7 @@ def _weight(K: int, N: int, pad: int, offset: int, dtype: torch.dtype, g: torch.
     return big.to(dtype)[:, offset:offset + N]
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(M=st.integers(1, 19), K=st.integers(1, 100), extra=st.integers(0, 40), pad=st.integers(0, 9),
        offset=st.integers(0, 7), dtype=st.sampled_from(DTYPES), epilogue=st.sampled_from(list(gemm.EPILOGUES)),
        bm=st.sampled_from([1, 2, 8]), bn=st.sampled_from([16, 32]), deep=st.booleans(), split=st.integers(1, 4),

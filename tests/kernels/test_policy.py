@@ -275,7 +275,7 @@ def test_the_small_tiles_compile_spill_free_on_sm_90(monkeypatch: pytest.MonkeyP
     assert _ptxas_spills(part) == 0
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # CI time: 20 took ~30 s
 @given(M=st.integers(1, 200), N=st.integers(1, 160), K=st.integers(1, 300),
        dtype=st.sampled_from([torch.float16, torch.bfloat16, torch.float32]), lb=st.sampled_from(["", "t"]),
        epilogue=st.sampled_from(["none", "bias_relu"]), seed=st.integers(0, 2**31 - 1))
