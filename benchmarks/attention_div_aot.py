@@ -10,7 +10,7 @@ import re
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from rocm_triton_doctor.kernels import attention, attention_backward, policy
+from rocm_triton_doctor.kernels import attention, attention_cases, policy
 
 
 def _field(asm: str, name: str) -> int:
@@ -24,7 +24,8 @@ for tname in ("gfx942", "gfx90a", "gfx950", "gfx1100", "gfx1201", "sm_90"):
     arch = int(t.arch[3:]) if t.backend == "cuda" else t.arch
     gpu = GPUTarget(t.backend, arch, t.warp_size)
     specs = [s for s in attention.aot_specs(t) if s.label in ("attention bf16 causal D=128", "attention bf16 D=128")]
-    specs += [s for s in attention_backward.aot_specs(t) if re.match(r"attention backward bf16 (causal )?D=128 (dK/dV|dQ)$", s.label)]
+    specs += [s for s in attention_cases.backward_aot_specs(t)
+              if re.match(r"attention backward bf16 (causal )?D=128 (dK/dV|dQ)$", s.label)]
     for sp in specs:
         for d, div in ((40, 8), (72, 8)):
             bd = max(16, 1 << (d - 1).bit_length())

@@ -6,6 +6,9 @@ rows, wide-rows: row-kernel rows (RMSNorm, LayerNorm, softmax, SwiGLU) by name, 
         (backward_hunt.run_one: every gradient checked against fp64 first).
 atomic, atomic-wide: attention backward with dQ added by the dK/dV kernel (DQ_ATOMIC) over several tilings, against
         the policy's two kernels (session 32); atomic-wide: head dims 160-256.
+sdpa-backends: SDPA's forward and backward under each of its backends (flash, cuDNN, memory-efficient, and the
+        default's pick) against ours, with the rate of each in TFLOP/s (4·S_q·S_k·D·B·H a forward, 2.5× that a backward,
+        halved causal): which kernel the 0.9× target is set against.
 gqa:    attention backward of GQA/MQA and small grids: the dK/dV kernel's KV_SPLIT 1 / the policy's / twice it.
 wide-d: attention backward at head dims 160-256 over several tilings; mid-d: at 64-128 (the policy's tiles first).
 The attention sets time the backward alone (attention_backward with the forward's o and lse) in CUDA-graph replay,
@@ -25,7 +28,7 @@ import torch.nn.functional as F
 from triton.testing import do_bench_cudagraph
 
 import backward_hunt as bh
-from rocm_triton_doctor.kernels import attention_backward as ab, policy
+from rocm_triton_doctor.kernels import attention_autograd as aa, attention_backward as ab, policy
 from rocm_triton_doctor.kernels.base import cdiv, device_cus
 
 ROWS = ["softmax fp32 47020472x2", "softmax fp32 3089634x3", "softmax fp16 100100x2", "softmax fp32 595240x11",
@@ -106,7 +109,7 @@ def att_inputs(spec: tuple[Any, ...], g: torch.Generator) -> tuple[Any, ...]:
         return torch.randn(B, h, s, D, generator=g, device="cuda").to(dt)
     q, k, v = mk(H, Sq), mk(Hk, Sk), mk(Hk, Sk)
     do = mk(H, Sq)
-    o, lse = ab._forward_with_stats(q, k, v, causal, None)
+    o, lse = aa._forward_with_stats(q, k, v, causal, None)
     return q, k, v, do, o, lse, causal
 
 
@@ -121,7 +124,7 @@ def sdpa_bwd_ms(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Ten
 
 def att_row(spec: tuple[Any, ...], variants: dict[str, dict[str, Any] | None], g: torch.Generator) -> dict[str, Any]:
     q, k, v, do, o, lse, causal = att_inputs(spec, g)
-    scale = ab._scale(q, None)
+    scale = aa._scale(q, None)
     base = ab.attention_backward(do, q, k, v, o, lse, causal, scale)
     leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
     mask = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool, device="cuda").tril() if causal else None
@@ -142,6 +145,36 @@ def att_row(spec: tuple[Any, ...], variants: dict[str, dict[str, Any] | None], g
                 lambda cfg=cfg: ab.attention_backward(do, q, k, v, o, lse, causal, scale, config=cfg), rep=20))
         except Exception as exc:  # noqa: BLE001 - a tiling that fails to compile or launch is reported, not fatal
             row["wrong"].append(f"{name}: {type(exc).__name__}: {str(exc)[:100]}")
+    torch.cuda.empty_cache()
+    return row
+
+
+def backends_row(spec: tuple[Any, ...], g: torch.Generator) -> dict[str, Any]:
+    """Forward and backward ms of SDPA under each backend and of ours (policy), CUDA-graph replay."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    q, k, v, do, o, lse, causal = att_inputs(spec, g)
+    gqa = q.shape[1] != k.shape[1]
+    scale = aa._scale(q, None)
+    B, H, Sq, D = q.shape
+    flop = 4.0 * B * H * Sq * k.shape[2] * D * (0.5 if causal else 1.0)
+    row: dict[str, Any] = {"spec": list(spec), "fwd_tflop": flop / 1e12, "fwd_ms": {}, "bwd_ms": {}, "failed": {}}
+    leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+    for name, be in (("default", None), ("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
+                     ("efficient", SDPBackend.EFFICIENT_ATTENTION)):
+        try:
+            ctx = sdpa_kernel([be]) if be is not None else torch.enable_grad()
+            with ctx:
+                f = do_bench_cudagraph(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                                              enable_gqa=gqa), rep=20)
+                fb = do_bench_cudagraph(lambda: torch.autograd.grad(F.scaled_dot_product_attention(
+                    *leaves, is_causal=causal, enable_gqa=gqa), leaves, do), rep=20)
+            row["fwd_ms"][name], row["bwd_ms"][name] = float(f), float(fb - f)
+        except Exception as exc:  # noqa: BLE001 - a backend that does not take this problem is reported
+            row["failed"][name] = f"{type(exc).__name__}: {str(exc)[:80]}"
+    row["fwd_ms"]["ours"] = float(do_bench_cudagraph(lambda: aa._fwd.attention(q, k, v, causal), rep=20))
+    row["bwd_ms"]["ours"] = float(do_bench_cudagraph(lambda: ab.attention_backward(do, q, k, v, o, lse, causal, scale),
+                                                     rep=20))
     torch.cuda.empty_cache()
     return row
 
@@ -245,7 +278,7 @@ def save(path: str | None, which: str, rows: list[dict[str, Any]]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", required=True, choices=("rows", "wide-rows", "norm-wide", "norm-one-block", "gqa", "wide-d",
-                                                       "mid-d", "atomic", "atomic-wide"))
+                                                       "mid-d", "atomic", "atomic-wide", "sdpa-backends"))
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -261,6 +294,17 @@ def main() -> int:
                          f"{row['eager_ms'] / (row['liger_ms'] or float('nan')):.2f}; x eager " + ", ".join(
                 f"{k} {row['eager_ms'] / v:.2f}" for k, v in row["ms"].items()) + (f" WRONG {row['wrong']}"
                                                                                   if row["wrong"] else ""))
+            print(lines[-1], flush=True)
+    elif args.set == "sdpa-backends":
+        for spec in [*ATOMIC, *ATOMIC_WIDE]:
+            row = backends_row(spec, g)
+            out.append(row)
+            save(args.json, args.set, out)
+            tf = row["fwd_tflop"]
+            lines.append(f"{spec}: fwd TFLOP/s " + ", ".join(f"{k} {tf / v * 1e3:.0f}" for k, v in row["fwd_ms"].items())
+                         + "; bwd TFLOP/s " + ", ".join(f"{k} {2.5 * tf / v * 1e3:.0f}"
+                                                         for k, v in row["bwd_ms"].items())
+                         + (f"; failed {sorted(row['failed'])}" if row["failed"] else ""))
             print(lines[-1], flush=True)
     elif args.set in ("rows", "wide-rows"):
         for name in ROWS if args.set == "rows" else WIDE_ROWS:

@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from rocm_triton_doctor.kernels import (attention, attention_backward, base, call_plans, gemm, layernorm,  # noqa: E402
+from rocm_triton_doctor.kernels import (attention, attention_autograd, attention_backward, base, call_plans, gemm, layernorm,  # noqa: E402
                                         policy, policy_gemv, rmsnorm, row_grads, softmax)
 from tests.kernels.helpers import assert_matches  # noqa: E402
 
@@ -166,7 +166,7 @@ def backward_case(r: random.Random, g: torch.Generator) -> Case:
         desc = f"attention {dt} B{B} H{hq}/{hkv} S{sq}x{sk} D{d} causal={causal}"
 
         def ours(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-            return attention_backward.autograd_op(q, k, v, causal)
+            return attention_autograd.autograd_op(q, k, v, causal)
 
         def ref(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
             return attention.reference(q, k, v, causal)

@@ -46,7 +46,7 @@ def _err(x: torch.Tensor, ref: torch.Tensor) -> float:
 def attention_rows() -> list[dict[str, Any]]:
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
-    from rocm_triton_doctor.kernels import attention, attention_backward
+    from rocm_triton_doctor.kernels import attention, attention_autograd
 
     rows = []
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -80,7 +80,7 @@ def attention_rows() -> list[dict[str, Any]]:
         qg, kg, vg = (t.detach().clone().requires_grad_() for t in (q, k, v))
         bwd: dict[str, Callable[[], torch.Tensor]] = {
             "sdpa": lambda: F.scaled_dot_product_attention(qg, kg, vg, is_causal=causal, enable_gqa=gqa),
-            "ours": lambda: attention_backward.autograd_op(qg, kg, vg, causal),
+            "ours": lambda: attention_autograd.autograd_op(qg, kg, vg, causal),
             "flex": lambda: flex(qg, kg, vg, block_mask=mask, enable_gqa=gqa),
         }
         grads_ref = None

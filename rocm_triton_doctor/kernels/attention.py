@@ -318,17 +318,18 @@ def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
                                                             scale=sm_scale, enable_gqa=True)
 
 
-# The smoke cases and the compile-only audit's forward specs live in attention_cases.py (imported last: they call
-# attention()).
-from rocm_triton_doctor.kernels.attention_cases import aot_specs, cases, make_case  # noqa: E402,F401 - registry hooks
+# The smoke cases and the compile-only audit's specs (forward and backward) live in attention_cases.py (imported
+# last: they call attention()).
+from rocm_triton_doctor.kernels.attention_cases import aot_specs, backward_aot_specs, cases, make_case  # noqa: E402,F401
 from rocm_triton_doctor.kernels import attention_split  # noqa: E402 (it imports this module's kernels' helpers)
 
 
-# ---- autograd: attention_backward.py holds the backward kernels, the custom ops and the eager Function -------------
-from rocm_triton_doctor.kernels import attention_backward as _bwd  # noqa: E402 (it imports this module's helpers)
+# ---- autograd: attention_backward.py holds the backward kernels, attention_autograd.py the custom ops and the eager
+# Function (both import this module's helpers)
+from rocm_triton_doctor.kernels import attention_autograd as _autograd  # noqa: E402
 
-autograd_op = _bwd.autograd_op  # the hook smoke/model_forms.py looks for (an op with a backward)
+autograd_op = _autograd.autograd_op  # the hook smoke/model_forms.py looks for (an op with a backward)
 
 
 from rocm_triton_doctor.kernels.base import KernelSpec  # noqa: E402 (appended so KERN-B's rewrite merges)
-KERNEL = KernelSpec("attention", "compute", cases, lambda t: aot_specs(t) + _bwd.aot_specs(t), perf_targets=("attention",))
+KERNEL = KernelSpec("attention", "compute", cases, lambda t: aot_specs(t) + backward_aot_specs(t), perf_targets=("attention",))

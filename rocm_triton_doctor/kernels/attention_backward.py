@@ -15,7 +15,6 @@ accumulation; dQ, dK, dV in the input dtype, laid out like q, k, v (empty_like).
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import torch
@@ -24,10 +23,9 @@ import triton.language as tl
 
 from rocm_triton_doctor.kernels.launch_site import DYN, Site
 from rocm_triton_doctor.kernels import argcheck, call_plans, policy
-from rocm_triton_doctor.kernels import attention as _fwd
 from rocm_triton_doctor.kernels.attention import LOG2E, fp32_dots, kernel_scale, row_strides
 from rocm_triton_doctor.kernels.attention_blocks import _bhs, _key_ranges, _signed  # the forward's own blocks
-from rocm_triton_doctor.kernels.base import AotSpec, cdiv, device_cus, upcast_dots, first_order_only
+from rocm_triton_doctor.kernels.base import cdiv, device_cus, upcast_dots
 
 
 def pre_rows(block_d: int) -> int:
@@ -365,153 +363,3 @@ class _BackwardPlan:
 
 
 _PLANS = call_plans.table()
-
-
-# ---- autograd: the custom ops torch.compile sees, and the plain Function eager mode runs (same kernels) ------------
-
-def _scale(q: torch.Tensor, sm_scale: float | None) -> float:
-    return kernel_scale(q.shape[-1], sm_scale)  # the forward's, underflow to 0 included
-
-
-def _forward_with_stats(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float | None
-                        ) -> tuple[torch.Tensor, torch.Tensor]:
-    """attention() and the rows' log2-sum-exp the backward needs."""
-    lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
-    return _fwd.attention(q, k, v, causal, sm_scale, lse=lse), lse
-
-
-@torch.library.custom_op("rocm_triton_doctor::attention", mutates_args=())
-def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float | None
-                  ) -> tuple[torch.Tensor, torch.Tensor]:
-    with torch.no_grad():  # the op's autograd registration differentiates it
-        return _forward_with_stats(q, k, v, causal, sm_scale)
-
-
-@_attention_op.register_fake
-def _attention_fake(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float | None
-                    ) -> tuple[torch.Tensor, torch.Tensor]:
-    return torch.empty_like(q), q.new_empty(q.shape[:3], dtype=torch.float32)
-
-
-@torch.library.custom_op("rocm_triton_doctor::attention_backward", mutates_args=())
-def attention_backward_op(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
-                          lse: torch.Tensor, causal: bool, sm_scale: float | None
-                          ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """attention_backward as a custom op (attention.autograd_op's backward); sm_scale None: 1/sqrt(D)."""
-    return attention_backward(do, q, k, v, o, lse, causal, _scale(q, sm_scale))
-
-
-@attention_backward_op.register_fake
-def _attention_backward_fake(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
-                             lse: torch.Tensor, causal: bool, sm_scale: float | None
-                             ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-
-
-def setup_context(ctx: Any, inputs: tuple[Any, ...], output: tuple[torch.Tensor, torch.Tensor]) -> None:
-    """attention's custom op (q, k, v, causal, sm_scale) -> (o, lse): keep what the backward needs."""
-    ctx.causal, ctx.sm_scale = inputs[3], inputs[4]
-    ctx.save_for_backward(*inputs[:3], *output)
-
-
-def autograd_backward(ctx: Any, do: torch.Tensor, _dlse: torch.Tensor | None) -> tuple[torch.Tensor | None, ...]:
-    """The op's autograd formula (lse is a statistic: its gradient is ignored)."""
-    q, k, v, o, lse = ctx.saved_tensors
-    return (*attention_backward_op(do, q, k, v, o, lse, ctx.causal, ctx.sm_scale), None, None)
-
-
-_attention_op.register_autograd(autograd_backward, setup_context=setup_context)
-
-
-class AttentionFunction(torch.autograd.Function):
-    """AttentionFunction.apply(q, k, v, causal, sm_scale) -> o: the same forward and backward as the custom op, for
-    eager autograd. The custom op's eager dispatch (torch.library's autograd and backend wrappers behind a
-    dynamo-disable frame) cost ~190 us of host time a call more than this Function on an H100 host
-    (benchmarks/model_profile.py, torch 2.11: tiny-llama's eager step enqueue 37.7 -> 28.7 ms with the three ops)."""
-
-    @staticmethod
-    def forward(ctx: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float | None
-                ) -> torch.Tensor:
-        o, lse = _forward_with_stats(q, k, v, causal, sm_scale)
-        ctx.causal, ctx.sm_scale = causal, sm_scale
-        ctx.save_for_backward(q, k, v, o, lse)
-        return o
-
-    @staticmethod
-    @first_order_only  # its kernels record no graph: a second order must fail, not drop terms
-    def backward(ctx: Any, do: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
-        q, k, v, o, lse = ctx.saved_tensors
-        return (*attention_backward(do, q, k, v, o, lse, ctx.causal, _scale(q, ctx.sm_scale)), None, None)
-
-
-def autograd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
-                sm_scale: float | None = None) -> torch.Tensor:
-    """SDPA(q, k, v, is_causal=causal, scale=sm_scale, enable_gqa=True) with Triton forward and backward (attention.
-    autograd_op, the hook smoke/model_forms.py looks for): what attention() takes, any finite scale up to 1e30 (gradients right
-    for <= 0 too). Eager: AttentionFunction; under torch.compile: the custom op (no graph break)."""
-    argcheck.tensors_only("attention", q=q, k=k, v=v)
-    if sm_scale is not None and (isinstance(sm_scale, bool) or not isinstance(sm_scale, numbers.Real)):
-        raise TypeError(f"attention: sm_scale must be a real number or None, got {type(sm_scale).__name__}")
-    scale = None if sm_scale is None else float(sm_scale)
-    causal = argcheck.check_flag("attention", "causal", causal)
-    lead = None
-    if isinstance(q, torch.Tensor) and q.dim() != 4:  # (attention imports this module: imported here, off the 4-D path)
-        from rocm_triton_doctor.kernels.attention import heads4, sdpa_lead
-
-        lead = sdpa_lead(q, k, v)
-        if lead is not None:  # SDPA's (..., H, S, D) as (B, H, S, D) views: autograd flows through them
-            q, k, v = heads4(q, "q"), heads4(k, "k"), heads4(v, "v")
-    if torch.compiler.is_compiling():
-        o = _attention_op(q, k, v, causal, scale)[0]
-    else:
-        o = AttentionFunction.apply(q, k, v, causal, scale)
-    return o if lead is None else o.view(*lead, *o.shape[1:])  # type: ignore[no-any-return]
-
-
-def aot_specs(target: policy.Target) -> list[AotSpec]:
-    """The backward as training runs it (bf16, unit last strides): Δ, dK/dV and dQ for D = 64, 128 (causal and
-    not), 80 (padded to 128, masked) and 256, and the forward with STATS."""
-    from rocm_triton_doctor.kernels import attention
-
-    # The forward as training runs it: STATS (the row lse stored), pointer kernel.
-    specs = [AotSpec(f"{sp.label} (STATS)", sp.fn, sp.signature, {**sp.constexprs, "STATS": True}, sp.options)
-             for sp in attention.aot_specs(target) if sp.label in ("attention bf16 causal D=128", "attention bf16 D=128")]
-    st = {f"s{t}_{d}": "i32" for t in ("q", "k", "v", "do") for d in "bhsd"}
-    for d, causal in ((64, True), (64, False), (128, True), (128, False), (80, True), (256, True)):
-        block_d = max(16, 1 << (d - 1).bit_length())
-        cfg = policy.attention_backward_config(target, block_d, 2, causal)
-        atomic = bool(cfg.pop("DQ_ATOMIC", False))
-        opts = {key: val for key, val in cfg.items() if not key.startswith("BLOCK_")}
-        unit = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False, "DOT_PREC": "ieee",
-                **{f"s{t}_d": 1 for t in ("q", "k", "v", "do")}, "DIV": 16}  # row strides as a contiguous launch's
-        ptrs = {p: "*bf16" for p in ("q_ptr", "k_ptr", "v_ptr", "do_ptr")} | {"lse_ptr": "*fp32", "delta_ptr": "*fp32"}
-        sc = {"qk_scale": "fp32"}
-        label = f"attention backward bf16{' causal' if causal else ''} D={d}"
-        parts = 4 if d == 64 and not causal else 1  # one spec with a GQA group in parts: fp32 partial dK/dV
-        dkt = "*fp32" if parts > 1 else "*bf16"
-        specs.append(AotSpec(f"{label} dK/dV" + (" (GQA parts)" if parts > 1 else ""), attn_bwd_dkdv_kernel,
-                             {**ptrs, "dk_ptr": dkt, "dv_ptr": dkt, "dqa_ptr": "*fp32", **sc, "dk_scale": "fp32",
-                              "S_Q": "i32", "S_K": "i32", "GROUP": "i32", **st,
-                              **{f"s{t}_{x}": "i32" for t in ("dk", "dv") for x in "bhsd"}},
-                             {**unit, "sdk_d": 1, "sdv_d": 1, "BLOCK_M": cfg["BLOCK_M1"], "BLOCK_N": cfg["BLOCK_N1"],
-                              "KV_SPLIT": parts, "DQ_ATOMIC": atomic},
-                             opts))
-        if atomic:  # dQ: the accumulated rows scaled and cast
-            specs.append(AotSpec(f"{label} dQ (atomic sums out)", attn_bwd_dq_out_kernel,
-                                 {"dqa_ptr": "*fp32", "dq_ptr": "*bf16", "dq_scale": "fp32", "S_Q": "i32",
-                                  **{f"sdq_{x}": "i32" for x in "bhsd"}},
-                                 {"HEAD_DIM": d, "BLOCK_D": block_d, "BLOCK_M": pre_rows(block_d), "sdq_d": 1,
-                                  "DIV": 16}, {"num_warps": 4}))
-        else:
-            specs.append(AotSpec(f"{label} dQ", attn_bwd_dq_kernel,
-                                 {**ptrs, "dq_ptr": "*bf16", **sc, "dq_scale": "fp32", "S_Q": "i32", "S_K": "i32",
-                                  "GROUP": "i32", **st, **{f"sdq_{x}": "i32" for x in "bhsd"}},
-                                 {**unit, "sdq_d": 1, "BLOCK_M": cfg["BLOCK_M2"], "BLOCK_N": cfg["BLOCK_N2"]}, opts))
-        if d in (128, 256) and causal:
-            specs.append(AotSpec(f"attention backward bf16 D={d} delta", attn_bwd_preprocess_kernel,
-                                 {"o_ptr": "*bf16", "do_ptr": "*bf16", "delta_ptr": "*fp32", "dqa_ptr": "*fp32",
-                                  "S_Q": "i32", **{f"s{t}_{x}": "i32" for t in ("o", "do") for x in "bhsd"}},
-                                 {"HEAD_DIM": d, "BLOCK_D": block_d, "BLOCK_M": pre_rows(block_d), "so_d": 1, "sdo_d": 1,
-                                  "DIV": 16, "ZERO_DQ": atomic},
-                                 {"num_warps": 4}))
-    return specs

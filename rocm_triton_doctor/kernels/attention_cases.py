@@ -1,6 +1,7 @@
 """attention's smoke cases (seed, quick, bench and interpreter presets; the sweep's rows come from smoke/sweep.py;
 make_case for the random preset and the baselines: GQA, S_q != S_k, the model's BSHD layout) and the shapes the
-compile-only audit compiles the forward kernels for (aot_specs). attention.py registers both."""
+compile-only audit compiles the forward kernels for (aot_specs) and the backward's (backward_aot_specs, the kernels
+of attention_backward.py). attention.py registers them."""
 
 from __future__ import annotations
 
@@ -92,3 +93,54 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
         # What runs on Hopper for D=128: the host-descriptor kernel.
         out += attention_tma.host_aot_specs(lambda c: policy.attention_config(target, 128, 2, causal=c, tma=True))
     return [AotSpec(*s) for s in out]
+
+
+def backward_aot_specs(target: policy.Target) -> list[AotSpec]:
+    """The backward as training runs it (bf16, unit last strides): Δ, dK/dV and dQ for D = 64, 128 (causal and
+    not), 80 (padded to 128, masked) and 256, and the forward with STATS."""
+    from rocm_triton_doctor.kernels.attention_backward import (attn_bwd_dkdv_kernel, attn_bwd_dq_kernel,
+                                                                attn_bwd_dq_out_kernel, attn_bwd_preprocess_kernel,
+                                                                pre_rows)
+
+    # The forward as training runs it: STATS (the row lse stored), pointer kernel.
+    specs = [AotSpec(f"{sp.label} (STATS)", sp.fn, sp.signature, {**sp.constexprs, "STATS": True}, sp.options)
+             for sp in aot_specs(target) if sp.label in ("attention bf16 causal D=128", "attention bf16 D=128")]
+    st = {f"s{t}_{d}": "i32" for t in ("q", "k", "v", "do") for d in "bhsd"}
+    for d, causal in ((64, True), (64, False), (128, True), (128, False), (80, True), (256, True)):
+        block_d = max(16, 1 << (d - 1).bit_length())
+        cfg = policy.attention_backward_config(target, block_d, 2, causal)
+        atomic = bool(cfg.pop("DQ_ATOMIC", False))
+        opts = {key: val for key, val in cfg.items() if not key.startswith("BLOCK_")}
+        unit = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False, "DOT_PREC": "ieee",
+                **{f"s{t}_d": 1 for t in ("q", "k", "v", "do")}, "DIV": 16}  # row strides as a contiguous launch's
+        ptrs = {p: "*bf16" for p in ("q_ptr", "k_ptr", "v_ptr", "do_ptr")} | {"lse_ptr": "*fp32", "delta_ptr": "*fp32"}
+        sc = {"qk_scale": "fp32"}
+        label = f"attention backward bf16{' causal' if causal else ''} D={d}"
+        parts = 4 if d == 64 and not causal else 1  # one spec with a GQA group in parts: fp32 partial dK/dV
+        dkt = "*fp32" if parts > 1 else "*bf16"
+        specs.append(AotSpec(f"{label} dK/dV" + (" (GQA parts)" if parts > 1 else ""), attn_bwd_dkdv_kernel,
+                             {**ptrs, "dk_ptr": dkt, "dv_ptr": dkt, "dqa_ptr": "*fp32", **sc, "dk_scale": "fp32",
+                              "S_Q": "i32", "S_K": "i32", "GROUP": "i32", **st,
+                              **{f"s{t}_{x}": "i32" for t in ("dk", "dv") for x in "bhsd"}},
+                             {**unit, "sdk_d": 1, "sdv_d": 1, "BLOCK_M": cfg["BLOCK_M1"], "BLOCK_N": cfg["BLOCK_N1"],
+                              "KV_SPLIT": parts, "DQ_ATOMIC": atomic},
+                             opts))
+        if atomic:  # dQ: the accumulated rows scaled and cast
+            specs.append(AotSpec(f"{label} dQ (atomic sums out)", attn_bwd_dq_out_kernel,
+                                 {"dqa_ptr": "*fp32", "dq_ptr": "*bf16", "dq_scale": "fp32", "S_Q": "i32",
+                                  **{f"sdq_{x}": "i32" for x in "bhsd"}},
+                                 {"HEAD_DIM": d, "BLOCK_D": block_d, "BLOCK_M": pre_rows(block_d), "sdq_d": 1,
+                                  "DIV": 16}, {"num_warps": 4}))
+        else:
+            specs.append(AotSpec(f"{label} dQ", attn_bwd_dq_kernel,
+                                 {**ptrs, "dq_ptr": "*bf16", **sc, "dq_scale": "fp32", "S_Q": "i32", "S_K": "i32",
+                                  "GROUP": "i32", **st, **{f"sdq_{x}": "i32" for x in "bhsd"}},
+                                 {**unit, "sdq_d": 1, "BLOCK_M": cfg["BLOCK_M2"], "BLOCK_N": cfg["BLOCK_N2"]}, opts))
+        if d in (128, 256) and causal:
+            specs.append(AotSpec(f"attention backward bf16 D={d} delta", attn_bwd_preprocess_kernel,
+                                 {"o_ptr": "*bf16", "do_ptr": "*bf16", "delta_ptr": "*fp32", "dqa_ptr": "*fp32",
+                                  "S_Q": "i32", **{f"s{t}_{x}": "i32" for t in ("o", "do") for x in "bhsd"}},
+                                 {"HEAD_DIM": d, "BLOCK_D": block_d, "BLOCK_M": pre_rows(block_d), "so_d": 1, "sdo_d": 1,
+                                  "DIV": 16, "ZERO_DQ": atomic},
+                                 {"num_warps": 4}))
+    return specs

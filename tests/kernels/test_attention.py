@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rocm_triton_doctor.kernels import launch as launch_mod
-from rocm_triton_doctor.kernels import attention, attention_backward
+from rocm_triton_doctor.kernels import attention, attention_autograd
 from rocm_triton_doctor.kernels.tolerances import tolerance
 from rocm_triton_doctor.kernels.base import Case
 from tests.kernels.helpers import check_in_interpreter, interpreter_cases
@@ -458,7 +458,7 @@ def test_short_key_tiles_match_the_reference(causal: bool, S_k: int) -> None:
 def test_causal_must_be_a_bool(bad: object) -> None:
     # Fuzz round 3: causal="False" (truthy) had silently run causal attention; SDPA refuses it too.
     q = torch.randn(1, 1, 4, 8)
-    for fn in (attention.attention, attention_backward.autograd_op):
+    for fn in (attention.attention, attention_autograd.autograd_op):
         with pytest.raises(TypeError, match="causal must be True or False"):
             fn(q, q, q, causal=bad)  # type: ignore[arg-type]
     assert torch.equal(attention.attention(q, q, q, causal=np.bool_(True)), attention.attention(q, q, q, causal=True))

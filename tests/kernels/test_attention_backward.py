@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from rocm_triton_doctor.kernels import attention, attention_backward, call_plans, policy
+from rocm_triton_doctor.kernels import attention, attention_autograd, attention_backward, call_plans, policy
 from tests.kernels.grads import assert_grads
 
 # (B, H, H_kv, S_q, S_k, D, causal, dtype, model_layout): tiny, the interpreter runs every program in Python.
@@ -103,47 +103,6 @@ def test_bad_scales_are_refused_clearly() -> None:
         attention.autograd_op(q, k, v, sm_scale=float("inf"))
 
 
-def test_custom_ops_opcheck() -> None:
-    q, k, v, do = _leaves(1, 2, 1, 9, 12, 16, torch.float32, False, seed=4)
-    torch.library.opcheck(attention_backward._attention_op, (q, k, v, True, None))
-    with torch.no_grad():
-        o, lse = attention_backward._attention_op(q, k, v, True, None)
-    torch.library.opcheck(attention_backward.attention_backward_op, (do, q.detach(), k.detach(), v.detach(), o, lse,
-                                                                    True, None))
-
-
-class _Attn(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.proj = torch.nn.Linear(16, 3 * 16, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, S, _ = x.shape
-        q, k, v = self.proj(x).view(B, S, 3, 1, 16).permute(2, 0, 3, 1, 4).unbind(0)
-        return attention.autograd_op(q, k, v, causal=True).square().mean()
-
-
-def test_torch_compile_fullgraph_has_no_graph_break() -> None:
-    import torch._dynamo
-
-    torch._dynamo.reset()
-    model = _Attn()
-    x = torch.randn(1, 12, 16, generator=torch.Generator().manual_seed(5))
-    explain = torch._dynamo.explain(model)(x)
-    assert explain.graph_break_count == 0 and explain.graph_count == 1
-    eager = model(x)
-    eager.backward()
-    assert model.proj.weight.grad is not None
-    want = model.proj.weight.grad.clone()
-    model.zero_grad(set_to_none=True)
-    # aot_eager: dynamo + AOTAutograd through the op's fake and autograd registrations (no C++ toolchain needed).
-    got = torch.compile(model, fullgraph=True, backend="aot_eager")(x)
-    got.backward()
-    torch.testing.assert_close(got, eager)
-    assert model.proj.weight.grad is not None
-    torch.testing.assert_close(model.proj.weight.grad, want, rtol=1e-4, atol=1e-6)
-
-
 def test_expanded_output_gradient_and_the_widest_head_dim() -> None:
     # out.sum() hands the backward a dO of stride 0 everywhere (read in place); D=256 is the largest head dim.
     q, k, v, _ = _leaves(1, 2, 1, 20, 24, 256, torch.float32, False, seed=6)
@@ -171,7 +130,7 @@ def test_a_key_holding_minus_inf_gets_zero_gradients_when_queries_pad_the_block(
     k, v = torch.randn(1, 1, 8, 16, generator=gen), torch.randn(1, 1, 8, 16, generator=gen)
     k[0, 0, 4, 0] = float("-inf")
     qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
-    dq, dk, dv = torch.autograd.grad(attention_backward.autograd_op(qg, kg, vg, causal).sum(), (qg, kg, vg))
+    dq, dk, dv = torch.autograd.grad(attention_autograd.autograd_op(qg, kg, vg, causal).sum(), (qg, kg, vg))
     qd, kd, vd = (t.double().requires_grad_() for t in (q, k, v))
     ref = torch.autograd.grad(torch.nn.functional.scaled_dot_product_attention(qd, kd, vd, is_causal=causal).sum(),
                               (qd, kd, vd))
