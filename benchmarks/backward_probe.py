@@ -4,6 +4,7 @@
 
 rows, wide-rows: row-kernel rows (RMSNorm, LayerNorm, softmax, SwiGLU) by name, forward + backward against eager and Liger
         (backward_hunt.run_one: every gradient checked against fp64 first).
+norm-ppu: the norm-one-block rows' backward in one block under 1, 2 or 4 programs a unit and 8, 16 or 32 warps.
 atomic, atomic-wide: attention backward with dQ added by the dK/dV kernel (DQ_ATOMIC) over several tilings, against
         the policy's two kernels (session 32); atomic-wide: head dims 160-256.
 sdpa-backends: SDPA's forward and backward under each of its backends (flash, cuDNN, memory-efficient, and the
@@ -179,7 +180,20 @@ def backends_row(spec: tuple[Any, ...], g: torch.Generator) -> dict[str, Any]:
     return row
 
 
-def norm_row(op: str, dt: torch.dtype, M: int, N: int, g: torch.Generator) -> dict[str, Any]:
+class _Ppu(dict):  # type: ignore[type-arg]
+    """A config override run with p programs a unit (row_grads.PROGRAMS_PER_UNIT and WIDE_ONE_BLOCK_PROGRAMS)."""
+
+    def __init__(self, p: int, cfg: dict[str, Any]) -> None:
+        super().__init__(cfg)
+        self.p = p
+
+
+def _ppu_variants(N: int) -> dict[str, Any]:
+    block = 1 << (N - 1).bit_length()
+    return {f"ppu{p} w{w}": _Ppu(p, {"BLOCK": block, "num_warps": w}) for p in (1, 2, 4) for w in (8, 16, 32)}
+
+
+def norm_row(op: str, dt: torch.dtype, M: int, N: int, g: torch.Generator, ppu: bool = False) -> dict[str, Any]:
     """The norm's backward alone by variant (config=) against eager autograd's backward (fb - f), checked against
     the policy's gradients."""
     from rocm_triton_doctor.kernels import layernorm, rmsnorm
@@ -221,8 +235,11 @@ def norm_row(op: str, dt: torch.dtype, M: int, N: int, g: torch.Generator) -> di
     base = run({"BLOCK": 8192, "num_warps": 16} if N > 16384 else None)  # the kernel before session 31's tiles
     row: dict[str, Any] = {"op": op, "dtype": str(dt), "M": M, "N": N, "eager_ms": eager, "liger_ms": liger, "ms": {},
                            "wrong": []}
-    for name, cfg in {**NORM_VARIANTS, **_cols_variants()}.items():
+    from rocm_triton_doctor.kernels import row_grads
+    for name, cfg in ({"policy": None, **_ppu_variants(N)} if ppu else {**NORM_VARIANTS, **_cols_variants()}).items():
         try:
+            if isinstance(cfg, _Ppu):
+                row_grads.PROGRAMS_PER_UNIT = row_grads.WIDE_ONE_BLOCK_PROGRAMS = cfg.p
             got = run(cfg)
             errs = [float((a.float() - c.float()).abs().max() / c.float().abs().max()) for a, c in zip(got, base)]
             if max(errs) > 0.02:
@@ -233,6 +250,7 @@ def norm_row(op: str, dt: torch.dtype, M: int, N: int, g: torch.Generator) -> di
             row["wrong"].append(f"{name}: {type(exc).__name__}: {str(exc)[:100]}")
         finally:
             _cols_tiles(COLS_DEFAULT)
+            row_grads.PROGRAMS_PER_UNIT, row_grads.WIDE_ONE_BLOCK_PROGRAMS = 2, 1
     return row
 
 
@@ -278,16 +296,16 @@ def save(path: str | None, which: str, rows: list[dict[str, Any]]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", required=True, choices=("rows", "wide-rows", "norm-wide", "norm-one-block", "gqa", "wide-d",
-                                                       "mid-d", "atomic", "atomic-wide", "sdpa-backends"))
+                                                       "mid-d", "atomic", "atomic-wide", "sdpa-backends", "norm-ppu"))
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     g = torch.Generator(device="cuda").manual_seed(30)
     out: list[dict[str, Any]] = []
     lines = []
-    if args.set in ("norm-wide", "norm-one-block"):
+    if args.set in ("norm-wide", "norm-one-block", "norm-ppu"):
         for op, dts, M, N in NORM_WIDE if args.set == "norm-wide" else NORM_ONE_BLOCK:
-            row = norm_row(op, bh.DT[dts], M, N, g)
+            row = norm_row(op, bh.DT[dts], M, N, g, ppu=args.set == "norm-ppu")
             out.append(row)
             save(args.json, args.set, out)
             lines.append(f"{op} {dts} {M}x{N}: eager bwd {row['eager_ms']:.4f} ms, Liger x eager "

@@ -50,7 +50,8 @@ def pretend_sm90() -> None:
     attention_backward.upcast_dots = lambda target, dtype: True  # type: ignore[assignment]
     attention_backward.device_cus = lambda dev: 132  # type: ignore[assignment]  # its GQA split of dK/dV
     # the row backwards' programs (narrow rows ROWS at a time over an H200's SMs)
-    row_grads.programs = lambda x, M, cfg: row_grads.gpu_programs(M, cfg, x.element_size(), 132)  # type: ignore
+    row_grads.programs = lambda x, M, cfg: row_grads.gpu_programs(  # type: ignore
+        M, cfg, x.element_size(), 132, row_grads.per_unit(cfg, "cuda"))
     row_grads.units_of = lambda x: 132  # type: ignore[assignment]  # the parameter sums' and column tiles' grids
     attention.clear_plans()
     gemm._cus = lambda dev: 132  # type: ignore[assignment]

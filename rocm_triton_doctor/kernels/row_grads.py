@@ -43,14 +43,33 @@ def programs(x: torch.Tensor, M: int, cfg: dict[str, Any]) -> int:
     """G, the number of programs (each with its own partial-sum row), for x's (M, N) rows under cfg."""
     if x.device.type != "cuda":
         return max(1, min(M, 4))  # the interpreter: few programs, each a loop over rows
-    return gpu_programs(M, cfg, x.element_size(), units_of(x))
+    return gpu_programs(M, cfg, x.element_size(), units_of(x), per_unit(cfg, target_of(x).backend))
 
 
-def gpu_programs(M: int, cfg: dict[str, Any], elem_size: int, units: int) -> int:
-    """G on a GPU of `units` SMs/CUs: 2 a unit, or for narrow rows (ROWS > 1) up to NARROW_WARPS_PER_UNIT warps a
-    unit while the partial rows stay under 1/NARROW_PARTIAL_SHARE of x; never more than the row tiles."""
+PROGRAMS_PER_UNIT = 2  # programs (partial-sum rows) a unit for rows wider than the narrow ones
+# One-block rows of WIDE_ONE_BLOCK lanes or more (N 4097-16384) take WIDE_ONE_BLOCK_PROGRAMS a unit on NVIDIA: half
+# the partial rows, twice the rows a program. H200, RMSNorm backward alone x eager's, 2 -> 1 a unit at the policy's
+# warps (benchmarks/backward_probe.py --set norm-ppu, docs/measurements/2026-11-29-h200-s32-probe-norm-ppu.json):
+# fp16 3067x13823 5.46 -> 5.88 (Liger 7.17), bf16 4096x16384 13.65 -> 14.80 (12.68), 2048x12288 10.19 -> 12.00
+# (11.12), fp16 8192x10240 11.30 -> 11.89 (12.94), bf16 2048x8192 10.57 -> 12.02 (11.53), 4096x5120 9.36 -> 10.22
+# (9.92), fp32 2048x8192 7.27 -> 7.88 (7.64); LayerNorm bf16 4096x5120 1.16 -> 1.37 (1.32). 4 a unit lost on every
+# row (0.32-0.92x of 2). Narrower one-block rows were not timed: they keep 2.
+WIDE_ONE_BLOCK = 8192
+WIDE_ONE_BLOCK_PROGRAMS = 1
+
+
+def per_unit(cfg: dict[str, Any], backend: str) -> int:
+    """Programs a unit for rows under cfg (narrow rows: gpu_programs may take more)."""
+    if backend == "cuda" and not cfg["LOOPED"] and cfg.get("ROWS", 1) == 1 and cfg["BLOCK"] >= WIDE_ONE_BLOCK:
+        return WIDE_ONE_BLOCK_PROGRAMS
+    return PROGRAMS_PER_UNIT
+
+
+def gpu_programs(M: int, cfg: dict[str, Any], elem_size: int, units: int, per_unit: int = PROGRAMS_PER_UNIT) -> int:
+    """G on a GPU of `units` SMs/CUs: per_unit a unit, or for narrow rows (ROWS > 1) up to NARROW_WARPS_PER_UNIT
+    warps a unit while the partial rows stay under 1/NARROW_PARTIAL_SHARE of x; never more than the row tiles."""
     rows = cfg.get("ROWS", 1)
-    g = 2 * units
+    g = per_unit * units
     if rows > 1:
         g = max(g, min(NARROW_WARPS_PER_UNIT * units // cfg["num_warps"], M * elem_size // (4 * NARROW_PARTIAL_SHARE)))
     return max(1, min(-(-M // rows), g))
