@@ -4,6 +4,8 @@
 
 rows, wide-rows: row-kernel rows (RMSNorm, LayerNorm, softmax, SwiGLU) by name, forward + backward against eager and Liger
         (backward_hunt.run_one: every gradient checked against fp64 first).
+norm-w8: fresh widths for the 16384-lane block's warps, as norm-ppu.
+norm-check: hunt 8's worst LayerNorm row and three the column tiles won, column tiles (policy) against one block.
 norm-ppu: the norm-one-block rows' backward in one block under 1, 2 or 4 programs a unit and 8, 16 or 32 warps.
 atomic, atomic-wide: attention backward with dQ added by the dK/dV kernel (DQ_ATOMIC) over several tilings, against
         the policy's two kernels (session 32); atomic-wide: head dims 160-256.
@@ -54,6 +56,13 @@ NORM_WIDE = [("layernorm", "bf16", 3596, 29822), ("layernorm", "bf16", 1061, 128
 NORM_ONE_BLOCK = [("rmsnorm", "fp16", 3067, 13823), ("rmsnorm", "bf16", 4096, 16384), ("rmsnorm", "bf16", 2048, 12288),
                   ("rmsnorm", "fp16", 8192, 10240), ("rmsnorm", "bf16", 2048, 8192), ("rmsnorm", "bf16", 4096, 5120),
                   ("rmsnorm", "fp32", 2048, 8192), ("layernorm", "bf16", 4096, 5120), ("layernorm", "fp16", 3067, 13823)]
+# session 32: hunt 8's worst LayerNorm row (column tiles, 0.69x eager's backward) beside rows the tiles had won
+NORM_CHECK = [("layernorm", "bf16", 9932, 14072), ("layernorm", "bf16", 4096, 16384), ("layernorm", "bf16", 1061, 12897),
+              ("layernorm", "fp16", 8192, 12288)]
+# session 32: fresh widths for the 16384-lane block's warps (16 against 8, one program an SM)
+NORM_W8 = [("rmsnorm", "bf16", 2048, 9000), ("rmsnorm", "bf16", 2048, 11000), ("rmsnorm", "fp16", 2048, 12500),
+           ("rmsnorm", "bf16", 2048, 15000), ("rmsnorm", "bf16", 2048, 16000), ("rmsnorm", "fp16", 2048, 16384),
+           ("layernorm", "bf16", 512, 14000)]
 NORM_VARIANTS: dict[str, dict[str, Any] | None] = {"policy": None, "8192 w16": {"BLOCK": 8192, "num_warps": 16},
                                                    "4096 w8": {"BLOCK": 4096, "num_warps": 8}}
 # (dtype, B, H, H_kv, S_q, S_k, D, causal, model layout)
@@ -296,16 +305,18 @@ def save(path: str | None, which: str, rows: list[dict[str, Any]]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", required=True, choices=("rows", "wide-rows", "norm-wide", "norm-one-block", "gqa", "wide-d",
-                                                       "mid-d", "atomic", "atomic-wide", "sdpa-backends", "norm-ppu"))
+                                                       "mid-d", "atomic", "atomic-wide", "sdpa-backends", "norm-ppu",
+                                                       "norm-check", "norm-w8"))
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     g = torch.Generator(device="cuda").manual_seed(30)
     out: list[dict[str, Any]] = []
     lines = []
-    if args.set in ("norm-wide", "norm-one-block", "norm-ppu"):
-        for op, dts, M, N in NORM_WIDE if args.set == "norm-wide" else NORM_ONE_BLOCK:
-            row = norm_row(op, bh.DT[dts], M, N, g, ppu=args.set == "norm-ppu")
+    if args.set in ("norm-wide", "norm-one-block", "norm-ppu", "norm-check", "norm-w8"):
+        sets = {"norm-wide": NORM_WIDE, "norm-check": NORM_CHECK, "norm-w8": NORM_W8}
+        for op, dts, M, N in sets.get(args.set, NORM_ONE_BLOCK):
+            row = norm_row(op, bh.DT[dts], M, N, g, ppu=args.set in ("norm-ppu", "norm-check", "norm-w8"))
             out.append(row)
             save(args.json, args.set, out)
             lines.append(f"{op} {dts} {M}x{N}: eager bwd {row['eager_ms']:.4f} ms, Liger x eager "

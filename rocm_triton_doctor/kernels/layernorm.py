@@ -258,7 +258,8 @@ def layernorm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, 
         dw, db = row_grads.param_sums(parts, (weight.dtype, bias.dtype))
         return dx.reshape(x.shape), dw, db
     grid, rpp = row_grads.launch_shape(M, row_grads.programs(x2, M, cfg), cfg["ROWS"])
-    site = Site(_layernorm_backward_kernel, grid, (DYN,) * 8 + (M, N, weight.stride(0), rpp), cfg)
+    site = Site(_layernorm_backward_kernel, grid, (DYN,) * 8 + (M, N, weight.stride(0), rpp),
+                row_grads.kernel_cfg(cfg, N, x2, config))
     return _run_backward(row_grads.plan(key, cfg, grid[0], site, x2, N, 2), dy, x, x2, weight, bias, mean, rstd)
 
 

@@ -225,7 +225,8 @@ def _backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, rstd: tor
                                              row_grads.units_of(x2))
         return dx.reshape(x.shape), row_grads.param_sums(parts, (weight.dtype,))[0], None
     grid, rpp = row_grads.launch_shape(M, row_grads.programs(x2, M, cfg), cfg["ROWS"])
-    site = Site(_rmsnorm_backward_kernel, grid, (DYN,) * 7 + (M, N, weight.stride(0), rpp), {"STORE_Y": with_y, **cfg})
+    site = Site(_rmsnorm_backward_kernel, grid, (DYN,) * 7 + (M, N, weight.stride(0), rpp),
+                {"STORE_Y": with_y, **row_grads.kernel_cfg(cfg, N, x2, config)})
     return _run_backward(row_grads.plan(key, cfg, grid[0], site, x2, N, 1), dy, x, x2, weight, rstd, with_y)
 
 

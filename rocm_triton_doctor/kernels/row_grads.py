@@ -109,6 +109,17 @@ def config(x: torch.Tensor, N: int, override: dict[str, Any] | None, M: int) -> 
 # 0.59, fp32 2000x12000 1.02 against 0.93; RMSNorm fp32 2000x12000 6.47 against 5.08) but for one row (LayerNorm bf16
 # 1061x12897 0.39 against 0.53-0.58): no rule there yet.
 BACKWARD_BLOCK_MAX_LANES = 16384
+# A 16384-lane block holding a row of at most 15/16 of it (N 8193-15360) runs the norms' one-block backward kernel at
+# 8 warps, not the forward's 16 (kernel_cfg; not softmax's, nor the column tiles' row sums: not timed). H200, backward
+# alone x eager's, one program an SM, 16 -> 8 warps (benchmarks/backward_probe.py --set norm-ppu / norm-check, and
+# fresh widths: docs/measurements/2026-11-29-h200-s32-probe-w8.json): RMSNorm bf16 2048x9000 4.66 -> 6.14 (Liger
+# 5.54), 2048x11000 5.17 -> 6.90 (6.20), fp16 2048x12500 5.40 -> 7.21 (6.44), bf16 2048x15000 5.91 -> 7.93 (7.25),
+# fp16 3067x13823 5.88 -> 8.01 (7.17), bf16 2048x12288 12.00 -> 12.53, fp16 8192x10240 11.89 -> 12.52; LayerNorm bf16
+# 512x14000 1.15 -> 1.24 (0.97), 1061x12897 0.47 -> 0.82 and 9932x14072 0.28 -> 0.58 (those two take the column
+# tiles: 1.28 and 0.70). Fuller rows keep 16: bf16 2048x16000 13.06 against 12.08 at 8, fp16 2048x16384 13.28
+# against 11.87, bf16 4096x16384 14.80 against 12.93. Measured through the override path (config=); the policy's
+# own path launches the same kernel, configuration and grid.
+PARTIAL_BLOCK_MAX_N = 15360
 
 
 @functools.lru_cache(maxsize=policy.CONFIG_CACHE_SIZE)
@@ -119,6 +130,15 @@ def _config(target: policy.Target, N: int, elem_size: int, row_class: int) -> di
         cfg.update(BLOCK=policy.ROW_CHUNK, num_warps=16)
     cfg["LOOPED"] = cfg["BLOCK"] < N
     cfg["ROWS"] = 1 if cfg["LOOPED"] else cfg.get("ROWS", 1)
+    return cfg
+
+
+def kernel_cfg(cfg: dict[str, Any], N: int, x: torch.Tensor, override: dict[str, Any] | None) -> dict[str, Any]:
+    """cfg for the norms' (RMSNorm, LayerNorm) one-program-a-row-range backward kernel: 8 warps for a 16384-lane
+    block up to PARTIAL_BLOCK_MAX_N full on NVIDIA (a new dict; cfg is shared); a caller's override as given."""
+    if (override is None and not cfg["LOOPED"] and cfg["BLOCK"] == BACKWARD_BLOCK_MAX_LANES and N <= PARTIAL_BLOCK_MAX_N
+            and target_of(x).backend == "cuda"):
+        return {**cfg, "num_warps": 8}
     return cfg
 
 

@@ -43,10 +43,10 @@ def _weight_t(N: int, K: int, pad: int, offset: int, dtype: torch.dtype, g: torc
 def test_kmajor_windows_match_fp64(M: int, K: int, N: int, pad: int, offset: int, dtype: torch.dtype, epilogue: str,
                                    bm: int, bn: int, deep: bool, split: int, special: str | None, seed: int) -> None:
     shift = 16 // dtype.itemsize
-    # CI time: at most 16 programs and 96 of their K steps in all (the interpreter runs each step in Python: up to
+    # CI time: at most 12 programs and 48 of their K steps in all (the interpreter runs each step in Python: up to
     # 5.6 s an example before); the edges under test (residues, shifts, K tails, splits) are per program.
     programs = -(-M // bm) * -(-N // bn)
-    assume(programs * split <= 16 and programs * -(-K // (shift * (2 if deep else 1))) <= 96)
+    assume(programs * split <= 12 and programs * -(-K // (shift * (2 if deep else 1))) <= 48)
     g = torch.Generator().manual_seed(seed)
     a = torch.randn(M, K, generator=g).to(dtype)
     b = _weight_t(N, K, pad, offset, dtype, g)
@@ -66,10 +66,10 @@ def test_every_residue_and_k_edge() -> None:
         for K in (2, 3, 8, 9, 11, 17):
             a = torch.randn(3, K, generator=g)
             b = _weight_t(21, K, pad, pad % 3, torch.float32, g)
-            for split in (1, 3):
-                y = gemm.gemm(a, b, kernel="gemv",
-                              config={"BLOCK_M": 4, "BLOCK_N": 16, "BLOCK_K": 8, "SPLIT_K": split, "SHIFT": 4})
-                torch.testing.assert_close(y.double(), a.double() @ b.double(), atol=1e-5, rtol=1e-5)
+            split = 1 + 2 * (pad % 2)  # unsplit and in 3 parts, each over two residues (CI time: both on all four)
+            y = gemm.gemm(a, b, kernel="gemv",
+                          config={"BLOCK_M": 4, "BLOCK_N": 16, "BLOCK_K": 8, "SPLIT_K": split, "SHIFT": 4})
+            torch.testing.assert_close(y.double(), a.double() @ b.double(), atol=1e-5, rtol=1e-5)
 
 
 def test_row_chunks_and_a_strided_activation() -> None:

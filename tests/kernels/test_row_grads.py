@@ -38,6 +38,19 @@ def test_wide_one_block_rows_take_one_program_a_unit_on_nvidia_only() -> None:
     looped = row_grads._config(SM90, 200000, 4, 64)
     assert looped["LOOPED"] and row_grads.per_unit(looped, "cuda") == 2
 
+    # the norms' one-block kernel: a 16384-lane block up to 15/16 full takes 8 warps on NVIDIA (16 at fuller rows, as
+    # the forward; a caller's config and other targets as given)
+    x = torch.empty(2, 4)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(row_grads, "target_of", lambda t: SM90)
+        assert wide["BLOCK"] == 16384 and wide["num_warps"] == 16
+        assert row_grads.kernel_cfg(wide, 13823, x, None)["num_warps"] == 8 and wide["num_warps"] == 16  # a copy
+        assert row_grads.kernel_cfg(wide, 13823, x, {"BLOCK": 16384, "num_warps": 16}) is wide
+        full = row_grads._config(SM90, 16000, 2, policy.row_class(16000, 2048))
+        assert row_grads.kernel_cfg(full, 16000, x, None)["num_warps"] == 16
+        mp.setattr(row_grads, "target_of", lambda t: policy.Target("hip", "gfx942", 64))
+        assert row_grads.kernel_cfg(wide, 13823, x, None) is wide
+
 
 @pytest.mark.parametrize("M", [1, 63, 64, 1000])
 def test_launch_shape_gives_whole_row_tiles(M: int) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import HealthCheck, given, settings
+from hypothesis import assume, HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rocm_triton_doctor.kernels import call_plans, layernorm, policy, policy_rows, rmsnorm, rows_window, softmax
@@ -105,7 +105,7 @@ def test_looped_softmax_windows_match_fp64(spy: list[str], M: int, N: int, pad_g
     assert spy == ["window"]
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(M=st.integers(1, 5), N=st.integers(1, 600), pad_groups=st.integers(0, 2), dtype=st.sampled_from(DTYPES),
        block=st.sampled_from([16, 32, 128]), table=st.booleans(), offset=st.sampled_from([0.0, 1000.0]),
        seed=st.integers(0, 2**16))
@@ -114,6 +114,7 @@ def test_looped_norm_windows_match_fp64(spy: list[str], M: int, N: int, pad_grou
     """RMSNorm's and LayerNorm's looped window forms: the statistics chunk by chunk (LayerNorm's chunks merged with
     the row's elements each chunk holds, an offset row keeping its digits), the saved mean and rstd as the plain
     kernels', the parameters from their tables or at the shift."""
+    assume(M * -(-N // block) <= 48)  # CI time: chunks walked in all (the interpreter runs each in Python, 4 times)
     spy.clear()
     g = torch.Generator().manual_seed(seed)
     x = _poisoned_rows(M, N, pad_groups * _vec(dtype), dtype, g)
@@ -140,7 +141,7 @@ def test_every_shift_and_both_edges(spy: list[str], dtype: torch.dtype) -> None:
     than a group put the first and last partial groups in the same group or next to each other."""
     g = torch.Generator().manual_seed(1)
     V = _vec(dtype)
-    for N in (1, 3, V - 1, V + 1, 2 * V + 3, 333):
+    for N in (1, 3, V - 1, V + 1, 2 * V + 3):  # (wider odd widths: the property tests below)
         x = _poisoned_rows(2 * V + 1, N, 0, dtype, g)
         w, b = torch.randn(N, generator=g).to(dtype), torch.randn(N, generator=g).to(dtype)
         for table in (0, 1):
