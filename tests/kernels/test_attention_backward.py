@@ -1,6 +1,7 @@
 """Attention backward (issue #17) in the interpreter: dQ, dK, dV of attention.autograd_op against fp64 torch autograd
 of SDPA's math (attention.reference), causal and not, GQA/MQA, S_q != S_k, padded head dims, the model's transposed
-layout, any scale sign; the custom ops' registrations (opcheck) and torch.compile(fullgraph=True) with no graph break."""
+layout, any scale sign, GQA parts, planned calls, and dQ added with atomics (DQ_ATOMIC) or by its own kernel under
+torch's deterministic mode. The custom ops' registrations and torch.compile: test_attention_autograd.py."""
 
 from __future__ import annotations
 
