@@ -13,6 +13,7 @@ from rocm_triton_doctor.kernels import argcheck
 from rocm_triton_doctor.kernels import attention as _fwd
 from rocm_triton_doctor.kernels.attention import kernel_scale
 from rocm_triton_doctor.kernels.attention_backward import attention_backward
+from rocm_triton_doctor.kernels.attention_parts import heads4, sdpa_lead
 from rocm_triton_doctor.kernels.base import first_order_only
 
 
@@ -102,9 +103,7 @@ def autograd_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool 
     scale = None if sm_scale is None else float(sm_scale)
     causal = argcheck.check_flag("attention", "causal", causal)
     lead = None
-    if isinstance(q, torch.Tensor) and q.dim() != 4:  # (attention imports this module: imported here, off the 4-D path)
-        from rocm_triton_doctor.kernels.attention import heads4, sdpa_lead
-
+    if isinstance(q, torch.Tensor) and q.dim() != 4:
         lead = sdpa_lead(q, k, v)
         if lead is not None:  # SDPA's (..., H, S, D) as (B, H, S, D) views: autograd flows through them
             q, k, v = heads4(q, "q"), heads4(k, "k"), heads4(v, "v")

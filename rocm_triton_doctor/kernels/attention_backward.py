@@ -114,13 +114,14 @@ def _dkdv_block(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, dqa_ptr, q_base
         pT = tl.where(rows[None, :], pT, 0.0)
     dv = tl.dot(pT.to(do.dtype), do, dv, input_precision=DOT_PREC)
     dsT = pT * (tl.dot(v, tl.trans(do), input_precision=DOT_PREC) - delta[None, :])
+    if DQ_ATOMIC and key_tail:
+        dsT = tl.where(offs_n[:, None] < S_K, dsT, 0.0)  # (the rows' dK is not stored either)
+    dsT = dsT.to(qT.dtype)  # q and k share a dtype (both upcast together)
     if DQ_ATOMIC:
-        if key_tail:
-            dsT = tl.where(offs_n[:, None] < S_K, dsT, 0.0)
-        dq = tl.dot(tl.trans(dsT.to(k.dtype)), k, input_precision=DOT_PREC)
+        dq = tl.dot(tl.trans(dsT), k, input_precision=DOT_PREC)
         tl.atomic_add(dqa_ptr + (row_base + offs_m[:, None]) * BLOCK_D + offs_d[None, :], dq, mask=rows[:, None],
                       sem="relaxed")
-    dk = tl.dot(dsT.to(qT.dtype), tl.trans(qT), dk, input_precision=DOT_PREC)
+    dk = tl.dot(dsT, tl.trans(qT), dk, input_precision=DOT_PREC)
     return dk, dv
 
 

@@ -272,8 +272,9 @@ def attention_backward_config(t: Target, block_d: int, elem_size: int, causal: b
     """Tiles for the attention backward (attention_backward.py): BLOCK_N1 keys per dK/dV program stepping over
     BLOCK_M1 query rows, BLOCK_M2 query rows per dQ program stepping over BLOCK_N2 keys (tutorial 06's transposed
     pair), num_warps/num_stages shared by both; block_d is the padded power-of-two head dim. DQ_ATOMIC (optional):
-    dQ added into fp32 by the dK/dV kernel instead of its own kernel (not under torch's deterministic mode). Chosen spill-free with
-    --compile-only (Triton 3.9, bf16, causal and not; a sweep over tiles and warps, 2026-11-23); not timed yet."""
+    dQ added into fp32 by the dK/dV kernel instead of its own kernel (not under torch's deterministic mode). Chosen
+    spill-free with --compile-only (Triton 3.9, bf16, causal and not; a sweep over tiles and warps, 2026-11-23); not
+    timed yet."""
     if t.interpreter:
         return {"BLOCK_M1": 16, "BLOCK_N1": 32, "BLOCK_M2": 32, "BLOCK_N2": 16, "num_warps": 4, "num_stages": 1}
     if t.backend == "cuda":
