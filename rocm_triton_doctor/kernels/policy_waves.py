@@ -77,11 +77,22 @@ def gemm_split_under_a_wave(M: int, N: int, K: int, cus: int) -> int:
 SMALL_GRID_MIN_K = 2048  # K elements each split keeps (32 blocks of 64): shorter splits lost to no split (H100)
 
 
+# Past 16 splits each split keeps at least LONG_SPLIT_MIN_K[0] elements of K (4 blocks of 32, the fp32 tiles' depth),
+# past 32 at least LONG_SPLIT_MIN_K[1] (see LATENCY_SPLIT_MAX for the measurements).
+LONG_SPLIT_MIN_K = (128, 512)
+
+
+def _min_k(split: int, min_k: int) -> int:
+    return min_k if split <= 16 else max(min_k, LONG_SPLIT_MIN_K[0] if split <= 32 else LONG_SPLIT_MIN_K[1])
+
+
 def _doubled_split(M: int, N: int, K: int, tiles: int, max_split: int, max_programs: int, min_k: int) -> int:
     """The K split every rule here takes: the largest power of two s <= max_split with tiles·s <= max_programs,
-    K // s >= min_k and an fp32 workspace of s·M·N elements under 2^31 (indexed in int32); 1 if 2 does not qualify."""
+    K // s >= min_k (and LONG_SPLIT_MIN_K past 16 splits) and an fp32 workspace of s·M·N elements under 2^31
+    (indexed in int32); 1 if 2 does not qualify."""
     split = 1
-    while (split * 2 <= max_split and tiles * split * 2 <= max_programs and K // (split * 2) >= min_k
+    while (split * 2 <= max_split and tiles * split * 2 <= max_programs
+           and K // (split * 2) >= _min_k(split * 2, min_k)
            and split * 2 * M * N < 2**31):
         split *= 2
     return split
@@ -89,20 +100,35 @@ def _doubled_split(M: int, N: int, K: int, tiles: int, max_split: int, max_progr
 
 def gemm_split_small_grid(M: int, N: int, K: int, bm: int, bn: int, cus: int) -> int:
     """SPLIT_K for a pointer-kernel grid of (bm, bn) tiles that fills at most half of one wave of `cus` SMs: the
-    largest power of two (<= 8) with tiles·split <= cus and at least SMALL_GRID_MIN_K elements of K per split; 1
-    otherwise. The same floor as gemm_split_under_a_wave, and consistent with the small-grid probe of session 6
-    (docs/performance.md: 64x128 tiles, bf16 on an H100): split 2 helped 640x5120x640 (50 tiles: 17.7 -> 12.8 us) and
-    1000x4096x1000, and lost at 768x4096x768 and 1024x2048x1024, whose 72 and 128 tiles a split of 2 would push past
-    one wave (this rule keeps one pass there). 1000x4096x1000 (128 tiles) keeps one pass here too."""
+    largest power of two (<= LATENCY_SPLIT_MAX) with tiles·split <= cus and at least SMALL_GRID_MIN_K elements of K
+    per split; 1 otherwise. The same floor as gemm_split_under_a_wave, and consistent with the small-grid probe of
+    session 6 (docs/performance.md: 64x128 tiles, bf16 on an H100): split 2 helped 640x5120x640 (50 tiles: 17.7 ->
+    12.8 us) and 1000x4096x1000, and lost at 768x4096x768 and 1024x2048x1024, whose 72 and 128 tiles a split of 2
+    would push past one wave (this rule keeps one pass there). 1000x4096x1000 (128 tiles) keeps one pass here too.
+    The cap was 8 until session 33: a grid of 8 tiles and a long K ran 64 programs (H200, graph replay × cuBLAS,
+    benchmarks/gemm_longk_probe.py, docs/measurements/2026-11-29-h200-s33-longk.json: bf16 128x256x32768 B^T in
+    64x64 tiles, 8 splits 0.67x, 16 0.91x, 32 0.85x)."""
     if cus <= 0:
         return 1
     tiles = -(-M // bm) * -(-N // bn)
     if 2 * tiles > cus:
         return 1
-    return _doubled_split(M, N, K, tiles, 8, cus, SMALL_GRID_MIN_K)
+    return _doubled_split(M, N, K, tiles, LATENCY_SPLIT_MAX, cus, SMALL_GRID_MIN_K)
 
 
-LATENCY_SPLIT_MAX = 16
+# The most K splits the few-tile rules take (16 until session 33; gemm refuses more than 64). A handful of output
+# tiles over a long K ran 6-96 programs on 132 SMs at 16: H200, graph replay × cuBLAS, the policy's tiles at 16
+# splits -> the split the rules now take (benchmarks/gemm_longk_probe.py, docs/measurements/2026-11-29-h200-s33-
+# longk.json): bf16 169x81x15545 (a misaligned B, 3 tiles) 0.49 -> 0.77x at 32 (0.89 at 64, but see below); fp32
+# 169x81x15545 0.63 -> 0.70x at 32; fp32 100x300x30000 (32x128 tiles, 12) 0.62 -> 0.84x at 32; fp32 200x200x20000
+# 0.74 -> 0.83x at 32; fp32 256x64x8192 B^T 1.06 -> 1.26x at 32; fp32 64x64x65536 (one tile) 0.16 -> 0.47x at 64;
+# fp16 64x96x50000 (one tile) 0.36x at 8 -> 0.76x at 64. A grid past LATENCY_SPLIT_PROGRAMS_PER_SM programs an SM
+# lost (fp32 100x300x30000 at 64: 0.80), and so did 64 splits of under 512 elements (LONG_SPLIT_MIN_K: fp32
+# 169x81x15545 at 64 splits of 242 0.67 against 0.70 at 32, 128x128x16384 of 256 0.78 against 0.86, 64x512x10000
+# B^T of 156 1.03 against 1.45, 256x64x8192 B^T of 128 0.98 against 1.26) and any split of under 128 (fp32
+# 48x115x2398 at 64 splits of 37: 0.70, 0.74 at 16). The rule's loss: fp32 256x256x8192 (16 tiles) 0.97x at 16,
+# 0.93x at its 32.
+LATENCY_SPLIT_MAX = 64
 LATENCY_SPLIT_PROGRAMS_PER_SM = 4
 
 
@@ -142,7 +168,8 @@ def gemm_skinny_config(M: int, N: int, K: int, cus: int, aligned: bool = True,
     (128x128 with 8 warps for N <= 128) made a few dozen programs, each multiplying up to 32 times the columns there
     are: 64-row tiles as wide as N (16 to 128 columns) with 4 warps, then K split while the grid stays within
     SKINNY_PROGRAMS_PER_SM programs of 64 columns per SM: at most 8 splits of SKINNY_MIN_K for 16-bit operands read
-    in vectors; up to 16 (LATENCY_SPLIT_MAX) for fp32 on tensor cores, still SKINNY_MIN_K a split (fp32 3317x179x17
+    in vectors, more only up to one program an SM (session 33: fp16 64x96x50000, one tile, 0.36x cuBLAS at 8
+    splits, 0.76x at 64, …-s33-longk.json); up to LATENCY_SPLIT_MAX for fp32, still SKINNY_MIN_K a split (fp32 3317x179x17
     bias_relu lost 0.43 -> 0.38x eager with 2 splits of 89); a misaligned operand (scalar loads, a latency-bound K
     loop) down to one K block a split as gemm_split_latency_bound (fp16 434x899x45: 0.77x eager with 8 splits of
     112, 0.39x with 2 of 449).
@@ -170,7 +197,12 @@ def gemm_skinny_config(M: int, N: int, K: int, cus: int, aligned: bool = True,
         # 16 columns these won (2542x2671x1 B^T 0.06 -> 0.27x, 4202x8558x7 0.17 -> 0.82x, 10131x378x1 bias B^T
         # 0.29 -> 0.62x, 245x1167x1 bias_gelu 0.34 -> 0.71x; `gemm_ab_probe.py --ab s12`, …-s12-ab*.json)
         return None
-    bn = min(128, max(16, _next_pow2(N)))
+    wide = min(128, max(16, _next_pow2(N)))  # the columns a tile covers: N's next power of two, 16 to 128
+    # fp32 at 65-128 columns: two 64x64x32 tiles instead of one 64x128x64 (H200, graph replay × cuBLAS, the split the
+    # rule takes, benchmarks/gemm_longk_probe.py, …-s33-longk.json): 128x128x16384 0.19 -> 0.86x, 384x128x4096
+    # 0.51 -> 0.82x, 520x96x20000 B^T 0.82 -> 1.25x; session 12 had 4096x2048x128 B^T at 44.5 us in 64x128 tiles,
+    # 34.6 in 64x64 at 2 splits (cuBLAS 59.9).
+    bn, bk = (64, 32) if fp32 and wide == 128 else (wide, 64)
     tiles = -(-M // 64) * -(-N // bn)
     sms = cus or DEFAULT_CUS["cuda"]
     programs = SKINNY_PROGRAMS_PER_SM * sms * 64 // max(64, bn)
@@ -182,7 +214,9 @@ def gemm_skinny_config(M: int, N: int, K: int, cus: int, aligned: bool = True,
         split = _doubled_split(M, N, K, tiles, LATENCY_SPLIT_MAX, programs, SKINNY_MIN_K)
     else:
         split = _doubled_split(M, N, K, tiles, 8, programs, SKINNY_MIN_K)
-    if bn == 128 and split == 1 and not (b_kmajor and aligned and not fp32 and K <= SKINNY_UNSPLIT_MAX_K):
+        if tiles * split < sms:  # past 8 splits only up to one program an SM (the measured 16-bit rows chose 8)
+            split = max(split, _doubled_split(M, N, K, tiles, LATENCY_SPLIT_MAX, sms, SKINNY_MIN_K))
+    if wide == 128 and split == 1 and not (b_kmajor and aligned and not fp32 and K <= SKINNY_UNSPLIT_MAX_K):
         # 65-128 columns gain from these tiles only through the split: a grid that fills the GPU unsplit kept the
         # general 128x128 tiles faster (bf16 65536x4096x128 B^T 164.3 us against 172.2 with these, fp16
         # 16384x8192x128 bias 78.9 against 89.8; …-s12-after3.json) — except against a K-major 16-bit B with K up to
@@ -193,7 +227,7 @@ def gemm_skinny_config(M: int, N: int, K: int, cus: int, aligned: bool = True,
         # lost (12000x2048x96 B^T 20.2 against 21.9, 16384x8192x128 B^T 76.3 against 87.1), and against an N-major B
         # at K <= 1024 they won 2 of 5 (50000x768x80 28.4 against 32.0)
         return None
-    return {"BLOCK_M": 64, "BLOCK_N": bn, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3,
+    return {"BLOCK_M": 64, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "num_warps": 4, "num_stages": 3,
             "SPLIT_K": split}
 
 

@@ -33,8 +33,9 @@ def _fresh_launch_plans() -> None:
     (777, 2000, 12, 2, True, 16, 4),     # 8 splits would keep under 256 of K
     (1200, 4096, 24, 2, True, 32, 8),    # 17-64 columns: a tile as wide as N
     (9000, 2048, 48, 2, True, 64, 2),
-    (257, 8191, 7, 2, False, 16, 16),    # misaligned: the latency-bound split, to 16
-    (86, 8564, 38, 4, True, 64, 16),     # fp32 on tensor cores: latency-bound too
+    (257, 8191, 7, 2, False, 16, 32),    # misaligned: the latency-bound split, to 32 of 255 (LONG_SPLIT_MIN_K)
+    (86, 8564, 38, 4, True, 64, 32),     # fp32 on tensor cores: latency-bound too
+    (64, 50000, 96, 2, True, 128, 64),   # one 16-bit tile: past 8 splits up to a program an SM (0.36 -> 0.76x)
     (3317, 179, 17, 4, True, 32, 1),     # ... but every split keeps 256 of K (2 splits of 89 lost)
     (434, 899, 45, 2, False, 64, 8),     # misaligned: one K block a split is enough (2 splits of 449 lost)
     (3000, 4096, 100, 2, True, 128, 4),  # 65-128 columns: 128-wide tiles, half the programs per SM

@@ -122,7 +122,9 @@ def test_attention_forward_and_backward_name_their_dot_precision(monkeypatch: py
 
 
 @pytest.mark.parametrize(("M", "K", "N", "bm", "bn", "want", "wave"), [
-    (86, 8564, 38, 64, 64, 16, 16), (1024, 4096, 64, 128, 64, 16, 16), (573, 1203, 28, 128, 64, 16, 16),
+    # 32 splits since session 33 (LATENCY_SPLIT_MAX 64): fp32 256x64x8192 B^T 1.06 -> 1.26x cuBLAS at 32 (H200)
+    (86, 8564, 38, 64, 64, 32, 32), (1024, 4096, 64, 128, 64, 32, 32),
+    (573, 1203, 28, 128, 64, 16, 16),  # past 16 splits each keeps 128 of K (LONG_SPLIT_MIN_K)
     (4415, 5669, 38, 128, 64, 8, 8),  # 35 tiles: 16 splits would pass four programs per SM
     # 128 tiles: more than half a wave, one pass under the half-wave bound; the policy splits aligned grids up to
     # one wave (session 29: 2008x1024x508, 128 such tiles, 0.84 -> 1.05x eager split 4 on an H200)
@@ -168,8 +170,10 @@ def test_a_misaligned_fp32_grid_of_up_to_one_wave_still_splits() -> None:
 def test_a_16_bit_small_grid_read_with_scalar_loads_splits_deeper() -> None:
     # bf16 139x5478x51 B^T (K odd, the weight not copied at M < 256): 0.22x cuBLAS at split 2, 0.81x at 16 (H200)
     aligned = policy.gemm_config(H100, 139, 51, 5478, 2, cus=132, b_nmajor=False)
-    assert aligned["SPLIT_K"] == 8  # the aligned skinny-N rule (>= 256 of K per split, at most 8)
-    assert policy.gemm_config(H100, 139, 51, 5478, 2, cus=132, b_nmajor=False, aligned=False)["SPLIT_K"] == 16
+    # the aligned skinny-N rule: >= 256 of K per split, at most 8 — more only up to one program an SM (3 tiles here)
+    assert aligned["SPLIT_K"] == 16
+    # 32 since session 33 (bf16 169x81x15545, a misaligned B in 3 tiles: 0.49x cuBLAS at 16 splits, 0.77x at 32)
+    assert policy.gemm_config(H100, 139, 51, 5478, 2, cus=132, b_nmajor=False, aligned=False)["SPLIT_K"] == 32
     # more than half a wave of tiles: 16-bit grids lost at every split (77x1791x29225 B^T)
     assert policy.gemm_config(H100, 77, 29225, 1791, 2, cus=132, b_nmajor=False, aligned=False)["SPLIT_K"] == 1
 
@@ -271,7 +275,7 @@ def test_32_row_fp32_tiles_compute_right_on_misaligned_operands(split: int) -> N
 @pytest.mark.parametrize(("M", "K", "N", "split"), [
     (28, 6016, 26517, 2),   # the hunt's 0.12x row: 208 tiles, two splits stay within 4 programs an SM
     (17, 4096, 11007, 4),   # 86 tiles
-    (24, 12000, 1023, 16),  # 8 tiles and a long K: the most splits
+    (24, 12000, 1023, 32),  # 8 tiles and a long K: 32 splits of 375 (fp32 100x300x30000 0.62 -> 0.84x at 32)
     (96, 3000, 20001, 1),   # 471 tiles: two splits would pass 4 programs an SM (528 on 132 SMs)
 ])
 def test_fp32_against_an_n_major_b_takes_ieee_tiles_from_17_to_400_rows(M: int, K: int, N: int, split: int) -> None:
