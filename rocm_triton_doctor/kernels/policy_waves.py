@@ -212,6 +212,10 @@ def gemm_skinny_config(M: int, N: int, K: int, cus: int, aligned: bool = True,
         split = 1 if tiles > sms else _doubled_split(M, N, K, tiles, LATENCY_SPLIT_MAX, programs, 64)
     elif fp32:
         split = _doubled_split(M, N, K, tiles, LATENCY_SPLIT_MAX, programs, SKINNY_MIN_K)
+        if tiles * split < sms:
+            # under a program an SM: splits of two K blocks (fp32 1000x100x1000, 32 tiles: 0.50x cuBLAS at 2
+            # splits of 500, 0.89x at 8 of 125; …-s33-longk-fresh.json)
+            split = max(split, _doubled_split(M, N, K, tiles, LATENCY_SPLIT_MAX, programs, 2 * bk))
     else:
         split = _doubled_split(M, N, K, tiles, 8, programs, SKINNY_MIN_K)
         if tiles * split < sms:  # past 8 splits only up to one program an SM (the measured 16-bit rows chose 8)

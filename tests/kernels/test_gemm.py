@@ -713,7 +713,8 @@ def test_a_plan_follows_the_tune_cache_and_new_dropout_seeds() -> None:
     (768, 4096, 768, 2, (64, 128), 1),     # 72 tiles: a split would pass one wave (session 6: it lost)
     (1024, 2048, 1024, 2, (64, 128), 1),   # 128 tiles (it lost there too)
     (39, 8737, 2462, 4, (64, 64), 2),      # fp32, 39 rows: 64-row tiles, 39 of them, split 2 (hunt: 0.06x)
-    (100, 40000, 129, 4, (64, 64), 8),     # fp32, six small tiles and a very long K: split 8 (N <= 128: skinny)
+    (100, 40000, 129, 4, (64, 64), 16),    # fp32, six small tiles and a very long K: 16 splits of 2500 (8 before
+                                           # session 33's cap of LATENCY_SPLIT_MAX)
     (200, 1000, 200, 2, (64, 64), 1),      # K too short to split
 ])
 def test_split_k_for_small_grids_on_an_h100(M: int, K: int, N: int, elem: int, tiles: tuple[int, int], split: int) -> None:

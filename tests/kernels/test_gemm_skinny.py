@@ -96,7 +96,8 @@ def test_skinny_rule_bounds() -> None:
 
 CASES = [(150, 600, 8, torch.float32, "t", "bias", 0.0), (97, 1000, 3, torch.bfloat16, "", "bias_relu", 0.0),
          (130, 800, 37, torch.float16, "chunk", "bias_gelu", 0.0), (70, 520, 64, torch.float32, "step", "none", 0.0),
-         (65, 700, 16, torch.bfloat16, "t", "bias", 0.3)]
+         (65, 700, 16, torch.bfloat16, "t", "bias", 0.3),
+         (60, 2000, 100, torch.float32, "t", "bias_gelu", 0.0)]  # fp32 at 65-128 columns: 64x64x32 tiles
 
 
 @pytest.mark.parametrize(("M", "K", "N", "dtype", "lb", "epilogue", "p"), CASES)
@@ -106,7 +107,8 @@ def test_skinny_tiles_compute_right(M: int, K: int, N: int, dtype: torch.dtype, 
     a = operand(M, K, "", dtype, g)
     b = operand(K, N, lb, dtype, g, scale=K**-0.5)
     bias = None if epilogue == "none" else operand(1, N, "", dtype, g)[0]
-    split: dict[str, Any] | None = policy.gemm_skinny_config(M, N, K, 4)  # a 4-SM pretend GPU: K split
+    # a 4-SM pretend GPU: K split
+    split: dict[str, Any] | None = policy.gemm_skinny_config(M, N, K, 4, fp32=dtype == torch.float32)
     assert split is not None and split["SPLIT_K"] > 1
     for cfg in (split, {**split, "SPLIT_K": 1}):
         out = gemm.gemm(a, b, bias, epilogue, p=p, seed=5, config=cfg)
@@ -150,3 +152,19 @@ def test_fp32_against_a_small_misaligned_b_runs_on_the_gemv_at_small_outputs(mon
     gemm.gemm(torch.empty(500, 4), torch.empty(4, 2048))
     gemm.gemm(torch.empty(500, 4541), torch.empty(4541, 3))
     assert calls[:3] == ["gemv_kernel", "gemm_kernel", "gemm_kernel"] and "gemv_kernel" not in calls[3:]
+
+
+@pytest.mark.parametrize(("M", "K", "N", "nmajor", "tiles", "split"), [
+    (128, 16384, 128, True, (64, 64, 32), 32),    # 4 tiles: 32 splits (64 would keep 256 of K, under 512)
+    (90, 20000, 70, True, (64, 64, 32), 32),      # 0.11x cuBLAS in one 64x128x64 tile at 16 splits; 1.09x
+    (128, 50000, 96, False, (64, 64, 32), 64),    # 64 splits of 781
+    (1000, 1000, 100, True, (64, 64, 32), 8),     # 32 tiles: under a program an SM, so splits of two K blocks
+    (384, 4096, 128, True, (64, 64, 32), 16),     # 12 tiles x 16 fill a program an SM: SKINNY_MIN_K holds
+    (256, 8192, 64, False, (64, 64, 64), 32),     # 64 columns keep 64-deep tiles
+])
+def test_fp32_skinny_tiles_and_long_k_splits(M: int, K: int, N: int, nmajor: bool, tiles: tuple[int, int, int],
+                                             split: int) -> None:
+    """Session 33 (H200, benchmarks/gemm_longk_probe.py): fp32 at 65-128 columns in 64x64x32 tiles, and a long K over
+    a few tiles split up to 64 times."""
+    cfg = policy.gemm_config(H100, M, N, K, 4, cus=132, b_nmajor=nmajor, tc=not nmajor, aligned=True)
+    assert (cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], cfg["SPLIT_K"]) == (*tiles, split)
