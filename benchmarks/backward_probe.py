@@ -90,6 +90,14 @@ ATOMIC = [("bf16", 1, 8, 2, 2038, 2038, 128, False, False), ("fp16", 2, 32, 8, 2
           ("bf16", 8, 16, 16, 1024, 1024, 64, False, False), ("bf16", 2, 16, 16, 8192, 8192, 64, True, True),
           ("fp16", 4, 32, 8, 1000, 1000, 128, True, True)]
 ATOMIC_WIDE = [("bf16", 1, 12, 2, 505, 505, 256, False, False), *WIDE]
+# A few query blocks over many keys (chunked prefill, cross-attention; session 33's hunt 9 had bf16 B1 H4/1
+# S122x7841 D80 at 0.19x SDPA's backward): the dQ kernel's grid is the query blocks, the dK/dV kernel's the key blocks.
+SHORT_Q = [("bf16", 1, 4, 1, 122, 7841, 80, False, False), ("fp16", 2, 8, 8, 64, 4096, 64, False, False),
+           ("bf16", 1, 32, 8, 256, 8192, 128, False, False), ("bf16", 4, 16, 16, 128, 2048, 128, False, False),
+           ("fp16", 1, 16, 2, 300, 5000, 96, False, True), ("bf16", 1, 8, 1, 17, 3000, 64, False, False),
+           ("bf16", 2, 12, 12, 33, 2048, 64, False, False), ("fp16", 1, 16, 16, 500, 6000, 128, True, False),
+           ("bf16", 8, 8, 8, 128, 1024, 64, False, False), ("bf16", 1, 32, 32, 1000, 1000, 128, False, False),
+           ("fp16", 2, 8, 2, 512, 4096, 64, False, False), ("bf16", 1, 16, 16, 64, 512, 128, False, False)]
 # (BLOCK_M1, BLOCK_N1, warps, stages) of the DQ_ATOMIC dK/dV kernel by padded head dim
 ATOMIC_TILES = {64: [(64, 64, 4, 3), (32, 128, 4, 3), (32, 128, 8, 3), (64, 128, 8, 3), (32, 64, 4, 3),
                      (64, 64, 8, 2), (16, 128, 4, 3)],
@@ -306,7 +314,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", required=True, choices=("rows", "wide-rows", "norm-wide", "norm-one-block", "gqa", "wide-d",
                                                        "mid-d", "atomic", "atomic-wide", "sdpa-backends", "norm-ppu",
-                                                       "norm-check", "norm-w8"))
+                                                       "norm-check", "norm-w8", "short-q"))
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -344,7 +352,8 @@ def main() -> int:
                          f"{row.get('bwd_x_best', 0):.2f}  " + " ".join(f"{k}={v:.4f}" for k, v in fb.items() if v))
             print(lines[-1], flush=True)
     else:
-        specs = {"gqa": GQA, "wide-d": WIDE, "mid-d": MID, "atomic": ATOMIC, "atomic-wide": ATOMIC_WIDE}[args.set]
+        specs = {"gqa": GQA, "wide-d": WIDE, "mid-d": MID, "atomic": ATOMIC, "atomic-wide": ATOMIC_WIDE,
+                 "short-q": SHORT_Q}[args.set]
         cus = device_cus(torch.device("cuda"))
         for spec in specs:
             cfg = policy_cfg(spec)
@@ -354,6 +363,13 @@ def main() -> int:
                 pol = policy.attention_backward_kv_split(policy.target_for_device("cuda"), progs, H // Hk, cus)
                 variants = {f"split{s}": {**cfg, "KV_SPLIT": s} for s in sorted({1, 2, pol, 2 * pol, 4 * pol})
                             if s <= H // Hk}
+            elif args.set == "short-q":
+                bd = max(16, 1 << (D - 1).bit_length())
+                variants = {"policy": None, "two kernels": {**cfg, "DQ_ATOMIC": False},
+                            "atomic": {**cfg, "DQ_ATOMIC": True}} | {
+                    f"atomic {m1}x{n1} w{w} s{st}": {**cfg, "BLOCK_M1": m1, "BLOCK_N1": n1, "num_warps": w,
+                                                     "num_stages": st, "DQ_ATOMIC": True}
+                    for m1, n1, w, st in ATOMIC_TILES[min(256, max(64, bd))][:3]}
             elif args.set.startswith("atomic"):
                 bd = max(16, 1 << (D - 1).bit_length())
                 variants = {"policy": None, "policy atomic": {**cfg, "DQ_ATOMIC": True}} | {
