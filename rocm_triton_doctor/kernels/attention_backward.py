@@ -285,6 +285,9 @@ def attention_backward(do: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: to
     block_d = max(16, 1 << (D - 1).bit_length())
     cfg = dict(config) if config is not None else policy.attention_backward_config(
         target, block_d, q.element_size(), bool(causal), min(S_q, S_k) >= LONG_SEQ)
+    if config is None and policy.attention_backward_dq_atomic(target, cdiv(S_q, cfg["BLOCK_M2"]) * H * B,
+                                                              device_cus(q.device)):
+        cfg["DQ_ATOMIC"] = True  # a few query blocks over many keys: the dK/dV kernel's grid adds dQ
     consts = {"HEAD_DIM": D, "BLOCK_D": block_d, "Q_SIGN": 0 if scale == 0 else (1 if scale > 0 else -1),
               "CAUSAL": bool(causal), "UPCAST": upcast_dots(target, q.dtype)}
     qk_scale = (abs(scale) if scale else 1.0) * LOG2E  # the forward's, so P is recomputed exactly

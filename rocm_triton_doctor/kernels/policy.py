@@ -367,7 +367,7 @@ def _next_pow2(n: int) -> int:
 from rocm_triton_doctor.kernels.policy_attention import (  # noqa: E402,F401
     SHORT_KEYS, SHORT_KEYS_NARROW, TMA_ATTENTION_MIN_FLOPS, TMA_DEVICE_ATTENTION_MIN_FLOPS,
     TMA_DEVICE_NONCAUSAL_MID_D_MIN_FLOPS, ATTN_BWD_KV_SPLIT_PER_CU, attention_backward_config,
-    attention_backward_kv_split,
+    attention_backward_dq_atomic, attention_backward_kv_split,
     attention_config, attention_kernel, attention_small_grid, attention_split_config, attention_use_tma, column_blocks,
     pointer_column_split,
     tensor_desc_device_supported)

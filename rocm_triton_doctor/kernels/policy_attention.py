@@ -345,6 +345,23 @@ def attention_backward_config(t: Target, block_d: int, elem_size: int, causal: b
 ATTN_BWD_KV_SPLIT_PER_CU = 8
 
 
+ATTN_BWD_ATOMIC_SHORT_Q = 3  # the dQ kernel's grid under cus / this: dQ by the dK/dV kernel's atomics instead
+
+
+def attention_backward_dq_atomic(t: Target, dq_programs: int, cus: int) -> bool:
+    """Whether a backward whose dQ kernel would run `dq_programs` programs (query blocks x heads x batch) takes dQ from
+    the dK/dV kernel's atomic adds (DQ_ATOMIC) at any head dim: a few query blocks over many keys (chunked prefill,
+    cross-attention) left the dQ kernel's handful of programs walking every key. H200, backward alone × SDPA's, graph
+    replay, the dQ kernel -> atomic dQ (benchmarks/backward_probe.py --set short-q, docs/measurements/
+    2026-11-29-h200-s33-probe-short-q.json), dQ grids of 8-24 programs: bf16 B1 H4/1 S122x7841 D80 0.19 -> 0.53,
+    fp16 B2 H8 S64x4096 D64 0.51 -> 0.93, bf16 B1 H8/1 S17x3000 D64 0.41 -> 0.65, B2 H12 S33x2048 D64 0.58 -> 0.87,
+    B1 H16 S64x512 D128 0.84 -> 1.36; grids of 80 and more tied or lost (fp16 B1 H16/2 S300x5000 D96 0.45 either way;
+    bf16 B1 H32/8 S256x8192 D128 0.81 -> 0.73, B8 H8 S128x1024 D64 0.96 -> 0.87, B1 H32 S1000 D128 0.76 -> 0.55).
+    NVIDIA only (AMD not timed); never in the interpreter (CI keeps testing the dQ kernel on small shapes; the atomic
+    form has its own tests) nor, as every atomic dQ, under torch's deterministic mode (attention_backward)."""
+    return t.backend == "cuda" and not t.interpreter and cus > 0 and dq_programs * ATTN_BWD_ATOMIC_SHORT_Q <= cus
+
+
 def attention_backward_kv_split(t: Target, programs: int, group: int, cus: int) -> int:
     """Parts of a GQA group for the dK/dV kernel (attention_backward.py): 1 (one program a key block sums all of it)
     unless its grid of `programs` makes fewer than ATTN_BWD_KV_SPLIT_PER_CU per SM/CU (cus: 0 unknown). The

@@ -269,3 +269,34 @@ def test_deterministic_mode_takes_the_dq_kernel() -> None:
     for a, b in zip(*runs):
         assert torch.equal(a, b)
     assert_grads(lambda qd, kd, vd: attention.reference(qd, kd, vd, True, 0.25), (q, k, v), do, runs[0])
+
+
+def test_few_query_blocks_over_many_keys_take_the_atomic_dq() -> None:
+    # policy_attention.attention_backward_dq_atomic: a dQ grid of at most a third of the SMs (H200: 44 of 132)
+    h200 = policy.Target("cuda", "sm_90", 32)
+    assert policy.attention_backward_dq_atomic(h200, 8, 132) and policy.attention_backward_dq_atomic(h200, 44, 132)
+    assert not policy.attention_backward_dq_atomic(h200, 45, 132)  # 80+ programs tied or lost (session 33)
+    assert not policy.attention_backward_dq_atomic(h200, 8, 0)  # SMs unknown
+    assert not policy.attention_backward_dq_atomic(policy.Target("hip", "gfx942", 64), 8, 304)  # AMD: not timed
+    assert not policy.attention_backward_dq_atomic(policy.Target("interpreter", "cpu", 1), 1, 132)
+
+
+def test_the_policy_s_atomic_dq_for_short_queries_gives_the_gradients(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The policy's path end to end in the interpreter: with the rule forced on (as a pretend GPU's grid would make
+    # it), a query block over three key blocks runs the atomic dQ (its cast kernel launched, not the dQ kernel).
+    monkeypatch.setattr(policy, "attention_backward_dq_atomic", lambda *a: True)
+    q, k, v, do = _leaves(1, 4, 1, 9, 70, 32, torch.float32, True, seed=9)
+    calls: list[str] = []
+    real = attention_backward.Site
+
+    def spy(kernel, *a, **kw):  # type: ignore[no-untyped-def]
+        calls.append(kernel.fn.__name__ if hasattr(kernel, "fn") else str(kernel))
+        return real(kernel, *a, **kw)
+    monkeypatch.setattr(attention_backward, "Site", spy)
+    attention_backward._PLANS.clear()
+    with torch.no_grad():
+        lse = torch.empty(q.shape[:3])
+        o = attention.attention(q, k, v, False, None, lse=lse)
+    grads = attention_backward.attention_backward(do, q.detach(), k.detach(), v.detach(), o, lse, False, 32 ** -0.5)
+    assert "attn_bwd_dq_out_kernel" in calls and "attn_bwd_dq_kernel" not in calls
+    assert_grads(lambda qd, kd, vd: attention.reference(qd, kd, vd, False), (q, k, v), do, grads)
