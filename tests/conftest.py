@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests import interpreter_speed
+
 # The tests neither write the developer's cache (~/.cache/rocm-triton-doctor: install logs, the last smoke results)
 # nor read it: `check` reads the saved smoke results (check/probes/smoke_history.py). A test that needs the default
 # location removes the variable itself.
@@ -27,6 +29,15 @@ if "OMP_NUM_THREADS" not in os.environ:
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SCENARIOS = FIXTURES / "scenarios"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _interpreter_launches_list_builtins_once() -> None:
+    """Triton's interpreter re-walks triton.language for builtins at every launch: listed once
+    (tests/interpreter_speed.py). Only once Triton is imported: the test modules set TRITON_INTERPRET before they
+    import it, and an earlier import here would make every kernel a compiled one."""
+    if "triton" in sys.modules:
+        interpreter_speed.install()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
