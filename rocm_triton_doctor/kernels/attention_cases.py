@@ -97,7 +97,8 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
 
 def backward_aot_specs(target: policy.Target) -> list[AotSpec]:
     """The backward as training runs it (bf16, unit last strides): Δ, dK/dV and dQ for D = 64, 128 (causal and
-    not), 80 (padded to 128, masked) and 256, and the forward with STATS."""
+    not), 80 (padded to 128, masked) and 256, on NVIDIA also D = 64 and 128 with the atomic dQ a few query blocks take,
+    and the forward with STATS."""
     from rocm_triton_doctor.kernels.attention_backward import (attn_bwd_dkdv_kernel, attn_bwd_dq_kernel,
                                                                 attn_bwd_dq_out_kernel, attn_bwd_preprocess_kernel,
                                                                 pre_rows)
@@ -106,16 +107,20 @@ def backward_aot_specs(target: policy.Target) -> list[AotSpec]:
     specs = [AotSpec(f"{sp.label} (STATS)", sp.fn, sp.signature, {**sp.constexprs, "STATS": True}, sp.options)
              for sp in aot_specs(target) if sp.label in ("attention bf16 causal D=128", "attention bf16 D=128")]
     st = {f"s{t}_{d}": "i32" for t in ("q", "k", "v", "do") for d in "bhsd"}
-    for d, causal in ((64, True), (64, False), (128, True), (128, False), (80, True), (256, True)):
+    cases: list[tuple[int, bool, bool | None]] = [(64, True, None), (64, False, None), (128, True, None),
+                                                  (128, False, None), (80, True, None), (256, True, None)]
+    if target.backend == "cuda":  # few query blocks over many keys take the atomic dQ at any head dim there
+        cases += [(64, False, True), (128, False, True)]  # (policy_attention.attention_backward_dq_atomic)
+    for d, causal, forced in cases:
         block_d = max(16, 1 << (d - 1).bit_length())
         cfg = policy.attention_backward_config(target, block_d, 2, causal)
-        atomic = bool(cfg.pop("DQ_ATOMIC", False))
+        atomic = bool(cfg.pop("DQ_ATOMIC", False)) if forced is None else forced
         opts = {key: val for key, val in cfg.items() if not key.startswith("BLOCK_")}
         unit = {"HEAD_DIM": d, "BLOCK_D": block_d, "Q_SIGN": 1, "CAUSAL": causal, "UPCAST": False, "DOT_PREC": "ieee",
                 **{f"s{t}_d": 1 for t in ("q", "k", "v", "do")}, "DIV": 16}  # row strides as a contiguous launch's
         ptrs = {p: "*bf16" for p in ("q_ptr", "k_ptr", "v_ptr", "do_ptr")} | {"lse_ptr": "*fp32", "delta_ptr": "*fp32"}
         sc = {"qk_scale": "fp32"}
-        label = f"attention backward bf16{' causal' if causal else ''} D={d}"
+        label = f"attention backward bf16{' causal' if causal else ''} D={d}{' short queries' if forced else ''}"
         parts = 4 if d == 64 and not causal else 1  # one spec with a GQA group in parts: fp32 partial dK/dV
         dkt = "*fp32" if parts > 1 else "*bf16"
         specs.append(AotSpec(f"{label} dK/dV" + (" (GQA parts)" if parts > 1 else ""), attn_bwd_dkdv_kernel,
