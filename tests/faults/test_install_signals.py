@@ -19,6 +19,7 @@ import pytest
 from rocm_triton_doctor.install import executor
 from tests.install import wheelhouse
 from tests.faults.engine import ROOT, SCENARIOS
+from tests import venvs
 
 DRIVER = r"""
 import dataclasses, json, sys
@@ -79,8 +80,7 @@ def _wait_for_child(proc: subprocess.Popen[str], words: tuple[str, ...], timeout
 
 
 def _venv_with_cuda_torch(path: Path, index: str) -> str:
-    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=300)
-    py = str(path / "bin" / "python")
+    py = venvs.make(path)
     subprocess.run([py, "-m", "pip", "install", "-q", "--index-url", index, "--trusted-host", "127.0.0.1", "torch===2.9.1"],
                    check=True, timeout=300, env={**os.environ, "PIP_CONFIG_FILE": os.devnull})
     return py

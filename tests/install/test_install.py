@@ -25,6 +25,7 @@ from rocm_triton_doctor.result import status_for_error
 
 from . import wheelhouse
 from ..conftest import SCENARIOS, load_scenario
+from .. import venvs
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = ".".join(map(str, sys.version_info[:3]))
@@ -53,8 +54,7 @@ def isolated_pip(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def venv_with(path: Path, index: str, *reqs: str) -> str:
-    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=300)
-    py = str(path / "bin" / "python")
+    py = venvs.make(path)
     if reqs:
         subprocess.run([py, "-m", "pip", "install", "-q", "--index-url", index, "--trusted-host", "127.0.0.1", *reqs],
                        check=True, timeout=300)

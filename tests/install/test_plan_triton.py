@@ -19,6 +19,7 @@ from rocm_triton_doctor.install.plan import (TRITON_PROVIDERS, BadOption, NoWhee
 
 from . import wheelhouse
 from ..conftest import load_scenario
+from .. import venvs
 
 AMD = "rx7900xtx-healthy"
 
@@ -154,8 +155,7 @@ def test_upgrade_for_real_through_pip(tmp_path: Path, monkeypatch: pytest.Monkey
     wheelhouse.write_index(wheels, root)
     with wheelhouse.serve(root) as url:
         venv = tmp_path / "env"
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-        py = str(venv / "bin" / "python")
+        py = venvs.make(venv)
         subprocess.run([py, "-m", "pip", "install", "-q", "--index-url", url, "torch==2.9.1+rocm6.4"], check=True, timeout=300)
         f = with_dists(amd_facts(), executor.freeze(py))
         plan = replace(make_plan(f, Options(torch="2.14.1", rocm="7.14", index_url=url), "3.12.3", sys.executable),

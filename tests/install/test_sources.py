@@ -20,6 +20,7 @@ from rocm_triton_doctor.install.plan import NoWheel, Options, make_plan
 
 from . import wheelhouse
 from .test_plan_triton import amd_facts, with_dists, with_gpus
+from .. import venvs
 
 PY = ".".join(map(str, sys.version_info[:3]))
 TR = "2.14.0+rocm7.14.0"
@@ -79,8 +80,7 @@ def write_index(wheels: Path, root: Path, hashes: bool = True) -> str:
 
 
 def venv(path: Path, index: str, *reqs: str) -> str:
-    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=300)
-    py = str(path / "bin" / "python")
+    py = venvs.make(path)
     if reqs:
         subprocess.run([py, "-m", "pip", "install", "-q", "--index-url", index, *reqs], check=True, timeout=300)
     return py
