@@ -63,6 +63,9 @@ NORM_CHECK = [("layernorm", "bf16", 9932, 14072), ("layernorm", "bf16", 4096, 16
 NORM_W8 = [("rmsnorm", "bf16", 2048, 9000), ("rmsnorm", "bf16", 2048, 11000), ("rmsnorm", "fp16", 2048, 12500),
            ("rmsnorm", "bf16", 2048, 15000), ("rmsnorm", "bf16", 2048, 16000), ("rmsnorm", "fp16", 2048, 16384),
            ("layernorm", "bf16", 512, 14000)]
+# session 33: hunt 10's RMSNorm bf16 4428x15816 (backward 0.72x Liger's) and its neighbours, near a full 16384-lane block
+NORM_FULL = [("rmsnorm", "bf16", 4428, 15816), ("rmsnorm", "bf16", 4096, 15500), ("rmsnorm", "fp16", 3000, 15700),
+             ("rmsnorm", "bf16", 8192, 16000), ("rmsnorm", "bf16", 2048, 15872)]
 NORM_VARIANTS: dict[str, dict[str, Any] | None] = {"policy": None, "8192 w16": {"BLOCK": 8192, "num_warps": 16},
                                                    "4096 w8": {"BLOCK": 4096, "num_warps": 8}}
 # (dtype, B, H, H_kv, S_q, S_k, D, causal, model layout)
@@ -314,17 +317,17 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", required=True, choices=("rows", "wide-rows", "norm-wide", "norm-one-block", "gqa", "wide-d",
                                                        "mid-d", "atomic", "atomic-wide", "sdpa-backends", "norm-ppu",
-                                                       "norm-check", "norm-w8", "short-q"))
+                                                       "norm-check", "norm-w8", "short-q", "norm-full"))
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     g = torch.Generator(device="cuda").manual_seed(30)
     out: list[dict[str, Any]] = []
     lines = []
-    if args.set in ("norm-wide", "norm-one-block", "norm-ppu", "norm-check", "norm-w8"):
-        sets = {"norm-wide": NORM_WIDE, "norm-check": NORM_CHECK, "norm-w8": NORM_W8}
+    if args.set in ("norm-wide", "norm-one-block", "norm-ppu", "norm-check", "norm-w8", "norm-full"):
+        sets = {"norm-wide": NORM_WIDE, "norm-check": NORM_CHECK, "norm-w8": NORM_W8, "norm-full": NORM_FULL}
         for op, dts, M, N in sets.get(args.set, NORM_ONE_BLOCK):
-            row = norm_row(op, bh.DT[dts], M, N, g, ppu=args.set in ("norm-ppu", "norm-check", "norm-w8"))
+            row = norm_row(op, bh.DT[dts], M, N, g, ppu=args.set in ("norm-ppu", "norm-check", "norm-w8", "norm-full"))
             out.append(row)
             save(args.json, args.set, out)
             lines.append(f"{op} {dts} {M}x{N}: eager bwd {row['eager_ms']:.4f} ms, Liger x eager "
