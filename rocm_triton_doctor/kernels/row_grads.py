@@ -118,7 +118,10 @@ BACKWARD_BLOCK_MAX_LANES = 16384
 # 512x14000 1.15 -> 1.24 (0.97), 1061x12897 0.47 -> 0.82 and 9932x14072 0.28 -> 0.58 (those two take the column
 # tiles: 1.28 and 0.70). Fuller rows keep 16: bf16 2048x16000 13.06 against 12.08 at 8, fp16 2048x16384 13.28
 # against 11.87, bf16 4096x16384 14.80 against 12.93. Measured through the override path (config=); the policy's
-# own path launches the same kernel, configuration and grid.
+# own path launches the same kernel, configuration and grid. Past 15360 lanes a width that is not a multiple of 16
+# takes 8 warps too (session 33, `--set norm-full`, docs/measurements/2026-11-29-h200-s33-probe-norm-full.json:
+# RMSNorm bf16 4428x15816 6.48 -> 9.08 (Liger 8.52), bf16 4096x15500 6.07 -> 8.43 (7.91), fp16 3000x15700 6.19 ->
+# 8.62 (7.97)); multiples of 16 keep 16 (bf16 2048x15872 12.83 against 11.90 at 8, 8192x16000 13.85 against 13.16).
 PARTIAL_BLOCK_MAX_N = 15360
 
 
@@ -135,9 +138,10 @@ def _config(target: policy.Target, N: int, elem_size: int, row_class: int) -> di
 
 def kernel_cfg(cfg: dict[str, Any], N: int, x: torch.Tensor, override: dict[str, Any] | None) -> dict[str, Any]:
     """cfg for the norms' (RMSNorm, LayerNorm) one-program-a-row-range backward kernel: 8 warps for a 16384-lane
-    block up to PARTIAL_BLOCK_MAX_N full on NVIDIA (a new dict; cfg is shared); a caller's override as given."""
-    if (override is None and not cfg["LOOPED"] and cfg["BLOCK"] == BACKWARD_BLOCK_MAX_LANES and N <= PARTIAL_BLOCK_MAX_N
-            and target_of(x).backend == "cuda"):
+    block up to PARTIAL_BLOCK_MAX_N full, or fuller with a width that is not a multiple of 16, on NVIDIA (a new dict;
+    cfg is shared); a caller's override as given."""
+    if (override is None and not cfg["LOOPED"] and cfg["BLOCK"] == BACKWARD_BLOCK_MAX_LANES
+            and (N <= PARTIAL_BLOCK_MAX_N or N % 16) and target_of(x).backend == "cuda"):
         return {**cfg, "num_warps": 8}
     return cfg
 

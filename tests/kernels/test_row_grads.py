@@ -38,8 +38,8 @@ def test_wide_one_block_rows_take_one_program_a_unit_on_nvidia_only() -> None:
     looped = row_grads._config(SM90, 200000, 4, 64)
     assert looped["LOOPED"] and row_grads.per_unit(looped, "cuda") == 2
 
-    # the norms' one-block kernel: a 16384-lane block up to 15/16 full takes 8 warps on NVIDIA (16 at fuller rows, as
-    # the forward; a caller's config and other targets as given)
+    # the norms' one-block kernel: a 16384-lane block up to 15/16 full takes 8 warps on NVIDIA (16 at fuller rows
+    # whose width is a multiple of 16, as the forward; a caller's config and other targets as given)
     x = torch.empty(2, 4)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(row_grads, "target_of", lambda t: SM90)
@@ -48,6 +48,10 @@ def test_wide_one_block_rows_take_one_program_a_unit_on_nvidia_only() -> None:
         assert row_grads.kernel_cfg(wide, 13823, x, {"BLOCK": 16384, "num_warps": 16}) is wide
         full = row_grads._config(SM90, 16000, 2, policy.row_class(16000, 2048))
         assert row_grads.kernel_cfg(full, 16000, x, None)["num_warps"] == 16
+        # past 15/16 full a width that is not a multiple of 16 takes 8 too (session 33: bf16 4428x15816 6.48 -> 9.08)
+        for n, warps in ((15816, 8), (15500, 8), (16383, 8), (15872, 16), (16384, 16)):
+            cfg = row_grads._config(SM90, n, 2, policy.row_class(n, 4428))
+            assert cfg["BLOCK"] == 16384 and row_grads.kernel_cfg(cfg, n, x, None)["num_warps"] == warps, n
         mp.setattr(row_grads, "target_of", lambda t: policy.Target("hip", "gfx942", 64))
         assert row_grads.kernel_cfg(wide, 13823, x, None) is wide
 
