@@ -360,8 +360,11 @@ def test_odd_strides_and_offset_views_match_fp64(kind: str, dtype: torch.dtype) 
     b = _odd_operand(ODD[(ODD.index(kind) + 3) % len(ODD)], K, N, dtype, g, scale=K ** -0.5)
     bias = torch.randn(N, generator=g).to(dtype)
     ref = gemm.reference(a, b, bias, "bias_gelu").to(dtype)
-    for cfg in (None, {"ALIGN_COPY": True}, {"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 16, "SPLIT_K": 2},
-                {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 32, "SPLIT_K": 2, "ALIGN_COPY": True}):
+    cfgs = [None, {"ALIGN_COPY": True}, {"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 16, "SPLIT_K": 2},
+            {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 32, "SPLIT_K": 2, "ALIGN_COPY": True}]
+    # CI time: fp32 runs all four; a 16-bit dtype the policy's tiles and the copied, split small tiles (the element
+    # size changes the vector widths and the copies' padding, not the split's arithmetic)
+    for cfg in cfgs if dtype == torch.float32 else cfgs[::3]:
         assert_matches(gemm.gemm(a, b, bias, "bias_gelu", config=cfg), ref, dtype)
 
 
