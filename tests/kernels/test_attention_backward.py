@@ -241,6 +241,18 @@ def test_atomic_dq_ignores_keys_past_the_end_whose_p_overflows() -> None:
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4 * float(want.abs().max()))
 
 
+def _spy_sites(mp: pytest.MonkeyPatch) -> list[str]:
+    """The names of the kernels attention_backward plans a launch site for, in order, from now on (while mp holds)."""
+    calls: list[str] = []
+    real = attention_backward.Site
+
+    def spy(kernel, *a, **kw):  # type: ignore[no-untyped-def]
+        calls.append(kernel.fn.__name__ if hasattr(kernel, "fn") else str(kernel))
+        return real(kernel, *a, **kw)
+    mp.setattr(attention_backward, "Site", spy)
+    return calls
+
+
 def test_deterministic_mode_takes_the_dq_kernel() -> None:
     # Atomic fp32 sums vary in order from run to run; under torch.use_deterministic_algorithms the policy's
     # DQ_ATOMIC is dropped (the separate dQ kernel runs): bit-equal gradients, and the plan is keyed by the mode.
@@ -251,17 +263,11 @@ def test_deterministic_mode_takes_the_dq_kernel() -> None:
     assert "DQ_ATOMIC" not in policy.attention_backward_config(h200, 128, 2, True)
     assert "DQ_ATOMIC" not in policy.attention_backward_config(policy.Target("hip", "gfx942", 64), 256, 2, True)
     q, k, v, do = _leaves(1, 2, 1, 19, 23, 16, torch.float32, False, seed=8)
-    calls: list[str] = []
-    real = attention_backward.Site
-
-    def spy(kernel, *a, **kw):  # type: ignore[no-untyped-def]
-        calls.append(kernel.fn.__name__ if hasattr(kernel, "fn") else str(kernel))
-        return real(kernel, *a, **kw)
     prev = torch.are_deterministic_algorithms_enabled()
     try:
         torch.use_deterministic_algorithms(True)
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(attention_backward, "Site", spy)
+            calls = _spy_sites(mp)
             runs = [_backward(q, k, v, do, True, 0.25, ATOMIC) for _ in range(2)]
     finally:
         torch.use_deterministic_algorithms(prev)
@@ -286,13 +292,7 @@ def test_the_policy_s_atomic_dq_for_short_queries_gives_the_gradients(monkeypatc
     # it), a query block over three key blocks runs the atomic dQ (its cast kernel launched, not the dQ kernel).
     monkeypatch.setattr(policy, "attention_backward_dq_atomic", lambda *a: True)
     q, k, v, do = _leaves(1, 4, 1, 9, 70, 32, torch.float32, True, seed=9)
-    calls: list[str] = []
-    real = attention_backward.Site
-
-    def spy(kernel, *a, **kw):  # type: ignore[no-untyped-def]
-        calls.append(kernel.fn.__name__ if hasattr(kernel, "fn") else str(kernel))
-        return real(kernel, *a, **kw)
-    monkeypatch.setattr(attention_backward, "Site", spy)
+    calls = _spy_sites(monkeypatch)
     attention_backward._PLANS.clear()
     with torch.no_grad():
         lse = torch.empty(q.shape[:3])
