@@ -28,22 +28,22 @@ def install() -> bool:
         return False
     if list(inspect.signature(patch_builtin).parameters) != ["pkg", "builder", "scope"]:
         return False
-    found: dict[int, tuple[Any, list[tuple[str, Any]]]] = {}
+    found: dict[Any, list[tuple[str, Any]]] = {}  # a package (a module or a class: hashed by identity) -> builtins
 
     def _patch_builtin(pkg: Any, builder: Any, scope: Any) -> None:
-        hit = found.get(id(pkg))
-        if hit is None or hit[0] is not pkg:
+        members = found.get(pkg)
+        if members is None:
             members = [(name, m) for name, m in inspect.getmembers(pkg) if is_builtin(m)]
             if not members:  # already patched (a nested launch) or no builtins: the original walk, nothing kept
                 patch_builtin(pkg, builder, scope)
                 return
-            hit = found[id(pkg)] = (pkg, members)
-        name0, member0 = hit[1][0]
+            found[pkg] = members
+        name0, member0 = members[0]
         if getattr(pkg, name0, None) is not member0:
             # patched already, by the launch in progress (a @jit helper called from a kernel patches again): the
             # original walk would find no builtin left to patch
             return
-        for name, member in hit[1]:
+        for name, member in members:
             patch_attr(pkg, name, member, builder, scope)
 
     _patch_builtin._rtd = True  # type: ignore[attr-defined]

@@ -12,7 +12,8 @@ FA2's reference adds dQ with atomics). Causal (top-left, as the forward): the dK
 above the diagonal; the dQ program stops at the diagonal and masks only the blocks it crosses. Any strides in; fp32
 accumulation; dQ, dK, dV in the input dtype, laid out like q, k, v (empty_like). FLOPs 2.5× the forward's
 (5 matmuls of S_q·S_k·D against 2); the dK/dV program recomputes P, the dQ program recomputes P and dP again.
-DQ_ATOMIC (the policy's choice on NVIDIA at head dims 160-256, never in torch's deterministic mode): FA2's way
+DQ_ATOMIC (the policy's choice on NVIDIA at head dims 160-256, and at any head dim when the dQ kernel's grid would be
+small: policy_attention.attention_backward_dq_atomic; never in torch's deterministic mode): FA2's way
 instead — the dK/dV kernel adds dS·K into an fp32 dQ accumulator the Δ kernel zeroed, and attn_bwd_dq_out_kernel
 scales and casts it (5 matmuls in all; the order of the fp32 additions varies between runs). The custom ops and the
 eager Function around these: attention_autograd.py."""
