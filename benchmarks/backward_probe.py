@@ -307,6 +307,14 @@ def policy_cfg(spec: tuple[Any, ...]) -> dict[str, Any]:
                                             min(Sq, Sk) >= ab.LONG_SEQ)
 
 
+def atomic_tilings(cfg: dict[str, Any], D: int, first: int | None = None) -> dict[str, dict[str, Any]]:
+    """cfg with the DQ_ATOMIC dK/dV kernel in each of ATOMIC_TILES' tilings for D's padded head dim (the first few)."""
+    bd = max(16, 1 << (D - 1).bit_length())
+    return {f"atomic {m1}x{n1} w{w} s{st}": {**cfg, "BLOCK_M1": m1, "BLOCK_N1": n1, "num_warps": w, "num_stages": st,
+                                             "DQ_ATOMIC": True}
+            for m1, n1, w, st in ATOMIC_TILES[min(256, max(64, bd))][:first]}
+
+
 def save(path: str | None, which: str, rows: list[dict[str, Any]]) -> None:
     if path:
         with open(path, "w") as f:
@@ -324,10 +332,11 @@ def main() -> int:
     g = torch.Generator(device="cuda").manual_seed(30)
     out: list[dict[str, Any]] = []
     lines = []
-    if args.set in ("norm-wide", "norm-one-block", "norm-ppu", "norm-check", "norm-w8", "norm-full"):
+    if args.set.startswith("norm-"):
         sets = {"norm-wide": NORM_WIDE, "norm-check": NORM_CHECK, "norm-w8": NORM_W8, "norm-full": NORM_FULL}
         for op, dts, M, N in sets.get(args.set, NORM_ONE_BLOCK):
-            row = norm_row(op, bh.DT[dts], M, N, g, ppu=args.set in ("norm-ppu", "norm-check", "norm-w8", "norm-full"))
+            # the sets since session 32 time programs an SM and warps (the earlier two, tilings and column tiles)
+            row = norm_row(op, bh.DT[dts], M, N, g, ppu=args.set not in ("norm-wide", "norm-one-block"))
             out.append(row)
             save(args.json, args.set, out)
             lines.append(f"{op} {dts} {M}x{N}: eager bwd {row['eager_ms']:.4f} ms, Liger x eager "
@@ -367,18 +376,10 @@ def main() -> int:
                 variants = {f"split{s}": {**cfg, "KV_SPLIT": s} for s in sorted({1, 2, pol, 2 * pol, 4 * pol})
                             if s <= H // Hk}
             elif args.set == "short-q":
-                bd = max(16, 1 << (D - 1).bit_length())
                 variants = {"policy": None, "two kernels": {**cfg, "DQ_ATOMIC": False},
-                            "atomic": {**cfg, "DQ_ATOMIC": True}} | {
-                    f"atomic {m1}x{n1} w{w} s{st}": {**cfg, "BLOCK_M1": m1, "BLOCK_N1": n1, "num_warps": w,
-                                                     "num_stages": st, "DQ_ATOMIC": True}
-                    for m1, n1, w, st in ATOMIC_TILES[min(256, max(64, bd))][:3]}
+                            "atomic": {**cfg, "DQ_ATOMIC": True}} | atomic_tilings(cfg, D, 3)
             elif args.set.startswith("atomic"):
-                bd = max(16, 1 << (D - 1).bit_length())
-                variants = {"policy": None, "policy atomic": {**cfg, "DQ_ATOMIC": True}} | {
-                    f"atomic {m1}x{n1} w{w} s{st}": {**cfg, "BLOCK_M1": m1, "BLOCK_N1": n1, "num_warps": w,
-                                                     "num_stages": st, "DQ_ATOMIC": True}
-                    for m1, n1, w, st in ATOMIC_TILES[min(256, max(64, bd))]}
+                variants = {"policy": None, "policy atomic": {**cfg, "DQ_ATOMIC": True}} | atomic_tilings(cfg, D)
             else:
                 tiles = TILES if args.set == "wide-d" else MID_TILES[128 if D > 64 else 64]
                 variants = {f"{m1}x{n1}/{m2}x{n2} w{w} s{st}": {"BLOCK_M1": m1, "BLOCK_N1": n1, "BLOCK_M2": m2,

@@ -10,12 +10,12 @@ forced to each precision. Every output is checked against an fp64 product first.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 import torch
 import triton.testing as tt
 
+from gemm_longk_probe import planned, save  # the launch plan gemm() keeps, and the rows' JSON
 from rocm_triton_doctor.kernels import gemm
 
 # (dtype, M, N, K, B given as the transpose of an (N, K) weight): hunt 9's fp32 rows, and neighbours not from a hunt
@@ -25,14 +25,12 @@ ROWS = [("float32", 654, 675, 2655, True), ("float32", 16288, 451, 64, True), ("
 
 
 def plan_of(x: torch.Tensor, y: torch.Tensor, precision: str) -> str:
-    gemm.clear_plans()
-    gemm.gemm(x, y, precision=precision)
-    plans = list(gemm._PLANS.values())
-    if not plans:
+    plan = planned(x, y, precision=precision)
+    if plan is None:
         return "tma"
-    p = plans[0].parts[0]
+    p = plan.parts[0]
     kw = p.kw
-    copies = "".join(c for c, v in (("A", plans[0].copy_a), ("B", plans[0].copy_b)) if v is not None)
+    copies = "".join(c for c, v in (("A", plan.copy_a), ("B", plan.copy_b)) if v is not None)
     return (f"{getattr(p.kern, '__name__', '?')} {kw.get('BLOCK_M')}x{kw.get('BLOCK_N')}x{kw.get('BLOCK_K')} "
             f"s{p.split} {kw.get('PRECISION', '')}{' copy ' + copies if copies else ''}")
 
@@ -73,9 +71,7 @@ def main() -> int:
             print(f"{row['row']:26} {p['product']:11} {p['shape']:16} torch {t:7.1f} us  " + "  ".join(
                 f"{k} {t / v:.2f} [{p['plan'].get(k, '')}]" if isinstance(v, float) else f"{k} {v}"
                 for k, v in p["us"].items()), flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows}, f, indent=1)
+    save(args.json, rows)
     return 0
 
 

@@ -45,12 +45,23 @@ def operands(dt: torch.dtype, M: int, N: int, K: int, layout: str, g: torch.Gene
     return a, (w.t() if layout == "T" else w)
 
 
+def planned(a: torch.Tensor, b: torch.Tensor, **kw: Any) -> Any:
+    """The launch plan gemm(a, b, **kw) keeps for its call signature (None: the TMA kernel ran, unplanned)."""
+    gemm.clear_plans()
+    gemm.gemm(a, b, **kw)
+    return next(iter(gemm._PLANS.values()), None)
+
+
+def save(path: str | None, rows: list[dict[str, Any]]) -> None:
+    if path:
+        with open(path, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows}, f, indent=1)
+
+
 def policy_plan(a: torch.Tensor, b: torch.Tensor) -> tuple[dict[str, Any], int, int, str]:
     """The policy's tiles for this call (its cached plan's first part), its split, how many parts it runs and its
     kernel's name."""
-    gemm.clear_plans()
-    gemm.gemm(a, b)
-    plan = next(iter(gemm._PLANS.values()))
+    plan = planned(a, b)
     part = plan.parts[0]
     return {k: part.kw[k] for k in KEYS if k in part.kw}, part.split, len(plan.parts), getattr(part.kern, "__name__", str(part.kern))
 
@@ -101,9 +112,7 @@ def main() -> int:
         print(f"{r['row']:28} {r['kernel']} {r['tiles'].get('BLOCK_M')}x{r['tiles'].get('BLOCK_N')}x"
               f"{r['tiles'].get('BLOCK_K')} parts {r['parts']} "
               f"cuBLAS {t:7.1f} us  policy {t / r['policy_us']:.2f} (split {r['split']})  {splits}", flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows}, f, indent=1)
+    save(args.json, rows)
     return 0
 
 
