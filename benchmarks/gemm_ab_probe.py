@@ -235,6 +235,20 @@ def draw_longk(r: random.Random) -> Any:
     return gemm.make_case(m, k, n, DT[dt], epi, transposed_b=r.random() < 0.5)
 
 
+def draw_narrow16(r: random.Random) -> Any:
+    """16-bit, 1024-32768 rows, 17-255 columns, an odd K of 256-32768 (A's rows not 16-byte aligned): the products
+    policy_align leaves uncopied for their few columns (ALIGN_COPY_MIN_REUSE); session 34's GEMM backward parts found
+    dA = g·Bᵀ of this family 3x faster with A copied (fp16 10317x1932 x 215 columns: 153.6 -> 50.7 us)."""
+    from shape_hunt import DT, log_uniform
+
+    dt = r.choice(("bf16", "fp16"))
+    m, k, n = log_uniform(r, 1024, 32768), log_uniform(r, 256, 32768) | 1, log_uniform(r, 17, 255)
+    while m * k > 2**28:
+        m //= 2
+    epi = r.choice(("none", "none", "bias", "bias_relu", "bias_gelu"))
+    return gemm.make_case(m, k, n, DT[dt], epi, transposed_b=r.random() < 0.5)
+
+
 def draw_w8(r: random.Random) -> Any:
     """shape_hunt's 16-bit GEMM draws whose plan is an 8-warp tile over an uncopied misaligned operand (drawn until
     one is)."""
@@ -278,6 +292,7 @@ def main() -> int:
     ap.add_argument("--kshort-wide", action="store_true", help="fp32 GEMV rows, short K, wide N (draw_fp32_kshort_wide)")
     ap.add_argument("--kshort16", action="store_true", help="draw_fp32_kshort's shapes in bf16 and fp16")
     ap.add_argument("--w8", action="store_true", help="draws planned on 8-warp misaligned tiles (draw_w8)")
+    ap.add_argument("--narrow16", action="store_true", help="16-bit, 17-255 columns, odd K (draw_narrow16)")
     ap.add_argument("--rows", default=None,
                     help="these rows instead of draws: dtype:MxKxN:epilogue[:t], comma-separated (t: B^T), e.g. "
                          "bf16:48x146x114:bias_gelu,fp16:99x319x1289:none:t")
@@ -301,7 +316,8 @@ def main() -> int:
             break
         case = given[i] if given else (draw_skinny(r, args.fp32_odd) if args.skinny else draw_midm(r) if args.midm
                                        else draw_tiny(r) if args.tiny else draw_longk(r) if args.longk
-                                       else draw_w8(r) if args.w8 else draw_fp32_narrow(r) if args.fp32_narrow
+                                       else draw_w8(r) if args.w8 else draw_narrow16(r) if args.narrow16
+                                       else draw_fp32_narrow(r) if args.fp32_narrow
                                        else draw_fp32_kshort(r) if args.fp32_kshort
                                        else draw_fp32_kshort(r, ("bf16", "fp16")) if args.kshort16
                                        else draw_fp32_kshort_wide(r) if args.kshort_wide

@@ -26,7 +26,11 @@ def gelu_tanh(x, FAST_TANH: tl.constexpr = False):
 @triton.jit
 def gelu_tanh_grad(u):
     """d/du of gelu_tanh's portable form u·σ(2t), t = √(2/π)(u + 0.044715u³): σ(2t) + u·σ(2t)(1 - σ(2t))·2√(2/π)(1 +
-    3·0.044715u²). The backwards use it for FAST_TANH forwards too (they differ by ~2^-11 relative)."""
+    3·0.044715u²). The backwards use it for FAST_TANH forwards too (they differ by ~2^-11 relative). u is first held
+    to ±1e4, where the slope is 1 or 0 to fp32's precision: past ~1.8e19 u² overflows and the second term is 0 · inf,
+    NaN (torch's gelu_backward gives NaN there), and a 16-bit pre-activation that overflowed to ±inf (the GEMM's
+    bias_gelu backward reads one, gemm_autograd.py) has those slopes too. NaN stays NaN (comparisons with it fail)."""
+    u = tl.where(u > 1.0e4, 1.0e4, tl.where(u < -1.0e4, -1.0e4, u))
     s = tl.sigmoid(2.0 * 0.7978845608028654 * (u + 0.044715 * u * u * u))
     return s + u * s * (1.0 - s) * (2.0 * 0.7978845608028654) * (1.0 + 3.0 * 0.044715 * u * u)
 

@@ -5,6 +5,7 @@ here; benchmarks that switch the rule off set the names on this module)."""
 from __future__ import annotations
 
 from rocm_triton_doctor.kernels.policy import Target
+from rocm_triton_doctor.kernels.policy_waves import SKINNY_N
 
 # An operand whose rows are not 16-byte aligned (a leading stride of 4097 elements, a view one element off) is read
 # with scalar loads, which also rules out the asynchronous copies the pipelined K loop is built on: bf16 4097^3 ran at
@@ -71,12 +72,28 @@ FP32_KMAJOR_COPY_MIN_B_BYTES = 256 << 10
 FP32_KMAJOR_SHORT_K_COPY_MIN_N = 4096
 
 
+# 16-bit products of SKINNY_N+1 to ALIGN_COPY_MIN_REUSE-1 columns (between the skinny tiles and the reuse the model
+# above asks) over ALIGN_COPY_MIN_KN or more of a misaligned K are copied from NARROW_COPY_MIN_ROWS rows, whatever their
+# FLOPs: their tiles read A with scalar loads once per column block, and the copy, at the copy bandwidth, is cheaper.
+# Found in a GEMM backward (dA = g·Bᵀ, g's rows an odd width): fp16 10317x1932 x 215 columns 153.6 -> 50.7 us, bf16
+# 2290x1077 x 182 28.0 -> 12.8 (eager 114.0, 20.6; benchmarks/gemm_backward_split_probe.py, docs/measurements/
+# 2026-11-29-h200-s34-split.json). H200, graph replay, × eager (cuBLAS + the epilogue ops), 60 fresh draws of 1024-32768
+# rows, 17-255 columns and an odd K of 257-29387, the policy -> both operands copied (`gemm_ab_probe.py --ab copy
+# --narrow16 --seed 341` and `342`, …-s34-narrow16-341.json, …-342.json): every one of the 18 draws with 129-255
+# columns ran faster copied (bf16 2632x3895x168 bias_gelu B^T 0.62 -> 1.56, 1324x1469x207 bias_gelu 0.62 -> 1.38,
+# 2910x3497x183 0.66 -> 1.29, 23952x1025x237 bias_relu B^T 1.04 -> 2.04, fp16 7114x905x141 B^T 1.25 -> 2.25, the
+# smallest, bf16 2202x257x218 B^T at 16 us, 1.62 -> 1.72); at 128 columns or fewer (the skinny tiles) the copy won 11
+# of 42 and lost 21 (bf16 15910x1043x121 bias_gelu 2.04 -> 1.43, fp16 7615x23721x35 bias_gelu 2.30 -> 1.47): those
+# keep their plans. fp32 and AMD: not measured, unchanged.
+NARROW_COPY_MIN_ROWS = 1024
+
+
 def gemm_align_copy(t: Target, M: int, N: int, K: int, elem_size: int = 2, b_kmajor: bool = False
                     ) -> tuple[bool, bool]:
-    """(copy A, copy B) if misaligned: see ALIGN_COPY_MIN_REUSE, ALIGN_COPY_MIN_ROWS, FP32_KMAJOR_COPY_MIN_ROWS and
-    FP32_KMAJOR_SHORT_K_COPY_MIN_N (where B is copied for its rows, A is copied with it: at most 255 rows, and both
-    copies make the K loop's last block whole vectors). b_kmajor: B's columns (along K) are contiguous. Never in the
-    interpreter (tests force it)."""
+    """(copy A, copy B) if misaligned: see ALIGN_COPY_MIN_REUSE, ALIGN_COPY_MIN_ROWS, FP32_KMAJOR_COPY_MIN_ROWS,
+    FP32_KMAJOR_SHORT_K_COPY_MIN_N and NARROW_COPY_MIN_ROWS (where B is copied for its rows, A is copied with it: at
+    most 255 rows, and both copies make the K loop's last block whole vectors). b_kmajor: B's columns (along K) are
+    contiguous. Never in the interpreter (tests force it)."""
     if t.interpreter:
         return False, False
     if (M >= ALIGN_COPY_MIN_ROWS and K * N * elem_size >= ALIGN_COPY_MIN_B_BYTES and K >= ALIGN_COPY_MIN_KN
@@ -85,6 +102,9 @@ def gemm_align_copy(t: Target, M: int, N: int, K: int, elem_size: int = 2, b_kma
     if elem_size == 4 and b_kmajor and (
             (M >= FP32_KMAJOR_COPY_MIN_ROWS and K * N * elem_size >= FP32_KMAJOR_COPY_MIN_B_BYTES)
             or (M >= ALIGN_COPY_MIN_ROWS and K < ALIGN_COPY_MIN_KN and N >= FP32_KMAJOR_SHORT_K_COPY_MIN_N)):
+        return True, True
+    if (elem_size == 2 and t.backend == "cuda" and SKINNY_N < N < ALIGN_COPY_MIN_REUSE and M >= NARROW_COPY_MIN_ROWS
+            and K >= ALIGN_COPY_MIN_KN):
         return True, True
     if 2 * M * N * K < ALIGN_COPY_MIN_FLOPS:
         return False, False

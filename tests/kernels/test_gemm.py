@@ -549,6 +549,13 @@ def test_policy_for_odd_decode_and_short_k_shapes() -> None:
     assert policy.gemm_align_copy(h100, 125, 184, 3405, 4) == (False, False)  # few columns: the tiles won
     assert policy.gemm_align_copy(h100, 686, 406, 7137) == (True, True)  # (M, N, K): the shape hunt's 0.27x row
     assert policy.gemm_align_copy(h100, 200, 200, 40000) == (False, False)  # 200 columns: reuse 200 < 256
+    # 16-bit, 129-255 columns, from 1024 rows and a K of 256: copied whatever the FLOPs (NARROW_COPY_MIN_ROWS)
+    assert policy.gemm_align_copy(h100, 10317, 215, 1932) == (True, True)  # a GEMM backward's dA: 3x faster copied
+    assert policy.gemm_align_copy(h100, 2202, 218, 257) == (True, True)  # 0.25 GFLOP
+    assert not policy.gemm_align_copy(h100, 15449, 128, 610)[0]  # 128 columns: the skinny tiles keep A
+    assert policy.gemm_align_copy(h100, 1000, 215, 1932) == (False, False)  # under 1024 rows: not measured
+    assert not policy.gemm_align_copy(h100, 10317, 215, 1932, 4)[0]  # fp32: not measured (the older rules)
+    assert not policy.gemm_align_copy(mi300, 10317, 215, 1932)[0]  # AMD: not measured
     # fp32 past the GEMV's rows against a K-major weight of 256 KiB or more, any K and N: copied
     assert policy.gemm_align_copy(h100, 156, 7165, 219, 4, b_kmajor=True) == (True, True)  # a short K
     assert policy.gemm_align_copy(h100, 154, 214, 2077, 4, b_kmajor=True) == (True, True)  # few columns

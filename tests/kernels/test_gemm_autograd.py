@@ -128,3 +128,66 @@ def test_autograd_takes_activations_with_leading_dims() -> None:
         torch.testing.assert_close(a.grad.double(), ad.grad, atol=1e-3, rtol=1e-3)
         torch.testing.assert_close(w.grad.double(), wd.grad, atol=1e-3, rtol=1e-3)
         a.grad = w.grad = None
+
+
+@pytest.mark.parametrize("N,p", [(37, 0.3), (64, 0.3), (40, 0.3), (72, 0.0)])
+def test_bias_gelu_keeps_the_fused_epilogues_values_and_mask_and_its_gradients(N: int, p: float) -> None:
+    """Under autograd bias_gelu keeps its pre-activation (GEMM + bias, then gelu_forward) instead of the fused launch:
+    the same y as gemm()'s fused epilogue for the seed (mask and values), on both forms of the GELU kernels (row tiles
+    for N = 37 with dropout and N = 64; one flat stretch for N = 40 with dropout and N = 72), and its gradients."""
+    gen = torch.Generator().manual_seed(N)
+    M, K = 29, 24
+    a, b = leaf(torch.randn(M, K, generator=gen), torch.float32), leaf(torch.randn(K, N, generator=gen), torch.float32)
+    bias = leaf(torch.randn(N, generator=gen), torch.float32)
+    y = gemm_autograd(a, b, bias, "bias_gelu", p, seed=9)
+    fused = gemm.gemm(a.detach(), b.detach(), bias.detach(), "bias_gelu", p, 9)
+    assert torch.equal(y == 0, fused == 0)
+    torch.testing.assert_close(y.detach(), fused, rtol=1e-5, atol=1e-5)
+    dy = dy_like(y, gen)
+    y.backward(dy)
+    assert_grads(_reference("bias_gelu", _mask(M, K, N, p, 9, torch.float32)), [a, b, bias], dy,
+                 [a.grad, b.grad, bias.grad])
+
+
+def test_the_gelu_kernels_take_both_forms_over_these_widths() -> None:
+    """The test above covers the row tiles and the flat stretch (gelu_flat's rule), forward and backward."""
+    forms = {gemm_autograd_module.gelu_flat(N, p) for N, p in [(37, 0.3), (64, 0.3), (40, 0.3), (72, 0.0)]}
+    assert forms == {True, False}
+    assert not gemm_autograd_module.gelu_flat(37, 0.3)  # dropout at N % 8 != 0: only the tiles draw the GEMM's mask
+
+
+def test_a_16_bit_pre_activation_past_its_range_gives_the_fused_output_and_finite_gradients() -> None:
+    """fp16 a @ b = ±90000 overflows pre to ±inf (65504 is fp16's largest): GELU of -inf is -inf · 0 = NaN and its
+    slope at ±inf 0 · inf = NaN, where the fused epilogue (from the fp32 sum) gives -0 and inf, and the slopes are 0
+    and 1."""
+    a = torch.full((4, 1), 300.0, dtype=torch.float16, requires_grad=True)
+    b = (torch.tensor([[1.0, -1.0] * 4]) * 300.0).to(torch.float16).requires_grad_()
+    bias = torch.zeros(8, dtype=torch.float16, requires_grad=True)
+    y = gemm_autograd(a, b, bias, "bias_gelu")
+    fused = gemm.gemm(a.detach(), b.detach(), bias.detach(), "bias_gelu")
+    assert torch.equal(y.detach(), fused) and torch.isinf(fused[:, 0::2]).all() and (fused[:, 1::2] == 0).all()
+    dy = torch.ones_like(y)
+    y.backward(dy)
+    assert bias.grad is not None and a.grad is not None and b.grad is not None
+    assert torch.equal(bias.grad, torch.tensor([4.0, 0.0] * 4, dtype=torch.float16))  # slopes 1 and 0, four rows
+    assert torch.isfinite(a.grad).all() and torch.isfinite(b.grad).all()
+
+
+def test_the_gelu_saving_custom_op_passes_opcheck() -> None:
+    x = (torch.randn(4, 8, requires_grad=True), torch.randn(8, 6, requires_grad=True), torch.randn(6, requires_grad=True))
+    torch.library.opcheck(gemm_autograd_module._gemm_gelu_saving_op, (*x, 0.0, 0))
+
+
+def test_without_a_gradient_bias_gelu_is_the_one_fused_launch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keeping pre costs a pass: only when a backward can follow (grad mode on and an input that requires grad)."""
+    calls: list[int] = []
+    real = gemm_autograd_module.gelu_forward
+    monkeypatch.setattr(gemm_autograd_module, "gelu_forward", lambda *a: calls.append(1) or real(*a))
+    a, b, bias = torch.randn(6, 8, requires_grad=True), torch.randn(8, 5), torch.randn(5)
+    with torch.no_grad():
+        y0 = gemm_autograd(a, b, bias, "bias_gelu")
+    y1 = gemm_autograd(a.detach(), b, bias, "bias_gelu")
+    assert calls == [] and not y0.requires_grad and not y1.requires_grad
+    y2 = gemm_autograd(a, b, bias, "bias_gelu")
+    assert calls == [1] and y2.requires_grad
+    torch.testing.assert_close(y2.detach(), y0, rtol=1e-5, atol=1e-5)

@@ -42,6 +42,8 @@ def sm90(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     (256, 128, 192, torch.float32, True, 16, {"grid": (12, 4), "BLOCK_M": 64, "BLOCK_N": 64, "split": 4}),
     # fp16 with both operands misaligned and copied (aligned_copy.CopyPlan), decode tiles split 2
     (40, 727, 729, torch.float16, False, 132, {"copies": (True, True), "split": 2}),
+    # fp16 with 129-255 columns from 1024 rows over a misaligned K: both copied (policy_align.NARROW_COPY_MIN_ROWS)
+    (1024, 257, 130, torch.float16, True, 132, {"copies": (True, True), "split": 1}),
 ])
 def test_the_sm90_plan_computes_the_product(sm90: None, monkeypatch: pytest.MonkeyPatch, M: int, K: int, N: int,
                                             dtype: torch.dtype, b_t: bool, sms: int, want: dict[str, object]) -> None:
