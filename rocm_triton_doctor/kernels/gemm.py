@@ -154,11 +154,12 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     N = b.shape[1]
     target = policy.target_for_device(dev.type)
     b_nmajor = b.stride(1) == 1 or b.stride(0) != 1  # B's rows (along N) contiguous; the aligned copy keeps the layout
+    a_mmajor = a.stride(0) == 1 and a.stride(1) != 1  # A's columns (along M) contiguous: Aᵀ in a backward's dB = Aᵀ·dY
     asked = precision
     if dtype == torch.float32:
         if precision == "auto":
             # whether both operands will be read in 16-byte vectors: aligned, or copied aligned (the copy rule below)
-            ca, cb = policy.gemm_align_copy(target, M, N, K, 4, not b_nmajor)
+            ca, cb = policy.gemm_align_copy(target, M, N, K, 4, not b_nmajor, a_mmajor, _cus(dev))
             aligned = not ((not ca and misaligned(a)) or (not cb and misaligned(b)))
             precision = policy.gemm_fp32_precision(target, M, b_nmajor, K, N, aligned)
         if not policy.precision_supported(target, precision):
@@ -193,8 +194,8 @@ def _decide(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, bias: torch.Tenso
     if K > 0:
         # An operand 16-byte loads cannot vectorise on (4097-element rows, a view one element off) is copied into an
         # aligned, padded buffer where the policy says the copy pays (policy.gemm_align_copy); ALIGN_COPY forces it.
-        want_a, want_b = (policy.gemm_align_copy(target, M, N, K, a.element_size(), not b_nmajor) if copy is None
-                          else (bool(copy), bool(copy)))
+        want_a, want_b = (policy.gemm_align_copy(target, M, N, K, a.element_size(), not b_nmajor, a_mmajor, _cus(dev))
+                          if copy is None else (bool(copy), bool(copy)))
         copy_a, copy_b = want_a and misaligned(a), want_b and misaligned(b)
         # the copies' layout decides the tiles; the plan copies at each run (copying here too had doubled the work)
         a = aligned_like(a) if copy_a else a

@@ -4,7 +4,7 @@ here; benchmarks that switch the rule off set the names on this module)."""
 
 from __future__ import annotations
 
-from rocm_triton_doctor.kernels.policy import Target
+from rocm_triton_doctor.kernels.policy import DEFAULT_CUS, Target
 from rocm_triton_doctor.kernels.policy_waves import SKINNY_N
 
 # An operand whose rows are not 16-byte aligned (a leading stride of 4097 elements, a view one element off) is read
@@ -86,16 +86,36 @@ FP32_KMAJOR_SHORT_K_COPY_MIN_N = 4096
 # of 42 and lost 21 (bf16 15910x1043x121 bias_gelu 2.04 -> 1.43, fp16 7615x23721x35 bias_gelu 2.30 -> 1.47): those
 # keep their plans. fp32 and AMD: not measured, unchanged.
 NARROW_COPY_MIN_ROWS = 1024
+# An M-major A (its columns contiguous: Aᵀ, as a GEMM backward's dB = Aᵀ·dY passes it) is not copied on NVIDIA where
+# the output is under one wave of 64x128 tiles (MMAJOR_COPY_MIN_WAVE_TILE elements an SM): there the copied, aligned
+# plan runs too few programs over its long K, where the misaligned one splits K (policy_waves.gemm_split_latency_bound).
+# H200, graph replay, × cuBLAS, the policy -> A left uncopied (B as the policy decides; benchmarks/
+# gemm_backward_parts_probe.py --copies [--draws 24 --seed 5], docs/measurements/2026-11-29-h200-s34-dbcopies*.json):
+# dB of session 34's GEMM rows bf16 74x610x15449 0.45 -> 0.64, 42x1943x9230 0.84 -> 0.90, 27x5239x5858 0.65 -> 0.70,
+# 182x1077x2290 0.67 -> 0.95, 29x27063x8054 0.85 -> 1.02, fp16 215x1932x10317 0.63 -> 0.67, fp32 30x2042x11315 0.91
+# -> 0.96; fresh draws bf16 46x3612x2285 0.76 -> 0.81. Larger outputs keep the copy: bf16 3315x475x1478 1.18 copied
+# against 0.89 not (fp16 1332x5740x7762 2.15 against 1.97 and fp32 1030x2340x760 0.90 against 0.84 would have gained
+# a little). AMD: not measured, unchanged.
+MMAJOR_COPY_MIN_WAVE_TILE = 64 * 128
 
 
-def gemm_align_copy(t: Target, M: int, N: int, K: int, elem_size: int = 2, b_kmajor: bool = False
-                    ) -> tuple[bool, bool]:
+def gemm_align_copy(t: Target, M: int, N: int, K: int, elem_size: int = 2, b_kmajor: bool = False,
+                    a_mmajor: bool = False, cus: int = 0) -> tuple[bool, bool]:
     """(copy A, copy B) if misaligned: see ALIGN_COPY_MIN_REUSE, ALIGN_COPY_MIN_ROWS, FP32_KMAJOR_COPY_MIN_ROWS,
-    FP32_KMAJOR_SHORT_K_COPY_MIN_N and NARROW_COPY_MIN_ROWS (where B is copied for its rows, A is copied with it: at
-    most 255 rows, and both copies make the K loop's last block whole vectors). b_kmajor: B's columns (along K) are
-    contiguous. Never in the interpreter (tests force it)."""
+    FP32_KMAJOR_SHORT_K_COPY_MIN_N, NARROW_COPY_MIN_ROWS and MMAJOR_COPY_MIN_WAVE_TILE (where B is copied for its
+    rows, A is copied with it: at most 255 rows, and both copies make the K loop's last block whole vectors).
+    b_kmajor: B's columns (along K) are contiguous. a_mmajor: A's columns (along M) are contiguous; cus: the SMs
+    (MMAJOR_COPY_MIN_WAVE_TILE). Never in the interpreter (tests force it)."""
     if t.interpreter:
         return False, False
+    copy_a, copy_b = _align_copy(t, M, N, K, elem_size, b_kmajor)
+    outputs, sms = M * N, cus or DEFAULT_CUS["cuda"]
+    if a_mmajor and t.backend == "cuda" and outputs < sms * MMAJOR_COPY_MIN_WAVE_TILE:
+        copy_a = False
+    return copy_a, copy_b
+
+
+def _align_copy(t: Target, M: int, N: int, K: int, elem_size: int, b_kmajor: bool) -> tuple[bool, bool]:
     if (M >= ALIGN_COPY_MIN_ROWS and K * N * elem_size >= ALIGN_COPY_MIN_B_BYTES and K >= ALIGN_COPY_MIN_KN
             and N >= ALIGN_COPY_MIN_KN):
         return True, True

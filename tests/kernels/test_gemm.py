@@ -556,6 +556,11 @@ def test_policy_for_odd_decode_and_short_k_shapes() -> None:
     assert policy.gemm_align_copy(h100, 1000, 215, 1932) == (False, False)  # under 1024 rows: not measured
     assert not policy.gemm_align_copy(h100, 10317, 215, 1932, 4)[0]  # fp32: not measured (the older rules)
     assert not policy.gemm_align_copy(mi300, 10317, 215, 1932)[0]  # AMD: not measured
+    # an M-major A (a backward's Aᵀ in dB = Aᵀ·dY) under one wave of 64x128 output tiles: not copied (NVIDIA)
+    assert policy.gemm_align_copy(h100, 182, 1077, 2290, a_mmajor=True, cus=132) == (False, True)
+    assert policy.gemm_align_copy(h100, 182, 1077, 2290) == (True, True)  # the same product with a K-major A
+    assert policy.gemm_align_copy(h100, 3315, 475, 1478, a_mmajor=True, cus=132) == (True, True)  # 1.57M outputs
+    assert policy.gemm_align_copy(mi300, 182, 1077, 2290, a_mmajor=True, cus=304) == (True, True)  # AMD: unchanged
     # fp32 past the GEMV's rows against a K-major weight of 256 KiB or more, any K and N: copied
     assert policy.gemm_align_copy(h100, 156, 7165, 219, 4, b_kmajor=True) == (True, True)  # a short K
     assert policy.gemm_align_copy(h100, 154, 214, 2077, 4, b_kmajor=True) == (True, True)  # few columns

@@ -64,3 +64,16 @@ def test_the_sm90_plan_computes_the_product(sm90: None, monkeypatch: pytest.Monk
     got = {"grid": part.grid, "split": part.split, "copies": (plan.copy_a is not None, plan.copy_b is not None),
            **{k: v for k, v in part.kw.items() if k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES")}}
     assert {k: got[k] for k in want} == want
+
+
+def test_an_m_major_a_under_a_wave_is_read_uncopied(sm90: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """dB = Aᵀ·dY of a backward: Aᵀ's columns contiguous, its stride (41) off 16-byte multiples, a small output. The
+    policy copies only dY (policy_align.MMAJOR_COPY_MIN_WAVE_TILE) and the product is right."""
+    monkeypatch.setattr(gemm, "_cus", lambda dev: 16)  # fewer K splits: the interpreter costs ~1 ms a program
+    g = torch.Generator().manual_seed(41)
+    a = torch.randn(2049, 41, generator=g).half()  # the forward's activation: M 2049, K 41
+    dy = torch.randn(2049, 257, generator=g).half()  # its output gradient: 257-wide rows (514 bytes)
+    at = a.t()
+    assert_matches(gemm.gemm(at, dy), gemm.reference(at, dy, None, "none"), torch.float16)
+    (plan,) = [p for k, p in gemm._PLANS.items() if k[3:6] == (41, 257, 2049)]
+    assert plan.copy_a is None and plan.copy_b is not None
