@@ -14,8 +14,8 @@ windows and their looped chunks, rows split over programs), each signature twice
 --attention: attention's forward through the sm_90 policy (tiles by head dim and grid, the column split of D = 80,
 160 …, the split-key kernel for short queries, GQA, S_q != S_k, the model layout), twice, against attention.reference
 (SDPA's math in fp64; absolute error within the bounds of benchmarks/random_shapes_run.py).
---backward: gradients through the sm_90 plans: attention (its backward kernels' tiles), RMSNorm, LayerNorm and softmax,
-against torch autograd in fp64 (the same bounds, scaled by the largest reference gradient).
+--backward: gradients through the sm_90 plans: attention (its backward kernels' tiles), RMSNorm, LayerNorm, softmax and
+the GEMM's epilogues (gemm_autograd), against torch autograd in fp64 (the same bounds, scaled by the largest reference gradient).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from rocm_triton_doctor.kernels import (attention, attention_autograd, attention_backward, base, call_plans, gemm, layernorm,  # noqa: E402
-                                        policy, policy_gemv, rmsnorm, row_grads, softmax)
+from rocm_triton_doctor.kernels import (attention, attention_autograd, attention_backward, base, call_plans, gemm,  # noqa: E402
+                                        gemm_autograd, layernorm, policy, policy_gemv, rmsnorm, row_grads, softmax)
 from tests.kernels.helpers import assert_matches  # noqa: E402
 
 SM90 = policy.target_from_name("sm_90")
@@ -56,6 +56,7 @@ def pretend_sm90() -> None:
     attention.clear_plans()
     gemm._cus = lambda dev: 132  # type: ignore[assignment]
     gemm.upcast_dots = lambda target, dtype: True  # type: ignore[assignment]
+    policy.fast_tanh = lambda target, elem_size: False  # type: ignore[assignment]  # no inline PTX in the interpreter
     policy.fast_tanh = lambda target, elem_size: False  # type: ignore[assignment]  # inline asm: not interpretable
     policy.gemm_config.cache_clear()  # type: ignore[attr-defined]
     policy_gemv.gemv_config.cache_clear()
@@ -155,8 +156,21 @@ def attention_case(r: random.Random, g: torch.Generator) -> Case:
 def backward_case(r: random.Random, g: torch.Generator) -> Case:
     """A gradient through the sm_90 plans against fp64 autograd."""
     dt = r.choice(list(ATT_TOL))
-    op = r.choice(("attention", "attention", "rmsnorm", "layernorm", "softmax"))
-    if op == "attention":
+    op = r.choice(("attention", "attention", "rmsnorm", "layernorm", "softmax", "gemm"))
+    if op == "gemm":
+        # gemm_autograd's forward (bias_gelu keeps pre: the GELU kernels, flat or row tiles) and its backward's
+        # products (dB's transposed activation, copied or not) under the sm_90 plans
+        M, K, N = r.randint(1, 300), r.randint(1, 300), r.randint(1, 300)
+        epi = r.choice(("bias", "bias_relu", "bias_gelu", "bias_gelu"))
+        shapes = ((M, K), (K, N), (N,))
+        desc = f"gemm autograd {dt} {M}x{K}x{N} {epi}"
+
+        def ours(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+            return gemm_autograd.gemm_autograd(a, b, c, epi)
+
+        def ref(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+            return gemm.eager(a, b, c, epi, 0.0)
+    elif op == "attention":
         B, hkv = r.randint(1, 2), r.randint(1, 2)
         hq = hkv * r.randint(1, 4)  # GQA groups of up to 4: sm_90 splits them over programs on small grids
         sq, sk = r.randint(1, 150), r.choice((None, r.randint(1, 150)))

@@ -178,6 +178,30 @@ def aot_specs(target: policy.Target) -> list[AotSpec]:
                   {"src": "*bf16", "dst": "*bf16", "rows": "i32", "cols": "i32", "s_r": "i32", "s_c": "i32",
                    "width_q": "i32"}, {"DIV": 16, "INT64": False, "BLOCK_R": 16, "BLOCK_C": 256, "s_c": 1},
                   {"num_warps": 4}))
+    # The GELU kernels around a bias_gelu GEMM under autograd (gemm_autograd.py): the forward after the GEMM and the
+    # backward's gradient, as row tiles (dropout at an odd width) and as one flat stretch; ReLU's gradient on tiles.
+    from rocm_triton_doctor.kernels import gemm_autograd  # it imports gemm, which registers these cases
+
+    tcfg2 = policy.tile2d_config(target, 16384, 4093)
+    fcfg = policy.bias_flat_config(target, 16384 * 4093)
+    drop = {"seed": "i64", "threshold": "u32", "scale": "fp32"}
+    fast = policy.fast_tanh(target, 2)
+    specs.append(("gemm autograd GELU bf16 row tiles", gemm_autograd._gelu_tile_kernel,
+                  {"pre_ptr": "*bf16", "y_ptr": "*bf16", "M": "i32", "N": "i32", **drop},
+                  {"HAS_DROPOUT": True, "FAST_TANH": fast, "BLOCK_M": tcfg2["BLOCK_M"], "BLOCK_N": tcfg2["BLOCK_N"]},
+                  tcfg2))
+    specs.append(("gemm autograd GELU bf16 flat", gemm_autograd._gelu_flat_kernel,
+                  {"pre_ptr": "*bf16", "y_ptr": "*bf16", "n": "i64", **drop},
+                  {"HAS_DROPOUT": False, "FAST_TANH": fast, "BLOCK": fcfg["BLOCK"]}, fcfg))
+    for act, label in ((gemm_autograd.GELU, "GELU"), (gemm_autograd.RELU, "ReLU")):
+        specs.append((f"gemm autograd {label} gradient bf16 row tiles", gemm_autograd._epilogue_backward_kernel,
+                      {"dy_ptr": "*bf16", "v_ptr": "*bf16", "g_ptr": "*bf16", "dbp_ptr": "*fp32", "M": "i32",
+                       "N": "i32", "s_dym": "i32", **drop},
+                      {"s_dyn": 1, "ACT": act, "HAS_DROPOUT": True, "BLOCK_M": tcfg2["BLOCK_M"],
+                       "BLOCK_N": tcfg2["BLOCK_N"]}, tcfg2))
+    specs.append(("gemm autograd GELU gradient bf16 flat", gemm_autograd._gelu_backward_flat_kernel,
+                  {"dy_ptr": "*bf16", "pre_ptr": "*bf16", "g_ptr": "*bf16", "n": "i64", **drop},
+                  {"HAS_DROPOUT": False, "BLOCK": fcfg["BLOCK"]}, fcfg))
     if policy.gemm_use_tma(target, 4096, 4096, 4096):
         # What actually runs there at this size: the persistent TMA kernel (132 SMs: an H100/H200 SXM).
         tcfg = policy.gemm_config(target, 4096, 4096, 4096, 2, tma=True)
