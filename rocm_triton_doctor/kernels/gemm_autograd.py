@@ -165,7 +165,7 @@ def forward_saving(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, 
     """(y, what the backward reads besides a and b): the forward output for bias_relu; for bias_gelu the
     pre-activation a @ b + bias in a's dtype, kept as eager autograd keeps it, with GELU and dropout run after it
     (gelu_forward); None otherwise."""
-    if gemm.EPILOGUES[epilogue] == GELU:
+    if gemm.EPILOGUES[epilogue] == GELU and bias is not None:  # without one, gemm() below refuses bias_gelu
         pre = gemm.gemm(a, b, bias, "bias")
         return gelu_forward(pre, p, seed), pre
     y = gemm.gemm(a, b, bias, epilogue, p, seed)

@@ -191,3 +191,9 @@ def test_without_a_gradient_bias_gelu_is_the_one_fused_launch(monkeypatch: pytes
     y2 = gemm_autograd(a, b, bias, "bias_gelu")
     assert calls == [1] and y2.requires_grad
     torch.testing.assert_close(y2.detach(), y0, rtol=1e-5, atol=1e-5)
+
+
+def test_bias_gelu_without_a_bias_is_refused_under_its_own_name() -> None:
+    a = torch.randn(4, 8, requires_grad=True)
+    with pytest.raises(ValueError, match="'bias_gelu' needs a bias"):
+        gemm_autograd(a, torch.randn(8, 3), None, "bias_gelu")
