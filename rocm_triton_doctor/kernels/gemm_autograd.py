@@ -11,9 +11,12 @@ y = dropout(act(a @ b + bias)). The backward needs g = ∂loss/∂(a @ b + bias)
   pre again in the backward instead had cost a whole extra GEMM there (H200: bf16 4096^3 B^T's backward 674 us against
   eager's 424, of which the recompute 236; benchmarks/gemm_backward_split_probe.py). Without a gradient (no_grad, or
   inputs that need none) the fused launch runs and nothing is kept.
-Then ∂a = g @ bᵀ and ∂b = aᵀ @ g with the same Triton GEMM (transposed views, no copies) and ∂bias = Σ_rows g (fp32
-partial sums per program, reduced by torch). Eager: GemmFunction; under torch.compile: the custom op
-rocm_triton_doctor::gemm with its backward op (fake tensors registered), as the other kernels have.
+g is formed on row tiles (with ∂bias = Σ_rows g as fp32 partial sums per program, reduced by torch), or for GELU as one
+flat stretch where the tiles would read an odd width element by element (then ∂bias by torch's column sum). Then
+∂a = g @ bᵀ and ∂b = aᵀ @ g with the same Triton GEMM (transposed views, no copies of their own; gemm()'s policy
+decides aligned copies). Eager: GemmFunction; under torch.compile: the custom ops rocm_triton_doctor::gemm and, for
+bias_gelu with a gradient, ::gemm_gelu_saving, with their backward op (fake tensors registered), as the other kernels
+have.
 """
 
 from __future__ import annotations
