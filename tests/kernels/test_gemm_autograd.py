@@ -244,3 +244,26 @@ def test_property_gradients_of_any_shape_layout_dtype_epilogue_and_dropout(data:
         torch16 = (r16.grad.double() - r64.grad).abs().max().item()
         ulp = (2.0**-7 if dtype == torch.bfloat16 else 2.0**-10) * r64.grad.abs().max().item()
         assert ours <= 2 * torch16 + ulp, f"input {i}: error {ours:.4g} vs torch 16-bit autograd's {torch16:.4g}"
+
+
+def test_torch_compile_traces_the_gelu_saving_op_and_its_gradients() -> None:
+    """Under torch.compile, bias_gelu with a gradient is rocm_triton_doctor::gemm_gelu_saving (one graph, no break),
+    its backward reading the pre-activation it kept."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    gen = torch.Generator().manual_seed(12)
+    inputs = (torch.randn(6, 24, generator=gen), torch.randn(24, 16, generator=gen) / 5, torch.randn(16, generator=gen))
+
+    def step(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        return gemm_autograd(a, b, bias, "bias_gelu") * 2.0
+
+    xs = [t.clone().requires_grad_() for t in inputs]
+    explain = torch._dynamo.explain(step)(*xs)
+    assert explain.graph_break_count == 0 and explain.graph_count == 1
+    assert "gemm_gelu_saving" in "\n".join(str(gm.graph) for gm in explain.graphs)
+    y = torch.compile(step, fullgraph=True, backend="aot_eager")(*xs)
+    dy = torch.randn(y.shape, generator=gen)
+    y.backward(dy)
+    assert_grads(lambda a, b, bias: _reference("bias_gelu", torch.ones(1, dtype=torch.float64))(a, b, bias) * 2.0,
+                 xs, dy, [x.grad for x in xs])
