@@ -4,9 +4,10 @@ one element off; up to two leading dims; 16-bit activations with fp32 parameters
 transposed or expanded from one number. The output and every gradient against fp64 autograd of torch's own function
 (error relative to the largest reference value, within the dtype's bound). Inputs the ops refuse with their documented
 message (a GEMM activation whose leading dims do not fold into one row stride) are counted, not failed. CPU, the
-interpreter's own policy (benchmarks/gpu_policy_interpreter_run.py --backward runs the sm_90 policy's plans).
+interpreter's own policy, or with --sm90 the plans an H100/H200 makes (gpu_policy_interpreter_run.pretend_sm90: its
+tiles, splits, copies and launch plans, in the interpreter).
 
-    python benchmarks/random_gradients_run.py SECONDS SEED
+    python benchmarks/random_gradients_run.py SECONDS SEED [--sm90]
 """
 
 from __future__ import annotations
@@ -127,6 +128,11 @@ def check(r: random.Random, g: torch.Generator, leaves: list[torch.Tensor], ours
 
 def main() -> int:
     seconds, seed = float(sys.argv[1]), int(sys.argv[2])
+    if "--sm90" in sys.argv[3:]:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from gpu_policy_interpreter_run import pretend_sm90
+
+        pretend_sm90()
     r, g = random.Random(seed), torch.Generator().manual_seed(seed)
     counts: dict[str, Any] = {"cases": 0, "refused": 0, "failed": 0}
     t0 = time.time()
