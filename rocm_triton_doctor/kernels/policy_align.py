@@ -83,8 +83,8 @@ FP32_KMAJOR_SHORT_K_COPY_MIN_N = 4096
 # columns ran faster copied (bf16 2632x3895x168 bias_gelu B^T 0.62 -> 1.56, 1324x1469x207 bias_gelu 0.62 -> 1.38,
 # 2910x3497x183 0.66 -> 1.29, 23952x1025x237 bias_relu B^T 1.04 -> 2.04, fp16 7114x905x141 B^T 1.25 -> 2.25, the
 # smallest, bf16 2202x257x218 B^T at 16 us, 1.62 -> 1.72); at 128 columns or fewer (the skinny tiles) the copy won 11
-# of 42 and lost 21 (bf16 15910x1043x121 bias_gelu 2.04 -> 1.43, fp16 7615x23721x35 bias_gelu 2.30 -> 1.47): those
-# keep their plans. fp32 and AMD: not measured, unchanged.
+# of 42 by more than 5 %, lost 22 and tied 9 (bf16 15910x1043x121 bias_gelu 2.04 -> 1.43, fp16 7615x23721x35
+# bias_gelu 2.30 -> 1.47): those keep their plans. fp32 and AMD: not measured, unchanged.
 NARROW_COPY_MIN_ROWS = 1024
 # An M-major A (its columns contiguous: Aᵀ, as a GEMM backward's dB = Aᵀ·dY passes it) is not copied on NVIDIA where
 # the output is under one wave of 64x128 tiles (MMAJOR_COPY_MIN_WAVE_TILE elements an SM): there the copied, aligned
