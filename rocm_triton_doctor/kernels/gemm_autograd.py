@@ -201,12 +201,11 @@ class GemmFunction(torch.autograd.Function):
                 seed: int | None) -> torch.Tensor:
         p = check_p(p, "gemm")
         seed_v = resolve_seed("gemm", seed) if p > 0.0 else 0
-        act = gemm.EPILOGUES.get(epilogue, 0)
         if not any(ctx.needs_input_grad[:3]):  # no backward will run: the one fused launch, nothing kept
             return gemm.gemm(a, b, bias, epilogue, p, seed_v)
         argcheck.check_choice("gemm", "epilogue", epilogue, gemm.EPILOGUES)
         y, v = forward_saving(a, b, bias, epilogue, p, seed_v)
-        ctx.act, ctx.p, ctx.seed = act, p, seed_v
+        ctx.act, ctx.p, ctx.seed = gemm.EPILOGUES[epilogue], p, seed_v
         ctx.save_for_backward(a, b, bias, v)
         return y
 

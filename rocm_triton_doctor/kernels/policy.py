@@ -376,8 +376,7 @@ from rocm_triton_doctor.kernels.policy_waves import (  # noqa: E402,F401
     gemm_split_under_a_wave, gemm_tail_split)
 from rocm_triton_doctor.kernels.policy_align import (  # noqa: E402,F401
     ALIGN_COPY_MIN_B_BYTES, ALIGN_COPY_MIN_FLOPS, ALIGN_COPY_MIN_KN, ALIGN_COPY_MIN_REUSE, ALIGN_COPY_MIN_ROWS,
-    NARROW_COPY_MIN_ROWS,
-    gemm_align_copy)
+    MMAJOR_COPY_MIN_WAVE_TILE, NARROW_COPY_MIN_ROWS, gemm_align_copy)
 from rocm_triton_doctor.kernels.policy_gemv import (  # noqa: E402,F401
     GEMV_16BIT_NMAJOR_MIN_K, GEMV_16BIT_NMAJOR_ROWS, GEMV_FP32_MISALIGNED_ROWS, GEMV_MAX_M, GEMV_PIPE_MAX_STAGE_BYTES,
     gemv_config, gemv_shift, gemv_takes)
